@@ -1,0 +1,170 @@
+//! Diagnostics: the one value every stage reports through, rendered for humans (codespan-reporting),
+//! as JSON lines (design.md, "Conventions") and, later, for the language server.
+//!
+//! A [`Diagnostic`] carries a stable code from [`codes`], a lowercase message that names the
+//! numbers, labelled spans (the primary one says what is wrong here, secondary ones why another
+//! place matters), notes (facts) and a `help` (the change to make).
+
+pub mod codes;
+mod render;
+
+pub use render::{render_human, render_json, ColorMode, SourceFile};
+
+use crate::span::Span;
+use serde::Serialize;
+
+/// How serious a diagnostic is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Blocks generation; exit status 1.
+    Error,
+    /// Reported, generation goes on.
+    Warning,
+    /// Context only.
+    Note,
+}
+
+impl Severity {
+    /// The word used in JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
+}
+
+/// A labelled span.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    /// Where.
+    pub span: Span,
+    /// What this place has to do with the problem.
+    pub message: String,
+    /// The primary label marks the problem itself.
+    pub primary: bool,
+}
+
+/// One reported problem.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Stable code, e.g. `E0103` (see [`codes::REGISTRY`]).
+    pub code: &'static str,
+    /// Error, warning or note.
+    pub severity: Severity,
+    /// Lowercase, unpunctuated, with the numbers involved.
+    pub message: String,
+    /// Labelled spans; the first primary label is the diagnostic's main span.
+    pub labels: Vec<Label>,
+    /// Facts and context.
+    pub notes: Vec<String>,
+    /// How to fix it.
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// A new error with code `code` and message `message` and no labels yet.
+    pub fn error(code: &'static str, message: impl Into<String>) -> Self {
+        Diagnostic {
+            code,
+            severity: Severity::Error,
+            message: message.into(),
+            labels: Vec::new(),
+            notes: Vec::new(),
+            help: None,
+        }
+    }
+
+    /// A new warning.
+    pub fn warning(code: &'static str, message: impl Into<String>) -> Self {
+        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, message) }
+    }
+
+    /// Adds the primary label.
+    pub fn primary(mut self, span: Span, message: impl Into<String>) -> Self {
+        self.labels.push(Label { span, message: message.into(), primary: true });
+        self
+    }
+
+    /// Adds a secondary label.
+    pub fn secondary(mut self, span: Span, message: impl Into<String>) -> Self {
+        self.labels.push(Label { span, message: message.into(), primary: false });
+        self
+    }
+
+    /// Adds a note.
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    /// Sets the help line.
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// The main span: the first primary label's, else the first label's, else an empty span.
+    pub fn main_span(&self) -> Span {
+        self.labels
+            .iter()
+            .find(|l| l.primary)
+            .or_else(|| self.labels.first())
+            .map(|l| l.span)
+            .unwrap_or_default()
+    }
+
+    /// True for errors.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// Collects diagnostics from a pass; passes push and go on, so one run reports every problem.
+#[derive(Clone, Debug, Default)]
+pub struct Sink {
+    diags: Vec<Diagnostic>,
+}
+
+impl Sink {
+    /// An empty sink.
+    pub fn new() -> Self {
+        Sink::default()
+    }
+
+    /// Records a diagnostic.
+    pub fn push(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    /// Records several.
+    pub fn extend(&mut self, ds: impl IntoIterator<Item = Diagnostic>) {
+        self.diags.extend(ds);
+    }
+
+    /// True when any error was recorded.
+    pub fn has_errors(&self) -> bool {
+        self.diags.iter().any(Diagnostic::is_error)
+    }
+
+    /// Number of errors recorded.
+    pub fn error_count(&self) -> usize {
+        self.diags.iter().filter(|d| d.is_error()).count()
+    }
+
+    /// The diagnostics in report order (source position, then code), duplicates removed.
+    pub fn into_sorted(mut self) -> Vec<Diagnostic> {
+        self.diags.sort_by(|a, b| {
+            (a.main_span().start, a.code, &a.message).cmp(&(b.main_span().start, b.code, &b.message))
+        });
+        self.diags.dedup();
+        self.diags
+    }
+
+    /// The diagnostics recorded so far, in push order.
+    pub fn as_slice(&self) -> &[Diagnostic] {
+        &self.diags
+    }
+}

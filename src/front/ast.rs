@@ -1,0 +1,491 @@
+//! The abstract syntax tree of a contract file: plain data, a [`Span`] on every node.
+//!
+//! Nothing here is resolved or evaluated; `sema` does that. Names are kept as written.
+
+use crate::span::{Span, Spanned};
+
+/// A name as written, with its span.
+pub type Ident = Spanned<String>;
+
+/// A whole `.mpk` file.
+#[derive(Clone, Debug, Default)]
+pub struct File {
+    /// The tasks, in source order.
+    pub tasks: Vec<Task>,
+}
+
+/// One `task NAME { … }` block.
+#[derive(Clone, Debug, Default)]
+pub struct Task {
+    /// The task's name.
+    pub name: Ident,
+    /// The span of the whole block.
+    pub span: Span,
+    /// The items, in source order.
+    pub items: Vec<Item>,
+}
+
+/// One declaration inside a task.
+#[derive(Clone, Debug)]
+pub enum Item {
+    /// `family NAME`.
+    Family(Ident),
+    /// `targets t1, t2`.
+    Targets(Vec<TargetItem>, Span),
+    /// `task_id N`.
+    TaskId(Expr, Span),
+    /// `param …`.
+    Param(Param),
+    /// `tensor …`.
+    Tensor(Tensor),
+    /// `tile M 128, N 16, K 128`.
+    Tile(Vec<(Ident, Expr)>, Span),
+    /// `stages N`.
+    Stages(Expr, Span),
+    /// `mma …`.
+    Mma(Mma),
+    /// `tmem cols N`.
+    Tmem(Expr, Span),
+    /// `region …`.
+    Region(Region),
+    /// `channel …`.
+    Channel(Channel),
+    /// `sem …`.
+    Sem(Sem),
+    /// `roles …`.
+    Roles(Vec<RoleBinding>, Span),
+    /// `barrier …`.
+    Barrier(Barrier),
+    /// `body …`.
+    Body(Body),
+    /// `epilogue a | b c | …`.
+    Epilogue(Vec<(Ident, Option<Ident>)>, Span),
+    /// `granularity KIND(args)`.
+    Granularity(Granularity),
+    /// `lever NAME default on|off`.
+    Lever(Lever),
+    /// `instance NAME(p = v, …)`.
+    Instance(Instance),
+}
+
+impl Item {
+    /// The item's keyword, for messages.
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            Item::Family(_) => "family",
+            Item::Targets(..) => "targets",
+            Item::TaskId(..) => "task_id",
+            Item::Param(_) => "param",
+            Item::Tensor(_) => "tensor",
+            Item::Tile(..) => "tile",
+            Item::Stages(..) => "stages",
+            Item::Mma(_) => "mma",
+            Item::Tmem(..) => "tmem",
+            Item::Region(_) => "region",
+            Item::Channel(_) => "channel",
+            Item::Sem(_) => "sem",
+            Item::Roles(..) => "roles",
+            Item::Barrier(_) => "barrier",
+            Item::Body(_) => "body",
+            Item::Epilogue(..) => "epilogue",
+            Item::Granularity(_) => "granularity",
+            Item::Lever(_) => "lever",
+            Item::Instance(_) => "instance",
+        }
+    }
+}
+
+/// A target with an optional capacity override: `sm_90a(smem 227328)`.
+#[derive(Clone, Debug)]
+pub struct TargetItem {
+    /// The target name (`sm_100a`, `sm_90a`).
+    pub name: Ident,
+    /// `(key value)` override, e.g. `smem 227328`.
+    pub setting: Option<(Ident, Expr)>,
+    /// Whole item.
+    pub span: Span,
+}
+
+/// `param NAME: TYPE [in LO..=HI] [= VALUE]`.
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// The parameter's name.
+    pub name: Ident,
+    /// Its type as written (`int`, `f32`, `bool`).
+    pub ty: Ident,
+    /// Allowed range, inclusive bounds after normalisation (`..` is turned into `..=hi-1` by sema).
+    pub range: Option<ParamRange>,
+    /// Default value.
+    pub default: Option<Value>,
+    /// Whole declaration.
+    pub span: Span,
+}
+
+/// `in LO..=HI` or `in LO..HI`.
+#[derive(Clone, Debug)]
+pub struct ParamRange {
+    /// Lower bound.
+    pub lo: Expr,
+    /// Upper bound.
+    pub hi: Expr,
+    /// True for `..=`.
+    pub inclusive: bool,
+    /// Whole range.
+    pub span: Span,
+}
+
+/// A parameter value.
+#[derive(Clone, Debug)]
+pub enum Value {
+    /// `true` / `false`.
+    Bool(bool, Span),
+    /// Any expression (integer or float literal).
+    Expr(Expr),
+}
+
+impl Value {
+    /// The value's span.
+    pub fn span(&self) -> Span {
+        match self {
+            Value::Bool(_, s) => *s,
+            Value::Expr(e) => e.span,
+        }
+    }
+}
+
+/// Direction of a tensor relative to the task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Read by the task (`input_ptrs`).
+    In,
+    /// Written by the task (`output_ptrs`).
+    Out,
+    /// Read and written (counted as an output).
+    InOut,
+}
+
+/// `tensor NAME: DTYPE[dims] in|out [tma(...)]`.
+#[derive(Clone, Debug)]
+pub struct Tensor {
+    /// Name.
+    pub name: Ident,
+    /// Element type as written.
+    pub dtype: Ident,
+    /// Shape, outermost first.
+    pub dims: Vec<Expr>,
+    /// In or out.
+    pub direction: Spanned<Direction>,
+    /// TMA description, if loaded through a tensor map.
+    pub tma: Option<TmaSpec>,
+    /// Whole declaration.
+    pub span: Span,
+}
+
+/// `tma(box [...], swizzle 128B, l2 evict_first)`.
+#[derive(Clone, Debug, Default)]
+pub struct TmaSpec {
+    /// Box extents in elements, innermost first (as `cuTensorMapEncodeTiled` takes them).
+    pub boxes: Option<Spanned<Vec<Expr>>>,
+    /// Swizzle mode as written (`128B`, `64B`, `32B`, `none`).
+    pub swizzle: Option<Ident>,
+    /// L2 hint as written (`evict_first`, `evict_last`, `evict_normal`).
+    pub l2: Option<Ident>,
+    /// Whole `tma(...)`.
+    pub span: Span,
+}
+
+/// `mma ENGINE KIND (A x B -> D) m.. n.. k..`.
+#[derive(Clone, Debug)]
+pub struct Mma {
+    /// `tcgen05` or `wgmma`.
+    pub engine: Ident,
+    /// Instruction kind (`f16`, `mxf8f6f4`, …).
+    pub kind: Ident,
+    /// A operand dtype.
+    pub a: Ident,
+    /// B operand dtype.
+    pub b: Ident,
+    /// Accumulator dtype.
+    pub d: Ident,
+    /// Shape components (`m`, `n`, `k`) with their extents.
+    pub dims: Vec<(Spanned<char>, Expr)>,
+    /// Whole declaration.
+    pub span: Span,
+}
+
+/// `region NAME[stage] { … }`.
+#[derive(Clone, Debug)]
+pub struct Region {
+    /// Name (stage arrays expand to `NAME_0`, `NAME_1`, …).
+    pub name: Ident,
+    /// Present for `[stage]` arrays.
+    pub staged: Option<Span>,
+    /// Attributes in source order.
+    pub attrs: Vec<RegionAttr>,
+    /// Whole declaration.
+    pub span: Span,
+}
+
+/// One attribute of a region.
+#[derive(Clone, Debug)]
+pub enum RegionAttr {
+    /// `bytes EXPR`: size in bytes.
+    Bytes(Expr, Span),
+    /// `align EXPR`: alignment in bytes.
+    Align(Expr, Span),
+    /// `pack`: may share a page with other packable regions.
+    Pack(Span),
+    /// `release EXPR`: release step (ordering hint).
+    Release(Expr, Span),
+    /// `pages EXPR`: explicit page count.
+    Pages(Expr, Span),
+    /// `contiguous BOOL`.
+    Contiguous(bool, Span),
+}
+
+/// How a barrier is arrived.
+#[derive(Clone, Debug)]
+pub enum Arrival {
+    /// TMA byte delivery (`complete_tx`), naming the tensors whose boxes land on it.
+    Tma(Vec<Ident>, Span),
+    /// `tcgen05.commit` (one arrival).
+    Commit(Span),
+    /// N threads arrive.
+    Threads(Expr, Span),
+}
+
+impl Arrival {
+    /// The arrival's span.
+    pub fn span(&self) -> Span {
+        match self {
+            Arrival::Tma(_, s) | Arrival::Commit(s) | Arrival::Threads(_, s) => *s,
+        }
+    }
+}
+
+/// Where a channel's data lives.
+#[derive(Clone, Debug)]
+pub enum ChannelStorage {
+    /// A staged region ring, with an optional explicit depth.
+    Region { region: Ident, depth: Option<Expr> },
+    /// TMEM accumulator slots.
+    Tmem { slots: Expr },
+}
+
+/// A clause of a channel declaration.
+#[derive(Clone, Debug)]
+pub enum ChannelClause {
+    /// `PRODUCER -> CONSUMER (ARRIVAL)`: the full edge.
+    Edge { producer: Ident, consumer: Ident, arrival: Arrival, span: Span },
+    /// `empty by ROLE (ARRIVAL)`: the empty edge.
+    EmptyBy { role: Ident, arrival: Arrival, span: Span },
+    /// `shares_empty CHANNEL`.
+    SharesEmpty(Ident, Span),
+    /// `reinit ROLE`.
+    Reinit(Ident, Span),
+}
+
+/// `channel NAME: STORAGE, clauses…`.
+#[derive(Clone, Debug)]
+pub struct Channel {
+    /// Name.
+    pub name: Ident,
+    /// Storage.
+    pub storage: ChannelStorage,
+    /// Storage span.
+    pub storage_span: Span,
+    /// Clauses in order.
+    pub clauses: Vec<ChannelClause>,
+    /// Whole declaration.
+    pub span: Span,
+}
+
+/// A clause of a one-shot semaphore.
+#[derive(Clone, Debug)]
+pub enum SemClause {
+    /// `count N`.
+    Count(Expr, Span),
+    /// `reinit ROLE`.
+    Reinit(Ident, Span),
+    /// `no_reinit`.
+    NoReinit(Span),
+}
+
+/// `sem NAME: PRODUCER -> CONSUMER [(ARRIVAL)], …`.
+#[derive(Clone, Debug)]
+pub struct Sem {
+    /// Name.
+    pub name: Ident,
+    /// Arriving role.
+    pub producer: Ident,
+    /// Waiting role.
+    pub consumer: Ident,
+    /// Arrival kind (default: thread arrivals).
+    pub arrival: Option<Arrival>,
+    /// Clauses.
+    pub clauses: Vec<SemClause>,
+    /// Whole declaration.
+    pub span: Span,
+}
+
+/// `ROLE Wa[..Wb]`.
+#[derive(Clone, Debug)]
+pub struct RoleBinding {
+    /// Role name.
+    pub role: Ident,
+    /// First warp index.
+    pub first: Spanned<u32>,
+    /// Last warp index (inclusive).
+    pub last: Spanned<u32>,
+    /// Whole binding.
+    pub span: Span,
+}
+
+/// `barrier NAME = named(ID, threads N[, by ROLE])`.
+#[derive(Clone, Debug)]
+pub struct Barrier {
+    /// Name.
+    pub name: Ident,
+    /// Hardware barrier id.
+    pub id: Expr,
+    /// Participating threads.
+    pub threads: Expr,
+    /// Role whose warps use it (default: consumer).
+    pub by: Option<Ident>,
+    /// Whole declaration.
+    pub span: Span,
+}
+
+/// The task body.
+#[derive(Clone, Debug)]
+pub enum Body {
+    /// `NAME(inputs -> outputs; scalars)`: a stdlib body template.
+    Template {
+        /// Template name.
+        name: Ident,
+        /// Input tensors.
+        inputs: Vec<Ident>,
+        /// Output tensors.
+        outputs: Vec<Ident>,
+        /// Scalar params.
+        scalars: Vec<Ident>,
+        /// Whole body.
+        span: Span,
+    },
+    /// `cuda { … }`: inline CUDA, kept verbatim (the text between the braces).
+    Cuda {
+        /// The CUDA text.
+        code: String,
+        /// Span of the text between the braces.
+        code_span: Span,
+        /// Whole body.
+        span: Span,
+    },
+}
+
+/// `granularity KIND(args)`.
+#[derive(Clone, Debug)]
+pub struct Granularity {
+    /// `per_tile`, `grid_wide`.
+    pub kind: Ident,
+    /// Arguments.
+    pub args: Vec<GranArg>,
+    /// Whole declaration.
+    pub span: Span,
+}
+
+/// One granularity argument: `tasks 4`, `skip_after_step0`, `justification "…"`.
+#[derive(Clone, Debug)]
+pub struct GranArg {
+    /// Key.
+    pub key: Ident,
+    /// Value.
+    pub value: Option<GranValue>,
+    /// Whole argument.
+    pub span: Span,
+}
+
+/// The value of a granularity argument.
+#[derive(Clone, Debug)]
+pub enum GranValue {
+    /// An expression (or a bare name, as a path expression).
+    Expr(Expr),
+    /// A string literal (unquoted content).
+    Str(Spanned<String>),
+}
+
+/// `lever NAME default on|off`.
+#[derive(Clone, Debug)]
+pub struct Lever {
+    /// Name (an MPK compile-time define).
+    pub name: Ident,
+    /// The default.
+    pub default_on: Spanned<bool>,
+    /// Whole declaration.
+    pub span: Span,
+}
+
+/// `instance NAME(p = v, …)`.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    /// Instance name (suffix of generated file names).
+    pub name: Ident,
+    /// Parameter settings.
+    pub sets: Vec<(Ident, Value)>,
+    /// Whole declaration.
+    pub span: Span,
+}
+
+/// An integer (or, in param values, float) expression.
+#[derive(Clone, Debug)]
+pub struct Expr {
+    /// The expression.
+    pub kind: ExprKind,
+    /// Its span.
+    pub span: Span,
+}
+
+/// Binary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/` (truncating integer division)
+    Div,
+    /// `%`
+    Rem,
+}
+
+impl BinOp {
+    /// The operator's symbol.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+        }
+    }
+}
+
+/// Expression forms.
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    /// Integer literal (already checked to fit in `i64`).
+    Int(i64),
+    /// Float literal.
+    Float(f64),
+    /// A name (`hidden`, `stages`, `stage`) or dotted name (`tile.N`).
+    Path(Vec<Ident>),
+    /// `-e`.
+    Neg(Box<Expr>),
+    /// `a op b`.
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `f(args)`.
+    Call(Ident, Vec<Expr>),
+}

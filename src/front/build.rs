@@ -1,0 +1,677 @@
+//! Parse tree → AST: one `build_<rule>` per grammar rule. Nothing past `front/` sees a pest pair.
+//!
+//! Shapes the grammar guarantees are taken for granted (`unreachable!` names the rule); anything
+//! numeric from the user goes through checked conversion into a diagnostic.
+
+use super::ast::*;
+use super::parse::{syntax_diagnostic, MpkParser, Rule};
+use crate::diag::{codes, Diagnostic};
+use crate::span::{Span, Spanned};
+use pest::iterators::Pair;
+use pest::Parser;
+
+type Diags = Vec<Diagnostic>;
+
+fn span_of(p: &Pair<'_, Rule>) -> Span {
+    let s = p.as_span();
+    Span::new(s.start(), s.end())
+}
+
+fn ident(p: Pair<'_, Rule>) -> Ident {
+    Spanned::new(p.as_str().to_string(), span_of(&p))
+}
+
+/// Parses a whole file. On a syntax error, reports it and keeps looking for further syntax
+/// errors item by item; the AST is returned only when there were none.
+pub fn parse_file(src: &str) -> Result<File, Diags> {
+    match MpkParser::parse(Rule::file, src) {
+        Ok(mut pairs) => {
+            let file = pairs.next().unwrap_or_else(|| unreachable!("file rule yields one pair"));
+            let mut diags = Vec::new();
+            let ast = build_file(file, &mut diags);
+            if diags.is_empty() {
+                Ok(ast)
+            } else {
+                Err(diags)
+            }
+        }
+        Err(e) => {
+            let first = syntax_diagnostic(&e, src.len());
+            let mut diags = vec![first.clone()];
+            diags.extend(recover(src, first.main_span().start));
+            Err(diags)
+        }
+    }
+}
+
+/// Lenient re-parse: every junk item after `after` is parsed on its own to report its own error.
+fn recover(src: &str, after: usize) -> Diags {
+    let mut out = Vec::new();
+    let Ok(mut pairs) = MpkParser::parse(Rule::file_lenient, src) else { return out };
+    let Some(file) = pairs.next() else { return out };
+    for t in file.into_inner() {
+        if t.as_rule() != Rule::task_lenient {
+            continue;
+        }
+        for it in t.into_inner() {
+            if it.as_rule() != Rule::junk_item {
+                continue;
+            }
+            let start = it.as_span().start();
+            let text = it.as_str();
+            if start + text.len() <= after {
+                continue;
+            }
+            if let Err(e) = MpkParser::parse(Rule::single_item, text) {
+                let mut d = syntax_diagnostic(&e, text.len());
+                for l in &mut d.labels {
+                    l.span = Span::new(l.span.start + start, l.span.end + start);
+                }
+                if d.main_span().start > after {
+                    out.push(d);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn build_file(p: Pair<'_, Rule>, d: &mut Diags) -> File {
+    let mut tasks = Vec::new();
+    for t in p.into_inner() {
+        match t.as_rule() {
+            Rule::task => tasks.push(build_task(t, d)),
+            Rule::EOI => {}
+            r => unreachable!("{r:?} in build_file"),
+        }
+    }
+    File { tasks }
+}
+
+fn build_task(p: Pair<'_, Rule>, d: &mut Diags) -> Task {
+    let span = span_of(&p);
+    let mut name = None;
+    let mut items = Vec::new();
+    for c in p.into_inner() {
+        match c.as_rule() {
+            Rule::ident => name = Some(ident(c)),
+            Rule::kw_task | Rule::lbrace | Rule::rbrace | Rule::semi => {}
+            _ => {
+                if let Some(item) = build_item(c, d) {
+                    items.push(item);
+                }
+            }
+        }
+    }
+    Task { name: name.unwrap_or_else(|| unreachable!("task has a name")), span, items }
+}
+
+fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
+    let span = span_of(&p);
+    let rule = p.as_rule();
+    let mut inner = p.into_inner().filter(|c| !is_punct(c.as_rule()));
+    Some(match rule {
+        Rule::family_decl => Item::Family(ident(inner.nth(1)?)),
+        Rule::targets_decl => {
+            let items = inner.skip(1).map(|t| build_target(t, d)).collect();
+            Item::Targets(items, span)
+        }
+        Rule::task_id_decl => Item::TaskId(build_expr(inner.nth(1)?, d), span),
+        Rule::param_decl => Item::Param(build_param(inner.skip(1), span, d)),
+        Rule::tensor_decl => Item::Tensor(build_tensor(inner.skip(1), span, d)),
+        Rule::tile_decl => {
+            let dims = inner
+                .skip(1)
+                .map(|td| {
+                    let mut i = td.into_inner();
+                    let n = ident(i.next().unwrap_or_else(|| unreachable!("tile_dim name")));
+                    let e = build_expr(i.next().unwrap_or_else(|| unreachable!("tile_dim expr")), d);
+                    (n, e)
+                })
+                .collect();
+            Item::Tile(dims, span)
+        }
+        Rule::stages_decl => Item::Stages(build_expr(inner.nth(1)?, d), span),
+        Rule::mma_decl => Item::Mma(build_mma(inner.skip(1), span, d)),
+        Rule::tmem_decl => Item::Tmem(build_expr(inner.nth(1)?, d), span),
+        Rule::region_decl => Item::Region(build_region(inner.skip(1), span, d)),
+        Rule::channel_decl => Item::Channel(build_channel(inner.skip(1), span, d)),
+        Rule::sem_decl => Item::Sem(build_sem(inner.skip(1), span, d)),
+        Rule::roles_decl => {
+            let bs = inner.skip(1).filter_map(|b| build_role_binding(b, d)).collect();
+            Item::Roles(bs, span)
+        }
+        Rule::barrier_decl => Item::Barrier(build_barrier(inner.skip(1), span, d)),
+        Rule::body_decl => Item::Body(build_body(inner.nth(1)?, span)),
+        Rule::epilogue_decl => {
+            let alts = inner
+                .skip(1)
+                .map(|a| {
+                    let mut i = a.into_inner();
+                    let k = ident(i.next().unwrap_or_else(|| unreachable!("epilogue_alt kind")));
+                    (k, i.next().map(ident))
+                })
+                .collect();
+            Item::Epilogue(alts, span)
+        }
+        Rule::granularity_decl => Item::Granularity(build_granularity(inner.skip(1), span, d)),
+        Rule::lever_decl => {
+            let mut i = inner.skip(1);
+            let name = ident(i.next()?);
+            let oo = i.next()?;
+            let on = oo.as_str().starts_with("on");
+            Item::Lever(Lever { name, default_on: Spanned::new(on, span_of(&oo)), span })
+        }
+        Rule::instance_decl => {
+            let mut i = inner.skip(1);
+            let name = ident(i.next()?);
+            let sets = i
+                .map(|ps| {
+                    let mut j = ps.into_inner().filter(|c| !is_punct(c.as_rule()));
+                    let n = ident(j.next().unwrap_or_else(|| unreachable!("param_set name")));
+                    let v = build_value(j.next().unwrap_or_else(|| unreachable!("param_set value")), d);
+                    (n, v)
+                })
+                .collect();
+            Item::Instance(Instance { name, sets, span })
+        }
+        r => unreachable!("{r:?} in build_item"),
+    })
+}
+
+fn is_punct(r: Rule) -> bool {
+    matches!(
+        r,
+        Rule::lbrace
+            | Rule::rbrace
+            | Rule::lparen
+            | Rule::rparen
+            | Rule::lbracket
+            | Rule::rbracket
+            | Rule::comma
+            | Rule::colon
+            | Rule::semi
+            | Rule::equals
+            | Rule::arrow
+    )
+}
+
+fn build_target(p: Pair<'_, Rule>, d: &mut Diags) -> TargetItem {
+    let span = span_of(&p);
+    let mut i = p.into_inner().filter(|c| !is_punct(c.as_rule()));
+    let name = ident(i.next().unwrap_or_else(|| unreachable!("target_item name")));
+    let setting = match (i.next(), i.next()) {
+        (Some(k), Some(v)) => Some((ident(k), build_expr(v, d))),
+        _ => None,
+    };
+    TargetItem { name, setting, span }
+}
+
+fn build_param<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mut Diags) -> Param {
+    let name = ident(i.next().unwrap_or_else(|| unreachable!("param name")));
+    let ty = ident(i.next().unwrap_or_else(|| unreachable!("param type")));
+    let mut range = None;
+    let mut default = None;
+    for c in i {
+        match c.as_rule() {
+            Rule::param_range => {
+                let rspan = span_of(&c);
+                let mut j = c.into_inner();
+                let _kw = j.next();
+                let lo = build_expr(j.next().unwrap_or_else(|| unreachable!("range lo")), d);
+                let op = j.next().unwrap_or_else(|| unreachable!("range op"));
+                let hi = build_expr(j.next().unwrap_or_else(|| unreachable!("range hi")), d);
+                range = Some(ParamRange { lo, hi, inclusive: op.as_rule() == Rule::range_incl, span: rspan });
+            }
+            Rule::value => default = Some(build_value(c, d)),
+            r => unreachable!("{r:?} in build_param"),
+        }
+    }
+    Param { name, ty, range, default, span }
+}
+
+fn build_value(p: Pair<'_, Rule>, d: &mut Diags) -> Value {
+    let c = p.into_inner().next().unwrap_or_else(|| unreachable!("value has a child"));
+    match c.as_rule() {
+        Rule::bool_lit => Value::Bool(c.as_str() == "true", span_of(&c)),
+        Rule::expr => Value::Expr(build_expr(c, d)),
+        r => unreachable!("{r:?} in build_value"),
+    }
+}
+
+fn build_tensor<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mut Diags) -> Tensor {
+    let name = ident(i.next().unwrap_or_else(|| unreachable!("tensor name")));
+    let dtype = ident(i.next().unwrap_or_else(|| unreachable!("tensor dtype")));
+    let mut dims = Vec::new();
+    let mut direction = None;
+    let mut tma = None;
+    for c in i {
+        match c.as_rule() {
+            Rule::expr => dims.push(build_expr(c, d)),
+            Rule::direction => {
+                let dir = match c.as_str() {
+                    "in" => Direction::In,
+                    "out" => Direction::Out,
+                    _ => Direction::InOut,
+                };
+                direction = Some(Spanned::new(dir, span_of(&c)));
+            }
+            Rule::tma_spec => tma = Some(build_tma(c, d)),
+            r => unreachable!("{r:?} in build_tensor"),
+        }
+    }
+    let direction = direction.unwrap_or_else(|| unreachable!("tensor direction"));
+    Tensor { name, dtype, dims, direction, tma, span }
+}
+
+fn build_tma(p: Pair<'_, Rule>, d: &mut Diags) -> TmaSpec {
+    let mut spec = TmaSpec { span: span_of(&p), ..TmaSpec::default() };
+    for opt in p.into_inner().filter(|c| c.as_rule() == Rule::tma_opt) {
+        let o = opt.into_inner().next().unwrap_or_else(|| unreachable!("tma_opt child"));
+        let ospan = span_of(&o);
+        match o.as_rule() {
+            Rule::tma_box => {
+                let es = o.into_inner().filter(|c| c.as_rule() == Rule::expr).map(|e| build_expr(e, d)).collect();
+                spec.boxes = Some(Spanned::new(es, ospan));
+            }
+            Rule::tma_swizzle => spec.swizzle = o.into_inner().next().map(ident),
+            Rule::tma_l2 => spec.l2 = o.into_inner().next().map(ident),
+            r => unreachable!("{r:?} in build_tma"),
+        }
+    }
+    spec
+}
+
+fn build_mma<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mut Diags) -> Mma {
+    let mut next_ident = || ident(i.next().unwrap_or_else(|| unreachable!("mma ident")));
+    let engine = next_ident();
+    let kind = next_ident();
+    let a = next_ident();
+    let b = next_ident();
+    let dd = next_ident();
+    let mut dims = Vec::new();
+    for md in i {
+        let mspan = span_of(&md);
+        let mut j = md.into_inner().filter(|c| !is_punct(c.as_rule()));
+        let first = j.next().unwrap_or_else(|| unreachable!("mma_dim child"));
+        match first.as_rule() {
+            Rule::mma_dim_tok => {
+                let s = first.as_str();
+                let axis = s.chars().next().unwrap_or('m');
+                let digits = &s[1..];
+                let val = parse_int(digits, Span::new(mspan.start + 1, mspan.end), d);
+                let e = Expr { kind: ExprKind::Int(val), span: Span::new(mspan.start + 1, mspan.end) };
+                dims.push((Spanned::new(axis, Span::new(mspan.start, mspan.start + 1)), e));
+            }
+            Rule::mma_axis => {
+                let axis = first.as_str().chars().next().unwrap_or('m');
+                let e = build_expr(j.next().unwrap_or_else(|| unreachable!("mma_dim expr")), d);
+                dims.push((Spanned::new(axis, span_of(&first)), e));
+            }
+            r => unreachable!("{r:?} in build_mma"),
+        }
+    }
+    Mma { engine, kind, a, b, d: dd, dims, span }
+}
+
+fn build_region<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mut Diags) -> Region {
+    let name = ident(i.next().unwrap_or_else(|| unreachable!("region name")));
+    let mut staged = None;
+    let mut attrs = Vec::new();
+    for c in i {
+        match c.as_rule() {
+            Rule::stage_suffix => staged = Some(span_of(&c)),
+            Rule::region_attr => {
+                let a = c.into_inner().next().unwrap_or_else(|| unreachable!("region_attr child"));
+                let aspan = span_of(&a);
+                let rule = a.as_rule();
+                let expr_child = || {
+                    a.clone()
+                        .into_inner()
+                        .find(|x| x.as_rule() == Rule::expr)
+                        .unwrap_or_else(|| unreachable!("attr expr"))
+                };
+                attrs.push(match rule {
+                    Rule::attr_bytes => RegionAttr::Bytes(build_expr(expr_child(), d), aspan),
+                    Rule::attr_align => RegionAttr::Align(build_expr(expr_child(), d), aspan),
+                    Rule::attr_pack => RegionAttr::Pack(aspan),
+                    Rule::attr_release => RegionAttr::Release(build_expr(expr_child(), d), aspan),
+                    Rule::attr_pages => RegionAttr::Pages(build_expr(expr_child(), d), aspan),
+                    Rule::attr_contiguous => {
+                        let b = a.clone().into_inner().next().map(|x| x.as_str() == "true").unwrap_or(true);
+                        RegionAttr::Contiguous(b, aspan)
+                    }
+                    r => unreachable!("{r:?} in build_region"),
+                });
+            }
+            r => unreachable!("{r:?} in build_region"),
+        }
+    }
+    Region { name, staged, attrs, span }
+}
+
+fn build_arrival(p: Pair<'_, Rule>, d: &mut Diags) -> Arrival {
+    let a = p
+        .into_inner()
+        .find(|c| !is_punct(c.as_rule()))
+        .unwrap_or_else(|| unreachable!("arrival child"));
+    let span = span_of(&a);
+    match a.as_rule() {
+        Rule::arrival_tma => Arrival::Tma(a.into_inner().filter(|c| c.as_rule() == Rule::ident).map(ident).collect(), span),
+        Rule::arrival_commit => Arrival::Commit(span),
+        Rule::arrival_threads => {
+            let e = a.into_inner().find(|c| c.as_rule() == Rule::expr).unwrap_or_else(|| unreachable!("threads expr"));
+            Arrival::Threads(build_expr(e, d), span)
+        }
+        r => unreachable!("{r:?} in build_arrival"),
+    }
+}
+
+fn build_channel<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mut Diags) -> Channel {
+    let name = ident(i.next().unwrap_or_else(|| unreachable!("channel name")));
+    let st = i.next().unwrap_or_else(|| unreachable!("channel storage"));
+    let storage_span = span_of(&st);
+    let s = st.into_inner().next().unwrap_or_else(|| unreachable!("storage child"));
+    let storage = match s.as_rule() {
+        Rule::tmem_slots => {
+            let e = s.into_inner().find(|c| c.as_rule() == Rule::expr).unwrap_or_else(|| unreachable!("slots expr"));
+            ChannelStorage::Tmem { slots: build_expr(e, d) }
+        }
+        Rule::region_ring => {
+            let mut j = s.into_inner();
+            let region = ident(j.next().unwrap_or_else(|| unreachable!("ring region")));
+            let depth = j.next().map(|e| build_expr(e, d));
+            ChannelStorage::Region { region, depth }
+        }
+        r => unreachable!("{r:?} in build_channel"),
+    };
+    let mut clauses = Vec::new();
+    for c in i {
+        let cl = c.into_inner().next().unwrap_or_else(|| unreachable!("channel_clause child"));
+        let cspan = span_of(&cl);
+        let rule = cl.as_rule();
+        let mut j = cl.into_inner().filter(|x| !is_punct(x.as_rule()));
+        clauses.push(match rule {
+            Rule::edge => {
+                let producer = ident(j.next().unwrap_or_else(|| unreachable!("edge producer")));
+                let consumer = ident(j.next().unwrap_or_else(|| unreachable!("edge consumer")));
+                let arrival = build_arrival(j.next().unwrap_or_else(|| unreachable!("edge arrival")), d);
+                ChannelClause::Edge { producer, consumer, arrival, span: cspan }
+            }
+            Rule::empty_by => {
+                let role = ident(j.next().unwrap_or_else(|| unreachable!("empty_by role")));
+                let arrival = build_arrival(j.next().unwrap_or_else(|| unreachable!("empty_by arrival")), d);
+                ChannelClause::EmptyBy { role, arrival, span: cspan }
+            }
+            Rule::shares_empty => {
+                ChannelClause::SharesEmpty(ident(j.next().unwrap_or_else(|| unreachable!("shares_empty"))), cspan)
+            }
+            Rule::reinit_clause => ChannelClause::Reinit(ident(j.next().unwrap_or_else(|| unreachable!("reinit"))), cspan),
+            r => unreachable!("{r:?} in build_channel"),
+        });
+    }
+    Channel { name, storage, storage_span, clauses, span }
+}
+
+fn build_sem<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mut Diags) -> Sem {
+    let name = ident(i.next().unwrap_or_else(|| unreachable!("sem name")));
+    let producer = ident(i.next().unwrap_or_else(|| unreachable!("sem producer")));
+    let consumer = ident(i.next().unwrap_or_else(|| unreachable!("sem consumer")));
+    let mut arrival = None;
+    let mut clauses = Vec::new();
+    for c in i {
+        match c.as_rule() {
+            Rule::arrival => arrival = Some(build_arrival(c, d)),
+            Rule::sem_clause => {
+                let cl = c.into_inner().next().unwrap_or_else(|| unreachable!("sem_clause child"));
+                let cspan = span_of(&cl);
+                clauses.push(match cl.as_rule() {
+                    Rule::sem_count => {
+                        let e = cl.into_inner().next().unwrap_or_else(|| unreachable!("count expr"));
+                        SemClause::Count(build_expr(e, d), cspan)
+                    }
+                    Rule::reinit_clause => {
+                        let r = cl.into_inner().next().unwrap_or_else(|| unreachable!("reinit role"));
+                        SemClause::Reinit(ident(r), cspan)
+                    }
+                    Rule::no_reinit => SemClause::NoReinit(cspan),
+                    r => unreachable!("{r:?} in build_sem"),
+                });
+            }
+            r => unreachable!("{r:?} in build_sem"),
+        }
+    }
+    Sem { name, producer, consumer, arrival, clauses, span }
+}
+
+fn build_role_binding(p: Pair<'_, Rule>, d: &mut Diags) -> Option<RoleBinding> {
+    let span = span_of(&p);
+    let mut i = p.into_inner();
+    let role = ident(i.next()?);
+    let ws = i.next()?;
+    let mut warps = ws.into_inner().map(|w| {
+        let s = span_of(&w);
+        let v = parse_int(&w.as_str()[1..], s, d);
+        Spanned::new(u32::try_from(v).unwrap_or(u32::MAX), s)
+    });
+    let first = warps.next()?;
+    let last = warps.next().unwrap_or_else(|| first.clone());
+    Some(RoleBinding { role, first, last, span })
+}
+
+fn build_barrier<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mut Diags) -> Barrier {
+    let name = ident(i.next().unwrap_or_else(|| unreachable!("barrier name")));
+    let id = build_expr(i.next().unwrap_or_else(|| unreachable!("barrier id")), d);
+    let threads = build_expr(i.next().unwrap_or_else(|| unreachable!("barrier threads")), d);
+    let by = i.next().map(ident);
+    Barrier { name, id, threads, by, span }
+}
+
+fn build_body(p: Pair<'_, Rule>, span: Span) -> Body {
+    match p.as_rule() {
+        Rule::body_template => {
+            let mut name = None;
+            // Lists belong to the section opened by the separator before them:
+            // inputs, then `->` outputs, then `;` scalars.
+            let (mut inputs, mut outputs, mut scalars) = (Vec::new(), Vec::new(), Vec::new());
+            let mut section = 0u8;
+            for c in p.into_inner() {
+                match c.as_rule() {
+                    Rule::ident => name = Some(ident(c)),
+                    Rule::arrow => section = 1,
+                    Rule::semi => section = 2,
+                    Rule::ident_list => {
+                        let l: Vec<Ident> =
+                            c.into_inner().filter(|x| x.as_rule() == Rule::ident).map(ident).collect();
+                        match section {
+                            0 => inputs = l,
+                            1 => outputs = l,
+                            _ => scalars = l,
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Body::Template {
+                name: name.unwrap_or_else(|| unreachable!("body_template name")),
+                inputs,
+                outputs,
+                scalars,
+                span,
+            }
+        }
+        Rule::body_cuda => {
+            let block = p.into_inner().next().unwrap_or_else(|| unreachable!("cuda block"));
+            let bs = block.as_span();
+            let text = block.as_str();
+            let code = text[1..text.len() - 1].to_string();
+            Body::Cuda { code, code_span: Span::new(bs.start() + 1, bs.end() - 1), span }
+        }
+        r => unreachable!("{r:?} in build_body"),
+    }
+}
+
+fn build_granularity<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mut Diags) -> Granularity {
+    let kind = ident(i.next().unwrap_or_else(|| unreachable!("granularity kind")));
+    let mut args = Vec::new();
+    for a in i.filter(|c| c.as_rule() == Rule::gran_arg) {
+        let aspan = span_of(&a);
+        let mut j = a.into_inner();
+        let key = ident(j.next().unwrap_or_else(|| unreachable!("gran_arg key")));
+        let value = j.next().map(|v| match v.as_rule() {
+            Rule::string_lit => {
+                let s = v.as_str();
+                let inner = s[1..s.len() - 1].replace("\\\"", "\"").replace("\\\\", "\\");
+                GranValue::Str(Spanned::new(inner, span_of(&v)))
+            }
+            _ => GranValue::Expr(build_expr(v, d)),
+        });
+        args.push(GranArg { key, value, span: aspan });
+    }
+    Granularity { kind, args, span }
+}
+
+/// Parses an integer literal (decimal with `_`, or `0x` hex); overflow is an `E0004` diagnostic.
+fn parse_int(text: &str, span: Span, d: &mut Diags) -> i64 {
+    let clean: String = text.chars().filter(|c| *c != '_').collect();
+    let parsed = if let Some(h) = clean.strip_prefix("0x") {
+        i64::from_str_radix(h, 16)
+    } else {
+        clean.parse::<i64>()
+    };
+    parsed.unwrap_or_else(|_| {
+        d.push(
+            Diagnostic::error(codes::ARITH, format!("integer literal `{text}` does not fit in 64 bits"))
+                .primary(span, "too large")
+                .help("use a value below 9223372036854775808"),
+        );
+        0
+    })
+}
+
+fn build_expr(p: Pair<'_, Rule>, d: &mut Diags) -> Expr {
+    // Precedence climbing over the flat `prefix* primary (infix prefix* primary)*` sequence.
+    let parts: Vec<Pair<'_, Rule>> = p.into_inner().collect();
+    let mut pos = 0;
+    climb(&parts, &mut pos, 0, d)
+}
+
+fn prec(r: Rule) -> Option<(u8, BinOp)> {
+    match r {
+        Rule::add => Some((1, BinOp::Add)),
+        Rule::sub => Some((1, BinOp::Sub)),
+        Rule::mul => Some((2, BinOp::Mul)),
+        Rule::div => Some((2, BinOp::Div)),
+        Rule::rem => Some((2, BinOp::Rem)),
+        _ => None,
+    }
+}
+
+fn climb(parts: &[Pair<'_, Rule>], pos: &mut usize, min_prec: u8, d: &mut Diags) -> Expr {
+    let mut lhs = unary(parts, pos, d);
+    while let Some(op_pair) = parts.get(*pos) {
+        let Some((p, op)) = prec(op_pair.as_rule()) else { break };
+        if p < min_prec {
+            break;
+        }
+        *pos += 1;
+        let rhs = climb(parts, pos, p + 1, d);
+        let span = lhs.span.to(rhs.span);
+        lhs = Expr { kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span };
+    }
+    lhs
+}
+
+fn unary(parts: &[Pair<'_, Rule>], pos: &mut usize, d: &mut Diags) -> Expr {
+    let p = parts.get(*pos).cloned().unwrap_or_else(|| unreachable!("expr operand"));
+    *pos += 1;
+    if p.as_rule() == Rule::neg {
+        let inner = unary(parts, pos, d);
+        let span = span_of(&p).to(inner.span);
+        return Expr { kind: ExprKind::Neg(Box::new(inner)), span };
+    }
+    build_primary(p, d)
+}
+
+fn build_primary(p: Pair<'_, Rule>, d: &mut Diags) -> Expr {
+    let span = span_of(&p);
+    let kind = match p.as_rule() {
+        Rule::int_lit => ExprKind::Int(parse_int(p.as_str(), span, d)),
+        Rule::float_lit => ExprKind::Float(p.as_str().parse::<f64>().unwrap_or(0.0)),
+        Rule::path => ExprKind::Path(p.into_inner().map(ident).collect()),
+        Rule::paren_expr => {
+            let e = p.into_inner().find(|c| c.as_rule() == Rule::expr).unwrap_or_else(|| unreachable!("paren expr"));
+            return Expr { span, ..build_expr(e, d) };
+        }
+        Rule::call => {
+            let mut i = p.into_inner().filter(|c| !is_punct(c.as_rule()));
+            let f = ident(i.next().unwrap_or_else(|| unreachable!("call name")));
+            ExprKind::Call(f, i.map(|a| build_expr(a, d)).collect())
+        }
+        r => unreachable!("{r:?} in build_primary"),
+    };
+    Expr { kind, span }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_ok(src: &str) -> File {
+        match parse_file(src) {
+            Ok(f) => f,
+            Err(ds) => panic!("unexpected errors: {ds:#?}"),
+        }
+    }
+
+    #[test]
+    fn precedence_and_spans() {
+        let f = parse_ok("task t { stages 1 + 2 * (3 - 1) % 4 }");
+        let Item::Stages(e, _) = &f.tasks[0].items[0] else { panic!() };
+        let ExprKind::Binary(BinOp::Add, l, r) = &e.kind else { panic!("{e:?}") };
+        assert!(matches!(l.kind, ExprKind::Int(1)));
+        assert!(matches!(r.kind, ExprKind::Binary(BinOp::Rem, _, _)));
+        assert_eq!(&"task t { stages 1 + 2 * (3 - 1) % 4 }"[e.span.range()], "1 + 2 * (3 - 1) % 4");
+    }
+
+    #[test]
+    fn subtraction_is_left_associative() {
+        let f = parse_ok("task t { stages 10 - 3 - 2 }");
+        let Item::Stages(e, _) = &f.tasks[0].items[0] else { panic!() };
+        let ExprKind::Binary(BinOp::Sub, l, _) = &e.kind else { panic!() };
+        assert!(matches!(l.kind, ExprKind::Binary(BinOp::Sub, _, _)));
+    }
+
+    #[test]
+    fn cuda_body_keeps_text_and_nested_braces() {
+        let src = "task t { body cuda { if (x) { y(\"}\"); } // }\n } }";
+        let f = parse_ok(src);
+        let Item::Body(Body::Cuda { code, code_span, .. }) = &f.tasks[0].items[0] else { panic!() };
+        assert_eq!(&src[code_span.range()], code);
+        assert!(code.contains("y(\"}\")"));
+    }
+
+    #[test]
+    fn body_template_lists() {
+        let f = parse_ok("task t { body rmsnorm(x, w -> y; eps) }");
+        let Item::Body(Body::Template { inputs, outputs, scalars, .. }) = &f.tasks[0].items[0] else { panic!() };
+        assert_eq!((inputs.len(), outputs.len(), scalars.len()), (2, 1, 1));
+        let f = parse_ok("task t { body argmax_reduce(v, i -> o) }");
+        let Item::Body(Body::Template { inputs, outputs, scalars, .. }) = &f.tasks[0].items[0] else { panic!() };
+        assert_eq!((inputs.len(), outputs.len(), scalars.len()), (2, 1, 0));
+    }
+
+    #[test]
+    fn several_syntax_errors_are_reported() {
+        let src = "task t {\n  stages 6 +\n  tmem cols 32\n  region A { bytes ; }\n}\n";
+        let errs = parse_file(src).unwrap_err();
+        assert!(errs.len() >= 2, "{errs:#?}");
+        assert!(errs.iter().all(|e| e.code == "E0001"));
+    }
+
+    #[test]
+    fn huge_literal_is_a_diagnostic() {
+        let errs = parse_file("task t { stages 99999999999999999999999 }").unwrap_err();
+        assert_eq!(errs[0].code, "E0004");
+    }
+}

@@ -1,0 +1,7 @@
+//! The front end: `.mpk` text → AST with byte spans (pest grammar in `grammar/mpk.pest`).
+
+pub mod ast;
+mod build;
+mod parse;
+
+pub use build::parse_file;

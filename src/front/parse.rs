@@ -1,0 +1,153 @@
+//! pest over `grammar/mpk.pest`, and the mapping of pest's errors to diagnostics.
+
+use crate::diag::{codes, Diagnostic};
+use crate::span::Span;
+use pest::error::{ErrorVariant, InputLocation};
+use pest_derive::Parser;
+
+/// The generated pest parser.
+#[derive(Parser)]
+#[grammar = "../grammar/mpk.pest"]
+pub(crate) struct MpkParser;
+
+/// The phrase used for a grammar rule in syntax errors (pest_meta's `renamed_rules` habit).
+pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
+    match rule {
+        Rule::EOI => "end of file",
+        Rule::ident => "a name",
+        Rule::int_lit => "an integer",
+        Rule::float_lit => "a number",
+        Rule::string_lit => "a string",
+        Rule::bool_lit => "`true` or `false`",
+        Rule::lbrace => "`{`",
+        Rule::rbrace => "`}`",
+        Rule::lparen => "`(`",
+        Rule::rparen => "`)`",
+        Rule::lbracket => "`[`",
+        Rule::rbracket => "`]`",
+        Rule::comma => "`,`",
+        Rule::colon => "`:`",
+        Rule::semi => "`;`",
+        Rule::equals => "`=`",
+        Rule::arrow => "`->`",
+        Rule::range_incl => "`..=`",
+        Rule::range_excl => "`..`",
+        Rule::kw_task => "`task`",
+        Rule::expr | Rule::primary | Rule::path | Rule::call | Rule::paren_expr => "an expression",
+        Rule::neg => "`-`",
+        Rule::add | Rule::sub | Rule::mul | Rule::div | Rule::rem => "an operator",
+        Rule::value => "a value",
+        Rule::family_decl | Rule::kw_family => "`family`",
+        Rule::targets_decl | Rule::kw_targets => "`targets`",
+        Rule::task_id_decl | Rule::kw_task_id => "`task_id`",
+        Rule::param_decl | Rule::kw_param => "`param`",
+        Rule::tensor_decl | Rule::kw_tensor => "`tensor`",
+        Rule::tile_decl | Rule::kw_tile => "`tile`",
+        Rule::stages_decl | Rule::kw_stages => "`stages`",
+        Rule::mma_decl | Rule::kw_mma => "`mma`",
+        Rule::tmem_decl | Rule::kw_tmem => "`tmem`",
+        Rule::region_decl | Rule::kw_region => "`region`",
+        Rule::channel_decl | Rule::kw_channel => "`channel`",
+        Rule::sem_decl | Rule::kw_sem => "`sem`",
+        Rule::roles_decl | Rule::kw_roles => "`roles`",
+        Rule::barrier_decl | Rule::kw_barrier => "`barrier`",
+        Rule::body_decl | Rule::kw_body => "`body`",
+        Rule::epilogue_decl | Rule::kw_epilogue => "`epilogue`",
+        Rule::granularity_decl | Rule::kw_granularity => "`granularity`",
+        Rule::lever_decl | Rule::kw_lever => "`lever`",
+        Rule::instance_decl | Rule::kw_instance => "`instance`",
+        Rule::direction => "`in` or `out`",
+        Rule::param_range | Rule::kw_in => "`in LO..=HI`",
+        Rule::tma_spec | Rule::kw_tma => "`tma(...)`",
+        Rule::tma_opt | Rule::tma_box | Rule::tma_swizzle | Rule::tma_l2 => "`box`, `swizzle` or `l2`",
+        Rule::swizzle_mode => "`128B`, `64B`, `32B` or `none`",
+        Rule::tile_dim => "a tile dimension like `M 128`",
+        Rule::mma_dim | Rule::mma_dim_tok | Rule::mma_axis => "an MMA extent like `m128`",
+        Rule::stage_suffix | Rule::kw_stage => "`[stage]`",
+        Rule::region_attr
+        | Rule::attr_bytes
+        | Rule::attr_align
+        | Rule::attr_pack
+        | Rule::attr_release
+        | Rule::attr_pages
+        | Rule::attr_contiguous => "a region attribute (`bytes`, `align`, `pack`, `release`, `pages`, `contiguous`)",
+        Rule::channel_storage | Rule::tmem_slots | Rule::region_ring => "a region ring or `tmem slots N`",
+        Rule::channel_clause | Rule::edge | Rule::empty_by | Rule::shares_empty | Rule::reinit_clause => {
+            "a channel clause (`P -> C (arrival)`, `empty by R (arrival)`, `shares_empty C`, `reinit R`)"
+        }
+        Rule::arrival | Rule::arrival_tma | Rule::arrival_commit | Rule::arrival_threads => {
+            "an arrival kind (`(tma X)`, `(commit)`, `(threads N)`)"
+        }
+        Rule::sem_clause | Rule::sem_count | Rule::no_reinit => "`count N`, `reinit ROLE` or `no_reinit`",
+        Rule::role_binding => "a role binding like `loader W4`",
+        Rule::warp_set | Rule::warp => "a warp like `W4` or `W0..W3`",
+        Rule::body_template | Rule::ident_list => "a body template like `rmsnorm(x, w -> y; eps)`",
+        Rule::body_cuda | Rule::cuda_block => "`cuda { ... }`",
+        Rule::epilogue_alt => "an epilogue",
+        Rule::gran_arg => "a granularity argument",
+        Rule::on_off => "`on` or `off`",
+        Rule::param_set => "`name = value`",
+        Rule::target_item => "a target like `sm_100a`",
+        Rule::family_name => "a family name",
+        Rule::task => "a task",
+        _ => "a token",
+    }
+}
+
+/// Converts a pest error into an `E0001` diagnostic with a span and the expected tokens.
+pub(crate) fn syntax_diagnostic(err: &pest::error::Error<Rule>, src_len: usize) -> Diagnostic {
+    let span = match err.location {
+        InputLocation::Pos(p) => Span::new(p, (p + 1).min(src_len).max(p)),
+        InputLocation::Span((a, b)) => Span::new(a, b),
+    };
+    let (message, label, help) = match &err.variant {
+        ErrorVariant::ParsingError { positives, negatives } => {
+            let mut expected: Vec<&str> = positives.iter().map(|r| rule_phrase(*r)).collect();
+            expected.sort_unstable();
+            expected.dedup();
+            let n_items = expected.iter().filter(|e| ITEM_KEYWORDS.contains(e)).count();
+            if n_items >= 4 {
+                expected.retain(|e| !ITEM_KEYWORDS.contains(e));
+                expected.push("an item (`param`, `tensor`, `region`, …)");
+            }
+            let exp = join_or(&expected);
+            let msg = if expected.is_empty() {
+                let un: Vec<&str> = negatives.iter().map(|r| rule_phrase(*r)).collect();
+                format!("unexpected {}", join_or(&un))
+            } else {
+                format!("expected {exp}")
+            };
+            let help = if span.start >= src_len {
+                "the file ends early: close every `{` of the task".to_string()
+            } else {
+                "see the language tour in the README for the item's form".to_string()
+            };
+            (msg.clone(), msg, help)
+        }
+        ErrorVariant::CustomError { message } => (message.clone(), message.clone(), String::new()),
+    };
+    let mut d = Diagnostic::error(codes::SYNTAX, format!("syntax error: {message}")).primary(span, label);
+    if !help.is_empty() {
+        d = d.help(help);
+    }
+    d
+}
+
+/// Phrases of the item keywords, collapsed into one phrase when many are expected at once.
+const ITEM_KEYWORDS: &[&str] = &[
+    "`family`", "`targets`", "`task_id`", "`param`", "`tensor`", "`tile`", "`stages`", "`mma`", "`tmem`",
+    "`region`", "`channel`", "`sem`", "`roles`", "`barrier`", "`body`", "`epilogue`", "`granularity`",
+    "`lever`", "`instance`",
+];
+
+fn join_or(items: &[&str]) -> String {
+    match items.len() {
+        0 => String::new(),
+        1 => items[0].to_string(),
+        2 => format!("{} or {}", items[0], items[1]),
+        _ => {
+            let (last, rest) = items.split_last().expect("len > 2");
+            format!("{}, or {}", rest.join(", "), last)
+        }
+    }
+}

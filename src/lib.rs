@@ -1,0 +1,14 @@
+//! mpkc: a compiler from MPK Runtime-V2 op contracts (`.mpk`) to the files a kernel engineer
+//! writes by hand today: the host-safe `<op>_spec.h`, the `<op>.cuh` kernel, the page plan, and
+//! the nvcc build of each for every declared target.
+//!
+//! Stages run one way: [`front`] (parse) → [`sema`] (resolve, evaluate, expand) → [`valid`]
+//! (house-style invariants) → [`plan`] (SMEM pages, semaphore ordinals) → [`back`] (code
+//! generation) → [`driver`] (nvcc). Every stage reports through [`diag`].
+
+pub mod diag;
+pub mod front;
+pub mod span;
+
+/// mpkc's version, printed in every generated file's banner.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
