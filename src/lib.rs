@@ -8,6 +8,11 @@
 
 pub mod diag;
 pub mod front;
+pub mod ir;
+pub mod plan;
+pub mod sema;
+pub mod templates;
+pub mod valid;
 pub mod span;
 
 /// mpkc's version, printed in every generated file's banner.

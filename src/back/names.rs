@@ -1,0 +1,71 @@
+//! Names in generated code, derived from contract names only (never from arena indices), so
+//! adding a region renames nothing else.
+
+/// C++ keywords and CUDA built-ins a contract name may not take in generated code
+/// (ISO C++17 [lex.key], CUDA C++ Programming Guide "Built-in Variables").
+pub const RESERVED: &[&str] = &[
+    "alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char", "class", "const", "constexpr",
+    "const_cast", "continue", "decltype", "default", "delete", "do", "double", "dynamic_cast", "else", "enum",
+    "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long",
+    "mutable", "namespace", "new", "noexcept", "nullptr", "operator", "private", "protected", "public", "register",
+    "reinterpret_cast", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+    "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union",
+    "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "threadIdx", "blockIdx", "blockDim",
+    "gridDim", "warpSize", "buf", "smem", "task_desc", "runtime_config", "runtime_smem", "instruction_index",
+    "iter_num", "task_offset",
+];
+
+/// `w_ring` → `W_RING`; `W_0` → `W_0`.
+pub fn upper(name: &str) -> String {
+    name.to_ascii_uppercase()
+}
+
+/// `w_ring` → `WRing`; `tmem_ready` → `TmemReady`.
+pub fn camel(name: &str) -> String {
+    name.split('_')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let mut c = p.chars();
+            match c.next() {
+                Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
+                None => String::new(),
+            }
+        })
+        .collect()
+}
+
+/// A C++ string literal for `s` (contract names are identifiers; quotes and backslashes are
+/// escaped anyway).
+pub fn c_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for ch in s.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A C++ `float` literal with the exact shortest round-trip digits of `v`.
+pub fn float_literal(v: f64) -> String {
+    let s = format!("{v:?}");
+    let s = if s.contains(['.', 'e', 'E']) || s.contains("inf") || s.contains("NaN") { s } else { format!("{s}.0") };
+    format!("{s}f")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn case_conversions() {
+        assert_eq!(upper("w_ring"), "W_RING");
+        assert_eq!(camel("tmem_ready"), "TmemReady");
+        assert_eq!(float_literal(1e-6), "1e-6f");
+        assert_eq!(float_literal(2.0), "2.0f");
+        assert_eq!(c_string("a\"b"), "\"a\\\"b\"");
+    }
+}

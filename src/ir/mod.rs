@@ -1,0 +1,111 @@
+//! `TaskIr`: one task instance with every name resolved, every expression evaluated and every
+//! stage array expanded. Plain data with spans; cross-references are handles.
+
+mod arena;
+mod types;
+
+pub use arena::{Arena, Handle};
+pub use types::*;
+
+use crate::span::Span;
+use indexmap::IndexMap;
+
+/// One task instance, ready for validation, planning and code generation.
+#[derive(Clone, Debug)]
+pub struct TaskIr {
+    /// The task name as declared.
+    pub name: String,
+    /// The task name's span.
+    pub name_span: Span,
+    /// The whole task block.
+    pub span: Span,
+    /// The instance name, when the contract declares instances.
+    pub instance: Option<String>,
+    /// The family.
+    pub family: Family,
+    /// Where the family was declared (the task name when defaulted).
+    pub family_span: Span,
+    /// Declared targets, in order.
+    pub targets: Vec<TargetIr>,
+    /// MPK TaskType value, if declared.
+    pub task_id: Option<i64>,
+    /// Parameter values of this instance, in declaration order.
+    pub params: IndexMap<String, ParamIr>,
+    /// Tensors in declaration order (inputs map to `input_ptrs[i]`, outputs to `output_ptrs[i]`).
+    pub tensors: Arena<TensorIr>,
+    /// `tile M.., N.., K..`.
+    pub tile: Option<TileIr>,
+    /// `stages N`.
+    pub stages: Option<(u32, Span)>,
+    /// `mma …`.
+    pub mma: Option<MmaIr>,
+    /// `tmem cols N` (columns).
+    pub tmem_cols: Option<(i64, Span)>,
+    /// Regions after stage expansion; the handle index is the region ordinal (`REGION_*`).
+    pub regions: Arena<RegionIr>,
+    /// Declared region groups (a stage array or a single region).
+    pub region_groups: Vec<RegionGroup>,
+    /// Channels.
+    pub channels: Arena<ChannelIr>,
+    /// One-shot semaphores.
+    pub sems: Arena<SemIr>,
+    /// Role bindings (the runtime's default layout when the contract declares none).
+    pub roles: Vec<RoleIr>,
+    /// Whether the roles came from the contract.
+    pub roles_declared: bool,
+    /// Named barriers.
+    pub barriers: Arena<BarrierIr>,
+    /// The body.
+    pub body: Option<BodyIr>,
+    /// Epilogue alternatives as written (`store bf16`, `residual add`, …).
+    pub epilogues: Vec<(String, Option<String>, Span)>,
+    /// Task granularity.
+    pub granularity: GranularityIr,
+    /// Levers (compile-time defines, default off per I-H7).
+    pub levers: Vec<LeverIr>,
+}
+
+impl TaskIr {
+    /// The name used for generated files and the C++ namespace: `<task>` or `<task>_<instance>`.
+    pub fn unit_name(&self) -> String {
+        match &self.instance {
+            Some(i) => format!("{}_{}", self.name, i),
+            None => self.name.clone(),
+        }
+    }
+
+    /// Input tensors in `input_ptrs` order.
+    pub fn inputs(&self) -> impl Iterator<Item = (Handle<TensorIr>, &TensorIr)> {
+        self.tensors.iter().filter(|(_, t)| t.direction == Direction::In)
+    }
+
+    /// Output tensors in `output_ptrs` order (`inout` tensors count as outputs).
+    pub fn outputs(&self) -> impl Iterator<Item = (Handle<TensorIr>, &TensorIr)> {
+        self.tensors.iter().filter(|(_, t)| t.direction != Direction::In)
+    }
+
+    /// The warps bound to `role`, if bound.
+    pub fn role(&self, role: RoleKind) -> Option<&RoleIr> {
+        self.roles.iter().find(|r| r.kind == role)
+    }
+
+    /// The region named `name` (expanded name, e.g. `W_0`).
+    pub fn region_by_name(&self, name: &str) -> Option<Handle<RegionIr>> {
+        self.regions.iter().find(|(_, r)| r.name == name).map(|(h, _)| h)
+    }
+
+    /// The region group named `name` (declared name, e.g. `W`).
+    pub fn group_by_name(&self, name: &str) -> Option<&RegionGroup> {
+        self.region_groups.iter().find(|g| g.name == name)
+    }
+
+    /// The tensor named `name`.
+    pub fn tensor_by_name(&self, name: &str) -> Option<Handle<TensorIr>> {
+        self.tensors.iter().find(|(_, t)| t.name == name).map(|(h, _)| h)
+    }
+
+    /// Sum of declared region sizes in bytes.
+    pub fn region_bytes(&self) -> i64 {
+        self.regions.values().map(|r| r.size).sum()
+    }
+}

@@ -1,0 +1,746 @@
+//! The node types of [`super::TaskIr`].
+
+use super::Handle;
+use crate::span::Span;
+use std::fmt;
+
+/// Task families (design.md): how the task uses the runtime's roles and SMEM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// A: loader → launcher → consumer pipeline over a TMA ring.
+    Pipeline,
+    /// B: consumer-only body over planner regions.
+    Consumer,
+    /// C: consumer-only body with one monolithic region (hand-rolled internal offsets).
+    ConsumerMonolith,
+    /// D: consumer-only body that uses no dynamic SMEM.
+    ConsumerNoSmem,
+    /// E: a sub-op device helper called inside another task's body; not a task itself.
+    Helper,
+}
+
+impl Family {
+    /// Parses a family name as written in a contract.
+    pub fn parse(s: &str) -> Option<Family> {
+        Some(match s {
+            "pipeline" => Family::Pipeline,
+            "consumer" => Family::Consumer,
+            "consumer-monolith" => Family::ConsumerMonolith,
+            "consumer-no-smem" => Family::ConsumerNoSmem,
+            "helper" => Family::Helper,
+            _ => return None,
+        })
+    }
+
+    /// The name as written in a contract.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Pipeline => "pipeline",
+            Family::Consumer => "consumer",
+            Family::ConsumerMonolith => "consumer-monolith",
+            Family::ConsumerNoSmem => "consumer-no-smem",
+            Family::Helper => "helper",
+        }
+    }
+
+    /// The letter of design.md's family table.
+    pub fn letter(self) -> char {
+        match self {
+            Family::Pipeline => 'A',
+            Family::Consumer => 'B',
+            Family::ConsumerMonolith => 'C',
+            Family::ConsumerNoSmem => 'D',
+            Family::Helper => 'E',
+        }
+    }
+
+    /// True for the consumer-only families (B, C, D), whose only non-empty role is the consumer.
+    pub fn is_consumer_only(self) -> bool {
+        matches!(self, Family::Consumer | Family::ConsumerMonolith | Family::ConsumerNoSmem)
+    }
+}
+
+/// A compilation target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Target {
+    /// Blackwell B200: tcgen05, TMEM, TMA.
+    Sm100a,
+    /// Hopper H100/H200: wgmma, TMA.
+    Sm90a,
+}
+
+impl Target {
+    /// Parses `sm_100a` / `sm_90a`.
+    pub fn parse(s: &str) -> Option<Target> {
+        match s {
+            "sm_100a" => Some(Target::Sm100a),
+            "sm_90a" => Some(Target::Sm90a),
+            _ => None,
+        }
+    }
+
+    /// The name as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Target::Sm100a => "sm_100a",
+            Target::Sm90a => "sm_90a",
+        }
+    }
+
+    /// nvcc's `-gencode` value for this target.
+    pub fn gencode(self) -> &'static str {
+        match self {
+            Target::Sm100a => "arch=compute_100a,code=sm_100a",
+            Target::Sm90a => "arch=compute_90a,code=sm_90a",
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The planner capacity MPK's runtime sets on compute capability ≥ 9.0 with the 6 KB static
+/// reserve of Grace builds: 225 KiB − 6 KiB = 224,256 bytes (contract doc §1.1, I-S3).
+pub const DEFAULT_SMEM_CAPACITY_BYTES: i64 = 224_256;
+/// The hardware opt-in maximum of dynamic SMEM per block on sm_90/sm_100 (232,448 bytes).
+pub const MAX_OPTIN_SMEM_BYTES: i64 = 232_448;
+
+/// A declared target with its SMEM capacity.
+#[derive(Clone, Debug)]
+pub struct TargetIr {
+    /// Which target.
+    pub target: Target,
+    /// Dynamic SMEM capacity the planner may use, bytes.
+    pub smem_capacity_bytes: i64,
+    /// Where it was declared.
+    pub span: Span,
+}
+
+/// A parameter's value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamValue {
+    /// `int`.
+    Int(i64),
+    /// `f32` (kept as f64 text-exact for emission).
+    Float(f64),
+    /// `bool`.
+    Bool(bool),
+}
+
+impl fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamValue::Int(v) => write!(f, "{v}"),
+            ParamValue::Float(v) => write!(f, "{v:e}"),
+            ParamValue::Bool(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// A parameter of this instance.
+#[derive(Clone, Debug)]
+pub struct ParamIr {
+    /// Name.
+    pub name: String,
+    /// Value after defaults, instance settings and `--param` overrides.
+    pub value: ParamValue,
+    /// The declaration.
+    pub span: Span,
+    /// Where the value came from (the default, an instance setting, or the declaration for CLI
+    /// overrides).
+    pub value_span: Span,
+}
+
+/// Element types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dtype {
+    /// bfloat16.
+    Bf16,
+    /// IEEE half.
+    F16,
+    /// IEEE single.
+    F32,
+    /// fp8 e4m3.
+    E4m3,
+    /// fp8 e5m2.
+    E5m2,
+    /// UE8M0 scale factors.
+    Ue8m0,
+    /// 32-bit signed integer.
+    I32,
+    /// 64-bit signed integer.
+    I64,
+    /// 8-bit unsigned integer.
+    U8,
+}
+
+impl Dtype {
+    /// Parses a dtype name as written in a contract.
+    pub fn parse(s: &str) -> Option<Dtype> {
+        Some(match s {
+            "bf16" => Dtype::Bf16,
+            "f16" => Dtype::F16,
+            "f32" => Dtype::F32,
+            "e4m3" | "fp8" => Dtype::E4m3,
+            "e5m2" => Dtype::E5m2,
+            "ue8m0" => Dtype::Ue8m0,
+            "i32" => Dtype::I32,
+            "i64" => Dtype::I64,
+            "u8" => Dtype::U8,
+            _ => return None,
+        })
+    }
+
+    /// The name as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dtype::Bf16 => "bf16",
+            Dtype::F16 => "f16",
+            Dtype::F32 => "f32",
+            Dtype::E4m3 => "e4m3",
+            Dtype::E5m2 => "e5m2",
+            Dtype::Ue8m0 => "ue8m0",
+            Dtype::I32 => "i32",
+            Dtype::I64 => "i64",
+            Dtype::U8 => "u8",
+        }
+    }
+
+    /// Size of one element in bytes.
+    pub fn bytes(self) -> i64 {
+        match self {
+            Dtype::Bf16 | Dtype::F16 => 2,
+            Dtype::F32 | Dtype::I32 => 4,
+            Dtype::I64 => 8,
+            Dtype::E4m3 | Dtype::E5m2 | Dtype::Ue8m0 | Dtype::U8 => 1,
+        }
+    }
+
+    /// The CUDA type generated code uses for one element.
+    pub fn cuda_type(self) -> &'static str {
+        match self {
+            Dtype::Bf16 => "__nv_bfloat16",
+            Dtype::F16 => "__half",
+            Dtype::F32 => "float",
+            Dtype::E4m3 => "__nv_fp8_e4m3",
+            Dtype::E5m2 => "__nv_fp8_e5m2",
+            Dtype::Ue8m0 | Dtype::U8 => "uint8_t",
+            Dtype::I32 => "int32_t",
+            Dtype::I64 => "int64_t",
+        }
+    }
+}
+
+impl fmt::Display for Dtype {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+pub use crate::front::ast::Direction;
+
+/// TMA swizzle modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Swizzle {
+    /// No swizzle.
+    None,
+    /// 32-byte swizzle.
+    B32,
+    /// 64-byte swizzle.
+    B64,
+    /// 128-byte swizzle.
+    B128,
+}
+
+impl Swizzle {
+    /// Parses `128B`, `64B`, `32B`, `none`.
+    pub fn parse(s: &str) -> Option<Swizzle> {
+        Some(match s {
+            "none" => Swizzle::None,
+            "32B" => Swizzle::B32,
+            "64B" => Swizzle::B64,
+            "128B" => Swizzle::B128,
+            _ => return None,
+        })
+    }
+
+    /// Bytes of one swizzle span (the inner box extent it requires), 16 for none.
+    pub fn span_bytes(self) -> i64 {
+        match self {
+            Swizzle::None => 16,
+            Swizzle::B32 => 32,
+            Swizzle::B64 => 64,
+            Swizzle::B128 => 128,
+        }
+    }
+
+    /// Alignment a destination of this swizzle needs: the swizzle atom (8 rows × span), I-S8.
+    pub fn atom_align_bytes(self) -> i64 {
+        match self {
+            Swizzle::None => 128,
+            s => s.span_bytes() * 8,
+        }
+    }
+
+    /// The name as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Swizzle::None => "none",
+            Swizzle::B32 => "32B",
+            Swizzle::B64 => "64B",
+            Swizzle::B128 => "128B",
+        }
+    }
+}
+
+/// L2 cache-policy hints for TMA loads (contract doc §7.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum L2Hint {
+    /// `EVICT_FIRST` 0x12F0000000000000.
+    EvictFirst,
+    /// `EVICT_LAST` 0x14F0000000000000.
+    EvictLast,
+    /// `EVICT_NORMAL` 0x16F0000000000000.
+    EvictNormal,
+}
+
+impl L2Hint {
+    /// Parses `evict_first`, `evict_last`, `evict_normal`.
+    pub fn parse(s: &str) -> Option<L2Hint> {
+        Some(match s {
+            "evict_first" => L2Hint::EvictFirst,
+            "evict_last" => L2Hint::EvictLast,
+            "evict_normal" => L2Hint::EvictNormal,
+            _ => return None,
+        })
+    }
+
+    /// The 64-bit cache-policy immediate.
+    pub fn policy(self) -> u64 {
+        match self {
+            L2Hint::EvictFirst => 0x12F0_0000_0000_0000,
+            L2Hint::EvictLast => 0x14F0_0000_0000_0000,
+            L2Hint::EvictNormal => 0x16F0_0000_0000_0000,
+        }
+    }
+}
+
+/// A tensor's TMA description.
+#[derive(Clone, Debug)]
+pub struct TmaIr {
+    /// Box extents in elements, innermost first.
+    pub box_dims: Vec<i64>,
+    /// Span of the `box [...]`.
+    pub box_span: Span,
+    /// Swizzle mode.
+    pub swizzle: Swizzle,
+    /// L2 hint.
+    pub l2: Option<L2Hint>,
+    /// The whole `tma(...)`.
+    pub span: Span,
+}
+
+impl TmaIr {
+    /// Bytes one box delivers: product of the box extents × element size.
+    pub fn box_bytes(&self, dtype: Dtype) -> Option<i64> {
+        self.box_dims.iter().try_fold(dtype.bytes(), |acc, d| acc.checked_mul(*d))
+    }
+}
+
+/// A tensor.
+#[derive(Clone, Debug)]
+pub struct TensorIr {
+    /// Name.
+    pub name: String,
+    /// Element type.
+    pub dtype: Dtype,
+    /// Extents, outermost first.
+    pub dims: Vec<i64>,
+    /// In, out or inout.
+    pub direction: Direction,
+    /// TMA description.
+    pub tma: Option<TmaIr>,
+    /// Declaration.
+    pub span: Span,
+}
+
+impl TensorIr {
+    /// Number of elements (checked).
+    pub fn elements(&self) -> Option<i64> {
+        self.dims.iter().try_fold(1i64, |acc, d| acc.checked_mul(*d))
+    }
+}
+
+/// `tile M.., N.., K..` (elements).
+#[derive(Clone, Debug, Default)]
+pub struct TileIr {
+    /// Tile rows (MMA-M for swap-AB linears: weight rows).
+    pub m: Option<i64>,
+    /// Tile columns.
+    pub n: Option<i64>,
+    /// Tile depth.
+    pub k: Option<i64>,
+    /// Declaration.
+    pub span: Span,
+}
+
+/// MMA engines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaEngine {
+    /// `tcgen05.mma` (sm_100a).
+    Tcgen05,
+    /// `wgmma.mma_async` (sm_90a).
+    Wgmma,
+}
+
+/// `mma ENGINE KIND (A x B -> D) mM nN kK`.
+#[derive(Clone, Debug)]
+pub struct MmaIr {
+    /// Engine.
+    pub engine: MmaEngine,
+    /// Instruction kind as written (`f16`, `mxf8f6f4`, …).
+    pub kind: String,
+    /// A operand type.
+    pub a: Dtype,
+    /// B operand type.
+    pub b: Dtype,
+    /// Accumulator type.
+    pub d: Dtype,
+    /// Instruction M.
+    pub m: i64,
+    /// Instruction N.
+    pub n: i64,
+    /// Instruction K.
+    pub k: i64,
+    /// Declaration.
+    pub span: Span,
+}
+
+/// One region after stage expansion. Its handle index is its ordinal (`REGION_<NAME>`), as MPK
+/// assigns region ordinals by declaration index (contract doc §1.3).
+#[derive(Clone, Debug)]
+pub struct RegionIr {
+    /// Expanded name (`W_0` for stage 0 of `W[stage]`).
+    pub name: String,
+    /// Index into [`super::TaskIr::region_groups`].
+    pub group: usize,
+    /// The stage index for stage arrays.
+    pub stage: Option<u32>,
+    /// Size in bytes (I-S1: ≥ 0).
+    pub size: i64,
+    /// Alignment in bytes for packing (I-S1: a power of two).
+    pub align: i64,
+    /// Explicit page count, or −1 to derive `ceil(size / 16384)`.
+    pub page_count: i64,
+    /// May share a page with other packable regions.
+    pub can_pack: bool,
+    /// Release step (ordering hint for the next task's preferred page order).
+    pub release_step: i64,
+    /// Must be true (I-S1).
+    pub contiguous: bool,
+    /// The declaration.
+    pub span: Span,
+    /// The `bytes` attribute (or the declaration).
+    pub bytes_span: Span,
+    /// The `align` attribute (or the declaration).
+    pub align_span: Span,
+    /// The `pages` attribute, if given.
+    pub pages_span: Option<Span>,
+}
+
+/// A declared region or stage array.
+#[derive(Clone, Debug)]
+pub struct RegionGroup {
+    /// Declared name.
+    pub name: String,
+    /// Expanded members in stage order.
+    pub members: Vec<Handle<RegionIr>>,
+    /// True for `NAME[stage]`.
+    pub staged: bool,
+    /// Declaration.
+    pub span: Span,
+}
+
+/// Warp roles of Runtime-V2 (contract doc §3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RoleKind {
+    /// W0-3, the consumer warpgroup (upstream: compute).
+    Consumer,
+    /// W4, TMA issue.
+    Loader,
+    /// W5, MMA issue (upstream: mma).
+    Launcher,
+    /// W6.
+    Storer,
+    /// W7, runtime-owned (upstream: dispatcher).
+    Controller,
+}
+
+impl RoleKind {
+    /// Parses a role name, accepting the upstream aliases (compute, mma, dispatcher).
+    pub fn parse(s: &str) -> Option<RoleKind> {
+        Some(match s {
+            "consumer" | "compute" => RoleKind::Consumer,
+            "loader" => RoleKind::Loader,
+            "launcher" | "mma" => RoleKind::Launcher,
+            "storer" => RoleKind::Storer,
+            "controller" | "dispatcher" => RoleKind::Controller,
+            _ => return None,
+        })
+    }
+
+    /// The house name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoleKind::Consumer => "consumer",
+            RoleKind::Loader => "loader",
+            RoleKind::Launcher => "launcher",
+            RoleKind::Storer => "storer",
+            RoleKind::Controller => "controller",
+        }
+    }
+
+    /// The runtime's warps for this role: (first, last) inclusive (contract doc §3.1).
+    pub fn runtime_warps(self) -> (u32, u32) {
+        match self {
+            RoleKind::Consumer => (0, 3),
+            RoleKind::Loader => (4, 4),
+            RoleKind::Launcher => (5, 5),
+            RoleKind::Storer => (6, 6),
+            RoleKind::Controller => (7, 7),
+        }
+    }
+
+    /// Every role.
+    pub const ALL: [RoleKind; 5] =
+        [RoleKind::Consumer, RoleKind::Loader, RoleKind::Launcher, RoleKind::Storer, RoleKind::Controller];
+}
+
+impl fmt::Display for RoleKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A role bound to warps.
+#[derive(Clone, Debug)]
+pub struct RoleIr {
+    /// Which role.
+    pub kind: RoleKind,
+    /// First warp.
+    pub first_warp: u32,
+    /// Last warp (inclusive).
+    pub last_warp: u32,
+    /// The binding (the task name when defaulted).
+    pub span: Span,
+}
+
+impl RoleIr {
+    /// Threads in the role: 32 per warp.
+    pub fn threads(&self) -> i64 {
+        (i64::from(self.last_warp) - i64::from(self.first_warp) + 1) * 32
+    }
+}
+
+/// How an mbarrier is arrived.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArrivalIr {
+    /// TMA byte delivery (`complete_tx`) of the named tensors' boxes; one `arrive.expect_tx`.
+    Tma(Vec<Handle<TensorIr>>),
+    /// `tcgen05.commit` (one arrival).
+    Commit,
+    /// This many threads arrive.
+    Threads(i64),
+}
+
+impl ArrivalIr {
+    /// The mbarrier init count this arrival kind needs (I-M2).
+    pub fn init_count(&self) -> i64 {
+        match self {
+            ArrivalIr::Tma(_) | ArrivalIr::Commit => 1,
+            ArrivalIr::Threads(n) => *n,
+        }
+    }
+
+    /// True for arrivals delivered asynchronously (TMA, commit), which need a role re-init (I-M4).
+    pub fn is_async(&self) -> bool {
+        matches!(self, ArrivalIr::Tma(_) | ArrivalIr::Commit)
+    }
+
+    /// Short name for tables.
+    pub fn kind_str(&self) -> &'static str {
+        match self {
+            ArrivalIr::Tma(_) => "TMA complete_tx",
+            ArrivalIr::Commit => "tcgen05.commit",
+            ArrivalIr::Threads(_) => "thread arrive",
+        }
+    }
+}
+
+/// Where a channel's data lives.
+#[derive(Clone, Debug)]
+pub enum ChannelStorageIr {
+    /// A staged region group (index into `region_groups`).
+    Region(usize),
+    /// TMEM accumulator slots.
+    Tmem,
+}
+
+/// The empty edge of a channel.
+#[derive(Clone, Debug)]
+pub enum EmptyEdge {
+    /// The channel has its own empty barriers, arrived by `role`.
+    Own {
+        /// Arriving role.
+        role: RoleKind,
+        /// Arrival kind.
+        arrival: ArrivalIr,
+        /// Clause span.
+        span: Span,
+    },
+    /// Shares the empty barriers of another channel.
+    Shared(Handle<ChannelIr>, Span),
+    /// No empty edge (a one-directional ring).
+    None,
+}
+
+/// A producer → consumer ring of `depth` slots: `depth` full mbarriers plus `depth` empty ones
+/// unless the empty edge is shared (contract doc §2.4, I-M3).
+#[derive(Clone, Debug)]
+pub struct ChannelIr {
+    /// Name.
+    pub name: String,
+    /// Storage.
+    pub storage: ChannelStorageIr,
+    /// Slots.
+    pub depth: u32,
+    /// Arrives the full barriers.
+    pub producer: RoleKind,
+    /// Waits the full barriers.
+    pub consumer: RoleKind,
+    /// How the full barriers are arrived.
+    pub full_arrival: ArrivalIr,
+    /// Empty edge.
+    pub empty: EmptyEdge,
+    /// Role that re-initialises this channel's barriers at task start (I-M4).
+    pub reinit: RoleKind,
+    /// Declaration.
+    pub span: Span,
+}
+
+/// A one-shot mbarrier (re-initialised every publish, always waited at parity 0).
+#[derive(Clone, Debug)]
+pub struct SemIr {
+    /// Name.
+    pub name: String,
+    /// Arriving role.
+    pub producer: RoleKind,
+    /// Waiting role.
+    pub consumer: RoleKind,
+    /// Arrival kind.
+    pub arrival: ArrivalIr,
+    /// Init count (arrivals per phase).
+    pub count: i64,
+    /// Role that re-initialises it at task start, or none (the tmem_ready class, I-M4).
+    pub reinit: Option<RoleKind>,
+    /// Declaration.
+    pub span: Span,
+}
+
+/// A named hardware barrier (`bar.sync id, threads`).
+#[derive(Clone, Debug)]
+pub struct BarrierIr {
+    /// Name.
+    pub name: String,
+    /// Barrier id (1-15; 0 and 8 are the runtime's).
+    pub id: i64,
+    /// Participating threads.
+    pub threads: i64,
+    /// Role whose warps use it.
+    pub by: RoleKind,
+    /// Declaration.
+    pub span: Span,
+    /// The id expression.
+    pub id_span: Span,
+    /// The threads expression.
+    pub threads_span: Span,
+}
+
+/// The task body.
+#[derive(Clone, Debug)]
+pub enum BodyIr {
+    /// A stdlib body template.
+    Template {
+        /// Template name.
+        name: String,
+        /// Input tensors.
+        inputs: Vec<Handle<TensorIr>>,
+        /// Output tensors.
+        outputs: Vec<Handle<TensorIr>>,
+        /// Scalar params by name.
+        scalars: Vec<String>,
+        /// Declaration.
+        span: Span,
+    },
+    /// Inline CUDA.
+    Cuda {
+        /// The text between the braces.
+        code: String,
+        /// Its span (for `#line` mapping of nvcc errors).
+        code_span: Span,
+        /// Declaration.
+        span: Span,
+    },
+}
+
+/// Task granularity (contract doc §5).
+#[derive(Clone, Debug)]
+pub enum GranularityIr {
+    /// One TaskDesc per tile; `tasks` TaskDescs in the grid.
+    PerTile {
+        /// Number of tasks of this op per graph step.
+        tasks: i64,
+        /// Tiles per task (linear family: must be 1, I-P6).
+        tiles_per_task: i64,
+        /// Declaration.
+        span: Span,
+    },
+    /// One grid-wide task per worker with in-op grid barriers.
+    GridWide {
+        /// `skip_after_step0` seeding of the barrier scratch (I-H4).
+        skip_after_step0: bool,
+        /// Written justification.
+        justification: Option<String>,
+        /// Declaration.
+        span: Span,
+    },
+}
+
+impl GranularityIr {
+    /// Number of tasks (1 for grid-wide, per worker).
+    pub fn tasks(&self) -> i64 {
+        match self {
+            GranularityIr::PerTile { tasks, .. } => *tasks,
+            GranularityIr::GridWide { .. } => 1,
+        }
+    }
+}
+
+/// A lever: an MPK compile-time define.
+#[derive(Clone, Debug)]
+pub struct LeverIr {
+    /// Define name.
+    pub name: String,
+    /// Default (I-H7: must be off).
+    pub default_on: bool,
+    /// Declaration.
+    pub span: Span,
+}
+
+/// Handle aliases.
+pub type TensorHandle = Handle<TensorIr>;
+/// Region handle.
+pub type RegionHandle = Handle<RegionIr>;

@@ -1,0 +1,222 @@
+//! Constant evaluation of integer expressions with checked arithmetic.
+//!
+//! Names resolve to params (integers only here), `stages`, `stage` (inside a stage array) and
+//! `tile.M` / `tile.N` / `tile.K`. Built-ins: `align_up(x, a)`, `ceil_div(a, b)`, `min(…)`,
+//! `max(…)`. Overflow, division by zero and non-positive alignments are `E0004` diagnostics.
+
+use crate::diag::{codes, Diagnostic};
+use crate::front::ast::{BinOp, Expr, ExprKind};
+use crate::ir::{ParamIr, ParamValue, TileIr};
+use indexmap::IndexMap;
+
+/// What names mean while evaluating.
+#[derive(Clone, Copy, Default)]
+pub struct Env<'a> {
+    /// Params evaluated so far.
+    pub params: Option<&'a IndexMap<String, ParamIr>>,
+    /// `stages`, once known.
+    pub stages: Option<i64>,
+    /// `stage`, inside a stage array.
+    pub stage: Option<i64>,
+    /// The tile, once known.
+    pub tile: Option<&'a TileIr>,
+}
+
+/// The result of evaluating: integer or float (floats only where a param value is expected).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Num {
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+}
+
+impl<'a> Env<'a> {
+    /// Evaluates `e` as an integer; floats are an `E0005` error.
+    pub fn int(&self, e: &Expr) -> Result<i64, Diagnostic> {
+        match self.num(e)? {
+            Num::Int(v) => Ok(v),
+            Num::Float(f) => Err(Diagnostic::error(codes::TYPE_MISMATCH, format!("expected an integer, found the float {f}"))
+                .primary(e.span, "a float here")
+                .help("sizes, counts and extents are integers; write an integer expression")),
+        }
+    }
+
+    /// Evaluates `e` as an integer that must be ≥ 0 (`what` names the quantity in the message).
+    pub fn non_negative(&self, e: &Expr, what: &str) -> Result<i64, Diagnostic> {
+        let v = self.int(e)?;
+        if v < 0 {
+            return Err(Diagnostic::error(codes::ARITH, format!("{what} is {v}, but it may not be negative"))
+                .primary(e.span, format!("evaluates to {v}"))
+                .help(format!("make the {what} zero or more")));
+        }
+        Ok(v)
+    }
+
+    /// Evaluates `e` to an integer or float.
+    pub fn num(&self, e: &Expr) -> Result<Num, Diagnostic> {
+        match &e.kind {
+            ExprKind::Int(v) => Ok(Num::Int(*v)),
+            ExprKind::Float(f) => Ok(Num::Float(*f)),
+            ExprKind::Neg(inner) => match self.num(inner)? {
+                Num::Int(v) => v.checked_neg().map(Num::Int).ok_or_else(|| overflow(e, format!("-({v})"))),
+                Num::Float(f) => Ok(Num::Float(-f)),
+            },
+            ExprKind::Path(parts) => self.path(e, parts),
+            ExprKind::Binary(op, l, r) => {
+                let (a, b) = (self.num(l)?, self.num(r)?);
+                match (a, b) {
+                    (Num::Int(a), Num::Int(b)) => self.int_binop(e, *op, a, b, r).map(Num::Int),
+                    (a, b) => {
+                        let (a, b) = (as_f64(a), as_f64(b));
+                        Ok(Num::Float(match op {
+                            BinOp::Add => a + b,
+                            BinOp::Sub => a - b,
+                            BinOp::Mul => a * b,
+                            BinOp::Div => a / b,
+                            BinOp::Rem => a % b,
+                        }))
+                    }
+                }
+            }
+            ExprKind::Call(f, args) => self.call(e, f, args).map(Num::Int),
+        }
+    }
+
+    fn int_binop(&self, e: &Expr, op: BinOp, a: i64, b: i64, rhs: &Expr) -> Result<i64, Diagnostic> {
+        if matches!(op, BinOp::Div | BinOp::Rem) && b == 0 {
+            return Err(Diagnostic::error(codes::ARITH, format!("division by zero in `{a} {} 0`", op.symbol()))
+                .primary(rhs.span, "evaluates to 0")
+                .secondary(e.span, "in this expression")
+                .help("make the divisor non-zero"));
+        }
+        let r = match op {
+            BinOp::Add => a.checked_add(b),
+            BinOp::Sub => a.checked_sub(b),
+            BinOp::Mul => a.checked_mul(b),
+            BinOp::Div => a.checked_div(b),
+            BinOp::Rem => a.checked_rem(b),
+        };
+        r.ok_or_else(|| overflow(e, format!("{a} {} {b}", op.symbol())))
+    }
+
+    fn path(&self, e: &Expr, parts: &[crate::front::ast::Ident]) -> Result<Num, Diagnostic> {
+        let first = &parts[0].node;
+        if parts.len() == 2 {
+            if first != "tile" {
+                return Err(unknown(e, &format!("{first}.{}", parts[1].node), "only `tile.M`, `tile.N` and `tile.K` are dotted names"));
+            }
+            let Some(tile) = self.tile else {
+                return Err(unknown(e, &format!("tile.{}", parts[1].node), "declare `tile M .., N .., K ..` before using it"));
+            };
+            let v = match parts[1].node.as_str() {
+                "M" | "m" => tile.m,
+                "N" | "n" => tile.n,
+                "K" | "k" => tile.k,
+                _ => None,
+            };
+            return v.map(Num::Int).ok_or_else(|| {
+                unknown(e, &format!("tile.{}", parts[1].node), "the tile declares no such dimension")
+            });
+        }
+        match first.as_str() {
+            "stage" => self.stage.map(Num::Int).ok_or_else(|| {
+                unknown(e, "stage", "`stage` is bound only inside a stage array `region NAME[stage] { … }`")
+            }),
+            "stages" => self.stages.map(Num::Int).ok_or_else(|| unknown(e, "stages", "declare `stages N` in the task")),
+            name => match self.params.and_then(|p| p.get(name)) {
+                Some(p) => match p.value {
+                    ParamValue::Int(v) => Ok(Num::Int(v)),
+                    ParamValue::Float(f) => Ok(Num::Float(f)),
+                    ParamValue::Bool(_) => Err(Diagnostic::error(
+                        codes::TYPE_MISMATCH,
+                        format!("param `{name}` is a bool and cannot be used in arithmetic"),
+                    )
+                    .primary(e.span, "a bool here")
+                    .secondary(p.span, "declared here")
+                    .help("use an `int` param")),
+                },
+                None => {
+                    let known: Vec<String> =
+                        self.params.map(|p| p.keys().map(|k| format!("`{k}`")).collect()).unwrap_or_default();
+                    let help = if known.is_empty() {
+                        "declare it with `param NAME: int = VALUE` before its first use".to_string()
+                    } else {
+                        format!("params in scope: {}", known.join(", "))
+                    };
+                    Err(unknown(e, name, &help))
+                }
+            },
+        }
+    }
+
+    fn call(&self, e: &Expr, f: &crate::front::ast::Ident, args: &[Expr]) -> Result<i64, Diagnostic> {
+        let vals = args.iter().map(|a| self.int(a)).collect::<Result<Vec<_>, _>>()?;
+        let arity = |n: usize| -> Result<(), Diagnostic> {
+            if vals.len() != n {
+                Err(Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    format!("`{}` takes {n} arguments but {} were given", f.node, vals.len()),
+                )
+                .primary(e.span, "wrong number of arguments")
+                .help(format!("write `{}({})`", f.node, if n == 2 { "a, b" } else { "a" })))
+            } else {
+                Ok(())
+            }
+        };
+        match f.node.as_str() {
+            "align_up" => {
+                arity(2)?;
+                let (x, a) = (vals[0], vals[1]);
+                if a <= 0 {
+                    return Err(Diagnostic::error(codes::ARITH, format!("`align_up` alignment is {a}; it must be positive"))
+                        .primary(args[1].span, format!("evaluates to {a}"))
+                        .help("align to a positive power of two such as 16, 128 or 1024"));
+                }
+                let r = x.checked_add(a - 1).map(|v| v.div_euclid(a) * a);
+                r.ok_or_else(|| overflow(e, format!("align_up({x}, {a})")))
+            }
+            "ceil_div" => {
+                arity(2)?;
+                let (a, b) = (vals[0], vals[1]);
+                if b <= 0 {
+                    return Err(Diagnostic::error(codes::ARITH, format!("`ceil_div` divisor is {b}; it must be positive"))
+                        .primary(args[1].span, format!("evaluates to {b}"))
+                        .help("divide by a positive number"));
+                }
+                a.checked_add(b - 1).map(|v| v.div_euclid(b)).ok_or_else(|| overflow(e, format!("ceil_div({a}, {b})")))
+            }
+            "min" | "max" => {
+                if vals.is_empty() {
+                    return Err(Diagnostic::error(codes::TYPE_MISMATCH, format!("`{}` needs at least one argument", f.node))
+                        .primary(e.span, "no arguments")
+                        .help(format!("write `{}(a, b)`", f.node)));
+                }
+                let it = vals.iter().copied();
+                Ok(if f.node == "min" { it.min() } else { it.max() }.unwrap_or(0))
+            }
+            other => Err(Diagnostic::error(codes::UNKNOWN_NAME, format!("unknown function `{other}`"))
+                .primary(f.span, "not a built-in")
+                .help("the built-ins are `align_up`, `ceil_div`, `min` and `max`")),
+        }
+    }
+}
+
+fn as_f64(n: Num) -> f64 {
+    match n {
+        Num::Int(v) => v as f64,
+        Num::Float(f) => f,
+    }
+}
+
+fn overflow(e: &Expr, what: String) -> Diagnostic {
+    Diagnostic::error(codes::ARITH, format!("integer overflow evaluating `{what}`"))
+        .primary(e.span, "overflows 64-bit signed arithmetic")
+        .help("sizes are bytes of a 224 KiB pool; check the units of the operands")
+}
+
+fn unknown(e: &Expr, name: &str, help: &str) -> Diagnostic {
+    Diagnostic::error(codes::UNKNOWN_NAME, format!("cannot find `{name}` in this task"))
+        .primary(e.span, "not found")
+        .help(help.to_string())
+}

@@ -1,0 +1,422 @@
+//! Lowering one task instance: the simple items (family, targets, tensors, tile, stages, MMA,
+//! TMEM, levers); regions, synchronisation and the body have their own files.
+
+use super::collect::Collected;
+use super::eval::Env;
+use super::params;
+use super::SemaOptions;
+use crate::diag::{codes, Diagnostic, Sink};
+use crate::front::ast;
+use crate::ir::*;
+use crate::span::Span;
+use indexmap::IndexMap;
+
+/// The lowering context of one instance.
+pub(super) struct Cx<'s> {
+    pub sink: &'s mut Sink,
+    pub ir: TaskIr,
+}
+
+impl Cx<'_> {
+    /// The evaluation environment of what is lowered so far.
+    pub fn env(&self) -> Env<'_> {
+        Env {
+            params: Some(&self.ir.params),
+            stages: self.ir.stages.map(|(s, _)| i64::from(s)),
+            stage: None,
+            tile: self.ir.tile.as_ref(),
+        }
+    }
+
+    /// Evaluates `e` as an integer, reporting failure.
+    pub fn int(&mut self, e: &ast::Expr) -> Option<i64> {
+        let r = self.env().int(e);
+        self.take(r)
+    }
+
+    /// Evaluates `e` as a non-negative integer named `what`, reporting failure.
+    pub fn non_negative(&mut self, e: &ast::Expr, what: &str) -> Option<i64> {
+        let r = self.env().non_negative(e, what);
+        self.take(r)
+    }
+
+    /// Unwraps a result, reporting its diagnostic.
+    pub fn take<T>(&mut self, r: Result<T, Diagnostic>) -> Option<T> {
+        match r {
+            Ok(v) => Some(v),
+            Err(d) => {
+                self.sink.push(d);
+                None
+            }
+        }
+    }
+
+    /// Reports `d`.
+    pub fn report(&mut self, d: Diagnostic) {
+        self.sink.push(d);
+    }
+
+    /// Parses a role name, reporting unknown ones.
+    pub fn role(&mut self, id: &ast::Ident) -> Option<RoleKind> {
+        let r = RoleKind::parse(&id.node);
+        if r.is_none() {
+            self.report(
+                Diagnostic::error(codes::BAD_KEYWORD, format!("unknown role `{}`", id.node))
+                    .primary(id.span, "not a Runtime-V2 role")
+                    .help("roles are `consumer` (W0-3), `loader` (W4), `launcher` (W5), `storer` (W6) and `controller` (W7)"),
+            );
+        }
+        r
+    }
+
+    /// Resolves a tensor name.
+    pub fn tensor(&mut self, id: &ast::Ident) -> Option<TensorHandle> {
+        let h = self.ir.tensor_by_name(&id.node);
+        if h.is_none() {
+            let known: Vec<String> = self.ir.tensors.values().map(|t| format!("`{}`", t.name)).collect();
+            self.report(
+                Diagnostic::error(codes::UNKNOWN_NAME, format!("cannot find tensor `{}`", id.node))
+                    .primary(id.span, "no tensor of this name")
+                    .help(if known.is_empty() {
+                        "declare it with `tensor NAME: DTYPE[dims] in|out`".to_string()
+                    } else {
+                        format!("declared tensors: {}", known.join(", "))
+                    }),
+            );
+        }
+        h
+    }
+}
+
+/// Lowers `task` for `instance` (or its defaults).
+pub(super) fn lower_instance(
+    task: &ast::Task,
+    c: &Collected<'_>,
+    instance: Option<&ast::Instance>,
+    opts: &SemaOptions,
+    sink: &mut Sink,
+) -> TaskIr {
+    if let Some(inst) = instance {
+        check_instance_names(c, inst, sink);
+    }
+    let params = params::evaluate(&c.params, instance, &opts.overrides, sink);
+    let (family, family_span) = family(task, c, sink);
+    let ir = TaskIr {
+        name: task.name.node.clone(),
+        name_span: task.name.span,
+        span: task.span,
+        instance: instance.map(|i| i.name.node.clone()),
+        family,
+        family_span,
+        targets: Vec::new(),
+        task_id: None,
+        params,
+        tensors: Arena::new(),
+        tile: None,
+        stages: None,
+        mma: None,
+        tmem_cols: None,
+        regions: Arena::new(),
+        region_groups: Vec::new(),
+        channels: Arena::new(),
+        sems: Arena::new(),
+        roles: Vec::new(),
+        roles_declared: false,
+        barriers: Arena::new(),
+        body: None,
+        epilogues: Vec::new(),
+        granularity: GranularityIr::PerTile { tasks: 1, tiles_per_task: 1, span: task.name.span },
+        levers: Vec::new(),
+    };
+    let mut cx = Cx { sink, ir };
+    targets(&mut cx, c);
+    if let Some((e, _)) = c.task_id {
+        cx.ir.task_id = cx.non_negative(e, "task id");
+    }
+    stages(&mut cx, c);
+    tile(&mut cx, c);
+    tensors(&mut cx, c);
+    mma(&mut cx, c);
+    if let Some((e, s)) = c.tmem {
+        cx.ir.tmem_cols = cx.non_negative(e, "TMEM column count").map(|v| (v, s));
+    }
+    super::lower_regions::regions(&mut cx, c);
+    super::lower_sync::roles(&mut cx, c);
+    super::lower_sync::channels(&mut cx, c);
+    super::lower_sync::sems(&mut cx, c);
+    super::lower_sync::barriers(&mut cx, c);
+    super::lower_body::body(&mut cx, c);
+    super::lower_body::granularity(&mut cx, c);
+    levers_and_epilogue(&mut cx, c);
+    cx.ir
+}
+
+fn check_instance_names(c: &Collected<'_>, inst: &ast::Instance, sink: &mut Sink) {
+    let mut seen: IndexMap<&str, Span> = IndexMap::new();
+    for (n, _) in &inst.sets {
+        if let Some(prev) = seen.get(n.node.as_str()) {
+            sink.push(
+                Diagnostic::error(codes::DUPLICATE, format!("instance `{}` sets `{}` twice", inst.name.node, n.node))
+                    .primary(n.span, "set again here")
+                    .secondary(*prev, "first set here")
+                    .help("keep one setting"),
+            );
+        }
+        seen.insert(n.node.as_str(), n.span);
+        if !c.params.iter().any(|p| p.name.node == n.node) {
+            sink.push(
+                Diagnostic::error(codes::UNKNOWN_INSTANCE, format!("instance `{}` sets `{}`, which is not a param", inst.name.node, n.node))
+                    .primary(n.span, "no param of this name")
+                    .help("declare the param with `param NAME: TYPE`, or remove the setting"),
+            );
+        }
+    }
+}
+
+fn family(task: &ast::Task, c: &Collected<'_>, sink: &mut Sink) -> (Family, Span) {
+    match c.family {
+        Some(f) => match Family::parse(&f.node) {
+            Some(fam) => (fam, f.span),
+            None => {
+                sink.push(
+                    Diagnostic::error(codes::BAD_KEYWORD, format!("unknown family `{}`", f.node))
+                        .primary(f.span, "not a task family")
+                        .help("families are `pipeline`, `consumer`, `consumer-monolith`, `consumer-no-smem` and `helper`"),
+                );
+                (Family::Consumer, f.span)
+            }
+        },
+        None => {
+            sink.push(
+                Diagnostic::error(codes::MISSING, format!("task `{}` declares no family", task.name.node))
+                    .primary(task.name.span, "no `family` item")
+                    .help("add `family consumer` (or `pipeline`, `consumer-monolith`, `consumer-no-smem`, `helper`)"),
+            );
+            (Family::Consumer, task.name.span)
+        }
+    }
+}
+
+fn targets(cx: &mut Cx<'_>, c: &Collected<'_>) {
+    let Some((items, _)) = c.targets else {
+        cx.ir.targets.push(TargetIr {
+            target: Target::Sm100a,
+            smem_capacity_bytes: DEFAULT_SMEM_CAPACITY_BYTES,
+            span: cx.ir.name_span,
+        });
+        return;
+    };
+    for t in items {
+        let Some(target) = Target::parse(&t.name.node) else {
+            cx.report(
+                Diagnostic::error(codes::BAD_KEYWORD, format!("unknown target `{}`", t.name.node))
+                    .primary(t.name.span, "not a supported target")
+                    .help("targets are `sm_100a` (B200) and `sm_90a` (H100/H200)"),
+            );
+            continue;
+        };
+        if let Some(prev) = cx.ir.targets.iter().find(|x| x.target == target) {
+            let prev = prev.span;
+            cx.report(
+                Diagnostic::error(codes::DUPLICATE, format!("target `{target}` is listed twice"))
+                    .primary(t.span, "listed again")
+                    .secondary(prev, "first listed here")
+                    .help("list each target once"),
+            );
+            continue;
+        }
+        let mut cap = DEFAULT_SMEM_CAPACITY_BYTES;
+        if let Some((k, e)) = &t.setting {
+            if k.node != "smem" {
+                cx.report(
+                    Diagnostic::error(codes::BAD_KEYWORD, format!("unknown target setting `{}`", k.node))
+                        .primary(k.span, "not a target setting")
+                        .help("the one target setting is `smem BYTES`, e.g. `sm_90a(smem 227328)`"),
+                );
+            } else if let Some(v) = cx.non_negative(e, "SMEM capacity") {
+                cap = v;
+            }
+        }
+        cx.ir.targets.push(TargetIr { target, smem_capacity_bytes: cap, span: t.span });
+    }
+}
+
+fn stages(cx: &mut Cx<'_>, c: &Collected<'_>) {
+    let Some((e, s)) = c.stages else { return };
+    let Some(v) = cx.non_negative(e, "stage count") else { return };
+    match u32::try_from(v) {
+        Ok(n) if (1..=64).contains(&n) => cx.ir.stages = Some((n, s)),
+        _ => cx.report(
+            Diagnostic::error(codes::OUT_OF_RANGE, format!("`stages` is {v}; a ring needs 1 to 64 stages"))
+                .primary(e.span, format!("evaluates to {v}"))
+                .help("use between 1 and 64 stages"),
+        ),
+    }
+}
+
+fn tile(cx: &mut Cx<'_>, c: &Collected<'_>) {
+    let Some((dims, span)) = c.tile else { return };
+    let mut t = TileIr { span, ..TileIr::default() };
+    let mut seen: Vec<(char, Span)> = Vec::new();
+    for (name, e) in dims {
+        let axis = match name.node.as_str() {
+            "M" | "m" => 'M',
+            "N" | "n" => 'N',
+            "K" | "k" => 'K',
+            other => {
+                cx.report(
+                    Diagnostic::error(codes::BAD_KEYWORD, format!("unknown tile dimension `{other}`"))
+                        .primary(name.span, "not M, N or K")
+                        .help("write `tile M 128, N 16, K 128`"),
+                );
+                continue;
+            }
+        };
+        if let Some((_, prev)) = seen.iter().find(|(a, _)| *a == axis) {
+            let prev = *prev;
+            cx.report(
+                Diagnostic::error(codes::DUPLICATE, format!("tile dimension {axis} is given twice"))
+                    .primary(name.span, "given again")
+                    .secondary(prev, "first given here")
+                    .help("give each of M, N, K once"),
+            );
+            continue;
+        }
+        seen.push((axis, name.span));
+        let v = cx.non_negative(e, "tile extent");
+        match axis {
+            'M' => t.m = v,
+            'N' => t.n = v,
+            _ => t.k = v,
+        }
+    }
+    cx.ir.tile = Some(t);
+}
+
+/// Parses a dtype name, reporting unknown ones.
+pub(super) fn dtype(cx: &mut Cx<'_>, id: &ast::Ident) -> Option<Dtype> {
+    let d = Dtype::parse(&id.node);
+    if d.is_none() {
+        cx.report(
+            Diagnostic::error(codes::TYPE_MISMATCH, format!("unknown element type `{}`", id.node))
+                .primary(id.span, "not a dtype")
+                .help("dtypes are bf16, f16, f32, e4m3, e5m2, ue8m0, i32, i64 and u8"),
+        );
+    }
+    d
+}
+
+fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
+    for t in &c.tensors {
+        let dt = dtype(cx, &t.dtype);
+        let dims: Vec<Option<i64>> = t.dims.iter().map(|e| cx.non_negative(e, "tensor extent")).collect();
+        let tma = t.tma.as_ref().and_then(|spec| tma(cx, spec));
+        let (Some(dtype), Some(dims)) = (dt, dims.into_iter().collect::<Option<Vec<i64>>>()) else { continue };
+        cx.ir.tensors.append(TensorIr {
+            name: t.name.node.clone(),
+            dtype,
+            dims,
+            direction: t.direction.node,
+            tma,
+            span: t.span,
+        });
+    }
+}
+
+fn tma(cx: &mut Cx<'_>, spec: &ast::TmaSpec) -> Option<TmaIr> {
+    let Some(boxes) = &spec.boxes else {
+        cx.report(
+            Diagnostic::error(codes::MISSING, "`tma(...)` gives no box")
+                .primary(spec.span, "no `box [...]`")
+                .help("add the box extents in elements, innermost first: `box [64, 128, 2]`"),
+        );
+        return None;
+    };
+    let dims: Option<Vec<i64>> = boxes.node.iter().map(|e| cx.non_negative(e, "TMA box extent")).collect();
+    let swizzle = match &spec.swizzle {
+        None => Some(Swizzle::None),
+        Some(s) => {
+            let z = Swizzle::parse(&s.node);
+            if z.is_none() {
+                cx.report(
+                    Diagnostic::error(codes::BAD_KEYWORD, format!("unknown swizzle `{}`", s.node))
+                        .primary(s.span, "not a swizzle mode")
+                        .help("swizzles are `128B`, `64B`, `32B` and `none`"),
+                );
+            }
+            z
+        }
+    };
+    let l2 = match &spec.l2 {
+        None => None,
+        Some(h) => match L2Hint::parse(&h.node) {
+            Some(x) => Some(x),
+            None => {
+                cx.report(
+                    Diagnostic::error(codes::BAD_KEYWORD, format!("unknown L2 hint `{}`", h.node))
+                        .primary(h.span, "not an L2 cache policy")
+                        .help("hints are `evict_first`, `evict_last` and `evict_normal`"),
+                );
+                None
+            }
+        },
+    };
+    Some(TmaIr { box_dims: dims?, box_span: boxes.span, swizzle: swizzle?, l2, span: spec.span })
+}
+
+fn mma(cx: &mut Cx<'_>, c: &Collected<'_>) {
+    let Some(m) = c.mma else { return };
+    let engine = match m.engine.node.as_str() {
+        "tcgen05" => Some(MmaEngine::Tcgen05),
+        "wgmma" => Some(MmaEngine::Wgmma),
+        other => {
+            cx.report(
+                Diagnostic::error(codes::BAD_KEYWORD, format!("unknown MMA engine `{other}`"))
+                    .primary(m.engine.span, "not an MMA engine")
+                    .help("engines are `tcgen05` (sm_100a) and `wgmma` (sm_90a)"),
+            );
+            None
+        }
+    };
+    let (a, b, d) = (dtype(cx, &m.a), dtype(cx, &m.b), dtype(cx, &m.d));
+    let mut dims = [None, None, None];
+    for (axis, e) in &m.dims {
+        let i = match axis.node {
+            'm' => 0,
+            'n' => 1,
+            _ => 2,
+        };
+        if dims[i].is_some() {
+            cx.report(
+                Diagnostic::error(codes::DUPLICATE, format!("MMA extent `{}` is given twice", axis.node))
+                    .primary(axis.span, "given again")
+                    .help("give each of m, n, k once"),
+            );
+        }
+        dims[i] = cx.non_negative(e, "MMA extent");
+    }
+    for (i, n) in ['m', 'n', 'k'].iter().enumerate() {
+        if dims[i].is_none() && !m.dims.iter().any(|(a, _)| a.node == *n) {
+            cx.report(
+                Diagnostic::error(codes::MISSING, format!("the MMA gives no `{n}` extent"))
+                    .primary(m.span, format!("no `{n}…`"))
+                    .help("write the instruction shape as `m128 n16 k16`"),
+            );
+        }
+    }
+    let (Some(engine), Some(a), Some(b), Some(d), [Some(mm), Some(nn), Some(kk)]) = (engine, a, b, d, dims) else {
+        return;
+    };
+    cx.ir.mma = Some(MmaIr { engine, kind: m.kind.node.clone(), a, b, d, m: mm, n: nn, k: kk, span: m.span });
+}
+
+fn levers_and_epilogue(cx: &mut Cx<'_>, c: &Collected<'_>) {
+    for l in &c.levers {
+        cx.ir.levers.push(LeverIr { name: l.name.node.clone(), default_on: l.default_on.node, span: l.span });
+    }
+    if let Some((alts, _)) = c.epilogue {
+        for (k, v) in alts {
+            cx.ir.epilogues.push((k.node.clone(), v.as_ref().map(|x| x.node.clone()), k.span.to(v.as_ref().map_or(k.span, |x| x.span))));
+        }
+    }
+}

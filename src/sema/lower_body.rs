@@ -1,0 +1,112 @@
+//! The body (template or inline CUDA) and the task granularity.
+
+use super::collect::Collected;
+use super::lower::Cx;
+use crate::diag::{codes, Diagnostic};
+use crate::front::ast::{self, GranValue};
+use crate::ir::*;
+
+/// Resolves the body's tensors and scalars. Template-specific checks (arity, dtypes, shapes,
+/// regions) belong to `valid`, which knows the template catalogue.
+pub(super) fn body(cx: &mut Cx<'_>, c: &Collected<'_>) {
+    let Some(b) = c.body else {
+        if cx.ir.family.is_consumer_only() {
+            cx.report(
+                Diagnostic::error(codes::MISSING, format!("consumer task `{}` has no body", cx.ir.name))
+                    .primary(cx.ir.name_span, "no `body` item")
+                    .help("add a stdlib body such as `body rmsnorm(x, w -> y; eps)` or `body cuda { … }`"),
+            );
+        }
+        return;
+    };
+    cx.ir.body = match b {
+        ast::Body::Cuda { code, code_span, span } => {
+            Some(BodyIr::Cuda { code: code.clone(), code_span: *code_span, span: *span })
+        }
+        ast::Body::Template { name, inputs, outputs, scalars, span } => {
+            let ins: Option<Vec<_>> = inputs.iter().map(|t| cx.tensor(t)).collect();
+            let outs: Option<Vec<_>> = outputs.iter().map(|t| cx.tensor(t)).collect();
+            let mut ok = true;
+            for s in scalars {
+                if !cx.ir.params.contains_key(&s.node) {
+                    ok = false;
+                    let declared = c.params.iter().any(|p| p.name.node == s.node);
+                    if !declared {
+                        cx.report(
+                            Diagnostic::error(codes::UNKNOWN_NAME, format!("cannot find param `{}`", s.node))
+                                .primary(s.span, "no param of this name")
+                                .help("body scalars after `;` are params of the task"),
+                        );
+                    }
+                }
+            }
+            match (ins, outs, ok) {
+                (Some(inputs), Some(outputs), true) => Some(BodyIr::Template {
+                    name: name.node.clone(),
+                    inputs,
+                    outputs,
+                    scalars: scalars.iter().map(|s| s.node.clone()).collect(),
+                    span: *span,
+                }),
+                _ => None,
+            }
+        }
+    };
+}
+
+/// `per_tile(tasks N, tiles_per_task T)` (both default 1) or
+/// `grid_wide(skip_after_step0, justification "…")`.
+pub(super) fn granularity(cx: &mut Cx<'_>, c: &Collected<'_>) {
+    let Some(g) = c.granularity else { return };
+    match g.kind.node.as_str() {
+        "per_tile" => {
+            let (mut tasks, mut tpt) = (1, 1);
+            for a in &g.args {
+                let v = match (&a.value, a.key.node.as_str()) {
+                    (Some(GranValue::Expr(e)), "tasks" | "tiles_per_task") => cx.non_negative(e, &a.key.node),
+                    _ => {
+                        cx.report(bad_arg(a, "`per_tile` takes `tasks N` and `tiles_per_task N`"));
+                        None
+                    }
+                };
+                match (a.key.node.as_str(), v) {
+                    ("tasks", Some(v)) => tasks = v,
+                    ("tiles_per_task", Some(v)) => tpt = v,
+                    _ => {}
+                }
+            }
+            if tasks < 1 || tpt < 1 {
+                cx.report(
+                    Diagnostic::error(codes::OUT_OF_RANGE, format!("`per_tile` needs at least one task and one tile per task; got tasks {tasks}, tiles_per_task {tpt}"))
+                        .primary(g.span, "here")
+                        .help("use `per_tile(tasks 1)` or more"),
+                );
+                return;
+            }
+            cx.ir.granularity = GranularityIr::PerTile { tasks, tiles_per_task: tpt, span: g.span };
+        }
+        "grid_wide" => {
+            let mut skip = false;
+            let mut just = None;
+            for a in &g.args {
+                match (a.key.node.as_str(), &a.value) {
+                    ("skip_after_step0", None) => skip = true,
+                    ("justification", Some(GranValue::Str(s))) => just = Some(s.node.clone()),
+                    _ => cx.report(bad_arg(a, "`grid_wide` takes `skip_after_step0` and `justification \"…\"`")),
+                }
+            }
+            cx.ir.granularity = GranularityIr::GridWide { skip_after_step0: skip, justification: just, span: g.span };
+        }
+        other => cx.report(
+            Diagnostic::error(codes::BAD_KEYWORD, format!("unknown granularity `{other}`"))
+                .primary(g.kind.span, "not a granularity")
+                .help("granularities are `per_tile(tasks N)` and `grid_wide(skip_after_step0, justification \"…\")`"),
+        ),
+    }
+}
+
+fn bad_arg(a: &ast::GranArg, help: &str) -> Diagnostic {
+    Diagnostic::error(codes::BAD_KEYWORD, format!("unexpected granularity argument `{}`", a.key.node))
+        .primary(a.span, "not understood here")
+        .help(help.to_string())
+}

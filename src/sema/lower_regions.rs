@@ -1,0 +1,154 @@
+//! Regions: attribute evaluation and stage-array expansion (`W[stage]` → `W_0 … W_{stages-1}`,
+//! `stage` bound to the index inside the block). Defaults follow MPK's `TaskSmemRegion`:
+//! alignment 1, page count −1 (derive), not packable, release step 0, contiguous.
+
+use super::lower::Cx;
+use crate::diag::{codes, Diagnostic};
+use crate::front::ast::{self, RegionAttr};
+use crate::ir::{RegionGroup, RegionIr};
+use crate::span::Span;
+
+/// Lowers every region declaration of the task, in declaration order.
+pub(super) fn regions(cx: &mut Cx<'_>, c: &super::collect::Collected<'_>) {
+    for r in &c.regions {
+        let count = match r.staged {
+            None => 1,
+            Some(s) => match cx.ir.stages {
+                Some((n, _)) => n,
+                None => {
+                    cx.report(
+                        Diagnostic::error(codes::MISSING, format!("region `{}[stage]` needs a stage count", r.name.node))
+                            .primary(s, "a stage array")
+                            .help("declare `stages N` in the task"),
+                    );
+                    continue;
+                }
+            },
+        };
+        check_attr_duplicates(cx, r);
+        let group = cx.ir.region_groups.len();
+        let mut members = Vec::new();
+        for stage in 0..count {
+            let staged = r.staged.is_some();
+            let name = if staged { format!("{}_{stage}", r.name.node) } else { r.name.node.clone() };
+            if let Some(prev) = cx.ir.regions.values().find(|x| x.name == name) {
+                let prev = prev.span;
+                cx.report(
+                    Diagnostic::error(codes::DUPLICATE, format!("region name `{name}` is used twice"))
+                        .primary(r.name.span, "this declaration expands to it")
+                        .secondary(prev, "already declared here")
+                        .help("stage arrays expand to NAME_0, NAME_1, …; rename one region"),
+                );
+                break;
+            }
+            let Some(region) = lower_one(cx, r, name, group, staged.then_some(stage)) else { break };
+            members.push(cx.ir.regions.append(region));
+        }
+        cx.ir.region_groups.push(RegionGroup {
+            name: r.name.node.clone(),
+            members,
+            staged: r.staged.is_some(),
+            span: r.span,
+        });
+    }
+}
+
+fn check_attr_duplicates(cx: &mut Cx<'_>, r: &ast::Region) {
+    let mut seen: Vec<(&'static str, Span)> = Vec::new();
+    for a in &r.attrs {
+        let (k, s) = match a {
+            RegionAttr::Bytes(_, s) => ("bytes", *s),
+            RegionAttr::Align(_, s) => ("align", *s),
+            RegionAttr::Pack(s) => ("pack", *s),
+            RegionAttr::Release(_, s) => ("release", *s),
+            RegionAttr::Pages(_, s) => ("pages", *s),
+            RegionAttr::Contiguous(_, s) => ("contiguous", *s),
+        };
+        if let Some((_, prev)) = seen.iter().find(|(x, _)| *x == k) {
+            let prev = *prev;
+            cx.report(
+                Diagnostic::error(codes::DUPLICATE, format!("region `{}` gives `{k}` twice", r.name.node))
+                    .primary(s, "given again")
+                    .secondary(prev, "first given here")
+                    .help(format!("keep one `{k}`")),
+            );
+        }
+        seen.push((k, s));
+    }
+}
+
+fn lower_one(cx: &mut Cx<'_>, r: &ast::Region, name: String, group: usize, stage: Option<u32>) -> Option<RegionIr> {
+    let mut out = RegionIr {
+        name,
+        group,
+        stage,
+        size: -1,
+        align: 1,
+        page_count: -1,
+        can_pack: false,
+        release_step: 0,
+        contiguous: true,
+        span: r.span,
+        bytes_span: r.span,
+        align_span: r.span,
+        pages_span: None,
+    };
+    let mut env = cx.env();
+    env.stage = stage.map(i64::from);
+    let mut errors = Vec::new();
+    let mut have_bytes = false;
+    let mut ok = true;
+    for a in &r.attrs {
+        // Region sizes and alignments are checked against I-S1 by `valid`, so negative values
+        // are kept here and reported there, with the region's context.
+        let mut eval = |e: &ast::Expr| match env.int(e) {
+            Ok(v) => Some(v),
+            Err(d) => {
+                errors.push(d);
+                None
+            }
+        };
+        match a {
+            RegionAttr::Bytes(e, s) => {
+                have_bytes = true;
+                out.bytes_span = *s;
+                match eval(e) {
+                    Some(v) => out.size = v,
+                    None => ok = false,
+                }
+            }
+            RegionAttr::Align(e, s) => {
+                out.align_span = *s;
+                match eval(e) {
+                    Some(v) => out.align = v,
+                    None => ok = false,
+                }
+            }
+            RegionAttr::Pack(_) => out.can_pack = true,
+            RegionAttr::Release(e, _) => match eval(e) {
+                Some(v) => out.release_step = v,
+                None => ok = false,
+            },
+            RegionAttr::Pages(e, s) => {
+                out.pages_span = Some(*s);
+                match eval(e) {
+                    Some(v) => out.page_count = v,
+                    None => ok = false,
+                }
+            }
+            RegionAttr::Contiguous(b, _) => out.contiguous = *b,
+        }
+    }
+    cx.sink.extend(errors);
+    if !have_bytes {
+        if stage.unwrap_or(0) == 0 {
+            cx.report(
+                Diagnostic::error(codes::MISSING, format!("region `{}` gives no size", r.name.node))
+                    .primary(r.name.span, "no `bytes`")
+                    .help("add `bytes EXPR` (the region's size in bytes)"),
+            );
+        }
+        return None;
+    }
+    ok.then_some(out)
+}

@@ -1,0 +1,84 @@
+//! Semantic analysis: AST → one [`TaskIr`] per task instance.
+//!
+//! Names resolve, params take their instance values, expressions evaluate with checked
+//! arithmetic, stage arrays expand, dtypes and types check. Every problem is a diagnostic in the
+//! sink; lowering goes on past errors so that one run reports them all.
+
+mod collect;
+pub mod eval;
+mod lower;
+mod lower_body;
+mod lower_regions;
+mod lower_sync;
+mod params;
+
+use crate::diag::{codes, Diagnostic, Sink};
+use crate::front::ast;
+use crate::ir::TaskIr;
+
+/// What the command line adds to a contract.
+#[derive(Clone, Debug, Default)]
+pub struct SemaOptions {
+    /// `--param name=value` overrides, applied to every instance.
+    pub overrides: Vec<(String, String)>,
+    /// `--instance NAME`: lower only this instance.
+    pub instance: Option<String>,
+}
+
+/// Lowers every task of `file` (every instance of each), reporting problems to `sink`.
+/// Instances with errors are still returned (with the offending items left out) so that later
+/// stages are not run on them: callers check `sink.has_errors()` first.
+pub fn lower_file(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) -> Vec<TaskIr> {
+    check_overrides(file, opts, sink);
+    let mut out = Vec::new();
+    for task in &file.tasks {
+        let c = collect::collect(task, sink);
+        let instances: Vec<Option<&ast::Instance>> = if c.instances.is_empty() {
+            vec![None]
+        } else {
+            c.instances.iter().map(|i| Some(*i)).collect()
+        };
+        for inst in instances {
+            if let (Some(want), Some(i)) = (&opts.instance, inst) {
+                if &i.name.node != want {
+                    continue;
+                }
+            }
+            out.push(lower::lower_instance(task, &c, inst, opts, sink));
+        }
+    }
+    if let Some(want) = &opts.instance {
+        let found = file
+            .tasks
+            .iter()
+            .flat_map(|t| t.items.iter())
+            .any(|i| matches!(i, ast::Item::Instance(x) if &x.name.node == want));
+        if !found {
+            let span = file.tasks.first().map(|t| t.name.span).unwrap_or_default();
+            sink.push(
+                Diagnostic::error(codes::UNKNOWN_INSTANCE, format!("no task in this file declares instance `{want}`"))
+                    .primary(span, "in this file")
+                    .help("list the instances with `mpkc plan FILE`, or drop `--instance`"),
+            );
+        }
+    }
+    out
+}
+
+fn check_overrides(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) {
+    for (name, _) in &opts.overrides {
+        let declared = file
+            .tasks
+            .iter()
+            .flat_map(|t| t.items.iter())
+            .any(|i| matches!(i, ast::Item::Param(p) if &p.name.node == name));
+        if !declared {
+            let span = file.tasks.first().map(|t| t.name.span).unwrap_or_default();
+            sink.push(
+                Diagnostic::error(codes::UNKNOWN_INSTANCE, format!("`--param {name}=…` names no param of this file"))
+                    .primary(span, "in this task")
+                    .help("override only declared params; see the task's `param` items"),
+            );
+        }
+    }
+}

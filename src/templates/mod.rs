@@ -1,0 +1,295 @@
+//! The stdlib body templates: for each op kind, its signature (formal tensors with dtypes and
+//! ranks, scalars, the regions its body addresses), the binding of a contract's tensors to the
+//! formals (shape relations checked, constants derived), and the CUDA body text
+//! (`stdlib/bodies/<name>.cu`), which the consumer backend pastes into the generated `.cuh`.
+//!
+//! Inside a body these names are in scope: the role parameters (`task_desc`, `runtime_config`,
+//! `runtime_smem`, `instruction_index`, `iter_num`); `buf.<region>` (a `char *` per planned
+//! region, from `smem_region_offset`); each formal tensor as a typed pointer; the binding's
+//! constants; `kConsumerThreads` (128), `kNumTasks`, `task_offset`, and `kSyncBarrier` when the
+//! template synchronises the consumer warpgroup.
+
+mod argmax;
+mod elementwise;
+mod rmsnorm;
+
+use crate::diag::{codes, Diagnostic};
+use crate::ir::{BodyIr, Dtype, ParamValue, TaskIr, TensorHandle};
+use crate::span::Span;
+
+/// A formal tensor of a template.
+#[derive(Clone, Copy, Debug)]
+pub struct Formal {
+    /// Name used in the body text.
+    pub name: &'static str,
+    /// Accepted element types.
+    pub dtypes: &'static [Dtype],
+    /// Number of dimensions.
+    pub rank: usize,
+}
+
+/// A template's signature.
+#[derive(Clone, Copy, Debug)]
+pub struct Signature {
+    /// Template name as written in `body NAME(...)`.
+    pub name: &'static str,
+    /// Input formals, in order.
+    pub inputs: &'static [Formal],
+    /// Output formals, in order.
+    pub outputs: &'static [Formal],
+    /// Scalar formals: (name, is_float).
+    pub scalars: &'static [(&'static str, bool)],
+    /// Whether the body synchronises the consumer warpgroup with a named barrier.
+    pub needs_barrier: bool,
+    /// One-line description for docs.
+    pub summary: &'static str,
+}
+
+/// A constant emitted for the body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Constant {
+    /// C++ name.
+    pub name: String,
+    /// C++ type.
+    pub cty: &'static str,
+    /// Value as C++ text.
+    pub value: String,
+    /// What it is and where it comes from.
+    pub comment: String,
+}
+
+/// A region the body addresses, with the bytes it needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegionNeed {
+    /// Region name the body uses (`buf.<name>`).
+    pub name: &'static str,
+    /// Minimum size in bytes.
+    pub min_bytes: i64,
+    /// What the body keeps there.
+    pub what: &'static str,
+}
+
+/// A contract bound to a template.
+#[derive(Clone, Debug)]
+pub struct Binding {
+    /// The template.
+    pub sig: Signature,
+    /// Formal name → the contract's tensor.
+    pub tensors: Vec<(&'static str, TensorHandle)>,
+    /// Formal scalar name → its value.
+    pub scalars: Vec<(&'static str, ParamValue)>,
+    /// Constants for the body.
+    pub constants: Vec<Constant>,
+    /// Regions the body addresses.
+    pub regions: Vec<RegionNeed>,
+    /// The CUDA body text.
+    pub body: &'static str,
+    /// Source path of the body text, for the comment in the `.cuh`.
+    pub body_path: &'static str,
+}
+
+/// Every template.
+pub const CATALOGUE: &[Signature] = &[
+    rmsnorm::SIG,
+    elementwise::SILU_MUL,
+    elementwise::EMBEDDING,
+    argmax::PARTIAL,
+    argmax::REDUCE,
+];
+
+/// Looks up a template by name.
+pub fn signature(name: &str) -> Option<Signature> {
+    CATALOGUE.iter().copied().find(|s| s.name == name)
+}
+
+/// Shapes of the bound tensors, by formal name, for the template-specific checks.
+pub(crate) struct Shapes<'a> {
+    ir: &'a TaskIr,
+    tensors: &'a [(&'static str, TensorHandle)],
+    span: Span,
+}
+
+impl Shapes<'_> {
+    /// The dims of formal `f`.
+    pub fn dims(&self, f: &str) -> &[i64] {
+        self.tensors
+            .iter()
+            .find(|(n, _)| *n == f)
+            .map(|(_, h)| self.ir.tensors[*h].dims.as_slice())
+            .unwrap_or(&[])
+    }
+
+    /// The contract's name for formal `f`.
+    pub fn tensor_name<'b>(&'b self, f: &'b str) -> &'b str {
+        self.tensors.iter().find(|(n, _)| *n == f).map(|(_, h)| self.ir.tensors[*h].name.as_str()).unwrap_or(f)
+    }
+
+    /// The declaration span of formal `f`'s tensor.
+    pub fn tensor_span(&self, f: &str) -> Span {
+        self.tensors.iter().find(|(n, _)| *n == f).map(|(_, h)| self.ir.tensors[*h].span).unwrap_or(self.span)
+    }
+
+    /// An `E0009` error about formal `f`.
+    pub fn error(&self, f: &str, message: String, help: String) -> Diagnostic {
+        Diagnostic::error(codes::BODY_MISMATCH, message)
+            .primary(self.tensor_span(f), format!("bound to `{f}` of the body"))
+            .secondary(self.span, "the body")
+            .help(help)
+    }
+
+    /// Number of tasks of the task's granularity.
+    pub fn tasks(&self) -> i64 {
+        self.ir.granularity.tasks()
+    }
+}
+
+/// Binds `ir`'s body to its template: arity, dtypes and ranks (`E0009`), then the template's own
+/// shape relations. Returns `None` for inline CUDA bodies and bodies that fail to bind.
+pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
+    let Some(BodyIr::Template { name, inputs, outputs, scalars, span }) = &ir.body else { return Ok(None) };
+    let Some(sig) = signature(name) else {
+        let known: Vec<String> = CATALOGUE.iter().map(|s| format!("`{}`", s.name)).collect();
+        return Err(vec![Diagnostic::error(codes::BODY_MISMATCH, format!("unknown body template `{name}`"))
+            .primary(*span, "not a stdlib template")
+            .help(format!("templates: {}; or write `body cuda {{ … }}`", known.join(", ")))]);
+    };
+    let mut errs = Vec::new();
+    let mut bound = Vec::new();
+    check_list(ir, &sig, "input", sig.inputs, inputs, *span, &mut bound, &mut errs);
+    check_list(ir, &sig, "output", sig.outputs, outputs, *span, &mut bound, &mut errs);
+    let mut scalar_vals = Vec::new();
+    if scalars.len() != sig.scalars.len() {
+        errs.push(arity(&sig, "scalar", sig.scalars.len(), scalars.len(), *span));
+    } else {
+        for ((formal, is_float), actual) in sig.scalars.iter().zip(scalars) {
+            let Some(p) = ir.params.get(actual) else { continue };
+            let ok = matches!((&p.value, is_float), (ParamValue::Float(_), true) | (ParamValue::Int(_), false));
+            if !ok {
+                errs.push(
+                    Diagnostic::error(
+                        codes::BODY_MISMATCH,
+                        format!("scalar `{formal}` of `{}` must be {}, but `{actual}` is {}", sig.name, kind(*is_float), p.value),
+                    )
+                    .primary(p.span, "param declared here")
+                    .secondary(*span, "passed here")
+                    .help(format!("pass a param of type {}", if *is_float { "`f32`" } else { "`int`" })),
+                );
+            }
+            scalar_vals.push((*formal, p.value.clone()));
+        }
+    }
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    let shapes = Shapes { ir, tensors: &bound, span: *span };
+    let specific = match sig.name {
+        "rmsnorm" => rmsnorm::bind(&shapes),
+        "silu_mul" => elementwise::bind_silu_mul(&shapes),
+        "embedding" => elementwise::bind_embedding(&shapes),
+        "argmax_partial" => argmax::bind_partial(&shapes, &scalar_vals),
+        "argmax_reduce" => argmax::bind_reduce(&shapes, &scalar_vals),
+        _ => unreachable!("template {} has no binder", sig.name),
+    };
+    let (constants, regions, body, body_path) = specific?;
+    Ok(Some(Binding { sig, tensors: bound, scalars: scalar_vals, constants, regions, body, body_path }))
+}
+
+fn kind(is_float: bool) -> &'static str {
+    if is_float {
+        "a float"
+    } else {
+        "an integer"
+    }
+}
+
+fn arity(sig: &Signature, what: &str, want: usize, got: usize, span: Span) -> Diagnostic {
+    Diagnostic::error(
+        codes::BODY_MISMATCH,
+        format!("`{}` takes {want} {what} argument{} but {got} {} given", sig.name, plural(want), if got == 1 { "was" } else { "were" }),
+    )
+    .primary(span, format!("{got} {what}s here"))
+    .help(format!("write `body {}`", usage(sig)))
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// The usage line of a template: `rmsnorm(x, w -> y; eps)`.
+pub fn usage(sig: &Signature) -> String {
+    let ins: Vec<&str> = sig.inputs.iter().map(|f| f.name).collect();
+    let outs: Vec<&str> = sig.outputs.iter().map(|f| f.name).collect();
+    let sc: Vec<&str> = sig.scalars.iter().map(|s| s.0).collect();
+    let mut s = format!("{}({} -> {}", sig.name, ins.join(", "), outs.join(", "));
+    if !sc.is_empty() {
+        s.push_str("; ");
+        s.push_str(&sc.join(", "));
+    }
+    s.push(')');
+    s
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_list(
+    ir: &TaskIr,
+    sig: &Signature,
+    what: &str,
+    formals: &[Formal],
+    actuals: &[TensorHandle],
+    span: Span,
+    bound: &mut Vec<(&'static str, TensorHandle)>,
+    errs: &mut Vec<Diagnostic>,
+) {
+    if formals.len() != actuals.len() {
+        errs.push(arity(sig, what, formals.len(), actuals.len(), span));
+        return;
+    }
+    for (f, h) in formals.iter().zip(actuals) {
+        let t = &ir.tensors[*h];
+        let want_dir_out = what == "output";
+        if want_dir_out == (t.direction == crate::ir::Direction::In) {
+            errs.push(
+                Diagnostic::error(
+                    codes::BODY_MISMATCH,
+                    format!("`{}` is passed as an {what} of `{}` but declared `{}`", t.name, sig.name, if want_dir_out { "in" } else { "out" }),
+                )
+                .primary(t.span, "declared here")
+                .secondary(span, "passed here")
+                .help(format!("declare `{}` as `{}`", t.name, if want_dir_out { "out" } else { "in" })),
+            );
+        }
+        if !f.dtypes.contains(&t.dtype) {
+            let want: Vec<&str> = f.dtypes.iter().map(|d| d.as_str()).collect();
+            errs.push(
+                Diagnostic::error(
+                    codes::BODY_MISMATCH,
+                    format!("`{}` of `{}` takes {} but `{}` is {}", f.name, sig.name, want.join(" or "), t.name, t.dtype),
+                )
+                .primary(t.span, format!("{} here", t.dtype))
+                .secondary(span, "passed here")
+                .help(format!("declare `{}` with element type {}", t.name, want.join(" or "))),
+            );
+        }
+        if t.dims.len() != f.rank {
+            errs.push(
+                Diagnostic::error(
+                    codes::BODY_MISMATCH,
+                    format!("`{}` of `{}` has {} dimension{} but `{}` has {}", f.name, sig.name, f.rank, plural(f.rank), t.name, t.dims.len()),
+                )
+                .primary(t.span, format!("{} dimensions", t.dims.len()))
+                .secondary(span, "passed here")
+                .help(format!("`{}` expects `{}`", sig.name, usage(sig))),
+            );
+        }
+        bound.push((f.name, *h));
+    }
+}
+
+/// A constant of C++ type `int`.
+pub(crate) fn int_const(name: &str, value: i64, comment: impl Into<String>) -> Constant {
+    Constant { name: name.to_string(), cty: "int", value: value.to_string(), comment: comment.into() }
+}

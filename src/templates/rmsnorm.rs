@@ -1,0 +1,64 @@
+//! `rmsnorm(x, w -> y; eps)`: y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * w, with fp32
+//! accumulation. One task per `ceil(rows / tasks)` rows. Regions as MPK's rmsnorm_v2
+//! (contract doc §1.6b): `input`, `weight`, `output` (2 × hidden bytes each) and `reduce`
+//! (one fp32 partial sum per consumer warp).
+
+use super::{int_const, Constant, Formal, RegionNeed, Shapes, Signature};
+use crate::diag::Diagnostic;
+use crate::ir::Dtype;
+
+/// The signature.
+pub const SIG: Signature = Signature {
+    name: "rmsnorm",
+    inputs: &[Formal { name: "x", dtypes: &[Dtype::Bf16], rank: 2 }, Formal { name: "w", dtypes: &[Dtype::Bf16], rank: 1 }],
+    outputs: &[Formal { name: "y", dtypes: &[Dtype::Bf16], rank: 2 }],
+    scalars: &[("eps", true)],
+    needs_barrier: true,
+    summary: "RMSNorm over the last dimension, fp32 accumulation",
+};
+
+type Bound = Result<(Vec<Constant>, Vec<RegionNeed>, &'static str, &'static str), Vec<Diagnostic>>;
+
+/// Checks `w` is `[hidden]`, `y` is `x`'s shape and `hidden % 8 == 0` (16-byte vectors).
+pub(super) fn bind(s: &Shapes<'_>) -> Bound {
+    let x = s.dims("x");
+    let (rows, hidden) = (x[0], x[1]);
+    let mut errs = Vec::new();
+    if s.dims("w") != [hidden] {
+        errs.push(s.error(
+            "w",
+            format!("`{}` must be [{hidden}] to scale rows of `{}`, but it is {:?}", s.tensor_name("w"), s.tensor_name("x"), s.dims("w")),
+            format!("declare `{}` with shape [{hidden}]", s.tensor_name("w")),
+        ));
+    }
+    if s.dims("y") != x {
+        errs.push(s.error(
+            "y",
+            format!("`{}` must have the shape of `{}` {:?}, but it is {:?}", s.tensor_name("y"), s.tensor_name("x"), x, s.dims("y")),
+            format!("declare `{}` with shape {:?}", s.tensor_name("y"), x),
+        ));
+    }
+    if hidden % 8 != 0 || hidden == 0 {
+        errs.push(s.error(
+            "x",
+            format!("the hidden size {hidden} is not a positive multiple of 8 (the body moves 16-byte vectors of 8 bf16)"),
+            "use a hidden size that is a multiple of 8".to_string(),
+        ));
+    }
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    let rows_per_task = (rows + s.tasks() - 1) / s.tasks();
+    let constants = vec![
+        int_const("kRows", rows, format!("rows of `{}`", s.tensor_name("x"))),
+        int_const("kHidden", hidden, format!("elements per row of `{}`", s.tensor_name("x"))),
+        int_const("kRowsPerTask", rows_per_task, "ceil(kRows / kNumTasks)"),
+    ];
+    let regions = vec![
+        RegionNeed { name: "input", min_bytes: 2 * hidden, what: "one bf16 row of x" },
+        RegionNeed { name: "weight", min_bytes: 2 * hidden, what: "the bf16 weight vector" },
+        RegionNeed { name: "output", min_bytes: 2 * hidden, what: "one bf16 row of y" },
+        RegionNeed { name: "reduce", min_bytes: 4 * 4, what: "one fp32 partial sum per consumer warp" },
+    ];
+    Ok((constants, regions, include_str!("../../stdlib/bodies/rmsnorm.cu"), "stdlib/bodies/rmsnorm.cu"))
+}

@@ -1,0 +1,81 @@
+//! Roles, threads and named barriers (I-R1, I-R2).
+
+use crate::diag::{codes, Diagnostic, Sink};
+use crate::ir::{RoleKind, TaskIr};
+
+/// Ids the runtime keeps: 0 is the block-wide barrier, 8 the consumer page claim (§3.4).
+const RESERVED_BARRIER_IDS: [(i64, &str); 2] = [(0, "the block-wide barrier"), (8, "the runtime's consumer page claim")];
+
+/// I-R1: roles sit on the runtime's warps (consumer W0-3, loader W4, launcher W5, storer W6).
+pub(super) fn roles(ir: &TaskIr, sink: &mut Sink) {
+    for r in &ir.roles {
+        let (f, l) = r.kind.runtime_warps();
+        if (r.first_warp, r.last_warp) != (f, l) {
+            let want = if f == l { format!("W{f}") } else { format!("W{f}..W{l}") };
+            let got = if r.first_warp == r.last_warp { format!("W{}", r.first_warp) } else { format!("W{}..W{}", r.first_warp, r.last_warp) };
+            let extra = if r.kind == RoleKind::Consumer {
+                "; tcgen05.ld lane quarters tie consumer warp w to TMEM lanes 32w..32w+31"
+            } else {
+                ""
+            };
+            sink.push(
+                Diagnostic::error(codes::ROLE_WARPS, format!("role `{}` is bound to {got}, but the runtime runs it on {want}", r.kind, ))
+                    .primary(r.span, format!("{got} here"))
+                    .note(format!("Runtime-V2 launches 8 warps: consumer W0-3, loader W4, launcher W5, storer W6, controller W7{extra}"))
+                    .help(format!("bind `{} {want}`", r.kind)),
+            );
+        }
+        if r.kind == RoleKind::Controller {
+            sink.push(
+                Diagnostic::error(codes::ROLE_WARPS, "the controller warp belongs to the runtime")
+                    .primary(r.span, "bound here")
+                    .help("remove the controller binding; a task supplies only init_semaphores for it"),
+            );
+        }
+    }
+}
+
+/// I-R2: named barrier ids in 1-15 and not reserved, one warp set per id, thread counts equal to
+/// the warp set using the barrier (128 for the consumer warpgroup).
+pub(super) fn barriers(ir: &TaskIr, sink: &mut Sink) {
+    for (h, b) in ir.barriers.iter() {
+        if !(0..=15).contains(&b.id) {
+            sink.push(
+                Diagnostic::error(codes::BARRIER_ID, format!("named barrier `{}` has id {}; hardware barriers are 0-15", b.name, b.id))
+                    .primary(b.id_span, format!("id {}", b.id))
+                    .help("pick an id in 1-15 other than 8"),
+            );
+        } else if let Some((_, who)) = RESERVED_BARRIER_IDS.iter().find(|(id, _)| *id == b.id) {
+            sink.push(
+                Diagnostic::error(codes::BARRIER_ID, format!("named barrier `{}` uses id {}, which is {who}", b.name, b.id))
+                    .primary(b.id_span, format!("id {} is reserved", b.id))
+                    .note("contract doc §3.4: id 0 is implicit block-wide, id 8 is `bar.sync 8, 128` of the consumer page claim")
+                    .help("pick an id in 1-15 other than 8"),
+            );
+        }
+        for (h2, b2) in ir.barriers.iter() {
+            if h2 < h && b2.id == b.id && b2.by != b.by {
+                sink.push(
+                    Diagnostic::error(codes::BARRIER_ID, format!("barrier id {} is used by the {} warps and the {} warps", b.id, b2.by, b.by))
+                        .primary(b.span, format!("{} warps here", b.by))
+                        .secondary(b2.span, format!("{} warps here", b2.by))
+                        .note("roles of different tasks run concurrently, so an id may serve only one warp set")
+                        .help("give one of the two barriers another id"),
+                );
+            }
+        }
+        let want = ir.role(b.by).map_or(0, |r| r.threads());
+        if b.threads != want {
+            let why = if b.threads % 32 != 0 { "; barrier counts are whole warps, multiples of 32" } else { "" };
+            sink.push(
+                Diagnostic::error(
+                    codes::BARRIER_THREADS,
+                    format!("named barrier `{}` counts {} threads but the {} warps that use it are {want} threads{why}", b.name, b.threads, b.by),
+                )
+                .primary(b.threads_span, format!("{} threads", b.threads))
+                .note("a bar.sync whose count differs from the arriving threads hangs or releases early")
+                .help(format!("write `threads {want}`")),
+            );
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! SMEM and planner rules (I-S1, I-S2, I-S3, I-S4, I-S5, I-S8), run on MPK's own algorithm.
+
+use crate::diag::{codes, Diagnostic, Sink};
+use crate::ir::{ArrivalIr, ChannelStorageIr, RegionIr, TargetIr, TaskIr};
+use crate::plan::pages::{self, Geometry, PagePlan, PlanError, RegionRequest, PAGE_SIZE};
+
+use super::CheckOptions;
+
+/// The regions of `ir` as MPK's `TaskSmemRegion` list, in declaration (ordinal) order.
+pub fn request_list(ir: &TaskIr) -> Vec<RegionRequest> {
+    ir.regions
+        .values()
+        .map(|r| RegionRequest {
+            name: r.name.clone(),
+            size: r.size,
+            alignment: r.align,
+            page_count: r.page_count,
+            can_pack: r.can_pack,
+            release_step: r.release_step,
+            contiguous: r.contiguous,
+        })
+        .collect()
+}
+
+/// I-S1 per region and I-S2 on the count. Returns false when any fails.
+fn region_rules(ir: &TaskIr, sink: &mut Sink) -> bool {
+    let before = sink.error_count();
+    for r in ir.regions.values() {
+        if r.size < 0 {
+            sink.push(
+                Diagnostic::error(codes::REGION_SIZE, format!("region `{}` has size {} bytes", r.name, r.size))
+                    .primary(r.bytes_span, format!("evaluates to {}", r.size))
+                    .note("MPK's planner rejects negative sizes (`invalid_size`)")
+                    .help("give the region zero or more bytes"),
+            );
+        }
+        if r.align <= 0 || (r.align & (r.align - 1)) != 0 {
+            let up = if r.align <= 0 { 1 } else { (r.align as u64).next_power_of_two() };
+            sink.push(
+                Diagnostic::error(codes::REGION_ALIGN, format!("region `{}` has alignment {}, which is not a power of two", r.name, r.align))
+                    .primary(r.align_span, format!("alignment {}", r.align))
+                    .note("MPK's planner packs with align_up(offset, alignment) and rejects other values (`invalid_alignment`)")
+                    .help(format!("use a power of two, e.g. `align {up}`")),
+            );
+        }
+        if r.page_count >= 0 && r.size >= 0 && r.page_count.saturating_mul(PAGE_SIZE) < r.size {
+            let need = (r.size + PAGE_SIZE - 1) / PAGE_SIZE;
+            sink.push(
+                Diagnostic::error(
+                    codes::REGION_PAGES,
+                    format!("region `{}` asks for {} page{} ({} bytes) but needs {} bytes", r.name, r.page_count, if r.page_count == 1 { "" } else { "s" }, r.page_count * PAGE_SIZE, r.size),
+                )
+                .primary(r.pages_span.unwrap_or(r.span), format!("{} pages", r.page_count))
+                .secondary(r.bytes_span, format!("{} bytes", r.size))
+                .help(format!("ask for at least {need} pages, or drop `pages` to derive it")),
+            );
+        }
+        if !r.contiguous {
+            sink.push(
+                Diagnostic::error(codes::NONCONTIGUOUS, format!("region `{}` is declared non-contiguous", r.name))
+                    .primary(r.span, "`contiguous false`")
+                    .note("MPK's planner supports only contiguous regions (`non_contiguous_region_unsupported`)")
+                    .help("remove `contiguous false`; split the data into several regions instead"),
+            );
+        }
+    }
+    if ir.regions.len() > 16 {
+        let mut d = Diagnostic::error(codes::TOO_MANY_REGIONS, format!("task `{}` declares {} regions; MPK allows 16", ir.name, ir.regions.len()))
+            .primary(ir.regions.values().nth(16).map_or(ir.span, |r| r.span), "the 17th region");
+        for g in ir.region_groups.iter().filter(|g| g.staged) {
+            d = d.secondary(g.span, format!("{} regions from this stage array", g.members.len()));
+        }
+        sink.push(
+            d.note("MAX_SMEM_REGIONS_PER_TASK is 16 (register_variant_smem_info throws beyond it)")
+                .help("merge regions: e.g. one region per stage array with a stride, as the fp8 group GEMM's BSF region does"),
+        );
+    }
+    sink.error_count() == before
+}
+
+/// I-S3, I-S4 and I-S5 for every target. Returns one plan per target when all pass.
+pub(super) fn budget(ir: &TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Vec<(TargetIr, Geometry, PagePlan)>> {
+    if !region_rules(ir, sink) {
+        return None;
+    }
+    let reqs = request_list(ir);
+    let mut plans = Vec::new();
+    for t in &ir.targets {
+        let g = Geometry { capacity_bytes: t.smem_capacity_bytes, ..Geometry::default() };
+        let total: i64 = reqs.iter().map(|r| r.size).sum();
+        if total > g.capacity_bytes {
+            sink.push(over_budget(ir, t, &g, &reqs, total));
+            continue;
+        }
+        let preferred = opts.preferred.clone().unwrap_or_else(|| pages::identity_order(&g));
+        match pages::plan(&reqs, &preferred, &g) {
+            Ok(p) => {
+                if p.exceeds_capacity(&g) {
+                    sink.push(remap_overflow(ir, t, &g, &p));
+                    continue;
+                }
+                plans.push((t.clone(), g, p));
+            }
+            Err(PlanError::CapacityExceeded { index, .. }) => sink.push(placement_failure(ir, t, &g, &reqs, index)),
+            Err(e) => sink.push(
+                Diagnostic::error(codes::PLACEMENT, format!("MPK's planner rejects the regions for {}: {e}", t.target))
+                    .primary(ir.name_span, "in this task")
+                    .help("report this: the region rules above should have caught it"),
+            ),
+        }
+    }
+    (plans.len() == ir.targets.len()).then_some(plans)
+}
+
+/// Pages the regions would take with unlimited pages (the page total of an over-budget set).
+fn pages_needed(reqs: &[RegionRequest]) -> usize {
+    let g = Geometry { page_size: PAGE_SIZE, num_pages: 64, capacity_bytes: 64 * PAGE_SIZE };
+    pages::plan(reqs, &pages::identity_order(&g), &g).map(|p| p.pages_used).unwrap_or(0)
+}
+
+fn group_bytes(ir: &TaskIr, g: usize) -> i64 {
+    ir.region_groups[g].members.iter().map(|h| ir.regions[*h].size).sum()
+}
+
+fn group_label(ir: &TaskIr, gi: usize) -> String {
+    let g = &ir.region_groups[gi];
+    let sizes: Vec<i64> = g.members.iter().map(|h| ir.regions[*h].size).collect();
+    if g.staged {
+        if sizes.windows(2).all(|w| w[0] == w[1]) {
+            format!("{} stages of {} bytes each", sizes.len(), sizes.first().copied().unwrap_or(0))
+        } else {
+            format!("{} stages, {} bytes in all", sizes.len(), sizes.iter().sum::<i64>())
+        }
+    } else {
+        format!("{} bytes", sizes.first().copied().unwrap_or(0))
+    }
+}
+
+fn breakdown(ir: &TaskIr) -> String {
+    let parts: Vec<String> = ir
+        .region_groups
+        .iter()
+        .enumerate()
+        .map(|(gi, g)| {
+            let sizes: Vec<i64> = g.members.iter().map(|h| ir.regions[*h].size).collect();
+            if g.staged && sizes.windows(2).all(|w| w[0] == w[1]) {
+                format!("{} x {} ({})", sizes.len(), sizes.first().copied().unwrap_or(0), g.name)
+            } else {
+                format!("{} ({})", group_bytes(ir, gi), g.name)
+            }
+        })
+        .collect();
+    parts.join(" + ")
+}
+
+/// The cheapest fix: the largest stage count that fits, else shrinking the largest region.
+fn cheapest_fix(ir: &TaskIr, g: &Geometry, total: i64) -> String {
+    if let Some((stages, _)) = ir.stages {
+        for s in (1..stages).rev() {
+            let reqs: Vec<RegionRequest> = ir
+                .regions
+                .values()
+                .filter(|r| r.stage.is_none_or(|k| k < s))
+                .map(to_req)
+                .collect();
+            let bytes: i64 = reqs.iter().map(|r| r.size).sum();
+            if bytes > g.capacity_bytes {
+                continue;
+            }
+            if let Ok(p) = pages::plan(&reqs, &pages::identity_order(g), g) {
+                if !p.exceeds_capacity(g) {
+                    return format!("lower `stages` from {stages} to {s} ({bytes} bytes, {} pages)", p.pages_used);
+                }
+            }
+        }
+    }
+    let largest = ir.regions.values().max_by_key(|r| r.size);
+    match largest {
+        Some(r) => format!("shrink the regions by {} bytes, e.g. `{}` ({} bytes)", total - g.capacity_bytes, r.name, r.size),
+        None => "shrink the regions".to_string(),
+    }
+}
+
+fn to_req(r: &RegionIr) -> RegionRequest {
+    RegionRequest {
+        name: r.name.clone(),
+        size: r.size,
+        alignment: r.align,
+        page_count: r.page_count,
+        can_pack: r.can_pack,
+        release_step: r.release_step,
+        contiguous: r.contiguous,
+    }
+}
+
+/// E0103 (I-S3): labels the largest region groups with their bytes, states total, limit, overshoot.
+fn over_budget(ir: &TaskIr, t: &TargetIr, g: &Geometry, reqs: &[RegionRequest], total: i64) -> Diagnostic {
+    let mut groups: Vec<usize> = (0..ir.region_groups.len()).collect();
+    groups.sort_by_key(|&gi| (std::cmp::Reverse(group_bytes(ir, gi)), gi));
+    let mut d = Diagnostic::error(
+        codes::SMEM_BUDGET,
+        format!("regions need {total} bytes of shared memory but {} allows {}", t.target, g.capacity_bytes),
+    );
+    for (i, &gi) in groups.iter().take(3).enumerate() {
+        let span = ir.region_groups[gi].span;
+        let label = group_label(ir, gi);
+        d = if i == 0 { d.primary(span, label) } else { d.secondary(span, label) };
+    }
+    d.note(format!("{} = {total} bytes, {} over the {} of {}", breakdown(ir), total - g.capacity_bytes, g.capacity_bytes, t.target))
+        .note(format!(
+            "the regions would take {} pages of {PAGE_SIZE} bytes; a task has 14, the last holding only {}",
+            pages_needed(reqs),
+            g.page_capacity(13)
+        ))
+        .help(cheapest_fix(ir, g, total))
+}
+
+/// E0106 (I-S4): first-fit cannot place the region at `index`.
+fn placement_failure(ir: &TaskIr, t: &TargetIr, g: &Geometry, reqs: &[RegionRequest], index: usize) -> Diagnostic {
+    let r = ir.regions.values().nth(index);
+    let span = r.map_or(ir.span, |r| r.span);
+    let name = r.map_or("?", |r| r.name.as_str());
+    let total: i64 = reqs.iter().map(|r| r.size).sum();
+    Diagnostic::error(
+        codes::PLACEMENT,
+        format!("MPK's planner finds no room for region `{name}` on {} although the regions total {total} of {} bytes", t.target, g.capacity_bytes),
+    )
+    .primary(span, format!("{} bytes, no page with room", reqs.get(index).map_or(0, |r| r.size)))
+    .note(format!(
+        "the planner places page runs first-fit, then packs the rest in size order into pages of {PAGE_SIZE} bytes; page 13 holds only {}",
+        g.page_capacity(13)
+    ))
+    .help("make the region packable (`pack`), lower its alignment, or shrink the regions that take whole pages")
+}
+
+/// E0107 (I-S5): the remap put a region past the capacity for the order being planned.
+fn remap_overflow(ir: &TaskIr, t: &TargetIr, g: &Geometry, p: &PagePlan) -> Diagnostic {
+    let worst = p.regions.iter().filter(|r| !r.pages.is_empty()).max_by_key(|r| r.end_bytes());
+    let (name, end, page) = worst.map_or(("?", 0, 0), |r| (r.name.as_str(), r.end_bytes(), *r.pages.last().unwrap_or(&0)));
+    let span = ir.region_by_name(name).map_or(ir.span, |h| ir.regions[h].span);
+    let identity = p.preferred == pages::identity_order(g);
+    let order = if identity { "the identity page order".to_string() } else { format!("the preferred order {:?}", p.preferred) };
+    Diagnostic::error(
+        codes::REMAP_OVERFLOW,
+        format!("after {order}, region `{name}` ends at byte {end}, {} past the {} bytes of {}", end - g.capacity_bytes, g.capacity_bytes, t.target),
+    )
+    .primary(span, format!("lands on physical page {page}"))
+    .note(format!(
+        "MPK's physical remap ignores that page 13 holds only {} bytes; logical pages are mapped {:?}",
+        g.page_capacity(13),
+        p.logical_to_physical
+    ))
+    .help("keep the last logical page's contents within 11264 bytes (e.g. fewer packed regions), so any page can hold them")
+}
+
+/// I-S8: TMA destinations need the swizzle atom's alignment (1024 B for 128B, 512 for 64B,
+/// 256 for 32B), both declared and planned.
+pub(super) fn swizzle_alignment(ir: &TaskIr, plans: &[(TargetIr, Geometry, PagePlan)], sink: &mut Sink) {
+    for ch in ir.channels.values() {
+        let (ChannelStorageIr::Region(gi), ArrivalIr::Tma(tensors)) = (&ch.storage, &ch.full_arrival) else { continue };
+        let Some(need) = tensors
+            .iter()
+            .filter_map(|t| ir.tensors[*t].tma.as_ref().map(|m| (m.swizzle.atom_align_bytes(), m.swizzle, *t)))
+            .max_by_key(|x| x.0)
+        else {
+            continue;
+        };
+        let (atom, swz, th) = need;
+        for h in &ir.region_groups[*gi].members {
+            let r = &ir.regions[*h];
+            if r.align < atom {
+                sink.push(
+                    Diagnostic::error(
+                        codes::SWIZZLE_ALIGN,
+                        format!("region `{}` receives {} swizzled TMA boxes but is aligned to {} bytes; the swizzle atom needs {atom}", r.name, swz.as_str(), r.align),
+                    )
+                    .primary(r.align_span, format!("align {}", r.align))
+                    .secondary(ir.tensors[th].span, format!("swizzle {} here", swz.as_str()))
+                    .secondary(ch.span, "lands through this channel")
+                    .help(format!("write `align {atom}`")),
+                );
+                break;
+            }
+            for (t, _, p) in plans {
+                let base = p.regions[h.index()].base_bytes();
+                if base % atom != 0 {
+                    sink.push(
+                        Diagnostic::error(codes::SWIZZLE_ALIGN, format!("region `{}` is planned at byte {base} on {}, not a multiple of the {atom}-byte swizzle atom", r.name, t.target))
+                            .primary(r.span, format!("planned at {base}"))
+                            .help(format!("write `align {atom}`")),
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+// mpkc_prelude.cuh — device helpers shared by every kernel mpkc generates.
+//
+// Shipped with mpkc (stdlib/include/), copied next to the generated files by `mpkc build`.
+// Only PTX wrappers and small utilities live here; everything a task owns (regions, ordinals,
+// roles) is generated from its contract. Inside the MPK tree define MPKC_IN_MPK so that the
+// runtime surface (TaskDesc, RuntimeConfig, RuntimeSMEM, page and dependency hooks) comes from
+// MPK's own headers; standalone builds and mpkc's harness take it from mpkc_runtime.cuh.
+#pragma once
+
+#include <cstdint>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#ifndef MPKC_IN_MPK
+#include "mpkc_runtime.cuh"
+#endif
+
+namespace mpkc {
+
+// ---------------------------------------------------------------------------------------------
+// Hardware barriers. Id 0 is the block-wide barrier and id 8 the runtime's consumer page claim
+// (contract doc §3.4); task bodies use the ids their contract declares.
+// ---------------------------------------------------------------------------------------------
+
+/// `bar.sync id, threads`: the calling warps wait until `threads` threads arrived at barrier `id`.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+/// Lane index within the warp.
+__device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x & 31u); }
+
+/// Warp index within the block.
+__device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x >> 5); }
+
+// ---------------------------------------------------------------------------------------------
+// Warp reductions.
+// ---------------------------------------------------------------------------------------------
+
+/// Sum of `v` over the 32 lanes of the warp, returned to every lane.
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+/// Arg-max over the warp with ties broken towards the lower index; every lane gets the winner.
+__device__ __forceinline__ void warp_argmax(float &v, int64_t &i) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    float const ov = __shfl_xor_sync(0xffffffffu, v, o);
+    int64_t const oi = __shfl_xor_sync(0xffffffffu, i, o);
+    if (ov > v || (ov == v && oi < i)) {
+      v = ov;
+      i = oi;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vector access: 16-byte loads and stores of 8 bf16.
+// ---------------------------------------------------------------------------------------------
+
+/// Eight bf16 values, one 16-byte access.
+struct alignas(16) Bf16x8 {
+  __nv_bfloat162 h[4];
+};
+
+/// Loads 8 consecutive bf16 from global memory (16-byte aligned), bypassing L1.
+__device__ __forceinline__ Bf16x8 ld_global_nc_v8(__nv_bfloat16 const *p) {
+  Bf16x8 r;
+  uint4 const v = __ldg(reinterpret_cast<uint4 const *>(p));
+  *reinterpret_cast<uint4 *>(&r) = v;
+  return r;
+}
+
+/// Stores 8 bf16 (16-byte aligned).
+__device__ __forceinline__ void st_v8(__nv_bfloat16 *p, Bf16x8 const &v) {
+  *reinterpret_cast<uint4 *>(p) = *reinterpret_cast<uint4 const *>(&v);
+}
+
+}  // namespace mpkc

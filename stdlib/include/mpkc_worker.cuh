@@ -1,0 +1,150 @@
+// mpkc_worker.cuh — a standalone Runtime-V2 worker: the role loops of runtime_v2.cuh and the
+// wrapping MPK's code generator puts around each registered role body (dependency prefix, page
+// prefix / claim / suffix), for one task type described by a generated `Registration`.
+//
+// Layout (contract doc §3.1): 8 warps, consumers W0-3, loader W4, launcher W5, storer W6,
+// controller W7. The controller publishes each task of the CTA's queue into the 3-slot ring:
+// it waits the slot's FINISHED (count 7) of the task three places earlier, triggers that task's
+// event, copies the TaskDesc, runs init_semaphores, and arrives ARRIVED (§2.2). Role warps wait
+// ARRIVED, run their body, and arrive FINISHED.
+//
+// Page modes (§1.5): 1 = the loader prefix waits every page and finishes the unused ones, the
+// consumer suffix (or the task's own blanket release) finishes the used ones; 2 = the loader
+// claims and finishes only the unused pages, consumer threads 0..13 claim the used pages before
+// the body (then bar.sync 8, 128) and finish them in the suffix.
+#pragma once
+#ifndef MPKC_IN_MPK
+
+#include "mpkc_prelude.cuh"
+
+namespace mpkc::rt {
+
+/// Named barrier the runtime reserves for the consumer page claim (contract doc §3.4).
+constexpr int kRuntimePageBarrier = 8;
+/// Threads of the consumer warpgroup.
+constexpr int kConsumerThreads = 128;
+
+/// What the host hands the worker: every CTA's task queue, back to back.
+struct WorkerArgs {
+  TaskDesc const *tasks;     ///< all tasks, queue after queue
+  int const *queue_begin;    ///< per CTA: first index into `tasks`
+  int const *queue_len;      ///< per CTA: number of tasks
+  RuntimeConfig config;
+  int iter_num;
+};
+
+template <class R>
+__device__ __forceinline__ void loader_page_prefix(RuntimeSMEM &rs, TaskDesc const *td, int seq) {
+  int const p = lane_id();
+  if (p < MAX_SMEM_PAGES_PER_TASK) {
+    bool const used = task_uses_page(td, p);
+    if (R::kPageMode == 1 || !used) {
+      wait_page_ready(rs, p, seq);
+      if (!used) finish_page(rs, p);
+    }
+  }
+}
+
+template <class R>
+__device__ __forceinline__ void consumer_page_claim(RuntimeSMEM &rs, TaskDesc const *td, int seq) {
+  int const p = static_cast<int>(threadIdx.x);
+  if (p < MAX_SMEM_PAGES_PER_TASK && task_uses_page(td, p)) wait_page_ready(rs, p, seq);
+  named_barrier_sync(kRuntimePageBarrier, kConsumerThreads);
+}
+
+template <class R>
+__device__ __forceinline__ void consumer_page_suffix(RuntimeSMEM &rs, TaskDesc const *td) {
+  named_barrier_sync(kRuntimePageBarrier, kConsumerThreads);
+  int const p = static_cast<int>(threadIdx.x);
+  if (p < MAX_SMEM_PAGES_PER_TASK && task_uses_page(td, p)) finish_page(rs, p);
+}
+
+/// Runs one role warp's part of the task in ring slot `seq % 3`.
+template <class R>
+__device__ __forceinline__ void run_role(RuntimeSMEM &rs, TaskDesc const *td, RuntimeConfig const &cfg, int seq,
+                                         int iter_num) {
+  int const warp = warp_id();
+  if (warp < 4) {
+    consumer_dep_prefix(cfg, td, rs, seq, iter_num);
+    if (R::kPageMode == 2) consumer_page_claim<R>(rs, td, seq);
+    R::consumer(td, cfg, rs, seq, iter_num);
+    if (R::kAutoConsumerFinish) consumer_page_suffix<R>(rs, td);
+  } else if (warp == 4) {
+    if (R::kAutoLoaderPageLifecycle) loader_page_prefix<R>(rs, td, seq);
+    R::loader(td, cfg, rs, seq, iter_num);
+  } else if (warp == 5) {
+    R::launcher(td, cfg, rs, seq, iter_num);
+  } else if (warp == 6) {
+    R::storer(td, cfg, rs, seq, iter_num);
+  }
+}
+
+template <class R>
+__device__ __forceinline__ void trigger_event(RuntimeConfig const &cfg, TaskDesc const &td) {
+  if (td.trigger_event >= 0) {
+    __threadfence();
+    atomicAdd(&cfg.event_counters[td.trigger_event], 1ull);
+  }
+}
+
+/// The worker body of one CTA.
+template <class R>
+__device__ void worker(WorkerArgs const &args) {
+  __shared__ RuntimeSMEM rs;
+  __shared__ __align__(16) TaskDesc task_buf[INSTRUCTION_RING_SIZE];
+  int const begin = args.queue_begin[blockIdx.x];
+  int const n = args.queue_len[blockIdx.x];
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < INSTRUCTION_RING_SIZE; ++s) {
+      mbar_init(&rs.instruction_mbarriers[0][s], 1);
+      mbar_init(&rs.instruction_mbarriers[1][s], NUM_ROLE_WARPS);
+      mbar_init(&rs.dynamic_semaphores[s][SEM_DEP_READY], 1);
+    }
+    for (int p = 0; p < MAX_SMEM_PAGES_PER_TASK; ++p) mbar_init(&rs.page_finished[p], 1);
+    fence_mbar_init();
+    for (int p = 0; p < MAX_SMEM_PAGES_PER_TASK; ++p) mbar_arrive(&rs.page_finished[p]);  // pre-armed
+  }
+  __syncthreads();
+  int const warp = warp_id();
+  if (warp == 7) {
+    for (int seq = 0; seq < n; ++seq) {
+      int const slot = seq % INSTRUCTION_RING_SIZE;
+      if (seq >= INSTRUCTION_RING_SIZE) {
+        mbar_wait(&rs.instruction_mbarriers[1][slot], ring_phase(seq - INSTRUCTION_RING_SIZE), "FINISHED", slot);
+        if (lane_id() == 0) trigger_event<R>(args.config, args.tasks[begin + seq - INSTRUCTION_RING_SIZE]);
+      }
+      // Copy the TaskDesc into the slot, 16 bytes per lane per step.
+      constexpr int kChunks = static_cast<int>(sizeof(TaskDesc) / 16);
+      uint4 const *src = reinterpret_cast<uint4 const *>(&args.tasks[begin + seq]);
+      uint4 *dst = reinterpret_cast<uint4 *>(&task_buf[slot]);
+      for (int c = lane_id(); c < kChunks; c += 32) dst[c] = src[c];
+      __syncwarp();
+      if (lane_id() == 0) {
+        R::init_semaphores(op_sem_base(rs, seq));
+        __threadfence_block();
+        mbar_arrive(&rs.instruction_mbarriers[0][slot]);
+      }
+      __syncwarp();
+    }
+    for (int seq = n > INSTRUCTION_RING_SIZE ? n - INSTRUCTION_RING_SIZE : 0; seq < n; ++seq) {
+      mbar_wait(&rs.instruction_mbarriers[1][seq % INSTRUCTION_RING_SIZE], ring_phase(seq), "FINISHED",
+                seq % INSTRUCTION_RING_SIZE);
+      if (lane_id() == 0) trigger_event<R>(args.config, args.tasks[begin + seq]);
+    }
+    return;
+  }
+  for (int seq = 0; seq < n; ++seq) {
+    int const slot = seq % INSTRUCTION_RING_SIZE;
+    mbar_wait(&rs.instruction_mbarriers[0][slot], ring_phase(seq), "ARRIVED", slot);
+    __syncwarp();
+    run_role<R>(rs, &task_buf[slot], args.config, seq, args.iter_num);
+    __syncwarp();
+    if (lane_id() == 0) mbar_arrive(&rs.instruction_mbarriers[1][slot]);
+  }
+}
+
+}  // namespace mpkc::rt
+
+static_assert(sizeof(TaskDesc) % 16 == 0, "TaskDesc is copied in 16-byte chunks");
+
+#endif  // MPKC_IN_MPK
