@@ -6,7 +6,10 @@
 //! (house-style invariants) → [`plan`] (SMEM pages, semaphore ordinals) → [`back`] (code
 //! generation) → [`driver`] (nvcc). Every stage reports through [`diag`].
 
+pub mod back;
+pub mod cli;
 pub mod diag;
+pub mod driver;
 pub mod front;
 pub mod ir;
 pub mod plan;

@@ -54,6 +54,16 @@ impl Writer {
         self.line(format!("}}{tail}"));
     }
 
+    /// Opens `namespace name {` without indenting its contents (C++ convention).
+    pub fn open_namespace(&mut self, name: &str) {
+        self.line(format!("namespace {name} {{"));
+    }
+
+    /// Closes a namespace opened with [`Writer::open_namespace`].
+    pub fn close_namespace(&mut self, name: &str) {
+        self.line(format!("}}  // namespace {name}"));
+    }
+
     /// Writes a `//` comment line at the current depth.
     pub fn comment(&mut self, text: impl AsRef<str>) {
         for l in text.as_ref().lines() {
@@ -89,6 +99,11 @@ impl Writer {
         if !text.ends_with('\n') {
             self.out.push('\n');
         }
+    }
+
+    /// Lines written so far.
+    pub fn line_count(&self) -> usize {
+        self.out.bytes().filter(|&b| b == b'\n').count()
     }
 
     /// The text written so far.

@@ -94,3 +94,17 @@ mod tests {
         assert!(lookup("E9999").is_none());
     }
 }
+
+mod pages {
+    include!(concat!(env!("OUT_DIR"), "/code_pages.rs"));
+}
+
+/// The long explanation page of `code` (`docs/codes/<code>.md`), if written.
+pub fn long_doc(code: &str) -> Option<&'static str> {
+    pages::PAGES.iter().find(|(c, _)| *c == code).map(|(_, p)| *p)
+}
+
+/// Codes that have an explanation page.
+pub fn documented() -> impl Iterator<Item = &'static str> {
+    pages::PAGES.iter().map(|(c, _)| *c)
+}

@@ -76,8 +76,8 @@ pub struct Binding {
     pub sig: Signature,
     /// Formal name → the contract's tensor.
     pub tensors: Vec<(&'static str, TensorHandle)>,
-    /// Formal scalar name → its value.
-    pub scalars: Vec<(&'static str, ParamValue)>,
+    /// Formal scalar name → (the contract's param name, its value).
+    pub scalars: Vec<(&'static str, String, ParamValue)>,
     /// Constants for the body.
     pub constants: Vec<Constant>,
     /// Regions the body addresses.
@@ -175,19 +175,20 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
                     .help(format!("pass a param of type {}", if *is_float { "`f32`" } else { "`int`" })),
                 );
             }
-            scalar_vals.push((*formal, p.value.clone()));
+            scalar_vals.push((*formal, actual.clone(), p.value.clone()));
         }
     }
     if !errs.is_empty() {
         return Err(errs);
     }
     let shapes = Shapes { ir, tensors: &bound, span: *span };
+    let values: Vec<(&'static str, ParamValue)> = scalar_vals.iter().map(|(f, _, v)| (*f, v.clone())).collect();
     let specific = match sig.name {
         "rmsnorm" => rmsnorm::bind(&shapes),
         "silu_mul" => elementwise::bind_silu_mul(&shapes),
         "embedding" => elementwise::bind_embedding(&shapes),
-        "argmax_partial" => argmax::bind_partial(&shapes, &scalar_vals),
-        "argmax_reduce" => argmax::bind_reduce(&shapes, &scalar_vals),
+        "argmax_partial" => argmax::bind_partial(&shapes, &values),
+        "argmax_reduce" => argmax::bind_reduce(&shapes, &values),
         _ => unreachable!("template {} has no binder", sig.name),
     };
     let (constants, regions, body, body_path) = specific?;

@@ -6,8 +6,8 @@ int64_t *const s_idx = reinterpret_cast<int64_t *>(buf.idx);
 int const tid = static_cast<int>(threadIdx.x);
 int const warp = tid >> 5;
 int const lane = tid & 31;
-int const chunk = task_offset;
-int64_t const begin = static_cast<int64_t>(chunk) * kChunk;
+int const chunk_id = task_offset;
+int64_t const begin = static_cast<int64_t>(chunk_id) * kChunk;
 int64_t const end = begin + kChunk < kVocab ? begin + kChunk : kVocab;
 for (int row = 0; row < kRows; ++row) {
   __nv_bfloat16 const *const lr = logits + static_cast<int64_t>(row) * kVocab;
@@ -36,8 +36,8 @@ for (int row = 0; row < kRows; ++row) {
         bi = s_idx[w2];
       }
     }
-    val[static_cast<int64_t>(row) * kChunks + chunk] = __float2bfloat16_rn(b);
-    idx[static_cast<int64_t>(row) * kChunks + chunk] = (static_cast<int64_t>(chunk) << 32) | (bi - begin);
+    val[static_cast<int64_t>(row) * kChunks + chunk_id] = __float2bfloat16_rn(b);
+    idx[static_cast<int64_t>(row) * kChunks + chunk_id] = (static_cast<int64_t>(chunk_id) << 32) | (bi - begin);
   }
   // `val`/`idx` are rewritten by the next row: thread 0 must have read them.
   mpkc::named_barrier_sync(kSyncBarrier, kConsumerThreads);

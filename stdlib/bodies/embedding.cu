@@ -11,7 +11,7 @@ for (int e = static_cast<int>(threadIdx.x) * 8; e < kRows * width; e += kConsume
   if (id >= 0 && id < kVocab) {
     v = mpkc::ld_global_nc_v8(table + static_cast<int64_t>(id) * kHidden + col);
   } else {
-#pragma unroll
+    #pragma unroll
     for (int j = 0; j < 4; ++j) v.h[j] = __floats2bfloat162_rn(0.f, 0.f);
   }
   mpkc::st_v8(y + static_cast<int64_t>(row) * kHidden + col, v);

@@ -21,7 +21,7 @@ for (int row = row_begin; row < row_end; ++row) {
   for (int i = tid * 8; i < kHidden; i += kConsumerThreads * 8) {
     mpkc::Bf16x8 const v = mpkc::ld_global_nc_v8(xr + i);
     mpkc::st_v8(s_in + i, v);
-#pragma unroll
+    #pragma unroll
     for (int j = 0; j < 4; ++j) {
       float2 const f = __bfloat1622float2(v.h[j]);
       sum_sq = fmaf(f.x, f.x, sum_sq);
@@ -38,7 +38,7 @@ for (int row = row_begin; row < row_end; ++row) {
     mpkc::Bf16x8 const xv = *reinterpret_cast<mpkc::Bf16x8 const *>(s_in + i);
     mpkc::Bf16x8 const wv = *reinterpret_cast<mpkc::Bf16x8 const *>(s_w + i);
     mpkc::Bf16x8 o;
-#pragma unroll
+    #pragma unroll
     for (int j = 0; j < 4; ++j) {
       float2 const xf = __bfloat1622float2(xv.h[j]);
       float2 const wf = __bfloat1622float2(wv.h[j]);

@@ -9,7 +9,7 @@ for (int e = static_cast<int>(threadIdx.x) * 8; e < kRows * width; e += kConsume
   mpkc::Bf16x8 const g = mpkc::ld_global_nc_v8(xr + col);
   mpkc::Bf16x8 const u = mpkc::ld_global_nc_v8(xr + kCols + col);
   mpkc::Bf16x8 o;
-#pragma unroll
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     float2 const gf = __bfloat1622float2(g.h[j]);
     float2 const uf = __bfloat1622float2(u.h[j]);

@@ -1,0 +1,25 @@
+//! Embeds the explanation pages `docs/codes/E*.md` for `mpkc explain`.
+
+use std::fmt::Write as _;
+
+fn main() {
+    println!("cargo:rerun-if-changed=docs/codes");
+    println!("cargo:rerun-if-changed=grammar/mpk.pest");
+    let mut pages: Vec<String> = std::fs::read_dir("docs/codes")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with('E') && n.ends_with(".md"))
+                .collect()
+        })
+        .unwrap_or_default();
+    pages.sort();
+    let mut src = String::from("/// Explanation pages, `(code, markdown)`, from docs/codes/.\npub const PAGES: &[(&str, &str)] = &[\n");
+    for p in &pages {
+        let code = p.trim_end_matches(".md");
+        let _ = writeln!(src, "    ({code:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/docs/codes/{p}\"))),");
+    }
+    src.push_str("];\n");
+    let out = std::path::Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("code_pages.rs");
+    std::fs::write(out, src).expect("write code_pages.rs");
+}

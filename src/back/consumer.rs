@@ -1,0 +1,187 @@
+//! `<unit>.cuh` for the consumer-only families (B, C, D; contract doc §4): one
+//! `__device__ __noinline__` consumer function for threads 0..127, its SMEM view built from the
+//! planned region offsets, typed tensor pointers from `task_desc`, the body, and the
+//! `Registration` that states what MPK's task_register.cc registers for the variant.
+
+use super::banner::{banner, ContractInfo};
+use super::names::upper;
+use super::writer::Writer;
+use crate::ir::{BodyIr, ParamValue, TaskIr, TensorIr};
+use crate::valid::CheckedTask;
+
+/// The role-body parameter list every role function takes (contract doc §3.3).
+pub(super) const ROLE_PARAMS: &str = "TaskDesc const *task_desc, RuntimeConfig const &runtime_config, \
+RuntimeSMEM &runtime_smem, int instruction_index, int iter_num";
+/// The matching argument list.
+pub(super) const ROLE_ARGS: &str = "task_desc, runtime_config, runtime_smem, instruction_index, iter_num";
+
+/// Emits the consumer kernel header.
+pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
+    let ir = &task.ir;
+    let unit = ir.unit_name();
+    let mut w = Writer::new();
+    w.line(banner(ir, info));
+    let body_desc = match (&ir.body, &task.binding) {
+        (_, Some(b)) => format!("body `{}` ({})", b.sig.name, b.body_path),
+        (Some(BodyIr::Cuda { .. }), _) => "inline CUDA body".to_string(),
+        _ => "no body".to_string(),
+    };
+    w.line(format!("// Consumer-only task, family {} ({}), {body_desc}.", ir.family.letter(), ir.family.as_str()));
+    w.line("#pragma once");
+    w.blank();
+    w.line("#include \"mpkc_prelude.cuh\"");
+    w.line(format!("#include \"{unit}_spec.h\""));
+    w.blank();
+    w.open_namespace(&format!("kernel::{unit}"));
+    w.blank();
+    constants(&mut w, task);
+    smem_view(&mut w, ir);
+    consumer_fn(&mut w, task, info);
+    registration(&mut w, ir);
+    w.close_namespace(&format!("kernel::{unit}"));
+    w.finish()
+}
+
+fn constants(w: &mut Writer, task: &CheckedTask) {
+    let ir = &task.ir;
+    w.comment("Threads of the consumer warpgroup (W0-3); the body runs on threads 0..127 only (I-R1).");
+    w.line("constexpr int kConsumerThreads = 128;");
+    w.comment("Tasks of this op per step (granularity); a task's index is task_metadata.task_offset.");
+    w.line(format!("constexpr int kNumTasks = {};", ir.granularity.tasks()));
+    if let Some(b) = &task.binding {
+        for c in &b.constants {
+            w.line(format!("constexpr {} {} = {};  // {}", c.cty, c.name, c.value, c.comment));
+        }
+        for (formal, actual, v) in &b.scalars {
+            let ty = match v {
+                ParamValue::Float(_) => "float",
+                ParamValue::Int(_) => "int64_t",
+                ParamValue::Bool(_) => "bool",
+            };
+            w.line(format!("constexpr {ty} {formal} = params::{actual};  // scalar `{formal}` of the body"));
+        }
+        if b.sig.needs_barrier {
+            if let Some(bar) = ir.barriers.values().find(|b| b.by == crate::ir::RoleKind::Consumer) {
+                w.line(format!("constexpr int kSyncBarrier = BAR_{};  // bar.sync {}, 128", upper(&bar.name), bar.id));
+            }
+        }
+    }
+    w.blank();
+}
+
+fn smem_view(w: &mut Writer, ir: &TaskIr) {
+    if ir.regions.is_empty() {
+        w.comment("No SMEM regions: the task uses no dynamic shared memory (I-S11).");
+        w.blank();
+        return;
+    }
+    w.comment("The task's SMEM view: one pointer per planned region, only through smem_region_offset (I-S9).");
+    w.open("struct SmemView");
+    for r in ir.regions.values() {
+        w.line(format!("char *{};  // REGION_{}, raw_{}_bytes() = {} B", r.name, upper(&r.name), r.name.to_ascii_lowercase(), r.size));
+    }
+    w.line("__device__ SmemView(char *smem, TaskDesc const *task_desc)");
+    let n = ir.regions.len();
+    for (i, r) in ir.regions.values().enumerate() {
+        let lead = if i == 0 { "    : " } else { "      " };
+        let tail = if i + 1 == n { " {}" } else { "," };
+        w.line(format!("{lead}{}(smem + task_desc->smem_region_offset(REGION_{})){tail}", r.name, upper(&r.name)));
+    }
+    w.close(";");
+    w.blank();
+}
+
+fn pointer_decl(t: &TensorIr, name: &str, index: usize, output: bool) -> String {
+    let ty = t.dtype.cuda_type();
+    let dims: Vec<String> = t.dims.iter().map(|d| d.to_string()).collect();
+    if output {
+        format!(
+            "{ty} *__restrict__ const {name} = static_cast<{ty} *>(task_desc->output_ptrs[{index}]);  // `{}`: {}[{}]",
+            t.name,
+            t.dtype,
+            dims.join(", ")
+        )
+    } else {
+        format!(
+            "{ty} const *__restrict__ const {name} = static_cast<{ty} const *>(task_desc->input_ptrs[{index}]);  // `{}`: {}[{}]",
+            t.name,
+            t.dtype,
+            dims.join(", ")
+        )
+    }
+}
+
+fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
+    let ir = &task.ir;
+    w.comment("The consumer role (W0-3). The runtime runs the dependency prefix (and, in page mode 2, the page");
+    w.comment("claim) before it and the page suffix after it; see Registration.");
+    w.open(format!("__device__ __noinline__ void consumer({ROLE_PARAMS})"));
+    w.line("if (threadIdx.x >= kConsumerThreads) return;");
+    if !ir.regions.is_empty() {
+        w.line("extern __shared__ __align__(1024) char smem[];");
+        w.line("SmemView const buf(smem, task_desc);");
+    }
+    // Tensor pointers: named after the template's formals, or after the tensors for inline CUDA.
+    let formal_of = |h| task.binding.as_ref().and_then(|b| b.tensors.iter().find(|(_, t)| *t == h).map(|(f, _)| *f));
+    for (i, (h, t)) in ir.inputs().enumerate() {
+        let name = formal_of(h).unwrap_or(t.name.as_str());
+        if task.binding.is_none() || formal_of(h).is_some() {
+            w.line(pointer_decl(t, name, i, false));
+        }
+    }
+    for (i, (h, t)) in ir.outputs().enumerate() {
+        let name = formal_of(h).unwrap_or(t.name.as_str());
+        if task.binding.is_none() || formal_of(h).is_some() {
+            w.line(pointer_decl(t, name, i, true));
+        }
+    }
+    w.line("int const task_offset = task_desc->task_metadata.task_offset;");
+    w.line("(void)runtime_config;");
+    w.line("(void)runtime_smem;");
+    w.line("(void)instruction_index;");
+    w.line("(void)iter_num;");
+    w.line("(void)task_offset;");
+    match (&ir.body, &task.binding) {
+        (_, Some(b)) => {
+            w.comment(format!("---- body: {} ({}) ----", b.sig.name, b.body_path));
+            w.open("");
+            w.raw(b.body);
+            w.close("");
+        }
+        (Some(BodyIr::Cuda { code, code_span, .. }), None) => {
+            w.comment("---- body: inline CUDA from the contract ----");
+            w.open("");
+            // nvcc reports errors in the contract's own lines.
+            w.verbatim(&format!("#line {} \"{}\"", info.line_of(code_span.start), info.path));
+            w.verbatim(code);
+            let next = w.line_count() + 2;
+            w.verbatim(&format!("#line {next} \"{}.cuh\"", ir.unit_name()));
+            w.close("");
+        }
+        _ => {}
+    }
+    w.close("");
+    w.blank();
+}
+
+fn registration(w: &mut Writer, ir: &TaskIr) {
+    w.comment("What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a");
+    w.comment("type: only the consumer body is non-empty; the runtime emits the loader page prefix and the");
+    w.comment("consumer page suffix (auto_loader_page_lifecycle, auto_consumer_finish). Page mode 2: the");
+    w.comment("consumer claims its used pages (consumer_owned_page_claim), the loader frees the unused ones.");
+    w.open("struct Registration");
+    match ir.task_id {
+        Some(id) => w.line(format!("static constexpr int kTaskType = {id};")),
+        None => w.line("static constexpr int kTaskType = -1;  // no `task_id` in the contract"),
+    }
+    w.line("static constexpr int kPageMode = 2;");
+    w.line("static constexpr bool kAutoLoaderPageLifecycle = true;");
+    w.line("static constexpr bool kAutoConsumerFinish = true;");
+    w.line("__device__ static void init_semaphores(uint64_t *) {}");
+    w.line(format!("__device__ static void consumer({ROLE_PARAMS}) {{ ::kernel::{}::consumer({ROLE_ARGS}); }}", ir.unit_name()));
+    for role in ["loader", "launcher", "storer"] {
+        w.line(format!("__device__ static void {role}(TaskDesc const *, RuntimeConfig const &, RuntimeSMEM &, int, int) {{}}"));
+    }
+    w.close(";");
+    w.blank();
+}

@@ -1,0 +1,215 @@
+//! `<unit>_spec.h`: the host-safe header MPK's registration and the kernel both include (I-H6:
+//! no `__device__`, no asm). It holds the params, the region ordinals (assigned by declaration
+//! index, contract doc §1.3), raw sizes, `make_smem_info()`, the capacity `static_assert`s, the
+//! page plan as a comment, the semaphore table as data and the named-barrier registry.
+
+use super::banner::{banner, ContractInfo};
+use super::names::{c_string, float_literal, upper};
+use super::writer::Writer;
+use crate::ir::{ParamValue, RoleKind, TaskIr};
+use crate::plan::pages::{PagePlan, NUM_PAGES, PAGE_SIZE};
+use crate::plan::sems::Ordinal;
+use crate::valid::CheckedTask;
+
+/// Emits the spec header.
+pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
+    let ir = &task.ir;
+    let unit = ir.unit_name();
+    let mut w = Writer::new();
+    w.line(banner(ir, info));
+    w.line("// Host-safe: included by MPK's task_register.cc and by the kernel. No __device__, no asm.");
+    w.line("#pragma once");
+    w.blank();
+    w.line("#include \"mpkc_spec_support.h\"");
+    w.blank();
+    w.open_namespace(&format!("kernel::{unit}"));
+    w.blank();
+    params(&mut w, ir);
+    regions(&mut w, task);
+    page_map(&mut w, ir, task.primary_plan());
+    smem_info(&mut w, task);
+    sems(&mut w, ir, &task.ordinals);
+    barriers(&mut w, ir);
+    w.close_namespace(&format!("kernel::{unit}"));
+    w.finish()
+}
+
+fn params(w: &mut Writer, ir: &TaskIr) {
+    if ir.params.is_empty() {
+        return;
+    }
+    w.comment("Params of this instance.");
+    w.open_namespace("params");
+    for p in ir.params.values() {
+        let (ty, val) = match &p.value {
+            ParamValue::Int(v) => ("int64_t", v.to_string()),
+            ParamValue::Float(f) => ("float", float_literal(*f)),
+            ParamValue::Bool(b) => ("bool", b.to_string()),
+        };
+        w.line(format!("inline constexpr {ty} {} = {val};", p.name));
+    }
+    w.close_namespace("params");
+    w.blank();
+}
+
+fn regions(w: &mut Writer, task: &CheckedTask) {
+    let ir = &task.ir;
+    w.comment("SMEM regions. The ordinal of a region is its declaration index (contract doc §1.3);");
+    w.comment("device code addresses a region only through task_desc->smem_region_offset(REGION_*) (I-S9).");
+    w.open("enum Region : int");
+    for (h, r) in ir.regions.iter() {
+        let pack = if r.can_pack { ", pack" } else { "" };
+        w.line(format!(
+            "REGION_{} = {},  // {} B, align {}{pack}, release {}",
+            upper(&r.name),
+            h.index(),
+            r.size,
+            r.align,
+            r.release_step
+        ));
+    }
+    w.line(format!("NUM_REGIONS = {},", ir.regions.len()));
+    w.close(";");
+    w.blank();
+    w.comment("Raw region sizes in bytes: the same numbers make_smem_info() registers and the kernel views.");
+    for r in ir.regions.values() {
+        w.line(format!("constexpr int raw_{}_bytes() {{ return {}; }}", r.name.to_ascii_lowercase(), r.size));
+    }
+    if !ir.regions.is_empty() {
+        w.blank();
+    }
+    let total = ir.region_bytes();
+    let cap = task.capacity_bytes();
+    w.comment("The planner's dynamic SMEM capacity: 225 KiB less the 6 KiB static reserve (contract doc §1.1).");
+    w.line(format!("inline constexpr int PLANNER_CAPACITY_BYTES = {cap};"));
+    w.line(format!("inline constexpr int kRegionBytesTotal = {total};"));
+    w.line(format!("inline constexpr int kPagesUsed = {};", task.primary_plan().pages_used));
+    w.line(format!(
+        "static_assert(kRegionBytesTotal <= PLANNER_CAPACITY_BYTES, \"E0103: regions exceed the planner capacity (I-S3)\");"
+    ));
+    w.line(format!("static_assert(NUM_REGIONS <= 16, \"E0105: at most 16 regions per task (I-S2)\");"));
+    w.line(format!(
+        "static_assert(kPagesUsed <= {NUM_PAGES}, \"E0106: a task has {NUM_PAGES} pages of {PAGE_SIZE} bytes (I-S4)\");"
+    ));
+    w.blank();
+}
+
+fn page_map(w: &mut Writer, ir: &TaskIr, plan: &PagePlan) {
+    if ir.regions.is_empty() {
+        w.comment("Page plan: no regions; the planner forwards the previous task's release order (contract doc §1.6e).");
+        w.blank();
+        return;
+    }
+    w.comment("Page plan for a task with no predecessor (identity preferred order); see `mpkc plan --preferred`.");
+    for p in 0..NUM_PAGES {
+        let on: Vec<String> = plan
+            .regions
+            .iter()
+            .filter(|r| r.pages.contains(&p))
+            .map(|r| {
+                if r.pages.len() > 1 {
+                    format!("{} (pages {}-{}, {} B)", r.name, r.pages[0], r.pages[r.pages.len() - 1], r.size)
+                } else {
+                    format!("{} @{} ({} B)", r.name, r.offset, r.size)
+                }
+            })
+            .collect();
+        let body = if on.is_empty() { "-".to_string() } else { on.join(", ") };
+        w.comment(format!("  page {p:>2}: {body}"));
+    }
+    w.comment(format!("  release order: {:?}; max byte end {}", plan.release_order, plan.max_byte_end));
+    w.blank();
+}
+
+fn smem_info(w: &mut Writer, task: &CheckedTask) {
+    let ir = &task.ir;
+    w.comment("The registration's region declaration (register_variant_smem_info), assigned by ordinal.");
+    w.open("inline ::mpkc::TaskSmemInfo make_smem_info()");
+    w.line("::mpkc::TaskSmemInfo info;");
+    w.line("info.size = kRegionBytesTotal;");
+    w.line("info.alignment = 1024;");
+    w.line("info.regions.resize(NUM_REGIONS);");
+    for r in ir.regions.values() {
+        w.line(format!(
+            "info.regions[REGION_{}] = ::mpkc::TaskSmemRegion{{{}, raw_{}_bytes(), {}, {}, {}, {}, {}}};",
+            upper(&r.name),
+            c_string(&format!("{}_{}", ir.name, r.name)),
+            r.name.to_ascii_lowercase(),
+            r.align,
+            r.page_count,
+            r.can_pack,
+            r.release_step,
+            r.contiguous
+        ));
+    }
+    w.line("return info;");
+    w.close("");
+    w.blank();
+}
+
+fn role(r: Option<RoleKind>) -> &'static str {
+    match r {
+        None => "::mpkc::Role::None",
+        Some(RoleKind::Consumer) => "::mpkc::Role::Consumer",
+        Some(RoleKind::Loader) => "::mpkc::Role::Loader",
+        Some(RoleKind::Launcher) => "::mpkc::Role::Launcher",
+        Some(RoleKind::Storer) => "::mpkc::Role::Storer",
+        Some(RoleKind::Controller) => "::mpkc::Role::Controller",
+    }
+}
+
+fn sems(w: &mut Writer, ir: &TaskIr, table: &[Ordinal]) {
+    w.comment("Op-private semaphore ordinals (ordinal k at op_sem_base + 8k; at most 31, I-M1).");
+    w.line(format!("inline constexpr int NUM_OP_SEMS = {};", table.len()));
+    w.line("static_assert(NUM_OP_SEMS <= 31, \"E0301: a ring slot holds 31 op-private mbarriers (I-M1)\");");
+    if table.is_empty() {
+        w.blank();
+        return;
+    }
+    w.blank();
+    w.comment("First ordinal of each channel edge and of each one-shot sem.");
+    w.open("enum SemOrdinal : int");
+    let mut seen = std::collections::BTreeSet::new();
+    for o in table {
+        let base = o.name.split('[').next().unwrap_or(&o.name).replace('.', "_");
+        if seen.insert(base.clone()) {
+            w.line(format!("SEM_{} = {},", upper(&base), o.ordinal));
+        }
+    }
+    w.close(";");
+    w.blank();
+    w.comment("ordinal | name | count | producer -> consumer | arrival | re-init at task start by");
+    w.open("inline constexpr ::mpkc::SemSpec kSems[NUM_OP_SEMS] =");
+    for o in table {
+        let arrival = match o.arrival {
+            crate::ir::ArrivalIr::Tma(_) => "::mpkc::Arrival::TmaCompleteTx",
+            crate::ir::ArrivalIr::Commit => "::mpkc::Arrival::Commit",
+            crate::ir::ArrivalIr::Threads(_) => "::mpkc::Arrival::Thread",
+        };
+        w.line(format!(
+            "{{{}, {}, {}, {}, {}, {arrival}, {}}},",
+            c_string(&o.name),
+            o.ordinal,
+            o.count,
+            role(Some(o.producer)),
+            role(Some(o.consumer)),
+            role(o.reinit)
+        ));
+    }
+    w.close(";");
+    let _ = ir;
+    w.blank();
+}
+
+fn barriers(w: &mut Writer, ir: &TaskIr) {
+    if ir.barriers.is_empty() {
+        return;
+    }
+    w.comment("Named barriers (bar.sync id, threads); 0 and 8 belong to the runtime (contract doc §3.4).");
+    w.open("enum NamedBarrier : int");
+    for b in ir.barriers.values() {
+        w.line(format!("BAR_{} = {},  // {} threads, {} warps", upper(&b.name), b.id, b.threads, b.by));
+    }
+    w.close(";");
+    w.blank();
+}

@@ -1,0 +1,143 @@
+//! The command-line front: each subcommand runs the library and maps the outcome to the exit
+//! status of design.md ("Conventions"). Products go to stdout, human diagnostics to stderr,
+//! JSON diagnostics to stdout.
+
+pub mod args;
+mod build;
+mod explain;
+mod report;
+
+pub use args::Cli;
+use args::{ColorArg, Command, CommonArgs, PlanFormat};
+
+use crate::diag::ColorMode;
+use crate::driver::{self, plan_view, Checked, Source};
+use crate::sema::SemaOptions;
+use crate::valid::CheckOptions;
+use std::io::IsTerminal;
+
+/// Exit statuses.
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// The contract has errors, or verification failed.
+    pub const ERRORS: u8 = 1;
+    /// Usage error.
+    pub const USAGE: u8 = 2;
+    /// An external program failed.
+    pub const EXTERNAL: u8 = 3;
+    /// Something needed is absent.
+    pub const ABSENT: u8 = 4;
+}
+
+/// Decides colour once: `--color`, then NO_COLOR, then CLICOLOR_FORCE, then "is stderr a terminal".
+pub fn color_mode(arg: ColorArg) -> ColorMode {
+    match arg {
+        ColorArg::Always => ColorMode::Always,
+        ColorArg::Never => ColorMode::Never,
+        ColorArg::Auto => {
+            if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+                ColorMode::Never
+            } else if std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0") {
+                ColorMode::Always
+            } else if std::io::stderr().is_terminal() {
+                ColorMode::Always
+            } else {
+                ColorMode::Never
+            }
+        }
+    }
+}
+
+/// Runs a parsed command line; returns the exit status.
+pub fn run(cli: Cli) -> u8 {
+    let color = color_mode(cli.color);
+    match cli.command {
+        Command::Check(common) => check(&common, color),
+        Command::Plan { common, format } => plan(&common, format, color),
+        Command::Build { common, out, jobs } => build::run(&common, &out, jobs, color),
+        Command::Explain { code } => explain::run(&code),
+    }
+}
+
+/// Reads the sources named on the command line, or the embedded stdlib.
+pub(crate) fn load_sources(files: &[std::path::PathBuf]) -> Result<Vec<Source>, String> {
+    if files.is_empty() {
+        return Ok(driver::stdlib::sources());
+    }
+    files
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(f)
+                .map(|text| Source { path: f.to_string_lossy().replace('\\', "/"), text })
+                .map_err(|e| format!("cannot read {}: {e}", f.display()))
+        })
+        .collect()
+}
+
+/// Validates `--preferred` (a permutation of 0..13).
+pub(crate) fn options(common: &CommonArgs) -> Result<(SemaOptions, CheckOptions), String> {
+    if let Some(p) = &common.preferred {
+        let mut sorted = p.clone();
+        sorted.sort_unstable();
+        if sorted != (0..14).collect::<Vec<usize>>() {
+            return Err(format!("--preferred must be a permutation of 0..13 (14 page ids), got {p:?}"));
+        }
+    }
+    Ok((
+        SemaOptions { overrides: common.params.clone(), instance: common.instance.clone() },
+        CheckOptions { preferred: common.preferred.clone() },
+    ))
+}
+
+/// Loads and checks every source, printing diagnostics. `Err` carries an exit status.
+pub(crate) fn check_all(common: &CommonArgs, color: ColorMode) -> Result<Vec<Checked>, u8> {
+    let (sema, opts) = options(common).map_err(|e| {
+        eprintln!("error: {e}");
+        exit::USAGE
+    })?;
+    let sources = load_sources(&common.files).map_err(|e| {
+        eprintln!("error: {e}");
+        exit::ABSENT
+    })?;
+    let checked: Vec<Checked> = sources.iter().map(|s| driver::check_source(s, &sema, &opts)).collect();
+    for c in &checked {
+        report::print_diagnostics(c, common.message_format, color);
+    }
+    Ok(checked)
+}
+
+fn check(common: &CommonArgs, color: ColorMode) -> u8 {
+    let checked = match check_all(common, color) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    report::summary(&checked, common.message_format);
+    if checked.iter().any(Checked::has_errors) {
+        exit::ERRORS
+    } else {
+        exit::OK
+    }
+}
+
+fn plan(common: &CommonArgs, format: PlanFormat, color: ColorMode) -> u8 {
+    let checked = match check_all(common, color) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    for c in &checked {
+        for t in &c.tasks {
+            for (target, g, p) in &t.plans {
+                match format {
+                    PlanFormat::Json => println!("{}", plan_view::plan_json(t, target, p)),
+                    PlanFormat::Text => print!("{}", plan_view::plan_text(t, target, g, p)),
+                }
+            }
+        }
+    }
+    if checked.iter().any(Checked::has_errors) {
+        exit::ERRORS
+    } else {
+        exit::OK
+    }
+}

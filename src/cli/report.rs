@@ -1,0 +1,34 @@
+//! Printing diagnostics and summaries.
+
+use super::args::MessageFormat;
+use crate::diag::{render_human, render_json, ColorMode, Severity, SourceFile};
+use crate::driver::Checked;
+
+/// Prints `c`'s diagnostics: rendered on stderr, or JSON lines on stdout.
+pub fn print_diagnostics(c: &Checked, format: MessageFormat, color: ColorMode) {
+    let file = SourceFile { name: &c.source.path, text: &c.source.text };
+    for d in &c.diags {
+        match format {
+            MessageFormat::Human => eprint!("{}", render_human(d, file, color)),
+            MessageFormat::Json => println!("{}", render_json(d, file)),
+        }
+    }
+}
+
+/// The closing line of `check`: counts of files, instances, errors and warnings (human mode).
+pub fn summary(checked: &[Checked], format: MessageFormat) {
+    if format == MessageFormat::Json {
+        return;
+    }
+    let errors: usize = checked.iter().map(|c| c.diags.iter().filter(|d| d.severity == Severity::Error).count()).sum();
+    let warnings: usize = checked.iter().map(|c| c.diags.iter().filter(|d| d.severity == Severity::Warning).count()).sum();
+    let tasks: usize = checked.iter().map(|c| c.tasks.len()).sum();
+    eprintln!(
+        "checked {} file{}: {tasks} task instance{} clean, {errors} error{}, {warnings} warning{}",
+        checked.len(),
+        if checked.len() == 1 { "" } else { "s" },
+        if tasks == 1 { "" } else { "s" },
+        if errors == 1 { "" } else { "s" },
+        if warnings == 1 { "" } else { "s" }
+    );
+}
