@@ -462,6 +462,8 @@ pub struct RegionGroup {
     pub staged: bool,
     /// Declaration.
     pub span: Span,
+    /// `region NAME[stage]`: the head of the declaration, for labels.
+    pub head_span: Span,
 }
 
 /// Warp roles of Runtime-V2 (contract doc §3.1).

@@ -49,6 +49,7 @@ pub(super) fn regions(cx: &mut Cx<'_>, c: &super::collect::Collected<'_>) {
             members,
             staged: r.staged.is_some(),
             span: r.span,
+            head_span: Span::new(r.span.start, r.staged.map_or(r.name.span.end, |s| s.end)),
         });
     }
 }

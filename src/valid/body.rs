@@ -48,7 +48,7 @@ pub(super) fn family_items(ir: &TaskIr, sink: &mut Sink) {
                 format!("a `consumer-no-smem` task declares {} region{}", ir.regions.len(), if ir.regions.len() == 1 { "" } else { "s" }),
             );
             for g in &ir.region_groups {
-                d = d.primary(g.span, "declared here");
+                d = d.primary(g.head_span, "declared here");
             }
             sink.push(
                 d.secondary(ir.family_span, "family consumer-no-smem")
@@ -63,7 +63,7 @@ pub(super) fn family_items(ir: &TaskIr, sink: &mut Sink) {
             )
             .primary(ir.family_span, "family consumer-monolith");
             for g in &ir.region_groups {
-                d = d.secondary(g.span, "declared here");
+                d = d.secondary(g.head_span, "declared here");
             }
             sink.push(
                 d.note("a body with hand-rolled offsets declares one honest region covering its footprint (I-S10)")
@@ -89,7 +89,9 @@ pub(super) fn template(ir: &TaskIr, sink: &mut Sink) -> Option<Binding> {
 /// declared region is addressed. Template bodies declare what they address; inline CUDA
 /// addresses a region by writing `buf.<name>`.
 pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink) {
-    if ir.family == Family::Pipeline || ir.family == Family::Helper {
+    // Pipelines address their rings through channels (issue 4's backend); region-less tasks
+    // with regions are E0112's business.
+    if matches!(ir.family, Family::Pipeline | Family::Helper | Family::ConsumerNoSmem) {
         return;
     }
     let body_span = match &ir.body {
@@ -112,7 +114,7 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                                 codes::REGION_USE,
                                 format!("region `{}` has {size} bytes but body `{}` keeps {} there, {} bytes", need.name, b.sig.name, need.what, need.min_bytes),
                             )
-                            .primary(g.span, format!("{size} bytes"))
+                            .primary(g.head_span, format!("{size} bytes"))
                             .secondary(body_span, "the body")
                             .help(format!("make `{}` at least {} bytes", need.name, need.min_bytes)),
                         );
@@ -123,7 +125,7 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
         }
         for g in &ir.region_groups {
             if !b.regions.iter().any(|n| n.name == g.name) {
-                sink.push(unaddressed(g.span, &g.name, &format!("body `{}`", b.sig.name)));
+                sink.push(unaddressed(g.head_span, &g.name, &format!("body `{}`", b.sig.name)));
             }
         }
     } else if let Some(BodyIr::Cuda { code, .. }) = &ir.body {
@@ -134,7 +136,7 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                 !next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
             });
             if !used {
-                sink.push(unaddressed(g.span, &g.name, "the inline CUDA body"));
+                sink.push(unaddressed(g.head_span, &g.name, "the inline CUDA body"));
             }
         }
     }

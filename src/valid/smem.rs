@@ -68,7 +68,7 @@ fn region_rules(ir: &TaskIr, sink: &mut Sink) -> bool {
         let mut d = Diagnostic::error(codes::TOO_MANY_REGIONS, format!("task `{}` declares {} regions; MPK allows 16", ir.name, ir.regions.len()))
             .primary(ir.regions.values().nth(16).map_or(ir.span, |r| r.span), "the 17th region");
         for g in ir.region_groups.iter().filter(|g| g.staged) {
-            d = d.secondary(g.span, format!("{} regions from this stage array", g.members.len()));
+            d = d.secondary(g.head_span, format!("{} regions from this stage array", g.members.len()));
         }
         sink.push(
             d.note("MAX_SMEM_REGIONS_PER_TASK is 16 (register_variant_smem_info throws beyond it)")
@@ -202,7 +202,7 @@ fn over_budget(ir: &TaskIr, t: &TargetIr, g: &Geometry, reqs: &[RegionRequest], 
         format!("regions need {total} bytes of shared memory but {} allows {}", t.target, g.capacity_bytes),
     );
     for (i, &gi) in groups.iter().take(3).enumerate() {
-        let span = ir.region_groups[gi].span;
+        let span = ir.region_groups[gi].head_span;
         let label = group_label(ir, gi);
         d = if i == 0 { d.primary(span, label) } else { d.secondary(span, label) };
     }

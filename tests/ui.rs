@@ -1,0 +1,110 @@
+//! UI tests (rustc's habit): every `tests/ui/<family>/<name>.mpk` is checked; its rendered
+//! diagnostics are an insta snapshot under `snapshots/`, and its `//~ ERROR E0103` (or
+//! `//~ WARNING`) annotations must match the diagnostics exactly: each annotation is a
+//! diagnostic with that code whose primary span starts on the annotated line, and each error is
+//! annotated. Files named `pass_*.mpk` must check clean.
+
+use mpkc::diag::{codes, render_human, ColorMode, Severity, SourceFile};
+use mpkc::driver::{check_source, Source};
+use mpkc::sema::SemaOptions;
+use mpkc::valid::CheckOptions;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn ui_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ui");
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "mpk") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn rel(p: &Path) -> String {
+    p.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap().to_string_lossy().replace('\\', "/")
+}
+
+/// `(line, severity, code)` of each `//~ ERROR Exxxx` annotation.
+fn annotations(text: &str) -> BTreeSet<(usize, String, String)> {
+    let mut out = BTreeSet::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some(pos) = line.find("//~") else { continue };
+        let mut words = line[pos + 3..].split_whitespace();
+        let (Some(sev), Some(code)) = (words.next(), words.next()) else { continue };
+        out.insert((i + 1, sev.to_ascii_lowercase(), code.to_string()));
+    }
+    out
+}
+
+fn line_of(text: &str, pos: usize) -> usize {
+    text[..pos.min(text.len())].matches('\n').count() + 1
+}
+
+fn snapshot_name(path: &str) -> String {
+    path.trim_start_matches("tests/").trim_end_matches(".mpk").replace('/', "__")
+}
+
+#[test]
+fn ui() {
+    let files = ui_files();
+    assert!(!files.is_empty());
+    let mut problems = Vec::new();
+    for f in &files {
+        let path = rel(f);
+        let text = std::fs::read_to_string(f).unwrap();
+        let src = Source { path: path.clone(), text: text.clone() };
+        let checked = check_source(&src, &SemaOptions::default(), &CheckOptions::default());
+        let file = SourceFile { name: &path, text: &text };
+        let rendered: String = checked.diags.iter().map(|d| render_human(d, file, ColorMode::Never)).collect();
+        let got: BTreeSet<(usize, String, String)> = checked
+            .diags
+            .iter()
+            .filter(|d| d.severity != Severity::Note)
+            .map(|d| (line_of(&text, d.main_span().start), d.severity.as_str().to_string(), d.code.to_string()))
+            .collect();
+        let want = annotations(&text);
+        let is_pass = f.file_name().unwrap().to_string_lossy().starts_with("pass_");
+        if is_pass && checked.has_errors() {
+            problems.push(format!("{path}: expected no errors, got:\n{rendered}"));
+        }
+        if !is_pass && want.is_empty() {
+            problems.push(format!("{path}: a failing UI test needs `//~ ERROR Exxxx` annotations"));
+        }
+        if got != want {
+            problems.push(format!("{path}: annotations {want:?} but diagnostics {got:?}\n{rendered}"));
+        }
+        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
+            insta::assert_snapshot!(snapshot_name(&path), rendered);
+        });
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// Every code in the registry has a failing UI test (tools codes are covered by the CLI tests),
+/// and every code the UI tests use is registered.
+#[test]
+fn every_code_has_a_ui_test() {
+    let mut used = BTreeSet::new();
+    for f in ui_files() {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (_, _, code) in annotations(&text) {
+            assert!(codes::lookup(&code).is_some(), "{}: unregistered code {code}", rel(&f));
+            used.insert(code);
+        }
+    }
+    let missing: Vec<&str> = codes::REGISTRY
+        .iter()
+        .filter(|c| c.family != "tools" && !used.contains(c.code))
+        .map(|c| c.code)
+        .collect();
+    assert!(missing.is_empty(), "codes without a failing UI test: {missing:?}");
+}
