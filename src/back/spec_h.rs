@@ -17,7 +17,7 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
     let unit = ir.unit_name();
     let mut w = Writer::new();
     w.line(banner(ir, info));
-    w.line("// Host-safe: included by MPK's task_register.cc and by the kernel. No __device__, no asm.");
+    w.line("// Host-safe (I-H6): included by MPK's task_register.cc and by the kernel; no device code.");
     w.line("#pragma once");
     w.blank();
     w.line("#include \"mpkc_spec_support.h\"");

@@ -62,12 +62,6 @@ pub fn find() -> Result<Toolchain, String> {
             candidates.push((p, "local toolchain"));
         }
     }
-    if let Some(root) = option_env!("CARGO_MANIFEST_DIR") {
-        let p = Path::new(root).join(LOCAL_NVCC);
-        if is_file(&p) {
-            candidates.push((p, "local toolchain"));
-        }
-    }
     for (nvcc, found_by) in candidates {
         match Command::new(&nvcc).arg("--version").output() {
             Ok(out) if out.status.success() => {

@@ -1,0 +1,136 @@
+//! The stdlib contracts re-express real MPK ops: their plans and semaphore tables must be MPK's
+//! (mpk-v2-contract.md §1.6 and §2.4), and they must check with no errors and no warnings.
+
+use mpkc::driver::{check_source, stdlib, Checked};
+use mpkc::ir::{ArrivalIr, RoleKind};
+use mpkc::sema::SemaOptions;
+use mpkc::valid::{CheckOptions, CheckedTask};
+
+fn checked() -> Vec<Checked> {
+    stdlib::sources().iter().map(|s| check_source(s, &SemaOptions::default(), &CheckOptions::default())).collect()
+}
+
+fn unit(name: &str) -> CheckedTask {
+    checked()
+        .into_iter()
+        .flat_map(|c| c.tasks)
+        .find(|t| t.ir.unit_name() == name)
+        .unwrap_or_else(|| panic!("no stdlib unit {name}"))
+}
+
+/// (name, physical pages, offset) of each region of the first target's plan.
+fn placements(t: &CheckedTask) -> Vec<(String, Vec<usize>, i64)> {
+    t.primary_plan().regions.iter().map(|r| (r.name.clone(), r.pages.clone(), r.offset)).collect()
+}
+
+#[test]
+fn stdlib_checks_clean() {
+    for c in checked() {
+        assert!(c.diags.is_empty(), "{}: {:#?}", c.source.path, c.diags);
+        assert!(!c.tasks.is_empty(), "{} yields no task", c.source.path);
+    }
+}
+
+#[test]
+fn every_stdlib_file_is_embedded() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib");
+    let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".mpk"))
+        .map(|n| format!("stdlib/{n}"))
+        .collect();
+    on_disk.sort();
+    let mut embedded: Vec<String> = stdlib::CONTRACTS.iter().map(|(p, _)| p.to_string()).collect();
+    embedded.sort();
+    assert_eq!(on_disk, embedded);
+}
+
+#[test]
+fn linear_plan_is_mpk_linear_spec() {
+    let t = unit("linear_sm100_v2");
+    let p = t.primary_plan();
+    assert_eq!(t.ir.region_bytes(), 221_200);
+    assert_eq!(p.pages_used, 14);
+    let got = placements(&t);
+    for s in 0..6 {
+        assert_eq!(got[s], (format!("W_{s}"), vec![2 * s, 2 * s + 1], 0), "W_{s}");
+    }
+    let a: Vec<_> = got[6..].iter().map(|(n, pages, off)| (n.as_str(), pages[0], *off)).collect();
+    assert_eq!(
+        a,
+        vec![("A_0", 12, 0), ("A_1", 12, 4096), ("A_2", 12, 8192), ("A_3", 12, 12288), ("A_4", 13, 0), ("A_5", 13, 4096), ("scratch", 13, 8192)]
+    );
+    assert_eq!(p.release_order, vec![0, 1, 2, 3, 4, 5, 6, 7, 12, 8, 9, 10, 11, 13]);
+    let steps: Vec<i64> = t.ir.regions.values().map(|r| r.release_step).collect();
+    assert_eq!(steps, vec![1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6, 7]);
+}
+
+#[test]
+fn rmsnorm_plans_are_mpk_rmsnorm_spec() {
+    let t = unit("rmsnorm_v2_h4096");
+    assert_eq!(t.primary_plan().pages_used, 2);
+    assert_eq!(
+        placements(&t),
+        vec![("input".into(), vec![0], 0), ("weight".into(), vec![0], 8192), ("output".into(), vec![1], 0), ("reduce".into(), vec![1], 8192)]
+    );
+    let t = unit("rmsnorm_v2_h7168");
+    assert_eq!(t.ir.region_bytes(), 44_032);
+    assert_eq!(t.primary_plan().pages_used, 3);
+    assert_eq!(
+        placements(&t),
+        vec![("input".into(), vec![0], 0), ("weight".into(), vec![1], 0), ("output".into(), vec![2], 0), ("reduce".into(), vec![0], 14336)]
+    );
+}
+
+#[test]
+fn argmax_is_one_page_and_elementwise_ops_none() {
+    for name in ["argmax_partial", "argmax_reduce"] {
+        let t = unit(name);
+        assert_eq!(t.primary_plan().pages_used, 1, "{name}");
+        assert_eq!(placements(&t), vec![("idx".into(), vec![0], 0), ("val".into(), vec![0], 256)], "{name}");
+    }
+    for name in ["silu_mul_v2", "embedding_v2"] {
+        let t = unit(name);
+        assert_eq!(t.ir.regions.len(), 0);
+        assert_eq!(t.primary_plan().pages_used, 0, "{name}");
+        assert_eq!(t.primary_plan().release_order, (0..14).collect::<Vec<_>>(), "forwards the preferred order");
+    }
+}
+
+/// MPK's linear semaphore table (contract doc §2.4): counts, producer → consumer, arrival kind,
+/// re-init owner. mpkc's numbering happens to be MPK's too.
+#[test]
+fn linear_ordinals_are_mpk_table() {
+    use RoleKind::*;
+    let t = unit("linear_sm100_v2");
+    assert_eq!(t.ordinals.len(), 24);
+    #[derive(Debug, PartialEq)]
+    enum K {
+        Tma,
+        Commit,
+        Thread,
+    }
+    let mut want: Vec<(i64, RoleKind, RoleKind, K, Option<RoleKind>)> = Vec::new();
+    want.extend((0..6).map(|_| (1, Loader, Launcher, K::Tma, Some(Loader)))); // W_tma_mbar
+    want.extend((0..6).map(|_| (1, Loader, Launcher, K::Tma, Some(Loader)))); // A_tma_mbar
+    want.extend((0..6).map(|_| (1, Launcher, Loader, K::Commit, Some(Loader)))); // mma_mbar (shared empty)
+    want.extend((0..2).map(|_| (1, Launcher, Consumer, K::Commit, Some(Launcher)))); // mainloop_mbar
+    want.extend((0..2).map(|_| (128, Consumer, Launcher, K::Thread, Some(Launcher)))); // epilogue_mbar
+    want.push((1, Launcher, Consumer, K::Thread, None)); // tmem_ready
+    want.push((128, Consumer, Launcher, K::Thread, Some(Launcher))); // consumer_done
+    let got: Vec<_> = t
+        .ordinals
+        .iter()
+        .map(|o| {
+            let k = match o.arrival {
+                ArrivalIr::Tma(_) => K::Tma,
+                ArrivalIr::Commit => K::Commit,
+                ArrivalIr::Threads(_) => K::Thread,
+            };
+            (o.count, o.producer, o.consumer, k, o.reinit)
+        })
+        .collect();
+    assert_eq!(got, want);
+    assert!(t.ordinals.iter().enumerate().all(|(i, o)| o.ordinal == i));
+}
