@@ -124,3 +124,34 @@ fn every_kernel_compiles_with_nvcc() {
         }
     }
 }
+
+/// CI fails on orphan snapshots: every file under `snapshots/` belongs to a UI test or to a
+/// generated file of the stdlib (insta itself fails on missing or changed ones under CI=true).
+#[test]
+fn no_orphan_snapshots() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut expected = std::collections::BTreeSet::new();
+    for u in generate_all(&checked()) {
+        for f in &u.files {
+            expected.insert(format!("gen__{}.snap", f.name.replace('.', "_")));
+        }
+    }
+    let mut stack = vec![root.join("tests/ui")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "mpk") {
+                let rel = p.strip_prefix(root.join("tests")).unwrap().to_string_lossy().replace('\\', "/");
+                expected.insert(format!("{}.snap", rel.trim_end_matches(".mpk").replace('/', "__")));
+            }
+        }
+    }
+    let orphans: Vec<String> = std::fs::read_dir(root.join("snapshots"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !expected.contains(n))
+        .collect();
+    assert!(orphans.is_empty(), "orphan or pending snapshots (delete or accept them): {orphans:?}");
+}

@@ -106,6 +106,6 @@ impl TaskIr {
 
     /// Sum of declared region sizes in bytes.
     pub fn region_bytes(&self) -> i64 {
-        self.regions.values().map(|r| r.size).sum()
+        self.regions.values().fold(0i64, |acc, r| acc.saturating_add(r.size))
     }
 }

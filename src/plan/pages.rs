@@ -136,7 +136,7 @@ impl PlacedRegion {
 
     /// One past the last byte: `base + size`.
     pub fn end_bytes(&self) -> i64 {
-        self.base_bytes() + self.size
+        self.base_bytes().saturating_add(self.size)
     }
 }
 
@@ -199,9 +199,9 @@ fn validate(regions: &[RegionRequest], g: &Geometry) -> Result<Vec<Parsed>, Plan
         let pages = if r.size == 0 {
             0
         } else if r.page_count < 0 {
-            ((r.size + g.page_size - 1) / g.page_size) as usize
+            usize::try_from(r.size / g.page_size + i64::from(r.size % g.page_size != 0)).unwrap_or(usize::MAX)
         } else {
-            r.page_count as usize
+            usize::try_from(r.page_count).unwrap_or(usize::MAX)
         };
         let packable = r.can_pack && pages <= 1 && r.size < g.page_size;
         out.push(Parsed { index, pages, packable });
@@ -236,15 +236,15 @@ fn place_packed(st: &mut Logical, g: &Geometry, size: i64, align: i64) -> Option
         let mut found = None;
         for &(s, e) in &st.subs[p] {
             let cand = align_up(cursor, align);
-            if cand + size <= s {
+            if cand.saturating_add(size) <= s {
                 found = Some(cand);
                 break;
             }
             cursor = cursor.max(e);
         }
         let off = found.unwrap_or_else(|| align_up(cursor, align));
-        if off + size <= cap {
-            st.subs[p].push((off, off + size));
+        if off.saturating_add(size) <= cap {
+            st.subs[p].push((off, off.saturating_add(size)));
             st.subs[p].sort_unstable();
             return Some((p, off));
         }
@@ -258,7 +258,7 @@ fn place_run(st: &mut Logical, g: &Geometry, n: usize, size: i64) -> Option<usiz
         return None;
     }
     for f in 0..=(g.num_pages - n) {
-        if (f as i64) * g.page_size + size > g.capacity_bytes {
+        if ((f as i64) * g.page_size).saturating_add(size) > g.capacity_bytes {
             continue;
         }
         if (f..f + n).all(|p| st.empty(p)) {
@@ -427,5 +427,74 @@ mod tests {
         assert_eq!(a, vec![(12, 0), (12, 4096), (12, 8192), (12, 12288), (13, 0), (13, 4096), (13, 8192)]);
         assert_eq!(p.release_order, vec![0, 1, 2, 3, 4, 5, 6, 7, 12, 8, 9, 10, 11, 13]);
         assert_eq!(p.max_byte_end, 221_200);
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    //! Property tests of the planner: an accepted plan never overlaps two regions, never exceeds a
+    //! logical page's capacity, maps logical to physical pages one to one, and keeps multi-page
+    //! regions on consecutive physical pages.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn region() -> impl Strategy<Value = RegionRequest> {
+        (0i64..40_000, 0u32..11, prop::bool::ANY, 0i64..8, prop::option::of(0i64..4)).prop_map(|(size, a, pack, step, pc)| {
+            RegionRequest {
+                name: String::new(),
+                size,
+                alignment: 1 << a,
+                page_count: pc.map_or(-1, |p| p.max((size + PAGE_SIZE - 1) / PAGE_SIZE)),
+                can_pack: pack,
+                release_step: step,
+                contiguous: true,
+            }
+        })
+    }
+
+    fn order() -> impl Strategy<Value = Vec<usize>> {
+        Just((0..NUM_PAGES).collect::<Vec<usize>>()).prop_shuffle()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, .. ProptestConfig::default() })]
+
+        #[test]
+        fn accepted_plans_are_sound(mut rs in prop::collection::vec(region(), 0..16), pref in order()) {
+            for (i, r) in rs.iter_mut().enumerate() {
+                r.name = format!("r{i}");
+            }
+            let g = Geometry::default();
+            let Ok(p) = plan(&rs, &pref, &g) else { return Ok(()) };
+            // One to one.
+            let mut phys = p.logical_to_physical.clone();
+            phys.sort_unstable();
+            prop_assert_eq!(phys, (0..NUM_PAGES).collect::<Vec<_>>());
+            for r in &p.regions {
+                // Contiguous physical pages, as many as the logical run.
+                prop_assert_eq!(r.pages.len(), r.logical_pages.len());
+                for w in r.pages.windows(2) {
+                    prop_assert_eq!(w[1], w[0] + 1);
+                }
+                // Within the logical page's capacity (physical overflow is I-S5's business).
+                if r.logical_pages.len() == 1 && r.size > 0 {
+                    prop_assert!(r.offset + r.size <= g.page_capacity(r.logical_pages[0]));
+                    prop_assert_eq!(r.offset % rs[r.ordinal].alignment, 0);
+                }
+            }
+            // No two regions overlap (physical byte ranges).
+            let spans: Vec<(i64, i64)> = p.regions.iter().filter(|r| r.size > 0).map(|r| (r.base_bytes(), r.end_bytes())).collect();
+            for (i, a) in spans.iter().enumerate() {
+                for b in &spans[i + 1..] {
+                    prop_assert!(a.1 <= b.0 || b.1 <= a.0, "{:?} overlaps {:?}", a, b);
+                }
+            }
+            // Page runs own their pages.
+            for r in p.regions.iter().filter(|r| r.pages.len() > 1) {
+                for q in p.regions.iter().filter(|q| q.ordinal != r.ordinal) {
+                    prop_assert!(q.pages.iter().all(|x| !r.pages.contains(x)));
+                }
+            }
+        }
     }
 }

@@ -132,6 +132,14 @@ pub(super) fn lower_instance(
     targets(&mut cx, c);
     if let Some((e, _)) = c.task_id {
         cx.ir.task_id = cx.non_negative(e, "task id");
+        if cx.ir.task_id.is_some_and(|v| v > i64::from(i32::MAX)) {
+            cx.ir.task_id = None;
+            cx.report(
+                Diagnostic::error(codes::OUT_OF_RANGE, "`task_id` does not fit MPK's 32-bit TaskType")
+                    .primary(e.span, "too large")
+                    .help("MPK task types are small integers, e.g. 326"),
+            );
+        }
     }
     stages(&mut cx, c);
     tile(&mut cx, c);

@@ -75,6 +75,14 @@ pub(super) fn granularity(cx: &mut Cx<'_>, c: &Collected<'_>) {
                     _ => {}
                 }
             }
+            if tasks > i64::from(i32::MAX) {
+                cx.report(
+                    Diagnostic::error(codes::OUT_OF_RANGE, format!("`per_tile` asks for {tasks} tasks; task offsets are 32-bit"))
+                        .primary(g.span, "too many tasks")
+                        .help("use at most 2147483647 tasks"),
+                );
+                return;
+            }
             if tasks < 1 || tpt < 1 {
                 cx.report(
                     Diagnostic::error(codes::OUT_OF_RANGE, format!("`per_tile` needs at least one task and one tile per task; got tasks {tasks}, tiles_per_task {tpt}"))

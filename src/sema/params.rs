@@ -117,7 +117,11 @@ fn value_from_ast(v: &ast::Value, ty: ParamTy, env: &Env<'_>, p: &ast::Param, si
         },
         (ast::Value::Expr(e), ParamTy::Float) => match env.num(e) {
             Ok(Num::Int(i)) => Some(ParamValue::Float(i as f64)),
-            Ok(Num::Float(f)) => Some(ParamValue::Float(f)),
+            Ok(Num::Float(f)) if f.is_finite() => Some(ParamValue::Float(f)),
+            Ok(Num::Float(f)) => {
+                sink.push(type_error(e.span, p, &format!("the non-finite float {f}")));
+                None
+            }
             Err(d) => {
                 sink.push(d);
                 None

@@ -29,8 +29,8 @@ type Bound = Result<(Vec<Constant>, Vec<RegionNeed>, &'static str, &'static str)
 
 /// Columns per task: `ceil(cols / tasks)` rounded up to a multiple of 8.
 fn cols_per_task(cols: i64, tasks: i64) -> i64 {
-    let per = (cols + tasks - 1) / tasks;
-    (per + 7) / 8 * 8
+    let per = cols.saturating_add(tasks - 1) / tasks;
+    per.saturating_add(7) / 8 * 8
 }
 
 /// Checks `x` is `[rows, 2n]`, `y` is `[rows, n]`, `n % 8 == 0`.

@@ -178,6 +178,17 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
             scalar_vals.push((*formal, actual.clone(), p.value.clone()));
         }
     }
+    for (formal, h) in &bound {
+        let t = &ir.tensors[*h];
+        if t.dims.iter().any(|d| *d > i64::from(i32::MAX)) || t.elements().is_none() {
+            errs.push(
+                Diagnostic::error(codes::BODY_MISMATCH, format!("`{}` has an extent above 2^31 - 1, which body `{}` indexes with 32-bit ints", t.name, sig.name))
+                    .primary(t.span, format!("{:?}", t.dims))
+                    .secondary(*span, format!("bound to `{formal}` here"))
+                    .help("split the tensor over more tasks or use smaller extents"),
+            );
+        }
+    }
     if !errs.is_empty() {
         return Err(errs);
     }

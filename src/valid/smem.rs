@@ -87,7 +87,7 @@ pub(super) fn budget(ir: &TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Optio
     let mut plans = Vec::new();
     for t in &ir.targets {
         let g = Geometry { capacity_bytes: t.smem_capacity_bytes, ..Geometry::default() };
-        let total: i64 = reqs.iter().map(|r| r.size).sum();
+        let total: i64 = reqs.iter().fold(0i64, |a, r| a.saturating_add(r.size));
         if total > g.capacity_bytes {
             sink.push(over_budget(ir, t, &g, &reqs, total));
             continue;
@@ -119,7 +119,7 @@ fn pages_needed(reqs: &[RegionRequest]) -> usize {
 }
 
 fn group_bytes(ir: &TaskIr, g: usize) -> i64 {
-    ir.region_groups[g].members.iter().map(|h| ir.regions[*h].size).sum()
+    ir.region_groups[g].members.iter().fold(0i64, |a, h| a.saturating_add(ir.regions[*h].size))
 }
 
 fn group_label(ir: &TaskIr, gi: usize) -> String {
@@ -129,7 +129,7 @@ fn group_label(ir: &TaskIr, gi: usize) -> String {
         if sizes.windows(2).all(|w| w[0] == w[1]) {
             format!("{} stages of {} bytes each", sizes.len(), sizes.first().copied().unwrap_or(0))
         } else {
-            format!("{} stages, {} bytes in all", sizes.len(), sizes.iter().sum::<i64>())
+            format!("{} stages, {} bytes in all", sizes.len(), sizes.iter().fold(0i64, |a, b| a.saturating_add(*b)))
         }
     } else {
         format!("{} bytes", sizes.first().copied().unwrap_or(0))
@@ -163,7 +163,7 @@ fn cheapest_fix(ir: &TaskIr, g: &Geometry, total: i64) -> String {
                 .filter(|r| r.stage.is_none_or(|k| k < s))
                 .map(to_req)
                 .collect();
-            let bytes: i64 = reqs.iter().map(|r| r.size).sum();
+            let bytes: i64 = reqs.iter().fold(0i64, |a, r| a.saturating_add(r.size));
             if bytes > g.capacity_bytes {
                 continue;
             }
@@ -220,7 +220,7 @@ fn placement_failure(ir: &TaskIr, t: &TargetIr, g: &Geometry, reqs: &[RegionRequ
     let r = ir.regions.values().nth(index);
     let span = r.map_or(ir.span, |r| r.span);
     let name = r.map_or("?", |r| r.name.as_str());
-    let total: i64 = reqs.iter().map(|r| r.size).sum();
+    let total: i64 = reqs.iter().fold(0i64, |a, r| a.saturating_add(r.size));
     Diagnostic::error(
         codes::PLACEMENT,
         format!("MPK's planner finds no room for region `{name}` on {} although the regions total {total} of {} bytes", t.target, g.capacity_bytes),
