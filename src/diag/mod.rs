@@ -168,3 +168,13 @@ impl Sink {
         &self.diags
     }
 }
+
+/// The candidate closest to `name` (Jaro-Winkler ≥ 0.8), for "did you mean" helps.
+pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(name, c), c))
+        .filter(|(s, c)| *s >= 0.8 && *c != name)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}

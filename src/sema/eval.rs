@@ -139,7 +139,11 @@ impl<'a> Env<'a> {
                 None => {
                     let known: Vec<String> =
                         self.params.map(|p| p.keys().map(|k| format!("`{k}`")).collect()).unwrap_or_default();
-                    let help = if known.is_empty() {
+                    let mut names: Vec<&str> = self.params.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+                    names.extend(["stages", "stage"]);
+                    let help = if let Some(s) = crate::diag::suggest(name, names) {
+                        format!("did you mean `{s}`?")
+                    } else if known.is_empty() {
                         "declare it with `param NAME: int = VALUE` before its first use".to_string()
                     } else {
                         format!("params in scope: {}", known.join(", "))

@@ -74,10 +74,13 @@ impl Cx<'_> {
         let h = self.ir.tensor_by_name(&id.node);
         if h.is_none() {
             let known: Vec<String> = self.ir.tensors.values().map(|t| format!("`{}`", t.name)).collect();
+            let close = crate::diag::suggest(&id.node, self.ir.tensors.values().map(|t| t.name.as_str()));
             self.report(
                 Diagnostic::error(codes::UNKNOWN_NAME, format!("cannot find tensor `{}`", id.node))
                     .primary(id.span, "no tensor of this name")
-                    .help(if known.is_empty() {
+                    .help(if let Some(c) = close {
+                        format!("did you mean `{c}`?")
+                    } else if known.is_empty() {
                         "declare it with `tensor NAME: DTYPE[dims] in|out`".to_string()
                     } else {
                         format!("declared tensors: {}", known.join(", "))
