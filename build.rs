@@ -1,15 +1,20 @@
-//! Embeds the explanation pages `docs/codes/E*.md` for `mpkc explain`.
+//! Embeds the explanation pages `docs/codes/{E,W}*.md` for `mpkc explain`.
 
 use std::fmt::Write as _;
 
 fn main() {
-    println!("cargo:rerun-if-changed=docs/codes");
+    // A missing path would make cargo rebuild every time: watch the folder only when it exists.
+    if std::path::Path::new("docs/codes").is_dir() {
+        println!("cargo:rerun-if-changed=docs/codes");
+    } else {
+        println!("cargo:rerun-if-changed=build.rs");
+    }
     println!("cargo:rerun-if-changed=grammar/mpk.pest");
     let mut pages: Vec<String> = std::fs::read_dir("docs/codes")
         .map(|d| {
             d.filter_map(|e| e.ok())
                 .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with('E') && n.ends_with(".md"))
+                .filter(|n| (n.starts_with('E') || n.starts_with('W')) && n.ends_with(".md"))
                 .collect()
         })
         .unwrap_or_default();

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 pub const EXIT_CODES: &str = "\
 Exit status:
   0  success
-  1  the contract has errors, or verification failed
+  1  the contract has errors
   2  usage error
   3  an external program failed (nvcc, ptxas)
   4  something needed is absent (no nvcc for `build`), with what to install";

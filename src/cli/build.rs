@@ -24,7 +24,13 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
         return exit::ABSENT;
     }
     let files: usize = units.iter().map(|u| u.files.len()).sum();
-    println!("\nwrote {files} files for {} task instances to {}", units.len(), out.display());
+    println!(
+        "\nwrote {files} generated files for {} task instance{} (and {} support headers) to {}",
+        units.len(),
+        if units.len() == 1 { "" } else { "s" },
+        crate::back::SUPPORT_HEADERS.len(),
+        out.display()
+    );
     let tc = match nvcc::find() {
         Ok(tc) => tc,
         Err(e) => {
@@ -37,6 +43,7 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
     println!("\ncompiled with nvcc {} ({}), -Xptxas -v:", tc.version, tc.found_by);
     println!("  {:<34} {:<8} {:>5} {:>6} {:>6} {:>6}  cubin", "unit", "target", "regs", "spill", "stack", "smem");
     let mut status = exit::OK;
+    let mut reported = std::collections::BTreeSet::new();
     for j in &results {
         let unit = &units[j.unit];
         match &j.result {
@@ -57,14 +64,26 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
                 let mapped = map_errors(c, &f.stderr);
                 let file = SourceFile { name: &c.source.path, text: &c.source.text };
                 for d in &mapped {
-                    eprint!("{}", render_human(d, file, color));
+                    // The same contract error fails every target: report it once.
+                    if reported.insert((unit.source, d.main_span(), d.message.clone())) {
+                        eprint!("{}", render_human(d, file, color));
+                    }
                 }
                 eprintln!("error: nvcc failed for {} ({}):\n  {}\n{}", j.file, j.target, f.command, f.stderr.trim_end());
             }
         }
     }
-    if results.is_empty() {
-        println!("  (no kernels: pipeline kernels come with the sm_100a pipeline backend)");
+    for u in &units {
+        let t = &checked[u.source].tasks[u.task];
+        if !u.files.iter().any(|f| f.kind == crate::back::FileKind::WorkerUnit) {
+            let targets: Vec<&str> = t.ir.targets.iter().map(|x| x.target.as_str()).collect();
+            println!(
+                "  {:<34} {:<8} spec header only: the {} family's kernel backend is not written yet",
+                u.unit,
+                targets.join(","),
+                t.ir.family.as_str()
+            );
+        }
     }
     status
 }

@@ -125,12 +125,25 @@ fn plan(common: &CommonArgs, format: PlanFormat, color: ColorMode) -> u8 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let (_, opts) = match options(common) {
+        Ok(o) => o,
+        Err(_) => return exit::USAGE,
+    };
     for c in &checked {
         for t in &c.tasks {
             for (target, g, p) in &t.plans {
                 match format {
-                    PlanFormat::Json => println!("{}", plan_view::plan_json(t, target, p)),
-                    PlanFormat::Text => print!("{}", plan_view::plan_text(t, target, g, p)),
+                    PlanFormat::Json => println!("{}", plan_view::plan_json(&t.ir, target, p)),
+                    PlanFormat::Text => print!("{}", plan_view::plan_text(&t.ir, target, g, p)),
+                }
+            }
+        }
+        // What MPK's planner would do for instances a rule rejects (text only: JSON lists
+        // accepted plans).
+        if format == PlanFormat::Text {
+            for ir in &c.rejected {
+                for (target, g, p) in crate::valid::raw_plans(ir, &opts) {
+                    print!("REJECTED (see the errors above): {}", plan_view::plan_text(ir, &target, &g, &p));
                 }
             }
         }

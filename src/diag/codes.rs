@@ -57,14 +57,36 @@ registry! {
     REGION_USE = "E0110", "smem", Some("I-S9"), "the body addresses a region the contract does not declare, or is too small for it";
     MONOLITH_REGIONS = "E0111", "smem", Some("I-S10"), "a monolithic consumer declares other than exactly one region";
     NO_SMEM_REGIONS = "E0112", "smem", Some("I-S11"), "a consumer-no-smem task declares regions";
+    TARGET_CAPACITY = "E0113", "smem", Some("I-S6"), "a target's SMEM capacity exceeds what the hardware lets a block opt into";
+
+    TILES_PER_TASK = "E0201", "pages", Some("I-P6"), "a pipeline task covers more than one tile, so a bounds-fail return would skip the page release";
 
     TOO_MANY_ORDINALS = "E0301", "sems", Some("I-M1"), "the task needs more than 31 op-private semaphore ordinals";
+    SEM_COUNT = "E0302", "sems", Some("I-M2"), "an mbarrier's init count differs from the number of arrivals per phase";
+    REINIT = "E0303", "sems", Some("I-M4"), "an mbarrier lacks the start-of-task re-init it needs, or has one that races its waiter";
+    EXPECT_TX = "E0304", "sems", Some("I-M6"), "the TMA boxes landing on a full barrier do not fit the stage they land in";
+    SHARED_EMPTY = "E0305", "sems", Some("I-M3"), "a channel shares an empty edge it cannot share";
 
     BARRIER_ID = "E0401", "roles", Some("I-R2"), "a named barrier id is outside 1-15 or reserved by the runtime";
     BARRIER_THREADS = "E0402", "roles", Some("I-R2"), "a named barrier's thread count is not the 128 consumer threads";
     ROLE_WARPS = "E0403", "roles", Some("I-R1"), "a role is bound to warps other than the runtime's layout";
+    SETMAXNREG = "E0404", "roles", None, "setmaxnreg targets are illegal or exceed the register file";
+    ROLE_UNBOUND = "E0405", "roles", Some("I-R1"), "a channel or sem names a role the task does not bind";
 
     TMEM_COLS = "E0501", "tmem", Some("I-T1"), "the TMEM column count is not a power of two in [32, 512]";
+    TMEM_FOOTPRINT = "E0502", "tmem", Some("I-T2"), "the accumulator slots need more TMEM columns than the task allocates";
+    TCGEN05_SHAPE = "E0503", "tmem", Some("I-T4"), "the tcgen05.mma shape or types are illegal for its kind";
+    WGMMA_SHAPE = "E0504", "tmem", None, "the wgmma shape or types are illegal";
+    TARGET_ISA = "E0505", "tmem", None, "the MMA engine does not exist on a declared target";
+    ACC_REGISTERS = "E0506", "tmem", None, "the accumulator does not fit the register file of the sm_90a lowering";
+    TMA_BOX = "E0507", "tmem", Some("I-T6"), "a TMA box has an extent above 256 elements or an illegal rank";
+    TMA_SWIZZLE_SPAN = "E0508", "tmem", Some("I-T6"), "a TMA box's inner extent in bytes differs from its swizzle span";
+    TMA_STRIDE = "E0509", "tmem", Some("I-T6"), "a TMA tensor's global row stride is not a multiple of 16 bytes";
+    TMA_TASK_ID = "E0510", "tmem", Some("I-T6"), "a task's TaskType is outside MPK's TMA range iff it loads through TMA";
+
+    LINEAR_LIMITS = "E0601", "wiring", Some("I-H5"), "a pipeline exceeds the linear family's limits (16 tokens, N a multiple of 128)";
+    GRID_WIDE = "E0602", "wiring", Some("I-H4"), "grid-wide granularity lacks skip_after_step0 or a written justification";
+    LEVER_DEFAULT_ON = "W0603", "wiring", Some("I-H7"), "a lever defaults on, which changes the default build";
 
     NVCC_FAILED = "E0701", "tools", None, "nvcc rejected the generated code";
 }
@@ -72,8 +94,10 @@ registry! {
 /// Looks up a code (`E0103`, case-insensitive, with or without the `E`).
 pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
     let norm = code.trim().to_ascii_uppercase();
-    let norm = if norm.starts_with('E') { norm } else { format!("E{norm}") };
-    REGISTRY.iter().find(|c| c.code == norm)
+    if norm.starts_with('E') || norm.starts_with('W') {
+        return REGISTRY.iter().find(|c| c.code == norm);
+    }
+    REGISTRY.iter().find(|c| c.code[1..] == norm)
 }
 
 #[cfg(test)]
@@ -83,7 +107,7 @@ mod tests {
     #[test]
     fn codes_are_unique_and_sorted() {
         for w in REGISTRY.windows(2) {
-            assert!(w[0].code < w[1].code, "{} then {}", w[0].code, w[1].code);
+            assert!(w[0].code[1..] < w[1].code[1..], "{} then {}", w[0].code, w[1].code);
         }
     }
 

@@ -122,10 +122,15 @@ impl Diagnostic {
     }
 }
 
+/// The code of a follow-on error whose cause was already reported (e.g. a use of a param whose
+/// value was rejected). [`Sink::push`] drops it, so one problem gives one report.
+pub const FOLLOW_ON: &str = "E0000";
+
 /// Collects diagnostics from a pass; passes push and go on, so one run reports every problem.
 #[derive(Clone, Debug, Default)]
 pub struct Sink {
     diags: Vec<Diagnostic>,
+    suppressed: usize,
 }
 
 impl Sink {
@@ -134,24 +139,35 @@ impl Sink {
         Sink::default()
     }
 
-    /// Records a diagnostic.
+    /// Records a diagnostic (follow-on errors are dropped, see [`FOLLOW_ON`]).
     pub fn push(&mut self, d: Diagnostic) {
+        if d.code == FOLLOW_ON {
+            self.suppressed += 1;
+            return;
+        }
         self.diags.push(d);
     }
 
     /// Records several.
     pub fn extend(&mut self, ds: impl IntoIterator<Item = Diagnostic>) {
-        self.diags.extend(ds);
+        for d in ds {
+            self.push(d);
+        }
     }
 
-    /// True when any error was recorded.
+    /// Number of follow-on errors dropped: a stage that saw one must not go on as if clean.
+    pub fn suppressed(&self) -> usize {
+        self.suppressed
+    }
+
+    /// True when any error was recorded (follow-on errors included).
     pub fn has_errors(&self) -> bool {
-        self.diags.iter().any(Diagnostic::is_error)
+        self.suppressed > 0 || self.diags.iter().any(Diagnostic::is_error)
     }
 
-    /// Number of errors recorded.
+    /// Number of errors recorded, follow-on errors included.
     pub fn error_count(&self) -> usize {
-        self.diags.iter().filter(|d| d.is_error()).count()
+        self.suppressed + self.diags.iter().filter(|d| d.is_error()).count()
     }
 
     /// The diagnostics in report order (source position, then code), duplicates removed.

@@ -28,6 +28,8 @@ pub struct Checked {
     pub diags: Vec<Diagnostic>,
     /// The instances that passed every rule.
     pub tasks: Vec<CheckedTask>,
+    /// Instances that lowered cleanly but failed a rule (for `plan` to show what MPK would do).
+    pub rejected: Vec<crate::ir::TaskIr>,
 }
 
 impl Checked {
@@ -41,18 +43,20 @@ impl Checked {
 pub fn check_source(source: &Source, sema_opts: &SemaOptions, check_opts: &CheckOptions) -> Checked {
     let mut sink = Sink::new();
     let mut tasks = Vec::new();
+    let mut rejected = Vec::new();
     match front::parse_file(&source.text) {
         Err(ds) => sink.extend(ds),
         Ok(ast) => {
-            let irs = sema::lower_file(&ast, sema_opts, &mut sink);
-            if !sink.has_errors() {
-                for ir in irs {
-                    if let Some(t) = valid::check(ir, check_opts, &mut sink) {
-                        tasks.push(t);
-                    }
+            for lowered in sema::lower_file(&ast, sema_opts, &mut sink) {
+                if !lowered.clean {
+                    continue;
+                }
+                match valid::check(lowered.ir.clone(), check_opts, &mut sink) {
+                    Some(t) => tasks.push(t),
+                    None => rejected.push(lowered.ir),
                 }
             }
         }
     }
-    Checked { source: source.clone(), diags: sink.into_sorted(), tasks }
+    Checked { source: source.clone(), diags: sink.into_sorted(), tasks, rejected }
 }

@@ -150,6 +150,8 @@ pub struct CompileFailure {
 pub fn compile(tc: &Toolchain, dir: &Path, unit: &str, entry: &str, target: Target) -> Result<(PathBuf, PtxasReport), CompileFailure> {
     let stem = unit.trim_end_matches(".cu");
     let cubin = format!("{stem}.{target}.cubin");
+    // A failed compile must not leave an earlier cubin next to the new sources.
+    let _ = std::fs::remove_file(dir.join(&cubin));
     let mut cmd = Command::new(&tc.nvcc);
     cmd.current_dir(dir)
         .arg("-std=c++17")

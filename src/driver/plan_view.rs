@@ -1,24 +1,23 @@
 //! Rendering page plans: the JSON-lines form of design.md ("Conventions") and a text page map.
 
-use crate::ir::TargetIr;
+use crate::ir::{TargetIr, TaskIr};
 use crate::plan::pages::{Geometry, PagePlan, NUM_PAGES, PAGE_SIZE};
-use crate::valid::CheckedTask;
 use serde_json::json;
 
 /// One JSON object (one line): `{task, instance, target, pages_used, bytes, max_byte_end,
 /// release_order, regions: [{name, ordinal, size, pages, offset}]}`.
-pub fn plan_json(task: &CheckedTask, target: &TargetIr, plan: &PagePlan) -> String {
+pub fn plan_json(ir: &TaskIr, target: &TargetIr, plan: &PagePlan) -> String {
     let regions: Vec<_> = plan
         .regions
         .iter()
         .map(|r| json!({"name": r.name, "ordinal": r.ordinal, "size": r.size, "pages": r.pages, "offset": r.offset}))
         .collect();
     json!({
-        "task": task.ir.name,
-        "instance": task.ir.instance,
+        "task": ir.name,
+        "instance": ir.instance,
         "target": target.target.as_str(),
         "pages_used": plan.pages_used,
-        "bytes": task.ir.region_bytes(),
+        "bytes": ir.region_bytes(),
         "max_byte_end": plan.max_byte_end,
         "release_order": plan.release_order,
         "regions": regions,
@@ -35,9 +34,9 @@ fn letter(i: usize) -> char {
 }
 
 /// The page map: one row per physical page, 64 columns of 256 bytes, a letter per region,
-/// `.` free and `#` past the page's capacity (page 13 holds 11,264 bytes).
-pub fn plan_text(task: &CheckedTask, target: &TargetIr, g: &Geometry, plan: &PagePlan) -> String {
-    let ir = &task.ir;
+/// `.` free, `#` past the page's capacity (page 13 holds 11,264 bytes) and `!` where a region
+/// lies past it (I-S5).
+pub fn plan_text(ir: &TaskIr, target: &TargetIr, g: &Geometry, plan: &PagePlan) -> String {
     let mut out = String::new();
     let inst = ir.instance.as_ref().map(|i| format!(" [{i}]")).unwrap_or_default();
     out.push_str(&format!(
@@ -64,7 +63,8 @@ pub fn plan_text(task: &CheckedTask, target: &TargetIr, g: &Geometry, plan: &Pag
             }
             let (c0, c1) = (lo / BYTES_PER_COL, ((hi + BYTES_PER_COL - 1) / BYTES_PER_COL).min(COLS));
             for c in c0..c1.max(c0 + 1).min(COLS) {
-                row[c as usize] = letter(r.ordinal);
+                // A region byte past the page's capacity (page 13 after a bad remap) shows as `!`.
+                row[c as usize] = if c * BYTES_PER_COL >= cap { '!' } else { letter(r.ordinal) };
             }
             if k == 0 {
                 names.push(format!("{}={} @{}", letter(r.ordinal), r.name, r.offset));

@@ -66,6 +66,8 @@ pub enum Item {
     Lever(Lever),
     /// `instance NAME(p = v, …)`.
     Instance(Instance),
+    /// `setmaxnreg consumer N, helpers M`.
+    SetMaxNReg(Vec<(Ident, Expr)>, Span),
 }
 
 impl Item {
@@ -91,6 +93,7 @@ impl Item {
             Item::Granularity(_) => "granularity",
             Item::Lever(_) => "lever",
             Item::Instance(_) => "instance",
+            Item::SetMaxNReg(..) => "setmaxnreg",
         }
     }
 }

@@ -12,9 +12,11 @@ use pest::Parser;
 
 type Diags = Vec<Diagnostic>;
 
+/// The pair's span without trailing whitespace (an optional that fails after pest skipped
+/// whitespace can leave it inside the pair).
 fn span_of(p: &Pair<'_, Rule>) -> Span {
     let s = p.as_span();
-    Span::new(s.start(), s.end())
+    Span::new(s.start(), s.start() + p.as_str().trim_end().len())
 }
 
 fn ident(p: Pair<'_, Rule>) -> Ident {
@@ -130,6 +132,18 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
                 })
                 .collect();
             Item::Tile(dims, span)
+        }
+        Rule::setmaxnreg_decl => {
+            let dims = inner
+                .skip(1)
+                .map(|td| {
+                    let mut i = td.into_inner();
+                    let n = ident(i.next().unwrap_or_else(|| unreachable!("setmaxnreg name")));
+                    let e = build_expr(i.next().unwrap_or_else(|| unreachable!("setmaxnreg expr")), d);
+                    (n, e)
+                })
+                .collect();
+            Item::SetMaxNReg(dims, span)
         }
         Rule::stages_decl => Item::Stages(build_expr(inner.nth(1)?, d), span),
         Rule::mma_decl => Item::Mma(build_mma(inner.skip(1), span, d)),

@@ -56,6 +56,7 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         Rule::granularity_decl | Rule::kw_granularity => "`granularity`",
         Rule::lever_decl | Rule::kw_lever => "`lever`",
         Rule::instance_decl | Rule::kw_instance => "`instance`",
+        Rule::setmaxnreg_decl | Rule::kw_setmaxnreg => "`setmaxnreg`",
         Rule::direction => "`in` or `out`",
         Rule::param_range | Rule::kw_in => "`in LO..=HI`",
         Rule::tma_spec | Rule::kw_tma => "`tma(...)`",
@@ -137,7 +138,7 @@ pub(crate) fn syntax_diagnostic(err: &pest::error::Error<Rule>, src_len: usize) 
 const ITEM_KEYWORDS: &[&str] = &[
     "`family`", "`targets`", "`task_id`", "`param`", "`tensor`", "`tile`", "`stages`", "`mma`", "`tmem`",
     "`region`", "`channel`", "`sem`", "`roles`", "`barrier`", "`body`", "`epilogue`", "`granularity`",
-    "`lever`", "`instance`",
+    "`lever`", "`instance`", "`setmaxnreg`",
 ];
 
 fn join_or(items: &[&str]) -> String {

@@ -63,6 +63,8 @@ pub struct TaskIr {
     pub granularity: GranularityIr,
     /// Levers (compile-time defines, default off per I-H7).
     pub levers: Vec<LeverIr>,
+    /// `setmaxnreg`: (consumer warpgroup registers, helper warpgroup registers, span).
+    pub setmaxnreg: Option<(i64, i64, Span)>,
 }
 
 impl TaskIr {

@@ -28,6 +28,7 @@ pub struct Collected<'a> {
     pub granularity: Option<&'a ast::Granularity>,
     pub levers: Vec<&'a ast::Lever>,
     pub instances: Vec<&'a ast::Instance>,
+    pub setmaxnreg: Option<(&'a [(ast::Ident, ast::Expr)], Span)>,
 }
 
 fn item_span(item: &Item) -> Span {
@@ -53,6 +54,7 @@ fn item_span(item: &Item) -> Span {
         Item::Granularity(g) => g.span,
         Item::Lever(l) => l.span,
         Item::Instance(i) => i.span,
+        Item::SetMaxNReg(_, s) => *s,
     }
 }
 
@@ -97,6 +99,7 @@ pub fn collect<'a>(task: &'a ast::Task, sink: &mut Sink) -> Collected<'a> {
             Item::Granularity(g) => set_once(&mut c.granularity, g, item, &mut first, sink),
             Item::Lever(l) => c.levers.push(l),
             Item::Instance(i) => c.instances.push(i),
+            Item::SetMaxNReg(d, s) => set_once(&mut c.setmaxnreg, (d.as_slice(), *s), item, &mut first, sink),
         }
     }
     unique_names(sink, "param", c.params.iter().map(|p| &p.name));

@@ -20,6 +20,8 @@ pub struct Env<'a> {
     pub stage: Option<i64>,
     /// The tile, once known.
     pub tile: Option<&'a TileIr>,
+    /// Params whose value was rejected: uses of them are follow-on errors.
+    pub poisoned: Option<&'a [String]>,
 }
 
 /// The result of evaluating: integer or float (floats only where a param value is expected).
@@ -36,7 +38,7 @@ impl<'a> Env<'a> {
     pub fn int(&self, e: &Expr) -> Result<i64, Diagnostic> {
         match self.num(e)? {
             Num::Int(v) => Ok(v),
-            Num::Float(f) => Err(Diagnostic::error(codes::TYPE_MISMATCH, format!("expected an integer, found the float {f}"))
+            Num::Float(f) => Err(Diagnostic::error(codes::TYPE_MISMATCH, format!("expected an integer, found the float {f:?}"))
                 .primary(e.span, "a float here")
                 .help("sizes, counts and extents are integers; write an integer expression")),
         }
@@ -124,6 +126,9 @@ impl<'a> Env<'a> {
                 unknown(e, "stage", "`stage` is bound only inside a stage array `region NAME[stage] { … }`")
             }),
             "stages" => self.stages.map(Num::Int).ok_or_else(|| unknown(e, "stages", "declare `stages N` in the task")),
+            name if self.poisoned.is_some_and(|p| p.iter().any(|x| x == name)) => {
+                Err(Diagnostic::error(crate::diag::FOLLOW_ON, format!("`{name}` has no usable value")))
+            }
             name => match self.params.and_then(|p| p.get(name)) {
                 Some(p) => match p.value {
                     ParamValue::Int(v) => Ok(Num::Int(v)),

@@ -15,6 +15,8 @@ use indexmap::IndexMap;
 pub(super) struct Cx<'s> {
     pub sink: &'s mut Sink,
     pub ir: TaskIr,
+    /// Params whose value was rejected.
+    pub poisoned: Vec<String>,
 }
 
 impl Cx<'_> {
@@ -25,6 +27,7 @@ impl Cx<'_> {
             stages: self.ir.stages.map(|(s, _)| i64::from(s)),
             stage: None,
             tile: self.ir.tile.as_ref(),
+            poisoned: Some(&self.poisoned),
         }
     }
 
@@ -102,7 +105,7 @@ pub(super) fn lower_instance(
     if let Some(inst) = instance {
         check_instance_names(c, inst, sink);
     }
-    let params = params::evaluate(&c.params, instance, &opts.overrides, sink);
+    let (params, poisoned) = params::evaluate(&c.params, instance, &opts.overrides, sink);
     let (family, family_span) = family(task, c, sink);
     let ir = TaskIr {
         name: task.name.node.clone(),
@@ -130,8 +133,9 @@ pub(super) fn lower_instance(
         epilogues: Vec::new(),
         granularity: GranularityIr::PerTile { tasks: 1, tiles_per_task: 1, span: task.name.span },
         levers: Vec::new(),
+        setmaxnreg: None,
     };
-    let mut cx = Cx { sink, ir };
+    let mut cx = Cx { sink, ir, poisoned };
     targets(&mut cx, c);
     if let Some((e, _)) = c.task_id {
         cx.ir.task_id = cx.non_negative(e, "task id");
@@ -159,7 +163,33 @@ pub(super) fn lower_instance(
     super::lower_body::body(&mut cx, c);
     super::lower_body::granularity(&mut cx, c);
     levers_and_epilogue(&mut cx, c);
+    setmaxnreg(&mut cx, c);
     cx.ir
+}
+
+fn setmaxnreg(cx: &mut Cx<'_>, c: &Collected<'_>) {
+    let Some((items, span)) = c.setmaxnreg else { return };
+    let (mut consumer, mut helpers) = (None, None);
+    for (k, e) in items {
+        let v = cx.non_negative(e, "register count");
+        match k.node.as_str() {
+            "consumer" | "compute" => consumer = v,
+            "helpers" | "producer" => helpers = v,
+            other => cx.report(
+                Diagnostic::error(codes::BAD_KEYWORD, format!("unknown setmaxnreg warpgroup `{other}`"))
+                    .primary(k.span, "not a warpgroup")
+                    .help("write `setmaxnreg consumer 232, helpers 40` (warpgroup 0 = W0-3, warpgroup 1 = W4-7)"),
+            ),
+        }
+    }
+    match (consumer, helpers) {
+        (Some(a), Some(b)) => cx.ir.setmaxnreg = Some((a, b, span)),
+        _ => cx.report(
+            Diagnostic::error(codes::MISSING, "`setmaxnreg` needs both warpgroups")
+                .primary(span, "here")
+                .help("write `setmaxnreg consumer 232, helpers 40`"),
+        ),
+    }
 }
 
 fn check_instance_names(c: &Collected<'_>, inst: &ast::Instance, sink: &mut Sink) {

@@ -25,14 +25,26 @@ pub struct SemaOptions {
     pub instance: Option<String>,
 }
 
+/// One lowered instance and whether lowering it reported no error (only clean instances go on
+/// to the checker; the others keep their offending items left out).
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    /// The instance.
+    pub ir: TaskIr,
+    /// No error was reported while lowering it (or its task's declarations).
+    pub clean: bool,
+}
+
 /// Lowers every task of `file` (every instance of each), reporting problems to `sink`.
-/// Instances with errors are still returned (with the offending items left out) so that later
-/// stages are not run on them: callers check `sink.has_errors()` first.
-pub fn lower_file(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) -> Vec<TaskIr> {
+pub fn lower_file(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) -> Vec<Lowered> {
+    let file_errors = sink.error_count();
     check_overrides(file, opts, sink);
+    let file_clean = sink.error_count() == file_errors;
     let mut out = Vec::new();
     for task in &file.tasks {
+        let before_task = sink.error_count();
         let c = collect::collect(task, sink);
+        let task_clean = file_clean && sink.error_count() == before_task;
         let instances: Vec<Option<&ast::Instance>> = if c.instances.is_empty() {
             vec![None]
         } else {
@@ -44,7 +56,9 @@ pub fn lower_file(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) -> Vec<
                     continue;
                 }
             }
-            out.push(lower::lower_instance(task, &c, inst, opts, sink));
+            let before = sink.error_count();
+            let ir = lower::lower_instance(task, &c, inst, opts, sink);
+            out.push(Lowered { ir, clean: task_clean && sink.error_count() == before });
         }
     }
     if let Some(want) = &opts.instance {

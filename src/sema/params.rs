@@ -39,17 +39,22 @@ enum Source<'a> {
 }
 
 /// Evaluates every param of `task` for one instance. `instance` settings override defaults and
-/// `overrides` (`--param name=value`) override both. Errors go to `sink`; params without a usable
-/// value are left out of the map.
+/// `overrides` (`--param name=value`) override both. Errors go to `sink`. A value outside its
+/// range is reported and kept; params without a usable value are returned as poisoned names,
+/// whose uses are follow-on errors.
 pub fn evaluate(
     params: &[&ast::Param],
     instance: Option<&ast::Instance>,
     overrides: &[(String, String)],
     sink: &mut Sink,
-) -> IndexMap<String, ParamIr> {
+) -> (IndexMap<String, ParamIr>, Vec<String>) {
     let mut out: IndexMap<String, ParamIr> = IndexMap::new();
+    let mut poisoned = Vec::new();
     for p in params {
-        let Some(ty) = param_ty(p, sink) else { continue };
+        let Some(ty) = param_ty(p, sink) else {
+            poisoned.push(p.name.node.clone());
+            continue;
+        };
         let inst_set = instance.and_then(|i| i.sets.iter().find(|(n, _)| n.node == p.name.node));
         let cli = overrides.iter().rev().find(|(n, _)| *n == p.name.node);
         let (source, span) = match (cli, inst_set, &p.default) {
@@ -66,21 +71,24 @@ pub fn evaluate(
                     "give it a default (`= …`), set it in the instance, or pass `--param {}=VALUE`",
                     p.name.node
                 )));
+                poisoned.push(p.name.node.clone());
                 continue;
             }
         };
-        let env = Env { params: Some(&out), ..Env::default() };
+        let env = Env { params: Some(&out), poisoned: Some(&poisoned), ..Env::default() };
         let value = match source {
             Source::Ast(v) => value_from_ast(v, ty, &env, p, sink),
             Source::Cli(text) => value_from_cli(text, ty, p, sink),
         };
-        let Some(value) = value else { continue };
-        if !in_range(&value, p, &env, span, sink) {
+        let Some(value) = value else {
+            poisoned.push(p.name.node.clone());
             continue;
-        }
+        };
+        // Out of range is reported; the value is kept so that later items check against it.
+        in_range(&value, p, &env, span, sink);
         out.insert(p.name.node.clone(), ParamIr { name: p.name.node.clone(), value, span: p.span, value_span: span });
     }
-    out
+    (out, poisoned)
 }
 
 fn type_error(span: Span, p: &ast::Param, found: &str) -> Diagnostic {

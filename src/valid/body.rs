@@ -128,7 +128,28 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                 sink.push(unaddressed(g.head_span, &g.name, &format!("body `{}`", b.sig.name)));
             }
         }
-    } else if let Some(BodyIr::Cuda { code, .. }) = &ir.body {
+    } else if let Some(BodyIr::Cuda { code, code_span, .. }) = &ir.body {
+        // `buf.NAME` for a NAME that is no region: the body addresses an undeclared region.
+        for (i, _) in code.match_indices("buf.") {
+            let before = code[..i].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+                continue;
+            }
+            let name: String = code[i + 4..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            if !name.is_empty() && ir.group_by_name(&name).is_none() {
+                let start = code_span.start + i;
+                let known: Vec<&str> = ir.region_groups.iter().map(|g| g.name.as_str()).collect();
+                let help = match crate::diag::suggest(&name, known.iter().copied()) {
+                    Some(s) => format!("did you mean `buf.{s}`?"),
+                    None => format!("declare `region {name} {{ bytes …; align 16; pack }}`"),
+                };
+                sink.push(
+                    Diagnostic::error(codes::REGION_USE, format!("the inline CUDA body addresses `buf.{name}`, but the contract declares no region `{name}`"))
+                        .primary(crate::span::Span::new(start, start + 4 + name.len()), "no such region")
+                        .help(help),
+                );
+            }
+        }
         for g in &ir.region_groups {
             let needle = format!("buf.{}", g.name);
             let used = code.match_indices(&needle).any(|(i, _)| {

@@ -3,10 +3,13 @@
 //! [`CheckedTask`] that code generation requires.
 
 mod body;
+mod mma;
 mod roles;
 mod sems;
 mod smem;
+mod tma;
 mod tmem;
+mod wiring;
 
 use crate::diag::Sink;
 use crate::ir::{TargetIr, TaskIr};
@@ -14,7 +17,7 @@ use crate::plan::pages::{Geometry, PagePlan};
 use crate::plan::sems::Ordinal;
 use crate::templates::Binding;
 
-pub use smem::request_list;
+pub use smem::{raw_plans, request_list};
 
 /// Options of a check run.
 #[derive(Clone, Debug, Default)]
@@ -56,7 +59,24 @@ pub fn check(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Checked
     body::region_use(&ir, binding.as_ref(), sink);
     roles::roles(&ir, sink);
     roles::barriers(&ir, sink);
+    roles::setmaxnreg(&ir, sink);
     tmem::tmem_cols(&ir, sink);
+    tmem::footprint(&ir, sink);
+    mma::shapes(&ir, sink);
+    mma::target_isa(&ir, sink);
+    mma::accumulator_registers(&ir, sink);
+    tma::boxes(&ir, sink);
+    tma::expect_tx(&ir, sink);
+    tma::task_id_range(&ir, sink);
+    sems::counts(&ir, sink);
+    sems::reinit(&ir, sink);
+    sems::shared_empty(&ir, sink);
+    sems::roles_bound(&ir, sink);
+    wiring::linear_limits(&ir, sink);
+    wiring::tiles_per_task(&ir, sink);
+    wiring::grid_wide(&ir, sink);
+    wiring::levers(&ir, sink);
+    smem::target_capacity(&ir, sink);
     let ordinals = crate::plan::sems::allocate(&ir);
     sems::ordinal_budget(&ir, &ordinals, sink);
     let plans = smem::budget(&ir, opts, sink);

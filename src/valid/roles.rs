@@ -79,3 +79,28 @@ pub(super) fn barriers(ir: &TaskIr, sink: &mut Sink) {
         }
     }
 }
+
+/// setmaxnreg (contract doc §3.5): targets are multiples of 8 in [24, 256] and the two
+/// warpgroups' 128 threads each fit the 65,536-register file.
+pub(super) fn setmaxnreg(ir: &TaskIr, sink: &mut Sink) {
+    let Some((consumer, helpers, span)) = ir.setmaxnreg else { return };
+    for (what, v) in [("consumer", consumer), ("helpers", helpers)] {
+        if v % 8 != 0 || !(24..=256).contains(&v) {
+            sink.push(
+                Diagnostic::error(codes::SETMAXNREG, format!("setmaxnreg {what} {v} is not a multiple of 8 in [24, 256]"))
+                    .primary(span, format!("{what} {v}"))
+                    .note("setmaxnreg.inc/.dec take an immediate multiple of 8 between 24 and 256 (PTX ISA)")
+                    .help(format!("use {}", (v.clamp(24, 256) + 7) / 8 * 8)),
+            );
+        }
+    }
+    let total = 128 * consumer + 128 * helpers;
+    if total > 65_536 {
+        sink.push(
+            Diagnostic::error(codes::SETMAXNREG, format!("setmaxnreg asks for {total} registers: 128 x {consumer} + 128 x {helpers}, over the 65536 of the SM"))
+                .primary(span, "too many registers")
+                .note("one CTA of 256 threads owns the register file; the two warpgroups split it")
+                .help(format!("lower the helpers to at most {}", (65_536 - 128 * consumer).max(0) / 128 / 8 * 8)),
+        );
+    }
+}

@@ -1,7 +1,13 @@
-//! Semaphore rules (I-M1).
+//! Semaphore rules (I-M1, I-M2, I-M3, I-M4, I-M7).
+//!
+//! By construction (not checkable from a contract, true of the generated code): ordinals do not
+//! overlap (the allocator numbers them once); every ordinal is `mbarrier.init`-ed with its count
+//! and fenced in `init_semaphores` (I-M2); re-init helpers are `__forceinline__` and end with the
+//! fence (I-M5); producer cursors start at phase 1 and consumer cursors at 0 (I-M7).
 
 use crate::diag::{codes, Diagnostic, Sink};
-use crate::ir::TaskIr;
+use crate::ir::{ArrivalIr, EmptyEdge, RoleKind, TaskIr};
+use crate::span::Span;
 use crate::plan::sems::{Ordinal, MAX_OP_SEMS};
 
 /// I-M1: at most 31 op-private ordinals (0-30); ring slot index 0 is SEM_DEP_READY.
@@ -36,4 +42,142 @@ pub(super) fn ordinal_budget(ir: &TaskIr, table: &[Ordinal], sink: &mut Sink) {
         d.note(format!("{over} over; dynamic_semaphores holds 32 mbarriers per slot and index 0 is SEM_DEP_READY"))
             .help(hint),
     );
+}
+
+/// I-M2/I-M7: the init count equals the arrivals per phase, and thread arrivals come from no more
+/// threads than the arriving role has.
+pub(super) fn counts(ir: &TaskIr, sink: &mut Sink) {
+    for s in ir.sems.values() {
+        let want = s.arrival.init_count();
+        if s.count != want {
+            sink.push(
+                Diagnostic::error(codes::SEM_COUNT, format!("sem `{}` is initialised for {} arrivals per phase but receives {want}", s.name, s.count))
+                    .primary(s.span, format!("count {}, {} arrival{}", s.count, want, if want == 1 { "" } else { "s" }))
+                    .note("a phase completes when exactly `count` arrivals land: fewer hangs the waiter, more flips the next phase early")
+                    .help(format!("write `count {want}`")),
+            );
+        }
+        check_threads(ir, &s.arrival, s.producer, &s.name, s.span, sink);
+    }
+    for ch in ir.channels.values() {
+        check_threads(ir, &ch.full_arrival, ch.producer, &ch.name, ch.span, sink);
+        if let EmptyEdge::Own { role, arrival, span } = &ch.empty {
+            check_threads(ir, arrival, *role, &ch.name, *span, sink);
+        }
+    }
+}
+
+fn check_threads(ir: &TaskIr, a: &ArrivalIr, role: RoleKind, name: &str, span: Span, sink: &mut Sink) {
+    let ArrivalIr::Threads(n) = a else { return };
+    let have = ir.role(role).map_or(0, |r| r.threads());
+    if *n == 0 || *n > have {
+        sink.push(
+            Diagnostic::error(codes::SEM_COUNT, format!("`{name}` expects {n} thread arrivals per phase from the {role}, which has {have} threads"))
+                .primary(span, format!("threads {n}"))
+                .note("each arriving thread arrives once per phase; a count the role cannot reach never completes")
+                .help(format!("arrive with between 1 and {have} threads of the {role}")),
+        );
+    }
+}
+
+/// I-M4: asynchronously arrived barriers are re-initialised at task start by their arriving role;
+/// a thread-arrived one-shot is re-initialised only by its waiter (consumer_done) or not at all
+/// (tmem_ready: the consumers wait it at task start, concurrently with the launcher).
+pub(super) fn reinit(ir: &TaskIr, sink: &mut Sink) {
+    for s in ir.sems.values() {
+        match (&s.arrival, s.reinit) {
+            (a, None) if a.is_async() => sink.push(
+                Diagnostic::error(codes::REINIT, format!("sem `{}` is arrived by {} but never re-initialised", s.name, a.kind_str()))
+                    .primary(s.span, "no_reinit")
+                    .note("an asynchronous arrival from the previous occupant of the ring slot can land after the controller's init and flip the phase (I-M4)")
+                    .help(format!("write `reinit {}` (the arriving role, before its first arrival)", s.producer)),
+            ),
+            (a, Some(r)) if a.is_async() && r != s.producer => sink.push(
+                Diagnostic::error(codes::REINIT, format!("sem `{}` is re-initialised by the {r}, not by the {} that arrives it", s.name, s.producer))
+                    .primary(s.span, format!("reinit {r}"))
+                    .help(format!("write `reinit {}`", s.producer)),
+            ),
+            (ArrivalIr::Threads(_), Some(r)) if r == s.producer && r != s.consumer => sink.push(
+                Diagnostic::error(codes::REINIT, format!("sem `{}` is re-initialised by the {r}, which arrives it, while the {} may already wait on it", s.name, s.consumer))
+                    .primary(s.span, format!("reinit {r}"))
+                    .note("this is the tmem_ready class: the waiter starts waiting at task start, concurrently with the re-init (contract doc §2.4)")
+                    .help(format!("write `no_reinit`, or `reinit {}` if the waiter re-initialises it before it hands off", s.consumer)),
+            ),
+            (_, Some(r)) if r != s.producer && r != s.consumer => sink.push(
+                Diagnostic::error(codes::REINIT, format!("sem `{}` is re-initialised by the {r}, which neither arrives nor waits it", s.name))
+                    .primary(s.span, format!("reinit {r}"))
+                    .help(format!("re-initialise it by the {} or the {}", s.producer, s.consumer)),
+            ),
+            _ => {}
+        }
+    }
+    for ch in ir.channels.values() {
+        let empty_role = match &ch.empty {
+            EmptyEdge::Own { role, .. } => Some(*role),
+            _ => None,
+        };
+        if ch.reinit != ch.producer && ch.reinit != ch.consumer && Some(ch.reinit) != empty_role {
+            sink.push(
+                Diagnostic::error(codes::REINIT, format!("channel `{}` is re-initialised by the {}, which takes no part in it", ch.name, ch.reinit))
+                    .primary(ch.span, format!("reinit {}", ch.reinit))
+                    .help(format!("re-initialise it by its producer, the {}", ch.producer)),
+            );
+        }
+    }
+}
+
+/// I-M3: a shared empty edge points at a channel that owns one, with the same depth and the same
+/// producer (the role that waits the empties).
+pub(super) fn shared_empty(ir: &TaskIr, sink: &mut Sink) {
+    for ch in ir.channels.values() {
+        let EmptyEdge::Shared(owner, span) = ch.empty else { continue };
+        let o = &ir.channels[owner];
+        let why = match &o.empty {
+            EmptyEdge::Shared(..) => Some(format!("`{}` itself shares another channel's empty edge", o.name)),
+            EmptyEdge::None => Some(format!("`{}` has no empty edge to share", o.name)),
+            EmptyEdge::Own { .. } if o.depth != ch.depth => Some(format!("`{}` has {} stages and `{}` has {}", o.name, o.depth, ch.name, ch.depth)),
+            EmptyEdge::Own { .. } if o.producer != ch.producer => {
+                Some(format!("`{}` is produced by the {} and `{}` by the {}", o.name, o.producer, ch.name, ch.producer))
+            }
+            EmptyEdge::Own { .. } => None,
+        };
+        if let Some(why) = why {
+            sink.push(
+                Diagnostic::error(codes::SHARED_EMPTY, format!("channel `{}` cannot share the empty edge of `{}`: {why}", ch.name, o.name))
+                    .primary(span, "shared here")
+                    .secondary(o.span, "the owner")
+                    .note("channels sharing an empty edge are filled and freed in lock step: one empty barrier per stage serves both")
+                    .help(format!("give `{}` its own `empty by ROLE (arrival)`", ch.name)),
+            );
+        }
+    }
+}
+
+/// I-R1: with a `roles` item, every role a channel or sem names is bound.
+pub(super) fn roles_bound(ir: &TaskIr, sink: &mut Sink) {
+    if !ir.roles_declared {
+        return;
+    }
+    let mut check = |role: RoleKind, what: &str, span: Span| {
+        if ir.role(role).is_none() {
+            sink.push(
+                Diagnostic::error(codes::ROLE_UNBOUND, format!("{what} names the {role}, which `roles` does not bind"))
+                    .primary(span, format!("uses the {role}"))
+                    .help(format!("bind it in `roles`, e.g. `{role} W{}`", role.runtime_warps().0)),
+            );
+        }
+    };
+    for ch in ir.channels.values() {
+        let what = format!("channel `{}`", ch.name);
+        check(ch.producer, &what, ch.span);
+        check(ch.consumer, &what, ch.span);
+        if let EmptyEdge::Own { role, span, .. } = &ch.empty {
+            check(*role, &what, *span);
+        }
+    }
+    for s in ir.sems.values() {
+        let what = format!("sem `{}`", s.name);
+        check(s.producer, &what, s.span);
+        check(s.consumer, &what, s.span);
+    }
 }

@@ -208,7 +208,7 @@ fn over_budget(ir: &TaskIr, t: &TargetIr, g: &Geometry, reqs: &[RegionRequest], 
     }
     d.note(format!("{} = {total} bytes, {} over the {} of {}", breakdown(ir), total - g.capacity_bytes, g.capacity_bytes, t.target))
         .note(format!(
-            "the regions would take {} pages of {PAGE_SIZE} bytes; a task has 14, the last holding only {}",
+            "the regions would take {} pages of {PAGE_SIZE} bytes; a task has 14, and the last holds only {}",
             pages_needed(reqs),
             g.page_capacity(13)
         ))
@@ -233,24 +233,51 @@ fn placement_failure(ir: &TaskIr, t: &TargetIr, g: &Geometry, reqs: &[RegionRequ
     .help("make the region packable (`pack`), lower its alignment, or shrink the regions that take whole pages")
 }
 
+/// The declaration order fix of an I-S5 overflow: moving one region group to the front makes
+/// the regions of the partial logical page claim the preferred order first. Returns the group.
+fn remap_fix(ir: &TaskIr, g: &Geometry, preferred: &[usize]) -> Option<usize> {
+    (1..ir.region_groups.len()).find(|&front| {
+        let mut order: Vec<usize> = vec![front];
+        order.extend((0..ir.region_groups.len()).filter(|&x| x != front));
+        let reqs: Vec<RegionRequest> =
+            order.iter().flat_map(|&gi| ir.region_groups[gi].members.iter().map(|h| to_req(&ir.regions[*h]))).collect();
+        pages::plan(&reqs, preferred, g).is_ok_and(|p| !p.exceeds_capacity(g))
+    })
+}
+
 /// E0107 (I-S5): the remap put a region past the capacity for the order being planned.
 fn remap_overflow(ir: &TaskIr, t: &TargetIr, g: &Geometry, p: &PagePlan) -> Diagnostic {
     let worst = p.regions.iter().filter(|r| !r.pages.is_empty()).max_by_key(|r| r.end_bytes());
     let (name, end, page) = worst.map_or(("?", 0, 0), |r| (r.name.as_str(), r.end_bytes(), *r.pages.last().unwrap_or(&0)));
+    let logical = worst.and_then(|r| r.logical_pages.last().copied()).unwrap_or(0);
+    let on_logical: i64 = p
+        .regions
+        .iter()
+        .filter(|r| r.logical_pages.contains(&logical))
+        .map(|r| if r.logical_pages.len() > 1 { PAGE_SIZE } else { r.offset + r.size })
+        .max()
+        .unwrap_or(0);
     let span = ir.region_by_name(name).map_or(ir.span, |h| ir.regions[h].span);
     let identity = p.preferred == pages::identity_order(g);
     let order = if identity { "the identity page order".to_string() } else { format!("the preferred order {:?}", p.preferred) };
+    let help = match remap_fix(ir, g, &p.preferred) {
+        Some(gi) => format!(
+            "declare `{}` first: its regions then take physical pages before logical page {logical} does (region ordinals change)",
+            ir.region_groups[gi].name
+        ),
+        None => format!("keep logical page {logical} within {} bytes, so that any physical page can hold it", g.page_capacity(13)),
+    };
     Diagnostic::error(
         codes::REMAP_OVERFLOW,
         format!("after {order}, region `{name}` ends at byte {end}, {} past the {} bytes of {}", end - g.capacity_bytes, g.capacity_bytes, t.target),
     )
     .primary(span, format!("lands on physical page {page}"))
     .note(format!(
-        "MPK's physical remap ignores that page 13 holds only {} bytes; logical pages are mapped {:?}",
+        "MPK's physical remap maps logical page {logical} ({on_logical} bytes used) onto physical page 13, which holds only {}; logical to physical: {:?}",
         g.page_capacity(13),
         p.logical_to_physical
     ))
-    .help("keep the last logical page's contents within 11264 bytes (e.g. fewer packed regions), so any page can hold them")
+    .help(help)
 }
 
 /// I-S8: TMA destinations need the swizzle atom's alignment (1024 B for 128B, 512 for 64B,
@@ -293,4 +320,37 @@ pub(super) fn swizzle_alignment(ir: &TaskIr, plans: &[(TargetIr, Geometry, PageP
             }
         }
     }
+}
+
+/// I-S6: a target's capacity never exceeds the 232,448 bytes a block may opt into on sm_90 and
+/// sm_100 (the runtime sets 225 KiB less its static reserve: 224,256 with 6 KiB, 227,328 with 3).
+pub(super) fn target_capacity(ir: &TaskIr, sink: &mut Sink) {
+    for t in &ir.targets {
+        if t.smem_capacity_bytes > crate::ir::MAX_OPTIN_SMEM_BYTES {
+            sink.push(
+                Diagnostic::error(
+                    codes::TARGET_CAPACITY,
+                    format!("{} is given {} bytes of SMEM, above the {} a block can opt into", t.target, t.smem_capacity_bytes, crate::ir::MAX_OPTIN_SMEM_BYTES),
+                )
+                .primary(t.span, format!("smem {}", t.smem_capacity_bytes))
+                .note("MPK's runtime sets 225 KiB less the static reserve: 224256 bytes with the 6 KiB of Grace builds, 227328 with 3 KiB")
+                .help("use `smem 224256` (the default) or `smem 227328`"),
+            );
+        }
+    }
+}
+
+/// The plans MPK's planner produces for `ir` on each target, whatever the rules say (for `mpkc
+/// plan` to show a rejected plan, e.g. one that overflows page 13 after the remap). Targets whose
+/// regions the planner itself rejects are left out.
+pub fn raw_plans(ir: &TaskIr, opts: &CheckOptions) -> Vec<(TargetIr, Geometry, PagePlan)> {
+    let reqs = request_list(ir);
+    ir.targets
+        .iter()
+        .filter_map(|t| {
+            let g = Geometry { capacity_bytes: t.smem_capacity_bytes, ..Geometry::default() };
+            let preferred = opts.preferred.clone().unwrap_or_else(|| pages::identity_order(&g));
+            pages::plan(&reqs, &preferred, &g).ok().map(|p| (t.clone(), g, p))
+        })
+        .collect()
 }

@@ -17,3 +17,23 @@ pub(super) fn tmem_cols(ir: &TaskIr, sink: &mut Sink) {
         );
     }
 }
+
+/// I-T2: the accumulator slots (slots x MMA-N f32 columns) fit the allocated columns.
+pub(super) fn footprint(ir: &TaskIr, sink: &mut Sink) {
+    let (Some((cols, span)), Some(m)) = (ir.tmem_cols, &ir.mma) else { return };
+    for ch in ir.channels.values() {
+        if !matches!(ch.storage, crate::ir::ChannelStorageIr::Tmem) {
+            continue;
+        }
+        let need = i64::from(ch.depth).saturating_mul(m.n);
+        if need > cols {
+            sink.push(
+                Diagnostic::error(codes::TMEM_FOOTPRINT, format!("channel `{}` needs {} slots x {} columns = {need} TMEM columns but the task allocates {cols}", ch.name, ch.depth, m.n))
+                    .primary(ch.span, format!("{} slots of {} columns", ch.depth, m.n))
+                    .secondary(span, format!("{cols} columns"))
+                    .note("an f32 accumulator of MMA-N columns per slot lives in TMEM lanes 0-127")
+                    .help(format!("allocate `tmem cols {}`", (need as u64).next_power_of_two().max(32))),
+            );
+        }
+    }
+}

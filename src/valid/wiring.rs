@@ -1,0 +1,91 @@
+//! Host-wiring and family rules (I-H4, I-H5, I-H7, I-P6).
+//!
+//! By construction in generated code: the registration's input/output split equals the
+//! contract's tensors (I-H1); spec headers are host-safe (I-H6, tested); every behavioural param
+//! appears in the generated variant string (I-H3).
+
+use crate::diag::{codes, Diagnostic, Sink};
+use crate::ir::{Family, GranularityIr, TaskIr};
+
+/// Linear-family limits for pipelines (I-H5): at most 16 tokens (one BLOCK_N = 16 activation
+/// tile per task), output columns a multiple of the 128-row MMA tile.
+pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
+    if ir.family != Family::Pipeline {
+        return;
+    }
+    let tile_m = ir.tile.as_ref().and_then(|t| t.m).or(ir.mma.as_ref().map(|m| m.m)).unwrap_or(128);
+    for (_, t) in ir.outputs() {
+        if t.dims.len() != 2 {
+            continue;
+        }
+        let (tokens, n) = (t.dims[0], t.dims[1]);
+        if tokens > 16 {
+            sink.push(
+                Diagnostic::error(codes::LINEAR_LIMITS, format!("output `{}` has {tokens} rows; the linear family serves at most 16 tokens", t.name))
+                    .primary(t.span, format!("{tokens} tokens"))
+                    .note("one task holds one BLOCK_N = 16 activation tile (MMA-N under swap-AB)")
+                    .help("split the tokens over several tasks of at most 16"),
+            );
+        }
+        if tile_m > 0 && n % tile_m != 0 {
+            sink.push(
+                Diagnostic::error(codes::LINEAR_LIMITS, format!("output `{}` has {n} columns, not a multiple of the {tile_m}-row weight tile", t.name))
+                    .primary(t.span, format!("{n} = {} x {tile_m} + {}", n / tile_m, n % tile_m))
+                    .note("the linear family covers N with whole 128-row tiles and has no tail tile")
+                    .help(format!("pad N to {}", (n / tile_m + 1) * tile_m)),
+            );
+        }
+    }
+}
+
+/// I-P6: a pipeline task covers exactly one tile; a partial last task has different barrier
+/// accounting, and a bounds-fail early return would skip the page blanket.
+pub(super) fn tiles_per_task(ir: &TaskIr, sink: &mut Sink) {
+    if ir.family != Family::Pipeline {
+        return;
+    }
+    if let GranularityIr::PerTile { tiles_per_task, span, .. } = &ir.granularity {
+        if *tiles_per_task != 1 {
+            sink.push(
+                Diagnostic::error(codes::TILES_PER_TASK, format!("a pipeline task covers {tiles_per_task} tiles; the house pipeline covers exactly 1"))
+                    .primary(*span, format!("tiles_per_task {tiles_per_task}"))
+                    .note("with several tiles per task, a bounds-fail return skips the launcher's page release and the next task deadlocks (I-P6)")
+                    .help("write `tiles_per_task 1` and raise `tasks` instead"),
+            );
+        }
+    }
+}
+
+/// I-H4: grid-wide tasks seed their barrier scratch with `skip_after_step0` and carry a written
+/// justification (the runtime asserts `num_tasks == num_workers` in the generated layer).
+pub(super) fn grid_wide(ir: &TaskIr, sink: &mut Sink) {
+    let GranularityIr::GridWide { skip_after_step0, justification, span } = &ir.granularity else { return };
+    if !skip_after_step0 {
+        sink.push(
+            Diagnostic::error(codes::GRID_WIDE, "a grid-wide task needs `skip_after_step0` for its monotonic barrier scratch")
+                .primary(*span, "no skip_after_step0")
+                .note("the barrier counters are monotonic (need = num_tasks x (iter + 1)); re-zeroing them every step hangs step 1")
+                .help("add `skip_after_step0` to `grid_wide(...)`"),
+        );
+    }
+    if justification.as_deref().is_none_or(|j| j.trim().len() < 20) {
+        sink.push(
+            Diagnostic::error(codes::GRID_WIDE, "a grid-wide task needs a written justification")
+                .primary(*span, "no justification")
+                .note("per-tile tasks are the default; grid-wide ops pin one task per worker and an in-op grid barrier (contract doc §5)")
+                .help("add `justification \"why per-tile tasks cannot do this\"` (a sentence, at least 20 characters)"),
+        );
+    }
+}
+
+/// I-H7: levers default off, so the default build is byte-identical.
+pub(super) fn levers(ir: &TaskIr, sink: &mut Sink) {
+    for l in ir.levers.iter().filter(|l| l.default_on) {
+        sink.push(
+            Diagnostic::warning(codes::LEVER_DEFAULT_ON, format!("lever `{}` defaults on, which changes the default build", l.name))
+                .primary(l.span, "default on")
+                .note("new levers are additive and default off; flipping a default needs a measured gain (contract doc §6.3)")
+                .help("write `default off` and turn it on per build"),
+        );
+    }
+}

@@ -1,0 +1,200 @@
+//! Keeps the explanation pages of `mpkc explain` honest, as rustc's tidy does for
+//! `rustc_error_codes`: every code of the registry (but the `tools` family, whose codes come from
+//! external programs) has a page `docs/codes/<CODE>.md`, every page belongs to a registered code,
+//! each page is titled `# <CODE>: …`, its first ```mpk block makes `mpkc check` report the code and
+//! its second checks without errors, and every registered code is emitted somewhere in `src/`.
+
+use mpkc::diag::codes::{long_doc, REGISTRY};
+use mpkc::driver::{check_source, Source};
+use mpkc::sema::SemaOptions;
+use mpkc::valid::CheckOptions;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `(code, text)` of every file in `docs/codes/`, keyed by file name.
+fn pages() -> BTreeMap<String, String> {
+    let dir = root().join("docs/codes");
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            out.insert(name, std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())));
+        }
+    }
+    out
+}
+
+/// The `code` of a page file name `E0103.md` (or `W0603.md`), if it is shaped like one.
+fn page_code(file: &str) -> Option<&str> {
+    let code = file.strip_suffix(".md")?;
+    let digits = code.strip_prefix('E').or_else(|| code.strip_prefix('W'))?;
+    (digits.len() == 4 && digits.bytes().all(|b| b.is_ascii_digit())).then_some(code)
+}
+
+/// The contents of the ```mpk fenced blocks of `page`, in order.
+fn mpk_blocks(page: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current: Option<String> = None;
+    for line in page.lines() {
+        match &mut current {
+            None if line.trim_end() == "```mpk" => current = Some(String::new()),
+            None => {}
+            Some(_) if line.trim_end() == "```" => out.push(current.take().unwrap()),
+            Some(block) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+        }
+    }
+    out
+}
+
+fn check(path: String, text: &str) -> mpkc::driver::Checked {
+    check_source(&Source { path, text: text.to_string() }, &SemaOptions::default(), &CheckOptions::default())
+}
+
+fn summary(checked: &mpkc::driver::Checked) -> String {
+    let ds: Vec<String> = checked.diags.iter().map(|d| format!("{}[{}]: {}", d.severity.as_str(), d.code, d.message)).collect();
+    if ds.is_empty() {
+        "no diagnostics".to_string()
+    } else {
+        ds.join("; ")
+    }
+}
+
+/// Every registered code but the tools family has a page, and every page is a registered code's.
+#[test]
+fn every_code_has_a_page_and_every_page_a_code() {
+    let pages = pages();
+    let mut problems = Vec::new();
+    for c in REGISTRY.iter().filter(|c| c.family != "tools") {
+        if !pages.contains_key(&format!("{}.md", c.code)) {
+            problems.push(format!("{} ({}) has no page docs/codes/{}.md", c.code, c.summary, c.code));
+        }
+    }
+    for file in pages.keys() {
+        match page_code(file) {
+            None => problems.push(format!("docs/codes/{file} is not named like a page (E0103.md)")),
+            Some(code) if !REGISTRY.iter().any(|c| c.code == code) => {
+                problems.push(format!("docs/codes/{file} explains {code}, which is not in the registry (src/diag/codes.rs)"))
+            }
+            Some(_) => {}
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Each page is titled `# <CODE>: …`, has both example sections, and is the text that
+/// `mpkc explain` prints (build.rs embeds docs/codes).
+#[test]
+fn pages_are_well_formed_and_embedded() {
+    let mut problems = Vec::new();
+    for (file, text) in pages() {
+        let Some(code) = page_code(&file) else { continue };
+        let prefix = format!("# {code}: ");
+        let title = text.lines().next().unwrap_or("");
+        if !title.starts_with(&prefix) || title.len() == prefix.len() {
+            problems.push(format!("docs/codes/{file}: the title line must start with `{prefix}` and say what is wrong, found `{title}`"));
+        }
+        for heading in ["## Erroneous example", "## Fixed example"] {
+            if !text.lines().any(|l| l.trim_end() == heading) {
+                problems.push(format!("docs/codes/{file}: no `{heading}` section"));
+            }
+        }
+        match long_doc(code) {
+            Some(embedded) if embedded == text => {}
+            Some(_) => problems.push(format!("docs/codes/{file}: the embedded page differs from the file (stale build?)")),
+            None => problems.push(format!("docs/codes/{file}: `mpkc explain {code}` does not find the page")),
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The first ```mpk block of each page reports its code; the second checks with no error.
+#[test]
+fn examples_do_what_the_pages_say() {
+    let mut problems = Vec::new();
+    let mut checked_pages = 0;
+    for (file, text) in pages() {
+        let Some(code) = page_code(&file) else { continue };
+        let Some(info) = REGISTRY.iter().find(|c| c.code == code) else { continue };
+        if info.family == "tools" {
+            continue;
+        }
+        let blocks = mpk_blocks(&text);
+        if blocks.len() < 2 {
+            problems.push(format!("docs/codes/{file}: needs an erroneous and a fixed ```mpk example, found {} ```mpk block(s)", blocks.len()));
+            continue;
+        }
+        checked_pages += 1;
+        let bad = check(format!("docs/codes/{file} (erroneous example)"), &blocks[0]);
+        if !bad.diags.iter().any(|d| d.code == code) {
+            problems.push(format!("docs/codes/{file}: the erroneous example does not report {code}: {}", summary(&bad)));
+        }
+        let good = check(format!("docs/codes/{file} (fixed example)"), &blocks[1]);
+        if good.has_errors() {
+            problems.push(format!("docs/codes/{file}: the fixed example has errors: {}", summary(&good)));
+        }
+    }
+    assert!(checked_pages > 0, "no page with examples under docs/codes");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// True when `text` contains `needle` not followed by an identifier character.
+fn contains_word(text: &str, needle: &str) -> bool {
+    text.match_indices(needle).any(|(i, _)| {
+        let next = text[i + needle.len()..].chars().next();
+        !next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// Every registered code is emitted: outside src/diag/codes.rs, src/ names it either as the
+/// string `"E0103"` or through its registry constant, `codes::SMEM_BUDGET`.
+#[test]
+fn every_code_is_emitted_somewhere() {
+    let registry_file = root().join("src/diag/codes.rs");
+    let registry_text = std::fs::read_to_string(&registry_file).unwrap();
+    // `SMEM_BUDGET = "E0103", …` lines of the `registry!` invocation.
+    let mut constant = BTreeMap::new();
+    for line in registry_text.lines() {
+        let Some((name, rest)) = line.trim().split_once(" = \"") else { continue };
+        let Some((code, _)) = rest.split_once('"') else { continue };
+        if name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') {
+            constant.insert(code.to_string(), name.to_string());
+        }
+    }
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let sources: Vec<String> = files
+        .iter()
+        .filter(|p| p.as_path() != registry_file.as_path())
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let mut problems = Vec::new();
+    for c in REGISTRY {
+        let literal = format!("\"{}\"", c.code);
+        let via_constant = constant.get(c.code).map(|n| format!("codes::{n}"));
+        let emitted = sources.iter().any(|s| s.contains(&literal) || via_constant.as_ref().is_some_and(|n| contains_word(s, n)));
+        if !emitted {
+            let how = via_constant.map_or(String::new(), |n| format!(" or `{n}`"));
+            problems.push(format!("{} ({}) is registered but src/ never names `{literal}`{how} outside src/diag/codes.rs", c.code, c.summary));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
