@@ -20,7 +20,9 @@ impl ContractInfo {
         let digest = Sha256::digest(text.as_bytes());
         let hash: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
         let line_starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        ContractInfo { path: path.replace('\\', "/"), hash, line_starts }
+        // The path is printed in comments and `#line`: keep it on one line.
+        let path: String = path.chars().map(|c| if c.is_control() { '?' } else { c }).collect();
+        ContractInfo { path, hash, line_starts }
     }
 
     /// The 1-based line of byte `pos` of the contract.

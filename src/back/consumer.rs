@@ -75,17 +75,33 @@ fn smem_view(w: &mut Writer, ir: &TaskIr) {
         w.blank();
         return;
     }
-    w.comment("The task's SMEM view: one pointer per planned region, only through smem_region_offset (I-S9).");
+    w.comment("The task's SMEM view: one pointer per planned region, only through smem_region_offset (I-S9);");
+    w.comment("a stage array is a C array of its stages' pointers.");
     w.open("struct SmemView");
-    for r in ir.regions.values() {
-        w.line(format!("char *{};  // REGION_{}, raw_{}_bytes() = {} B", r.name, upper(&r.name), r.name.to_ascii_lowercase(), r.size));
+    for g in &ir.region_groups {
+        let first = g.members.first().map(|h| &ir.regions[*h]);
+        let size = first.map_or(0, |r| r.size);
+        if g.staged {
+            w.line(format!("char *{}[{}];  // REGION_{}_0.., {} B per stage", g.name, g.members.len(), upper(&g.name), size));
+        } else if let Some(r) = first {
+            w.line(format!("char *{};  // REGION_{}, raw_{}_bytes() = {} B", r.name, upper(&r.name), r.name.to_ascii_lowercase(), r.size));
+        }
     }
     w.line("__device__ SmemView(char *smem, TaskDesc const *task_desc)");
-    let n = ir.regions.len();
-    for (i, r) in ir.regions.values().enumerate() {
+    let n = ir.region_groups.len();
+    for (i, g) in ir.region_groups.iter().enumerate() {
         let lead = if i == 0 { "    : " } else { "      " };
         let tail = if i + 1 == n { " {}" } else { "," };
-        w.line(format!("{lead}{}(smem + task_desc->smem_region_offset(REGION_{})){tail}", r.name, upper(&r.name)));
+        let offs: Vec<String> = g
+            .members
+            .iter()
+            .map(|h| format!("smem + task_desc->smem_region_offset(REGION_{})", upper(&ir.regions[*h].name)))
+            .collect();
+        if g.staged {
+            w.line(format!("{lead}{}{{{}}}{tail}", g.name, offs.join(", ")));
+        } else if let Some(o) = offs.first() {
+            w.line(format!("{lead}{}({o}){tail}", g.name));
+        }
     }
     w.close(";");
     w.blank();
@@ -152,11 +168,13 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
             w.comment("---- body: inline CUDA from the contract ----");
             w.open("");
             // nvcc reports errors in the contract's own lines.
-            w.verbatim(&format!("#line {} \"{}\"", info.line_of(code_span.start), info.path));
-            w.verbatim(code);
+            w.verbatim(&format!("#line {} {}", info.line_of(code_span.start), super::names::c_string(&info.path)));
+            // The block's `}` goes on the contract's own closing line, so that an error at the
+            // end of the body (a missing `;`) is still reported in the contract.
+            w.verbatim(&format!("{code}}}"));
             let next = w.line_count() + 2;
             w.verbatim(&format!("#line {next} \"{}.cuh\"", ir.unit_name()));
-            w.close("");
+            w.skip_close();
         }
         _ => {}
     }

@@ -12,7 +12,11 @@ pub const RESERVED: &[&str] = &[
     "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union",
     "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "threadIdx", "blockIdx", "blockDim",
     "gridDim", "warpSize", "buf", "smem", "task_desc", "runtime_config", "runtime_smem", "instruction_index",
-    "iter_num", "task_offset",
+    "iter_num", "task_offset", "and", "or", "not", "xor", "bitand", "bitor", "compl", "and_eq", "or_eq", "xor_eq",
+    "not_eq", "char8_t", "char16_t", "char32_t", "concept", "requires", "co_await", "co_return", "co_yield",
+    "consteval", "constinit", "kernel", "std", "cuda", "printf", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
+    "uint16_t", "uint32_t", "uint64_t", "half", "float2", "float4", "uint4", "dim3", "TaskDesc", "RuntimeConfig",
+    "RuntimeSMEM", "CUtensorMap",
 ];
 
 /// `w_ring` → `W_RING`; `W_0` → `W_0`.

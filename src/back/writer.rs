@@ -64,6 +64,11 @@ impl Writer {
         self.line(format!("}}  // namespace {name}"));
     }
 
+    /// Goes one level up without writing the `}` (the caller wrote it itself).
+    pub fn skip_close(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
     /// Writes a `//` comment line at the current depth.
     pub fn comment(&mut self, text: impl AsRef<str>) {
         for l in text.as_ref().lines() {

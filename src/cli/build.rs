@@ -1,14 +1,18 @@
 //! `mpkc build`: the budget table, the generated files, the nvcc runs and their ptxas reports.
+//! With `--message-format json`, stdout carries only JSON lines: diagnostics, then one
+//! `{"reason": "kernel", …}` object per compiled kernel (cargo's artifact habit).
 
-use super::args::CommonArgs;
+use super::args::{CommonArgs, MessageFormat};
 use super::{check_all, exit};
-use crate::diag::{render_human, ColorMode, SourceFile};
-use crate::driver::build::{compile_all, generate_all, map_errors, write_all};
+use crate::diag::{codes, render_human, render_json, ColorMode, Diagnostic, SourceFile};
+use crate::driver::build::{compile_all, generate_all, map_errors, write_all, CompileJob, UnitOutput};
 use crate::driver::{nvcc, Checked};
+use serde_json::json;
 use std::path::Path;
 
 /// Runs `mpkc build`.
 pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMode) -> u8 {
+    let json = common.message_format == MessageFormat::Json;
     let checked = match check_all(common, color) {
         Ok(c) => c,
         Err(code) => return code,
@@ -17,37 +21,59 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
         super::report::summary(&checked, common.message_format);
         return exit::ERRORS;
     }
-    print_budget_table(&checked);
+    if !json {
+        print_budget_table(&checked);
+    }
     let units = generate_all(&checked);
     if let Err(e) = write_all(out, &units) {
-        eprintln!("error: cannot write to {}: {e}", out.display());
-        return exit::ABSENT;
+        errln!("error: cannot write the generated files to {}: {e}", out.display());
+        return exit::USAGE;
     }
-    let files: usize = units.iter().map(|u| u.files.len()).sum();
-    println!(
-        "\nwrote {files} generated files for {} task instance{} (and {} support headers) to {}",
-        units.len(),
-        if units.len() == 1 { "" } else { "s" },
-        crate::back::SUPPORT_HEADERS.len(),
-        out.display()
-    );
+    if !json {
+        let files: usize = units.iter().map(|u| u.files.len()).sum();
+        outln!(
+            "\nwrote {files} generated files for {} task instance{} (and {} support headers) to {}",
+            units.len(),
+            if units.len() == 1 { "" } else { "s" },
+            crate::back::SUPPORT_HEADERS.len(),
+            out.display()
+        );
+    }
     let tc = match nvcc::find() {
         Ok(tc) => tc,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return exit::ABSENT;
         }
     };
     let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
     let results = compile_all(&tc, out, &checked, &units, jobs);
-    println!("\ncompiled with nvcc {} ({}), -Xptxas -v:", tc.version, tc.found_by);
-    println!("  {:<34} {:<8} {:>5} {:>6} {:>6} {:>6}  cubin", "unit", "target", "regs", "spill", "stack", "smem");
+    if !json {
+        outln!("\ncompiled with nvcc {} ({}), -Xptxas -v:", tc.version, tc.found_by);
+        outln!("  {:<34} {:<8} {:>5} {:>6} {:>6} {:>6}  cubin", "unit", "target", "regs", "spill", "stack", "smem");
+    }
+    let status = report_results(&checked, &units, &results, json, color);
+    if !json {
+        spec_only_units(&checked, &units);
+    }
+    status
+}
+
+fn report_results(checked: &[Checked], units: &[UnitOutput], results: &[CompileJob], json: bool, color: ColorMode) -> u8 {
     let mut status = exit::OK;
     let mut reported = std::collections::BTreeSet::new();
-    for j in &results {
+    for j in results {
         let unit = &units[j.unit];
         match &j.result {
-            Ok((cubin, r)) => println!(
+            Ok((cubin, r)) if json => outln!(
+                "{}",
+                json!({
+                    "reason": "kernel", "unit": unit.unit, "target": j.target.as_str(), "cubin": cubin.display().to_string(),
+                    "registers": r.registers, "spill_bytes": r.spill_stores + r.spill_loads,
+                    "stack_bytes": r.stack_bytes, "smem_bytes": r.smem_bytes,
+                })
+            ),
+            Ok((cubin, r)) => outln!(
                 "  {:<34} {:<8} {:>5} {:>6} {:>6} {:>6}  {}",
                 unit.unit,
                 j.target.as_str(),
@@ -59,25 +85,44 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
             ),
             Err(f) => {
                 status = exit::EXTERNAL;
-                println!("  {:<34} {:<8} FAILED", unit.unit, j.target.as_str());
                 let c = &checked[unit.source];
-                let mapped = map_errors(c, &f.stderr);
                 let file = SourceFile { name: &c.source.path, text: &c.source.text };
+                let mut mapped = map_errors(c, &f.stderr);
+                if mapped.is_empty() {
+                    // Not located in the contract: a failure of mpkc's own output, reported whole.
+                    mapped.push(
+                        Diagnostic::error(codes::NVCC_FAILED, format!("nvcc failed on {} for {}", j.file, j.target))
+                            .primary(c.tasks[unit.task].ir.name_span, "generated from this task")
+                            .note(format!("{}\n{}", f.command, f.stderr.trim_end()))
+                            .help("this is a bug in mpkc's generated code unless the contract's inline CUDA caused it"),
+                    );
+                }
                 for d in &mapped {
                     // The same contract error fails every target: report it once.
-                    if reported.insert((unit.source, d.main_span(), d.message.clone())) {
-                        eprint!("{}", render_human(d, file, color));
+                    if !reported.insert((unit.source, d.main_span(), d.message.clone())) {
+                        continue;
+                    }
+                    if json {
+                        outln!("{}", render_json(d, file));
+                    } else {
+                        err!("{}", render_human(d, file, color));
                     }
                 }
-                eprintln!("error: nvcc failed for {} ({}):\n  {}\n{}", j.file, j.target, f.command, f.stderr.trim_end());
+                if !json {
+                    outln!("  {:<34} {:<8} FAILED", unit.unit, j.target.as_str());
+                }
             }
         }
     }
-    for u in &units {
+    status
+}
+
+fn spec_only_units(checked: &[Checked], units: &[UnitOutput]) {
+    for u in units {
         let t = &checked[u.source].tasks[u.task];
         if !u.files.iter().any(|f| f.kind == crate::back::FileKind::WorkerUnit) {
             let targets: Vec<&str> = t.ir.targets.iter().map(|x| x.target.as_str()).collect();
-            println!(
+            outln!(
                 "  {:<34} {:<8} spec header only: the {} family's kernel backend is not written yet",
                 u.unit,
                 targets.join(","),
@@ -85,11 +130,10 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
             );
         }
     }
-    status
 }
 
 fn print_budget_table(checked: &[Checked]) {
-    println!(
+    outln!(
         "{:<26} {:<3} {:<18} {:>7} {:>8} {:>8} {:>9} {:>5}  targets",
         "task instance", "fam", "body", "regions", "bytes", "pages", "ordinals", "tmem"
     );
@@ -103,7 +147,7 @@ fn print_budget_table(checked: &[Checked]) {
             };
             let tmem = ir.tmem_cols.map_or("-".to_string(), |(c, _)| c.to_string());
             let targets: Vec<&str> = ir.targets.iter().map(|t| t.target.as_str()).collect();
-            println!(
+            outln!(
                 "{:<26} {:<3} {:<18} {:>7} {:>8} {:>8} {:>9} {:>5}  {}",
                 ir.unit_name(),
                 ir.family.letter(),

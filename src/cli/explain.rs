@@ -6,15 +6,15 @@ use crate::diag::codes;
 /// Prints the explanation of `code`.
 pub fn run(code: &str) -> u8 {
     let Some(info) = codes::lookup(code) else {
-        eprintln!("error: `{code}` is not an mpkc diagnostic code; codes look like E0103");
+        errln!("error: `{code}` is not an mpkc diagnostic code; codes look like E0103");
         return exit::USAGE;
     };
     match codes::long_doc(info.code) {
-        Some(page) => print!("{page}"),
+        Some(page) => out!("{page}"),
         None => {
-            println!("{}: {}", info.code, info.summary);
+            outln!("{}: {}", info.code, info.summary);
             if let Some(inv) = info.invariant {
-                println!("\nEnforces {inv} of mpk-v2-contract.md §9.");
+                outln!("\nEnforces {inv} of mpk-v2-contract.md §9.");
             }
         }
     }

@@ -2,6 +2,36 @@
 //! status of design.md ("Conventions"). Products go to stdout, human diagnostics to stderr,
 //! JSON diagnostics to stdout.
 
+/// `print!` that ignores a closed stdout (`mpkc plan | head`): printing stops, the exit status
+/// still reports the run.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+/// `println!` that ignores a closed stdout.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+/// `eprint!` that ignores a closed stderr.
+macro_rules! err {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr().lock(), $($t)*);
+    }};
+}
+/// `eprintln!` that ignores a closed stderr.
+macro_rules! errln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($t)*);
+    }};
+}
+
 pub mod args;
 mod build;
 mod explain;
@@ -70,7 +100,7 @@ pub(crate) fn load_sources(files: &[std::path::PathBuf]) -> Result<Vec<Source>, 
         .map(|f| {
             std::fs::read_to_string(f)
                 .map(|text| Source { path: f.to_string_lossy().replace('\\', "/"), text })
-                .map_err(|e| format!("cannot read {}: {e}", f.display()))
+                .map_err(|e| format!("cannot read {} as a UTF-8 contract: {e}", f.display()))
         })
         .collect()
 }
@@ -93,14 +123,15 @@ pub(crate) fn options(common: &CommonArgs) -> Result<(SemaOptions, CheckOptions)
 /// Loads and checks every source, printing diagnostics. `Err` carries an exit status.
 pub(crate) fn check_all(common: &CommonArgs, color: ColorMode) -> Result<Vec<Checked>, u8> {
     let (sema, opts) = options(common).map_err(|e| {
-        eprintln!("error: {e}");
+        errln!("error: {e}");
         exit::USAGE
     })?;
     let sources = load_sources(&common.files).map_err(|e| {
-        eprintln!("error: {e}");
-        exit::ABSENT
+        errln!("error: {e}");
+        exit::USAGE
     })?;
-    let checked: Vec<Checked> = sources.iter().map(|s| driver::check_source(s, &sema, &opts)).collect();
+    let mut checked: Vec<Checked> = sources.iter().map(|s| driver::check_source(s, &sema, &opts)).collect();
+    driver::unit_collisions(&mut checked);
     for c in &checked {
         report::print_diagnostics(c, common.message_format, color);
     }
@@ -133,8 +164,8 @@ fn plan(common: &CommonArgs, format: PlanFormat, color: ColorMode) -> u8 {
         for t in &c.tasks {
             for (target, g, p) in &t.plans {
                 match format {
-                    PlanFormat::Json => println!("{}", plan_view::plan_json(&t.ir, target, p)),
-                    PlanFormat::Text => print!("{}", plan_view::plan_text(&t.ir, target, g, p)),
+                    PlanFormat::Json => outln!("{}", plan_view::plan_json(&t.ir, target, p)),
+                    PlanFormat::Text => out!("{}", plan_view::plan_text(&t.ir, target, g, p)),
                 }
             }
         }
@@ -143,7 +174,7 @@ fn plan(common: &CommonArgs, format: PlanFormat, color: ColorMode) -> u8 {
         if format == PlanFormat::Text {
             for ir in &c.rejected {
                 for (target, g, p) in crate::valid::raw_plans(ir, &opts) {
-                    print!("REJECTED (see the errors above): {}", plan_view::plan_text(ir, &target, &g, &p));
+                    out!("REJECTED (see the errors above): {}", plan_view::plan_text(ir, &target, &g, &p));
                 }
             }
         }

@@ -9,8 +9,8 @@ pub fn print_diagnostics(c: &Checked, format: MessageFormat, color: ColorMode) {
     let file = SourceFile { name: &c.source.path, text: &c.source.text };
     for d in &c.diags {
         match format {
-            MessageFormat::Human => eprint!("{}", render_human(d, file, color)),
-            MessageFormat::Json => println!("{}", render_json(d, file)),
+            MessageFormat::Human => err!("{}", render_human(d, file, color)),
+            MessageFormat::Json => outln!("{}", render_json(d, file)),
         }
     }
 }
@@ -23,7 +23,7 @@ pub fn summary(checked: &[Checked], format: MessageFormat) {
     let errors: usize = checked.iter().map(|c| c.diags.iter().filter(|d| d.severity == Severity::Error).count()).sum();
     let warnings: usize = checked.iter().map(|c| c.diags.iter().filter(|d| d.severity == Severity::Warning).count()).sum();
     let tasks: usize = checked.iter().map(|c| c.tasks.len()).sum();
-    eprintln!(
+    errln!(
         "checked {} file{}: {tasks} task instance{} clean, {errors} error{}, {warnings} warning{}",
         checked.len(),
         if checked.len() == 1 { "" } else { "s" },

@@ -44,6 +44,7 @@ registry! {
     BODY_MISMATCH = "E0009", "syntax", None, "the body template and the declared tensors, params or regions disagree";
     UNKNOWN_INSTANCE = "E0010", "syntax", None, "an instance or `--param` names something the contract does not declare";
     FAMILY_ITEM = "E0011", "syntax", None, "an item is not allowed in the task's family";
+    NAME_CLASH = "E0012", "syntax", None, "a name collides with a C++ keyword, a generated name or another generated file";
 
     REGION_SIZE = "E0101", "smem", Some("I-S1"), "a region size is negative";
     REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two";
@@ -58,6 +59,7 @@ registry! {
     MONOLITH_REGIONS = "E0111", "smem", Some("I-S10"), "a monolithic consumer declares other than exactly one region";
     NO_SMEM_REGIONS = "E0112", "smem", Some("I-S11"), "a consumer-no-smem task declares regions";
     TARGET_CAPACITY = "E0113", "smem", Some("I-S6"), "a target's SMEM capacity exceeds what the hardware lets a block opt into";
+    REGION_RANGE = "E0114", "smem", Some("I-S1"), "a region's alignment, page count or release step is out of MPK's 32-bit range";
 
     TILES_PER_TASK = "E0201", "pages", Some("I-P6"), "a pipeline task covers more than one tile, so a bounds-fail return would skip the page release";
 
@@ -66,12 +68,17 @@ registry! {
     REINIT = "E0303", "sems", Some("I-M4"), "an mbarrier lacks the start-of-task re-init it needs, or has one that races its waiter";
     EXPECT_TX = "E0304", "sems", Some("I-M6"), "the TMA boxes landing on a full barrier do not fit the stage they land in";
     SHARED_EMPTY = "E0305", "sems", Some("I-M3"), "a channel shares an empty edge it cannot share";
+    CHANNEL_SHAPE = "E0306", "sems", Some("I-M3"), "a channel's depth differs from its ring's stages, or a ring has no empty edge";
+    DEADLOCK = "E0310", "sems", Some("I-M8"), "the protocol model check finds a wait that can never complete";
+    ARRIVALS = "E0311", "sems", Some("I-M7"), "the protocol model check finds a lost or double arrival";
+    EARLY_FLIP = "E0312", "sems", Some("I-M4"), "the protocol model check finds a wait that passes on the wrong phase";
 
     BARRIER_ID = "E0401", "roles", Some("I-R2"), "a named barrier id is outside 1-15 or reserved by the runtime";
     BARRIER_THREADS = "E0402", "roles", Some("I-R2"), "a named barrier's thread count is not the 128 consumer threads";
     ROLE_WARPS = "E0403", "roles", Some("I-R1"), "a role is bound to warps other than the runtime's layout";
     SETMAXNREG = "E0404", "roles", None, "setmaxnreg targets are illegal or exceed the register file";
     ROLE_UNBOUND = "E0405", "roles", Some("I-R1"), "a channel or sem names a role the task does not bind";
+    BODY_SYNC = "E0406", "roles", Some("I-R2"), "an inline body synchronises the whole block, uses a reserved barrier id, or identifies its task by blockIdx";
 
     TMEM_COLS = "E0501", "tmem", Some("I-T1"), "the TMEM column count is not a power of two in [32, 512]";
     TMEM_FOOTPRINT = "E0502", "tmem", Some("I-T2"), "the accumulator slots need more TMEM columns than the task allocates";

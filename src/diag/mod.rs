@@ -179,6 +179,25 @@ impl Sink {
         self.diags
     }
 
+    /// Number of diagnostics recorded so far.
+    pub fn len(&self) -> usize {
+        self.diags.len()
+    }
+
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.diags.is_empty()
+    }
+
+    /// Adds `note` to every diagnostic recorded from index `start` on.
+    pub fn annotate_from(&mut self, start: usize, note: &str) {
+        for d in self.diags.iter_mut().skip(start) {
+            if !d.notes.iter().any(|n| n == note) {
+                d.notes.push(note.to_string());
+            }
+        }
+    }
+
     /// The diagnostics recorded so far, in push order.
     pub fn as_slice(&self) -> &[Diagnostic] {
         &self.diags

@@ -60,3 +60,28 @@ pub fn check_source(source: &Source, sema_opts: &SemaOptions, check_opts: &Check
     }
     Checked { source: source.clone(), diags: sink.into_sorted(), tasks, rejected }
 }
+
+/// Two task instances that would write the same files: equal unit names (task `t` with
+/// instance `worker` and a task `t_worker`, or one task in two files). The later one is removed
+/// with an `E0012` error on its task name.
+pub fn unit_collisions(checked: &mut [Checked]) {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for c in checked.iter_mut() {
+        let mut keep = Vec::new();
+        for t in std::mem::take(&mut c.tasks) {
+            let unit = t.ir.unit_name();
+            if let Some((_, owner)) = seen.iter().find(|(u, _)| *u == unit) {
+                c.diags.push(
+                    Diagnostic::error(crate::diag::codes::NAME_CLASH, format!("`{unit}` would write the same generated files as a task instance of {owner}"))
+                        .primary(t.ir.name_span, format!("generates {unit}_spec.h and {unit}.cuh"))
+                        .help("rename the task or the instance"),
+                );
+                c.rejected.push(t.ir);
+            } else {
+                seen.push((unit, c.source.path.clone()));
+                keep.push(t);
+            }
+        }
+        c.tasks = keep;
+    }
+}

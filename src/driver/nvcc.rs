@@ -63,8 +63,9 @@ pub fn find() -> Result<Toolchain, String> {
         }
     }
     for (nvcc, found_by) in candidates {
+        let explicit = found_by == "NVCC";
         match Command::new(&nvcc).arg("--version").output() {
-            Ok(out) if out.status.success() => {
+            Ok(out) if out.status.success() && String::from_utf8_lossy(&out.stdout).contains("Cuda compilation tools") => {
                 let text = String::from_utf8_lossy(&out.stdout);
                 let version = text
                     .lines()
@@ -78,6 +79,12 @@ pub fn find() -> Result<Toolchain, String> {
                     }
                 }
                 return Ok(Toolchain { nvcc, found_by, includes, version });
+            }
+            _ if explicit => {
+                return Err(format!(
+                    "$NVCC is {}, which is not a working nvcc (`--version` does not answer as nvcc); unset it or point it at nvcc",
+                    nvcc.display()
+                ))
             }
             _ => tried.push(format!("{} ({found_by})", nvcc.display())),
         }
@@ -173,6 +180,9 @@ pub fn compile(tc: &Toolchain, dir: &Path, unit: &str, entry: &str, target: Targ
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
         return Err(CompileFailure { command, stderr, not_started: false });
+    }
+    if !dir.join(&cubin).is_file() {
+        return Err(CompileFailure { command, stderr: format!("nvcc exited 0 but wrote no {cubin}\n{stderr}"), not_started: false });
     }
     let report = parse_ptxas(&stderr, entry).unwrap_or_default();
     Ok((dir.join(cubin), report))

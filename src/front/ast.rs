@@ -286,6 +286,10 @@ pub enum ChannelClause {
     SharesEmpty(Ident, Span),
     /// `reinit ROLE`.
     Reinit(Ident, Span),
+    /// `drain`: the producer waits every stage's empty barrier at task end.
+    Drain(Span),
+    /// `early_exit ROLE arrives full|empty`.
+    EarlyExit { role: Ident, empty: bool, span: Span },
 }
 
 /// `channel NAME: STORAGE, clauses…`.
@@ -312,6 +316,8 @@ pub enum SemClause {
     Reinit(Ident, Span),
     /// `no_reinit`.
     NoReinit(Span),
+    /// `at start` / `at end`.
+    At { end: bool, span: Span },
 }
 
 /// `sem NAME: PRODUCER -> CONSUMER [(ARRIVAL)], …`.

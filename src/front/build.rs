@@ -12,11 +12,19 @@ use pest::Parser;
 
 type Diags = Vec<Diagnostic>;
 
-/// The pair's span without trailing whitespace (an optional that fails after pest skipped
-/// whitespace can leave it inside the pair).
+/// The pair's span, ending at its last token: an optional that fails after pest skipped
+/// whitespace and comments can leave them inside the pair, so the end is taken from the last
+/// inner pair (a leaf ends at its trimmed text).
 fn span_of(p: &Pair<'_, Rule>) -> Span {
-    let s = p.as_span();
-    Span::new(s.start(), s.start() + p.as_str().trim_end().len())
+    let start = p.as_span().start();
+    Span::new(start, token_end(p))
+}
+
+fn token_end(p: &Pair<'_, Rule>) -> usize {
+    match p.clone().into_inner().last() {
+        Some(last) => token_end(&last),
+        None => p.as_span().start() + p.as_str().trim_end().len(),
+    }
 }
 
 fn ident(p: Pair<'_, Rule>) -> Ident {
@@ -421,6 +429,12 @@ fn build_channel<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d:
                 ChannelClause::SharesEmpty(ident(j.next().unwrap_or_else(|| unreachable!("shares_empty"))), cspan)
             }
             Rule::reinit_clause => ChannelClause::Reinit(ident(j.next().unwrap_or_else(|| unreachable!("reinit"))), cspan),
+            Rule::drain_clause => ChannelClause::Drain(cspan),
+            Rule::early_exit_clause => {
+                let role = ident(j.next().unwrap_or_else(|| unreachable!("early_exit role")));
+                let edge = j.next().unwrap_or_else(|| unreachable!("early_exit edge"));
+                ChannelClause::EarlyExit { role, empty: edge.as_str().starts_with("empty"), span: cspan }
+            }
             r => unreachable!("{r:?} in build_channel"),
         });
     }
@@ -449,6 +463,10 @@ fn build_sem<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mu
                         SemClause::Reinit(ident(r), cspan)
                     }
                     Rule::no_reinit => SemClause::NoReinit(cspan),
+                    Rule::sem_when => {
+                        let w = cl.into_inner().next().unwrap_or_else(|| unreachable!("when word"));
+                        SemClause::At { end: w.as_str().starts_with("end"), span: cspan }
+                    }
                     r => unreachable!("{r:?} in build_sem"),
                 });
             }
@@ -563,11 +581,40 @@ fn parse_int(text: &str, span: Span, d: &mut Diags) -> i64 {
     })
 }
 
+/// Expressions are bounded so that building and evaluating them cannot exhaust the stack.
+const MAX_EXPR_TERMS: usize = 256;
+/// Deepest nesting of parentheses and calls.
+const MAX_EXPR_DEPTH: usize = 64;
+
+thread_local! {
+    static EXPR_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn too_complex(span: Span, what: String, d: &mut Diags) -> Expr {
+    d.push(
+        Diagnostic::error(codes::ARITH, format!("expression too complex: {what}"))
+            .primary(span, "here")
+            .help("split it with params, or use `min`/`max`/`align_up` on fewer terms"),
+    );
+    Expr { kind: ExprKind::Int(0), span }
+}
+
 fn build_expr(p: Pair<'_, Rule>, d: &mut Diags) -> Expr {
+    let span = span_of(&p);
     // Precedence climbing over the flat `prefix* primary (infix prefix* primary)*` sequence.
     let parts: Vec<Pair<'_, Rule>> = p.into_inner().collect();
+    if parts.len() > MAX_EXPR_TERMS {
+        return too_complex(span, format!("{} operators and operands, at most {MAX_EXPR_TERMS}", parts.len()), d);
+    }
+    let depth = EXPR_DEPTH.with(|c| c.get());
+    if depth >= MAX_EXPR_DEPTH {
+        return too_complex(span, format!("nested more than {MAX_EXPR_DEPTH} deep"), d);
+    }
+    EXPR_DEPTH.with(|c| c.set(depth + 1));
     let mut pos = 0;
-    climb(&parts, &mut pos, 0, d)
+    let e = climb(&parts, &mut pos, 0, d);
+    EXPR_DEPTH.with(|c| c.set(depth));
+    e
 }
 
 fn prec(r: Rule) -> Option<(u8, BinOp)> {

@@ -73,13 +73,22 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         | Rule::attr_pages
         | Rule::attr_contiguous => "a region attribute (`bytes`, `align`, `pack`, `release`, `pages`, `contiguous`)",
         Rule::channel_storage | Rule::tmem_slots | Rule::region_ring => "a region ring or `tmem slots N`",
-        Rule::channel_clause | Rule::edge | Rule::empty_by | Rule::shares_empty | Rule::reinit_clause => {
-            "a channel clause (`P -> C (arrival)`, `empty by R (arrival)`, `shares_empty C`, `reinit R`)"
+        Rule::channel_clause
+        | Rule::edge
+        | Rule::empty_by
+        | Rule::shares_empty
+        | Rule::reinit_clause
+        | Rule::drain_clause
+        | Rule::early_exit_clause
+        | Rule::edge_name => {
+            "a channel clause (`P -> C (arrival)`, `empty by R (arrival)`, `shares_empty C`, `reinit R`, `drain`, `early_exit R arrives empty`)"
         }
         Rule::arrival | Rule::arrival_tma | Rule::arrival_commit | Rule::arrival_threads => {
             "an arrival kind (`(tma X)`, `(commit)`, `(threads N)`)"
         }
-        Rule::sem_clause | Rule::sem_count | Rule::no_reinit => "`count N`, `reinit ROLE` or `no_reinit`",
+        Rule::sem_clause | Rule::sem_count | Rule::no_reinit | Rule::sem_when | Rule::when_word => {
+            "`count N`, `reinit ROLE`, `no_reinit` or `at start|end`"
+        }
         Rule::role_binding => "a role binding like `loader W4`",
         Rule::warp_set | Rule::warp => "a warp like `W4` or `W0..W3`",
         Rule::body_template | Rule::ident_list => "a body template like `rmsnorm(x, w -> y; eps)`",

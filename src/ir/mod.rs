@@ -29,6 +29,8 @@ pub struct TaskIr {
     pub targets: Vec<TargetIr>,
     /// MPK TaskType value, if declared.
     pub task_id: Option<i64>,
+    /// The `task_id` item (the task name when absent).
+    pub task_id_span: Span,
     /// Parameter values of this instance, in declaration order.
     pub params: IndexMap<String, ParamIr>,
     /// Tensors in declaration order (inputs map to `input_ptrs[i]`, outputs to `output_ptrs[i]`).

@@ -629,6 +629,10 @@ pub struct ChannelIr {
     pub empty: EmptyEdge,
     /// Role that re-initialises this channel's barriers at task start (I-M4).
     pub reinit: RoleKind,
+    /// The producer drains every stage's empty barrier at task end (I-M8).
+    pub drain: Option<Span>,
+    /// With zero trips, this role still arrives the full (false) or empty (true) edge once.
+    pub early_exit: Option<(RoleKind, bool, Span)>,
     /// Declaration.
     pub span: Span,
 }
@@ -648,6 +652,8 @@ pub struct SemIr {
     pub count: i64,
     /// Role that re-initialises it at task start, or none (the tmem_ready class, I-M4).
     pub reinit: Option<RoleKind>,
+    /// Arrived and waited at task end (`at end`) instead of at task start.
+    pub at_end: bool,
     /// Declaration.
     pub span: Span,
 }

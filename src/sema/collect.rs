@@ -114,7 +114,7 @@ pub fn collect<'a>(task: &'a ast::Task, sink: &mut Sink) -> Collected<'a> {
 }
 
 /// Reports every name declared twice among `names` (one namespace).
-pub fn unique_names<'a>(sink: &mut Sink, kind: &str, names: impl Iterator<Item = &'a ast::Ident>) {
+pub(crate) fn unique_names<'a>(sink: &mut Sink, kind: &str, names: impl Iterator<Item = &'a ast::Ident>) {
     let mut seen: BTreeMap<&str, Span> = BTreeMap::new();
     for n in names {
         if let Some(prev) = seen.get(n.node.as_str()) {

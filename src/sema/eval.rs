@@ -125,6 +125,9 @@ impl<'a> Env<'a> {
             "stage" => self.stage.map(Num::Int).ok_or_else(|| {
                 unknown(e, "stage", "`stage` is bound only inside a stage array `region NAME[stage] { … }`")
             }),
+            "stages" if self.poisoned.is_some_and(|p| p.iter().any(|x| x == "stages")) => {
+                Err(Diagnostic::error(crate::diag::FOLLOW_ON, "`stages` has no usable value"))
+            }
             "stages" => self.stages.map(Num::Int).ok_or_else(|| unknown(e, "stages", "declare `stages N` in the task")),
             name if self.poisoned.is_some_and(|p| p.iter().any(|x| x == name)) => {
                 Err(Diagnostic::error(crate::diag::FOLLOW_ON, format!("`{name}` has no usable value")))

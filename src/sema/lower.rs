@@ -116,6 +116,7 @@ pub(super) fn lower_instance(
         family_span,
         targets: Vec::new(),
         task_id: None,
+        task_id_span: task.name.span,
         params,
         tensors: Arena::new(),
         tile: None,
@@ -137,7 +138,8 @@ pub(super) fn lower_instance(
     };
     let mut cx = Cx { sink, ir, poisoned };
     targets(&mut cx, c);
-    if let Some((e, _)) = c.task_id {
+    if let Some((e, s)) = c.task_id {
+        cx.ir.task_id_span = s;
         cx.ir.task_id = cx.non_negative(e, "task id");
         if cx.ir.task_id.is_some_and(|v| v > i64::from(i32::MAX)) {
             cx.ir.task_id = None;
@@ -170,7 +172,22 @@ pub(super) fn lower_instance(
 fn setmaxnreg(cx: &mut Cx<'_>, c: &Collected<'_>) {
     let Some((items, span)) = c.setmaxnreg else { return };
     let (mut consumer, mut helpers) = (None, None);
+    let mut seen: Vec<&str> = Vec::new();
     for (k, e) in items {
+        let key = match k.node.as_str() {
+            "consumer" | "compute" => "consumer",
+            "helpers" | "producer" => "helpers",
+            other => other,
+        };
+        if seen.contains(&key) {
+            cx.report(
+                Diagnostic::error(codes::DUPLICATE, format!("`setmaxnreg` gives `{key}` twice"))
+                    .primary(k.span, "given again")
+                    .help("give `consumer` and `helpers` once each"),
+            );
+            continue;
+        }
+        seen.push(key);
         let v = cx.non_negative(e, "register count");
         match k.node.as_str() {
             "consumer" | "compute" => consumer = v,
@@ -284,9 +301,14 @@ fn targets(cx: &mut Cx<'_>, c: &Collected<'_>) {
 
 fn stages(cx: &mut Cx<'_>, c: &Collected<'_>) {
     let Some((e, s)) = c.stages else { return };
-    let Some(v) = cx.non_negative(e, "stage count") else { return };
+    // A rejected stage count poisons `stages`: later uses are follow-on errors.
+    cx.poisoned.push("stages".to_string());
+    let Some(v) = cx.int(e) else { return };
     match u32::try_from(v) {
-        Ok(n) if (1..=64).contains(&n) => cx.ir.stages = Some((n, s)),
+        Ok(n) if (1..=64).contains(&n) => {
+            cx.poisoned.retain(|p| p != "stages");
+            cx.ir.stages = Some((n, s));
+        }
         _ => cx.report(
             Diagnostic::error(codes::OUT_OF_RANGE, format!("`stages` is {v}; a ring needs 1 to 64 stages"))
                 .primary(e.span, format!("evaluates to {v}"))
@@ -350,7 +372,30 @@ pub(super) fn dtype(cx: &mut Cx<'_>, id: &ast::Ident) -> Option<Dtype> {
 fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
     for t in &c.tensors {
         let dt = dtype(cx, &t.dtype);
-        let dims: Vec<Option<i64>> = t.dims.iter().map(|e| cx.non_negative(e, "tensor extent")).collect();
+        if t.dims.is_empty() {
+            cx.report(
+                Diagnostic::error(codes::MISSING, format!("tensor `{}` has no dimensions", t.name.node))
+                    .primary(t.span, "rank 0")
+                    .help("give its extents, e.g. `bf16[m, hidden]`; a scalar is a param"),
+            );
+            continue;
+        }
+        let dims: Vec<Option<i64>> = t
+            .dims
+            .iter()
+            .map(|e| match cx.int(e) {
+                Some(v) if v >= 1 => Some(v),
+                Some(v) => {
+                    cx.report(
+                        Diagnostic::error(codes::ARITH, format!("tensor `{}` has extent {v}; extents are 1 or more", t.name.node))
+                            .primary(e.span, format!("evaluates to {v}"))
+                            .help("give every dimension at least one element"),
+                    );
+                    None
+                }
+                None => None,
+            })
+            .collect();
         let tma = t.tma.as_ref().and_then(|spec| tma(cx, spec));
         let (Some(dtype), Some(dims)) = (dt, dims.into_iter().collect::<Option<Vec<i64>>>()) else { continue };
         cx.ir.tensors.append(TensorIr {

@@ -15,6 +15,10 @@ pub(super) fn regions(cx: &mut Cx<'_>, c: &super::collect::Collected<'_>) {
             None => 1,
             Some(s) => match cx.ir.stages {
                 Some((n, _)) => n,
+                None if cx.poisoned.iter().any(|p| p == "stages") => {
+                    cx.report(Diagnostic::error(crate::diag::FOLLOW_ON, "stages rejected"));
+                    continue;
+                }
                 None => {
                     cx.report(
                         Diagnostic::error(codes::MISSING, format!("region `{}[stage]` needs a stage count", r.name.node))

@@ -57,15 +57,29 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
     let mut pending_shares: Vec<(Handle<ChannelIr>, &ast::Ident, crate::span::Span)> = Vec::new();
     for ch in &c.channels {
         let Some((storage, default_depth)) = storage(cx, ch) else { continue };
-        let depth = match &ch.storage {
-            ChannelStorage::Region { depth: Some(e), .. } => cx.non_negative(e, "channel depth"),
-            _ => default_depth,
+        let (depth, depth_span) = match &ch.storage {
+            ChannelStorage::Region { depth: Some(e), .. } => (cx.int(e), e.span),
+            ChannelStorage::Tmem { slots } => (default_depth, slots.span),
+            ChannelStorage::Region { .. } => (default_depth, ch.storage_span),
         };
-        let Some(depth) = depth.and_then(|d| u32::try_from(d).ok()) else { continue };
+        let Some(depth) = depth else { continue };
+        let depth = match u32::try_from(depth) {
+            Ok(d) if (1..=64).contains(&d) => d,
+            _ => {
+                cx.report(
+                    Diagnostic::error(codes::OUT_OF_RANGE, format!("channel `{}` has {depth} slots; a ring has 1 to 64", ch.name.node))
+                        .primary(depth_span, format!("{depth} slots"))
+                        .help("give the channel between 1 and 64 slots (stages)"),
+                );
+                continue;
+            }
+        };
         let mut edge = None;
         let mut empty = EmptyEdge::None;
         let mut share = None;
         let mut reinit = None;
+        let mut drain = None;
+        let mut early_exit = None;
         for cl in &ch.clauses {
             match cl {
                 ChannelClause::Edge { producer, consumer, arrival: a, span } => {
@@ -74,11 +88,10 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
                         continue;
                     }
                     let (p, q, a) = (cx.role(producer), cx.role(consumer), arrival(cx, a));
-                    if let (Some(p), Some(q), Some(a)) = (p, q, a) {
-                        edge = Some((p, q, a));
-                    } else {
-                        edge = Some((RoleKind::Controller, RoleKind::Controller, ArrivalIr::Commit));
-                    }
+                    edge = Some(match (p, q, a) {
+                        (Some(p), Some(q), Some(a)) => Some((p, q, a)),
+                        _ => None, // reported by `role` / `arrival`
+                    });
                 }
                 ChannelClause::EmptyBy { role, arrival: a, span } => {
                     if !matches!(empty, EmptyEdge::None) || share.is_some() {
@@ -103,9 +116,15 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
                     }
                     reinit = cx.role(role);
                 }
+                ChannelClause::Drain(span) => drain = Some(*span),
+                ChannelClause::EarlyExit { role, empty, span } => {
+                    if let Some(r) = cx.role(role) {
+                        early_exit = Some((r, *empty, *span));
+                    }
+                }
             }
         }
-        let Some((producer, consumer, full_arrival)) = edge else {
+        let Some(edge) = edge else {
             cx.report(
                 Diagnostic::error(codes::MISSING, format!("channel `{}` has no producer -> consumer edge", ch.name.node))
                     .primary(ch.name.span, "no edge")
@@ -113,9 +132,7 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
             );
             continue;
         };
-        if producer == RoleKind::Controller && consumer == RoleKind::Controller {
-            continue; // the edge itself was reported
-        }
+        let Some((producer, consumer, full_arrival)) = edge else { continue };
         let h = cx.ir.channels.append(ChannelIr {
             name: ch.name.node.clone(),
             storage,
@@ -125,6 +142,8 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
             full_arrival,
             empty,
             reinit: reinit.unwrap_or(producer),
+            drain,
+            early_exit,
             span: ch.span,
         });
         if let Some((other, span)) = share {
@@ -194,6 +213,7 @@ pub(super) fn sems(cx: &mut Cx<'_>, c: &Collected<'_>) {
         };
         let mut count = None;
         let mut reinit: Option<Option<RoleKind>> = None;
+        let mut at_end = false;
         for cl in &s.clauses {
             match cl {
                 SemClause::Count(e, sp) => {
@@ -214,6 +234,7 @@ pub(super) fn sems(cx: &mut Cx<'_>, c: &Collected<'_>) {
                     }
                     reinit = Some(None);
                 }
+                SemClause::At { end, .. } => at_end = *end,
             }
         }
         let (Some(producer), Some(consumer), Some(arrival)) = (p, q, a) else { continue };
@@ -225,6 +246,7 @@ pub(super) fn sems(cx: &mut Cx<'_>, c: &Collected<'_>) {
             arrival,
             count,
             reinit: reinit.unwrap_or(Some(producer)),
+            at_end,
             span: s.span,
         });
     }

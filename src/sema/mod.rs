@@ -38,6 +38,14 @@ pub struct Lowered {
 /// Lowers every task of `file` (every instance of each), reporting problems to `sink`.
 pub fn lower_file(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) -> Vec<Lowered> {
     let file_errors = sink.error_count();
+    if file.tasks.is_empty() {
+        sink.push(
+            Diagnostic::error(codes::MISSING, "this file declares no task")
+                .primary(crate::span::Span::new(0, 0), "empty contract")
+                .help("declare `task NAME { family …; … }`"),
+        );
+    }
+    collect::unique_names(sink, "task", file.tasks.iter().map(|t| &t.name));
     check_overrides(file, opts, sink);
     let file_clean = sink.error_count() == file_errors;
     let mut out = Vec::new();

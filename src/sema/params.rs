@@ -125,9 +125,9 @@ fn value_from_ast(v: &ast::Value, ty: ParamTy, env: &Env<'_>, p: &ast::Param, si
         },
         (ast::Value::Expr(e), ParamTy::Float) => match env.num(e) {
             Ok(Num::Int(i)) => Some(ParamValue::Float(i as f64)),
-            Ok(Num::Float(f)) if f.is_finite() => Some(ParamValue::Float(f)),
+            Ok(Num::Float(f)) if f.is_finite() && f.abs() <= f64::from(f32::MAX) => Some(ParamValue::Float(f)),
             Ok(Num::Float(f)) => {
-                sink.push(type_error(e.span, p, &format!("the non-finite float {f}")));
+                sink.push(type_error(e.span, p, &format!("{f:e}, which no f32 represents")));
                 None
             }
             Err(d) => {
@@ -180,6 +180,16 @@ fn in_range(value: &ParamValue, p: &ast::Param, env: &Env<'_>, span: Span, sink:
         ParamValue::Bool(_) => return true,
     };
     let (lo, hi) = (f(lo), f(hi));
+    let empty = if r.inclusive { lo > hi } else { lo >= hi };
+    if empty {
+        let op = if r.inclusive { "..=" } else { ".." };
+        sink.push(
+            Diagnostic::error(codes::OUT_OF_RANGE, format!("the range {lo}{op}{hi} of param `{}` is empty", p.name.node))
+                .primary(r.span, "no value fits")
+                .help("write the lower bound first, e.g. `in 1..=16`"),
+        );
+        return false;
+    }
     let ok = v >= lo && if r.inclusive { v <= hi } else { v < hi };
     if !ok {
         let op = if r.inclusive { "..=" } else { ".." };

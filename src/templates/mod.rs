@@ -192,6 +192,11 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
     if !errs.is_empty() {
         return Err(errs);
     }
+    if sig.needs_barrier && !ir.barriers.values().any(|b| b.by == crate::ir::RoleKind::Consumer) {
+        return Err(vec![Diagnostic::error(codes::BODY_MISMATCH, format!("body `{}` synchronises the consumer warpgroup but the contract declares no named barrier", sig.name))
+            .primary(*span, "needs a named barrier")
+            .help("declare one, e.g. `barrier task_sync = named(2, threads 128)` (ids 1-15 except 8)")]);
+    }
     let shapes = Shapes { ir, tensors: &bound, span: *span };
     let values: Vec<(&'static str, ParamValue)> = scalar_vals.iter().map(|(f, _, v)| (*f, v.clone())).collect();
     let specific = match sig.name {

@@ -8,6 +8,27 @@ use crate::templates::{self, Binding};
 /// Items a family may not declare, and items it needs.
 pub(super) fn family_items(ir: &TaskIr, sink: &mut Sink) {
     let fam = ir.family;
+    if fam == Family::Helper {
+        if let Some(BodyIr::Cuda { span, .. } | BodyIr::Template { span, .. }) = &ir.body {
+            sink.push(
+                Diagnostic::error(codes::FAMILY_ITEM, "a `helper` task's body is not generated: helpers are sub-op device functions another task's body calls")
+                    .primary(*span, "body here")
+                    .secondary(ir.family_span, "family helper")
+                    .note("mpkc generates a helper's spec header (its regions and barriers); its device code is written in the calling task's body")
+                    .help("move the code into the calling task's `body cuda { … }`, or declare this op as a consumer task"),
+            );
+        }
+    }
+    if fam != Family::Pipeline {
+        if let Some((_, _, span)) = ir.epilogues.first() {
+            sink.push(
+                Diagnostic::error(codes::FAMILY_ITEM, format!("a `{}` task has no epilogue; epilogues belong to pipelines", fam.as_str()))
+                    .primary(*span, "epilogue here")
+                    .secondary(ir.family_span, format!("family {}", fam.as_str()))
+                    .help("remove the `epilogue` item; a consumer body writes its outputs itself"),
+            );
+        }
+    }
     if fam.is_consumer_only() {
         let not_here = |what: &str, span| {
             Diagnostic::error(codes::FAMILY_ITEM, format!("a `{}` task has no {what}", fam.as_str()))
@@ -129,38 +150,159 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
             }
         }
     } else if let Some(BodyIr::Cuda { code, code_span, .. }) = &ir.body {
+        let code = strip_comments_and_strings(code);
         // `buf.NAME` for a NAME that is no region: the body addresses an undeclared region.
-        for (i, _) in code.match_indices("buf.") {
-            let before = code[..i].chars().next_back();
-            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+        for (i, name) in buf_uses(&code) {
+            if ir.group_by_name(&name).is_some() {
                 continue;
             }
-            let name: String = code[i + 4..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-            if !name.is_empty() && ir.group_by_name(&name).is_none() {
-                let start = code_span.start + i;
-                let known: Vec<&str> = ir.region_groups.iter().map(|g| g.name.as_str()).collect();
-                let help = match crate::diag::suggest(&name, known.iter().copied()) {
-                    Some(s) => format!("did you mean `buf.{s}`?"),
-                    None => format!("declare `region {name} {{ bytes …; align 16; pack }}`"),
-                };
-                sink.push(
-                    Diagnostic::error(codes::REGION_USE, format!("the inline CUDA body addresses `buf.{name}`, but the contract declares no region `{name}`"))
-                        .primary(crate::span::Span::new(start, start + 4 + name.len()), "no such region")
-                        .help(help),
-                );
-            }
+            let start = code_span.start + i;
+            let known: Vec<&str> = ir.region_groups.iter().map(|g| g.name.as_str()).collect();
+            let stage_member = name.rsplit_once('_').filter(|(g, k)| {
+                ir.group_by_name(g).is_some_and(|g| g.staged) && k.chars().all(|c| c.is_ascii_digit())
+            });
+            let help = match (stage_member, crate::diag::suggest(&name, known.iter().copied())) {
+                (Some((g, k)), _) => format!("a stage array is a C array in the view: write `buf.{g}[{k}]`"),
+                (None, Some(s)) => format!("did you mean `buf.{s}`?"),
+                (None, None) => format!("declare `region {name} {{ bytes …; align 16; pack }}`"),
+            };
+            sink.push(
+                Diagnostic::error(codes::REGION_USE, format!("the inline CUDA body addresses `buf.{name}`, but the contract declares no region `{name}`"))
+                    .primary(crate::span::Span::new(start, start + 4 + name.len()), "no such region")
+                    .help(help),
+            );
         }
         for g in &ir.region_groups {
-            let needle = format!("buf.{}", g.name);
-            let used = code.match_indices(&needle).any(|(i, _)| {
-                let next = code[i + needle.len()..].chars().next();
-                !next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-            });
-            if !used {
+            if !buf_uses(&code).iter().any(|(_, n)| *n == g.name) {
                 sink.push(unaddressed(g.head_span, &g.name, "the inline CUDA body"));
             }
         }
     }
+}
+
+/// Every declared tensor reaches the body: a template takes it, or inline CUDA names it.
+pub(super) fn tensors_used(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink) {
+    if !ir.family.is_consumer_only() {
+        return;
+    }
+    let code = match &ir.body {
+        Some(BodyIr::Cuda { code, .. }) => Some(strip_comments_and_strings(code)),
+        Some(BodyIr::Template { .. }) => None,
+        None => return,
+    };
+    for (h, t) in ir.tensors.iter() {
+        let used = match (&code, binding) {
+            (Some(c), _) => c.match_indices(t.name.as_str()).any(|(i, _)| {
+                let before = c[..i].chars().next_back();
+                let after = c[i + t.name.len()..].chars().next();
+                !before.is_some_and(|x| x.is_ascii_alphanumeric() || x == '_' || x == '.')
+                    && !after.is_some_and(|x| x.is_ascii_alphanumeric() || x == '_')
+            }),
+            (None, Some(b)) => b.tensors.iter().any(|(_, x)| *x == h),
+            (None, None) => true,
+        };
+        if !used {
+            sink.push(
+                Diagnostic::error(codes::BODY_MISMATCH, format!("tensor `{}` is declared but the body never takes it", t.name))
+                    .primary(t.span, "unused")
+                    .note("every tensor is an input_ptrs/output_ptrs slot of the registration: an unused one still costs a pointer and wiring (I-H1)")
+                    .help("pass it to the body, or remove it"),
+            );
+        }
+    }
+}
+
+/// I-R2, I-R3, I-S11 in inline bodies: no block-wide barrier (`__syncthreads`, `bar.sync 0`),
+/// no named barrier on a reserved id written as a literal, no `blockIdx` for task identity, and
+/// no dynamic SMEM of its own in a region-less task.
+pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
+    let Some(BodyIr::Cuda { code, code_span, .. }) = &ir.body else { return };
+    let code = strip_comments_and_strings(code);
+    let at = |i: usize, len: usize| crate::span::Span::new(code_span.start + i, code_span.start + i + len);
+    let word_at = |i: usize, w: &str| {
+        let before = code[..i].chars().next_back();
+        let after = code[i + w.len()..].chars().next();
+        !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let mut report = |i: usize, len: usize, msg: String, note: &str, help: &str| {
+        sink.push(Diagnostic::error(codes::BODY_SYNC, msg).primary(at(i, len), "here").note(note.to_string()).help(help.to_string()));
+    };
+    for w in ["__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"] {
+        for (i, _) in code.match_indices(w).filter(|(i, _)| word_at(*i, w)) {
+            report(i, w.len(), format!("the inline body calls `{w}`, a block-wide barrier"), "the other warps of the CTA run other tasks' roles: a block-wide barrier deadlocks them (I-R2)", "synchronise the 128 consumer threads with a named barrier: `mpkc::named_barrier_sync(BAR_<NAME>, kConsumerThreads)`");
+        }
+    }
+    for (i, _) in code.match_indices("bar.sync 0").chain(code.match_indices("barrier.sync 0")) {
+        report(i, 10, "the inline body syncs hardware barrier 0, the block-wide barrier".to_string(), "barrier 0 spans all 256 threads of the worker (I-R2)", "use a named barrier declared in the contract");
+    }
+    for (i, _) in code.match_indices("named_barrier_sync(") {
+        let arg: String = code[i + 19..].chars().take_while(|c| *c != ',' && *c != ')').collect();
+        if matches!(arg.trim(), "0" | "8") {
+            report(i, 19 + arg.len(), format!("the inline body syncs named barrier {}, which the runtime reserves", arg.trim()), "0 is the block-wide barrier and 8 the runtime's consumer page claim (contract doc §3.4)", "declare `barrier NAME = named(ID, threads 128)` with another id and use BAR_<NAME>");
+        }
+    }
+    for (i, _) in code.match_indices("blockIdx").filter(|(i, _)| word_at(*i, "blockIdx")) {
+        report(i, 8, "the inline body reads `blockIdx`".to_string(), "a persistent worker runs many tasks per CTA: blockIdx is the SM, not the task (I-R3)", "use `task_offset` (task_desc->task_metadata.task_offset)");
+    }
+    if ir.family == Family::ConsumerNoSmem {
+        for (i, _) in code.match_indices("__shared__").filter(|(i, _)| word_at(*i, "__shared__")) {
+            sink.push(
+                Diagnostic::error(codes::NO_SMEM_REGIONS, "a `consumer-no-smem` body declares shared memory of its own")
+                    .primary(at(i, 10), "here")
+                    .note("region-less tasks use no dynamic SMEM at all; the pages belong to other tasks (I-S11)")
+                    .help("declare `family consumer` with a region and address it as `buf.<name>`"),
+            );
+        }
+    }
+}
+
+/// `(offset, NAME)` of every `buf.NAME` in `code` (comments and strings already blanked).
+fn buf_uses(code: &str) -> Vec<(usize, String)> {
+    code.match_indices("buf.")
+        .filter(|(i, _)| !code[..*i].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .map(|(i, _)| (i, code[i + 4..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>()))
+        .filter(|(_, n)| !n.is_empty())
+        .collect()
+}
+
+/// `code` with comments and string/char literals replaced by spaces (byte offsets kept), so that
+/// scans for `buf.NAME` or `__syncthreads` see only code.
+pub(super) fn strip_comments_and_strings(code: &str) -> String {
+    let b = code.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for x in &mut out[from..to] {
+            if *x != b'\n' {
+                *x = b' ';
+            }
+        }
+    };
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                let end = b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p);
+                blank(&mut out, i, end);
+                i = end;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let end = code[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2);
+                blank(&mut out, i, end);
+                i = end;
+            }
+            q @ (b'"' | b'\'') => {
+                let mut j = i + 1;
+                while j < b.len() && b[j] != q {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                let end = (j + 1).min(b.len());
+                blank(&mut out, i, end);
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    String::from_utf8(out).unwrap_or_default()
 }
 
 fn unaddressed(span: crate::span::Span, name: &str, who: &str) -> Diagnostic {

@@ -67,6 +67,14 @@ fn tcgen05_shape(kind: &str, m: i64, n: i64) -> Result<(), String> {
 /// wgmma.mma_async shapes: M 64, N a multiple of 8 in [8, 256], K 16 for f16/bf16, 8 for tf32,
 /// 32 for e4m3/e5m2 (PTX ISA, "Matrix shape" of wgmma).
 fn wgmma_check(m: &MmaIr) -> Result<(), String> {
+    let want_kind = match (m.a, m.b) {
+        (Dtype::F16, Dtype::F16) | (Dtype::Bf16, Dtype::Bf16) => "f16",
+        (Dtype::F32, Dtype::F32) => "tf32",
+        _ => "f8f6f4",
+    };
+    if m.kind != want_kind {
+        return Err(format!("{} x {} operands are kind `{want_kind}`, not `{}`", m.a, m.b, m.kind));
+    }
     let k = match (m.a, m.b) {
         (Dtype::F16, Dtype::F16) | (Dtype::Bf16, Dtype::Bf16) => 16,
         (Dtype::F32, Dtype::F32) => 8,
@@ -88,6 +96,14 @@ fn wgmma_check(m: &MmaIr) -> Result<(), String> {
     Ok(())
 }
 
+/// A legal shape close to `m`'s, for the help line.
+fn nearest_tcgen05(m: &MmaIr) -> String {
+    let k = tcgen05_k(&m.kind, m.a, m.b, m.d).unwrap_or(16);
+    let (mm, step) = if m.kind == "mxf8f6f4" { (128, 8) } else if m.m == 64 { (64, 8) } else { (128, 16) };
+    let n = ((m.n.clamp(step, 256) + step - 1) / step * step).min(256);
+    format!("use `m{mm} n{n} k{k}` (or `m64 n{}` for a narrower tile)", ((m.n.clamp(8, 256) + 7) / 8) * 8)
+}
+
 /// I-T4 and the wgmma shape table.
 pub(super) fn shapes(ir: &TaskIr, sink: &mut Sink) {
     let Some(m) = &ir.mma else { return };
@@ -105,7 +121,7 @@ pub(super) fn shapes(ir: &TaskIr, sink: &mut Sink) {
                     Diagnostic::error(codes::TCGEN05_SHAPE, format!("illegal tcgen05.mma m{}n{}k{} ({} x {} -> {}, kind::{}): {why}", m.m, m.n, m.k, m.a, m.b, m.d, m.kind))
                         .primary(m.span, "this instruction")
                         .note("cta_group::1: M 64 with N % 8 == 0 in [8, 256], or M 128 with N % 16 == 0 in [16, 256]; K 16 (f16), 8 (tf32), 32 (fp8)")
-                        .help("pick a legal shape, e.g. `m128 n16 k16` for bf16 into f32"),
+                        .help(nearest_tcgen05(m)),
                 );
             }
         }
@@ -150,7 +166,8 @@ pub(super) fn accumulator_registers(ir: &TaskIr, sink: &mut Sink) {
     let per_elem = if m.d == Dtype::F16 { 1 } else { 2 };
     let regs = tm.saturating_mul(tn).saturating_mul(per_elem) / 2 / 128;
     if regs > MAX_REGS_PER_THREAD {
-        let on100 = if ir.targets.iter().any(|t| t.target == Target::Sm100a) {
+        let fits_tmem = ir.tmem_cols.is_some_and(|(c, _)| tn <= c) && tn <= 512;
+        let on100 = if fits_tmem && ir.targets.iter().any(|t| t.target == Target::Sm100a) {
             " (on sm_100a it lives in TMEM and fits)"
         } else {
             ""

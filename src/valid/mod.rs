@@ -4,6 +4,8 @@
 
 mod body;
 mod mma;
+mod names;
+mod protocol;
 mod roles;
 mod sems;
 mod smem;
@@ -17,6 +19,7 @@ use crate::plan::pages::{Geometry, PagePlan};
 use crate::plan::sems::Ordinal;
 use crate::templates::Binding;
 
+pub use names::MAX_UNIT_NAME;
 pub use smem::{raw_plans, request_list};
 
 /// Options of a check run.
@@ -53,10 +56,23 @@ impl CheckedTask {
 
 /// Runs every rule on `ir`. Returns the checked task when it has no errors (warnings allowed).
 pub fn check(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<CheckedTask> {
+    let first = sink.len();
+    let instance = ir.instance.clone();
+    let checked = check_rules(ir, opts, sink);
+    if let Some(inst) = instance {
+        sink.annotate_from(first, &format!("in instance `{inst}`"));
+    }
+    checked.ok()
+}
+
+fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<CheckedTask, TaskIr> {
     let before = sink.error_count();
+    names::names(&ir, sink);
     body::family_items(&ir, sink);
     let binding = body::template(&ir, sink);
     body::region_use(&ir, binding.as_ref(), sink);
+    body::inline_body_rules(&ir, sink);
+    body::tensors_used(&ir, binding.as_ref(), sink);
     roles::roles(&ir, sink);
     roles::barriers(&ir, sink);
     roles::setmaxnreg(&ir, sink);
@@ -71,6 +87,7 @@ pub fn check(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Checked
     sems::counts(&ir, sink);
     sems::reinit(&ir, sink);
     sems::shared_empty(&ir, sink);
+    sems::channel_shape(&ir, sink);
     sems::roles_bound(&ir, sink);
     wiring::linear_limits(&ir, sink);
     wiring::tiles_per_task(&ir, sink);
@@ -79,12 +96,15 @@ pub fn check(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Checked
     smem::target_capacity(&ir, sink);
     let ordinals = crate::plan::sems::allocate(&ir);
     sems::ordinal_budget(&ir, &ordinals, sink);
+    if sink.error_count() == before {
+        protocol::check(&ir, &ordinals, sink);
+    }
     let plans = smem::budget(&ir, opts, sink);
     if let Some(plans) = &plans {
         smem::swizzle_alignment(&ir, plans, sink);
     }
-    if sink.error_count() > before {
-        return None;
+    match plans {
+        Some(plans) if sink.error_count() == before => Ok(CheckedTask { ir, binding, ordinals, plans }),
+        _ => Err(ir),
     }
-    Some(CheckedTask { ir, binding, ordinals, plans: plans? })
 }

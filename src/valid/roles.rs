@@ -64,6 +64,26 @@ pub(super) fn barriers(ir: &TaskIr, sink: &mut Sink) {
                 );
             }
         }
+        if b.by != RoleKind::Consumer {
+            sink.push(
+                Diagnostic::error(codes::BARRIER_THREADS, format!("named barrier `{}` is used by the {} warps; named barriers are the consumer warpgroup's", b.name, b.by))
+                    .primary(b.span, format!("by {}", b.by))
+                    .note("I-R2: role bodies other than the consumer's are one warp each and synchronise with __syncwarp, not named barriers")
+                    .help("drop `by`, so that the 128 consumer threads use it"),
+            );
+            continue;
+        }
+        for (h2, b2) in ir.barriers.iter() {
+            if h2 < h && b2.id == b.id && b2.by == b.by {
+                sink.push(
+                    Diagnostic::error(codes::BARRIER_ID, format!("barriers `{}` and `{}` are both hardware barrier {}", b2.name, b.name, b.id))
+                        .primary(b.id_span, format!("id {}", b.id))
+                        .secondary(b2.span, "the same id here")
+                        .note("two names for one bar.sync id interleave their arrivals")
+                        .help("give each named barrier its own id, or use one name"),
+                );
+            }
+        }
         let want = ir.role(b.by).map_or(0, |r| r.threads());
         if b.threads != want {
             let why = if b.threads % 32 != 0 { "; barrier counts are whole warps, multiples of 32" } else { "" };
@@ -94,13 +114,14 @@ pub(super) fn setmaxnreg(ir: &TaskIr, sink: &mut Sink) {
             );
         }
     }
+    // With both targets legal (at most 256), 128 x 256 x 2 = 65,536 always fits the register
+    // file; the sum matters only for out-of-range values, which are reported above.
     let total = 128 * consumer + 128 * helpers;
-    if total > 65_536 {
+    if total > 65_536 && (24..=256).contains(&consumer) && (24..=256).contains(&helpers) {
         sink.push(
             Diagnostic::error(codes::SETMAXNREG, format!("setmaxnreg asks for {total} registers: 128 x {consumer} + 128 x {helpers}, over the 65536 of the SM"))
                 .primary(span, "too many registers")
-                .note("one CTA of 256 threads owns the register file; the two warpgroups split it")
-                .help(format!("lower the helpers to at most {}", (65_536 - 128 * consumer).max(0) / 128 / 8 * 8)),
+                .help("lower one of the two warpgroups"),
         );
     }
 }

@@ -69,7 +69,8 @@ pub(super) fn counts(ir: &TaskIr, sink: &mut Sink) {
 
 fn check_threads(ir: &TaskIr, a: &ArrivalIr, role: RoleKind, name: &str, span: Span, sink: &mut Sink) {
     let ArrivalIr::Threads(n) = a else { return };
-    let have = ir.role(role).map_or(0, |r| r.threads());
+    // An unbound role is E0405's business.
+    let Some(have) = ir.role(role).map(|r| r.threads()) else { return };
     if *n == 0 || *n > have {
         sink.push(
             Diagnostic::error(codes::SEM_COUNT, format!("`{name}` expects {n} thread arrivals per phase from the {role}, which has {have} threads"))
@@ -153,13 +154,23 @@ pub(super) fn shared_empty(ir: &TaskIr, sink: &mut Sink) {
     }
 }
 
-/// I-R1: with a `roles` item, every role a channel or sem names is bound.
+/// I-R1: every role a channel or sem names is bound (the controller is the runtime's).
 pub(super) fn roles_bound(ir: &TaskIr, sink: &mut Sink) {
-    if !ir.roles_declared {
-        return;
-    }
+    let mut reported: Vec<(String, RoleKind)> = Vec::new();
     let mut check = |role: RoleKind, what: &str, span: Span| {
-        if ir.role(role).is_none() {
+        if reported.iter().any(|(w, r)| w == what && *r == role) {
+            return;
+        }
+        if role == RoleKind::Controller {
+            reported.push((what.to_string(), role));
+            sink.push(
+                Diagnostic::error(codes::ROLE_UNBOUND, format!("{what} names the controller, which belongs to the runtime"))
+                    .primary(span, "the controller here")
+                    .note("W7 publishes tasks and runs init_semaphores; task code arrives and waits only in W0-W6")
+                    .help("use the loader, launcher, consumer or storer"),
+            );
+        } else if ir.role(role).is_none() {
+            reported.push((what.to_string(), role));
             sink.push(
                 Diagnostic::error(codes::ROLE_UNBOUND, format!("{what} names the {role}, which `roles` does not bind"))
                     .primary(span, format!("uses the {role}"))
@@ -179,5 +190,32 @@ pub(super) fn roles_bound(ir: &TaskIr, sink: &mut Sink) {
         let what = format!("sem `{}`", s.name);
         check(s.producer, &what, s.span);
         check(s.consumer, &what, s.span);
+    }
+}
+
+/// A region ring's depth equals its region's stages, and every ring has an empty edge (own or
+/// shared): without one the producer refills a stage before its consumer released it.
+pub(super) fn channel_shape(ir: &TaskIr, sink: &mut Sink) {
+    for ch in ir.channels.values() {
+        if let crate::ir::ChannelStorageIr::Region(g) = ch.storage {
+            let group = &ir.region_groups[g];
+            let stages = group.members.len() as u32;
+            if ch.depth != stages {
+                sink.push(
+                    Diagnostic::error(codes::CHANNEL_SHAPE, format!("channel `{}` has depth {} but its region `{}` has {stages} stage{}", ch.name, ch.depth, group.name, if stages == 1 { "" } else { "s" }))
+                        .primary(ch.span, format!("depth {}", ch.depth))
+                        .secondary(group.head_span, format!("{stages} stages"))
+                        .help(format!("drop `depth` (it defaults to the region's {stages} stages)")),
+                );
+            }
+        }
+        if matches!(ch.empty, EmptyEdge::None) {
+            sink.push(
+                Diagnostic::error(codes::CHANNEL_SHAPE, format!("channel `{}` has no empty edge", ch.name))
+                    .primary(ch.span, "no `empty by` or `shares_empty`")
+                    .note("the producer waits a stage's empty barrier before refilling it; without one it overwrites data the consumer still reads")
+                    .help(format!("add `empty by {} (commit)` (or the consumer's arrival kind)", ch.consumer)),
+            );
+        }
     }
 }

@@ -55,6 +55,27 @@ fn region_rules(ir: &TaskIr, sink: &mut Sink) -> bool {
                 .help(format!("ask for at least {need} pages, or drop `pages` to derive it")),
             );
         }
+        let i32_max = i64::from(i32::MAX);
+        let range_err = |what: String, span, help: &str| {
+            Diagnostic::error(codes::REGION_RANGE, what).primary(span, "out of range").help(help.to_string())
+        };
+        if r.align > i32_max {
+            sink.push(range_err(format!("region `{}` has alignment {}, beyond MPK's 32-bit `alignment`", r.name, r.align), r.align_span, "align to at most a page, 16384 bytes"));
+        }
+        if r.page_count > crate::plan::pages::NUM_PAGES as i64 {
+            sink.push(range_err(
+                format!("region `{}` asks for {} pages; a task has {}", r.name, r.page_count, crate::plan::pages::NUM_PAGES),
+                r.pages_span.unwrap_or(r.span),
+                "ask for at most 14 pages, or drop `pages` to derive the count from `bytes`",
+            ));
+        }
+        if r.release_step < 0 || r.release_step > i32_max {
+            sink.push(range_err(
+                format!("region `{}` has release step {}; steps are 0 or more and fit 32 bits", r.name, r.release_step),
+                r.span,
+                "use a release step such as the stage index + 1",
+            ));
+        }
         if !r.contiguous {
             sink.push(
                 Diagnostic::error(codes::NONCONTIGUOUS, format!("region `{}` is declared non-contiguous", r.name))
@@ -265,7 +286,7 @@ fn remap_overflow(ir: &TaskIr, t: &TargetIr, g: &Geometry, p: &PagePlan) -> Diag
             "declare `{}` first: its regions then take physical pages before logical page {logical} does (region ordinals change)",
             ir.region_groups[gi].name
         ),
-        None => format!("keep logical page {logical} within {} bytes, so that any physical page can hold it", g.page_capacity(13)),
+        None => format!("keep logical page {logical} within {} bytes, so that physical page {page} can hold it", g.page_capacity(page)),
     };
     Diagnostic::error(
         codes::REMAP_OVERFLOW,
@@ -273,8 +294,8 @@ fn remap_overflow(ir: &TaskIr, t: &TargetIr, g: &Geometry, p: &PagePlan) -> Diag
     )
     .primary(span, format!("lands on physical page {page}"))
     .note(format!(
-        "MPK's physical remap maps logical page {logical} ({on_logical} bytes used) onto physical page 13, which holds only {}; logical to physical: {:?}",
-        g.page_capacity(13),
+        "MPK's physical remap maps logical page {logical} ({on_logical} bytes used) onto physical page {page}, which holds only {}; logical to physical: {:?}",
+        g.page_capacity(page),
         p.logical_to_physical
     ))
     .help(help)
@@ -322,15 +343,24 @@ pub(super) fn swizzle_alignment(ir: &TaskIr, plans: &[(TargetIr, Geometry, PageP
     }
 }
 
-/// I-S6: a target's capacity never exceeds the 232,448 bytes a block may opt into on sm_90 and
-/// sm_100 (the runtime sets 225 KiB less its static reserve: 224,256 with 6 KiB, 227,328 with 3).
+/// The most dynamic SMEM MPK's runtime ever gives the planner: 225 KiB less the 3 KiB static
+/// reserve of non-Grace builds (contract doc §1.1).
+pub const MAX_RUNTIME_SMEM_BYTES: i64 = 227_328;
+
+/// I-S6: a target's planner capacity never exceeds what the runtime gives tasks (at most
+/// 227,328 bytes: 225 KiB less a 3 KiB static reserve; 224,256 with the 6 KiB of Grace builds),
+/// let alone the 232,448 bytes a block may opt into on sm_90 and sm_100.
 pub(super) fn target_capacity(ir: &TaskIr, sink: &mut Sink) {
     for t in &ir.targets {
-        if t.smem_capacity_bytes > crate::ir::MAX_OPTIN_SMEM_BYTES {
+        if t.smem_capacity_bytes > MAX_RUNTIME_SMEM_BYTES {
             sink.push(
                 Diagnostic::error(
                     codes::TARGET_CAPACITY,
-                    format!("{} is given {} bytes of SMEM, above the {} a block can opt into", t.target, t.smem_capacity_bytes, crate::ir::MAX_OPTIN_SMEM_BYTES),
+                    if t.smem_capacity_bytes > crate::ir::MAX_OPTIN_SMEM_BYTES {
+                        format!("{} is given {} bytes of SMEM, above the {} a block can opt into", t.target, t.smem_capacity_bytes, crate::ir::MAX_OPTIN_SMEM_BYTES)
+                    } else {
+                        format!("{} is given {} bytes of SMEM, above the {MAX_RUNTIME_SMEM_BYTES} MPK's runtime gives tasks", t.target, t.smem_capacity_bytes)
+                    },
                 )
                 .primary(t.span, format!("smem {}", t.smem_capacity_bytes))
                 .note("MPK's runtime sets 225 KiB less the static reserve: 224256 bytes with the 6 KiB of Grace builds, 227328 with 3 KiB")

@@ -97,7 +97,7 @@ pub(super) fn expect_tx(ir: &TaskIr, sink: &mut Sink) {
                         sink.push(
                             Diagnostic::error(
                                 codes::EXPECT_TX,
-                                format!("each stage of `{}` receives {bytes} bytes of TMA boxes but region `{}` holds {}", ch.name, r.name, r.size),
+                                format!("each stage of `{}` receives {bytes} bytes of TMA boxes but a stage of region `{}` holds {}", ch.name, group.name, r.size),
                             )
                             .primary(group.head_span, format!("{} bytes per stage", r.size))
                             .secondary(ch.span, format!("expect_tx {bytes} bytes"))
@@ -124,7 +124,7 @@ pub(super) fn task_id_range(ir: &TaskIr, sink: &mut Sink) {
         };
         sink.push(
             Diagnostic::error(codes::TMA_TASK_ID, format!("task `{}` {what}", ir.name))
-                .primary(ir.name_span, format!("task_id {id}"))
+                .primary(ir.task_id_span, format!("task_id {id}"))
                 .note("runtime.cc calls create_tma_desc_by_task only for 231 < task_type < 256")
                 .help(help),
         );

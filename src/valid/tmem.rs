@@ -18,18 +18,36 @@ pub(super) fn tmem_cols(ir: &TaskIr, sink: &mut Sink) {
     }
 }
 
-/// I-T2: the accumulator slots (slots x MMA-N f32 columns) fit the allocated columns.
+/// The f32 columns one accumulator slot takes: the tile's N (the MMA's N without a tile).
+pub(super) fn slot_columns(ir: &TaskIr) -> Option<i64> {
+    let m = ir.mma.as_ref()?;
+    Some(ir.tile.as_ref().and_then(|t| t.n).unwrap_or(m.n))
+}
+
+/// I-T2: the accumulator slots (slots x tile-N f32 columns) fit the allocated columns, and a
+/// tcgen05 MMA has a TMEM allocation at all.
 pub(super) fn footprint(ir: &TaskIr, sink: &mut Sink) {
-    let (Some((cols, span)), Some(m)) = (ir.tmem_cols, &ir.mma) else { return };
+    let Some(m) = &ir.mma else { return };
+    let Some((cols, span)) = ir.tmem_cols else {
+        if m.engine == crate::ir::MmaEngine::Tcgen05 {
+            sink.push(
+                Diagnostic::error(codes::TMEM_FOOTPRINT, "a tcgen05 MMA accumulates in TMEM, but the task allocates no TMEM columns")
+                    .primary(m.span, "tcgen05.mma here")
+                    .help(format!("declare `tmem cols {}`", (slot_columns(ir).unwrap_or(m.n).max(16) as u64 * 2).next_power_of_two().clamp(32, 512))),
+            );
+        }
+        return;
+    };
+    let width = slot_columns(ir).unwrap_or(m.n);
     for ch in ir.channels.values() {
         if !matches!(ch.storage, crate::ir::ChannelStorageIr::Tmem) {
             continue;
         }
-        let need = i64::from(ch.depth).saturating_mul(m.n);
+        let need = i64::from(ch.depth).saturating_mul(width);
         if need > cols {
             sink.push(
-                Diagnostic::error(codes::TMEM_FOOTPRINT, format!("channel `{}` needs {} slots x {} columns = {need} TMEM columns but the task allocates {cols}", ch.name, ch.depth, m.n))
-                    .primary(ch.span, format!("{} slots of {} columns", ch.depth, m.n))
+                Diagnostic::error(codes::TMEM_FOOTPRINT, format!("channel `{}` needs {} slots x {width} columns = {need} TMEM columns but the task allocates {cols}", ch.name, ch.depth))
+                    .primary(ch.span, format!("{} slots of {width} columns", ch.depth))
                     .secondary(span, format!("{cols} columns"))
                     .note("an f32 accumulator of MMA-N columns per slot lives in TMEM lanes 0-127")
                     .help(format!("allocate `tmem cols {}`", (need as u64).next_power_of_two().max(32))),

@@ -13,7 +13,8 @@ pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
     if ir.family != Family::Pipeline {
         return;
     }
-    let tile_m = ir.tile.as_ref().and_then(|t| t.m).or(ir.mma.as_ref().map(|m| m.m)).unwrap_or(128);
+    // MPK's linear covers N with 128-row weight tiles (BLOCK_M 128) whatever the MMA's M.
+    let tile_m = 128;
     for (_, t) in ir.outputs() {
         if t.dims.len() != 2 {
             continue;
@@ -27,7 +28,7 @@ pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
                     .help("split the tokens over several tasks of at most 16"),
             );
         }
-        if tile_m > 0 && n % tile_m != 0 {
+        if n % tile_m != 0 {
             sink.push(
                 Diagnostic::error(codes::LINEAR_LIMITS, format!("output `{}` has {n} columns, not a multiple of the {tile_m}-row weight tile", t.name))
                     .primary(t.span, format!("{n} = {} x {tile_m} + {}", n / tile_m, n % tile_m))

@@ -3,9 +3,9 @@
 int const col_begin = task_offset * kColsPerTask;
 int const col_end = col_begin + kColsPerTask < kHidden ? col_begin + kColsPerTask : kHidden;
 int const width = col_end - col_begin;
-for (int e = static_cast<int>(threadIdx.x) * 8; e < kRows * width; e += kConsumerThreads * 8) {
-  int const row = e / width;
-  int const col = col_begin + e % width;
+for (int64_t e = static_cast<int64_t>(threadIdx.x) * 8; e < static_cast<int64_t>(kRows) * width; e += kConsumerThreads * 8) {
+  int const row = static_cast<int>(e / width);
+  int const col = col_begin + static_cast<int>(e % width);
   int32_t const id = ids[row];
   mpkc::Bf16x8 v;
   if (id >= 0 && id < kVocab) {

@@ -2,9 +2,9 @@
 int const col_begin = task_offset * kColsPerTask;
 int const col_end = col_begin + kColsPerTask < kCols ? col_begin + kColsPerTask : kCols;
 int const width = col_end - col_begin;
-for (int e = static_cast<int>(threadIdx.x) * 8; e < kRows * width; e += kConsumerThreads * 8) {
-  int const row = e / width;
-  int const col = col_begin + e % width;
+for (int64_t e = static_cast<int64_t>(threadIdx.x) * 8; e < static_cast<int64_t>(kRows) * width; e += kConsumerThreads * 8) {
+  int const row = static_cast<int>(e / width);
+  int const col = col_begin + static_cast<int>(e % width);
   __nv_bfloat16 const *const xr = x + static_cast<int64_t>(row) * (2 * kCols);
   mpkc::Bf16x8 const g = mpkc::ld_global_nc_v8(xr + col);
   mpkc::Bf16x8 const u = mpkc::ld_global_nc_v8(xr + kCols + col);

@@ -1,0 +1,266 @@
+//! The mbarrier simulator of the protocol model check.
+//!
+//! An mbarrier has an arrival count per phase, pending arrivals and the number of completed
+//! phases. `try_wait.parity P` passes when the current (incomplete) phase's parity differs from
+//! P (PTX ISA, mbarrier): a fresh barrier passes parity 1 at once and blocks on parity 0.
+//! Asynchronous arrivals (TMA complete_tx, tcgen05.commit) are in flight until delivered; the
+//! schedules deliver them at once or as late as possible.
+
+use crate::ir::RoleKind;
+use crate::span::Span;
+
+/// Where an operation comes from, for diagnostics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Site {
+    /// What the operation is (`waits the full barrier`, `drains`, …).
+    pub what: &'static str,
+    /// The declaration that implies it.
+    pub span: Span,
+}
+
+/// One operation of a role's program.
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// `mbarrier.init` again at task start (role re-init, I-M4).
+    Reinit(usize),
+    /// `mbarrier.try_wait.parity` until it passes. `expect`: the phase index whose completion the
+    /// waiter means to observe (`None`: the producer's pre-empty first lap, phase −1).
+    Wait { bar: usize, parity: u32, expect: Option<u64>, site: Site },
+    /// `weight` arrivals (asynchronous ones stay in flight until delivered).
+    Arrive { bar: usize, weight: i64, is_async: bool },
+}
+
+/// A role's program for one task.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// The role.
+    pub role: RoleKind,
+    /// Its operations in program order.
+    pub ops: Vec<Op>,
+}
+
+#[derive(Clone, Debug)]
+struct Bar {
+    count: i64,
+    pending: i64,
+    phase: u64,
+    /// Init generation: controller init and role re-init start a new one.
+    epoch: u64,
+    /// Pending arrivals that came from an earlier epoch (a stray from a previous task).
+    stray_pending: bool,
+}
+
+#[derive(Clone, Debug)]
+struct InFlight {
+    bar: usize,
+    weight: i64,
+    epoch: u64,
+}
+
+/// What went wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// No role can proceed: `role` waits `bar` at `parity` forever.
+    Deadlock { role: RoleKind, bar: usize, parity: u32, phase: u64, site: Site },
+    /// A wait passed on a phase other than the one it means (`phase` completed phases seen).
+    EarlyFlip { role: RoleKind, bar: usize, expect: Option<u64>, phase: u64, site: Site, stray: bool },
+    /// At task end a barrier completed `completed` phases where the protocol fills `expected`,
+    /// or holds arrivals that complete no phase.
+    Arrivals { bar: usize, expected: u64, completed: u64, pending: i64, site: Option<Site> },
+}
+
+/// How asynchronous arrivals are delivered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// As soon as issued.
+    Immediate,
+    /// Only when no role can proceed (and, at task end, after the next task's controller init).
+    Lazy,
+}
+
+/// How roles interleave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interleave {
+    /// One operation per role per turn.
+    RoundRobin,
+    /// Each role runs until it blocks, in turn.
+    Greedy,
+}
+
+/// A barrier file shared by consecutive tasks on one ring slot.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    bars: Vec<Bar>,
+    in_flight: Vec<InFlight>,
+    epoch: u64,
+}
+
+impl Machine {
+    /// Barriers with these init counts, before the first task's controller init.
+    pub fn new(counts: &[i64]) -> Self {
+        Machine {
+            bars: counts.iter().map(|&c| Bar { count: c.max(1), pending: 0, phase: 0, epoch: 0, stray_pending: false }).collect(),
+            in_flight: Vec::new(),
+            epoch: 0,
+        }
+    }
+
+    /// The controller's `init_semaphores` at publish: every ordinal re-initialised.
+    fn controller_init(&mut self) {
+        self.epoch += 1;
+        for b in &mut self.bars {
+            b.pending = 0;
+            b.phase = 0;
+            b.epoch = self.epoch;
+            b.stray_pending = false;
+        }
+    }
+
+    fn land(&mut self, bar: usize, weight: i64, epoch: u64) {
+        let b = &mut self.bars[bar];
+        if epoch != b.epoch {
+            b.stray_pending = true;
+        }
+        b.pending += weight;
+        while b.pending >= b.count {
+            b.pending -= b.count;
+            b.phase += 1;
+        }
+    }
+
+    /// Completed phases of each barrier (for the end-of-task accounting).
+    pub fn phases(&self) -> Vec<(u64, i64)> {
+        self.bars.iter().map(|b| (b.phase, b.pending)).collect()
+    }
+
+    /// Runs one task's programs. Returns the first fault, if any.
+    pub fn run_task(&mut self, progs: &[Program], order: &[usize], il: Interleave, delivery: Delivery) -> Option<Fault> {
+        self.controller_init();
+        // Strays of the previous task land after the controller's init, before any role runs:
+        // the worst case the role re-init must absorb (I-M4).
+        for f in std::mem::take(&mut self.in_flight) {
+            self.land(f.bar, f.weight, f.epoch);
+        }
+        let mut pc = vec![0usize; progs.len()];
+        loop {
+            let mut progressed = false;
+            for &r in order {
+                let steps = if il == Interleave::Greedy { usize::MAX } else { 1 };
+                for _ in 0..steps {
+                    match self.step(&progs[r], &mut pc[r], delivery) {
+                        Step::Done | Step::Blocked => break,
+                        Step::Advanced => progressed = true,
+                        Step::Fault(f) => return Some(f),
+                    }
+                }
+            }
+            if pc.iter().zip(progs).all(|(p, g)| *p >= g.ops.len()) {
+                if delivery == Delivery::Immediate {
+                    for f in std::mem::take(&mut self.in_flight) {
+                        self.land(f.bar, f.weight, f.epoch);
+                    }
+                }
+                return None;
+            }
+            if !progressed {
+                if let Some(f) = self.in_flight.first().cloned() {
+                    self.in_flight.remove(0);
+                    self.land(f.bar, f.weight, f.epoch);
+                    continue;
+                }
+                let (r, op) = progs
+                    .iter()
+                    .zip(&pc)
+                    .find_map(|(g, &p)| g.ops.get(p).map(|op| (g.role, op.clone())))
+                    .unwrap_or_else(|| unreachable!("a role is unfinished"));
+                if let Op::Wait { bar, parity, site, .. } = op {
+                    return Some(Fault::Deadlock { role: r, bar, parity, phase: self.bars[bar].phase, site });
+                }
+                unreachable!("only waits block");
+            }
+        }
+    }
+
+    fn step(&mut self, prog: &Program, pc: &mut usize, delivery: Delivery) -> Step {
+        let Some(op) = prog.ops.get(*pc) else { return Step::Done };
+        match op {
+            Op::Reinit(bar) => {
+                self.epoch += 1;
+                let b = &mut self.bars[*bar];
+                b.pending = 0;
+                b.phase = 0;
+                b.epoch = self.epoch;
+                b.stray_pending = false;
+                // Arrivals still in flight now land in the new epoch's pending count.
+            }
+            Op::Wait { bar, parity, expect, site } => {
+                let b = &self.bars[*bar];
+                if (b.phase & 1) as u32 == *parity {
+                    return Step::Blocked;
+                }
+                let want = expect.map_or(0, |k| k + 1);
+                if b.phase != want || (b.stray_pending && b.phase > 0) {
+                    return Step::Fault(Fault::EarlyFlip {
+                        role: prog.role,
+                        bar: *bar,
+                        expect: *expect,
+                        phase: b.phase,
+                        site: site.clone(),
+                        stray: b.stray_pending,
+                    });
+                }
+            }
+            Op::Arrive { bar, weight, is_async, .. } => {
+                if *is_async && delivery == Delivery::Lazy {
+                    self.in_flight.push(InFlight { bar: *bar, weight: *weight, epoch: self.bars[*bar].epoch });
+                } else {
+                    let e = self.bars[*bar].epoch;
+                    self.land(*bar, *weight, e);
+                }
+            }
+        }
+        *pc += 1;
+        Step::Advanced
+    }
+}
+
+enum Step {
+    Advanced,
+    Blocked,
+    Done,
+    Fault(Fault),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site() -> Site {
+        Site { what: "test", span: Span::default() }
+    }
+
+    #[test]
+    fn fresh_barrier_passes_parity_1_and_blocks_parity_0() {
+        let p = Program { role: RoleKind::Loader, ops: vec![Op::Wait { bar: 0, parity: 1, expect: None, site: site() }] };
+        let mut m = Machine::new(&[1]);
+        assert_eq!(m.run_task(&[p], &[0], Interleave::RoundRobin, Delivery::Immediate), None);
+        let p = Program { role: RoleKind::Loader, ops: vec![Op::Wait { bar: 0, parity: 0, expect: Some(0), site: site() }] };
+        let mut m = Machine::new(&[1]);
+        assert!(matches!(m.run_task(&[p], &[0], Interleave::RoundRobin, Delivery::Immediate), Some(Fault::Deadlock { .. })));
+    }
+
+    #[test]
+    fn a_double_arrival_flips_the_phase_early() {
+        let prod = Program {
+            role: RoleKind::Launcher,
+            ops: vec![
+                Op::Arrive { bar: 0, weight: 1, is_async: false },
+                Op::Arrive { bar: 0, weight: 1, is_async: false },
+            ],
+        };
+        let cons = Program { role: RoleKind::Consumer, ops: vec![Op::Wait { bar: 0, parity: 0, expect: Some(0), site: site() }] };
+        let mut m = Machine::new(&[1]);
+        let f = m.run_task(&[prod, cons], &[0, 1], Interleave::Greedy, Delivery::Immediate);
+        assert!(matches!(f, Some(Fault::Deadlock { .. }) | Some(Fault::EarlyFlip { .. })), "{f:?}");
+    }
+}
