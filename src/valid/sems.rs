@@ -113,6 +113,15 @@ pub(super) fn reinit(ir: &TaskIr, sink: &mut Sink) {
         }
     }
     for ch in ir.channels.values() {
+        if ch.full_arrival.is_async() && ch.reinit != ch.producer {
+            sink.push(
+                Diagnostic::error(codes::REINIT, format!("channel `{}` is filled by {} but re-initialised by the {}, not by the {} that fills it", ch.name, ch.full_arrival.kind_str(), ch.reinit, ch.producer))
+                    .primary(ch.span, format!("reinit {}", ch.reinit))
+                    .note("the re-init at task start must precede the arriving role's first arrival, or it wipes that arrival (I-M4)")
+                    .help(format!("write `reinit {}` (or drop `reinit`: it defaults to the producer)", ch.producer)),
+            );
+            continue;
+        }
         let empty_role = match &ch.empty {
             EmptyEdge::Own { role, .. } => Some(*role),
             _ => None,

@@ -2,8 +2,8 @@
 //! sems, derive every role's waits and arrivals for one task, simulate them with phases for every
 //! trip count from 0 (an empty split) to stages + 1, in several interleavings and with
 //! asynchronous arrivals delivered at once or as late as possible, alone and as two consecutive
-//! tasks on one ring slot; report a deadlock (`E0310`), a lost or double arrival (`E0311`), or a
-//! wait that passes on the wrong phase (`E0312`), naming the barrier, the roles and the trip count.
+//! tasks on one ring slot; report a deadlock (`E0310`), or a lost or double arrival or a wait that
+//! passes on the wrong phase (`E0311`), naming the barrier, the roles and the trip count.
 //!
 //! The programs follow the house pipeline (contract doc §2.2, §3.2): each role first re-inits
 //! the barriers it owns; sems `at start` are arrived and waited before the loops, `at end`
@@ -390,7 +390,7 @@ fn diagnostic(ir: &TaskIr, table: &[Ordinal], f: &Finding) -> Diagnostic {
             .primary(site.span, format!("the {role} {} here", site.what))
             .note(format!("`{}` is arrived by the {} ({}){}", o.name, o.producer, o.arrival.kind_str(), trip_list(&f.all_trips)))
             .note(format!("simulated every trip count from 0 to stages + 1 = {}, and pairs of consecutive tasks on one ring slot", stages + 1))
-            .help(deadlock_help(ir, site))
+            .help(deadlock_help(ir, table, *bar, site))
         }
         Fault::EarlyFlip { role, bar, expect, phase, site, stray } => {
             let o = &table[*bar];
@@ -401,7 +401,7 @@ fn diagnostic(ir: &TaskIr, table: &[Ordinal], f: &Finding) -> Diagnostic {
                 "an extra arrival completed a phase nobody waited for".to_string()
             };
             Diagnostic::error(
-                codes::EARLY_FLIP,
+                codes::ARRIVALS,
                 format!("at {when}, the {role}'s wait on `{}` (ordinal {}) passes on the wrong phase: it means {meant}, but {phase} phase{} completed", o.name, o.ordinal, if *phase == 1 { "" } else { "s" }),
             )
             .primary(site.span, format!("the {role} {} here", site.what))
@@ -446,10 +446,17 @@ fn early_exit_span(ir: &TaskIr, o: &Ordinal) -> Option<crate::span::Span> {
     })
 }
 
-fn deadlock_help(ir: &TaskIr, site: &Site) -> String {
+fn deadlock_help(ir: &TaskIr, table: &[Ordinal], bar: usize, site: &Site) -> String {
+    let o = &table[bar];
     if ir.channels.values().any(|c| c.drain == Some(site.span)) {
         "remove the end-of-task drain: stages the K loop never filled are never released (I-M8); rely on the role re-init at the next task's start".to_string()
+    } else if o.reinit.is_some_and(|r| r != o.producer) {
+        format!(
+            "re-initialise `{}` by the {} that arrives it: the {}'s re-init at task start can wipe an arrival the {} already made (I-M4)",
+            o.name, o.producer, o.reinit.map_or("?", |r| r.as_str()), o.producer
+        )
     } else {
         "make every wait match an arrival for the same phase: check the producer and consumer of the barrier and their parities".to_string()
     }
 }
+

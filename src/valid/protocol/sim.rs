@@ -168,10 +168,17 @@ impl Machine {
                     self.land(f.bar, f.weight, f.epoch);
                     continue;
                 }
-                let (r, op) = progs
+                // Name the root cause: a blocked wait that no role's remaining program arrives on.
+                let arrives_later = |bar: usize| {
+                    progs.iter().zip(&pc).any(|(g, &p)| g.ops.iter().skip(p).any(|o| matches!(o, Op::Arrive { bar: b, .. } if *b == bar)))
+                };
+                let blocked: Vec<(RoleKind, Op)> =
+                    progs.iter().zip(&pc).filter_map(|(g, &p)| g.ops.get(p).map(|op| (g.role, op.clone()))).collect();
+                let (r, op) = blocked
                     .iter()
-                    .zip(&pc)
-                    .find_map(|(g, &p)| g.ops.get(p).map(|op| (g.role, op.clone())))
+                    .find(|(_, op)| matches!(op, Op::Wait { bar, .. } if !arrives_later(*bar)))
+                    .or_else(|| blocked.first())
+                    .cloned()
                     .unwrap_or_else(|| unreachable!("a role is unfinished"));
                 if let Op::Wait { bar, parity, site, .. } = op {
                     return Some(Fault::Deadlock { role: r, bar, parity, phase: self.bars[bar].phase, site });
