@@ -190,3 +190,14 @@ fn build_of_the_stdlib_prints_the_budget_table_and_kernels() {
     }
     assert!(out.join("linear_sm100_v2_spec.h").is_file());
 }
+
+#[test]
+fn predecessors_all_reports_page_13_exposure() {
+    let o = run(&["check", "--predecessors", "all", "stdlib/linear_sm100_v2.mpk"]);
+    assert_eq!(o.status.code(), Some(0), "a report, not an error: {}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("linear_sm100_v2 on sm_100a: exposed when page 13 is at 13 of the 14 positions"), "{s}");
+    assert!(s.contains("positions 0-12: logical page 12 (16384 bytes used) lands on page 13 (11264 usable), 5120 bytes over"), "{s}");
+    let o = run(&["check", "--predecessors", "all", "stdlib/silu_mul_v2.mpk"]);
+    assert!(stdout(&o).contains("silu_mul_v2 on sm_100a: safe after every predecessor release order"), "{}", stdout(&o));
+}

@@ -108,3 +108,20 @@ fn every_code_has_a_ui_test() {
         .collect();
     assert!(missing.is_empty(), "codes without a failing UI test: {missing:?}");
 }
+
+/// Every code has a passing neighbour: a `pass_*.mpk` whose text names the code.
+#[test]
+fn every_code_has_a_passing_neighbour() {
+    let texts: Vec<String> = ui_files()
+        .iter()
+        .filter(|f| f.file_name().unwrap().to_string_lossy().starts_with("pass_"))
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    let missing: Vec<&str> = codes::REGISTRY
+        .iter()
+        .filter(|c| c.family != "tools")
+        .filter(|c| !texts.iter().any(|t| t.contains(c.code) || t.contains(&c.code.to_ascii_lowercase())))
+        .map(|c| c.code)
+        .collect();
+    assert!(missing.is_empty(), "codes without a passing neighbour: {missing:?}");
+}

@@ -44,6 +44,13 @@ pub enum MessageFormat {
     Json,
 }
 
+/// `check --predecessors`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Predecessors {
+    /// Every release order (every position of page 13), and every known task's order.
+    All,
+}
+
 /// `plan --format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PlanFormat {
@@ -57,7 +64,15 @@ pub enum PlanFormat {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Check contracts against every rule (the embedded stdlib when no file is given).
-    Check(CommonArgs),
+    Check {
+        /// Common options.
+        #[command(flatten)]
+        common: CommonArgs,
+        /// `all`: also report which predecessor release orders expose each task to the
+        /// page-13 remap overflow (I-S5), and which known tasks' orders do.
+        #[arg(long, value_enum)]
+        predecessors: Option<Predecessors>,
+    },
     /// Print the SMEM page plan of each task instance and target.
     Plan {
         /// Common options.

@@ -83,7 +83,7 @@ pub fn color_mode(arg: ColorArg) -> ColorMode {
 pub fn run(cli: Cli) -> u8 {
     let color = color_mode(cli.color);
     match cli.command {
-        Command::Check(common) => check(&common, color),
+        Command::Check { common, predecessors } => check(&common, predecessors.is_some(), color),
         Command::Plan { common, format } => plan(&common, format, color),
         Command::Build { common, out, jobs } => build::run(&common, &out, jobs, color),
         Command::Explain { code } => explain::run(&code),
@@ -138,11 +138,29 @@ pub(crate) fn check_all(common: &CommonArgs, color: ColorMode) -> Result<Vec<Che
     Ok(checked)
 }
 
-fn check(common: &CommonArgs, color: ColorMode) -> u8 {
+fn check(common: &CommonArgs, predecessors: bool, color: ColorMode) -> u8 {
     let checked = match check_all(common, color) {
         Ok(c) => c,
         Err(code) => return code,
     };
+    if predecessors {
+        // Known predecessors: the stdlib and the files checked, each after no predecessor.
+        let stdlib: Vec<Checked> = driver::stdlib::sources()
+            .iter()
+            .map(|s| driver::check_source(s, &Default::default(), &Default::default()))
+            .collect();
+        let mut known: Vec<(String, Vec<usize>)> = Vec::new();
+        for c in stdlib.iter().chain(checked.iter()) {
+            for t in &c.tasks {
+                let entry = (t.ir.unit_name(), t.primary_plan().release_order.clone());
+                if !known.contains(&entry) {
+                    known.push(entry);
+                }
+            }
+        }
+        let tasks: Vec<&crate::valid::CheckedTask> = checked.iter().flat_map(|c| c.tasks.iter()).collect();
+        out!("{}", driver::predecessors::report(&tasks, &known));
+    }
     report::summary(&checked, common.message_format);
     if checked.iter().any(Checked::has_errors) {
         exit::ERRORS

@@ -3,6 +3,7 @@
 pub mod build;
 pub mod nvcc;
 pub mod plan_view;
+pub mod predecessors;
 pub mod stdlib;
 
 use crate::diag::{Diagnostic, Sink};

@@ -498,3 +498,36 @@ pub enum ExprKind {
     /// `f(args)`.
     Call(Ident, Vec<Expr>),
 }
+
+impl std::fmt::Display for Expr {
+    /// The expression as source-like text (fully parenthesised where precedence needs it).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn prec(e: &Expr) -> u8 {
+            match &e.kind {
+                ExprKind::Binary(BinOp::Add | BinOp::Sub, ..) => 1,
+                ExprKind::Binary(..) => 2,
+                _ => 3,
+            }
+        }
+        match &self.kind {
+            ExprKind::Int(v) => write!(f, "{v}"),
+            ExprKind::Float(v) => write!(f, "{v:?}"),
+            ExprKind::Path(p) => {
+                let parts: Vec<&str> = p.iter().map(|i| i.node.as_str()).collect();
+                write!(f, "{}", parts.join("."))
+            }
+            ExprKind::Neg(e) if prec(e) < 3 => write!(f, "-({e})"),
+            ExprKind::Neg(e) => write!(f, "-{e}"),
+            ExprKind::Binary(op, l, r) => {
+                let p = prec(self);
+                let lp = if prec(l) < p { format!("({l})") } else { l.to_string() };
+                let rp = if prec(r) <= p && prec(r) < 3 { format!("({r})") } else { r.to_string() };
+                write!(f, "{lp} {} {rp}", op.symbol())
+            }
+            ExprKind::Call(n, args) => {
+                let a: Vec<String> = args.iter().map(|x| x.to_string()).collect();
+                write!(f, "{}({})", n.node, a.join(", "))
+            }
+        }
+    }
+}

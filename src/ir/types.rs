@@ -445,6 +445,9 @@ pub struct RegionIr {
     pub span: Span,
     /// The `bytes` attribute (or the declaration).
     pub bytes_span: Span,
+    /// The top-level terms of the `bytes` expression with their values, when it is a sum of
+    /// two or more (for the size breakdown of E0103).
+    pub bytes_terms: Vec<(String, i64)>,
     /// The `align` attribute (or the declaration).
     pub align_span: Span,
     /// The `pages` attribute, if given.

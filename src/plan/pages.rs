@@ -498,3 +498,93 @@ mod properties {
         }
     }
 }
+
+/// A placement of the packable regions that MPK's first-fit misses, if a small exhaustive search
+/// finds one: page runs are placed as MPK places them, then every assignment of the packable
+/// regions (largest first) to pages is tried, packing each page in assignment order with
+/// alignment. Returns, per logical page, the region indices on it. At most 16 packables are
+/// searched (MPK's region limit), with a bound on the nodes visited.
+pub fn search_packing(regions: &[RegionRequest], g: &Geometry) -> Option<Vec<Vec<usize>>> {
+    let parsed = validate(regions, g).ok()?;
+    let mut st = Logical { full: vec![false; g.num_pages], subs: vec![Vec::new(); g.num_pages] };
+    let mut runs: Vec<&Parsed> = parsed.iter().filter(|p| p.pages > 0 && !p.packable).collect();
+    runs.sort_by_key(|p| (std::cmp::Reverse(p.pages), std::cmp::Reverse(regions[p.index].size)));
+    for p in runs {
+        place_run(&mut st, g, p.pages, regions[p.index].size)?;
+    }
+    let mut packs: Vec<usize> = parsed.iter().filter(|p| p.packable).map(|p| p.index).collect();
+    packs.sort_by_key(|&i| std::cmp::Reverse(regions[i].size));
+    let free: Vec<usize> = (0..g.num_pages).filter(|&p| !st.full[p] && g.page_capacity(p) > 0).collect();
+    let mut assign: Vec<Vec<usize>> = vec![Vec::new(); g.num_pages];
+    let mut used: Vec<i64> = vec![0; g.num_pages];
+    let mut budget = 200_000usize;
+    fn dfs(
+        k: usize,
+        packs: &[usize],
+        regions: &[RegionRequest],
+        free: &[usize],
+        g: &Geometry,
+        assign: &mut Vec<Vec<usize>>,
+        used: &mut Vec<i64>,
+        budget: &mut usize,
+    ) -> bool {
+        if k == packs.len() {
+            return true;
+        }
+        if *budget == 0 {
+            return false;
+        }
+        *budget -= 1;
+        let r = &regions[packs[k]];
+        let mut tried_empty = false;
+        for &p in free {
+            // Empty pages of equal capacity are interchangeable: try one of them.
+            if used[p] == 0 && g.page_capacity(p) == g.page_size {
+                if tried_empty {
+                    continue;
+                }
+                tried_empty = true;
+            }
+            let off = align_up(used[p], r.alignment);
+            if off.saturating_add(r.size) > g.page_capacity(p) {
+                continue;
+            }
+            let before = used[p];
+            used[p] = off + r.size;
+            assign[p].push(packs[k]);
+            if dfs(k + 1, packs, regions, free, g, assign, used, budget) {
+                return true;
+            }
+            assign[p].pop();
+            used[p] = before;
+        }
+        false
+    }
+    dfs(0, &packs, regions, &free, g, &mut assign, &mut used, &mut budget).then_some(assign)
+}
+
+#[cfg(test)]
+mod search_tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_packing_first_fit_misses() {
+        let r = |name: &str, size: i64, pack: bool| RegionRequest {
+            name: name.into(),
+            size,
+            alignment: if pack { 1 } else { 1024 },
+            page_count: -1,
+            can_pack: pack,
+            release_step: 0,
+            contiguous: true,
+        };
+        let rs = vec![r("big", 196_608, false), r("p1", 11_264, true), r("p2", 8192, true), r("p3", 7168, true), r("p4", 1024, true)];
+        let g = Geometry::default();
+        assert!(plan(&rs, &identity_order(&g), &g).is_err());
+        let a = search_packing(&rs, &g).expect("a placement exists");
+        assert_eq!(a[13], vec![1], "p1 alone on the partial page");
+        let mut p12 = a[12].clone();
+        p12.sort_unstable();
+        assert_eq!(p12, vec![2, 3, 4]);
+    }
+}

@@ -95,6 +95,7 @@ fn lower_one(cx: &mut Cx<'_>, r: &ast::Region, name: String, group: usize, stage
         contiguous: true,
         span: r.span,
         bytes_span: r.span,
+        bytes_terms: Vec::new(),
         align_span: r.span,
         pages_span: None,
     };
@@ -117,6 +118,10 @@ fn lower_one(cx: &mut Cx<'_>, r: &ast::Region, name: String, group: usize, stage
             RegionAttr::Bytes(e, s) => {
                 have_bytes = true;
                 out.bytes_span = *s;
+                out.bytes_terms = sum_terms(e).iter().filter_map(|t| env.int(t).ok().map(|v| (t.to_string(), v))).collect();
+                if out.bytes_terms.len() < 2 {
+                    out.bytes_terms.clear();
+                }
                 match eval(e) {
                     Some(v) => out.size = v,
                     None => ok = false,
@@ -156,4 +161,16 @@ fn lower_one(cx: &mut Cx<'_>, r: &ast::Region, name: String, group: usize, stage
         return None;
     }
     ok.then_some(out)
+}
+
+/// The top-level additive terms of `e` (`a + b - c` gives `a`, `b`, `-c` as written).
+fn sum_terms(e: &ast::Expr) -> Vec<&ast::Expr> {
+    match &e.kind {
+        ast::ExprKind::Binary(ast::BinOp::Add, l, r) => {
+            let mut v = sum_terms(l);
+            v.push(r);
+            v
+        }
+        _ => vec![e],
+    }
 }

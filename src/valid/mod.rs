@@ -1,6 +1,36 @@
 //! The house-style checker: one module per invariant family of `mpk-v2-contract.md` §9, each rule
 //! a function of (IR, sink). [`check`] runs every rule and, when no error was found, returns the
 //! [`CheckedTask`] that code generation requires.
+//!
+//! Invariants decided from the contract, by code: I-S1 (E0101, E0102, E0104, E0108, E0114),
+//! I-S2 (E0105), I-S3 (E0103), I-S4 (E0106), I-S5 for the order being planned (E0107; every
+//! order with `check --predecessors all`), I-S6 (E0113), I-S8 (E0109), I-S9/I-S10 (E0110,
+//! E0111), I-S11 (E0112), I-P6 (E0201), I-M1 (E0301), I-M2/I-M7 (E0302, E0311), I-M3 (E0305,
+//! E0306), I-M4 (E0303), I-M6 (E0304), I-M8 (E0310), I-R1 (E0403, E0405), I-R2 (E0401, E0402,
+//! E0406), I-R3 (E0406), I-T1 (E0501), I-T2 (E0502), I-T4 (E0503, E0504), I-T6 (E0507-E0510),
+//! I-H4 (E0602), I-H5 (E0601), I-H7 (W0603); target instruction sets and register files
+//! (E0505, E0506); setmaxnreg (E0404); names in generated code (E0012).
+//!
+//! Invariants no contract can break, because the generated code makes them true:
+//! - I-S7: page geometry comes from one constant set (`plan::pages`), emitted into the spec.
+//! - I-S9: device code addresses regions only through `smem_region_offset(REGION_*)` in the
+//!   generated `SmemView`, with ordinals assigned by index (`regions[REGION_X] = …`).
+//! - I-P1/I-P2/I-P3: each page is finished exactly once per task by exactly one owner, set by
+//!   the generated `Registration` flags (page mode 2 for consumer-only tasks: the loader prefix
+//!   frees unused pages, the consumer suffix the used ones), iterating physical pages.
+//! - I-P4/I-P5: lane-parallel page release follows a named barrier of all consumer threads; the
+//!   consumer claims its pages before use and releases them after (claim→use→release).
+//! - mbarriers are 8-byte aligned: op-private ordinals live in the runtime's `uint64_t`
+//!   `dynamic_semaphores` array; tasks declare none in their regions.
+//! - I-M2/I-M5: `init_semaphores` initialises every ordinal with its count, then fences; re-init
+//!   helpers are force-inlined and end with the fence.
+//! - I-M9: every consumer body runs behind the dependency prefix (the worker, as MPK's codegen).
+//! - I-M10: no tag flags are generated.
+//! - I-R1: consumer bodies start with `if (threadIdx.x >= 128) return;`.
+//! - I-R4/I-R5/I-R6: role bodies take exactly the dispatcher's parameters; no profiling code.
+//! - I-T3/I-T5: TMEM lane bases and SMEM descriptors are computed by mpkc, not written by hand.
+//! - I-H1/I-H2/I-H3/I-H6/I-H8: the registration and the spec come from the one contract; spec
+//!   headers are host-safe (tested with the host compiler).
 
 mod body;
 mod mma;

@@ -227,6 +227,12 @@ fn over_budget(ir: &TaskIr, t: &TargetIr, g: &Geometry, reqs: &[RegionRequest], 
         let label = group_label(ir, gi);
         d = if i == 0 { d.primary(span, label) } else { d.secondary(span, label) };
     }
+    // A single large region whose size is a sum: show its terms as written.
+    let biggest = ir.regions.values().max_by_key(|r| r.size);
+    if let Some(r) = biggest.filter(|r| !r.bytes_terms.is_empty() && r.size * 2 > total) {
+        let terms: Vec<String> = r.bytes_terms.iter().map(|(s, v)| format!("{v} (`{s}`)")).collect();
+        d = d.note(format!("`{}` is {} = {} bytes", r.name, terms.join(" + "), r.size));
+    }
     d.note(format!("{} = {total} bytes, {} over the {} of {}", breakdown(ir), total - g.capacity_bytes, g.capacity_bytes, t.target))
         .note(format!(
             "the regions would take {} pages of {PAGE_SIZE} bytes; a task has 14, and the last holds only {}",
@@ -236,22 +242,69 @@ fn over_budget(ir: &TaskIr, t: &TargetIr, g: &Geometry, reqs: &[RegionRequest], 
         .help(cheapest_fix(ir, g, total))
 }
 
-/// E0106 (I-S4): first-fit cannot place the region at `index`.
+/// E0106 (I-S4): first-fit cannot place the region at `index`. When a small exhaustive search
+/// finds a placement, a note gives it, and the help gives a merge that MPK's algorithm accepts.
 fn placement_failure(ir: &TaskIr, t: &TargetIr, g: &Geometry, reqs: &[RegionRequest], index: usize) -> Diagnostic {
     let r = ir.regions.values().nth(index);
     let span = r.map_or(ir.span, |r| r.span);
     let name = r.map_or("?", |r| r.name.as_str());
     let total: i64 = reqs.iter().fold(0i64, |a, r| a.saturating_add(r.size));
-    Diagnostic::error(
+    let size = reqs.get(index).map_or(0, |r| r.size);
+    let derived_pages = if size > 0 { (size + PAGE_SIZE - 1) / PAGE_SIZE } else { 0 };
+    let mut d = Diagnostic::error(
         codes::PLACEMENT,
         format!("MPK's planner finds no room for region `{name}` on {} although the regions total {total} of {} bytes", t.target, g.capacity_bytes),
     )
-    .primary(span, format!("{} bytes, no page with room", reqs.get(index).map_or(0, |r| r.size)))
+    .primary(span, format!("{size} bytes, no page with room"))
     .note(format!(
         "the planner places page runs first-fit, then packs the rest in size order into pages of {PAGE_SIZE} bytes; page 13 holds only {}",
         g.page_capacity(13)
-    ))
-    .help("make the region packable (`pack`), lower its alignment, or shrink the regions that take whole pages")
+    ));
+    let mut help = "make the region packable (`pack`), lower its alignment, or shrink the regions that take whole pages".to_string();
+    if derived_pages > 13 {
+        help = format!("`{name}` alone needs {derived_pages} pages of {PAGE_SIZE} bytes; shrink it below {} bytes", g.capacity_bytes);
+    } else if let Some(pages) = pages::search_packing(reqs, g) {
+        let shown: Vec<String> = pages
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(p, v)| format!("page {p}: {}", v.iter().map(|&i| reqs[i].name.as_str()).collect::<Vec<_>>().join(", ")))
+            .collect();
+        d = d.note(format!("a placement exists that MPK's first-fit (larger packable regions first) does not find: {}", shown.join("; ")));
+        if let Some(merge) = merge_fix(reqs, g, &pages) {
+            help = merge;
+        }
+    }
+    d.help(help)
+}
+
+/// A merge of the regions one page of `pages` holds into one region, verified with MPK's planner
+/// (declared where the first of them was, or else first of all: the remap maps single-page
+/// regions in declaration order, I-S5).
+fn merge_fix(reqs: &[RegionRequest], g: &Geometry, pages: &[Vec<usize>]) -> Option<String> {
+    for group in pages.iter().filter(|v| v.len() > 1) {
+        let mut bytes = 0i64;
+        for &i in group {
+            bytes = (bytes + reqs[i].alignment - 1) / reqs[i].alignment * reqs[i].alignment + reqs[i].size;
+        }
+        let align = group.iter().map(|&i| reqs[i].alignment).max().unwrap_or(1);
+        let merged = RegionRequest { name: "merged".into(), size: bytes, alignment: align, page_count: -1, can_pack: false, release_step: 0, contiguous: true };
+        let rest: Vec<RegionRequest> = reqs.iter().enumerate().filter(|(i, _)| !group.contains(i)).map(|(_, r)| r.clone()).collect();
+        let first = group.iter().copied().min().unwrap_or(0);
+        let at_first = reqs.iter().take(first).filter(|r| !group.iter().any(|&i| reqs[i].name == r.name)).count();
+        let names: Vec<&str> = group.iter().map(|&i| reqs[i].name.as_str()).collect();
+        for (pos, where_) in [(at_first, String::new()), (0, " and declare it first".to_string())] {
+            let mut cand = rest.clone();
+            cand.insert(pos.min(cand.len()), merged.clone());
+            if pages::plan(&cand, &pages::identity_order(g), g).is_ok_and(|p| !p.exceeds_capacity(g)) {
+                return Some(format!(
+                    "merge {} into one region of {bytes} bytes (not packable){where_}: MPK then gives it a page of its own and the rest fits",
+                    names.join(", ")
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// The declaration order fix of an I-S5 overflow: moving one region group to the front makes
