@@ -195,6 +195,7 @@ fn registration(w: &mut Writer, ir: &TaskIr) {
     w.line("static constexpr int kPageMode = 2;");
     w.line("static constexpr bool kAutoLoaderPageLifecycle = true;");
     w.line("static constexpr bool kAutoConsumerFinish = true;");
+    w.line("static constexpr bool kLauncherDepPrefix = false;");
     w.line("__device__ static void init_semaphores(uint64_t *) {}");
     w.line(format!("__device__ static void consumer({ROLE_PARAMS}) {{ ::kernel::{}::consumer({ROLE_ARGS}); }}", ir.unit_name()));
     for role in ["loader", "launcher", "storer"] {

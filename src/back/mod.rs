@@ -7,6 +7,7 @@
 
 mod banner;
 mod consumer;
+pub mod sm100;
 pub mod names;
 mod spec_h;
 mod worker;
@@ -48,6 +49,14 @@ pub fn generate(task: &CheckedTask, info: &ContractInfo) -> Vec<GeneratedFile> {
         kind: FileKind::SpecHeader,
         text: spec_h::emit(task, info),
     }];
+    if let Some(p) = &task.pipeline {
+        files.push(GeneratedFile { name: format!("{unit}.cuh"), kind: FileKind::Kernel, text: sm100::emit(task, p, info) });
+        files.push(GeneratedFile {
+            name: format!("{unit}_worker.cu"),
+            kind: FileKind::WorkerUnit,
+            text: worker::emit(task, info),
+        });
+    }
     if task.ir.family.is_consumer_only() {
         files.push(GeneratedFile { name: format!("{unit}.cuh"), kind: FileKind::Kernel, text: consumer::emit(task, info) });
         files.push(GeneratedFile {
@@ -62,6 +71,7 @@ pub fn generate(task: &CheckedTask, info: &ContractInfo) -> Vec<GeneratedFile> {
 /// The support headers every output directory needs, shipped in `stdlib/include/`.
 pub const SUPPORT_HEADERS: &[(&str, &str)] = &[
     ("mpkc_prelude.cuh", include_str!("../../stdlib/include/mpkc_prelude.cuh")),
+    ("mpkc_sm100.cuh", include_str!("../../stdlib/include/mpkc_sm100.cuh")),
     ("mpkc_runtime.cuh", include_str!("../../stdlib/include/mpkc_runtime.cuh")),
     ("mpkc_worker.cuh", include_str!("../../stdlib/include/mpkc_worker.cuh")),
     ("mpkc_spec_support.h", include_str!("../../stdlib/include/mpkc_spec_support.h")),

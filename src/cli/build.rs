@@ -133,8 +133,9 @@ fn spec_only_units(checked: &[Checked], units: &[UnitOutput]) {
 }
 
 fn print_budget_table(checked: &[Checked]) {
+    let w = checked.iter().flat_map(|c| c.tasks.iter().map(|t| t.ir.unit_name().len())).max().unwrap_or(13).max(13);
     outln!(
-        "{:<26} {:<3} {:<18} {:>7} {:>8} {:>8} {:>9} {:>5}  targets",
+        "{:<w$} {:<3} {:<18} {:>7} {:>8} {:>8} {:>9} {:>5}  targets",
         "task instance", "fam", "body", "regions", "bytes", "pages", "ordinals", "tmem"
     );
     for c in checked {
@@ -148,7 +149,7 @@ fn print_budget_table(checked: &[Checked]) {
             let tmem = ir.tmem_cols.map_or("-".to_string(), |(c, _)| c.to_string());
             let targets: Vec<&str> = ir.targets.iter().map(|t| t.target.as_str()).collect();
             outln!(
-                "{:<26} {:<3} {:<18} {:>7} {:>8} {:>8} {:>9} {:>5}  {}",
+                "{:<w$} {:<3} {:<18} {:>7} {:>8} {:>8} {:>9} {:>5}  {}",
                 ir.unit_name(),
                 ir.family.letter(),
                 body,

@@ -130,8 +130,7 @@ pub(crate) fn check_all(common: &CommonArgs, color: ColorMode) -> Result<Vec<Che
         errln!("error: {e}");
         exit::USAGE
     })?;
-    let mut checked: Vec<Checked> = sources.iter().map(|s| driver::check_source(s, &sema, &opts)).collect();
-    driver::unit_collisions(&mut checked);
+    let checked: Vec<Checked> = driver::check_sources(&sources, &sema, &opts);
     for c in &checked {
         report::print_diagnostics(c, common.message_format, color);
     }

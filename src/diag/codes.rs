@@ -45,6 +45,7 @@ registry! {
     UNKNOWN_INSTANCE = "E0010", "syntax", None, "an instance or `--param` names something the contract does not declare";
     FAMILY_ITEM = "E0011", "syntax", None, "an item is not allowed in the task's family";
     NAME_CLASH = "E0012", "syntax", None, "a name collides with a C++ keyword, a generated name or another generated file";
+    PIPELINE_SHAPE = "E0013", "syntax", None, "a pipeline contract has a shape the sm_100a pipeline backend does not lower";
 
     REGION_SIZE = "E0101", "smem", Some("I-S1"), "a region size is negative";
     REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two";

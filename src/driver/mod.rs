@@ -62,6 +62,39 @@ pub fn check_source(source: &Source, sema_opts: &SemaOptions, check_opts: &Check
     Checked { source: source.clone(), diags: sink.into_sorted(), tasks, rejected }
 }
 
+/// Checks every source, then the contracts mpkc derives from them (the reduce task of each
+/// split-K pipeline), and reports generated-file collisions across all of them.
+pub fn check_sources(sources: &[Source], sema_opts: &SemaOptions, check_opts: &CheckOptions) -> Vec<Checked> {
+    let mut checked: Vec<Checked> = sources.iter().map(|s| check_source(s, sema_opts, check_opts)).collect();
+    let derived: Vec<Source> = checked.iter().flat_map(derived_sources).collect();
+    let plain = SemaOptions::default();
+    checked.extend(derived.iter().map(|s| check_source(s, &plain, check_opts)));
+    unit_collisions(&mut checked);
+    checked
+}
+
+/// The contracts derived from `c`: for a pipeline with a `split_k f32` epilogue, the reduce task
+/// that sums its f32 partials into the bf16 output (one task per 512 output columns).
+pub fn derived_sources(c: &Checked) -> Vec<Source> {
+    let mut out = Vec::new();
+    for t in &c.tasks {
+        let Some(p) = t.pipeline.as_ref().filter(|p| p.epilogue == crate::valid::Epilogue::SplitKF32) else { continue };
+        let unit = t.ir.unit_name();
+        let targets: Vec<&str> = t.ir.targets.iter().map(|x| x.target.as_str()).collect();
+        let text = format!(
+            "// Derived by mpkc from {path}: the reduce task of `{unit}`'s split-K partials.\n\
+task {unit}_reduce {{\n  family consumer-no-smem\n  targets {targets}\n  tensor partials: f32[{s}, {m}, {n}] in\n  tensor y: bf16[{m}, {n}] out\n  body splitk_reduce(partials -> y)\n  granularity per_tile(tasks ceil_div({n}, 512))\n}}\n",
+            path = c.source.path,
+            targets = targets.join(", "),
+            s = p.splits,
+            m = p.m_real,
+            n = p.n,
+        );
+        out.push(Source { path: format!("{}#{unit}_reduce", c.source.path), text });
+    }
+    out
+}
+
 /// Two task instances that would write the same files: equal unit names (task `t` with
 /// instance `worker` and a task `t_worker`, or one task in two files). The later one is removed
 /// with an `E0012` error on its task name.

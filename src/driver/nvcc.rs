@@ -26,6 +26,24 @@ pub struct Toolchain {
     pub version: String,
 }
 
+impl Toolchain {
+    /// `cuobjdump` next to nvcc (the PyPI layout ships it in the same `bin/`), else on PATH.
+    pub fn cuobjdump(&self) -> Option<PathBuf> {
+        let local = self.nvcc.parent().map(|d| d.join("cuobjdump")).filter(|p| p.is_file());
+        local.or_else(|| on_path("cuobjdump"))
+    }
+
+    /// The SASS of `cubin` (`cuobjdump --dump-sass`).
+    pub fn sass(&self, cubin: &Path) -> Result<String, String> {
+        let tool = self.cuobjdump().ok_or_else(|| "no cuobjdump next to nvcc or on PATH".to_string())?;
+        let out = Command::new(&tool).arg("--dump-sass").arg(cubin).output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
 fn is_file(p: &Path) -> bool {
     p.is_file()
 }

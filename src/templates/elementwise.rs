@@ -93,3 +93,33 @@ pub(super) fn bind_embedding(s: &Shapes<'_>) -> Bound {
     ];
     Ok((constants, Vec::new(), include_str!("../../stdlib/bodies/embedding.cu"), "stdlib/bodies/embedding.cu"))
 }
+
+/// `splitk_reduce(partials -> y)`: y = bf16(sum over splits of the f32 partials), the reduce task
+/// mpkc generates for a pipeline with a `split_k f32` epilogue.
+pub const SPLITK_REDUCE: Signature = Signature {
+    name: "splitk_reduce",
+    inputs: &[Formal { name: "partials", dtypes: &[Dtype::F32], rank: 3 }],
+    outputs: &[Formal { name: "y", dtypes: &[Dtype::Bf16], rank: 2 }],
+    scalars: &[],
+    needs_barrier: false,
+    summary: "sum of split-K f32 partials into bf16",
+};
+
+/// Checks `partials` is `[splits, rows, cols]` and `y` is `[rows, cols]`.
+pub(super) fn bind_splitk_reduce(s: &Shapes<'_>) -> Bound {
+    let (p, y) = (s.dims("partials"), s.dims("y"));
+    if p[1..] != *y {
+        return Err(vec![s.error(
+            "y",
+            format!("`{}` must be [{}, {}] (the partials without the split dimension), but it is {y:?}", s.tensor_name("y"), p[1], p[2]),
+            format!("declare `{}` as [{}, {}]", s.tensor_name("y"), p[1], p[2]),
+        )]);
+    }
+    let constants = vec![
+        int_const("kSplits", p[0], format!("splits of `{}`", s.tensor_name("partials"))),
+        int_const("kRows", y[0], format!("rows of `{}`", s.tensor_name("y"))),
+        int_const("kCols", y[1], format!("columns of `{}`", s.tensor_name("y"))),
+        int_const("kColsPerTask", y[1].saturating_add(s.tasks() - 1) / s.tasks(), "ceil(kCols / kNumTasks)"),
+    ];
+    Ok((constants, Vec::new(), include_str!("../../stdlib/bodies/splitk_reduce.cu"), "stdlib/bodies/splitk_reduce.cu"))
+}

@@ -95,6 +95,7 @@ pub const CATALOGUE: &[Signature] = &[
     elementwise::EMBEDDING,
     argmax::PARTIAL,
     argmax::REDUCE,
+    elementwise::SPLITK_REDUCE,
 ];
 
 /// Looks up a template by name.
@@ -205,6 +206,7 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
         "embedding" => elementwise::bind_embedding(&shapes),
         "argmax_partial" => argmax::bind_partial(&shapes, &values),
         "argmax_reduce" => argmax::bind_reduce(&shapes, &values),
+        "splitk_reduce" => elementwise::bind_splitk_reduce(&shapes),
         _ => unreachable!("template {} has no binder", sig.name),
     };
     let (constants, regions, body, body_path) = specific?;

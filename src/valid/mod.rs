@@ -35,6 +35,7 @@
 mod body;
 mod mma;
 mod names;
+mod pipeline;
 mod protocol;
 mod roles;
 mod sems;
@@ -50,6 +51,7 @@ use crate::plan::sems::Ordinal;
 use crate::templates::Binding;
 
 pub use names::MAX_UNIT_NAME;
+pub use pipeline::{Epilogue, PipelineShape};
 pub use smem::{raw_plans, request_list};
 
 /// Options of a check run.
@@ -68,6 +70,8 @@ pub struct CheckedTask {
     pub binding: Option<Binding>,
     /// Semaphore ordinals in allocation order.
     pub ordinals: Vec<Ordinal>,
+    /// The recognised pipeline (family A).
+    pub pipeline: Option<PipelineShape>,
     /// The page plan of each declared target (same order as `ir.targets`).
     pub plans: Vec<(TargetIr, Geometry, PagePlan)>,
 }
@@ -129,12 +133,13 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     if sink.error_count() == before {
         protocol::check(&ir, &ordinals, sink);
     }
+    let pipeline = if sink.error_count() == before { pipeline::analyze(&ir, sink) } else { None };
     let plans = smem::budget(&ir, opts, sink);
     if let Some(plans) = &plans {
         smem::swizzle_alignment(&ir, plans, sink);
     }
     match plans {
-        Some(plans) if sink.error_count() == before => Ok(CheckedTask { ir, binding, ordinals, plans }),
+        Some(plans) if sink.error_count() == before => Ok(CheckedTask { ir, binding, ordinals, pipeline, plans }),
         _ => Err(ir),
     }
 }

@@ -73,6 +73,7 @@ __device__ __forceinline__ void run_role(RuntimeSMEM &rs, TaskDesc const *td, Ru
     if (R::kAutoLoaderPageLifecycle) loader_page_prefix<R>(rs, td, seq);
     R::loader(td, cfg, rs, seq, iter_num);
   } else if (warp == 5) {
+    if (R::kLauncherDepPrefix) consumer_dep_prefix(cfg, td, rs, seq, iter_num);
     R::launcher(td, cfg, rs, seq, iter_num);
   } else if (warp == 6) {
     R::storer(td, cfg, rs, seq, iter_num);

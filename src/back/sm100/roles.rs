@@ -1,0 +1,196 @@
+//! The role functions of the sm_100a pipeline: loader (W4), launcher (W5), consumer (W0-3).
+
+use super::{region_base, ring_group, Sems};
+use crate::back::consumer::ROLE_PARAMS;
+use crate::back::writer::Writer;
+use crate::ir::RoleKind;
+use crate::valid::{CheckedTask, Epilogue, PipelineShape};
+
+/// One force-inlined re-init helper per role that owns barriers (I-M4, I-M5): `mbarrier.init`
+/// of each with its count, then the init fence (as a call, nvcc reorders the fence).
+pub(super) fn reinit_helpers(w: &mut Writer, task: &CheckedTask) {
+    for role in [RoleKind::Loader, RoleKind::Launcher] {
+        let owned: Vec<_> = task.ordinals.iter().filter(|o| o.reinit == Some(role)).collect();
+        w.comment(format!("Start-of-task re-init by the {role} of the barriers it arrives asynchronously or last (I-M4)."));
+        w.open(format!("__device__ __forceinline__ void reinit_{role}(uint64_t *sem)"));
+        for o in owned {
+            w.line(format!("mpkc::rt::mbar_init(&sem[{}], {});  // {}", o.ordinal, o.count, o.name));
+        }
+        w.line("mpkc::rt::fence_mbar_init();");
+        w.close("");
+        w.blank();
+    }
+}
+
+/// Loader (W4): one elected lane issues the TMA loads of each stage after the stage's shared
+/// empty barrier frees it (producer cursor from parity 1), and waits the task's dependency once
+/// before the first activation load. No end-of-task drain (I-M8).
+pub(super) fn loader(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &Sems) {
+    let ir = &task.ir;
+    let w0 = region_base(ir, ring_group(ir, p.w_ring));
+    let a0 = region_base(ir, ring_group(ir, p.a_ring));
+    w.comment("Loader (W4): TMA of the weight and activation stages.");
+    w.open(format!("__device__ __noinline__ void loader({ROLE_PARAMS})"));
+    w.line("(void)runtime_config;");
+    w.line("(void)iter_num;");
+    w.line("if (!mpkc::sm100::elect_one()) return;");
+    w.line("extern __shared__ __align__(1024) char smem[];");
+    w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
+    w.line("CUtensorMap const *const map_w = task_desc->input_tma_desc_ptrs[IN_W][0];");
+    w.line("CUtensorMap const *const map_a = task_desc->input_tma_desc_ptrs[IN_A][0];");
+    w.line("mpkc::sm100::prefetch_tensormap(map_w);");
+    w.line("mpkc::sm100::prefetch_tensormap(map_a);");
+    w.line("reinit_loader(sem);");
+    w.line("int const tile = task_desc->task_metadata.task_offset % NUM_TILES;");
+    w.line("int const split = task_desc->task_metadata.task_offset / NUM_TILES;");
+    w.line("uint64_t *const dep_ready = &runtime_smem.dynamic_semaphores[instruction_index % INSTRUCTION_RING_SIZE][SEM_DEP_READY];");
+    w.open("for (int it = 0; it < K_ITERS; ++it)");
+    w.line("int const stage = it % NUM_STAGES;");
+    w.line("uint32_t const free_parity = ((it / NUM_STAGES) & 1) ^ 1;  // producer cursor starts at phase 1");
+    w.line(format!("mpkc::rt::mbar_wait(&sem[{} + stage], free_parity, \"{}\", stage);", s.ring_empty, s.ring_empty.to_ascii_lowercase()));
+    w.line("int const k_chunk = (split * K_ITERS + it) * K_CHUNKS;");
+    w.line(format!("char *const w_dst = smem + task_desc->smem_region_offset({w0} + stage);"));
+    w.line(format!("mpkc::sm100::tma_load_3d(w_dst, map_w, &sem[{} + stage], 0, tile * BLOCK_M, k_chunk, W_L2_POLICY);", s.w_full));
+    w.line(format!("mpkc::sm100::mbar_arrive_expect_tx(&sem[{} + stage], W_STAGE_TX_BYTES);", s.w_full));
+    w.comment("The activations come from the task this one depends on: wait its event once (I-M9).");
+    w.line("if (it == 0) mpkc::rt::mbar_wait(dep_ready, mpkc::rt::ring_phase(instruction_index), \"SEM_DEP_READY\", instruction_index);");
+    w.line(format!("char *const a_dst = smem + task_desc->smem_region_offset({a0} + stage);"));
+    w.line(format!("mpkc::sm100::tma_load_3d(a_dst, map_a, &sem[{} + stage], 0, 0, k_chunk, A_L2_POLICY);", s.a_full));
+    w.line(format!("mpkc::sm100::mbar_arrive_expect_tx(&sem[{} + stage], A_STAGE_TX_BYTES);", s.a_full));
+    w.close("");
+    w.close("");
+    w.blank();
+}
+
+/// Launcher (W5): re-init, TMEM alloc after the first stage landed, tmem_ready, the MMA loop on
+/// one elected lane (a commit frees each stage, a commit fills the accumulator), then, after
+/// consumer_done, the lane-parallel release of the used pages and the dealloc.
+pub(super) fn launcher(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &Sems) {
+    let ir = &task.ir;
+    let w0 = region_base(ir, ring_group(ir, p.w_ring));
+    let a0 = region_base(ir, ring_group(ir, p.a_ring));
+    let scratch = region_base(ir, p.scratch);
+    w.comment("Launcher (W5): TMEM and the tcgen05.mma loop.");
+    w.open(format!("__device__ __noinline__ void launcher({ROLE_PARAMS})"));
+    w.line("(void)runtime_config;");
+    w.line("(void)iter_num;");
+    w.line("extern __shared__ __align__(1024) char smem[];");
+    w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
+    w.comment("Re-init before anything that lets the consumers arrive (consumer_done is load-bearing, §2.4).");
+    w.line("if (mpkc::lane_id() == 0) reinit_launcher(sem);");
+    w.line("__syncwarp();");
+    w.comment("The first stage landed only after the loader saw every page ready: the scratch page is ours.");
+    w.line(format!("mpkc::rt::mbar_wait(&sem[{} + 0], 0, \"{}\", 0);", s.w_full, s.w_full.to_ascii_lowercase()));
+    w.line(format!("uint32_t *const taddr_slot = reinterpret_cast<uint32_t *>(smem + task_desc->smem_region_offset({scratch}));"));
+    w.line("mpkc::sm100::tmem_alloc(taddr_slot, TMEM_COLS);");
+    w.line("mpkc::sm100::tcgen05_fence_before();");
+    w.line("__syncwarp();");
+    w.line("uint32_t const taddr = *taddr_slot;  // cached: the scratch page may be released before dealloc");
+    w.line(format!("if (mpkc::lane_id() == 0) mpkc::rt::mbar_arrive(&sem[{}]);", s.tmem_ready));
+    w.open("if (mpkc::sm100::elect_one())");
+    w.comment("One tile per task (I-P6): accumulator slot 0, first use, so the producer parity is 1.");
+    w.line("int const slot = 0;");
+    w.line(format!("mpkc::rt::mbar_wait(&sem[{} + slot], 1, \"{}\", slot);", s.acc_empty, s.acc_empty.to_ascii_lowercase()));
+    w.line("mpkc::sm100::tcgen05_fence_after();");
+    w.line("uint32_t const d_tmem = taddr + static_cast<uint32_t>(slot * BLOCK_N);");
+    w.open("for (int it = 0; it < K_ITERS; ++it)");
+    w.line("int const stage = it % NUM_STAGES;");
+    w.line("uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0");
+    w.line(format!("mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);", s.w_full, s.w_full.to_ascii_lowercase()));
+    w.line(format!("mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);", s.a_full, s.a_full.to_ascii_lowercase()));
+    w.line("mpkc::sm100::tcgen05_fence_after();");
+    w.line(format!("uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"));
+    w.line(format!("uint64_t const a_desc = smem_desc(smem + task_desc->smem_region_offset({a0} + stage));"));
+    w.line("#pragma unroll");
+    w.open("for (int kc = 0; kc < K_CHUNKS; ++kc)");
+    w.line("#pragma unroll");
+    w.open("for (int kk = 0; kk < MMAS_PER_CHUNK; ++kk)");
+    w.line("uint64_t const wa = w_desc + ((kc * W_CHUNK_BYTES + kk * MMA_K_STEP_BYTES) >> 4);");
+    w.line("uint64_t const ab = a_desc + ((kc * A_CHUNK_BYTES + kk * MMA_K_STEP_BYTES) >> 4);");
+    w.line("mpkc::sm100::mma_f16(d_tmem, wa, ab, I_DESC, it > 0 || kc > 0 || kk > 0);");
+    w.close("");
+    w.close("");
+    w.comment("Frees the stage once these MMAs have read it.");
+    w.line(format!("mpkc::sm100::mma_commit(&sem[{} + stage]);", s.ring_empty));
+    w.close("");
+    w.line(format!("mpkc::sm100::mma_commit(&sem[{} + slot]);", s.acc_full));
+    w.close("");
+    w.comment("Reconverge before lane-parallel work (I-P4).");
+    w.line("__syncwarp();");
+    w.line(format!("mpkc::rt::mbar_wait(&sem[{}], 0, \"{}\", 0);", s.consumer_done, s.consumer_done.to_ascii_lowercase()));
+    w.line("mpkc::sm100::tcgen05_fence_after();");
+    w.comment("Every MMA completed and the consumers are done: release each used page once (I-P1, I-P3).");
+    w.line("int const page = mpkc::lane_id();");
+    w.line("if (page < MAX_SMEM_PAGES_PER_TASK && mpkc::rt::task_uses_page(task_desc, page)) mpkc::rt::finish_page(runtime_smem, page);");
+    w.line("mpkc::sm100::tmem_dealloc(taddr, TMEM_COLS);");
+    w.close("");
+    w.blank();
+}
+
+/// Consumer (W0-3): wait tmem_ready and the accumulator, load warp w's 32 TMEM lanes (32w..32w+31,
+/// the lane-quarter rule), run the epilogue, free the slot, arrive consumer_done.
+pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &Sems) {
+    let ir = &task.ir;
+    let scratch = region_base(ir, p.scratch);
+    let out = &ir.tensors[p.output];
+    w.comment(format!("Consumer (W0-3): the `{}` epilogue of one {}x{} accumulator tile.", p.epilogue.as_str(), p.block_m, p.block_n));
+    w.open(format!("__device__ __noinline__ void consumer({ROLE_PARAMS})"));
+    w.line("(void)runtime_config;");
+    w.line("(void)iter_num;");
+    w.line("if (threadIdx.x >= 128) return;");
+    w.line("extern __shared__ __align__(1024) char smem[];");
+    w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
+    w.line("int const warp = mpkc::warp_id();");
+    w.line("int const lane = mpkc::lane_id();");
+    w.line(format!("mpkc::rt::mbar_wait(&sem[{}], 0, \"{}\", 0);", s.tmem_ready, s.tmem_ready.to_ascii_lowercase()));
+    w.line("mpkc::sm100::tcgen05_fence_after();");
+    w.line(format!("uint32_t const taddr = *reinterpret_cast<uint32_t const *>(smem + task_desc->smem_region_offset({scratch}));"));
+    w.line("int const slot = 0;");
+    w.line(format!("mpkc::rt::mbar_wait(&sem[{} + slot], 0, \"{}\", slot);", s.acc_full, s.acc_full.to_ascii_lowercase()));
+    w.line("mpkc::sm100::tcgen05_fence_after();");
+    w.comment("Thread (warp w, lane l) holds accumulator row 32w + l: BLOCK_N f32 columns, one per token.");
+    w.line("float acc[BLOCK_N];");
+    let (step, ld) = if p.block_n % 16 == 0 { (16, "tmem_ld_32x32b_x16") } else { (8, "tmem_ld_32x32b_x8") };
+    w.line("#pragma unroll");
+    w.open(format!("for (int c = 0; c < BLOCK_N; c += {step})"));
+    w.line(format!("uint32_t r[{step}];"));
+    w.line(format!("mpkc::sm100::{ld}(taddr + (static_cast<uint32_t>(warp * 32) << 16) + static_cast<uint32_t>(slot * BLOCK_N + c), r);"));
+    w.line("mpkc::sm100::tmem_wait_ld();");
+    w.line("#pragma unroll");
+    w.line(format!("for (int j = 0; j < {step}; ++j) acc[c + j] = __uint_as_float(r[j]);"));
+    w.close("");
+    w.line("int const tile = task_desc->task_metadata.task_offset % NUM_TILES;");
+    w.line("int const row = tile * BLOCK_M + warp * 32 + lane;  // output column (weight row)");
+    let ct = out.dtype.cuda_type();
+    w.line(format!("{ct} *const out = static_cast<{ct} *>(task_desc->output_ptrs[OUT_C]);  // `{}`", out.name));
+    match p.epilogue {
+        Epilogue::StoreBf16 => {
+            w.line("#pragma unroll");
+            w.line("for (int n = 0; n < BLOCK_N; ++n) if (n < M_REAL) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(acc[n]);");
+        }
+        Epilogue::ResidualAdd => {
+            let r = p.residual.map(|h| ir.tensors[h].name.clone()).unwrap_or_default();
+            w.line(format!("__nv_bfloat16 const *const res = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[IN_R]);  // `{r}`"));
+            w.comment("The accumulator is rounded to bf16 before the add, as MPK's residual linear does.");
+            w.line("#pragma unroll");
+            w.open("for (int n = 0; n < BLOCK_N; ++n)");
+            w.open("if (n < M_REAL)");
+            w.line("int64_t const at = static_cast<int64_t>(n) * N + row;");
+            w.line("float const y = __bfloat162float(__float2bfloat16_rn(acc[n])) + __bfloat162float(res[at]);");
+            w.line("out[at] = __float2bfloat16_rn(y);");
+            w.close("");
+            w.close("");
+        }
+        Epilogue::SplitKF32 => {
+            w.line("int const split = task_desc->task_metadata.task_offset / NUM_TILES;");
+            w.comment("f32 partial of this split: [SPLITS, M_REAL, N]; the generated reduce task sums them.");
+            w.line("#pragma unroll");
+            w.line("for (int n = 0; n < BLOCK_N; ++n) if (n < M_REAL) out[(static_cast<int64_t>(split) * M_REAL + n) * N + row] = acc[n];");
+        }
+    }
+    w.line("mpkc::sm100::tcgen05_fence_before();");
+    w.line(format!("mpkc::rt::mbar_arrive(&sem[{} + slot]);  // the slot is free (128 arrivals)", s.acc_empty));
+    w.line(format!("mpkc::rt::mbar_arrive(&sem[{}]);  // done with TMEM (128 arrivals)", s.consumer_done));
+    w.close("");
+    w.blank();
+}
