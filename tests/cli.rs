@@ -201,3 +201,14 @@ fn predecessors_all_reports_page_13_exposure() {
     let o = run(&["check", "--predecessors", "all", "stdlib/silu_mul_v2.mpk"]);
     assert!(stdout(&o).contains("silu_mul_v2 on sm_100a: safe after every predecessor release order"), "{}", stdout(&o));
 }
+
+#[test]
+fn build_reports_a_pipeline_the_backend_cannot_lower() {
+    let text = "task no_tile {\n  family pipeline\n  targets sm_100a\n  tensor W: bf16[7168, 2048] in tma(box [64, 128, 2], swizzle 128B)\n  tensor C: bf16[16, 7168] out\n  mma tcgen05 f16 (bf16 x bf16 -> f32) m128 n16 k16\n  tmem cols 32\n  stages 2\n  region W[stage] { bytes 32768; align 1024 }\n  channel w_ring: W, loader -> launcher (tma W), empty by launcher (commit)\n}\n";
+    let p = tmp("no_tile.mpk", text);
+    assert_eq!(run(&["check", p.to_str().unwrap()]).status.code(), Some(0), "a valid contract");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no_tile_out");
+    let o = mpkc().args(["build", p.to_str().unwrap(), "--out", out.to_str().unwrap()]).env("NO_COLOR", "1").output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error[E0013]") && stderr(&o).contains("no `tile`"), "{}", stderr(&o));
+}

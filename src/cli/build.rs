@@ -21,6 +21,22 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
         super::report::summary(&checked, common.message_format);
         return exit::ERRORS;
     }
+    // Valid contracts the backends cannot lower (E0013): an error of `build`, not of `check`.
+    let mut lowering = false;
+    for c in &checked {
+        let file = SourceFile { name: &c.source.path, text: &c.source.text };
+        for d in c.tasks.iter().flat_map(|t| t.lowering_errors.iter()) {
+            lowering = true;
+            if json {
+                outln!("{}", render_json(d, file));
+            } else {
+                err!("{}", render_human(d, file, color));
+            }
+        }
+    }
+    if lowering {
+        return exit::ERRORS;
+    }
     if !json {
         print_budget_table(&checked);
     }

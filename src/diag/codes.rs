@@ -4,7 +4,8 @@
 //!
 //! Families: `E00xx` syntax and semantics, `E01xx` SMEM/planner (I-S*), `E02xx` page lifecycle
 //! (I-P*), `E03xx` semaphores (I-M*), `E04xx` roles/threads/barriers (I-R*), `E05xx`
-//! TMEM/tcgen05/TMA (I-T*), `E06xx` host wiring (I-H*), `E07xx` external tools.
+//! TMEM/tcgen05/TMA (I-T*), `E06xx` host wiring (I-H*), `E07xx` external tools. The `backend`
+//! and `tools` families are reported by `mpkc build` (code generation and nvcc), not `check`.
 
 /// One registered code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,7 +46,7 @@ registry! {
     UNKNOWN_INSTANCE = "E0010", "syntax", None, "an instance or `--param` names something the contract does not declare";
     FAMILY_ITEM = "E0011", "syntax", None, "an item is not allowed in the task's family";
     NAME_CLASH = "E0012", "syntax", None, "a name collides with a C++ keyword, a generated name or another generated file";
-    PIPELINE_SHAPE = "E0013", "syntax", None, "a pipeline contract has a shape the sm_100a pipeline backend does not lower";
+    PIPELINE_SHAPE = "E0013", "backend", None, "a pipeline contract has a shape the sm_100a pipeline backend does not lower";
 
     REGION_SIZE = "E0101", "smem", Some("I-S1"), "a region size is negative";
     REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two";

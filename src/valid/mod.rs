@@ -72,6 +72,9 @@ pub struct CheckedTask {
     pub ordinals: Vec<Ordinal>,
     /// The recognised pipeline (family A).
     pub pipeline: Option<PipelineShape>,
+    /// Why the pipeline backend cannot lower this task (`E0013`), reported by `build`: the
+    /// contract itself is valid.
+    pub lowering_errors: Vec<crate::diag::Diagnostic>,
     /// The page plan of each declared target (same order as `ir.targets`).
     pub plans: Vec<(TargetIr, Geometry, PagePlan)>,
 }
@@ -133,13 +136,15 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     if sink.error_count() == before {
         protocol::check(&ir, &ordinals, sink);
     }
-    let pipeline = if sink.error_count() == before { pipeline::analyze(&ir, sink) } else { None };
+    let mut lowering = Sink::new();
+    let pipeline = if sink.error_count() == before { pipeline::analyze(&ir, &mut lowering) } else { None };
+    let lowering_errors = lowering.into_sorted();
     let plans = smem::budget(&ir, opts, sink);
     if let Some(plans) = &plans {
         smem::swizzle_alignment(&ir, plans, sink);
     }
     match plans {
-        Some(plans) if sink.error_count() == before => Ok(CheckedTask { ir, binding, ordinals, pipeline, plans }),
+        Some(plans) if sink.error_count() == before => Ok(CheckedTask { ir, binding, ordinals, pipeline, lowering_errors, plans }),
         _ => Err(ir),
     }
 }
