@@ -7,6 +7,7 @@
 
 mod banner;
 mod consumer;
+mod design_doc;
 pub mod sm100;
 pub mod names;
 mod spec_h;
@@ -27,6 +28,8 @@ pub enum FileKind {
     Kernel,
     /// `<unit>_worker.cu`: a translation unit nvcc compiles per target.
     WorkerUnit,
+    /// `<unit>.spec.md`: the design document.
+    DesignDoc,
 }
 
 /// One generated file.
@@ -51,6 +54,7 @@ pub fn generate(task: &CheckedTask, info: &ContractInfo) -> Vec<GeneratedFile> {
     }];
     if let Some(p) = &task.pipeline {
         files.push(GeneratedFile { name: format!("{unit}.cuh"), kind: FileKind::Kernel, text: sm100::emit(task, p, info) });
+        files.push(GeneratedFile { name: format!("{unit}.spec.md"), kind: FileKind::DesignDoc, text: design_doc::emit(task, p, info) });
         files.push(GeneratedFile {
             name: format!("{unit}_worker.cu"),
             kind: FileKind::WorkerUnit,
