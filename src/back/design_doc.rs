@@ -82,6 +82,7 @@ a tile's accumulator is {} x {} f32 = {} TMEM columns per slot.",
         Epilogue::StoreBf16 => "the accumulator is stored as bf16".to_string(),
         Epilogue::ResidualAdd => "the accumulator is rounded to bf16 and added to the residual in f32, then stored as bf16".to_string(),
         Epilogue::SplitKF32 => format!("each split stores f32 partials; the derived task `{}_reduce` sums them into bf16", ir.unit_name()),
+        Epilogue::QuantE4m3 => "the accumulator is quantized to e4m3 with one power-of-two scale per token and 128-column tile, the next fp8 GEMM's 1x128 activation scales".to_string(),
     };
     let _ = writeln!(s, "5. Epilogue: {epi}.");
     let _ = writeln!(

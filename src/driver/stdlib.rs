@@ -7,6 +7,8 @@ pub const CONTRACTS: &[(&str, &str)] = &[
     ("stdlib/linear_sm100_v2.mpk", include_str!("../../stdlib/linear_sm100_v2.mpk")),
     ("stdlib/linear_bf16_residual.mpk", include_str!("../../stdlib/linear_bf16_residual.mpk")),
     ("stdlib/linear_bf16_splitk.mpk", include_str!("../../stdlib/linear_bf16_splitk.mpk")),
+    ("stdlib/linear_fp8_blockscale.mpk", include_str!("../../stdlib/linear_fp8_blockscale.mpk")),
+    ("stdlib/linear_fp8_qout.mpk", include_str!("../../stdlib/linear_fp8_qout.mpk")),
     ("stdlib/rmsnorm_v2.mpk", include_str!("../../stdlib/rmsnorm_v2.mpk")),
     ("stdlib/silu_mul_v2.mpk", include_str!("../../stdlib/silu_mul_v2.mpk")),
     ("stdlib/embedding_v2.mpk", include_str!("../../stdlib/embedding_v2.mpk")),

@@ -51,7 +51,7 @@ use crate::plan::sems::Ordinal;
 use crate::templates::Binding;
 
 pub use names::MAX_UNIT_NAME;
-pub use pipeline::{Epilogue, PipelineShape};
+pub use pipeline::{Epilogue, Operands, PipelineShape};
 pub use smem::{raw_plans, request_list};
 
 /// Options of a check run.

@@ -15,6 +15,9 @@ pub enum Epilogue {
     ResidualAdd,
     /// `split_k f32`: f32 partials per split, summed by the generated reduce task.
     SplitKF32,
+    /// `quant e4m3`: e4m3 output with one power-of-two f32 scale per token per 128-column group
+    /// (the tile), as the next fp8 GEMM's 1x128 activation scales.
+    QuantE4m3,
 }
 
 impl Epilogue {
@@ -24,13 +27,36 @@ impl Epilogue {
             Epilogue::StoreBf16 => "store bf16",
             Epilogue::ResidualAdd => "residual add",
             Epilogue::SplitKF32 => "split_k f32",
+            Epilogue::QuantE4m3 => "quant e4m3",
         }
     }
+}
+
+/// The operands of the MMA.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Operands {
+    /// bf16 x bf16 into f32: `tcgen05.mma.kind::f16`.
+    Bf16,
+    /// e4m3 x e4m3 into f32 with UE8M0 block scales: `kind::mxf8f6f4.block_scale`. The loader
+    /// turns the f32 power-of-two scales (one per 128x128 weight block, one per 1x128 activation
+    /// group) into UE8M0 bytes in the scale ring; the launcher copies each stage's bytes to TMEM.
+    Fp8BlockScale {
+        /// f32 `[N / 128, K / 128]` weight block scales.
+        w_scale: TensorHandle,
+        /// f32 `[m_real, K / 128]` activation group scales.
+        a_scale: TensorHandle,
+        /// The scale-factor ring (`loader -> launcher (threads 1)`, sharing the W ring's empty).
+        sf_ring: Handle<ChannelIr>,
+    },
 }
 
 /// The recognised pipeline, with every number the kernel needs.
 #[derive(Clone, Debug)]
 pub struct PipelineShape {
+    /// bf16 or block-scaled fp8.
+    pub operands: Operands,
+    /// Bytes per operand element (2 for bf16, 1 for e4m3).
+    pub elem_bytes: i64,
     /// Weights `[N, K]` (MMA A operand under swap-AB: 128 rows per tile).
     pub weights: TensorHandle,
     /// Activations `[m_real, K]` (MMA B operand: up to 16 tokens).
@@ -39,6 +65,8 @@ pub struct PipelineShape {
     pub output: TensorHandle,
     /// Residual input `[m_real, N]` for `residual add`.
     pub residual: Option<TensorHandle>,
+    /// Output scales `[m_real, N / 128]` for `quant e4m3`, and the consumer barrier id.
+    pub out_scale: Option<(TensorHandle, i64)>,
     /// Ring of weight stages.
     pub w_ring: Handle<ChannelIr>,
     /// Ring of activation stages.
@@ -100,14 +128,21 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         return None;
     };
     let (bm, bn, bk) = (tile.m.unwrap_or(m.m), tile.n.unwrap_or(m.n), tile.k.unwrap_or(128));
-    if m.engine != MmaEngine::Tcgen05 || m.kind != "f16" || m.a != Dtype::Bf16 || m.b != Dtype::Bf16 || m.d != Dtype::F32 {
-        sink.push(unsupported(m.span, format!("MMA {} {} ({} x {} -> {})", if m.engine == MmaEngine::Tcgen05 { "tcgen05" } else { "wgmma" }, m.kind, m.a, m.b, m.d), "use `mma tcgen05 f16 (bf16 x bf16 -> f32)`"));
+    let fp8 = m.kind == "mxf8f6f4" && m.a == Dtype::E4m3 && m.b == Dtype::E4m3;
+    let bf16 = m.kind == "f16" && m.a == Dtype::Bf16 && m.b == Dtype::Bf16;
+    if m.engine != MmaEngine::Tcgen05 || !(fp8 || bf16) || m.d != Dtype::F32 {
+        sink.push(unsupported(m.span, format!("MMA {} {} ({} x {} -> {})", if m.engine == MmaEngine::Tcgen05 { "tcgen05" } else { "wgmma" }, m.kind, m.a, m.b, m.d), "use `mma tcgen05 f16 (bf16 x bf16 -> f32)` or `mma tcgen05 mxf8f6f4 (e4m3 x e4m3 -> f32)`"));
+        return None;
     }
+    let elem_bytes: i64 = if fp8 { 1 } else { 2 };
+    let elem = if fp8 { Dtype::E4m3 } else { Dtype::Bf16 };
+    let swizzle_elems = 128 / elem_bytes;
     if bm != m.m || bn != m.n {
         sink.push(unsupported(tile.span, format!("tile {bm}x{bn} differs from the MMA's m{} n{}", m.m, m.n), "one MMA covers the tile: make `tile M` and `tile N` the MMA's m and n"));
     }
-    if bk % 64 != 0 || bk % m.k != 0 || bk == 0 {
-        sink.push(unsupported(tile.span, format!("tile K {bk} is not a multiple of 64 (one 128-byte swizzle row of bf16)"), "use `tile K 128` (or 64, 192, 256)"));
+    if bk % swizzle_elems != 0 || bk % m.k != 0 || bk == 0 {
+        sink.push(unsupported(tile.span, format!("tile K {bk} is not a multiple of {swizzle_elems} (one 128-byte swizzle row of {elem})"), "use `tile K 128`"));
+        return None;
     }
     // The two TMA tensors: weights box rows = tile M, activations box rows = tile N.
     let tma_tensors: Vec<(TensorHandle, &TensorIr)> = ir.tensors.iter().filter(|(_, t)| t.tma.is_some()).collect();
@@ -118,11 +153,11 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
     };
     for h in [w, a] {
         let t = &ir.tensors[h];
-        let ok = t.dtype == Dtype::Bf16
+        let ok = t.dtype == elem
             && t.dims.len() == 2
-            && t.tma.as_ref().is_some_and(|x| x.box_dims.len() == 3 && x.box_dims[0] == 64 && x.box_dims[2] * 64 == bk && x.swizzle == Swizzle::B128);
+            && t.tma.as_ref().is_some_and(|x| x.box_dims.len() == 3 && x.box_dims[0] == swizzle_elems && x.box_dims[2] * swizzle_elems == bk && x.swizzle == Swizzle::B128);
         if !ok {
-            sink.push(unsupported(t.span, format!("`{}` must be a 2-D bf16 tensor with `tma(box [64, rows, {}], swizzle 128B)`", t.name, bk / 64), "use a rank-3 box {64, rows, tile K / 64} under 128B swizzle"));
+            sink.push(unsupported(t.span, format!("`{}` must be a 2-D {elem} tensor with `tma(box [{swizzle_elems}, rows, {}], swizzle 128B)`", t.name, bk / swizzle_elems), "use a rank-3 box {128-byte row, rows, tile K / row} under 128B swizzle"));
         }
     }
     let ring_of = |h: TensorHandle| {
@@ -173,8 +208,9 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
             ("store", Some("bf16")) => Epilogue::StoreBf16,
             ("residual", Some("add")) => Epilogue::ResidualAdd,
             ("split_k", Some("f32")) => Epilogue::SplitKF32,
+            ("quant", Some("e4m3")) => Epilogue::QuantE4m3,
             _ => {
-                sink.push(unsupported(*span, format!("epilogue `{k}{}`", v.as_ref().map(|x| format!(" {x}")).unwrap_or_default()), "epilogues are `store bf16`, `residual add` and `split_k f32`"));
+                sink.push(unsupported(*span, format!("epilogue `{k}{}`", v.as_ref().map(|x| format!(" {x}")).unwrap_or_default()), "epilogues are `store bf16`, `residual add`, `split_k f32` and `quant e4m3`"));
                 return None;
             }
         },
@@ -215,6 +251,7 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
     let ot = &ir.tensors[output];
     let want_out = match epilogue {
         Epilogue::SplitKF32 => (Dtype::F32, vec![splits, m_real, n]),
+        Epilogue::QuantE4m3 => (Dtype::E4m3, vec![m_real, n]),
         _ => (Dtype::Bf16, vec![m_real, n]),
     };
     if (ot.dtype, ot.dims.clone()) != want_out {
@@ -232,16 +269,46 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
     } else {
         None
     };
+    let out_scale = if epilogue == Epilogue::QuantE4m3 {
+        let sc = ir.outputs().nth(1).filter(|(_, t)| t.dtype == Dtype::F32 && t.dims == vec![m_real, n / bm.max(1)]).map(|(h, _)| h);
+        let bar = ir.barriers.values().find(|b| b.by == RoleKind::Consumer).map(|b| b.id);
+        let scratch_bytes = ir.region_groups[scratch].members.first().map_or(0, |h| ir.regions[*h].size);
+        match (sc, bar) {
+            (Some(h), Some(id)) if scratch_bytes >= 16 + 16 * bn => Some((h, id)),
+            _ => {
+                sink.push(unsupported(
+                    ir.family_span,
+                    format!("`quant e4m3` needs a second output f32 [{m_real}, {}] for the scales, a consumer named barrier, and a scratch region of at least {} bytes (the TMEM address and 4 x {bn} partial maxima)", n / bm.max(1), 16 + 16 * bn),
+                    "declare `tensor Y_scale: f32[m_real, N / 128] out`, `barrier epi = named(3, threads 128)` and `region scratch { bytes 272; align 16; pack }`",
+                ));
+                return None;
+            }
+        }
+    } else {
+        None
+    };
     let acc_slots = i64::from(ir.channels[acc].depth);
     let tmem_cols = ir.tmem_cols.map_or(0, |(c, _)| c);
+    let stages = i64::from(ir.stages.map_or(1, |(s, _)| s));
+    let operands = if fp8 {
+        match fp8_scales(ir, w, a, w_ring, n, k, m_real, bm, bn, stages, acc_slots, tmem_cols, sink) {
+            Some(o) => o,
+            None => return None,
+        }
+    } else {
+        Operands::Bf16
+    };
     if sink.error_count() > before {
         return None;
     }
     Some(PipelineShape {
+        operands,
+        elem_bytes,
         weights: w,
         acts: a,
         output,
         residual,
+        out_scale,
         w_ring,
         a_ring,
         acc,
@@ -252,7 +319,7 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         block_n: bn,
         block_k: bk,
         mma_k: m.k,
-        stages: i64::from(ir.stages.map_or(1, |(s, _)| s)),
+        stages,
         n,
         k,
         m_real,
@@ -263,4 +330,59 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         tmem_cols,
         epilogue,
     })
+}
+
+/// The scale tensors and the scale-factor ring of a block-scaled fp8 pipeline.
+#[allow(clippy::too_many_arguments)]
+fn fp8_scales(
+    ir: &TaskIr,
+    w: TensorHandle,
+    a: TensorHandle,
+    w_ring: Handle<ChannelIr>,
+    n: i64,
+    k: i64,
+    m_real: i64,
+    bm: i64,
+    bn: i64,
+    stages: i64,
+    acc_slots: i64,
+    tmem_cols: i64,
+    sink: &mut Sink,
+) -> Option<Operands> {
+    let f32_input = |dims: Vec<i64>| {
+        ir.inputs().find(|(h, t)| *h != w && *h != a && t.tma.is_none() && t.dtype == Dtype::F32 && t.dims == dims).map(|(h, _)| h)
+    };
+    let (Some(w_scale), Some(a_scale)) = (f32_input(vec![n / 128, k / 128]), f32_input(vec![m_real, k / 128])) else {
+        sink.push(unsupported(
+            ir.family_span,
+            format!("block-scaled fp8 needs f32 inputs [{}, {}] (128x128 weight block scales) and [{m_real}, {}] (1x128 activation scales)", n / 128, k / 128, k / 128),
+            "declare `tensor W_scale: f32[N / 128, K / 128] in` and `tensor A_scale: f32[m_real, K / 128] in`",
+        ));
+        return None;
+    };
+    if w_scale == a_scale {
+        sink.push(unsupported(ir.family_span, "the weight and activation scales must be two tensors".into(), "declare both scale tensors"));
+        return None;
+    }
+    let sf = ir.channels.iter().find(|(_, c)| {
+        c.full_arrival == ArrivalIr::Threads(1) && c.producer == RoleKind::Loader && matches!(c.empty, EmptyEdge::Shared(o, _) if o == w_ring)
+    });
+    let Some((sf_ring, c)) = sf else {
+        sink.push(unsupported(ir.family_span, "block-scaled fp8 needs a scale-factor ring `loader -> launcher (threads 1), shares_empty` the weight ring".into(), "declare `region SF[stage] { bytes 1024; align 128; pack }` and `channel sf_ring: SF, loader -> launcher (threads 1), shares_empty w_ring`"));
+        return None;
+    };
+    if let ChannelStorageIr::Region(g) = c.storage {
+        let size = ir.region_groups[g].members.first().map_or(0, |h| ir.regions[*h].size);
+        if size < 1024 {
+            sink.push(unsupported(ir.region_groups[g].head_span, format!("a scale-factor stage holds 32 rows of 16 bytes for A and for B, 1024 bytes, not {size}"), "write `bytes 1024`"));
+            return None;
+        }
+    }
+    let need = acc_slots * bn + stages * 8;
+    if tmem_cols < need {
+        sink.push(unsupported(ir.family_span, format!("TMEM needs {acc_slots} x {bn} accumulator columns and 4 + 4 scale columns per stage ({stages} stages): {need} > {tmem_cols}"), "allocate more `tmem cols` (a power of two)"));
+        return None;
+    }
+    let _ = bm;
+    Some(Operands::Fp8BlockScale { w_scale, a_scale, sf_ring })
 }

@@ -15,11 +15,15 @@ pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
     }
     // MPK's linear covers N with 128-row weight tiles (BLOCK_M 128) whatever the MMA's M.
     let tile_m = 128;
-    for (_, t) in ir.outputs() {
-        if t.dims.len() != 2 {
+    // The main output (the first): split-K partials are [splits, m, N], quantization scales
+    // [m, N / 128] are side outputs.
+    for (_, t) in ir.outputs().take(1) {
+        let dims: &[i64] = if t.dims.len() == 3 { &t.dims[1..] } else { &t.dims };
+        if dims.len() != 2 {
             continue;
         }
-        let (tokens, n) = (t.dims[0], t.dims[1]);
+        let t_dims = dims;
+        let (tokens, n) = (t_dims[0], t_dims[1]);
         if tokens > 16 {
             sink.push(
                 Diagnostic::error(codes::LINEAR_LIMITS, format!("output `{}` has {tokens} rows; the linear family serves at most 16 tokens", t.name))

@@ -81,6 +81,27 @@ __device__ __forceinline__ void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64
       : "memory");
 }
 
+/// `tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale`: D[tmem] (+)= (A x SFA) x (B x SFB)^T with
+/// e4m3 operands and UE8M0 scale factors read from TMEM (one per 32 K elements per row).
+__device__ __forceinline__ void mma_mxf8f6f4_block_scale(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
+                                                         uint32_t sfa_tmem, uint32_t sfb_tmem, bool accumulate) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %6, 0;\n"
+      " tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [%0], %1, %2, %3, [%4], [%5], p;\n}" ::"r"(d_tmem),
+      "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(sfa_tmem), "r"(sfb_tmem), "r"(static_cast<uint32_t>(accumulate))
+      : "memory");
+}
+
+/// `tcgen05.cp.cta_group::1.32x128b.warpx4`: 32 rows of 16 bytes from SMEM (matrix descriptor) to
+/// 4 TMEM columns of each of the four 32-lane quarters (the scale-factor copy, "UTCCP").
+__device__ __forceinline__ void tmem_cp_32x128b_warpx4(uint32_t taddr, uint64_t s_desc) {
+  asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" ::"r"(taddr), "l"(s_desc) : "memory");
+}
+
+/// `fence.proxy.async.shared::cta`: makes generic-proxy SMEM writes visible to the async proxy
+/// (TMA, tcgen05.cp, tcgen05.mma operand reads).
+__device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
 /// `tcgen05.commit`: one arrival on `bar` when all prior tcgen05 ops of this thread complete.
 __device__ __forceinline__ void mma_commit(uint64_t *bar) {
   asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(smem_u32(bar))

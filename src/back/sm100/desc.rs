@@ -66,6 +66,29 @@ pub fn instr_desc_f16(a: F16Format, b: F16Format, m: u32, n: u32) -> (u32, Vec<F
     (encode(&fields) as u32, fields)
 }
 
+/// The 32-bit instruction descriptor of `tcgen05.mma.kind::mxf8f6f4.block_scale` (CuTe
+/// `UMMA::InstrDescriptorBlockScaled`): e4m3 x e4m3 into f32, K-major, UE8M0 scales. The scale
+/// ids (bits 4-5 for B, 29-30 for A) pick the byte of the 32-bit TMEM scale word an MMA uses;
+/// they are OR-ed in per MMA (`(k << 4) | (k << 29)`).
+pub fn instr_desc_mxf8f6f4(m: u32, n: u32) -> (u32, Vec<Field>) {
+    let fields = vec![
+        field("sparse_id2", 0, 2, 0, "dense"),
+        field("sparse_flag", 2, 1, 0, "dense"),
+        field("b_sf_id", 4, 2, 0, "byte of B's scale word, OR-ed in per MMA"),
+        field("a_format", 7, 3, 0, "E4M3"),
+        field("b_format", 10, 3, 0, "E4M3"),
+        field("a_negate", 13, 1, 0, "A not negated"),
+        field("b_negate", 14, 1, 0, "B not negated"),
+        field("a_major", 15, 1, 0, "A K-major"),
+        field("b_major", 16, 1, 0, "B K-major"),
+        field("n_dim", 17, 6, u64::from(n >> 3), format!("N >> 3, N = {n}")),
+        field("scale_format", 23, 1, 1, "UE8M0 scales"),
+        field("m_dim", 24, 5, u64::from(m >> 4), format!("M >> 4, M = {m}")),
+        field("a_sf_id", 29, 2, 0, "byte of A's scale word, OR-ed in per MMA"),
+    ];
+    (encode(&fields) as u32, fields)
+}
+
 /// SMEM layout types of the matrix descriptor (CuTe `UMMA::LayoutType`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SmemLayout {
@@ -111,6 +134,13 @@ mod tests {
         let (v, f) = instr_desc_f16(F16Format::Bf16, F16Format::Bf16, 128, 16);
         assert_eq!(v, 0x0804_0490);
         assert!(decode_lines(&f).iter().any(|l| l.contains("N = 16")));
+    }
+
+    /// MPK's v1 fp8 group GEMM base: ((BN/8) << 17) | (1 << 23) | ((BM/128) << 27) (contract doc §7.1).
+    #[test]
+    fn block_scaled_descriptor_matches_mpk_fp8() {
+        let (v, _) = instr_desc_mxf8f6f4(128, 16);
+        assert_eq!(v, (2 << 17) | (1 << 23) | (1 << 27));
     }
 
     /// MPK's linear: SMEM_DESC = 0x4000404000000000 (contract doc §7.2).

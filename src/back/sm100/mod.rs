@@ -18,11 +18,12 @@ use super::names::upper;
 use super::writer::Writer;
 use crate::ir::{ChannelStorageIr, TaskIr};
 use crate::plan::sems::{empty_of, full_of};
-use crate::valid::{CheckedTask, PipelineShape};
-use desc::{decode_lines, instr_desc_f16, smem_desc, F16Format, SmemLayout};
+use crate::valid::{CheckedTask, Operands, PipelineShape};
+use desc::{decode_lines, instr_desc_f16, instr_desc_mxf8f6f4, smem_desc, F16Format, SmemLayout};
 
 /// The first ordinal of each barrier group the roles use, by name in the spec's `SemOrdinal`.
 pub(super) struct Sems {
+    pub sf_full: String,
     pub w_full: String,
     pub a_full: String,
     pub ring_empty: String,
@@ -42,7 +43,12 @@ fn sem_names(task: &CheckedTask, p: &PipelineShape) -> Sems {
         })
         .unwrap_or_else(|| "0".to_string())
     };
+    let sf_full = match &p.operands {
+        Operands::Fp8BlockScale { sf_ring, .. } => name_of(full_of(t, *sf_ring, 0)),
+        Operands::Bf16 => "0".to_string(),
+    };
     Sems {
+        sf_full,
         w_full: name_of(full_of(t, p.w_ring, 0)),
         a_full: name_of(full_of(t, p.a_ring, 0)),
         ring_empty: name_of(empty_of(ir, t, p.w_ring, 0)),
@@ -106,9 +112,10 @@ fn constants(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
     c(w, "BLOCK_M", p.block_m, "tile M: weight rows per task (MMA-M)");
     c(w, "BLOCK_N", p.block_n, "tile N: tokens (MMA-N)");
     c(w, "BLOCK_K", p.block_k, "tile K: reduction elements per stage");
-    c(w, "MMA_K", p.mma_k, "K per tcgen05.mma kind::f16");
-    c(w, "K_CHUNKS", p.block_k / 64, "64-element (128-byte swizzle) rows per stage");
-    c(w, "MMAS_PER_CHUNK", 64 / p.mma_k, "MMAs per 128-byte swizzle row");
+    c(w, "ELEM_BYTES", p.elem_bytes, "bytes per operand element");
+    c(w, "MMA_K", p.mma_k, "K per tcgen05.mma");
+    c(w, "K_CHUNKS", p.block_k * p.elem_bytes / 128, "128-byte swizzle rows per stage");
+    c(w, "MMAS_PER_CHUNK", 128 / (p.mma_k * p.elem_bytes), "MMAs per 128-byte swizzle row");
     c(w, "NUM_STAGES", p.stages, "ring stages");
     c(w, "N", p.n, &format!("rows of `{}`", wt.name));
     c(w, "K", p.k, &format!("columns of `{}`", wt.name));
@@ -120,6 +127,13 @@ fn constants(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
     w.line(format!("constexpr uint32_t TMEM_COLS = {};  // tcgen05.alloc columns (I-T1)", p.tmem_cols));
     w.line(format!("constexpr int IN_A = {};  // input_ptrs / input_tma_desc_ptrs index of `{}`", idx_in(p.acts), at.name));
     w.line(format!("constexpr int IN_W = {};  // input_ptrs / input_tma_desc_ptrs index of `{}`", idx_in(p.weights), wt.name));
+    if let Operands::Fp8BlockScale { w_scale, a_scale, .. } = &p.operands {
+        w.line(format!("constexpr int IN_W_SCALE = {};  // `{}`: f32 [N / 128, K / 128] weight block scales", idx_in(*w_scale), ir.tensors[*w_scale].name));
+        w.line(format!("constexpr int IN_A_SCALE = {};  // `{}`: f32 [M_REAL, K / 128] activation group scales", idx_in(*a_scale), ir.tensors[*a_scale].name));
+        w.line("constexpr int K_BLOCKS = K / 128;  // 128-wide scale blocks along K");
+        w.line(format!("constexpr uint32_t SFA_COL = {};  // TMEM column of stage 0's A scales (4 per stage)", p.acc_slots * p.block_n));
+        w.line(format!("constexpr uint32_t SFB_COL = {};  // TMEM column of stage 0's B scales (4 per stage)", p.acc_slots * p.block_n + p.stages * 4));
+    }
     if let Some(r) = p.residual {
         w.line(format!("constexpr int IN_R = {};  // input_ptrs index of `{}`", idx_in(r), ir.tensors[r].name));
     }
@@ -145,8 +159,17 @@ fn constants(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
 }
 
 fn descriptors(w: &mut Writer, p: &PipelineShape) {
-    let (idesc, ifields) = instr_desc_f16(F16Format::Bf16, F16Format::Bf16, p.block_m as u32, p.block_n as u32);
-    w.comment("Instruction descriptor of tcgen05.mma.kind::f16 (CuTe UMMA::InstrDescriptor):");
+    let fp8 = matches!(p.operands, Operands::Fp8BlockScale { .. });
+    let (idesc, ifields) = if fp8 {
+        instr_desc_mxf8f6f4(p.block_m as u32, p.block_n as u32)
+    } else {
+        instr_desc_f16(F16Format::Bf16, F16Format::Bf16, p.block_m as u32, p.block_n as u32)
+    };
+    w.comment(if fp8 {
+        "Instruction descriptor of tcgen05.mma.kind::mxf8f6f4.block_scale (CuTe UMMA::InstrDescriptorBlockScaled):"
+    } else {
+        "Instruction descriptor of tcgen05.mma.kind::f16 (CuTe UMMA::InstrDescriptor):"
+    });
     for l in decode_lines(&ifields) {
         w.comment(format!("  {l}"));
     }
@@ -158,12 +181,21 @@ fn descriptors(w: &mut Writer, p: &PipelineShape) {
         w.comment(format!("  {l}"));
     }
     w.line(format!("constexpr uint64_t SMEM_DESC = 0x{sdesc:016X}ull;"));
-    w.comment("Within a stage: the next 64-element K chunk of W is BLOCK_M rows of 128 bytes further, of A");
-    w.comment("BLOCK_N rows; the next MMA inside a chunk is MMA_K bf16 = 32 bytes further (stays in the atom, I-T5).");
+    w.comment("Within a stage: the next 128-byte K chunk of W is BLOCK_M rows of 128 bytes further, of A");
+    w.comment("BLOCK_N rows; the next MMA inside a chunk is MMA_K elements = 32 bytes further (stays in the atom, I-T5).");
     w.line("constexpr uint32_t W_CHUNK_BYTES = BLOCK_M * 128;");
     w.line("constexpr uint32_t A_CHUNK_BYTES = BLOCK_N * 128;");
-    w.line("constexpr uint32_t MMA_K_STEP_BYTES = MMA_K * 2;");
+    w.line("constexpr uint32_t MMA_K_STEP_BYTES = MMA_K * ELEM_BYTES;");
     w.blank();
+    if fp8 {
+        let (sf, sfields) = smem_desc(SmemLayout::SwizzleNone, 0, 128);
+        w.comment("SMEM descriptor of a scale-factor block for tcgen05.cp.32x128b: 32 rows of 16 bytes, no swizzle:");
+        for l in decode_lines(&sfields) {
+            w.comment(format!("  {l}"));
+        }
+        w.line(format!("constexpr uint64_t SF_DESC = 0x{sf:016X}ull;"));
+        w.blank();
+    }
     w.comment("The descriptor of the operand at `p`: SMEM_DESC with the start address (>> 4) OR-ed in.");
     w.open("__device__ __forceinline__ uint64_t smem_desc(void const *p)");
     w.line("return SMEM_DESC | static_cast<uint64_t>((mpkc::sm100::smem_u32(p) & 0x3FFFFu) >> 4);");

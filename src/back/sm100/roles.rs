@@ -4,7 +4,7 @@ use super::{region_base, ring_group, Sems};
 use crate::back::consumer::ROLE_PARAMS;
 use crate::back::writer::Writer;
 use crate::ir::RoleKind;
-use crate::valid::{CheckedTask, Epilogue, PipelineShape};
+use crate::valid::{CheckedTask, Epilogue, Operands, PipelineShape};
 
 /// One force-inlined re-init helper per role that owns barriers (I-M4, I-M5): `mbarrier.init`
 /// of each with its count, then the init fence (as a call, nvcc reorders the fence).
@@ -54,6 +54,27 @@ pub(super) fn loader(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &
     w.line(format!("mpkc::sm100::mbar_arrive_expect_tx(&sem[{} + stage], W_STAGE_TX_BYTES);", s.w_full));
     w.comment("The activations come from the task this one depends on: wait its event once (I-M9).");
     w.line("if (it == 0) mpkc::rt::mbar_wait(dep_ready, mpkc::rt::ring_phase(instruction_index), \"SEM_DEP_READY\", instruction_index);");
+    if let Operands::Fp8BlockScale { sf_ring, .. } = &p.operands {
+        let sf0 = region_base(ir, ring_group(ir, *sf_ring));
+        w.comment("UE8M0 scales of this stage's 128-wide K block: the f32 scales are powers of two, so the byte is");
+        w.comment("their exponent. 32 rows of 16 bytes for A (replicated to the 4 lane quarters by the copy: the");
+        w.comment("tile's 128 rows share one block scale) and 32 for B (token n in row n); the 4 bytes of a word");
+        w.comment("are the 4 K sub-blocks of 32 (sf_id 0-3).");
+        w.line(format!("char *const sf = smem + task_desc->smem_region_offset({sf0} + stage);"));
+        w.line("float const *const w_scale = static_cast<float const *>(task_desc->input_ptrs[IN_W_SCALE]);");
+        w.line("float const *const a_scale = static_cast<float const *>(task_desc->input_ptrs[IN_A_SCALE]);");
+        w.line("int const kb = split * K_ITERS + it;");
+        w.line("uint32_t const wbyte = (__float_as_uint(w_scale[tile * K_BLOCKS + kb]) >> 23) & 0xFFu;");
+        w.line("uint4 const wrow = make_uint4(wbyte * 0x01010101u, 0u, 0u, 0u);");
+        w.open("for (int r = 0; r < 32; ++r)");
+        w.line("reinterpret_cast<uint4 *>(sf)[r] = wrow;");
+        w.line("uint32_t const abyte = r < M_REAL ? (__float_as_uint(a_scale[r * K_BLOCKS + kb]) >> 23) & 0xFFu : 127u;");
+        w.line("reinterpret_cast<uint4 *>(sf + 512)[r] = make_uint4(abyte * 0x01010101u, 0u, 0u, 0u);");
+        w.close("");
+        w.comment("Generic-proxy writes, read by tcgen05.cp (async proxy): fence, then publish.");
+        w.line("mpkc::sm100::fence_proxy_async_smem();");
+        w.line(format!("mpkc::rt::mbar_arrive(&sem[{} + stage]);", s.sf_full));
+    }
     w.line(format!("char *const a_dst = smem + task_desc->smem_region_offset({a0} + stage);"));
     w.line(format!("mpkc::sm100::tma_load_3d(a_dst, map_a, &sem[{} + stage], 0, 0, k_chunk, A_L2_POLICY);", s.a_full));
     w.line(format!("mpkc::sm100::mbar_arrive_expect_tx(&sem[{} + stage], A_STAGE_TX_BYTES);", s.a_full));
@@ -98,16 +119,37 @@ pub(super) fn launcher(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     w.line("uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0");
     w.line(format!("mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);", s.w_full, s.w_full.to_ascii_lowercase()));
     w.line(format!("mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);", s.a_full, s.a_full.to_ascii_lowercase()));
+    let fp8 = match &p.operands {
+        Operands::Fp8BlockScale { sf_ring, .. } => Some(region_base(ir, ring_group(ir, *sf_ring))),
+        Operands::Bf16 => None,
+    };
+    if fp8.is_some() {
+        w.line(format!("mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);", s.sf_full, s.sf_full.to_ascii_lowercase()));
+    }
     w.line("mpkc::sm100::tcgen05_fence_after();");
     w.line(format!("uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"));
     w.line(format!("uint64_t const a_desc = smem_desc(smem + task_desc->smem_region_offset({a0} + stage));"));
+    if let Some(sf0) = &fp8 {
+        w.comment("This stage's scales into TMEM (4 columns each, all 128 lanes), ordered before the MMAs.");
+        w.line(format!("uint32_t const sf_smem = mpkc::sm100::smem_u32(smem + task_desc->smem_region_offset({sf0} + stage));"));
+        w.line("uint32_t const sfa = taddr + SFA_COL + static_cast<uint32_t>(stage * 4);");
+        w.line("uint32_t const sfb = taddr + SFB_COL + static_cast<uint32_t>(stage * 4);");
+        w.line("mpkc::sm100::tmem_cp_32x128b_warpx4(sfa, SF_DESC | static_cast<uint64_t>((sf_smem & 0x3FFFFu) >> 4));");
+        w.line("mpkc::sm100::tmem_cp_32x128b_warpx4(sfb, SF_DESC | static_cast<uint64_t>(((sf_smem + 512) & 0x3FFFFu) >> 4));");
+    }
     w.line("#pragma unroll");
     w.open("for (int kc = 0; kc < K_CHUNKS; ++kc)");
     w.line("#pragma unroll");
     w.open("for (int kk = 0; kk < MMAS_PER_CHUNK; ++kk)");
     w.line("uint64_t const wa = w_desc + ((kc * W_CHUNK_BYTES + kk * MMA_K_STEP_BYTES) >> 4);");
     w.line("uint64_t const ab = a_desc + ((kc * A_CHUNK_BYTES + kk * MMA_K_STEP_BYTES) >> 4);");
-    w.line("mpkc::sm100::mma_f16(d_tmem, wa, ab, I_DESC, it > 0 || kc > 0 || kk > 0);");
+    if fp8.is_some() {
+        w.line("uint32_t const sf_id = static_cast<uint32_t>(kc * MMAS_PER_CHUNK + kk);  // byte of the scale words");
+        w.line("uint32_t const idesc = I_DESC | (sf_id << 4) | (sf_id << 29);");
+        w.line("mpkc::sm100::mma_mxf8f6f4_block_scale(d_tmem, wa, ab, idesc, sfa, sfb, it > 0 || kc > 0 || kk > 0);");
+    } else {
+        w.line("mpkc::sm100::mma_f16(d_tmem, wa, ab, I_DESC, it > 0 || kc > 0 || kk > 0);");
+    }
     w.close("");
     w.close("");
     w.comment("Frees the stage once these MMAs have read it.");
@@ -178,6 +220,31 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
             w.line("int64_t const at = static_cast<int64_t>(n) * N + row;");
             w.line("float const y = __bfloat162float(__float2bfloat16_rn(acc[n])) + __bfloat162float(res[at]);");
             w.line("out[at] = __float2bfloat16_rn(y);");
+            w.close("");
+            w.close("");
+        }
+        Epilogue::QuantE4m3 => {
+            let (sc, bar) = p.out_scale.unwrap_or((p.output, 1));
+            w.comment("amax over the tile's 128 rows for each token: warp shuffles, then 4 partial maxima per token");
+            w.comment("through the scratch region (after the TMEM address), one named barrier of the 128 threads.");
+            w.line(format!("float *const amax = reinterpret_cast<float *>(smem + task_desc->smem_region_offset({scratch}) + 16);"));
+            w.line("#pragma unroll");
+            w.open("for (int n = 0; n < BLOCK_N; ++n)");
+            w.line("float m = fabsf(acc[n]);");
+            w.line("#pragma unroll");
+            w.line("for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));");
+            w.line("if (lane == 0) amax[warp * BLOCK_N + n] = m;");
+            w.close("");
+            w.line(format!("mpkc::named_barrier_sync({bar}, 128);"));
+            w.line(format!("float *const scales = static_cast<float *>(task_desc->output_ptrs[{}]);  // `{}`", ir.outputs().position(|(x, _)| x == sc).unwrap_or(1), ir.tensors[sc].name));
+            w.line("#pragma unroll");
+            w.open("for (int n = 0; n < BLOCK_N; ++n)");
+            w.open("if (n < M_REAL)");
+            w.line("float const m = fmaxf(fmaxf(amax[n], amax[BLOCK_N + n]), fmaxf(amax[2 * BLOCK_N + n], amax[3 * BLOCK_N + n]));");
+            w.comment("A power-of-two scale with |x / scale| <= 448, the largest e4m3.");
+            w.line("float const scale = m > 0.f ? exp2f(ceilf(log2f(m / 448.f))) : 1.f;");
+            w.line("out[static_cast<int64_t>(n) * N + row] = __nv_fp8_e4m3(acc[n] / scale);");
+            w.line("if (warp == 0 && lane == 0) scales[static_cast<int64_t>(n) * NUM_TILES + tile] = scale;");
             w.close("");
             w.close("");
         }
