@@ -185,7 +185,7 @@ fn build_of_the_stdlib_prints_the_budget_table_and_kernels() {
     assert!(s.contains("linear_sm100_v2") && s.contains("221200") && s.contains("14/14") && s.contains("24/31"), "{s}");
     for unit in ["rmsnorm_v2_h4096", "rmsnorm_v2_h7168", "silu_mul_v2", "embedding_v2", "argmax_partial", "argmax_reduce"] {
         for target in ["sm_100a", "sm_90a"] {
-            assert!(out.join(format!("{unit}_worker.{target}.cubin")).is_file(), "{unit} {target}");
+            assert!(out.join(format!("{unit}_harness.{target}.cubin")).is_file(), "{unit} {target}");
         }
     }
     assert!(out.join("linear_sm100_v2_spec.h").is_file());

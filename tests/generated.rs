@@ -107,7 +107,7 @@ fn every_kernel_compiles_with_nvcc() {
         .iter()
         .map(|u| {
             let t = &checked[u.source].tasks[u.task];
-            u.files.iter().filter(|f| f.kind == FileKind::WorkerUnit).count() * t.ir.targets.len()
+            u.files.iter().filter(|f| f.kind == FileKind::Harness).count() * t.ir.targets.len()
         })
         .sum();
     assert_eq!(results.len(), expected);

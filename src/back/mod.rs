@@ -1,6 +1,6 @@
 //! Code generation from a [`CheckedTask`]: the host-safe spec header for every family, the
 //! consumer kernel for the consumer-only families, and the worker translation unit that wraps the
-//! task in the standalone runtime for nvcc (and, later, the harness).
+//! task in the standalone runtime for nvcc and `mpkc verify`.
 //!
 //! Output is deterministic: the same contract gives byte-identical files (no timestamps, no
 //! absolute paths, ordered iteration only).
@@ -11,11 +11,11 @@ mod design_doc;
 pub mod sm100;
 pub mod names;
 mod spec_h;
-mod worker;
+mod harness;
 pub mod writer;
 
 pub use banner::ContractInfo;
-pub use worker::entry_name as worker_entry;
+pub use harness::entry_name as harness_entry;
 
 use crate::valid::CheckedTask;
 
@@ -26,8 +26,8 @@ pub enum FileKind {
     SpecHeader,
     /// `<unit>.cuh`: device code of the task's roles.
     Kernel,
-    /// `<unit>_worker.cu`: a translation unit nvcc compiles per target.
-    WorkerUnit,
+    /// `<unit>_harness.cu`: the translation unit nvcc compiles per target and `verify` runs.
+    Harness,
     /// `<unit>.spec.md`: the design document.
     DesignDoc,
 }
@@ -56,17 +56,17 @@ pub fn generate(task: &CheckedTask, info: &ContractInfo) -> Vec<GeneratedFile> {
         files.push(GeneratedFile { name: format!("{unit}.cuh"), kind: FileKind::Kernel, text: sm100::emit(task, p, info) });
         files.push(GeneratedFile { name: format!("{unit}.spec.md"), kind: FileKind::DesignDoc, text: design_doc::emit(task, p, info) });
         files.push(GeneratedFile {
-            name: format!("{unit}_worker.cu"),
-            kind: FileKind::WorkerUnit,
-            text: worker::emit(task, info),
+            name: format!("{unit}_harness.cu"),
+            kind: FileKind::Harness,
+            text: harness::emit(task, info),
         });
     }
     if task.ir.family.is_consumer_only() {
         files.push(GeneratedFile { name: format!("{unit}.cuh"), kind: FileKind::Kernel, text: consumer::emit(task, info) });
         files.push(GeneratedFile {
-            name: format!("{unit}_worker.cu"),
-            kind: FileKind::WorkerUnit,
-            text: worker::emit(task, info),
+            name: format!("{unit}_harness.cu"),
+            kind: FileKind::Harness,
+            text: harness::emit(task, info),
         });
     }
     files

@@ -136,7 +136,7 @@ fn report_results(checked: &[Checked], units: &[UnitOutput], results: &[CompileJ
 fn spec_only_units(checked: &[Checked], units: &[UnitOutput]) {
     for u in units {
         let t = &checked[u.source].tasks[u.task];
-        if !u.files.iter().any(|f| f.kind == crate::back::FileKind::WorkerUnit) {
+        if !u.files.iter().any(|f| f.kind == crate::back::FileKind::Harness) {
             let targets: Vec<&str> = t.ir.targets.iter().map(|x| x.target.as_str()).collect();
             outln!(
                 "  {:<34} {:<8} spec header only: the {} family's kernel backend is not written yet",

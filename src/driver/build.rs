@@ -73,7 +73,7 @@ pub fn compile_all(tc: &Toolchain, dir: &Path, checked: &[Checked], units: &[Uni
     let mut work: Vec<(usize, String, Target)> = Vec::new();
     for (ui, u) in units.iter().enumerate() {
         let task = &checked[u.source].tasks[u.task];
-        for f in u.files.iter().filter(|f| f.kind == FileKind::WorkerUnit) {
+        for f in u.files.iter().filter(|f| f.kind == FileKind::Harness) {
             for t in &task.ir.targets {
                 work.push((ui, f.name.clone(), t.target));
             }
@@ -86,7 +86,7 @@ pub fn compile_all(tc: &Toolchain, dir: &Path, checked: &[Checked], units: &[Uni
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some((ui, file, target)) = work.get(i).cloned() else { break };
-                let entry = back::worker_entry(&units[ui].unit);
+                let entry = back::harness_entry(&units[ui].unit);
                 let result = nvcc::compile(tc, dir, &file, &entry, target);
                 if let Ok(mut r) = results.lock() {
                     r.push((i, CompileJob { unit: ui, file, target, result }));

@@ -227,14 +227,14 @@ mod tests {
     use super::*;
 
     const SAMPLE: &str = "ptxas info    : 0 bytes gmem\n\
-ptxas info    : Compiling entry function 'mpkc_worker_rmsnorm_v2_h4096' for 'sm_100a'\n\
-ptxas info    : Function properties for mpkc_worker_rmsnorm_v2_h4096\n\
+ptxas info    : Compiling entry function 'mpkc_harness_rmsnorm_v2_h4096' for 'sm_100a'\n\
+ptxas info    : Function properties for mpkc_harness_rmsnorm_v2_h4096\n\
     8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n\
 ptxas info    : Used 40 registers, used 1 barriers, 3264 bytes smem\n";
 
     #[test]
     fn parses_the_ptxas_report() {
-        let r = parse_ptxas(SAMPLE, "mpkc_worker_rmsnorm_v2_h4096").unwrap();
+        let r = parse_ptxas(SAMPLE, "mpkc_harness_rmsnorm_v2_h4096").unwrap();
         assert_eq!(r, PtxasReport { registers: 40, spill_stores: 4, spill_loads: 4, stack_bytes: 8, smem_bytes: 3264 });
         assert!(parse_ptxas(SAMPLE, "other").is_none());
     }

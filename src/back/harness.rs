@@ -1,5 +1,5 @@
-//! `<unit>_worker.cu`: the translation unit nvcc compiles for each target. It instantiates mpkc's
-//! standalone Runtime-V2 worker (`mpkc_worker.cuh`: 8 warps, 3-slot ring, page parity, dependency
+//! `<unit>_harness.cu`: the translation unit nvcc compiles for each target, and `mpkc verify`
+//! runs. It instantiates mpkc's standalone Runtime-V2 worker (`mpkc_worker.cuh`: 8 warps, 3-slot ring, page parity, dependency
 //! prefix) for the task's `Registration`, the way MPK's code generator wraps registered role
 //! bodies, so that the cubin holds exactly the code MPK would run.
 
@@ -7,12 +7,12 @@ use super::banner::{banner, ContractInfo};
 use super::writer::Writer;
 use crate::valid::CheckedTask;
 
-/// The kernel symbol of a unit's worker.
+/// The kernel symbol of a unit's harness (`mpkc_harness_<unit>`).
 pub fn entry_name(unit: &str) -> String {
-    format!("mpkc_worker_{unit}")
+    format!("mpkc_harness_{unit}")
 }
 
-/// Emits the worker translation unit.
+/// Emits the harness translation unit `<unit>_harness.cu`.
 pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
     let unit = task.ir.unit_name();
     let mut w = Writer::new();
