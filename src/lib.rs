@@ -11,6 +11,7 @@ pub mod cli;
 pub mod diag;
 pub mod driver;
 pub mod front;
+pub mod gpu;
 pub mod ir;
 pub mod plan;
 pub mod sema;

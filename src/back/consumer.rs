@@ -60,6 +60,16 @@ fn constants(w: &mut Writer, task: &CheckedTask) {
             };
             w.line(format!("constexpr {ty} {formal} = params::{actual};  // scalar `{formal}` of the body"));
         }
+        for need in &b.regions {
+            w.line(format!(
+                "static_assert(raw_{}_bytes() >= {}, \"E0110: region `{}` holds fewer bytes than the body keeps there ({}, {} B)\");",
+                need.name.to_ascii_lowercase(),
+                need.min_bytes,
+                need.name,
+                need.what,
+                need.min_bytes
+            ));
+        }
         if b.sig.needs_barrier {
             if let Some(bar) = ir.barriers.values().find(|b| b.by == crate::ir::RoleKind::Consumer) {
                 w.line(format!("constexpr int kSyncBarrier = BAR_{};  // bar.sync {}, 128", upper(&bar.name), bar.id));
@@ -197,6 +207,10 @@ fn registration(w: &mut Writer, ir: &TaskIr) {
     w.line("static constexpr bool kAutoConsumerFinish = true;");
     w.line("static constexpr bool kLauncherDepPrefix = false;");
     w.line("__device__ static void init_semaphores(uint64_t *) {}");
+    w.comment("No op-private barrier, hence none re-initialised by a role (harness checks, I-M4).");
+    w.line("static constexpr uint32_t kReinitOrdinals = 0u;");
+    w.line("__device__ static char const *ordinal_name(int) { return \"\"; }");
+    w.line("__device__ static char const *reinit_owner(int) { return \"\"; }");
     w.line(format!("__device__ static void consumer({ROLE_PARAMS}) {{ ::kernel::{}::consumer({ROLE_ARGS}); }}", ir.unit_name()));
     for role in ["loader", "launcher", "storer"] {
         w.line(format!("__device__ static void {role}(TaskDesc const *, RuntimeConfig const &, RuntimeSMEM &, int, int) {{}}"));

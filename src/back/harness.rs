@@ -19,13 +19,65 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
     w.line(banner(&task.ir, info));
     w.line("// The task inside mpkc's standalone Runtime-V2 worker (8 warps, one CTA per SM).");
     w.line("#include \"mpkc_worker.cuh\"");
-    w.line(format!("#include \"{unit}.cuh\""));
+    include_kernel(&mut w, task);
     w.blank();
     w.line(format!(
         "extern \"C\" __global__ void __launch_bounds__(256, 1) {}(mpkc::rt::WorkerArgs args) {{",
         entry_name(&unit)
     ));
     w.line(format!("  mpkc::rt::worker<::kernel::{unit}::Registration>(args);"));
+    w.line("}");
+    w.finish()
+}
+
+/// Whether `task` has a separate sm_90a kernel (`<unit>_sm90.cuh`).
+fn has_sm90_kernel(task: &CheckedTask) -> bool {
+    task.pipeline.is_some() && task.ir.targets.iter().any(|t| t.target == crate::ir::Target::Sm90a)
+}
+
+/// `#include`s the task's kernel: for a pipeline declaring sm_90a, the wgmma lowering in device
+/// passes below sm_100 and the tcgen05 one otherwise.
+fn include_kernel(w: &mut Writer, task: &CheckedTask) {
+    let unit = task.ir.unit_name();
+    if has_sm90_kernel(task) {
+        w.line("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 1000");
+        w.line(format!("#include \"{unit}_sm90.cuh\""));
+        w.line("#else");
+        w.line(format!("#include \"{unit}.cuh\""));
+        w.line("#endif");
+    } else {
+        w.line(format!("#include \"{unit}.cuh\""));
+    }
+}
+
+/// The kernel symbol of a chain harness.
+pub fn chain_entry_name(units: &[&CheckedTask]) -> String {
+    let names: Vec<String> = units.iter().map(|t| t.ir.unit_name()).collect();
+    format!("mpkc_chain_{}", names.join("__"))
+}
+
+/// A harness translation unit running several task types in one worker (`worker<R0, R1, ...>`):
+/// a producer and the tasks depending on it through events, as `mpkc verify` runs a chain such
+/// as argmax partial → reduce or a split-K linear → its reduce. The TaskDesc's `registration`
+/// is the index into `units`.
+pub fn emit_chain(units: &[&CheckedTask], info: &ContractInfo) -> String {
+    let mut w = Writer::new();
+    if let Some(first) = units.first() {
+        w.line(banner(&first.ir, info));
+    }
+    let names: Vec<String> = units.iter().map(|t| t.ir.unit_name()).collect();
+    w.line(format!("// A chain of task types in one standalone worker, registrations in order: {}.", names.join(", ")));
+    w.line("#include \"mpkc_worker.cuh\"");
+    for t in units {
+        include_kernel(&mut w, t);
+    }
+    w.blank();
+    let regs: Vec<String> = names.iter().map(|u| format!("::kernel::{u}::Registration")).collect();
+    w.line(format!(
+        "extern \"C\" __global__ void __launch_bounds__(256, 1) {}(mpkc::rt::WorkerArgs args) {{",
+        chain_entry_name(units)
+    ));
+    w.line(format!("  mpkc::rt::worker<{}>(args);", regs.join(", ")));
     w.line("}");
     w.finish()
 }

@@ -11,7 +11,9 @@ mod design_doc;
 pub mod sm100;
 pub mod names;
 mod spec_h;
-mod harness;
+pub mod harness;
+mod pipeline;
+pub mod sm90;
 pub mod writer;
 
 pub use banner::ContractInfo;
@@ -43,9 +45,24 @@ pub struct GeneratedFile {
     pub text: String,
 }
 
-/// Generates every file of `task`. Pipeline kernels (family A) come with the sm_100a backend;
-/// until then a pipeline task yields its spec header only.
+/// Options of one generation, for `mpkc verify`'s fault injection; the default generates what the
+/// contract says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GenOptions {
+    /// Leave the role re-init of this op ordinal out of its owner's re-init helper (the harness
+    /// must then name the dropped re-init, I-M4).
+    pub drop_reinit: Option<usize>,
+}
+
+/// Generates every file of `task` as its contract says.
 pub fn generate(task: &CheckedTask, info: &ContractInfo) -> Vec<GeneratedFile> {
+    generate_with(task, info, &GenOptions::default())
+}
+
+/// Generates every file of `task`: the spec header; for a pipeline (family A) the sm_100a kernel
+/// `<unit>.cuh`, the sm_90a kernel `<unit>_sm90.cuh` where the contract declares sm_90a, the design
+/// document and the harness; for the consumer-only families the kernel and the harness.
+pub fn generate_with(task: &CheckedTask, info: &ContractInfo, opts: &GenOptions) -> Vec<GeneratedFile> {
     let unit = task.ir.unit_name();
     let mut files = vec![GeneratedFile {
         name: format!("{unit}_spec.h"),
@@ -53,7 +70,10 @@ pub fn generate(task: &CheckedTask, info: &ContractInfo) -> Vec<GeneratedFile> {
         text: spec_h::emit(task, info),
     }];
     if let Some(p) = &task.pipeline {
-        files.push(GeneratedFile { name: format!("{unit}.cuh"), kind: FileKind::Kernel, text: sm100::emit(task, p, info) });
+        files.push(GeneratedFile { name: format!("{unit}.cuh"), kind: FileKind::Kernel, text: sm100::emit(task, p, info, opts) });
+        if task.ir.targets.iter().any(|t| t.target == crate::ir::Target::Sm90a) {
+            files.push(GeneratedFile { name: format!("{unit}_sm90.cuh"), kind: FileKind::Kernel, text: sm90::emit(task, p, info, opts) });
+        }
         files.push(GeneratedFile { name: format!("{unit}.spec.md"), kind: FileKind::DesignDoc, text: design_doc::emit(task, p, info) });
         files.push(GeneratedFile {
             name: format!("{unit}_harness.cu"),
@@ -75,7 +95,9 @@ pub fn generate(task: &CheckedTask, info: &ContractInfo) -> Vec<GeneratedFile> {
 /// The support headers every output directory needs, shipped in `stdlib/include/`.
 pub const SUPPORT_HEADERS: &[(&str, &str)] = &[
     ("mpkc_prelude.cuh", include_str!("../../stdlib/include/mpkc_prelude.cuh")),
+    ("mpkc_tma.cuh", include_str!("../../stdlib/include/mpkc_tma.cuh")),
     ("mpkc_sm100.cuh", include_str!("../../stdlib/include/mpkc_sm100.cuh")),
+    ("mpkc_sm90.cuh", include_str!("../../stdlib/include/mpkc_sm90.cuh")),
     ("mpkc_runtime.cuh", include_str!("../../stdlib/include/mpkc_runtime.cuh")),
     ("mpkc_worker.cuh", include_str!("../../stdlib/include/mpkc_worker.cuh")),
     ("mpkc_spec_support.h", include_str!("../../stdlib/include/mpkc_spec_support.h")),

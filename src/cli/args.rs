@@ -9,12 +9,13 @@ Exit status:
   0  success
   1  the contract has errors
   2  usage error
-  3  an external program failed (nvcc, ptxas)
-  4  something needed is absent (no nvcc for `build`), with what to install";
+  1  verification failed (`verify`: a wrong result, a trap or a fault in the kernel)
+  3  an external program failed (nvcc, ptxas, a CUDA driver call outside the kernel)
+  4  something needed is absent (no nvcc for `build`, no GPU or driver for `verify`)";
 
 /// mpkc: MPK Runtime-V2 op contracts to spec headers, kernels and page plans.
 #[derive(Debug, Parser)]
-#[command(name = "mpkc", version, about, after_help = EXIT_CODES)]
+#[command(name = "mpkc", version, about, after_help = EXIT_CODES, args_override_self = true)]
 pub struct Cli {
     /// When to colour diagnostics: `auto` colours a terminal unless NO_COLOR is set.
     #[arg(long, value_enum, default_value_t = ColorArg::Auto, global = true)]
@@ -94,11 +95,57 @@ pub enum Command {
         #[arg(long, short = 'j')]
         jobs: Option<usize>,
     },
+    /// Run each contract's tasks on the GPU in mpkc's harness and compare with a float64 CPU
+    /// reference (the embedded stdlib when no file is given).
+    Verify {
+        /// Common options.
+        #[command(flatten)]
+        common: CommonArgs,
+        /// What to run and how.
+        #[command(flatten)]
+        verify: VerifyArgs,
+    },
     /// Print the long explanation of a diagnostic code, e.g. `mpkc explain E0103`.
     Explain {
         /// The code.
         code: String,
     },
+}
+
+/// `mpkc verify`'s own options.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Target to build and run: sm_90a or sm_100a (default: the GPU's).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Tasks per CTA queue (ring-slot reuse, re-init and page parity across tasks).
+    #[arg(long, default_value_t = 4)]
+    pub tasks: usize,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Token count: sets `m` or `m_real` in every contract that declares it.
+    #[arg(long)]
+    pub m: Option<i64>,
+    /// Only the cases whose name contains this text.
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Test-only fault injection: region-short[=NAME], page-skip[=P], page-double[=P],
+    /// count-off[=K], reinit-drop[=K]. The case must then fail with a message naming it.
+    #[arg(long, value_name = "FAULT")]
+    pub inject: Option<crate::driver::verify::Inject>,
+    /// Keep the test build (sources, cubins, child logs) in this directory.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Seconds before a case that neither finishes nor traps is killed.
+    #[arg(long, default_value_t = 300)]
+    pub timeout: u64,
+    /// Milliseconds a wait of the test build may take before it traps with a report.
+    #[arg(long, default_value_t = 4000)]
+    pub wait_timeout_ms: u64,
+    /// Internal: run one case (the parent runs each case in its own process).
+    #[arg(long, hide = true)]
+    pub child: Option<String>,
 }
 
 /// Options shared by `check`, `plan` and `build`.

@@ -36,6 +36,7 @@ pub mod args;
 mod build;
 mod explain;
 mod report;
+mod verify;
 
 pub use args::Cli;
 use args::{ColorArg, Command, CommonArgs, PlanFormat};
@@ -86,6 +87,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Check { common, predecessors } => check(&common, predecessors.is_some(), color),
         Command::Plan { common, format } => plan(&common, format, color),
         Command::Build { common, out, jobs } => build::run(&common, &out, jobs, color),
+        Command::Verify { common, verify } => verify::run(&common, &verify, color),
         Command::Explain { code } => explain::run(&code),
     }
 }

@@ -5,6 +5,7 @@ pub mod nvcc;
 pub mod plan_view;
 pub mod predecessors;
 pub mod stdlib;
+pub mod verify;
 
 use crate::diag::{Diagnostic, Sink};
 use crate::front;
@@ -65,12 +66,34 @@ pub fn check_source(source: &Source, sema_opts: &SemaOptions, check_opts: &Check
 /// Checks every source, then the contracts mpkc derives from them (the reduce task of each
 /// split-K pipeline), and reports generated-file collisions across all of them.
 pub fn check_sources(sources: &[Source], sema_opts: &SemaOptions, check_opts: &CheckOptions) -> Vec<Checked> {
-    let mut checked: Vec<Checked> = sources.iter().map(|s| check_source(s, sema_opts, check_opts)).collect();
+    check_sources_with(sources, |_| sema_opts.clone(), check_opts)
+}
+
+/// [`check_sources`] with options chosen per source (`mpkc verify --m` overrides a token-count
+/// param only in the files that declare it).
+pub fn check_sources_with(sources: &[Source], sema_opts: impl Fn(&Source) -> SemaOptions, check_opts: &CheckOptions) -> Vec<Checked> {
+    let mut checked: Vec<Checked> = sources.iter().map(|s| check_source(s, &sema_opts(s), check_opts)).collect();
     let derived: Vec<Source> = checked.iter().flat_map(derived_sources).collect();
     let plain = SemaOptions::default();
     checked.extend(derived.iter().map(|s| check_source(s, &plain, check_opts)));
     unit_collisions(&mut checked);
     checked
+}
+
+/// The params `source` declares, in any of its tasks (empty when it does not parse).
+pub fn declared_params(source: &Source) -> Vec<String> {
+    match front::parse_file(&source.text) {
+        Ok(ast) => ast
+            .tasks
+            .iter()
+            .flat_map(|t| t.items.iter())
+            .filter_map(|i| match i {
+                front::ast::Item::Param(p) => Some(p.name.node.clone()),
+                _ => None,
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// The contracts derived from `c`: for a pipeline with a `split_k f32` epilogue, the reduce task

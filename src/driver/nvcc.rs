@@ -173,6 +173,19 @@ pub struct CompileFailure {
 /// Compiles `unit` (a `.cu` in `dir`) for `target` into `<stem>.<target>.cubin` next to it.
 /// Returns the cubin path and the ptxas report of `entry`.
 pub fn compile(tc: &Toolchain, dir: &Path, unit: &str, entry: &str, target: Target) -> Result<(PathBuf, PtxasReport), CompileFailure> {
+    compile_with(tc, dir, unit, entry, target, &[])
+}
+
+/// [`compile`] with extra nvcc flags (`mpkc verify`'s test builds: `-DMPKC_BOUNDED_WAITS`,
+/// fault-injection defines, `-lineinfo`).
+pub fn compile_with(
+    tc: &Toolchain,
+    dir: &Path,
+    unit: &str,
+    entry: &str,
+    target: Target,
+    extra: &[String],
+) -> Result<(PathBuf, PtxasReport), CompileFailure> {
     let stem = unit.trim_end_matches(".cu");
     let cubin = format!("{stem}.{target}.cubin");
     // A failed compile must not leave an earlier cubin next to the new sources.
@@ -184,16 +197,18 @@ pub fn compile(tc: &Toolchain, dir: &Path, unit: &str, entry: &str, target: Targ
         .arg("-cubin")
         .arg("-Xptxas")
         .arg("-v")
-        .arg("-I.");
+        .arg("-I.")
+        .args(extra);
     for inc in &tc.includes {
         cmd.arg("-isystem").arg(inc);
     }
     cmd.arg("-o").arg(&cubin).arg(unit);
-    let command = format!(
-        "{} -std=c++17 -gencode={} -cubin -Xptxas -v -I. -o {cubin} {unit}",
-        tc.nvcc.display(),
-        target.gencode()
-    );
+    let mut command = format!("{} -std=c++17 -gencode={} -cubin -Xptxas -v -I.", tc.nvcc.display(), target.gencode());
+    for e in extra {
+        command.push(' ');
+        command.push_str(e);
+    }
+    command.push_str(&format!(" -o {cubin} {unit}"));
     let out = cmd.output().map_err(|e| CompileFailure { command: command.clone(), stderr: e.to_string(), not_started: true })?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {

@@ -12,7 +12,9 @@
 #pragma once
 #ifndef MPKC_IN_MPK
 
+#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cuda.h>
 
 #ifndef MPKC_MAX_INPUTS
@@ -66,6 +68,8 @@ struct alignas(16) TaskDesc {
   int dependent_triggers;
   /// Event this task triggers when it finishes (-1: none).
   int trigger_event;
+  /// Harness only: index of the task's `Registration` in the worker's list (0 for one type).
+  int registration;
 
   /// Byte offset of region r from the dynamic SMEM base.
   __host__ __device__ int smem_region_offset(int r) const {
@@ -124,27 +128,130 @@ __device__ __forceinline__ bool mbar_try_wait(uint64_t *bar, uint32_t parity) {
 }
 
 #ifdef MPKC_BOUNDED_WAITS
-/// Test builds: how many suspend-hinted polls before a wait is declared hung.
-#ifndef MPKC_WAIT_LIMIT
-#define MPKC_WAIT_LIMIT (1u << 22)
-#endif
+// ---------------------------------------------------------------------------------------------
+// Test builds (MPKC_BOUNDED_WAITS, what `mpkc verify` compiles): every wait is bounded by
+// %globaltimer and a wait that times out traps with a message naming the barrier (page, ring
+// slot and op ordinal, or runtime barrier), the role, the task and the phase. A shadow of the
+// runtime state in static shared memory counts page releases and role re-inits, so a page
+// released twice or never, and a re-init dropped, are named instead of hanging or passing early.
+// ---------------------------------------------------------------------------------------------
+
+/// Nanoseconds a test-build wait may take before it is declared hung.
+#ifndef MPKC_WAIT_TIMEOUT_NS
+#define MPKC_WAIT_TIMEOUT_NS 2000000000ull
 #endif
 
-/// Waits until the phase with `parity` completed. In test builds (MPKC_BOUNDED_WAITS) the wait
-/// is bounded and traps with a message naming the barrier.
+/// The shadow state of one CTA (test builds only).
+struct DebugState {
+  /// The CTA's RuntimeSMEM, to classify a barrier address.
+  RuntimeSMEM *rs;
+  /// Per warp: the CTA-local sequence number of the task it runs (-1: none yet).
+  int seq[8];
+  /// Per page: finish_page calls so far, the worker's pre-arm included (task s waits a page after
+  /// exactly s + 1 releases).
+  unsigned page_releases[MAX_SMEM_PAGES_PER_TASK];
+  /// Per ring slot and semaphore index: role re-inits (mbar_reinit) so far.
+  unsigned reinits[INSTRUCTION_RING_SIZE][MAX_DYNAMIC_SEMAPHORES];
+};
+
+/// The shadow state, one per CTA.
+static __shared__ DebugState dbg;
+
+__device__ __forceinline__ uint64_t globaltimer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/// The role of warp `w` in the runtime's layout (contract doc §3.1).
+__device__ __forceinline__ char const *role_name(int w) {
+  switch (w) {
+    case 0: case 1: case 2: case 3: return "consumer";
+    case 4: return "loader";
+    case 5: return "launcher";
+    case 6: return "storer";
+    default: return "controller";
+  }
+}
+
+/// Prints what a hung wait was waiting for, then traps.
+__device__ __noinline__ void report_hang(uint64_t const *bar, uint32_t parity, char const *what, int index) {
+  int const warp = static_cast<int>(threadIdx.x >> 5);
+  int const seq = dbg.seq[warp];
+  RuntimeSMEM const &rs = *dbg.rs;
+  long const page = bar - &rs.page_finished[0];
+  long const sem = bar - &rs.dynamic_semaphores[0][0];
+  long const ins = bar - &rs.instruction_mbarriers[0][0];
+  unsigned long long const ms = MPKC_WAIT_TIMEOUT_NS / 1000000ull;
+  if (page >= 0 && page < MAX_SMEM_PAGES_PER_TASK) {
+    unsigned const rel = dbg.page_releases[page];
+    unsigned const need = static_cast<unsigned>(seq) + 1u;
+    printf("mpkc: hang: CTA %d %s (warp %d) task %d waits page %ld (page_finished parity %u) for %llu ms: "
+           "page %ld was released %u times (pre-arm included), task %d needs exactly %u: %s\n",
+           static_cast<int>(blockIdx.x), role_name(warp), warp, seq, page, parity, ms, page, rel, seq, need,
+           rel < need ? "a release of this page was skipped" : rel > need ? "this page was released twice" : "the phase is wrong");
+  } else if (sem >= 0 && sem < INSTRUCTION_RING_SIZE * MAX_DYNAMIC_SEMAPHORES) {
+    int const slot = static_cast<int>(sem / MAX_DYNAMIC_SEMAPHORES);
+    int const k = static_cast<int>(sem % MAX_DYNAMIC_SEMAPHORES);
+    if (k == SEM_DEP_READY) {
+      printf("mpkc: hang: CTA %d %s (warp %d) task %d waits SEM_DEP_READY of ring slot %d (parity %u) for %llu ms\n",
+             static_cast<int>(blockIdx.x), role_name(warp), warp, seq, slot, parity, ms);
+    } else {
+      printf("mpkc: hang: CTA %d %s (warp %d) task %d waits op ordinal %d (%s[%d]) of ring slot %d, parity %u, "
+             "for %llu ms: its phase never completed (an arrival missing or an init count too high)\n",
+             static_cast<int>(blockIdx.x), role_name(warp), warp, seq, k - SEM_OP_BASE, what, index, slot, parity, ms);
+    }
+  } else if (ins >= 0 && ins < 2 * INSTRUCTION_RING_SIZE) {
+    printf("mpkc: hang: CTA %d %s (warp %d) task %d waits the ring's %s[%d] (parity %u) for %llu ms\n",
+           static_cast<int>(blockIdx.x), role_name(warp), warp, seq, ins < INSTRUCTION_RING_SIZE ? "ARRIVED" : "FINISHED",
+           static_cast<int>(ins % INSTRUCTION_RING_SIZE), parity, ms);
+  } else {
+    printf("mpkc: hang: CTA %d %s (warp %d) task %d waits %s[%d] (parity %u) for %llu ms\n", static_cast<int>(blockIdx.x),
+           role_name(warp), warp, seq, what, index, parity, ms);
+  }
+  __trap();
+}
+
+/// Test builds: traps naming page `p` when task `seq` acquired it after a number of releases
+/// other than seq + 1 (a release doubled shows here when the wait did not hang).
+__device__ __forceinline__ void check_page_acquired(int p, int seq) {
+  unsigned const rel = *static_cast<unsigned volatile *>(&dbg.page_releases[p]);
+  if (rel != static_cast<unsigned>(seq) + 1u) {
+    int const warp = static_cast<int>(threadIdx.x >> 5);
+    printf("mpkc: page protocol: CTA %d %s (warp %d) task %d acquired page %d after %u releases (pre-arm included), "
+           "expected %d: %s\n",
+           static_cast<int>(blockIdx.x), role_name(warp), warp, seq, p, rel, seq + 1,
+           rel > static_cast<unsigned>(seq) + 1u ? "this page was released twice" : "this page was acquired without its release");
+    __trap();
+  }
+}
+#endif
+
+/// Waits until the phase with `parity` completed (I-M7 parities). `what`/`index` name the
+/// barrier in a test build's hang report.
 __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity, char const *what, int index) {
 #ifdef MPKC_BOUNDED_WAITS
-  for (uint32_t i = 0; !mbar_try_wait(bar, parity); ++i) {
-    if (i == MPKC_WAIT_LIMIT) {
-      printf("mpkc: wait on %s[%d] (parity %u) never completed: block %d warp %d\n", what, index, parity,
-             static_cast<int>(blockIdx.x), static_cast<int>(threadIdx.x >> 5));
-      __trap();
-    }
+  if (mbar_try_wait(bar, parity)) return;
+  uint64_t const t0 = globaltimer();
+  while (!mbar_try_wait(bar, parity)) {
+    if (globaltimer() - t0 > MPKC_WAIT_TIMEOUT_NS) report_hang(bar, parity, what, index);
   }
 #else
   (void)what;
   (void)index;
   while (!mbar_try_wait(bar, parity)) {
+  }
+#endif
+}
+
+/// A role's start-of-task re-init of a barrier it owns (I-M4): mbarrier.init, counted by the
+/// test build's shadow so that the controller can name a dropped re-init.
+__device__ __forceinline__ void mbar_reinit(uint64_t *bar, uint32_t count) {
+  mbar_init(bar, count);
+#ifdef MPKC_BOUNDED_WAITS
+  long const sem = bar - &dbg.rs->dynamic_semaphores[0][0];
+  if (sem >= 0 && sem < INSTRUCTION_RING_SIZE * MAX_DYNAMIC_SEMAPHORES) {
+    atomicAdd(&dbg.reinits[sem / MAX_DYNAMIC_SEMAPHORES][sem % MAX_DYNAMIC_SEMAPHORES], 1u);
   }
 #endif
 }
@@ -160,13 +267,37 @@ __device__ __forceinline__ uint32_t ring_phase(int instruction_index) {
   return static_cast<uint32_t>((instruction_index / INSTRUCTION_RING_SIZE) & 1);
 }
 
-/// Waits until physical page `p` was released by every earlier task of this SM.
+/// Waits until physical page `p` was released by every earlier task of this SM (I-P2: the
+/// parity of the task's per-SM sequence number). Test builds also check the release count.
 __device__ __forceinline__ void wait_page_ready(RuntimeSMEM &rs, int p, int instruction_index) {
   mbar_wait(&rs.page_finished[p], static_cast<uint32_t>(instruction_index & 1), "page_finished", p);
+#ifdef MPKC_BOUNDED_WAITS
+  check_page_acquired(p, instruction_index);
+#endif
 }
 
 /// Releases physical page `p` for the next task (exactly once per page per task, I-P1).
-__device__ __forceinline__ void finish_page(RuntimeSMEM &rs, int p) { mbar_arrive(&rs.page_finished[p]); }
+///
+/// Fault injection (`mpkc verify --inject`, test builds only): MPKC_INJECT_PAGE_SKIP=p drops,
+/// and MPKC_INJECT_PAGE_DOUBLE=p doubles, the release of page p by CTA 0's first task.
+__device__ __forceinline__ void finish_page(RuntimeSMEM &rs, int p) {
+#ifdef MPKC_BOUNDED_WAITS
+#ifdef MPKC_INJECT_PAGE_SKIP
+  if (blockIdx.x == 0 && p == MPKC_INJECT_PAGE_SKIP && dbg.page_releases[p] == 1u) return;
+#endif
+  unsigned const before = atomicAdd(&dbg.page_releases[p], 1u);
+  mbar_arrive(&rs.page_finished[p]);
+#ifdef MPKC_INJECT_PAGE_DOUBLE
+  if (blockIdx.x == 0 && p == MPKC_INJECT_PAGE_DOUBLE && before == 1u) {
+    atomicAdd(&dbg.page_releases[p], 1u);
+    mbar_arrive(&rs.page_finished[p]);
+  }
+#endif
+  (void)before;
+#else
+  mbar_arrive(&rs.page_finished[p]);
+#endif
+}
 
 /// True when some region of the task lies on physical page `p`.
 __device__ __forceinline__ bool task_uses_page(TaskDesc const *td, int p) {
@@ -191,13 +322,33 @@ __device__ __forceinline__ void consumer_dep_prefix(RuntimeConfig const &runtime
           static_cast<unsigned long long>(task_desc->dependent_triggers) * static_cast<unsigned long long>(iter_num + 1);
       unsigned long long *ctr = &runtime_config.event_counters[task_desc->dependent_event];
       unsigned long long seen;
+#ifdef MPKC_BOUNDED_WAITS
+      uint64_t const t0 = mpkc::rt::globaltimer();
+#endif
       do {
         asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(ctr) : "memory");
+#ifdef MPKC_BOUNDED_WAITS
+        if (seen < need && mpkc::rt::globaltimer() - t0 > MPKC_WAIT_TIMEOUT_NS) {
+          printf("mpkc: hang: CTA %d consumer task %d waits event %d: %llu of %llu triggers after %llu ms\n",
+                 static_cast<int>(blockIdx.x), instruction_index, task_desc->dependent_event, seen, need,
+                 static_cast<unsigned long long>(MPKC_WAIT_TIMEOUT_NS / 1000000ull));
+          __trap();
+        }
+#endif
       } while (seen < need);
     }
     mpkc::rt::mbar_arrive(ready);
   }
   mpkc::rt::mbar_wait(ready, mpkc::rt::ring_phase(instruction_index), "SEM_DEP_READY", instruction_index);
 }
+
+// The host mirrors these layouts byte for byte (mpkc's `gpu::abi`): keep them in step.
+static_assert(sizeof(SmemPageRegionDesc) == 12, "SmemPageRegionDesc layout");
+static_assert(sizeof(TaskDesc) == 528, "TaskDesc layout (mirrored by mpkc::gpu::abi::TaskDesc)");
+static_assert(offsetof(TaskDesc, input_ptrs) == 16 && offsetof(TaskDesc, output_ptrs) == 80, "TaskDesc layout");
+static_assert(offsetof(TaskDesc, input_tma_desc_ptrs) == 112 && offsetof(TaskDesc, task_metadata) == 304, "TaskDesc layout");
+static_assert(offsetof(TaskDesc, smem_regions) == 312 && offsetof(TaskDesc, dependent_event) == 504, "TaskDesc layout");
+static_assert(offsetof(TaskDesc, registration) == 516, "TaskDesc layout");
+static_assert(sizeof(RuntimeConfig) == 16, "RuntimeConfig layout");
 
 #endif  // MPKC_IN_MPK

@@ -1,5 +1,5 @@
-// mpkc_sm100.cuh — PTX wrappers for the sm_100a pipeline family: TMA tensor loads, mbarrier
-// transaction counts, tcgen05 (TMEM alloc, MMA, commit, load, fences) and elect.sync.
+// mpkc_sm100.cuh — PTX wrappers for the sm_100a pipeline family: tcgen05 (TMEM alloc, MMA,
+// scale copy, commit, load, fences); TMA and elect.sync come from mpkc_tma.cuh.
 //
 // Shipped with mpkc (stdlib/include/), copied next to the generated files by `mpkc build`.
 // Instruction forms follow the PTX ISA (tensor copy, mbarrier, tcgen05 chapters); every
@@ -10,44 +10,16 @@
 #include <cuda.h>
 
 #include "mpkc_prelude.cuh"
+#include "mpkc_tma.cuh"
 
 namespace mpkc::sm100 {
 
-/// Shared-memory address of a generic pointer into shared memory.
-__device__ __forceinline__ uint32_t smem_u32(void const *p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-/// `elect.sync`: true in exactly one lane of the (fully active) warp.
-__device__ __forceinline__ bool elect_one() {
-  uint32_t pred = 0;
-  asm volatile(
-      "{\n .reg .pred p;\n elect.sync _|p, 0xffffffff;\n selp.u32 %0, 1, 0, p;\n}"
-      : "=r"(pred)::"memory");
-  return pred != 0;
-}
-
-/// `prefetch.tensormap`: brings a tensor map (in global memory) into the descriptor cache.
-__device__ __forceinline__ void prefetch_tensormap(CUtensorMap const *map) {
-  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
-}
-
-/// `mbarrier.arrive.expect_tx`: one arrival that also expects `bytes` of TMA transactions.
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes)
-               : "memory");
-}
-
-/// `cp.async.bulk.tensor.3d` global → shared with an L2 cache hint; completes `bar`'s transaction
-/// count by the box's bytes.
-__device__ __forceinline__ void tma_load_3d(void *dst, CUtensorMap const *map, uint64_t *bar, int c0, int c1, int c2,
-                                            uint64_t cache_policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
-      " [%0], [%1, {%2, %3, %4}], [%5], %6;" ::"r"(smem_u32(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar)), "l"(cache_policy)
-      : "memory");
-}
+using mpkc::tma::elect_one;
+using mpkc::tma::fence_proxy_async_smem;
+using mpkc::tma::mbar_arrive_expect_tx;
+using mpkc::tma::prefetch_tensormap;
+using mpkc::tma::smem_u32;
+using mpkc::tma::tma_load_3d;
 
 /// `tcgen05.alloc`: the whole warp allocates `ncols` TMEM columns; the address is written to
 /// `*dst_smem`.
@@ -97,10 +69,6 @@ __device__ __forceinline__ void mma_mxf8f6f4_block_scale(uint32_t d_tmem, uint64
 __device__ __forceinline__ void tmem_cp_32x128b_warpx4(uint32_t taddr, uint64_t s_desc) {
   asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" ::"r"(taddr), "l"(s_desc) : "memory");
 }
-
-/// `fence.proxy.async.shared::cta`: makes generic-proxy SMEM writes visible to the async proxy
-/// (TMA, tcgen05.cp, tcgen05.mma operand reads).
-__device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 /// `tcgen05.commit`: one arrival on `bar` when all prior tcgen05 ops of this thread complete.
 __device__ __forceinline__ void mma_commit(uint64_t *bar) {

@@ -2,6 +2,9 @@
 // wrapping MPK's code generator puts around each registered role body (dependency prefix, page
 // prefix / claim / suffix), for one task type described by a generated `Registration`.
 //
+// One worker may serve several task types (`worker<R0, R1>`): the TaskDesc's `registration`
+// picks the type, as MPK's dispatcher switches on task_type.
+//
 // Layout (contract doc §3.1): 8 warps, consumers W0-3, loader W4, launcher W5, storer W6,
 // controller W7. The controller publishes each task of the CTA's queue into the 3-slot ring:
 // it waits the slot's FINISHED (count 7) of the task three places earlier, triggers that task's
@@ -80,7 +83,6 @@ __device__ __forceinline__ void run_role(RuntimeSMEM &rs, TaskDesc const *td, Ru
   }
 }
 
-template <class R>
 __device__ __forceinline__ void trigger_event(RuntimeConfig const &cfg, TaskDesc const &td) {
   if (td.trigger_event >= 0) {
     __threadfence();
@@ -88,18 +90,58 @@ __device__ __forceinline__ void trigger_event(RuntimeConfig const &cfg, TaskDesc
   }
 }
 
-/// The worker body of one CTA.
+/// Calls `f(R{})` for the registration at index `reg` of `Rs...` (the TaskDesc's `registration`).
+template <class... Rs, class F>
+__device__ __forceinline__ void dispatch(int reg, F &&f) {
+  int i = 0;
+  ((i++ == reg ? f(Rs{}) : void()), ...);
+}
+
+#ifdef MPKC_BOUNDED_WAITS
+/// Test builds: after task `seq` finished, every barrier its roles re-init (R::kReinitOrdinals,
+/// bit k = op ordinal k) must have been re-initialised once per use of the ring slot (I-M4).
 template <class R>
+__device__ __forceinline__ void check_reinits(int seq) {
+  int const slot = seq % INSTRUCTION_RING_SIZE;
+  unsigned const uses = static_cast<unsigned>(seq / INSTRUCTION_RING_SIZE) + 1u;
+  for (int k = 0; k < MAX_DYNAMIC_SEMAPHORES - SEM_OP_BASE; ++k) {
+    if (!((R::kReinitOrdinals >> k) & 1u)) continue;
+    unsigned const n = dbg.reinits[slot][SEM_OP_BASE + k];
+    if (n != uses) {
+      printf("mpkc: re-init: CTA %d task %d (ring slot %d): op ordinal %d (%s) was re-initialised %u times by its owner "
+             "(%s), expected %u (once per task on the slot): a role re-init was dropped\n",
+             static_cast<int>(blockIdx.x), seq, slot, k, R::ordinal_name(k), n, R::reinit_owner(k), uses);
+      __trap();
+    }
+  }
+}
+#endif
+
+/// The worker body of one CTA, for tasks of the registrations `Rs...` (one for a single task
+/// type; several when a queue mixes a producer and its dependent, e.g. argmax partial → reduce).
+template <class... Rs>
 __device__ void worker(WorkerArgs const &args) {
   __shared__ RuntimeSMEM rs;
   __shared__ __align__(16) TaskDesc task_buf[INSTRUCTION_RING_SIZE];
   int const begin = args.queue_begin[blockIdx.x];
   int const n = args.queue_len[blockIdx.x];
   if (threadIdx.x == 0) {
+#ifdef MPKC_BOUNDED_WAITS
+    dbg.rs = &rs;
+    for (int w = 0; w < 8; ++w) dbg.seq[w] = -1;
+    for (int p = 0; p < MAX_SMEM_PAGES_PER_TASK; ++p) dbg.page_releases[p] = 1u;  // the pre-arm below
+    for (int s = 0; s < INSTRUCTION_RING_SIZE; ++s)
+      for (int k = 0; k < MAX_DYNAMIC_SEMAPHORES; ++k) dbg.reinits[s][k] = 0u;
+#endif
+#ifdef MPKC_INJECT_DEP_COUNT_OFF
+    uint32_t const dep_count = 2;  // fault injection: SEM_DEP_READY's count one too high
+#else
+    uint32_t const dep_count = 1;
+#endif
     for (int s = 0; s < INSTRUCTION_RING_SIZE; ++s) {
       mbar_init(&rs.instruction_mbarriers[0][s], 1);
       mbar_init(&rs.instruction_mbarriers[1][s], NUM_ROLE_WARPS);
-      mbar_init(&rs.dynamic_semaphores[s][SEM_DEP_READY], 1);
+      mbar_init(&rs.dynamic_semaphores[s][SEM_DEP_READY], dep_count);
     }
     for (int p = 0; p < MAX_SMEM_PAGES_PER_TASK; ++p) mbar_init(&rs.page_finished[p], 1);
     fence_mbar_init();
@@ -108,12 +150,22 @@ __device__ void worker(WorkerArgs const &args) {
   __syncthreads();
   int const warp = warp_id();
   if (warp == 7) {
+    // Controller: publish each task into its ring slot once the task three places earlier finished.
+    auto finished = [&](int seq) {
+      mbar_wait(&rs.instruction_mbarriers[1][seq % INSTRUCTION_RING_SIZE], ring_phase(seq), "FINISHED",
+                seq % INSTRUCTION_RING_SIZE);
+      TaskDesc const &done = args.tasks[begin + seq];
+#ifdef MPKC_BOUNDED_WAITS
+      if (lane_id() == 0) dispatch<Rs...>(done.registration, [&](auto r) { check_reinits<decltype(r)>(seq); });
+#endif
+      if (lane_id() == 0) trigger_event(args.config, done);
+    };
     for (int seq = 0; seq < n; ++seq) {
       int const slot = seq % INSTRUCTION_RING_SIZE;
-      if (seq >= INSTRUCTION_RING_SIZE) {
-        mbar_wait(&rs.instruction_mbarriers[1][slot], ring_phase(seq - INSTRUCTION_RING_SIZE), "FINISHED", slot);
-        if (lane_id() == 0) trigger_event<R>(args.config, args.tasks[begin + seq - INSTRUCTION_RING_SIZE]);
-      }
+#ifdef MPKC_BOUNDED_WAITS
+      if (lane_id() == 0) dbg.seq[7] = seq;
+#endif
+      if (seq >= INSTRUCTION_RING_SIZE) finished(seq - INSTRUCTION_RING_SIZE);
       // Copy the TaskDesc into the slot, 16 bytes per lane per step.
       constexpr int kChunks = static_cast<int>(sizeof(TaskDesc) / 16);
       uint4 const *src = reinterpret_cast<uint4 const *>(&args.tasks[begin + seq]);
@@ -121,24 +173,24 @@ __device__ void worker(WorkerArgs const &args) {
       for (int c = lane_id(); c < kChunks; c += 32) dst[c] = src[c];
       __syncwarp();
       if (lane_id() == 0) {
-        R::init_semaphores(op_sem_base(rs, seq));
+        dispatch<Rs...>(task_buf[slot].registration, [&](auto r) { decltype(r)::init_semaphores(op_sem_base(rs, seq)); });
         __threadfence_block();
         mbar_arrive(&rs.instruction_mbarriers[0][slot]);
       }
       __syncwarp();
     }
-    for (int seq = n > INSTRUCTION_RING_SIZE ? n - INSTRUCTION_RING_SIZE : 0; seq < n; ++seq) {
-      mbar_wait(&rs.instruction_mbarriers[1][seq % INSTRUCTION_RING_SIZE], ring_phase(seq), "FINISHED",
-                seq % INSTRUCTION_RING_SIZE);
-      if (lane_id() == 0) trigger_event<R>(args.config, args.tasks[begin + seq]);
-    }
+    for (int seq = n > INSTRUCTION_RING_SIZE ? n - INSTRUCTION_RING_SIZE : 0; seq < n; ++seq) finished(seq);
     return;
   }
   for (int seq = 0; seq < n; ++seq) {
     int const slot = seq % INSTRUCTION_RING_SIZE;
     mbar_wait(&rs.instruction_mbarriers[0][slot], ring_phase(seq), "ARRIVED", slot);
+#ifdef MPKC_BOUNDED_WAITS
+    if (lane_id() == 0) dbg.seq[warp] = seq;
+#endif
     __syncwarp();
-    run_role<R>(rs, &task_buf[slot], args.config, seq, args.iter_num);
+    TaskDesc const *td = &task_buf[slot];
+    dispatch<Rs...>(td->registration, [&](auto r) { run_role<decltype(r)>(rs, td, args.config, seq, args.iter_num); });
     __syncwarp();
     if (lane_id() == 0) mbar_arrive(&rs.instruction_mbarriers[1][slot]);
   }
@@ -147,5 +199,6 @@ __device__ void worker(WorkerArgs const &args) {
 }  // namespace mpkc::rt
 
 static_assert(sizeof(TaskDesc) % 16 == 0, "TaskDesc is copied in 16-byte chunks");
+static_assert(sizeof(mpkc::rt::WorkerArgs) == 48, "WorkerArgs layout (mirrored by mpkc::gpu::abi::WorkerArgs)");
 
 #endif  // MPKC_IN_MPK

@@ -31,7 +31,7 @@ pub fn decode_lines(fields: &[Field]) -> Vec<String> {
         .collect()
 }
 
-fn field(name: &'static str, lo: u32, width: u32, value: u64, meaning: impl Into<String>) -> Field {
+pub(crate) fn field(name: &'static str, lo: u32, width: u32, value: u64, meaning: impl Into<String>) -> Field {
     Field { name, lo, width, value, meaning: meaning.into() }
 }
 

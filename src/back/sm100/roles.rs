@@ -1,87 +1,9 @@
 //! The role functions of the sm_100a pipeline: loader (W4), launcher (W5), consumer (W0-3).
 
-use super::{region_base, ring_group, Sems};
+use crate::back::pipeline::{region_base, ring_group, Sems};
 use crate::back::consumer::ROLE_PARAMS;
 use crate::back::writer::Writer;
-use crate::ir::RoleKind;
 use crate::valid::{CheckedTask, Epilogue, Operands, PipelineShape};
-
-/// One force-inlined re-init helper per role that owns barriers (I-M4, I-M5): `mbarrier.init`
-/// of each with its count, then the init fence (as a call, nvcc reorders the fence).
-pub(super) fn reinit_helpers(w: &mut Writer, task: &CheckedTask) {
-    for role in [RoleKind::Loader, RoleKind::Launcher] {
-        let owned: Vec<_> = task.ordinals.iter().filter(|o| o.reinit == Some(role)).collect();
-        w.comment(format!("Start-of-task re-init by the {role} of the barriers it arrives asynchronously or last (I-M4)."));
-        w.open(format!("__device__ __forceinline__ void reinit_{role}(uint64_t *sem)"));
-        for o in owned {
-            w.line(format!("mpkc::rt::mbar_init(&sem[{}], {});  // {}", o.ordinal, o.count, o.name));
-        }
-        w.line("mpkc::rt::fence_mbar_init();");
-        w.close("");
-        w.blank();
-    }
-}
-
-/// Loader (W4): one elected lane issues the TMA loads of each stage after the stage's shared
-/// empty barrier frees it (producer cursor from parity 1), and waits the task's dependency once
-/// before the first activation load. No end-of-task drain (I-M8).
-pub(super) fn loader(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &Sems) {
-    let ir = &task.ir;
-    let w0 = region_base(ir, ring_group(ir, p.w_ring));
-    let a0 = region_base(ir, ring_group(ir, p.a_ring));
-    w.comment("Loader (W4): TMA of the weight and activation stages.");
-    w.open(format!("__device__ __noinline__ void loader({ROLE_PARAMS})"));
-    w.line("(void)runtime_config;");
-    w.line("(void)iter_num;");
-    w.line("if (!mpkc::sm100::elect_one()) return;");
-    w.line("extern __shared__ __align__(1024) char smem[];");
-    w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
-    w.line("CUtensorMap const *const map_w = task_desc->input_tma_desc_ptrs[IN_W][0];");
-    w.line("CUtensorMap const *const map_a = task_desc->input_tma_desc_ptrs[IN_A][0];");
-    w.line("mpkc::sm100::prefetch_tensormap(map_w);");
-    w.line("mpkc::sm100::prefetch_tensormap(map_a);");
-    w.line("reinit_loader(sem);");
-    w.line("int const tile = task_desc->task_metadata.task_offset % NUM_TILES;");
-    w.line("int const split = task_desc->task_metadata.task_offset / NUM_TILES;");
-    w.line("uint64_t *const dep_ready = &runtime_smem.dynamic_semaphores[instruction_index % INSTRUCTION_RING_SIZE][SEM_DEP_READY];");
-    w.open("for (int it = 0; it < K_ITERS; ++it)");
-    w.line("int const stage = it % NUM_STAGES;");
-    w.line("uint32_t const free_parity = ((it / NUM_STAGES) & 1) ^ 1;  // producer cursor starts at phase 1");
-    w.line(format!("mpkc::rt::mbar_wait(&sem[{} + stage], free_parity, \"{}\", stage);", s.ring_empty, s.ring_empty.to_ascii_lowercase()));
-    w.line("int const k_chunk = (split * K_ITERS + it) * K_CHUNKS;");
-    w.line(format!("char *const w_dst = smem + task_desc->smem_region_offset({w0} + stage);"));
-    w.line(format!("mpkc::sm100::tma_load_3d(w_dst, map_w, &sem[{} + stage], 0, tile * BLOCK_M, k_chunk, W_L2_POLICY);", s.w_full));
-    w.line(format!("mpkc::sm100::mbar_arrive_expect_tx(&sem[{} + stage], W_STAGE_TX_BYTES);", s.w_full));
-    w.comment("The activations come from the task this one depends on: wait its event once (I-M9).");
-    w.line("if (it == 0) mpkc::rt::mbar_wait(dep_ready, mpkc::rt::ring_phase(instruction_index), \"SEM_DEP_READY\", instruction_index);");
-    if let Operands::Fp8BlockScale { sf_ring, .. } = &p.operands {
-        let sf0 = region_base(ir, ring_group(ir, *sf_ring));
-        w.comment("UE8M0 scales of this stage's 128-wide K block: the f32 scales are powers of two, so the byte is");
-        w.comment("their exponent. 32 rows of 16 bytes for A (replicated to the 4 lane quarters by the copy: the");
-        w.comment("tile's 128 rows share one block scale) and 32 for B (token n in row n); the 4 bytes of a word");
-        w.comment("are the 4 K sub-blocks of 32 (sf_id 0-3).");
-        w.line(format!("char *const sf = smem + task_desc->smem_region_offset({sf0} + stage);"));
-        w.line("float const *const w_scale = static_cast<float const *>(task_desc->input_ptrs[IN_W_SCALE]);");
-        w.line("float const *const a_scale = static_cast<float const *>(task_desc->input_ptrs[IN_A_SCALE]);");
-        w.line("int const kb = split * K_ITERS + it;");
-        w.line("uint32_t const wbyte = (__float_as_uint(w_scale[tile * K_BLOCKS + kb]) >> 23) & 0xFFu;");
-        w.line("uint4 const wrow = make_uint4(wbyte * 0x01010101u, 0u, 0u, 0u);");
-        w.open("for (int r = 0; r < 32; ++r)");
-        w.line("reinterpret_cast<uint4 *>(sf)[r] = wrow;");
-        w.line("uint32_t const abyte = r < M_REAL ? (__float_as_uint(a_scale[r * K_BLOCKS + kb]) >> 23) & 0xFFu : 127u;");
-        w.line("reinterpret_cast<uint4 *>(sf + 512)[r] = make_uint4(abyte * 0x01010101u, 0u, 0u, 0u);");
-        w.close("");
-        w.comment("Generic-proxy writes, read by tcgen05.cp (async proxy): fence, then publish.");
-        w.line("mpkc::sm100::fence_proxy_async_smem();");
-        w.line(format!("mpkc::rt::mbar_arrive(&sem[{} + stage]);", s.sf_full));
-    }
-    w.line(format!("char *const a_dst = smem + task_desc->smem_region_offset({a0} + stage);"));
-    w.line(format!("mpkc::sm100::tma_load_3d(a_dst, map_a, &sem[{} + stage], 0, 0, k_chunk, A_L2_POLICY);", s.a_full));
-    w.line(format!("mpkc::sm100::mbar_arrive_expect_tx(&sem[{} + stage], A_STAGE_TX_BYTES);", s.a_full));
-    w.close("");
-    w.close("");
-    w.blank();
-}
 
 /// Launcher (W5): re-init, TMEM alloc after the first stage landed, tmem_ready, the MMA loop on
 /// one elected lane (a commit frees each stage, a commit fills the accumulator), then, after

@@ -1,0 +1,120 @@
+//! The sm_90a lowering of the pipeline family (family A): `<unit>_sm90.cuh`, the same contract
+//! compiled for Hopper (design.md, "Engines"). The loader's TMA ring, its full/empty barriers,
+//! the page protocol, init and re-init, region addressing and the dependency prefix are the
+//! sm_100a kernel's, unchanged; what differs is where the MMA runs and where the accumulator
+//! lives:
+//!
+//! - the consumer warpgroup (W0-3, warp 0 divisible by 4, I-R5) issues `wgmma.mma_async` itself,
+//!   A (the 128 weight rows, as two m64 halves) and B (the tokens) from SMEM through matrix
+//!   descriptors, the accumulator in its registers (the contract's TMEM maps to registers);
+//! - the stage is freed by one consumer arrival on the ring's empty barrier after
+//!   `wgmma.wait_group 0` (the tcgen05.commit of sm_100a, same count 1);
+//! - fp8 (e4m3) multiplies with fp8 wgmma (k32) into a per-block accumulator and applies the
+//!   weight-block and activation-group scales of each 128-element K block in f32 outside the MMA;
+//! - the launcher (W5) keeps its protocol duties without TMEM: it re-initialises the barriers it
+//!   owns, arrives `tmem_ready` (the handshake that orders that re-init before any consumer
+//!   arrival, contract doc §2.4), waits `consumer_done` and releases the used pages once.
+//!
+//! The accumulator channel's barriers are initialised (the spec's ordinal table is one for both
+//! targets) but never arrived on sm_90a.
+
+pub mod desc;
+mod roles;
+
+use super::banner::{banner, ContractInfo};
+use super::pipeline::{constants, loader, registration, reinit_helpers, sem_names};
+use super::writer::Writer;
+use super::GenOptions;
+use crate::valid::{CheckedTask, Operands, PipelineShape};
+use desc::wgmma_smem_desc;
+
+/// Emits `<unit>_sm90.cuh`.
+pub fn emit(task: &CheckedTask, p: &PipelineShape, info: &ContractInfo, opts: &GenOptions) -> String {
+    let ir = &task.ir;
+    let unit = ir.unit_name();
+    let mut w = Writer::new();
+    w.line(banner(ir, info));
+    w.line(format!(
+        "// Pipeline task, family A, lowered for sm_90a: TMA ring -> wgmma by the consumer warpgroup into registers -> epilogue `{}`.",
+        p.epilogue.as_str()
+    ));
+    w.line("#pragma once");
+    w.blank();
+    w.line("#include \"mpkc_prelude.cuh\"");
+    w.line("#include \"mpkc_sm90.cuh\"");
+    w.line(format!("#include \"{unit}_spec.h\""));
+    w.blank();
+    w.open_namespace(&format!("kernel::{unit}"));
+    w.blank();
+    constants(&mut w, task, p);
+    descriptors(&mut w, p);
+    wgmma_wrapper(&mut w, p);
+    let sems = sem_names(task, p);
+    reinit_helpers(&mut w, task, opts);
+    loader(&mut w, task, p, &sems, "mpkc::sm90");
+    roles::launcher(&mut w, task, &sems);
+    roles::consumer(&mut w, task, p, &sems);
+    registration(&mut w, task);
+    w.close_namespace(&format!("kernel::{unit}"));
+    w.finish()
+}
+
+fn descriptors(w: &mut Writer, p: &PipelineShape) {
+    let (sdesc, fields) = wgmma_smem_desc();
+    w.comment("wgmma SMEM matrix descriptor of both operands, K-major under 128-byte swizzle (CuTe GMMA::GmmaDescriptor):");
+    for l in super::sm100::desc::decode_lines(&fields) {
+        w.comment(format!("  {l}"));
+    }
+    w.line(format!("constexpr uint64_t SMEM_DESC = 0x{sdesc:016X}ull;"));
+    w.comment("Within a stage: the next 128-byte K chunk of W is BLOCK_M rows of 128 bytes further, of A BLOCK_N");
+    w.comment("rows; the second m64 half of W is 64 rows (8 swizzle atoms of 1024 B) further; the next wgmma inside a");
+    w.comment("chunk is MMA_K elements = 32 bytes further (inside the swizzle atom, I-T5).");
+    w.line("constexpr uint32_t W_CHUNK_BYTES = BLOCK_M * 128;");
+    w.line("constexpr uint32_t A_CHUNK_BYTES = BLOCK_N * 128;");
+    w.line("constexpr uint32_t W_HALF_BYTES = 64 * 128;");
+    w.line("constexpr uint32_t MMA_K_STEP_BYTES = MMA_K * ELEM_BYTES;");
+    w.comment("Accumulator registers per thread per m64 half: 64 x BLOCK_N f32 over 128 threads.");
+    w.line("constexpr int ACC_REGS = BLOCK_N / 2;");
+    w.line(format!(
+        "static_assert(BLOCK_M == 128 && BLOCK_N % 8 == 0 && BLOCK_N >= 8 && BLOCK_N <= 256, \"E0504: wgmma m64nNk{} needs N a multiple of 8 in [8, 256]\");",
+        p.mma_k
+    ));
+    if matches!(p.operands, Operands::Fp8BlockScale { .. }) {
+        w.line("static_assert(BLOCK_K == 128, \"E0013: one 128-element scale block per stage\");");
+    }
+    w.blank();
+    w.comment("The descriptor of the operand at `p`: SMEM_DESC with the start address (>> 4) OR-ed in.");
+    w.open("__device__ __forceinline__ uint64_t smem_desc(void const *p)");
+    w.line("return SMEM_DESC | static_cast<uint64_t>((mpkc::sm90::smem_u32(p) & 0x3FFFFu) >> 4);");
+    w.close("");
+    w.blank();
+}
+
+/// The `wgmma.mma_async` wrapper for this tile's shape: its register list has BLOCK_N / 2 entries,
+/// so mpkc writes it per contract.
+fn wgmma_wrapper(w: &mut Writer, p: &PipelineShape) {
+    let regs = (p.block_n / 2) as usize;
+    let fp8 = matches!(p.operands, Operands::Fp8BlockScale { .. });
+    let (shape, types, tail) = if fp8 {
+        (format!("m64n{}k32", p.block_n), "f32.e4m3.e4m3", "p, 1, 1")
+    } else {
+        (format!("m64n{}k16", p.block_n), "f32.bf16.bf16", "p, 1, 1, 0, 0")
+    };
+    let d: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
+    w.comment(format!("`wgmma.mma_async.sync.aligned.{shape}.{types}`: D (+)= A[smem desc] x B[smem desc]^T, both K-major;"));
+    w.comment("`accumulate` false overwrites D (scale-d = 0).");
+    w.open("__device__ __forceinline__ void wgmma(float (&d)[ACC_REGS], uint64_t a_desc, uint64_t b_desc, bool accumulate)");
+    w.line("asm volatile(");
+    w.line(format!("    \"{{\\n .reg .pred p;\\n setp.ne.b32 p, %{}, 0;\\n\"", regs + 2));
+    w.line(format!("    \" wgmma.mma_async.sync.aligned.{shape}.{types} {{{}}}, %{}, %{}, {tail};\\n}}\"", d.join(", "), regs, regs + 1));
+    let outs: Vec<String> = (0..regs).map(|i| format!("\"+f\"(d[{i}])")).collect();
+    for chunk in outs.chunks(8) {
+        let last = std::ptr::eq(chunk.as_ptr_range().end, outs.as_ptr_range().end);
+        let lead = if std::ptr::eq(chunk.as_ptr(), outs.as_ptr()) { "    : " } else { "      " };
+        w.line(format!("{lead}{}{}", chunk.join(", "), if last { "" } else { "," }));
+    }
+    w.line("    : \"l\"(a_desc), \"l\"(b_desc), \"r\"(static_cast<uint32_t>(accumulate))");
+    w.line("    : \"memory\");");
+    w.close("");
+    w.blank();
+}

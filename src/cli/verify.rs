@@ -1,0 +1,350 @@
+//! `mpkc verify`: check, write the test build of every runnable case, compile it with nvcc for
+//! the GPU's target, then run each case in its own child process (a trap or fault makes the CUDA
+//! context unusable, and a hang is killed after `--timeout`), and print one line per case.
+//!
+//! The parent runs this module's [`run`]; each child is `mpkc verify … --child CASE --out DIR`
+//! and prints one `mpkc-result: {json}` line (plus whatever the device printed: the harness's
+//! hang and protocol reports).
+
+use super::args::{CommonArgs, VerifyArgs};
+use super::{exit, report};
+use crate::diag::ColorMode;
+use crate::driver::verify::{cases, compile_cases, test_flags, write_test_build, CaseSpec};
+use crate::driver::{self, nvcc, Checked};
+use crate::gpu::compare::OutputResult;
+use crate::gpu::run::{run_case, Case, RunOptions};
+use crate::gpu::{Gpu, GpuError};
+use crate::ir::Target;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What a child reports.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct ChildResult {
+    /// `ok`, `kernel` (the kernel trapped or faulted), `driver` (a driver call failed), `setup`.
+    status: String,
+    /// The error, when not ok.
+    error: Option<String>,
+    ctas: u32,
+    tasks: usize,
+    max_queue: usize,
+    outputs: Vec<OutputRow>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct OutputRow {
+    unit: String,
+    tensor: String,
+    metric: String,
+    error: f64,
+    tol: f64,
+    unwritten: usize,
+    nans: usize,
+    elements: usize,
+    pass: bool,
+}
+
+impl From<&OutputResult> for OutputRow {
+    fn from(r: &OutputResult) -> Self {
+        OutputRow {
+            unit: r.unit.clone(),
+            tensor: r.tensor.clone(),
+            metric: r.metric.clone(),
+            error: r.error,
+            tol: r.tol,
+            unwritten: r.unwritten,
+            nans: r.nans,
+            elements: r.elements,
+            pass: r.pass,
+        }
+    }
+}
+
+const RESULT_TAG: &str = "mpkc-result: ";
+
+fn check(common: &CommonArgs, m: Option<i64>, color: ColorMode) -> Result<Vec<Checked>, u8> {
+    let (sema, opts) = super::options(common).map_err(|e| {
+        errln!("error: {e}");
+        exit::USAGE
+    })?;
+    let sources = super::load_sources(&common.files).map_err(|e| {
+        errln!("error: {e}");
+        exit::USAGE
+    })?;
+    let checked = driver::check_sources_with(
+        &sources,
+        |s| {
+            let mut o = sema.clone();
+            if let Some(m) = m {
+                for p in driver::declared_params(s).into_iter().filter(|p| p == "m" || p == "m_real") {
+                    o.overrides.push((p, m.to_string()));
+                }
+            }
+            o
+        },
+        &opts,
+    );
+    for c in &checked {
+        report::print_diagnostics(c, common.message_format, color);
+    }
+    if checked.iter().any(Checked::has_errors) {
+        report::summary(&checked, common.message_format);
+        return Err(exit::ERRORS);
+    }
+    Ok(checked)
+}
+
+fn target_of(gpu: &Gpu, arg: Option<&str>) -> Result<Target, String> {
+    match arg {
+        Some(t) => Target::parse(t).ok_or_else(|| format!("unknown target `{t}`: sm_90a or sm_100a")),
+        None => match gpu.cc.0 {
+            9 => Ok(Target::Sm90a),
+            10 => Ok(Target::Sm100a),
+            _ => Err(format!("no mpkc target for compute capability {}.{}: pass --target", gpu.cc.0, gpu.cc.1)),
+        },
+    }
+}
+
+/// Runs `mpkc verify`.
+pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
+    let checked = match check(common, v.m, color) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let gpu = match Gpu::open() {
+        Ok(g) => g,
+        Err(e) => {
+            errln!("error: {e}");
+            return exit::ABSENT;
+        }
+    };
+    let target = match target_of(&gpu, v.target.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            errln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    let mut all = cases(&checked, target);
+    if let Some(only) = &v.only {
+        all.retain(|c| c.name.contains(only.as_str()));
+    }
+    let (dir, temporary) = match &v.out {
+        Some(d) => (d.clone(), false),
+        None => (std::env::temp_dir().join(format!("mpkc-verify-{}", std::process::id())), true),
+    };
+    if let Some(name) = &v.child {
+        return child(&gpu, &checked, &all, name, &dir, target, v);
+    }
+    let gpu_line = format!("{} (sm_{}{}, {} SMs)", gpu.name, gpu.cc.0, gpu.cc.1, gpu.sms);
+    drop(gpu);
+    let code = parent(&checked, &all, &dir, target, v, &gpu_line);
+    if temporary {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    code
+}
+
+fn parent(checked: &[Checked], all: &[CaseSpec], dir: &Path, target: Target, v: &VerifyArgs, gpu_line: &str) -> u8 {
+    let (defines, not_applicable) = match write_test_build(dir, checked, all, v.inject.as_ref()) {
+        Ok(x) => x,
+        Err(e) => {
+            errln!("error: cannot write the test build to {}: {e}", dir.display());
+            return exit::USAGE;
+        }
+    };
+    let tc = match nvcc::find() {
+        Ok(tc) => tc,
+        Err(e) => {
+            errln!("error: {e}");
+            return exit::ABSENT;
+        }
+    };
+    outln!(
+        "mpkc verify: {gpu_line}, target {target}, {} tasks per CTA, seed {}{}",
+        v.tasks,
+        v.seed,
+        v.inject.as_ref().map(|i| format!(", injected fault {i:?}")).unwrap_or_default()
+    );
+    let jobs = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let flags = test_flags(v.wait_timeout_ms, &defines);
+    let compiled = compile_cases(&tc, dir, all, target, &flags, jobs);
+    let (mut pass, mut fail, mut skip, mut driver_errors) = (0, 0, 0, 0);
+    for (c, comp) in all.iter().zip(compiled) {
+        if let Some(why) = &c.skip {
+            skip += 1;
+            outln!("  SKIP  {:<52} {why}", c.name);
+            continue;
+        }
+        if let Some((_, why)) = not_applicable.iter().find(|(u, _)| c.name.split(" -> ").any(|x| x == u)) {
+            skip += 1;
+            outln!("  SKIP  {:<52} fault does not apply: {why}", c.name);
+            continue;
+        }
+        match comp {
+            Some(Ok(_)) => {}
+            Some(Err(f)) => {
+                fail += 1;
+                outln!("  FAIL  {:<52} nvcc rejected the test build", c.name);
+                for l in f.stderr.lines().filter(|l| l.contains("error")).take(4) {
+                    outln!("        {}", l.trim());
+                }
+                continue;
+            }
+            None => continue,
+        }
+        let started = Instant::now();
+        let (result, messages) = spawn_child(&c.name, dir, v);
+        let secs = started.elapsed().as_secs_f64();
+        let ok = result.status == "ok" && !result.outputs.is_empty() && result.outputs.iter().all(|o| o.pass);
+        if result.status == "driver" {
+            driver_errors += 1;
+        }
+        if ok {
+            pass += 1;
+        } else {
+            fail += 1;
+        }
+        print_case(c, &result, ok, secs, &messages);
+    }
+    outln!("verified {} cases on {target}: {pass} passed, {fail} failed, {skip} skipped", pass + fail + skip);
+    if fail > 0 {
+        exit::ERRORS
+    } else if driver_errors > 0 {
+        exit::EXTERNAL
+    } else {
+        exit::OK
+    }
+}
+
+fn worst(outputs: &[OutputRow]) -> Option<&OutputRow> {
+    let score = |o: &OutputRow| if o.tol > 0.0 { o.error / o.tol } else { o.error };
+    outputs.iter().max_by(|a, b| score(a).partial_cmp(&score(b)).unwrap_or(std::cmp::Ordering::Equal))
+}
+
+fn describe(o: &OutputRow) -> String {
+    let value = if o.tol > 0.0 {
+        format!("{} {:.2e} {} {:.0e}", o.metric, o.error, if o.error < o.tol { "<" } else { ">=" }, o.tol)
+    } else {
+        format!("{} {}", o.metric, o.error as u64)
+    };
+    let mut s = format!("{}.{}: {value}", o.unit, o.tensor);
+    if o.unwritten > 0 || o.nans > 0 {
+        s.push_str(&format!(", {} of {} never written, {} NaN", o.unwritten, o.elements, o.nans));
+    }
+    s
+}
+
+fn print_case(c: &CaseSpec, r: &ChildResult, ok: bool, secs: f64, messages: &[String]) {
+    let verdict = if ok { "PASS" } else { "FAIL" };
+    let summary = match (r.status.as_str(), worst(&r.outputs)) {
+        ("ok", Some(o)) => describe(o),
+        _ => r.error.clone().unwrap_or_else(|| "no result".into()),
+    };
+    outln!("  {verdict}  {:<52} {summary}  [{} tasks on {} CTAs, {secs:.1}s]", c.name, r.tasks, r.ctas);
+    if !ok {
+        for o in r.outputs.iter().filter(|o| !o.pass) {
+            outln!("        {}", describe(o));
+        }
+        for m in messages.iter().take(6) {
+            outln!("        {m}");
+        }
+    }
+}
+
+/// Runs one case in a child process; returns its result and the other lines it printed.
+fn spawn_child(name: &str, dir: &Path, v: &VerifyArgs) -> (ChildResult, Vec<String>) {
+    let fail = |e: String| (ChildResult { status: "setup".into(), error: Some(e), ..Default::default() }, Vec::new());
+    let Ok(exe) = std::env::current_exe() else { return fail("cannot find mpkc's own executable".into()) };
+    let out_path = dir.join(format!("{}.stdout", sanitize(name)));
+    let err_path = dir.join(format!("{}.stderr", sanitize(name)));
+    let (Ok(out), Ok(err)) = (std::fs::File::create(&out_path), std::fs::File::create(&err_path)) else {
+        return fail(format!("cannot write to {}", dir.display()));
+    };
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    args.extend(["--child".into(), name.into(), "--out".into(), dir.as_os_str().to_owned()]);
+    let mut child = match Command::new(exe).args(&args).stdin(Stdio::null()).stdout(out).stderr(err).spawn() {
+        Ok(c) => c,
+        Err(e) => return fail(format!("cannot start a child mpkc: {e}")),
+    };
+    let deadline = Instant::now() + Duration::from_secs(v.timeout);
+    let timed_out = loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break false,
+            Ok(None) if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break true;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(_) => break false,
+        }
+    };
+    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+    let mut result = None;
+    let mut messages = Vec::new();
+    for l in stdout.lines() {
+        match l.strip_prefix(RESULT_TAG) {
+            Some(j) => result = serde_json::from_str::<ChildResult>(j).ok(),
+            None if !l.trim().is_empty() => messages.push(l.trim().to_string()),
+            None => {}
+        }
+    }
+    messages.extend(stderr.lines().filter(|l| !l.trim().is_empty()).map(|l| l.trim().to_string()));
+    let result = match result {
+        Some(r) => r,
+        None if timed_out => ChildResult { status: "kernel".into(), error: Some(format!("no answer within {} s: killed (an unbounded hang)", v.timeout)), ..Default::default() },
+        None => ChildResult { status: "setup".into(), error: Some("the child mpkc ended without a result".into()), ..Default::default() },
+    };
+    (result, messages)
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+}
+
+/// The child: runs case `name` and prints its result line.
+fn child(gpu: &Gpu, checked: &[Checked], all: &[CaseSpec], name: &str, dir: &Path, target: Target, v: &VerifyArgs) -> u8 {
+    let report = |r: ChildResult| {
+        outln!("{RESULT_TAG}{}", serde_json::to_string(&r).unwrap_or_default());
+    };
+    let Some(c) = all.iter().find(|c| c.name == name) else {
+        report(ChildResult { status: "setup".into(), error: Some(format!("no case `{name}`")), ..Default::default() });
+        return exit::USAGE;
+    };
+    let cubin_path: PathBuf = dir.join(format!("{}.{target}.cubin", c.file.trim_end_matches(".cu")));
+    let cubin = match std::fs::read(&cubin_path) {
+        Ok(b) => b,
+        Err(e) => {
+            report(ChildResult { status: "setup".into(), error: Some(format!("cannot read {}: {e}", cubin_path.display())), ..Default::default() });
+            return exit::USAGE;
+        }
+    };
+    let case = Case { name: c.name.clone(), tasks: c.units.iter().map(|u| &checked[u.0].tasks[u.1]).collect(), links: c.links.clone() };
+    let opts = RunOptions { tasks_per_cta: v.tasks, seed: v.seed, target };
+    match run_case(gpu, &case, &cubin, &c.entry, &opts) {
+        Ok(r) => {
+            report(ChildResult {
+                status: "ok".into(),
+                error: None,
+                ctas: r.ctas,
+                tasks: r.tasks,
+                max_queue: r.max_queue,
+                outputs: r.outputs.iter().map(OutputRow::from).collect(),
+            });
+            exit::OK
+        }
+        Err(e) => {
+            let status = match e {
+                GpuError::Kernel(_) => "kernel",
+                GpuError::Driver { .. } => "driver",
+                GpuError::NoDriver | GpuError::NoDevice(_) => "setup",
+            };
+            report(ChildResult { status: status.into(), error: Some(e.to_string()), ..Default::default() });
+            exit::ERRORS
+        }
+    }
+}

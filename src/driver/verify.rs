@@ -1,0 +1,313 @@
+//! `mpkc verify`, host side: which cases run (each runnable task instance, and each chain of a
+//! producer and the task depending on it), the test build of their harnesses (bounded waits,
+//! the runtime shadow, fault injection), and their compilation for the GPU's target.
+
+use super::build::write_all;
+use super::nvcc::{self, CompileFailure, Toolchain};
+use super::build::UnitOutput;
+use super::Checked;
+use crate::back::{self, ContractInfo, GenOptions};
+use crate::gpu::run::Link;
+use crate::ir::{Family, GranularityIr, Target};
+use crate::valid::CheckedTask;
+use std::path::{Path, PathBuf};
+
+/// A fault `verify` injects into the test build (`--inject`), to show that the harness names it
+/// instead of hanging or passing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Inject {
+    /// A region one byte short in the spec header (`region-short[=NAME]`, default the first
+    /// region): the kernel's own static_asserts must reject it.
+    RegionShort(Option<String>),
+    /// The release of a page skipped by CTA 0's first task (`page-skip[=P]`, default the first
+    /// page of the first region).
+    PageSkip(Option<usize>),
+    /// The release of a page doubled by CTA 0's first task (`page-double[=P]`).
+    PageDouble(Option<usize>),
+    /// A barrier's init count one too high (`count-off[=K]`: op ordinal K, default 0; a task
+    /// without op ordinals gets its SEM_DEP_READY's).
+    CountOff(Option<usize>),
+    /// A role's start-of-task re-init dropped (`reinit-drop[=K]`: op ordinal K, default the
+    /// first re-initialised one).
+    ReinitDrop(Option<usize>),
+}
+
+impl std::str::FromStr for Inject {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Inject, String> {
+        let (kind, arg) = match s.split_once('=') {
+            Some((k, a)) => (k, Some(a)),
+            None => (s, None),
+        };
+        let num = |a: Option<&str>| -> Result<Option<usize>, String> {
+            a.map(|x| x.parse::<usize>().map_err(|_| format!("`{kind}={x}`: expected a number"))).transpose()
+        };
+        Ok(match kind {
+            "region-short" => Inject::RegionShort(arg.map(str::to_string)),
+            "page-skip" => Inject::PageSkip(num(arg)?),
+            "page-double" => Inject::PageDouble(num(arg)?),
+            "count-off" => Inject::CountOff(num(arg)?),
+            "reinit-drop" => Inject::ReinitDrop(num(arg)?),
+            _ => return Err(format!("unknown fault `{kind}`: region-short[=NAME], page-skip[=P], page-double[=P], count-off[=K], reinit-drop[=K]")),
+        })
+    }
+}
+
+/// One case to verify.
+#[derive(Clone, Debug)]
+pub struct CaseSpec {
+    /// Display name: the unit, or `producer -> dependent`.
+    pub name: String,
+    /// (source index, task index) per task type, the producer first.
+    pub units: Vec<(usize, usize)>,
+    /// Tensors a producer passes to its dependent.
+    pub links: Vec<Link>,
+    /// Harness translation unit.
+    pub file: String,
+    /// Kernel symbol.
+    pub entry: String,
+    /// Why it cannot run (no reference, target not declared, grid-wide granularity).
+    pub skip: Option<String>,
+}
+
+fn task<'a>(checked: &'a [Checked], at: (usize, usize)) -> &'a CheckedTask {
+    &checked[at.0].tasks[at.1]
+}
+
+/// Why `t` cannot run in the harness on `target`, if it cannot.
+fn not_runnable(t: &CheckedTask, target: Target) -> Option<String> {
+    if !t.ir.targets.iter().any(|x| x.target == target) {
+        return Some(format!("does not declare {target}"));
+    }
+    if t.ir.family == Family::Helper {
+        return Some("helper family: no kernel of its own".into());
+    }
+    if matches!(t.ir.granularity, GranularityIr::GridWide { .. }) {
+        return Some("grid-wide granularity: the harness runs per-tile tasks".into());
+    }
+    crate::gpu::reference::semantics(t).err()
+}
+
+/// The tensors `b` reads from `a`: an input of `b` with the name, type and shape of an output of
+/// `a`, or, for the reduce task mpkc derives from a split-K pipeline, its partials.
+pub fn links(checked: &[Checked], a: (usize, usize), b: (usize, usize)) -> Vec<Link> {
+    let (ta, tb) = (task(checked, a), task(checked, b));
+    let derived = checked[b.0].source.path == format!("{}#{}_reduce", checked[a.0].source.path, ta.ir.unit_name());
+    let mut out = Vec::new();
+    for (ii, (_, x)) in tb.ir.inputs().enumerate() {
+        for (oi, (_, y)) in ta.ir.outputs().enumerate() {
+            let same = x.dtype == y.dtype && x.dims == y.dims && (x.name == y.name || (derived && ii == 0 && oi == 0));
+            if same {
+                out.push(Link { from_task: 0, from_output: oi, to_task: 1, to_input: ii });
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Every case of `checked` for `target`: each task instance, then each producer → dependent chain.
+pub fn cases(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
+    let all: Vec<(usize, usize)> =
+        checked.iter().enumerate().flat_map(|(si, c)| (0..c.tasks.len()).map(move |ti| (si, ti))).collect();
+    let mut out = Vec::new();
+    for &u in &all {
+        let t = task(checked, u);
+        let unit = t.ir.unit_name();
+        out.push(CaseSpec {
+            name: unit.clone(),
+            units: vec![u],
+            links: Vec::new(),
+            file: format!("{unit}_harness.cu"),
+            entry: back::harness_entry(&unit),
+            skip: not_runnable(t, target),
+        });
+    }
+    for &a in &all {
+        for &b in &all {
+            if a == b || not_runnable(task(checked, a), target).is_some() || not_runnable(task(checked, b), target).is_some() {
+                continue;
+            }
+            let l = links(checked, a, b);
+            if l.is_empty() {
+                continue;
+            }
+            let (ta, tb) = (task(checked, a), task(checked, b));
+            out.push(CaseSpec {
+                name: format!("{} -> {}", ta.ir.unit_name(), tb.ir.unit_name()),
+                units: vec![a, b],
+                links: l,
+                file: format!("chain_{}__{}.cu", ta.ir.unit_name(), tb.ir.unit_name()),
+                entry: back::harness::chain_entry_name(&[ta, tb]),
+                skip: None,
+            });
+        }
+    }
+    out
+}
+
+/// `task` as the test build generates it under `inject` (a region one byte short, a count one too
+/// high), the generation options (a dropped re-init) and the nvcc defines (page faults, the
+/// SEM_DEP_READY count), or why the fault does not apply to this task.
+pub fn apply_inject(task: &CheckedTask, inject: Option<&Inject>) -> Result<(CheckedTask, GenOptions, Vec<String>), String> {
+    let mut t = task.clone();
+    let mut opts = GenOptions::default();
+    let mut defines = Vec::new();
+    let first_page = || task.primary_plan().regions.iter().find_map(|r| r.pages.first().copied()).unwrap_or(0);
+    match inject {
+        None => {}
+        Some(Inject::RegionShort(name)) => {
+            let h = match name {
+                Some(n) => t.ir.regions.iter().find(|(_, r)| &r.name == n).map(|(h, _)| h),
+                None => t.ir.regions.iter().next().map(|(h, _)| h),
+            };
+            let Some(h) = h else { return Err("no such region to shorten".into()) };
+            t.ir.regions.get_mut(h).size -= 1;
+        }
+        Some(Inject::PageSkip(p)) => defines.push(format!("-DMPKC_INJECT_PAGE_SKIP={}", p.unwrap_or_else(first_page))),
+        Some(Inject::PageDouble(p)) => defines.push(format!("-DMPKC_INJECT_PAGE_DOUBLE={}", p.unwrap_or_else(first_page))),
+        Some(Inject::CountOff(k)) => {
+            if t.ordinals.is_empty() {
+                defines.push("-DMPKC_INJECT_DEP_COUNT_OFF".to_string());
+            } else {
+                let k = k.unwrap_or(0);
+                let Some(o) = t.ordinals.iter_mut().find(|o| o.ordinal == k) else { return Err(format!("no op ordinal {k}")) };
+                o.count += 1;
+            }
+        }
+        Some(Inject::ReinitDrop(k)) => {
+            let k = match k {
+                Some(k) => *k,
+                None => t.ordinals.iter().find(|o| o.reinit.is_some()).map(|o| o.ordinal).ok_or("no barrier is re-initialised by a role")?,
+            };
+            if !t.ordinals.iter().any(|o| o.ordinal == k && o.reinit.is_some()) {
+                return Err(format!("op ordinal {k} has no re-init owner"));
+            }
+            opts.drop_reinit = Some(k);
+        }
+    }
+    Ok((t, opts, defines))
+}
+
+/// Writes the test build of every runnable case into `dir`: the generated files of each unit
+/// (with the fault applied) and the chain harnesses. Returns the nvcc defines of the fault, and
+/// the cases whose fault does not apply, with why.
+pub fn write_test_build(
+    dir: &Path,
+    checked: &[Checked],
+    cases: &[CaseSpec],
+    inject: Option<&Inject>,
+) -> std::io::Result<(Vec<String>, Vec<(String, String)>)> {
+    let mut units = Vec::new();
+    let mut defines = Vec::new();
+    let mut not_applicable = Vec::new();
+    let mut done: Vec<(usize, usize)> = Vec::new();
+    for c in cases.iter().filter(|c| c.skip.is_none()) {
+        for &u in &c.units {
+            if done.contains(&u) {
+                continue;
+            }
+            done.push(u);
+            let info = ContractInfo::new(&checked[u.0].source.path, &checked[u.0].source.text);
+            match apply_inject(task(checked, u), inject) {
+                Ok((t, opts, d)) => {
+                    for x in d {
+                        if !defines.contains(&x) {
+                            defines.push(x);
+                        }
+                    }
+                    units.push(UnitOutput { source: u.0, task: u.1, unit: t.ir.unit_name(), files: back::generate_with(&t, &info, &opts) });
+                }
+                Err(why) => not_applicable.push((task(checked, u).ir.unit_name(), why)),
+            }
+        }
+    }
+    write_all(dir, &units)?;
+    for c in cases.iter().filter(|c| c.skip.is_none() && c.units.len() > 1) {
+        let tasks: Vec<&CheckedTask> = c.units.iter().map(|u| task(checked, *u)).collect();
+        let info = ContractInfo::new(&checked[c.units[0].0].source.path, &checked[c.units[0].0].source.text);
+        std::fs::write(dir.join(&c.file), back::harness::emit_chain(&tasks, &info))?;
+    }
+    Ok((defines, not_applicable))
+}
+
+/// The nvcc flags of a test build: bounded waits (trapping after `timeout_ms`), the shadow
+/// checks, line info for compute-sanitizer, and the fault's defines.
+pub fn test_flags(timeout_ms: u64, defines: &[String]) -> Vec<String> {
+    let mut f = vec!["-DMPKC_BOUNDED_WAITS".to_string(), format!("-DMPKC_WAIT_TIMEOUT_NS={}ull", timeout_ms.saturating_mul(1_000_000)), "-lineinfo".to_string()];
+    f.extend(defines.iter().cloned());
+    f
+}
+
+/// Compiles each runnable case's harness for `target`, `jobs` at a time. Returns per case the
+/// cubin or the failure.
+pub fn compile_cases(
+    tc: &Toolchain,
+    dir: &Path,
+    cases: &[CaseSpec],
+    target: Target,
+    flags: &[String],
+    jobs: usize,
+) -> Vec<Option<Result<PathBuf, CompileFailure>>> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(vec![None; cases.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(c) = cases.get(i) else { break };
+                if c.skip.is_some() {
+                    continue;
+                }
+                let r = nvcc::compile_with(tc, dir, &c.file, &c.entry, target, flags).map(|(p, _)| p);
+                if let Ok(mut v) = results.lock() {
+                    v[i] = Some(r);
+                }
+            });
+        }
+    });
+    results.into_inner().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stdlib() -> Vec<Checked> {
+        super::super::check_sources(&super::super::stdlib::sources(), &Default::default(), &Default::default())
+    }
+
+    #[test]
+    fn the_stdlib_has_its_chains() {
+        let checked = stdlib();
+        let cs = cases(&checked, Target::Sm90a);
+        let chains: Vec<&str> = cs.iter().filter(|c| c.units.len() == 2).map(|c| c.name.as_str()).collect();
+        assert!(chains.contains(&"argmax_partial -> argmax_reduce"), "{chains:?}");
+        assert!(chains.contains(&"linear_bf16_splitk_q_b -> linear_bf16_splitk_q_b_reduce"), "{chains:?}");
+        // argmax passes both of its outputs.
+        let am = cs.iter().find(|c| c.name == "argmax_partial -> argmax_reduce").map(|c| c.links.len());
+        assert_eq!(am, Some(2));
+        // Every stdlib instance runs on sm_90a.
+        assert!(cs.iter().all(|c| c.skip.is_none()), "{:?}", cs.iter().filter(|c| c.skip.is_some()).map(|c| (&c.name, &c.skip)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn faults_parse_and_apply() {
+        assert_eq!("page-skip=3".parse::<Inject>(), Ok(Inject::PageSkip(Some(3))));
+        assert!("page-skip=x".parse::<Inject>().is_err());
+        assert!("melt".parse::<Inject>().is_err());
+        let checked = stdlib();
+        let lin = checked.iter().flat_map(|c| c.tasks.iter()).find(|t| t.ir.unit_name() == "linear_sm100_v2").expect("house linear");
+        let (t, _, _) = apply_inject(lin, Some(&Inject::RegionShort(None))).expect("applies");
+        let first = lin.ir.regions.iter().next().map(|(h, _)| h).expect("a region");
+        assert_eq!(t.ir.regions[first].size, lin.ir.regions[first].size - 1);
+        let (t, _, _) = apply_inject(lin, Some(&Inject::CountOff(Some(0)))).expect("applies");
+        assert_eq!(t.ordinals[0].count, lin.ordinals[0].count + 1);
+        let (_, opts, _) = apply_inject(lin, Some(&Inject::ReinitDrop(None))).expect("applies");
+        assert!(opts.drop_reinit.is_some());
+        let rms = checked.iter().flat_map(|c| c.tasks.iter()).find(|t| t.ir.unit_name() == "rmsnorm_v2_h4096").expect("rmsnorm");
+        assert!(apply_inject(rms, Some(&Inject::ReinitDrop(None))).is_err());
+        let (_, _, d) = apply_inject(rms, Some(&Inject::CountOff(None))).expect("applies");
+        assert_eq!(d, vec!["-DMPKC_INJECT_DEP_COUNT_OFF".to_string()]);
+    }
+}

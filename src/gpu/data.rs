@@ -1,0 +1,220 @@
+//! Host tensors for `mpkc verify`: element types as bytes, random fills (never all zeros), the
+//! output poison, and the conversions the references need (bf16 through `half`, e4m3 here).
+
+use crate::ir::Dtype;
+
+/// A tensor on the host: element type, extents (outermost first) and little-endian bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostTensor {
+    /// The contract's name.
+    pub name: String,
+    /// Element type.
+    pub dtype: Dtype,
+    /// Extents, outermost first.
+    pub dims: Vec<i64>,
+    /// `elements × dtype.bytes()` bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl HostTensor {
+    /// A tensor of `dims` filled with `byte`.
+    pub fn filled(name: &str, dtype: Dtype, dims: &[i64], byte: u8) -> HostTensor {
+        let n = elements(dims) * dtype.bytes() as usize;
+        HostTensor { name: name.to_string(), dtype, dims: dims.to_vec(), bytes: vec![byte; n] }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        elements(&self.dims)
+    }
+
+    /// True for a tensor with no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element `i` as f64 (bf16, f16, f32, e4m3 decoded; integers converted).
+    pub fn get(&self, i: usize) -> f64 {
+        let b = &self.bytes;
+        match self.dtype {
+            Dtype::Bf16 => f64::from(half::bf16::from_le_bytes([b[2 * i], b[2 * i + 1]]).to_f32()),
+            Dtype::F16 => f64::from(half::f16::from_le_bytes([b[2 * i], b[2 * i + 1]]).to_f32()),
+            Dtype::F32 => f64::from(f32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])),
+            Dtype::E4m3 => e4m3_to_f32(b[i]) as f64,
+            Dtype::I32 => f64::from(self.get_i32(i)),
+            Dtype::I64 => self.get_i64(i) as f64,
+            Dtype::U8 | Dtype::Ue8m0 | Dtype::E5m2 => f64::from(b[i]),
+        }
+    }
+
+    /// Element `i` of an i32 tensor.
+    pub fn get_i32(&self, i: usize) -> i32 {
+        let b = &self.bytes[4 * i..4 * i + 4];
+        i32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+
+    /// Element `i` of an i64 tensor.
+    pub fn get_i64(&self, i: usize) -> i64 {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&self.bytes[8 * i..8 * i + 8]);
+        i64::from_le_bytes(a)
+    }
+
+    /// Stores `v` at element `i`, rounded to the element type (round to nearest even).
+    pub fn set(&mut self, i: usize, v: f64) {
+        match self.dtype {
+            Dtype::Bf16 => self.bytes[2 * i..2 * i + 2].copy_from_slice(&half::bf16::from_f64(v).to_le_bytes()),
+            Dtype::F16 => self.bytes[2 * i..2 * i + 2].copy_from_slice(&half::f16::from_f64(v).to_le_bytes()),
+            Dtype::F32 => self.bytes[4 * i..4 * i + 4].copy_from_slice(&(v as f32).to_le_bytes()),
+            Dtype::E4m3 => self.bytes[i] = f32_to_e4m3(v as f32),
+            Dtype::I32 => self.bytes[4 * i..4 * i + 4].copy_from_slice(&(v as i32).to_le_bytes()),
+            Dtype::I64 => self.set_i64(i, v as i64),
+            Dtype::U8 | Dtype::Ue8m0 | Dtype::E5m2 => self.bytes[i] = v as u8,
+        }
+    }
+
+    /// Stores an i64 at element `i`.
+    pub fn set_i64(&mut self, i: usize, v: i64) {
+        self.bytes[8 * i..8 * i + 8].copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// True when element `i` still holds the poison `verify` wrote before the run (NaN for the
+    /// float types, all ones for the integers).
+    pub fn is_poison(&self, i: usize) -> bool {
+        let w = self.dtype.bytes() as usize;
+        match self.dtype {
+            Dtype::Bf16 | Dtype::F16 | Dtype::F32 | Dtype::E4m3 => self.get(i).is_nan(),
+            _ => self.bytes[w * i..w * i + w].iter().all(|b| *b == 0xFF),
+        }
+    }
+}
+
+/// Product of the extents (0 for a negative extent).
+pub fn elements(dims: &[i64]) -> usize {
+    dims.iter().map(|d| usize::try_from(*d).unwrap_or(0)).product()
+}
+
+/// The byte every output is filled with before a run: NaN in bf16, f16, f32 and e4m3, -1 in the
+/// integer types.
+pub const POISON: u8 = 0xFF;
+
+/// A deterministic random source for one verification case.
+pub struct Fill {
+    rng: fastrand::Rng,
+}
+
+impl Fill {
+    /// The source for `seed`.
+    pub fn new(seed: u64) -> Fill {
+        Fill { rng: fastrand::Rng::with_seed(seed) }
+    }
+
+    /// Uniform in [lo, hi).
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.rng.f64()
+    }
+
+    /// Uniform integer in [lo, hi).
+    pub fn int(&mut self, lo: i64, hi: i64) -> i64 {
+        if hi <= lo {
+            lo
+        } else {
+            self.rng.i64(lo..hi)
+        }
+    }
+
+    /// Values uniform in [-1, 1), rounded to the element type; e4m3 in [-2, 2).
+    pub fn values(&mut self, t: &mut HostTensor) {
+        let span = if t.dtype == Dtype::E4m3 { 2.0 } else { 1.0 };
+        for i in 0..t.len() {
+            let v = self.uniform(-span, span);
+            t.set(i, v);
+        }
+    }
+
+    /// Powers of two 2^e with e uniform in [lo, hi] (f32 block scales, exact in UE8M0).
+    pub fn powers_of_two(&mut self, t: &mut HostTensor, lo: i32, hi: i32) {
+        for i in 0..t.len() {
+            let e = self.int(i64::from(lo), i64::from(hi) + 1) as i32;
+            t.set(i, 2f64.powi(e));
+        }
+    }
+}
+
+/// The value of an e4m3 byte (OCP FP8 E4M3: bias 7, no infinities, 0x7F/0xFF NaN, max 448).
+pub fn e4m3_to_f32(b: u8) -> f32 {
+    let sign = if b & 0x80 != 0 { -1.0f32 } else { 1.0 };
+    let e = i32::from((b >> 3) & 0xF);
+    let m = f32::from(b & 7);
+    if e == 15 && b & 7 == 7 {
+        return f32::NAN;
+    }
+    if e == 0 {
+        sign * m / 8.0 * 2f32.powi(-6)
+    } else {
+        sign * (1.0 + m / 8.0) * 2f32.powi(e - 7)
+    }
+}
+
+/// Rounds `v` to the nearest e4m3 (ties to even, saturating at ±448 as `__nv_fp8_e4m3` does for
+/// finite inputs); NaN stays NaN.
+pub fn f32_to_e4m3(v: f32) -> u8 {
+    if v.is_nan() {
+        return 0x7F;
+    }
+    let sign = if v.is_sign_negative() { 0x80u8 } else { 0 };
+    let a = v.abs();
+    let mut best = 0u8;
+    let mut best_err = f32::INFINITY;
+    for b in 0u8..0x7F {
+        let err = (e4m3_to_f32(b) - a).abs();
+        // Strictly better, or a tie broken towards the even encoding.
+        if err < best_err || (err == best_err && b & 1 == 0) {
+            best = b;
+            best_err = err;
+        }
+    }
+    sign | best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn e4m3_round_trips_every_finite_byte() {
+        for b in 0u8..=0xFF {
+            if b & 0x7F == 0x7F {
+                assert!(e4m3_to_f32(b).is_nan());
+                continue;
+            }
+            let v = e4m3_to_f32(b);
+            let back = f32_to_e4m3(v);
+            // +0 and -0 both decode to 0.
+            assert_eq!(e4m3_to_f32(back), v, "byte {b:#04x}");
+        }
+        assert_eq!(e4m3_to_f32(0x7E), 448.0);
+        assert_eq!(f32_to_e4m3(1000.0), 0x7E);
+        assert_eq!(e4m3_to_f32(0x01), 2f32.powi(-9));
+    }
+
+    #[test]
+    fn poison_reads_as_not_written() {
+        for dt in [Dtype::Bf16, Dtype::F32, Dtype::E4m3, Dtype::I64, Dtype::I32] {
+            let t = HostTensor::filled("t", dt, &[3], POISON);
+            assert!((0..3).all(|i| t.is_poison(i)), "{dt}");
+            let z = HostTensor::filled("t", dt, &[3], 0);
+            assert!((0..3).all(|i| !z.is_poison(i)), "{dt}");
+        }
+    }
+
+    #[test]
+    fn fills_are_deterministic_and_not_zero() {
+        let mut a = HostTensor::filled("a", Dtype::Bf16, &[64], 0);
+        let mut b = a.clone();
+        Fill::new(7).values(&mut a);
+        Fill::new(7).values(&mut b);
+        assert_eq!(a, b);
+        assert!((0..64).any(|i| a.get(i) != 0.0));
+    }
+}

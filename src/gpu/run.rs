@@ -1,0 +1,328 @@
+//! Running one verification case on the GPU: inputs, poisoned outputs, tensor maps, the task
+//! queues of every CTA, the launch, and the comparison with the references.
+//!
+//! A case is one task instance, or a chain of them (a producer and the task that depends on it
+//! through an event, e.g. argmax partial → reduce). Each CTA's queue holds several tasks so that
+//! ring-slot reuse, role re-init and page parity across consecutive tasks are exercised: a
+//! single instance's tasks are dealt round-robin and repeated until every CTA has
+//! `tasks_per_cta` of them (a repeated task writes the same values again).
+
+use super::abi::{SmemPageRegionDesc, TaskDesc, WorkerArgs, MAX_INPUTS, MAX_OUTPUTS, MAX_REGIONS};
+use super::compare::{compare, OutputResult};
+use super::data::{Fill, HostTensor, POISON};
+use super::device::{encode_tensor_map, Gpu, GpuError, TmaView};
+use super::reference::{expected, make_inputs, semantics, Semantics};
+use crate::ir::{Dtype, Target};
+use crate::valid::CheckedTask;
+use cudarc::driver::sys::CUtensorMapDataType;
+
+/// Output `from_output` of task `from_task` is input `to_input` of task `to_task`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// Producer (index into the case's tasks).
+    pub from_task: usize,
+    /// Producer output index.
+    pub from_output: usize,
+    /// Consumer (index into the case's tasks).
+    pub to_task: usize,
+    /// Consumer input index.
+    pub to_input: usize,
+}
+
+/// One verification case.
+#[derive(Clone, Debug)]
+pub struct Case<'a> {
+    /// Display name: the unit, or `producer -> consumer`.
+    pub name: String,
+    /// Task types in registration order (the producer first).
+    pub tasks: Vec<&'a CheckedTask>,
+    /// Tensors passed from a producer to its dependent.
+    pub links: Vec<Link>,
+}
+
+/// How to run a case.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Tasks per CTA queue (at least; more when the op has more tasks than CTAs can take).
+    pub tasks_per_cta: usize,
+    /// Random seed of the inputs.
+    pub seed: u64,
+    /// The target whose page plan the TaskDescs carry.
+    pub target: Target,
+}
+
+/// The outcome of a case that ran to completion.
+#[derive(Clone, Debug)]
+pub struct CaseRun {
+    /// CTAs launched.
+    pub ctas: u32,
+    /// Tasks in all queues.
+    pub tasks: usize,
+    /// Longest queue.
+    pub max_queue: usize,
+    /// Per output of every task.
+    pub outputs: Vec<OutputResult>,
+}
+
+/// The dynamic SMEM a harness launch needs: the target's capacity when some task has regions.
+pub fn dynamic_smem(tasks: &[&CheckedTask], target: Target) -> u32 {
+    tasks
+        .iter()
+        .filter(|t| !t.ir.regions.is_empty())
+        .filter_map(|t| t.plans.iter().find(|(x, _, _)| x.target == target).or(t.plans.first()))
+        .map(|(_, g, _)| g.capacity_bytes as u32)
+        .max()
+        .unwrap_or(0)
+}
+
+fn region_table(task: &CheckedTask, target: Target) -> (i32, [SmemPageRegionDesc; MAX_REGIONS]) {
+    let mut table = [SmemPageRegionDesc::default(); MAX_REGIONS];
+    let plan = task.plans.iter().find(|(x, _, _)| x.target == target).or(task.plans.first()).map(|(_, _, p)| p);
+    let Some(plan) = plan else { return (0, table) };
+    for r in &plan.regions {
+        if r.ordinal < MAX_REGIONS {
+            table[r.ordinal] = SmemPageRegionDesc {
+                physical_page_start: r.pages.first().copied().unwrap_or(0) as i32,
+                page_count: r.pages.len() as i32,
+                byte_offset: r.offset as i32,
+            };
+        }
+    }
+    (plan.regions.len().min(MAX_REGIONS) as i32, table)
+}
+
+fn tma_view(dtype: Dtype, dims: &[i64], box_dims: &[i64]) -> Option<TmaView> {
+    let dt = match dtype {
+        Dtype::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        Dtype::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        Dtype::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        Dtype::E4m3 | Dtype::E5m2 | Dtype::U8 | Dtype::Ue8m0 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+        Dtype::I32 | Dtype::I64 => return None,
+    };
+    if dims.len() != 2 || box_dims.len() != 3 {
+        return None;
+    }
+    Some(TmaView {
+        dtype: dt,
+        elem_bytes: dtype.bytes() as u64,
+        rows: dims[0] as u64,
+        cols: dims[1] as u64,
+        box_dims: [box_dims[0] as u32, box_dims[1] as u32, box_dims[2] as u32],
+    })
+}
+
+/// Per task type: (task offset, registration) lists per CTA.
+fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i32)>> {
+    let per_cta = per_cta.max(1);
+    let counts: Vec<usize> = case.tasks.iter().map(|t| t.ir.granularity.tasks().max(1) as usize).collect();
+    let first = counts[0];
+    let ctas = first.div_ceil(per_cta).clamp(1, sms.max(1));
+    let mut q: Vec<Vec<(usize, i32)>> = vec![Vec::new(); ctas];
+    if case.tasks.len() == 1 {
+        // Deal the op's tasks round-robin and repeat them until every queue holds per_cta.
+        let per = per_cta.max(first.div_ceil(ctas));
+        for (c, queue) in q.iter_mut().enumerate() {
+            for i in 0..per {
+                queue.push(((c + ctas * i) % first, 0));
+            }
+        }
+    } else {
+        // A chain: each producer task once, then the dependents dealt round-robin behind them.
+        for off in 0..first {
+            q[off % ctas].push((off, 0));
+        }
+        for (reg, n) in counts.iter().enumerate().skip(1) {
+            for off in 0..*n {
+                q[off % ctas].push((off, reg as i32));
+            }
+        }
+    }
+    q
+}
+
+/// Runs `case` with the harness `entry` of `cubin`, and compares every output.
+pub fn run_case(gpu: &Gpu, case: &Case<'_>, cubin: &[u8], entry: &str, opts: &RunOptions) -> Result<CaseRun, GpuError> {
+    let sems: Vec<Semantics> = case
+        .tasks
+        .iter()
+        .map(|t| semantics(t).map_err(|e| GpuError::Kernel(format!("{}: {e}", t.ir.unit_name()))))
+        .collect::<Result<_, _>>()?;
+    // Host inputs (random, except the linked ones) and poisoned outputs.
+    let mut inputs: Vec<Vec<HostTensor>> = Vec::new();
+    let mut outputs: Vec<Vec<HostTensor>> = Vec::new();
+    for (i, (t, sem)) in case.tasks.iter().zip(&sems).enumerate() {
+        let mut fill = Fill::new(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(i as u64));
+        inputs.push(make_inputs(t, sem, &mut fill));
+        outputs.push(t.ir.outputs().map(|(_, o)| HostTensor::filled(&o.name, o.dtype, &o.dims, POISON)).collect());
+    }
+    // Device buffers: outputs first (a linked input is its producer's output buffer).
+    let mut out_bufs = Vec::new();
+    for outs in &outputs {
+        out_bufs.push(outs.iter().map(|o| gpu.upload(&o.bytes)).collect::<Result<Vec<_>, _>>()?);
+    }
+    let mut in_bufs = Vec::new();
+    let mut in_addr: Vec<Vec<u64>> = Vec::new();
+    for (ti, ins) in inputs.iter().enumerate() {
+        let mut addrs = Vec::new();
+        for (ii, x) in ins.iter().enumerate() {
+            match case.links.iter().find(|l| l.to_task == ti && l.to_input == ii) {
+                Some(l) => addrs.push(gpu.addr(&out_bufs[l.from_task][l.from_output])),
+                None => {
+                    let b = gpu.upload(&x.bytes)?;
+                    addrs.push(gpu.addr(&b));
+                    in_bufs.push(b);
+                }
+            }
+        }
+        in_addr.push(addrs);
+    }
+    // Tensor maps, 128 bytes each, in one buffer.
+    let mut maps: Vec<u8> = Vec::new();
+    let mut map_slot: Vec<Vec<Option<usize>>> = Vec::new();
+    for (ti, t) in case.tasks.iter().enumerate() {
+        let mut slots = Vec::new();
+        for (ii, (_, x)) in t.ir.inputs().enumerate() {
+            let view = x.tma.as_ref().and_then(|m| tma_view(x.dtype, &x.dims, &m.box_dims));
+            match view {
+                Some(v) => {
+                    slots.push(Some(maps.len()));
+                    maps.extend_from_slice(&encode_tensor_map(&v, in_addr[ti][ii])?);
+                }
+                None => slots.push(None),
+            }
+        }
+        map_slot.push(slots);
+    }
+    let map_buf = gpu.upload(&maps)?;
+    let map_base = gpu.addr(&map_buf);
+    // One TaskDesc per task type, then the queues.
+    let mut base = Vec::new();
+    for (ti, t) in case.tasks.iter().enumerate() {
+        let mut d = TaskDesc { task_type: t.ir.task_id.map_or(-1, |x| x as i32), registration: ti as i32, ..TaskDesc::default() };
+        d.num_inputs = in_addr[ti].len().min(MAX_INPUTS) as i32;
+        for (i, a) in in_addr[ti].iter().take(MAX_INPUTS).enumerate() {
+            d.input_ptrs[i] = *a;
+            if let Some(Some(off)) = map_slot[ti].get(i) {
+                d.input_tma_desc_ptrs[i][0] = map_base + *off as u64;
+            }
+        }
+        d.num_outputs = out_bufs[ti].len().min(MAX_OUTPUTS) as i32;
+        for (i, b) in out_bufs[ti].iter().take(MAX_OUTPUTS).enumerate() {
+            d.output_ptrs[i] = gpu.addr(b);
+        }
+        let (n, table) = region_table(t, opts.target);
+        d.num_smem_regions = n;
+        d.smem_regions = table;
+        base.push(d);
+    }
+    let producer_tasks = case.tasks[0].ir.granularity.tasks().max(1) as i32;
+    let q = queues(case, opts.tasks_per_cta, gpu.sms as usize);
+    let mut descs: Vec<u8> = Vec::new();
+    let mut begin = Vec::new();
+    let mut len = Vec::new();
+    let mut total = 0usize;
+    for queue in &q {
+        begin.push(total as i32);
+        len.push(queue.len() as i32);
+        for (off, reg) in queue {
+            let mut d = base[*reg as usize];
+            d.task_offset = *off as i32;
+            if case.tasks.len() > 1 {
+                if *reg == 0 {
+                    d.trigger_event = 0;
+                } else {
+                    d.dependent_event = 0;
+                    d.dependent_triggers = producer_tasks;
+                }
+            }
+            descs.extend_from_slice(d.as_bytes());
+            total += 1;
+        }
+    }
+    let to_bytes = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let tasks_buf = gpu.upload(&descs)?;
+    let begin_buf = gpu.upload(&to_bytes(&begin))?;
+    let len_buf = gpu.upload(&to_bytes(&len))?;
+    let events = gpu.upload(&[0u8; 64])?;
+    let step = gpu.upload(&[0u8; 16])?;
+    let args = WorkerArgs {
+        tasks: gpu.addr(&tasks_buf),
+        queue_begin: gpu.addr(&begin_buf),
+        queue_len: gpu.addr(&len_buf),
+        config: super::abi::RuntimeConfig { event_counters: gpu.addr(&events), step: gpu.addr(&step) },
+        iter_num: 0,
+    };
+    let smem = dynamic_smem(&case.tasks, opts.target);
+    let kernel = gpu.load(cubin, entry, smem)?;
+    gpu.run(&kernel, q.len() as u32, smem, &args)?;
+    // Results, and the references (a dependent's on its producer's actual outputs).
+    for (ti, outs) in outputs.iter_mut().enumerate() {
+        for (oi, o) in outs.iter_mut().enumerate() {
+            o.bytes = gpu.download(&out_bufs[ti][oi])?;
+        }
+    }
+    for l in &case.links {
+        inputs[l.to_task][l.to_input] = outputs[l.from_task][l.from_output].clone();
+    }
+    let mut results = Vec::new();
+    for (ti, t) in case.tasks.iter().enumerate() {
+        let unit = t.ir.unit_name();
+        for e in expected(t, &sems[ti], &inputs[ti]) {
+            results.push(compare(&unit, &outputs[ti], &e));
+        }
+    }
+    Ok(CaseRun { ctas: q.len() as u32, tasks: total, max_queue: q.iter().map(Vec::len).max().unwrap_or(0), outputs: results })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stdlib_task(unit: &str) -> CheckedTask {
+        let checked = crate::driver::check_sources(&crate::driver::stdlib::sources(), &Default::default(), &Default::default());
+        checked.into_iter().flat_map(|c| c.tasks).find(|t| t.ir.unit_name() == unit).expect("stdlib unit")
+    }
+
+    #[test]
+    fn a_single_task_op_repeats_in_one_queue() {
+        let t = stdlib_task("argmax_reduce");
+        let case = Case { name: "r".into(), tasks: vec![&t], links: vec![] };
+        let q = queues(&case, 4, 132);
+        assert_eq!(q, vec![vec![(0, 0), (0, 0), (0, 0), (0, 0)]]);
+    }
+
+    #[test]
+    fn every_task_offset_is_queued() {
+        let t = stdlib_task("argmax_partial");
+        let n = t.ir.granularity.tasks() as usize;
+        let case = Case { name: "p".into(), tasks: vec![&t], links: vec![] };
+        let q = queues(&case, 3, 132);
+        assert!(q.iter().all(|x| x.len() >= 3));
+        let mut seen: Vec<usize> = q.iter().flatten().map(|(o, _)| *o).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen, (0..n).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_chain_queues_dependents_behind_producers() {
+        let (p, r) = (stdlib_task("argmax_partial"), stdlib_task("argmax_reduce"));
+        let case = Case { name: "c".into(), tasks: vec![&p, &r], links: vec![] };
+        let q = queues(&case, 4, 132);
+        let producers = q.iter().flatten().filter(|(_, reg)| *reg == 0).count();
+        assert_eq!(producers as i64, p.ir.granularity.tasks());
+        for queue in &q {
+            let first_dep = queue.iter().position(|(_, reg)| *reg == 1).unwrap_or(queue.len());
+            assert!(queue[first_dep..].iter().all(|(_, reg)| *reg == 1));
+        }
+    }
+
+    #[test]
+    fn the_house_linear_region_table_follows_the_plan() {
+        let t = stdlib_task("linear_sm100_v2");
+        let (n, table) = region_table(&t, Target::Sm90a);
+        assert_eq!(n as usize, t.ir.regions.len());
+        // Stage 0 of W starts the first page.
+        assert_eq!(table[0], SmemPageRegionDesc { physical_page_start: 0, page_count: 2, byte_offset: 0 });
+    }
+}

@@ -1,0 +1,86 @@
+//! `mpkc verify`'s test builds, without a GPU: every runnable stdlib case (each instance and
+//! each producer → dependent chain) writes and compiles with nvcc for sm_90a and sm_100a under
+//! `-DMPKC_BOUNDED_WAITS` (bounded waits, the page and re-init shadow), and each fault
+//! injection produces the build it claims: a region one byte short is rejected by the
+//! kernel's own static_asserts, naming the region; the other faults compile.
+//!
+//! Running them needs a GPU: `mpkc verify` (or `scripts/gpu-verify.sh` on the GPU machine).
+
+use mpkc::driver::verify::{cases, compile_cases, test_flags, write_test_build, Inject};
+use mpkc::driver::{check_sources, nvcc, stdlib, Checked};
+use mpkc::ir::Target;
+use std::path::PathBuf;
+
+fn checked() -> Vec<Checked> {
+    check_sources(&stdlib::sources(), &Default::default(), &Default::default())
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn jobs() -> usize {
+    std::thread::available_parallelism().map_or(4, |n| n.get())
+}
+
+#[test]
+fn every_stdlib_case_compiles_as_a_test_build_for_both_targets() {
+    let tc = nvcc::find().expect("nvcc (run scripts/setup)");
+    let checked = checked();
+    for target in [Target::Sm90a, Target::Sm100a] {
+        let all = cases(&checked, target);
+        assert!(all.iter().filter(|c| c.units.len() == 2).count() >= 4, "the argmax and split-K chains");
+        let dir = scratch_dir(&format!("verify_build_{target}"));
+        let (defines, na) = write_test_build(&dir, &checked, &all, None).unwrap();
+        assert!(defines.is_empty() && na.is_empty());
+        let results = compile_cases(&tc, &dir, &all, target, &test_flags(2000, &defines), jobs());
+        for (c, r) in all.iter().zip(results) {
+            match r {
+                Some(Ok(cubin)) => assert!(cubin.is_file()),
+                Some(Err(f)) => panic!("{} for {target}: {}\n{}", c.name, f.command, f.stderr),
+                None => assert!(c.skip.is_some(), "{} was not compiled", c.name),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_region_one_byte_short_is_rejected_by_the_kernel_naming_the_region() {
+    let tc = nvcc::find().expect("nvcc (run scripts/setup)");
+    let checked = checked();
+    let mut all = cases(&checked, Target::Sm90a);
+    all.retain(|c| c.name == "linear_sm100_v2" || c.name == "rmsnorm_v2_h4096");
+    let dir = scratch_dir("verify_build_region_short");
+    let (defines, _) = write_test_build(&dir, &checked, &all, Some(&Inject::RegionShort(None))).unwrap();
+    for (c, r) in all.iter().zip(compile_cases(&tc, &dir, &all, Target::Sm90a, &test_flags(2000, &defines), jobs())) {
+        let err = match r {
+            Some(Err(f)) => f.stderr,
+            other => panic!("{}: the short region compiled: {other:?}", c.name),
+        };
+        assert!(err.contains("E0304") || err.contains("E0110"), "{}: {err}", c.name);
+    }
+}
+
+#[test]
+fn the_other_faults_compile_into_the_test_build() {
+    let tc = nvcc::find().expect("nvcc (run scripts/setup)");
+    let checked = checked();
+    let mut all = cases(&checked, Target::Sm90a);
+    all.retain(|c| c.name == "linear_sm100_v2");
+    for (i, fault) in [Inject::PageSkip(None), Inject::PageDouble(Some(3)), Inject::CountOff(None), Inject::ReinitDrop(None)].iter().enumerate() {
+        let dir = scratch_dir(&format!("verify_build_fault_{i}"));
+        let (defines, na) = write_test_build(&dir, &checked, &all, Some(fault)).unwrap();
+        assert!(na.is_empty(), "{fault:?}: {na:?}");
+        let r = compile_cases(&tc, &dir, &all, Target::Sm90a, &test_flags(2000, &defines), jobs());
+        assert!(matches!(r[0], Some(Ok(_))), "{fault:?}: {r:?}");
+        let kernel = std::fs::read_to_string(dir.join("linear_sm100_v2_sm90.cuh")).unwrap();
+        match fault {
+            Inject::ReinitDrop(_) => assert!(kernel.contains("fault injection (mpkc verify --inject reinit-drop)")),
+            Inject::CountOff(_) => assert!(kernel.contains("mbar_init(&sem[0], 2)"), "count 1 + 1"),
+            _ => assert!(defines.iter().any(|d| d.starts_with("-DMPKC_INJECT_PAGE_")), "{defines:?}"),
+        }
+    }
+}
