@@ -143,6 +143,9 @@ pub struct VerifyArgs {
     /// Milliseconds a wait of the test build may take before it traps with a report.
     #[arg(long, default_value_t = 4000)]
     pub wait_timeout_ms: u64,
+    /// Print the cases (one name per line, skipped ones with why) and stop; needs no GPU.
+    #[arg(long)]
+    pub list: bool,
     /// Internal: run one case (the parent runs each case in its own process).
     #[arg(long, hide = true)]
     pub child: Option<String>,

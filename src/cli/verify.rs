@@ -113,6 +113,23 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    if v.list {
+        let target = match v.target.as_deref().map(Target::parse) {
+            None => Target::Sm90a,
+            Some(Some(t)) => t,
+            Some(None) => {
+                errln!("error: unknown target: sm_90a or sm_100a");
+                return exit::USAGE;
+            }
+        };
+        for c in cases(&checked, target).iter().filter(|c| v.only.as_ref().is_none_or(|o| c.name.contains(o.as_str()))) {
+            match &c.skip {
+                None => outln!("{}", c.name),
+                Some(why) => outln!("{}\tskipped: {why}", c.name),
+            }
+        }
+        return exit::OK;
+    }
     let gpu = match Gpu::open() {
         Ok(g) => g,
         Err(e) => {

@@ -164,17 +164,20 @@ pub fn f32_to_e4m3(v: f32) -> u8 {
     }
     let sign = if v.is_sign_negative() { 0x80u8 } else { 0 };
     let a = v.abs();
-    let mut best = 0u8;
-    let mut best_err = f32::INFINITY;
-    for b in 0u8..0x7F {
-        let err = (e4m3_to_f32(b) - a).abs();
-        // Strictly better, or a tie broken towards the even encoding.
-        if err < best_err || (err == best_err && b & 1 == 0) {
-            best = b;
-            best_err = err;
-        }
+    // The positive encodings 0x00..=0x7E increase with their value: find the neighbours.
+    static POSITIVE: std::sync::OnceLock<Vec<f32>> = std::sync::OnceLock::new();
+    let table = POSITIVE.get_or_init(|| (0u8..0x7F).map(e4m3_to_f32).collect());
+    let above = table.partition_point(|x| *x < a);
+    if above == 0 {
+        return sign;
     }
-    sign | best
+    if above >= 0x7F {
+        return sign | 0x7E;
+    }
+    let (lo, hi) = ((above - 1) as u8, above as u8);
+    let (dlo, dhi) = (a - table[lo as usize], table[hi as usize] - a);
+    let pick = if dlo < dhi || (dlo == dhi && lo & 1 == 0) { lo } else { hi };
+    sign | pick
 }
 
 #[cfg(test)]

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Runs mpkc's GPU verification on the GPU machine, in one run, and prints a table last.
+#
+#   scripts/gpu-verify.sh [all|verify|inject|sanitize]     (default: all)
+#
+# - verify:   every stdlib case (each task instance and each producer -> dependent chain through
+#             events) at M = 1 and M = 16, plus a run with 7 tasks per CTA (ring slots reused
+#             twice over); the odd shapes are in the stdlib itself (q_b's split-K loop of 3 stages
+#             under a 6-stage ring, argmax over 129,280 = 63.1 chunks of 2,048).
+# - inject:   each test-only fault must FAIL and name the barrier, page or region it broke.
+# - sanitize: compute-sanitizer memcheck, racecheck and synccheck, one pass per case at M = 1
+#             with 2 tasks per CTA, reusing the test build of the verify step.
+#
+# Needs: an NVIDIA GPU, nvcc on PATH (or $NVCC), compute-sanitizer for `sanitize`, and an mpkc
+# binary ($MPKC, default target/release/mpkc: build it where Rust is, carry it over). Logs go to
+# $OUT (default gpu-verify-out/).
+set -u
+MODE=${1:-all}
+MPKC=${MPKC:-target/release/mpkc}
+OUT=${OUT:-gpu-verify-out}
+mkdir -p "$OUT"
+ROWS=()
+FAILED=0
+
+row() { ROWS+=("$(printf '%-11s | %-58s | %-6s | %s' "$1" "$2" "$3" "$4")"); }
+
+summary_of() { grep -E '^verified ' "$1" | tail -1; }
+
+run_verify() { # name, log, args...
+  local name=$1 log=$2; shift 2
+  "$MPKC" verify "$@" >"$log" 2>&1
+  local rc=$?
+  local verdict=PASS
+  [ $rc -eq 0 ] || { verdict=FAIL; FAILED=1; }
+  row verify "$name" "$verdict" "rc $rc; $(summary_of "$log")"
+}
+
+# An injected fault passes the check when verify exits 1 and its report names the fault.
+run_inject() { # fault, case, expected-pattern
+  local fault=$1 case=$2 pat=$3 log="$OUT/inject-${1%%=*}-$2.log"
+  "$MPKC" verify --inject "$fault" --only "$case" --timeout 120 --wait-timeout-ms 2000 >"$log" 2>&1
+  local rc=$?
+  local msg
+  msg=$(grep -E -m1 "$pat" "$log" | sed -e 's/^ *//' | cut -c1-150)
+  if [ $rc -eq 1 ] && [ -n "$msg" ]; then
+    row inject "$fault on $case" "CAUGHT" "$msg"
+  else
+    FAILED=1
+    row inject "$fault on $case" "MISSED" "rc $rc; see $log"
+  fi
+}
+
+if [ "$MODE" = all ] || [ "$MODE" = verify ]; then
+  run_verify "stdlib, M = 1, 4 tasks per CTA" "$OUT/verify-m1.log" --m 1
+  run_verify "stdlib, M = 16, 4 tasks per CTA" "$OUT/verify-m16.log" --m 16
+  run_verify "stdlib, contract M, 7 tasks per CTA, seed 2" "$OUT/verify-t7.log" --tasks 7 --seed 2
+  grep -E '^  (PASS|FAIL|SKIP)' "$OUT/verify-m1.log" "$OUT/verify-m16.log" | sed -e "s|$OUT/||" >"$OUT/verify-cases.txt"
+fi
+
+if [ "$MODE" = all ] || [ "$MODE" = inject ]; then
+  run_inject region-short linear_sm100_v2 'E0304|E0110'
+  run_inject region-short rmsnorm_v2_h4096 'E0304|E0110'
+  run_inject page-skip linear_sm100_v2 'release of this page was skipped|acquired without'
+  run_inject page-skip rmsnorm_v2_h4096 'release of this page was skipped|acquired without'
+  run_inject page-double linear_sm100_v2 'released twice'
+  run_inject page-double argmax_reduce 'released twice'
+  run_inject count-off linear_sm100_v2 'op ordinal 0'
+  run_inject count-off silu_mul_v2 'SEM_DEP_READY'
+  run_inject reinit-drop linear_sm100_v2 're-init was dropped'
+  run_inject reinit-drop linear_fp8_blockscale_q_b 're-init was dropped'
+fi
+
+if [ "$MODE" = all ] || [ "$MODE" = sanitize ]; then
+  SB="$OUT/sanitize-build"
+  "$MPKC" verify --m 1 --tasks 2 --out "$SB" --wait-timeout-ms 120000 >"$OUT/sanitize-build.log" 2>&1
+  if [ $? -ne 0 ]; then
+    FAILED=1
+    row sanitize "test build at M = 1" FAIL "see $OUT/sanitize-build.log"
+  fi
+  CASES=$("$MPKC" verify --m 1 --list | grep -v 'skipped:')
+  while IFS= read -r c; do
+    [ -n "$c" ] || continue
+    res=""
+    for tool in memcheck racecheck synccheck; do
+      log="$OUT/san-$tool-$(echo "$c" | tr -c 'A-Za-z0-9_\n' '_').log"
+      compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 9 \
+        "$MPKC" verify --m 1 --tasks 2 --out "$SB" --wait-timeout-ms 120000 --child "$c" >"$log" 2>&1
+      rc=$?
+      errs=$(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | sed -e 's/^=* *//')
+      ok=$(grep -c '"status":"ok"' "$log")
+      pass=$(grep -c '"pass":false' "$log")
+      if [ $rc -eq 0 ] && [ "$ok" -ge 1 ] && [ "$pass" -eq 0 ]; then res="$res $tool ok;"; else res="$res $tool rc=$rc ($errs);"; FAILED=1; fi
+    done
+    row sanitize "$c" "$( [ "${res#*rc=}" = "$res" ] && echo PASS || echo FAIL)" "$res"
+  done <<<"$CASES"
+fi
+
+echo
+echo "mpkc GPU verification, $(date -u +%Y-%m-%d), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+printf '%-11s | %-58s | %-6s | %s\n' step case result detail
+printf '%s\n' "------------+------------------------------------------------------------+--------+-------"
+printf '%s\n' "${ROWS[@]}"
+exit $FAILED
