@@ -22,7 +22,12 @@ mkdir -p "$OUT"
 ROWS=()
 FAILED=0
 
-row() { ROWS+=("$(printf '%-11s | %-58s | %-6s | %s' "$1" "$2" "$3" "$4")"); }
+row() {
+  local r
+  r=$(printf '%-11s | %-58s | %-6s | %s' "$1" "$2" "$3" "$4")
+  ROWS+=("$r")
+  echo "$r" >>"$OUT/rows.txt"  # survives a run cut short
+}
 
 summary_of() { grep -E '^verified ' "$1" | tail -1; }
 
@@ -83,7 +88,7 @@ if [ "$MODE" = all ] || [ "$MODE" = sanitize ]; then
     res=""
     for tool in memcheck racecheck synccheck; do
       log="$OUT/san-$tool-$(echo "$c" | tr -c 'A-Za-z0-9_\n' '_').log"
-      compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 9 \
+      timeout "${SAN_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 9 \
         "$MPKC" verify --m 1 --tasks 2 --out "$SB" --wait-timeout-ms 120000 --child "$c" >"$log" 2>&1
       rc=$?
       errs=$(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | sed -e 's/^=* *//')

@@ -260,13 +260,18 @@ fn print_case(c: &CaseSpec, r: &ChildResult, ok: bool, secs: f64, messages: &[St
         ("ok", Some(o)) => describe(o),
         _ => r.error.clone().unwrap_or_else(|| "no result".into()),
     };
-    outln!("  {verdict}  {:<52} {summary}  [{} tasks on {} CTAs, {secs:.1}s]", c.name, r.tasks, r.ctas);
+    let shape = if r.status == "ok" { format!("{} tasks on {} CTAs, ", r.tasks, r.ctas) } else { String::new() };
+    outln!("  {verdict}  {:<52} {summary}  [{shape}{secs:.1}s]", c.name);
     if !ok {
         for o in r.outputs.iter().filter(|o| !o.pass) {
             outln!("        {}", describe(o));
         }
-        for m in messages.iter().take(6) {
-            outln!("        {m}");
+        let mut shown: Vec<&String> = Vec::new();
+        for m in messages {
+            if !shown.contains(&m) && shown.len() < 6 {
+                shown.push(m);
+                outln!("        {m}");
+            }
         }
     }
 }

@@ -150,6 +150,8 @@ struct DebugState {
   /// Per page: finish_page calls so far, the worker's pre-arm included (task s waits a page after
   /// exactly s + 1 releases).
   unsigned page_releases[MAX_SMEM_PAGES_PER_TASK];
+  /// Per page: completed waits so far (one per task: the task acquired the page).
+  unsigned page_acquires[MAX_SMEM_PAGES_PER_TASK];
   /// Per ring slot and semaphore index: role re-inits (mbar_reinit) so far.
   unsigned reinits[INSTRUCTION_RING_SIZE][MAX_DYNAMIC_SEMAPHORES];
 };
@@ -174,15 +176,24 @@ __device__ __forceinline__ char const *role_name(int w) {
   }
 }
 
-/// Prints what a hung wait was waiting for, then traps.
+/// True for the ring's ARRIVED/FINISHED barriers: their waits time out later (4x), so that the
+/// task-level wait that caused a hang reports it first.
+__device__ __forceinline__ bool is_ring_barrier(uint64_t const *bar) {
+  long const ins = bar - &dbg.rs->instruction_mbarriers[0][0];
+  return ins >= 0 && ins < 2 * INSTRUCTION_RING_SIZE;
+}
+
+/// Prints (from one lane of the waiting warp) what a hung wait was waiting for, then traps.
 __device__ __noinline__ void report_hang(uint64_t const *bar, uint32_t parity, char const *what, int index) {
+  unsigned const active = __activemask();
+  if ((threadIdx.x & 31u) != static_cast<unsigned>(__ffs(active) - 1)) return;  // the reporting lane traps
   int const warp = static_cast<int>(threadIdx.x >> 5);
   int const seq = dbg.seq[warp];
   RuntimeSMEM const &rs = *dbg.rs;
   long const page = bar - &rs.page_finished[0];
   long const sem = bar - &rs.dynamic_semaphores[0][0];
   long const ins = bar - &rs.instruction_mbarriers[0][0];
-  unsigned long long const ms = MPKC_WAIT_TIMEOUT_NS / 1000000ull;
+  unsigned long long const ms = (is_ring_barrier(bar) ? 4ull : 1ull) * MPKC_WAIT_TIMEOUT_NS / 1000000ull;
   if (page >= 0 && page < MAX_SMEM_PAGES_PER_TASK) {
     unsigned const rel = dbg.page_releases[page];
     unsigned const need = static_cast<unsigned>(seq) + 1u;
@@ -212,9 +223,24 @@ __device__ __noinline__ void report_hang(uint64_t const *bar, uint32_t parity, c
   __trap();
 }
 
+/// Test builds: counts a release of page `p`; traps when the page was released more often than
+/// tasks acquired it (a task releases each page exactly once, I-P1).
+__device__ __forceinline__ void note_release(int p) {
+  unsigned const rel = atomicAdd(&dbg.page_releases[p], 1u) + 1u;
+  unsigned const acq = *static_cast<unsigned volatile *>(&dbg.page_acquires[p]);
+  if (rel > acq + 1u) {
+    int const warp = static_cast<int>(threadIdx.x >> 5);
+    printf("mpkc: page protocol: CTA %d %s (warp %d) task %d released page %d again: %u releases (pre-arm included) "
+           "for %u acquisitions: this page was released twice\n",
+           static_cast<int>(blockIdx.x), role_name(warp), warp, dbg.seq[warp], p, rel, acq);
+    __trap();
+  }
+}
+
 /// Test builds: traps naming page `p` when task `seq` acquired it after a number of releases
 /// other than seq + 1 (a release doubled shows here when the wait did not hang).
 __device__ __forceinline__ void check_page_acquired(int p, int seq) {
+  atomicAdd(&dbg.page_acquires[p], 1u);
   unsigned const rel = *static_cast<unsigned volatile *>(&dbg.page_releases[p]);
   if (rel != static_cast<unsigned>(seq) + 1u) {
     int const warp = static_cast<int>(threadIdx.x >> 5);
@@ -233,8 +259,9 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity, char c
 #ifdef MPKC_BOUNDED_WAITS
   if (mbar_try_wait(bar, parity)) return;
   uint64_t const t0 = globaltimer();
+  uint64_t const limit = is_ring_barrier(bar) ? 4ull * MPKC_WAIT_TIMEOUT_NS : MPKC_WAIT_TIMEOUT_NS;
   while (!mbar_try_wait(bar, parity)) {
-    if (globaltimer() - t0 > MPKC_WAIT_TIMEOUT_NS) report_hang(bar, parity, what, index);
+    if (globaltimer() - t0 > limit) report_hang(bar, parity, what, index);
   }
 #else
   (void)what;
@@ -285,15 +312,17 @@ __device__ __forceinline__ void finish_page(RuntimeSMEM &rs, int p) {
 #ifdef MPKC_INJECT_PAGE_SKIP
   if (blockIdx.x == 0 && p == MPKC_INJECT_PAGE_SKIP && dbg.page_releases[p] == 1u) return;
 #endif
-  unsigned const before = atomicAdd(&dbg.page_releases[p], 1u);
+#ifdef MPKC_INJECT_PAGE_DOUBLE
+  bool const twice = blockIdx.x == 0 && p == MPKC_INJECT_PAGE_DOUBLE && dbg.page_releases[p] == 1u;
+#endif
+  note_release(p);
   mbar_arrive(&rs.page_finished[p]);
 #ifdef MPKC_INJECT_PAGE_DOUBLE
-  if (blockIdx.x == 0 && p == MPKC_INJECT_PAGE_DOUBLE && before == 1u) {
-    atomicAdd(&dbg.page_releases[p], 1u);
+  if (twice) {
+    note_release(p);
     mbar_arrive(&rs.page_finished[p]);
   }
 #endif
-  (void)before;
 #else
   mbar_arrive(&rs.page_finished[p]);
 #endif

@@ -7,9 +7,11 @@
 //
 // Layout (contract doc §3.1): 8 warps, consumers W0-3, loader W4, launcher W5, storer W6,
 // controller W7. The controller publishes each task of the CTA's queue into the 3-slot ring:
-// it waits the slot's FINISHED (count 7) of the task three places earlier, triggers that task's
-// event, copies the TaskDesc, runs init_semaphores, and arrives ARRIVED (§2.2). Role warps wait
-// ARRIVED, run their body, and arrive FINISHED.
+// it waits the slot's FINISHED of the task three places earlier, triggers that task's event,
+// copies the TaskDesc, runs init_semaphores, and arrives ARRIVED (§2.2). Role warps wait
+// ARRIVED, run their body, and arrive FINISHED. MPK counts FINISHED per warp (7); the harness
+// has every lane of W0-W6 arrive (7 x 32), so that each lane's last read of the slot is ordered
+// before the slot's next copy by its own arrival (race-free for compute-sanitizer racecheck too).
 //
 // Page modes (§1.5): 1 = the loader prefix waits every page and finishes the unused ones, the
 // consumer suffix (or the task's own blanket release) finishes the used ones; 2 = the loader
@@ -39,13 +41,19 @@ struct WorkerArgs {
 template <class R>
 __device__ __forceinline__ void loader_page_prefix(RuntimeSMEM &rs, TaskDesc const *td, int seq) {
   int const p = lane_id();
-  if (p < MAX_SMEM_PAGES_PER_TASK) {
-    bool const used = task_uses_page(td, p);
-    if (R::kPageMode == 1 || !used) {
-      wait_page_ready(rs, p, seq);
-      if (!used) finish_page(rs, p);
+  bool const used = p < MAX_SMEM_PAGES_PER_TASK && task_uses_page(td, p);
+  bool const waits = p < MAX_SMEM_PAGES_PER_TASK && (R::kPageMode == 1 || !used);
+  if (waits) wait_page_ready(rs, p, seq);
+  __syncwarp();
+  if (R::kPageMode == 1) {
+    // Each lane also acquires every used page (phases already complete: no wait), so that any
+    // lane the body elects to write a page is ordered after its previous user by its own acquire.
+    for (int q = 0; q < MAX_SMEM_PAGES_PER_TASK; ++q) {
+      if (task_uses_page(td, q)) mbar_wait(&rs.page_finished[q], static_cast<uint32_t>(seq & 1), "page_finished", q);
     }
+    __syncwarp();
   }
+  if (waits && !used) finish_page(rs, p);
 }
 
 template <class R>
@@ -130,6 +138,7 @@ __device__ void worker(WorkerArgs const &args) {
     dbg.rs = &rs;
     for (int w = 0; w < 8; ++w) dbg.seq[w] = -1;
     for (int p = 0; p < MAX_SMEM_PAGES_PER_TASK; ++p) dbg.page_releases[p] = 1u;  // the pre-arm below
+    for (int p = 0; p < MAX_SMEM_PAGES_PER_TASK; ++p) dbg.page_acquires[p] = 0u;
     for (int s = 0; s < INSTRUCTION_RING_SIZE; ++s)
       for (int k = 0; k < MAX_DYNAMIC_SEMAPHORES; ++k) dbg.reinits[s][k] = 0u;
 #endif
@@ -140,7 +149,7 @@ __device__ void worker(WorkerArgs const &args) {
 #endif
     for (int s = 0; s < INSTRUCTION_RING_SIZE; ++s) {
       mbar_init(&rs.instruction_mbarriers[0][s], 1);
-      mbar_init(&rs.instruction_mbarriers[1][s], NUM_ROLE_WARPS);
+      mbar_init(&rs.instruction_mbarriers[1][s], NUM_ROLE_WARPS * 32);  // every lane of W0-W6
       mbar_init(&rs.dynamic_semaphores[s][SEM_DEP_READY], dep_count);
     }
     for (int p = 0; p < MAX_SMEM_PAGES_PER_TASK; ++p) mbar_init(&rs.page_finished[p], 1);
@@ -166,13 +175,12 @@ __device__ void worker(WorkerArgs const &args) {
       if (lane_id() == 0) dbg.seq[7] = seq;
 #endif
       if (seq >= INSTRUCTION_RING_SIZE) finished(seq - INSTRUCTION_RING_SIZE);
-      // Copy the TaskDesc into the slot, 16 bytes per lane per step.
-      constexpr int kChunks = static_cast<int>(sizeof(TaskDesc) / 16);
-      uint4 const *src = reinterpret_cast<uint4 const *>(&args.tasks[begin + seq]);
-      uint4 *dst = reinterpret_cast<uint4 *>(&task_buf[slot]);
-      for (int c = lane_id(); c < kChunks; c += 32) dst[c] = src[c];
-      __syncwarp();
       if (lane_id() == 0) {
+        // Copy the TaskDesc into the slot (16 bytes a step) and publish it from the same thread.
+        constexpr int kChunks = static_cast<int>(sizeof(TaskDesc) / 16);
+        uint4 const *src = reinterpret_cast<uint4 const *>(&args.tasks[begin + seq]);
+        uint4 *dst = reinterpret_cast<uint4 *>(&task_buf[slot]);
+        for (int c = 0; c < kChunks; ++c) dst[c] = src[c];
         dispatch<Rs...>(task_buf[slot].registration, [&](auto r) { decltype(r)::init_semaphores(op_sem_base(rs, seq)); });
         __threadfence_block();
         mbar_arrive(&rs.instruction_mbarriers[0][slot]);
@@ -192,7 +200,8 @@ __device__ void worker(WorkerArgs const &args) {
     TaskDesc const *td = &task_buf[slot];
     dispatch<Rs...>(td->registration, [&](auto r) { run_role<decltype(r)>(rs, td, args.config, seq, args.iter_num); });
     __syncwarp();
-    if (lane_id() == 0) mbar_arrive(&rs.instruction_mbarriers[1][slot]);
+    // Every lane arrives FINISHED after its last read of the slot's TaskDesc (count 7 x 32).
+    mbar_arrive(&rs.instruction_mbarriers[1][slot]);
   }
 }
 

@@ -25,6 +25,7 @@ use super::banner::{banner, ContractInfo};
 use super::pipeline::{constants, loader, registration, reinit_helpers, sem_names};
 use super::writer::Writer;
 use super::GenOptions;
+use crate::plan::sems::empty_of;
 use crate::valid::{CheckedTask, Operands, PipelineShape};
 use desc::wgmma_smem_desc;
 
@@ -50,13 +51,28 @@ pub fn emit(task: &CheckedTask, p: &PipelineShape, info: &ContractInfo, opts: &G
     descriptors(&mut w, p);
     wgmma_wrapper(&mut w, p);
     let sems = sem_names(task, p);
-    reinit_helpers(&mut w, task, opts);
-    loader(&mut w, task, p, &sems, "mpkc::sm90");
-    roles::launcher(&mut w, task, &sems);
-    roles::consumer(&mut w, task, p, &sems);
-    registration(&mut w, task);
+    let t90 = with_sm90_counts(task, p);
+    w.comment("On sm_90a the ring's empty barriers are arrived by the 128 consumer threads, each after its");
+    w.comment("wgmma.wait_group and its last read of the stage (count 128), not by a tcgen05.commit (count 1).");
+    w.blank();
+    reinit_helpers(&mut w, &t90, opts);
+    loader(&mut w, &t90, p, &sems, "mpkc::sm90");
+    roles::launcher(&mut w, &t90, &sems);
+    roles::consumer(&mut w, &t90, p, &sems);
+    registration(&mut w, &t90);
     w.close_namespace(&format!("kernel::{unit}"));
     w.finish()
+}
+
+/// `task` with the init counts of the sm_90a mapping: the ring's empty barriers count the 128
+/// consumer threads that read the stage.
+fn with_sm90_counts(task: &CheckedTask, p: &PipelineShape) -> CheckedTask {
+    let mut t = task.clone();
+    let empties: Vec<usize> = (0..p.stages.max(0) as u32).filter_map(|s| empty_of(&task.ir, &task.ordinals, p.w_ring, s)).collect();
+    for o in t.ordinals.iter_mut().filter(|o| empties.contains(&o.ordinal)) {
+        o.count = 128 + (o.count - 1);
+    }
+    t
 }
 
 fn descriptors(w: &mut Writer, p: &PipelineShape) {

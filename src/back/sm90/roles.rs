@@ -96,8 +96,6 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     w.line("mpkc::sm90::wgmma_wait_group<0>();");
     w.line(format!("mpkc::sm90::fence_registers({target}[0]);"));
     w.line(format!("mpkc::sm90::fence_registers({target}[1]);"));
-    w.comment("The stage's operands were read: free it with one arrival (tcgen05.commit's, on sm_100a).");
-    w.line(format!("if (threadIdx.x == 0) mpkc::rt::mbar_arrive(&sem[{} + stage]);", s.ring_empty));
     if let Some(sf0) = &fp8 {
         w.comment("The stage's UE8M0 scale bytes, as the loader wrote them: the weight block's in row 0, token n's");
         w.comment("in row n of the second half (2^(byte - 127)); applied in f32 outside the MMA.");
@@ -111,6 +109,9 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
         w.line("acc[1][i] = fmaf(blk[1][i], s, acc[1][i]);");
         w.close("");
     }
+    w.comment("This thread is done with the stage (its wgmma completed, its scale reads done): one of the 128");
+    w.comment("arrivals that free it (the tcgen05.commit's single arrival on sm_100a).");
+    w.line(format!("mpkc::rt::mbar_arrive(&sem[{} + stage]);", s.ring_empty));
     w.close("");
     w.line("int const tile = task_desc->task_metadata.task_offset % NUM_TILES;");
     let out = &ir.tensors[p.output];
