@@ -176,11 +176,17 @@ __device__ __forceinline__ char const *role_name(int w) {
   }
 }
 
-/// True for the ring's ARRIVED/FINISHED barriers: their waits time out later (4x), so that the
-/// task-level wait that caused a hang reports it first.
-__device__ __forceinline__ bool is_ring_barrier(uint64_t const *bar) {
+/// How long a wait on `bar` may take before it reports: the page and dependency waits at task
+/// start 1x, the op-private barriers 2x, the ring's ARRIVED/FINISHED 4x, so that the wait that
+/// caused a hang reports before the waits that only follow from it.
+__device__ __forceinline__ uint64_t wait_limit(uint64_t const *bar) {
   long const ins = bar - &dbg.rs->instruction_mbarriers[0][0];
-  return ins >= 0 && ins < 2 * INSTRUCTION_RING_SIZE;
+  if (ins >= 0 && ins < 2 * INSTRUCTION_RING_SIZE) return 4ull * MPKC_WAIT_TIMEOUT_NS;
+  long const sem = bar - &dbg.rs->dynamic_semaphores[0][0];
+  if (sem >= 0 && sem < INSTRUCTION_RING_SIZE * MAX_DYNAMIC_SEMAPHORES && sem % MAX_DYNAMIC_SEMAPHORES != SEM_DEP_READY) {
+    return 2ull * MPKC_WAIT_TIMEOUT_NS;
+  }
+  return MPKC_WAIT_TIMEOUT_NS;
 }
 
 /// Prints (from one lane of the waiting warp) what a hung wait was waiting for, then traps.
@@ -193,8 +199,12 @@ __device__ __noinline__ void report_hang(uint64_t const *bar, uint32_t parity, c
   long const page = bar - &rs.page_finished[0];
   long const sem = bar - &rs.dynamic_semaphores[0][0];
   long const ins = bar - &rs.instruction_mbarriers[0][0];
-  unsigned long long const ms = (is_ring_barrier(bar) ? 4ull : 1ull) * MPKC_WAIT_TIMEOUT_NS / 1000000ull;
+  unsigned long long const ms = wait_limit(bar) / 1000000ull;
   if (page >= 0 && page < MAX_SMEM_PAGES_PER_TASK) {
+    // While a role still runs an earlier task, that task holds the page and its own hang reports.
+    for (int w = 0; w < NUM_ROLE_WARPS; ++w) {
+      if (*static_cast<int volatile *>(&dbg.seq[w]) < seq) return;
+    }
     unsigned const rel = dbg.page_releases[page];
     unsigned const need = static_cast<unsigned>(seq) + 1u;
     printf("mpkc: hang: CTA %d %s (warp %d) task %d waits page %ld (page_finished parity %u) for %llu ms: "
@@ -259,7 +269,7 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity, char c
 #ifdef MPKC_BOUNDED_WAITS
   if (mbar_try_wait(bar, parity)) return;
   uint64_t const t0 = globaltimer();
-  uint64_t const limit = is_ring_barrier(bar) ? 4ull * MPKC_WAIT_TIMEOUT_NS : MPKC_WAIT_TIMEOUT_NS;
+  uint64_t const limit = wait_limit(bar);
   while (!mbar_try_wait(bar, parity)) {
     if (globaltimer() - t0 > limit) report_hang(bar, parity, what, index);
   }
