@@ -36,6 +36,9 @@ fn build_and_inspect(sources: &[Source], dir: &str) -> usize {
         let (cubin, report) = j.result.unwrap_or_else(|f| panic!("{}: {}\n{}", u.unit, f.command, f.stderr));
         assert_eq!((report.spill_stores, report.spill_loads, report.stack_bytes), (0, 0, 0), "{} {}: {report:?}", u.unit, j.target);
         let task = &checked[u.source].tasks[u.task];
+        if task.pipeline.is_some() && j.target == Target::Sm90a {
+            inspect_sm90(&tc.sass(&cubin).unwrap_or_else(|e| panic!("cuobjdump: {e}")), task, &u.unit);
+        }
         if task.pipeline.is_none() || j.target != Target::Sm100a {
             continue;
         }
@@ -55,6 +58,26 @@ fn build_and_inspect(sources: &[Source], dir: &str) -> usize {
         assert!(mmas >= per_stage && mmas % per_stage == 0, "{}: {mmas} UTCHMMA, not whole stages of {per_stage} (unrolled)", u.unit);
     }
     pipelines
+}
+
+/// The sm_90a lowering: wgmma as HGMMA (bf16) or QGMMA (e4m3, Hopper's fp8 wgmma), the TMA
+/// loads, the transaction barriers; no tcgen05 (UTC*) instruction and no TMEM load.
+fn inspect_sm90(sass: &str, task: &mpkc::valid::CheckedTask, unit: &str) {
+    let p = task.pipeline.as_ref().unwrap();
+    let (mma, shape) = match p.operands {
+        mpkc::valid::Operands::Bf16 => ("HGMMA", format!("HGMMA.64x{}x16.F32.BF16", p.block_n)),
+        mpkc::valid::Operands::Fp8BlockScale { .. } => ("QGMMA", format!("QGMMA.64x{}x32.F32.E4M3.E4M3", p.block_n)),
+    };
+    for op in [shape.as_str(), "UTMALDG.3D", "SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64"] {
+        assert!(sass.contains(op), "{unit} sm_90a: no {op} in the SASS");
+    }
+    for absent in ["UTCHMMA", "UTCQMMA", "UTCBAR", "LDTM"] {
+        assert!(!sass.contains(absent), "{unit} sm_90a: {absent} (a tcgen05 instruction) in the SASS");
+    }
+    // Two m64 halves per wgmma K step: 2 x BLOCK_K / MMA_K per stage, unrolled.
+    let n = sass.matches(mma).count() as i64;
+    let per_stage = 2 * p.block_k / p.mma_k;
+    assert!(n >= per_stage && n % per_stage == 0, "{unit}: {n} {mma}, not whole stages of {per_stage}");
 }
 
 #[test]
