@@ -10,6 +10,7 @@ pub mod back;
 pub mod cli;
 pub mod diag;
 pub mod driver;
+pub mod fmt;
 pub mod front;
 pub mod gpu;
 pub mod ir;

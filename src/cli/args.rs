@@ -105,6 +105,15 @@ pub enum Command {
         #[command(flatten)]
         verify: VerifyArgs,
     },
+    /// Rewrite contracts in the canonical layout (only whitespace changes; comments and inline
+    /// CUDA are kept). `-` formats stdin to stdout.
+    Fmt {
+        /// Contract files (`-` for stdin); none with `--check` checks the embedded stdlib.
+        files: Vec<PathBuf>,
+        /// Change nothing; list the files that are not formatted and exit 1 if any.
+        #[arg(long)]
+        check: bool,
+    },
     /// Print the long explanation of a diagnostic code, e.g. `mpkc explain E0103`.
     Explain {
         /// The code.

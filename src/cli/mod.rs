@@ -35,6 +35,7 @@ macro_rules! errln {
 pub mod args;
 mod build;
 mod explain;
+mod fmt;
 mod report;
 mod verify;
 
@@ -89,6 +90,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Build { common, out, jobs } => build::run(&common, &out, jobs, color),
         Command::Verify { common, verify } => verify::run(&common, &verify, color),
         Command::Explain { code } => explain::run(&code),
+        Command::Fmt { files, check } => fmt::run(&files, check, color),
     }
 }
 
