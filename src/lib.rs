@@ -13,6 +13,7 @@ pub mod driver;
 pub mod fmt;
 pub mod front;
 pub mod gpu;
+pub mod lsp;
 pub mod ir;
 pub mod plan;
 pub mod sema;

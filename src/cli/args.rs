@@ -114,6 +114,9 @@ pub enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Serve the Language Server Protocol on stdio (diagnostics, hover, definition,
+    /// references, outline, completion, formatting).
+    Lsp,
     /// Print the long explanation of a diagnostic code, e.g. `mpkc explain E0103`.
     Explain {
         /// The code.

@@ -91,6 +91,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Verify { common, verify } => verify::run(&common, &verify, color),
         Command::Explain { code } => explain::run(&code),
         Command::Fmt { files, check } => fmt::run(&files, check, color),
+        Command::Lsp => crate::lsp::run_stdio(),
     }
 }
 
