@@ -7,9 +7,9 @@ use std::path::PathBuf;
 pub const EXIT_CODES: &str = "\
 Exit status:
   0  success
-  1  the contract has errors
+  1  the contract has errors, or verification failed (`verify`: a wrong result, a trap or a
+     fault in the kernel)
   2  usage error
-  1  verification failed (`verify`: a wrong result, a trap or a fault in the kernel)
   3  an external program failed (nvcc, ptxas, a CUDA driver call outside the kernel)
   4  something needed is absent (no nvcc for `build`, no GPU or driver for `verify`)";
 
@@ -41,7 +41,7 @@ pub enum ColorArg {
 pub enum MessageFormat {
     /// Rendered diagnostics on stderr.
     Human,
-    /// One JSON object per diagnostic per line on stdout (design.md, "Conventions").
+    /// One JSON object per diagnostic per line on stdout (docs/design.md, "Conventions").
     Json,
 }
 

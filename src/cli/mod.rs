@@ -1,5 +1,5 @@
 //! The command-line front: each subcommand runs the library and maps the outcome to the exit
-//! status of design.md ("Conventions"). Products go to stdout, human diagnostics to stderr,
+//! status of docs/design.md ("Conventions"). Products go to stdout, human diagnostics to stderr,
 //! JSON diagnostics to stdout.
 
 /// `print!` that ignores a closed stdout (`mpkc plan | head`): printing stops, the exit status

@@ -23,10 +23,13 @@ pub fn summary(checked: &[Checked], format: MessageFormat) {
     let errors: usize = checked.iter().map(|c| c.diags.iter().filter(|d| d.severity == Severity::Error).count()).sum();
     let warnings: usize = checked.iter().map(|c| c.diags.iter().filter(|d| d.severity == Severity::Warning).count()).sum();
     let tasks: usize = checked.iter().map(|c| c.tasks.len()).sum();
+    // Contracts mpkc derives (a split-K pipeline's reduce, `file#unit`) are not files.
+    let derived = checked.iter().filter(|c| c.source.path.contains('#')).count();
+    let files = checked.len() - derived;
+    let derived_note = if derived > 0 { format!(" (and {derived} derived contract{})", if derived == 1 { "" } else { "s" }) } else { String::new() };
     errln!(
-        "checked {} file{}: {tasks} task instance{} clean, {errors} error{}, {warnings} warning{}",
-        checked.len(),
-        if checked.len() == 1 { "" } else { "s" },
+        "checked {files} file{}{derived_note}: {tasks} task instance{} clean, {errors} error{}, {warnings} warning{}",
+        if files == 1 { "" } else { "s" },
         if tasks == 1 { "" } else { "s" },
         if errors == 1 { "" } else { "s" },
         if warnings == 1 { "" } else { "s" }

@@ -118,11 +118,16 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
             None => Target::Sm90a,
             Some(Some(t)) => t,
             Some(None) => {
-                errln!("error: unknown target: sm_90a or sm_100a");
+                errln!("error: unknown target `{}`: sm_90a or sm_100a", v.target.as_deref().unwrap_or_default());
                 return exit::USAGE;
             }
         };
-        for c in cases(&checked, target).iter().filter(|c| v.only.as_ref().is_none_or(|o| c.name.contains(o.as_str()))) {
+        let listed: Vec<CaseSpec> = cases(&checked, target).into_iter().filter(|c| v.only.as_ref().is_none_or(|o| c.name.contains(o.as_str()))).collect();
+        if listed.is_empty() {
+            errln!("error: no case to list{}", v.only.as_ref().map(|o| format!(" (none contains `{o}`)")).unwrap_or_default());
+            return exit::USAGE;
+        }
+        for c in &listed {
             match &c.skip {
                 None => outln!("{}", c.name),
                 Some(why) => outln!("{}\tskipped: {why}", c.name),
@@ -147,6 +152,10 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
     let mut all = cases(&checked, target);
     if let Some(only) = &v.only {
         all.retain(|c| c.name.contains(only.as_str()));
+        if all.is_empty() {
+            errln!("error: no case name contains `{only}` (`mpkc verify --list` prints them)");
+            return exit::USAGE;
+        }
     }
     let (dir, temporary) = match &v.out {
         Some(d) => (d.clone(), false),

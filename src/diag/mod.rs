@@ -1,5 +1,5 @@
 //! Diagnostics: the one value every stage reports through, rendered for humans (codespan-reporting),
-//! as JSON lines (design.md, "Conventions") and, later, for the language server.
+//! as JSON lines (docs/design.md, "Conventions") and, later, for the language server.
 //!
 //! A [`Diagnostic`] carries a stable code from [`codes`], a lowercase message that names the
 //! numbers, labelled spans (the primary one says what is wrong here, secondary ones why another

@@ -1,5 +1,5 @@
 //! Rendering diagnostics: human text through codespan-reporting, and the JSON-lines form fixed by
-//! design.md ("Conventions").
+//! docs/design.md ("Conventions").
 
 use super::{Diagnostic, Severity};
 use crate::span::Span;
@@ -98,7 +98,7 @@ fn span_json(text: &str, span: Span) -> serde_json::Value {
     })
 }
 
-/// Renders `d` as one JSON object (one line, no trailing newline) in the form of design.md:
+/// Renders `d` as one JSON object (one line, no trailing newline) in the form of docs/design.md:
 /// `{code, severity, message, file, span, labels: [{span, message, primary}], notes, help, rendered}`.
 pub fn render_json(d: &Diagnostic, file: SourceFile<'_>) -> String {
     let labels: Vec<_> = d

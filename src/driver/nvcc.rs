@@ -1,7 +1,7 @@
 //! Finding nvcc and compiling generated translation units with it, with the `-Xptxas -v` report
 //! parsed (registers, spills, stack, SMEM) and nvcc's errors mapped back to the contract.
 //!
-//! Search order (design.md, `driver/`): `$NVCC`, `$CUDA_HOME/bin/nvcc`, `nvcc` on `PATH`, then
+//! Search order (docs/design.md, `driver/`): `$NVCC`, `$CUDA_HOME/bin/nvcc`, `nvcc` on `PATH`, then
 //! the project's local toolchain `.toolchain/cuda/nvidia/cu13/bin/nvcc` (installed from PyPI by
 //! `scripts/setup`), looked up from the current directory upwards and from the executable's
 //! directory upwards.

@@ -1,4 +1,4 @@
-//! Rendering page plans: the JSON-lines form of design.md ("Conventions") and a text page map.
+//! Rendering page plans: the JSON-lines form of docs/design.md ("Conventions") and a text page map.
 
 use crate::ir::{TargetIr, TaskIr};
 use crate::plan::pages::{Geometry, PagePlan, NUM_PAGES, PAGE_SIZE};

@@ -4,7 +4,7 @@ use super::Handle;
 use crate::span::Span;
 use std::fmt;
 
-/// Task families (design.md): how the task uses the runtime's roles and SMEM.
+/// Task families (docs/design.md): how the task uses the runtime's roles and SMEM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Family {
     /// A: loader → launcher → consumer pipeline over a TMA ring.
@@ -43,7 +43,7 @@ impl Family {
         }
     }
 
-    /// The letter of design.md's family table.
+    /// The letter of docs/design.md's family table.
     pub fn letter(self) -> char {
         match self {
             Family::Pipeline => 'A',

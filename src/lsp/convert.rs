@@ -1,5 +1,5 @@
 //! Positions and diagnostics in the protocol's terms: LSP counts lines from 0 and columns in
-//! UTF-16 code units (design.md, "Conventions": the CLI's JSON counts UTF-8 bytes from 1, the
+//! UTF-16 code units (docs/design.md, "Conventions": the CLI's JSON counts UTF-8 bytes from 1, the
 //! language server converts); a diagnostic keeps its code, message, help and notes, its primary
 //! label gives the range and the secondary labels become related information.
 

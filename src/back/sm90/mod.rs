@@ -1,5 +1,5 @@
 //! The sm_90a lowering of the pipeline family (family A): `<unit>_sm90.cuh`, the same contract
-//! compiled for Hopper (design.md, "Engines"). The loader's TMA ring, its full/empty barriers,
+//! compiled for Hopper (docs/design.md, "Engines"). The loader's TMA ring, its full/empty barriers,
 //! the page protocol, init and re-init, region addressing and the dependency prefix are the
 //! sm_100a kernel's, unchanged; what differs is where the MMA runs and where the accumulator
 //! lives:
