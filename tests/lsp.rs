@@ -163,3 +163,79 @@ fn a_session_with_the_house_linear() {
     std::io::Read::read_to_string(c.child.stderr.as_mut().unwrap(), &mut err).unwrap();
     assert!(err.contains("mpkc/debugPanic"), "the panic is logged: {err}");
 }
+
+/// Writes a raw frame (for malformed input).
+fn raw(c: &mut Client, body: &[u8]) {
+    write!(c.stdin, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
+    c.stdin.write_all(body).unwrap();
+    c.stdin.flush().unwrap();
+}
+
+/// The next response with id `id` (as JSON), skipping notifications.
+fn response_with_id(c: &mut Client, id: Value) -> Value {
+    loop {
+        let mut len = 0usize;
+        loop {
+            let mut line = String::new();
+            std::io::BufRead::read_line(&mut c.stdout, &mut line).unwrap();
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            if let Some(v) = l.strip_prefix("Content-Length: ") {
+                len = v.parse().unwrap();
+            }
+        }
+        let mut body = vec![0u8; len];
+        std::io::Read::read_exact(&mut c.stdout, &mut body).unwrap();
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        if v.get("method").is_none() && v["id"] == id {
+            return v;
+        }
+    }
+}
+
+#[test]
+fn malformed_input_and_the_shutdown_protocol() {
+    let mut c = Client::start();
+    c.request("initialize", json!({"processId": null, "rootUri": null, "capabilities": {}}));
+    c.notify("initialized", json!({}));
+    // Not JSON, not an object, a method that is not a string, an id lsp types cannot carry:
+    // each gets an error reply and the server goes on.
+    raw(&mut c, b"{abc}");
+    assert_eq!(response_with_id(&mut c, Value::Null)["error"]["code"], -32700);
+    raw(&mut c, b"[]");
+    assert_eq!(response_with_id(&mut c, Value::Null)["error"]["code"], -32600);
+    raw(&mut c, br#"{"jsonrpc":"2.0","id":9,"method":5}"#);
+    assert_eq!(response_with_id(&mut c, json!(9))["error"]["code"], -32600);
+    raw(&mut c, br#"{"jsonrpc":"2.0","id":2147483648,"method":"textDocument/hover","params":{}}"#);
+    assert_eq!(response_with_id(&mut c, json!(2147483648u64))["error"]["code"], -32600);
+
+    // A burst of changes: the diagnostics that come last are the last version's.
+    let uri = "file:///work/burst.mpk";
+    let good = house();
+    c.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri, "languageId": "mpk", "version": 1, "text": good}}));
+    assert_eq!(c.diagnostics()["version"], 1);
+    for v in 2..=30 {
+        let text = if v == 30 { good.replace("stages 6", "stages 7") } else { good.clone() };
+        c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": v}, "contentChanges": [{"text": text}]}));
+    }
+    let mut last = c.diagnostics();
+    while last["version"] != 30 {
+        last = c.diagnostics();
+    }
+    assert!(last["diagnostics"].as_array().unwrap().iter().any(|d| d["code"] == "E0103"));
+
+    // After shutdown, requests are refused; exit then ends the server with status 0.
+    assert!(c.request("shutdown", json!(null)).response_result.is_ok());
+    let after = c.request("textDocument/documentSymbol", json!({"textDocument": {"uri": uri}}));
+    assert_eq!(after.response_result.unwrap_err().code, -32600);
+    c.notify("exit", json!(null));
+    assert_eq!(c.child.wait().unwrap().code(), Some(0));
+
+    // `exit` without `shutdown`: status 1, as the protocol asks.
+    let mut c = Client::start();
+    c.request("initialize", json!({"processId": null, "rootUri": null, "capabilities": {}}));
+    c.notify("exit", json!(null));
+    assert_eq!(c.child.wait().unwrap().code(), Some(1));
+}

@@ -9,6 +9,9 @@ use crate::driver::Source;
 use std::io::Read as _;
 use std::path::PathBuf;
 
+/// Diagnostics printed for a file that does not parse.
+const MAX_SHOWN: usize = 10;
+
 /// Runs `mpkc fmt`.
 pub fn run(files: &[PathBuf], check: bool, color: ColorMode) -> u8 {
     if files.is_empty() && !check {
@@ -43,10 +46,16 @@ pub fn run(files: &[PathBuf], check: bool, color: ColorMode) -> u8 {
     let mut status = exit::OK;
     for (file, src) in &sources {
         if let Err(diags) = crate::front::parse_file(&src.text) {
-            for d in &diags {
+            // A few are enough to say why; `mpkc check` lists them all.
+            for d in diags.iter().take(MAX_SHOWN) {
                 err!("{}", render_human(d, SourceFile { name: &src.path, text: &src.text }, color));
             }
-            errln!("error: {} has syntax errors; not formatted", src.path);
+            if diags.len() > MAX_SHOWN {
+                errln!("… and {} more (`mpkc check {}` lists them)", diags.len() - MAX_SHOWN, src.path);
+            }
+            let mut codes: Vec<&str> = diags.iter().map(|d| d.code).collect();
+            codes.dedup();
+            errln!("error: {} does not parse ({}); not formatted", src.path, codes.join(", "));
             status = exit::ERRORS;
             continue;
         }

@@ -59,6 +59,12 @@ pub fn lex(text: &str) -> Vec<Token> {
             i += 1;
             continue;
         }
+        if text[i..].starts_with('\u{feff}') {
+            // A byte-order mark is whitespace (the grammar's too).
+            space = true;
+            i += '\u{feff}'.len_utf8();
+            continue;
+        }
         let start = i;
         let kind = if text[i..].starts_with("//") {
             i = text[i..].find('\n').map_or(b.len(), |e| i + e);
@@ -101,10 +107,10 @@ pub fn lex(text: &str) -> Vec<Token> {
     out
 }
 
-/// `{` opens raw CUDA right after `body cuda`.
+/// `{` opens raw CUDA right after `body cuda` (comments between them allowed, as the grammar).
 fn is_cuda_open(out: &[Token]) -> bool {
-    let n = out.len();
-    n >= 2 && out[n - 1].text == "cuda" && out[n - 2].text == "body"
+    let mut words = out.iter().rev().filter(|t| !matches!(t.kind, Kind::LineComment | Kind::BlockComment));
+    matches!((words.next(), words.next()), (Some(c), Some(b)) if c.text == "cuda" && b.text == "body")
 }
 
 /// End of a number starting at `start`: digits (or hex) with `_`, a fraction, an exponent.

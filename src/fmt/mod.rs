@@ -50,7 +50,9 @@ fn gap(prev: &Token, cur: &Token) -> &'static str {
 /// Formats `text`. The caller makes sure it parses (`mpkc fmt` refuses files with syntax
 /// errors); any text is accepted and only whitespace changes.
 pub fn format(text: &str) -> String {
-    let tokens = lex::lex(text);
+    // Line breaks become `\n` everywhere, inside comments and CUDA bodies too.
+    let text = text.replace("\r\n", "\n");
+    let tokens = lex::lex(&text);
     let mut out = String::new();
     let mut depth: usize = 0;
     let mut line_start = true;
@@ -77,7 +79,7 @@ pub fn format(text: &str) -> String {
             out.push_str(gap(p, t));
         }
         match t.kind {
-            Kind::LineComment => out.push_str(t.text.trim_end()),
+            Kind::LineComment => out.push_str(t.text.trim_end_matches([' ', '\t', '\r'])),
             _ => out.push_str(&t.text),
         }
         if is(t, "{") {
@@ -129,6 +131,13 @@ roles consumer W0 .. W3\n body cuda {\n    int a = 1;   // kept\n  }\n\n\n}\n\n"
         assert_eq!(format(&once), once);
         let words = |s: &str| lex::lex(s).into_iter().map(|t| t.text).collect::<Vec<_>>();
         assert_eq!(words(&once), words(MESSY));
+    }
+
+    #[test]
+    fn cuda_after_a_comment_stays_verbatim_and_crlf_becomes_lf() {
+        let t = "task t {\r\n  family consumer\r\n  body /**/ cuda { c = '\\''; i++; }\r\n}\r\n";
+        assert_eq!(format(t), "task t {\n  family consumer\n  body /**/ cuda { c = '\\''; i++; }\n}\n");
+        assert_eq!(format("task t { // keep\u{a0}\n}"), "task t { // keep\u{a0}\n}\n");
     }
 
     #[test]

@@ -7,31 +7,59 @@ use crate::diag::{Diagnostic, Severity};
 use crate::span::Span;
 use lsp_types::{DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Position, Range, Uri};
 
-/// Byte offsets of line starts, for converting positions.
+/// Byte offsets of line starts, for converting positions. Lines end at `\n`, `\r\n` or a lone
+/// `\r`, as the protocol counts them.
 #[derive(Clone, Debug)]
 pub struct LineIndex {
-    starts: Vec<usize>,
+    /// (start, end of content) of each line, in bytes.
+    lines: Vec<(usize, usize)>,
 }
 
 impl LineIndex {
     /// The index of `text`.
     pub fn new(text: &str) -> LineIndex {
-        LineIndex { starts: std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect() }
+        let b = text.as_bytes();
+        let mut lines = Vec::new();
+        let (mut start, mut i) = (0, 0);
+        while i < b.len() {
+            match b[i] {
+                b'\n' => {
+                    lines.push((start, i));
+                    start = i + 1;
+                }
+                b'\r' if b.get(i + 1) == Some(&b'\n') => {
+                    lines.push((start, i));
+                    i += 1;
+                    start = i + 1;
+                }
+                b'\r' => {
+                    lines.push((start, i));
+                    start = i + 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        lines.push((start, b.len()));
+        LineIndex { lines }
     }
 
-    /// The LSP position of byte `offset` in `text` (clamped to the text).
+    /// The LSP position of byte `offset` in `text` (clamped to the text; an offset inside a
+    /// character counts as that character's start).
     pub fn position(&self, text: &str, offset: usize) -> Position {
-        let offset = offset.min(text.len());
-        let line = self.starts.partition_point(|s| *s <= offset).saturating_sub(1);
-        let start = self.starts[line];
-        let col: usize = text.get(start..offset).map_or(0, |s| s.chars().map(char::len_utf16).sum());
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.lines.partition_point(|(s, _)| *s <= offset).saturating_sub(1);
+        let (start, end) = self.lines[line];
+        let col: usize = text.get(start..offset.min(end)).map_or(0, |s| s.chars().map(char::len_utf16).sum());
         Position { line: line as u32, character: col as u32 }
     }
 
     /// The byte offset of LSP position `p` in `text` (clamped to the line's end).
     pub fn offset(&self, text: &str, p: Position) -> usize {
-        let Some(&start) = self.starts.get(p.line as usize) else { return text.len() };
-        let end = self.starts.get(p.line as usize + 1).map_or(text.len(), |e| e - 1);
+        let Some(&(start, end)) = self.lines.get(p.line as usize) else { return text.len() };
         let mut units = 0u32;
         for (i, c) in text[start..end].char_indices() {
             if units >= p.character {
@@ -42,9 +70,15 @@ impl LineIndex {
         end
     }
 
-    /// The LSP range of `span`.
+    /// The LSP range of `span` (an end inside a character extends to its end).
     pub fn range(&self, text: &str, span: Span) -> Range {
-        Range { start: self.position(text, span.start), end: self.position(text, span.end) }
+        let mut end = span.end.min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        let start = self.position(text, span.start);
+        let end = self.position(text, end.max(span.start.min(text.len())));
+        Range { start, end: if (end.line, end.character) < (start.line, start.character) { start } else { end } }
     }
 }
 
@@ -99,5 +133,20 @@ mod tests {
         assert_eq!(li.offset(text, p), x);
         assert_eq!(li.position(text, text.len()), Position { line: 2, character: 1 });
         assert_eq!(li.offset(text, Position { line: 9, character: 0 }), text.len());
+    }
+
+    #[test]
+    fn spans_inside_a_character_and_lone_carriage_returns() {
+        let text = "ab\n= é\n";
+        let li = LineIndex::new(text);
+        let e = text.find('é').unwrap();
+        // A one-byte span on the first byte of é covers the whole character.
+        let r = li.range(text, Span::new(e, e + 1));
+        assert_eq!((r.start, r.end), (Position { line: 1, character: 2 }, Position { line: 1, character: 3 }));
+        let text = "/* a\rb */ zz";
+        let li = LineIndex::new(text);
+        assert_eq!(li.position(text, text.find("zz").unwrap()), Position { line: 1, character: 5 });
+        let text = "x\r\ny";
+        assert_eq!(LineIndex::new(text).position(text, 3), Position { line: 1, character: 0 });
     }
 }

@@ -68,6 +68,11 @@ pub fn hover(doc: &Document, offset: usize) -> Option<String> {
             let _ = writeln!(out, "**instance `{}`**: generates `{task}_{}.*`", sym.name, sym.name);
         }
     }
+    // Nothing known to say (a task that failed before lowering): no hover rather than an empty one.
+    let title_only = out.lines().filter(|l| !l.trim().is_empty()).count() <= 1 && sym.kind != SymKind::Instance;
+    if out.trim().is_empty() || title_only {
+        return None;
+    }
     Some(out)
 }
 

@@ -14,9 +14,12 @@ pub mod document;
 pub mod hover;
 pub mod index;
 pub mod nav;
+pub mod transport;
 
 use document::Document;
-use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
+use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
+use serde_json::Value;
+use transport::{Incoming, Outgoing};
 use lsp_types::notification::{DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument, Notification as _, PublishDiagnostics};
 use lsp_types::request::{Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest, References, Request as _};
 use lsp_types::{
@@ -51,7 +54,7 @@ pub fn capabilities() -> ServerCapabilities {
 /// The server state: the open documents.
 #[derive(Default)]
 pub struct Server {
-    docs: HashMap<String, (Uri, Document)>,
+    docs: HashMap<String, (Uri, Option<i32>, Document)>,
 }
 
 fn path_of(uri: &Uri) -> String {
@@ -64,8 +67,9 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl Server {
-    /// Analyses `text` as the document `uri` and returns the diagnostics to publish.
-    pub fn update(&mut self, uri: Uri, text: String) -> Notification {
+    /// Analyses `text` as version `version` of the document `uri` and returns the diagnostics
+    /// to publish (with that version, so that a client can drop stale ones).
+    pub fn update(&mut self, uri: Uri, version: Option<i32>, text: String) -> Notification {
         let doc = Document::analyze(&path_of(&uri), text);
         let diagnostics = doc
             .checked
@@ -73,31 +77,35 @@ impl Server {
             .iter()
             .map(|d| convert::diagnostic(d, &doc.text, &doc.lines, &uri))
             .collect();
-        let params = PublishDiagnosticsParams { uri: uri.clone(), diagnostics, version: None };
-        self.docs.insert(uri.as_str().to_string(), (uri, doc));
+        let params = PublishDiagnosticsParams { uri: uri.clone(), diagnostics, version };
+        self.docs.insert(uri.as_str().to_string(), (uri, version, doc));
         Notification::new(PublishDiagnostics::METHOD.to_string(), params)
     }
 
     fn doc(&self, uri: &Uri) -> Option<&Document> {
-        self.docs.get(uri.as_str()).map(|(_, d)| d)
+        self.docs.get(uri.as_str()).map(|(_, _, d)| d)
     }
 
     /// Handles one notification; returns what to send.
     pub fn notify(&mut self, n: Notification) -> Vec<Notification> {
         match n.method.as_str() {
             DidOpenTextDocument::METHOD => match n.extract::<lsp_types::DidOpenTextDocumentParams>(DidOpenTextDocument::METHOD) {
-                Ok(p) => vec![self.update(p.text_document.uri, p.text_document.text)],
+                Ok(p) => vec![self.update(p.text_document.uri, Some(p.text_document.version), p.text_document.text)],
                 Err(_) => Vec::new(),
             },
             DidChangeTextDocument::METHOD => match n.extract::<lsp_types::DidChangeTextDocumentParams>(DidChangeTextDocument::METHOD) {
                 // Full sync: the last change holds the whole text.
-                Ok(p) => p.content_changes.into_iter().last().map(|c| vec![self.update(p.text_document.uri, c.text)]).unwrap_or_default(),
+                Ok(p) => {
+                    let version = Some(p.text_document.version);
+                    p.content_changes.into_iter().last().map(|c| vec![self.update(p.text_document.uri, version, c.text)]).unwrap_or_default()
+                }
                 Err(_) => Vec::new(),
             },
             DidSaveTextDocument::METHOD => match n.extract::<lsp_types::DidSaveTextDocumentParams>(DidSaveTextDocument::METHOD) {
                 Ok(p) => {
+                    let version = self.docs.get(p.text_document.uri.as_str()).and_then(|(_, v, _)| *v);
                     let text = p.text.or_else(|| self.doc(&p.text_document.uri).map(|d| d.text.clone()));
-                    text.map(|t| vec![self.update(p.text_document.uri, t)]).unwrap_or_default()
+                    text.map(|t| vec![self.update(p.text_document.uri, version, t)]).unwrap_or_default()
                 }
                 Err(_) => Vec::new(),
             },
@@ -192,65 +200,120 @@ impl Server {
     }
 }
 
-/// Serves `connection` until `shutdown` and `exit`.
-pub fn serve(connection: &Connection) -> Result<(), String> {
-    let init = InitializeResult {
-        capabilities: capabilities(),
-        server_info: Some(ServerInfo { name: "mpkc".into(), version: Some(crate::VERSION.into()) }),
+/// One step of the session loop's input: the next message, with the pending queue first.
+struct Input {
+    rx: crossbeam_channel::Receiver<Incoming>,
+    pending: std::collections::VecDeque<Incoming>,
+}
+
+impl Input {
+    fn next(&mut self) -> Option<Incoming> {
+        self.pending.pop_front().or_else(|| self.rx.recv().ok())
+    }
+
+    /// Drops a didChange of `uri` that the next queued message (another full-text change of the
+    /// same document) replaces, so that a burst of edits is analysed once.
+    fn superseded(&mut self, uri: &str) -> bool {
+        while let Ok(m) = self.rx.try_recv() {
+            self.pending.push_back(m);
+        }
+        match self.pending.front() {
+            Some(Incoming::Msg(Message::Notification(n))) if n.method == DidChangeTextDocument::METHOD => {
+                n.params.pointer("/textDocument/uri").and_then(|u| u.as_str()) == Some(uri)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Serves one session: `initialize`, then requests and notifications until `exit` (status 0
+/// after `shutdown`, 1 without) or the end of input.
+pub fn serve(rx: crossbeam_channel::Receiver<Incoming>, tx: &crossbeam_channel::Sender<Outgoing>) -> u8 {
+    let send = |m: Message| {
+        let _ = tx.send(Outgoing::Msg(m));
     };
-    let (id, _params) = connection.initialize_start().map_err(|e| e.to_string())?;
-    connection.initialize_finish(id, serde_json::to_value(init).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let error = |id: Value, code: i32, message: String| {
+        let _ = tx.send(Outgoing::Error { id, code, message });
+    };
+    let mut input = Input { rx, pending: Default::default() };
     let mut server = Server::default();
-    for msg in &connection.receiver {
+    let (mut initialized, mut shutdown) = (false, false);
+    while let Some(item) = input.next() {
+        let msg = match item {
+            Incoming::Invalid { id, code, message } => {
+                error(id.unwrap_or(Value::Null), code, message);
+                continue;
+            }
+            Incoming::Msg(m) => m,
+        };
         match msg {
             Message::Request(req) => {
-                if connection.handle_shutdown(&req).map_err(|e| e.to_string())? {
-                    return Ok(());
-                }
                 let (id, method) = (req.id.clone(), req.method.clone());
-                let resp = catch_unwind(AssertUnwindSafe(|| server.request(req))).unwrap_or_else(|p| {
-                    eprintln!("mpkc lsp: request `{method}` panicked: {}; the server goes on", panic_message(&*p));
-                    internal_error(id, &method)
-                });
-                connection.sender.send(Message::Response(resp)).map_err(|e| e.to_string())?;
+                if shutdown {
+                    send(Message::Response(Response::new_err(id, ErrorCode::InvalidRequest as i32, "the server is shutting down".into())));
+                } else if method == "initialize" {
+                    let init = InitializeResult {
+                        capabilities: capabilities(),
+                        server_info: Some(ServerInfo { name: "mpkc".into(), version: Some(crate::VERSION.into()) }),
+                    };
+                    initialized = true;
+                    send(Message::Response(Response::new_ok(id, init)));
+                } else if !initialized {
+                    send(Message::Response(Response::new_err(id, ErrorCode::ServerNotInitialized as i32, "initialize first".into())));
+                } else if method == "shutdown" {
+                    shutdown = true;
+                    send(Message::Response(Response::new_ok(id, Value::Null)));
+                } else {
+                    let resp = catch_unwind(AssertUnwindSafe(|| server.request(req))).unwrap_or_else(|p| {
+                        eprintln!("mpkc lsp: request `{method}` panicked: {}; the server goes on", panic_message(&*p));
+                        internal_error(id, &method)
+                    });
+                    send(Message::Response(resp));
+                }
             }
             Message::Notification(n) => {
+                if n.method == "exit" {
+                    return if shutdown { 0 } else { 1 };
+                }
+                if !initialized || shutdown {
+                    continue;
+                }
+                if n.method == DidChangeTextDocument::METHOD {
+                    let uri = n.params.pointer("/textDocument/uri").and_then(|u| u.as_str()).unwrap_or_default().to_string();
+                    if input.superseded(&uri) {
+                        continue;
+                    }
+                }
                 let method = n.method.clone();
                 match catch_unwind(AssertUnwindSafe(|| server.notify(n))) {
-                    Ok(out) => {
-                        for o in out {
-                            connection.sender.send(Message::Notification(o)).map_err(|e| e.to_string())?;
-                        }
-                    }
+                    Ok(out) => out.into_iter().for_each(|o| send(Message::Notification(o))),
                     Err(p) => eprintln!("mpkc lsp: notification `{method}` panicked: {}; the server goes on", panic_message(&*p)),
                 }
             }
             Message::Response(_) => {}
         }
     }
-    Ok(())
+    if shutdown {
+        0
+    } else {
+        1
+    }
 }
 
 fn internal_error(id: RequestId, method: &str) -> Response {
     Response::new_err(id, ErrorCode::InternalError as i32, format!("mpkc lsp: internal error while handling `{method}` (logged); the server goes on"))
 }
 
-/// `mpkc lsp`: serves on stdio. Returns the exit status.
+/// `mpkc lsp`: serves on stdio. Returns the exit status (0 after `shutdown` and `exit`).
 pub fn run_stdio() -> u8 {
-    let (connection, io_threads) = Connection::stdio();
-    let r = serve(&connection);
-    // Drop the connection first, or joining the IO threads waits forever.
-    drop(connection);
-    let joined = io_threads.join();
-    match (r, joined) {
-        (Ok(()), Ok(())) => 0,
-        (Err(e), _) => {
-            eprintln!("mpkc lsp: {e}");
-            1
-        }
-        (_, Err(e)) => {
-            eprintln!("mpkc lsp: {e}");
-            1
-        }
+    let (rx, tx, threads) = transport::stdio();
+    let status = serve(rx, &tx);
+    // Close the writer's channel so that it flushes and ends; the reader ends with stdin (it is
+    // not joined: a client may keep stdin open after `exit`).
+    drop(tx);
+    let mut threads = threads;
+    if threads.len() == 2 {
+        let _ = threads.remove(1).join();
     }
+    status
 }

@@ -1,0 +1,168 @@
+//! The server's stdio transport: LSP base-protocol framing (`Content-Length` headers, `\r\n` or
+//! `\n` line ends, any header spacing), tolerant of bad input. A message that is not JSON, not a
+//! JSON-RPC message, or has an id the protocol types cannot carry is turned into an error reply
+//! (with its id, or `null` when it has none) instead of ending the server; only the end of stdin
+//! ends the reader.
+
+use crossbeam_channel::{Receiver, Sender};
+use lsp_server::Message;
+use serde_json::{json, Value};
+use std::io::{BufRead, Write};
+
+/// What the reader hands the server.
+#[derive(Debug)]
+pub enum Incoming {
+    /// A well-formed message.
+    Msg(Message),
+    /// A malformed one, to answer with an error.
+    Invalid {
+        /// The request's id when it had a usable one.
+        id: Option<Value>,
+        /// JSON-RPC error code (-32700 parse error, -32600 invalid request).
+        code: i32,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+/// What the server sends.
+#[derive(Debug)]
+pub enum Outgoing {
+    /// A protocol message.
+    Msg(Message),
+    /// An error reply built by hand (ids lsp-server cannot represent, or `null`).
+    Error {
+        /// The id to echo (`null` when unknown).
+        id: Value,
+        /// JSON-RPC error code.
+        code: i32,
+        /// Message.
+        message: String,
+    },
+}
+
+/// Reads one framed body; `Ok(None)` at the end of input; `Err` with a description for a
+/// header that cannot be used (the body, if any, cannot be found: the next header is read).
+fn read_frame(r: &mut impl BufRead) -> std::io::Result<Option<Result<Vec<u8>, String>>> {
+    let mut length: Option<Result<usize, String>> = None;
+    let mut saw_header = false;
+    loop {
+        let mut raw = Vec::new();
+        if r.read_until(b'\n', &mut raw)? == 0 {
+            return Ok(None);
+        }
+        let line = String::from_utf8_lossy(&raw);
+        let l = line.trim_end_matches(['\r', '\n']);
+        if l.is_empty() {
+            if saw_header {
+                break;
+            }
+            continue;
+        }
+        saw_header = true;
+        if let Some((name, value)) = l.split_once(':') {
+            if name.trim().eq_ignore_ascii_case("content-length") {
+                length = Some(value.trim().parse::<usize>().map_err(|_| format!("bad Content-Length `{}`", value.trim())));
+            }
+        }
+    }
+    match length {
+        Some(Ok(n)) => {
+            let mut body = vec![0u8; n];
+            r.read_exact(&mut body)?;
+            Ok(Some(Ok(body)))
+        }
+        Some(Err(e)) => Ok(Some(Err(e))),
+        None => Ok(Some(Err("a header block without Content-Length".into()))),
+    }
+}
+
+/// Classifies one body.
+pub fn parse(body: &[u8]) -> Incoming {
+    let invalid = |id: Option<Value>, code: i32, message: String| Incoming::Invalid { id, code, message };
+    let v: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => return invalid(None, -32700, format!("parse error: {e}")),
+    };
+    let Some(obj) = v.as_object() else { return invalid(None, -32600, "a JSON-RPC message must be an object".into()) };
+    let id = obj.get("id").cloned();
+    if let Some(id) = &id {
+        let usable = id.as_str().is_some() || id.as_i64().is_some_and(|n| i32::try_from(n).is_ok());
+        if !usable && obj.contains_key("method") {
+            return invalid(Some(id.clone()), -32600, "request ids must be strings or 32-bit integers".into());
+        }
+    }
+    if obj.contains_key("method") && !obj.get("method").is_some_and(Value::is_string) {
+        return invalid(id, -32600, "`method` must be a string".into());
+    }
+    match serde_json::from_value::<Message>(v) {
+        Ok(m) => Incoming::Msg(m),
+        Err(e) => invalid(id, -32600, format!("not a JSON-RPC message: {e}")),
+    }
+}
+
+/// Starts the reader (stdin) and writer (stdout) threads.
+pub fn stdio() -> (Receiver<Incoming>, Sender<Outgoing>, Vec<std::thread::JoinHandle<()>>) {
+    let (in_tx, in_rx) = crossbeam_channel::unbounded::<Incoming>();
+    let (out_tx, out_rx) = crossbeam_channel::unbounded::<Outgoing>();
+    let reader = std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut r = stdin.lock();
+        loop {
+            let item = match read_frame(&mut r) {
+                Ok(None) | Err(_) => break,
+                Ok(Some(Ok(body))) => parse(&body),
+                Ok(Some(Err(e))) => Incoming::Invalid { id: None, code: -32700, message: e },
+            };
+            if let Incoming::Invalid { message, .. } = &item {
+                eprintln!("mpkc lsp: malformed input: {message}; the server goes on");
+            }
+            if in_tx.send(item).is_err() {
+                break;
+            }
+        }
+    });
+    let writer = std::thread::spawn(move || {
+        let stdout = std::io::stdout();
+        for out in out_rx {
+            let mut w = stdout.lock();
+            let ok = match out {
+                Outgoing::Msg(m) => m.write(&mut w).is_ok(),
+                Outgoing::Error { id, code, message } => {
+                    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string();
+                    write!(w, "Content-Length: {}\r\n\r\n{body}", body.len()).and_then(|_| w.flush()).is_ok()
+                }
+            };
+            if !ok {
+                break;
+            }
+        }
+    });
+    (in_rx, out_tx, vec![reader, writer])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_with_loose_headers() {
+        let input = b"Content-Length:2\n\n{}content-length: 3\r\nX: y\r\n\r\n[1]Content-Length: abc\r\n\r\n";
+        let mut r = std::io::BufReader::new(&input[..]);
+        assert_eq!(read_frame(&mut r).unwrap(), Some(Ok(b"{}".to_vec())));
+        assert_eq!(read_frame(&mut r).unwrap(), Some(Ok(b"[1]".to_vec())));
+        assert!(matches!(read_frame(&mut r).unwrap(), Some(Err(_))));
+        assert_eq!(read_frame(&mut r).unwrap(), None);
+    }
+
+    #[test]
+    fn classifies_bad_messages() {
+        assert!(matches!(parse(b"{abc}"), Incoming::Invalid { code: -32700, id: None, .. }));
+        assert!(matches!(parse(b"[]"), Incoming::Invalid { code: -32600, .. }));
+        assert!(matches!(parse(br#"{"id":9,"method":5}"#), Incoming::Invalid { code: -32600, id: Some(_), .. }));
+        assert!(matches!(parse(br#"{"id":2147483648,"method":"x"}"#), Incoming::Invalid { code: -32600, id: Some(_), .. }));
+        assert!(matches!(parse(br#"{"id":1.5,"method":"x"}"#), Incoming::Invalid { code: -32600, .. }));
+        assert!(matches!(parse(br#"{"id":3,"method":"x","params":null}"#), Incoming::Msg(Message::Request(_))));
+        assert!(matches!(parse(br#"{"method":"initialized","params":{}}"#), Incoming::Msg(Message::Notification(_))));
+    }
+}
