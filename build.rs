@@ -25,6 +25,7 @@ fn main() {
         let _ = writeln!(src, "    ({code:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/docs/codes/{p}\"))),");
     }
     src.push_str("];\n");
-    let out = std::path::Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("code_pages.rs");
+    let out = std::path::Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
+        .join("code_pages.rs");
     std::fs::write(out, src).expect("write code_pages.rs");
 }

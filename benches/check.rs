@@ -19,9 +19,18 @@ fn check_stdlib(c: &mut Criterion) {
     });
     let linear = sources.iter().find(|s| s.path.contains("linear")).cloned();
     if let Some(linear) = linear {
-        c.bench_function("check linear_sm100_v2 (model check of 24 ordinals, 0-7 trips)", |b| {
-            b.iter(|| std::hint::black_box(check_source(&linear, &SemaOptions::default(), &CheckOptions::default())))
-        });
+        c.bench_function(
+            "check linear_sm100_v2 (model check of 24 ordinals, 0-7 trips)",
+            |b| {
+                b.iter(|| {
+                    std::hint::black_box(check_source(
+                        &linear,
+                        &SemaOptions::default(),
+                        &CheckOptions::default(),
+                    ))
+                })
+            },
+        );
     }
 }
 

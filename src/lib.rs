@@ -13,13 +13,13 @@ pub mod driver;
 pub mod fmt;
 pub mod front;
 pub mod gpu;
-pub mod lsp;
 pub mod ir;
+pub mod lsp;
 pub mod plan;
 pub mod sema;
+pub mod span;
 pub mod templates;
 pub mod valid;
-pub mod span;
 
 /// mpkc's version, printed in every generated file's banner.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -12,7 +12,12 @@ fn root() -> &'static Path {
 }
 
 fn run(args: &[&str]) -> Output {
-    mpkc().current_dir(root()).args(args).env("NO_COLOR", "1").output().unwrap()
+    mpkc()
+        .current_dir(root())
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
 }
 
 fn stdout(o: &Output) -> String {
@@ -32,14 +37,20 @@ fn tmp(name: &str, text: &str) -> PathBuf {
 }
 
 fn linear_with_stages(n: u32) -> String {
-    std::fs::read_to_string(root().join("stdlib/linear_sm100_v2.mpk")).unwrap().replace("stages 6", &format!("stages {n}"))
+    std::fs::read_to_string(root().join("stdlib/linear_sm100_v2.mpk"))
+        .unwrap()
+        .replace("stages 6", &format!("stages {n}"))
 }
 
 #[test]
 fn check_of_the_stdlib_succeeds() {
     let o = run(&["check"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stderr(&o).contains("0 errors, 0 warnings"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("0 errors, 0 warnings"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -48,16 +59,30 @@ fn over_budget_linear_exits_1_with_totals() {
     let o = run(&["check", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
-    assert!(e.contains("error[E0103]: regions need 258064 bytes of shared memory but sm_100a allows 224256"), "{e}");
-    assert!(e.contains("region W[stage]"), "points at the region declarations: {e}");
+    assert!(
+        e.contains(
+            "error[E0103]: regions need 258064 bytes of shared memory but sm_100a allows 224256"
+        ),
+        "{e}"
+    );
+    assert!(
+        e.contains("region W[stage]"),
+        "points at the region declarations: {e}"
+    );
     assert!(e.contains("33808 over"), "{e}");
     assert!(e.contains("16 pages"), "{e}");
-    assert!(e.contains("help: lower `stages` from 7 to 6 (221200 bytes, 14 pages)"), "{e}");
+    assert!(
+        e.contains("help: lower `stages` from 7 to 6 (221200 bytes, 14 pages)"),
+        "{e}"
+    );
 }
 
 #[test]
 fn json_diagnostics_are_one_object_per_line_on_stdout() {
-    let p = tmp("linear7_tmem48.mpk", &linear_with_stages(7).replace("tmem cols 32", "tmem cols 48"));
+    let p = tmp(
+        "linear7_tmem48.mpk",
+        &linear_with_stages(7).replace("tmem cols 32", "tmem cols 48"),
+    );
     let o = run(&["check", "--message-format", "json", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     let text = stdout(&o);
@@ -66,23 +91,42 @@ fn json_diagnostics_are_one_object_per_line_on_stdout() {
     let mut codes = Vec::new();
     for l in &lines {
         let v: serde_json::Value = serde_json::from_str(l).unwrap();
-        for k in ["code", "severity", "message", "file", "span", "labels", "notes", "help", "rendered"] {
+        for k in [
+            "code", "severity", "message", "file", "span", "labels", "notes", "help", "rendered",
+        ] {
             assert!(v.get(k).is_some(), "missing {k} in {l}");
         }
-        for k in ["byte_start", "byte_end", "line_start", "column_start", "line_end", "column_end"] {
+        for k in [
+            "byte_start",
+            "byte_end",
+            "line_start",
+            "column_start",
+            "line_end",
+            "column_end",
+        ] {
             assert!(v["span"].get(k).is_some(), "missing span.{k}");
         }
         codes.push(v["code"].as_str().unwrap().to_string());
     }
-    assert!(codes.contains(&"E0103".to_string()) && codes.contains(&"E0501".to_string()), "{codes:?}");
-    assert!(stderr(&o).is_empty(), "JSON mode keeps stderr quiet: {}", stderr(&o));
+    assert!(
+        codes.contains(&"E0103".to_string()) && codes.contains(&"E0501".to_string()),
+        "{codes:?}"
+    );
+    assert!(
+        stderr(&o).is_empty(),
+        "JSON mode keeps stderr quiet: {}",
+        stderr(&o)
+    );
 }
 
 #[test]
 fn plan_json_has_the_convention_fields() {
     let o = run(&["plan", "stdlib/rmsnorm_v2.mpk", "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let lines: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 4, "2 instances x 2 targets");
     let v = &lines[2];
     assert_eq!(v["task"], "rmsnorm_v2");
@@ -92,17 +136,31 @@ fn plan_json_has_the_convention_fields() {
     assert_eq!(v["bytes"], 44032);
     assert_eq!(v["max_byte_end"], 47104);
     assert_eq!(v["release_order"].as_array().unwrap().len(), 14);
-    assert_eq!(v["regions"][3], serde_json::json!({"name": "reduce", "ordinal": 3, "size": 1024, "pages": [0], "offset": 14336}));
+    assert_eq!(
+        v["regions"][3],
+        serde_json::json!({"name": "reduce", "ordinal": 3, "size": 1024, "pages": [0], "offset": 14336})
+    );
 }
 
 #[test]
 fn plan_after_a_predecessor_order() {
     let order = "13,0,1,2,3,4,5,6,7,8,9,10,11,12";
-    let o = run(&["plan", "stdlib/linear_sm100_v2.mpk", "--format", "json", "--preferred", order]);
+    let o = run(&[
+        "plan",
+        "stdlib/linear_sm100_v2.mpk",
+        "--format",
+        "json",
+        "--preferred",
+        order,
+    ]);
     assert_eq!(o.status.code(), Some(1), "A_0..A_3 land on page 13 (I-S5)");
     assert!(stderr(&o).contains("E0107"), "{}", stderr(&o));
     let o = run(&["plan", "stdlib/linear_sm100_v2.mpk", "--preferred", "0,1,2"]);
-    assert_eq!(o.status.code(), Some(2), "not a permutation is a usage error");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "not a permutation is a usage error"
+    );
 }
 
 #[test]
@@ -112,7 +170,10 @@ fn plan_text_draws_the_page_map() {
     let s = stdout(&o);
     assert!(s.contains("14 of 14 pages"), "{s}");
     assert!(s.contains("page 13 |"), "{s}");
-    assert!(s.contains('#'), "page 13's missing 5120 bytes are drawn: {s}");
+    assert!(
+        s.contains('#'),
+        "page 13's missing 5120 bytes are drawn: {s}"
+    );
 }
 
 #[test]
@@ -131,7 +192,16 @@ fn explain_prints_the_code() {
 
 #[test]
 fn params_and_instances_from_the_command_line() {
-    let o = run(&["plan", "stdlib/rmsnorm_v2.mpk", "--format", "json", "--instance", "h4096", "--param", "m=16"]);
+    let o = run(&[
+        "plan",
+        "stdlib/rmsnorm_v2.mpk",
+        "--format",
+        "json",
+        "--instance",
+        "h4096",
+        "--param",
+        "m=16",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o).lines().count(), 2);
     let o = run(&["check", "stdlib/rmsnorm_v2.mpk", "--param", "m=17"]);
@@ -168,24 +238,51 @@ fn nvcc_errors_in_inline_cuda_map_back_to_the_contract() {
     let text = "task bad_body {\n  family consumer-no-smem\n  tensor y: f32[128] out\n  body cuda {\n    y[threadIdx.x] = undefined_symbol;\n  }\n}\n";
     let p = tmp("bad_body.mpk", text);
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bad_body_out");
-    let o = mpkc().args(["build", p.to_str().unwrap(), "--out", out.to_str().unwrap()]).env("NO_COLOR", "1").output().unwrap();
+    let o = mpkc()
+        .args(["build", p.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(e.contains("error[E0701]: nvcc:"), "{e}");
-    assert!(e.contains("bad_body.mpk:5:5"), "points at the contract line: {e}");
+    assert!(
+        e.contains("bad_body.mpk:5:5"),
+        "points at the contract line: {e}"
+    );
     assert!(e.contains("undefined_symbol"), "{e}");
 }
 
 #[test]
 fn build_of_the_stdlib_prints_the_budget_table_and_kernels() {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stdlib_out");
-    let o = mpkc().current_dir(root()).args(["build", "--out", out.to_str().unwrap()]).output().unwrap();
+    let o = mpkc()
+        .current_dir(root())
+        .args(["build", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let s = stdout(&o);
-    assert!(s.contains("linear_sm100_v2") && s.contains("221200") && s.contains("14/14") && s.contains("24/31"), "{s}");
-    for unit in ["rmsnorm_v2_h4096", "rmsnorm_v2_h7168", "silu_mul_v2", "embedding_v2", "argmax_partial", "argmax_reduce"] {
+    assert!(
+        s.contains("linear_sm100_v2")
+            && s.contains("221200")
+            && s.contains("14/14")
+            && s.contains("24/31"),
+        "{s}"
+    );
+    for unit in [
+        "rmsnorm_v2_h4096",
+        "rmsnorm_v2_h7168",
+        "silu_mul_v2",
+        "embedding_v2",
+        "argmax_partial",
+        "argmax_reduce",
+    ] {
         for target in ["sm_100a", "sm_90a"] {
-            assert!(out.join(format!("{unit}_harness.{target}.cubin")).is_file(), "{unit} {target}");
+            assert!(
+                out.join(format!("{unit}_harness.{target}.cubin")).is_file(),
+                "{unit} {target}"
+            );
         }
     }
     assert!(out.join("linear_sm100_v2_spec.h").is_file());
@@ -193,22 +290,51 @@ fn build_of_the_stdlib_prints_the_budget_table_and_kernels() {
 
 #[test]
 fn predecessors_all_reports_page_13_exposure() {
-    let o = run(&["check", "--predecessors", "all", "stdlib/linear_sm100_v2.mpk"]);
-    assert_eq!(o.status.code(), Some(0), "a report, not an error: {}", stderr(&o));
+    let o = run(&[
+        "check",
+        "--predecessors",
+        "all",
+        "stdlib/linear_sm100_v2.mpk",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "a report, not an error: {}",
+        stderr(&o)
+    );
     let s = stdout(&o);
-    assert!(s.contains("linear_sm100_v2 on sm_100a: exposed when page 13 is at 13 of the 14 positions"), "{s}");
+    assert!(
+        s.contains("linear_sm100_v2 on sm_100a: exposed when page 13 is at 13 of the 14 positions"),
+        "{s}"
+    );
     assert!(s.contains("positions 0-12: logical page 12 (16384 bytes used) lands on page 13 (11264 usable), 5120 bytes over"), "{s}");
     let o = run(&["check", "--predecessors", "all", "stdlib/silu_mul_v2.mpk"]);
-    assert!(stdout(&o).contains("silu_mul_v2 on sm_100a: safe after every predecessor release order"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("silu_mul_v2 on sm_100a: safe after every predecessor release order"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
 fn build_reports_a_pipeline_the_backend_cannot_lower() {
     let text = "task no_tile {\n  family pipeline\n  targets sm_100a\n  tensor W: bf16[7168, 2048] in tma(box [64, 128, 2], swizzle 128B)\n  tensor C: bf16[16, 7168] out\n  mma tcgen05 f16 (bf16 x bf16 -> f32) m128 n16 k16\n  tmem cols 32\n  stages 2\n  region W[stage] { bytes 32768; align 1024 }\n  channel w_ring: W, loader -> launcher (tma W), empty by launcher (commit)\n}\n";
     let p = tmp("no_tile.mpk", text);
-    assert_eq!(run(&["check", p.to_str().unwrap()]).status.code(), Some(0), "a valid contract");
+    assert_eq!(
+        run(&["check", p.to_str().unwrap()]).status.code(),
+        Some(0),
+        "a valid contract"
+    );
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no_tile_out");
-    let o = mpkc().args(["build", p.to_str().unwrap(), "--out", out.to_str().unwrap()]).env("NO_COLOR", "1").output().unwrap();
+    let o = mpkc()
+        .args(["build", p.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("error[E0013]") && stderr(&o).contains("no `tile`"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("error[E0013]") && stderr(&o).contains("no `tile`"),
+        "{}",
+        stderr(&o)
+    );
 }

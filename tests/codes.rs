@@ -23,7 +23,10 @@ fn pages() -> BTreeMap<String, String> {
         let p = e.unwrap().path();
         if p.is_file() {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            out.insert(name, std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())));
+            out.insert(
+                name,
+                std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+            );
         }
     }
     out
@@ -55,11 +58,22 @@ fn mpk_blocks(page: &str) -> Vec<String> {
 }
 
 fn check(path: String, text: &str) -> mpkc::driver::Checked {
-    check_source(&Source { path, text: text.to_string() }, &SemaOptions::default(), &CheckOptions::default())
+    check_source(
+        &Source {
+            path,
+            text: text.to_string(),
+        },
+        &SemaOptions::default(),
+        &CheckOptions::default(),
+    )
 }
 
 fn summary(checked: &mpkc::driver::Checked) -> String {
-    let ds: Vec<String> = checked.diags.iter().map(|d| format!("{}[{}]: {}", d.severity.as_str(), d.code, d.message)).collect();
+    let ds: Vec<String> = checked
+        .diags
+        .iter()
+        .map(|d| format!("{}[{}]: {}", d.severity.as_str(), d.code, d.message))
+        .collect();
     if ds.is_empty() {
         "no diagnostics".to_string()
     } else {
@@ -72,9 +86,15 @@ fn summary(checked: &mpkc::driver::Checked) -> String {
 fn every_code_has_a_page_and_every_page_a_code() {
     let pages = pages();
     let mut problems = Vec::new();
-    for c in REGISTRY.iter().filter(|c| !matches!(c.family, "tools" | "backend")) {
+    for c in REGISTRY
+        .iter()
+        .filter(|c| !matches!(c.family, "tools" | "backend"))
+    {
         if !pages.contains_key(&format!("{}.md", c.code)) {
-            problems.push(format!("{} ({}) has no page docs/codes/{}.md", c.code, c.summary, c.code));
+            problems.push(format!(
+                "{} ({}) has no page docs/codes/{}.md",
+                c.code, c.summary, c.code
+            ));
         }
     }
     for file in pages.keys() {
@@ -95,7 +115,9 @@ fn every_code_has_a_page_and_every_page_a_code() {
 fn pages_are_well_formed_and_embedded() {
     let mut problems = Vec::new();
     for (file, text) in pages() {
-        let Some(code) = page_code(&file) else { continue };
+        let Some(code) = page_code(&file) else {
+            continue;
+        };
         let prefix = format!("# {code}: ");
         let title = text.lines().next().unwrap_or("");
         if !title.starts_with(&prefix) || title.len() == prefix.len() {
@@ -108,8 +130,12 @@ fn pages_are_well_formed_and_embedded() {
         }
         match long_doc(code) {
             Some(embedded) if embedded == text => {}
-            Some(_) => problems.push(format!("docs/codes/{file}: the embedded page differs from the file (stale build?)")),
-            None => problems.push(format!("docs/codes/{file}: `mpkc explain {code}` does not find the page")),
+            Some(_) => problems.push(format!(
+                "docs/codes/{file}: the embedded page differs from the file (stale build?)"
+            )),
+            None => problems.push(format!(
+                "docs/codes/{file}: `mpkc explain {code}` does not find the page"
+            )),
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -121,8 +147,12 @@ fn examples_do_what_the_pages_say() {
     let mut problems = Vec::new();
     let mut checked_pages = 0;
     for (file, text) in pages() {
-        let Some(code) = page_code(&file) else { continue };
-        let Some(info) = REGISTRY.iter().find(|c| c.code == code) else { continue };
+        let Some(code) = page_code(&file) else {
+            continue;
+        };
+        let Some(info) = REGISTRY.iter().find(|c| c.code == code) else {
+            continue;
+        };
         if matches!(info.family, "tools" | "backend") {
             continue;
         }
@@ -134,11 +164,17 @@ fn examples_do_what_the_pages_say() {
         checked_pages += 1;
         let bad = check(format!("docs/codes/{file} (erroneous example)"), &blocks[0]);
         if !bad.diags.iter().any(|d| d.code == code) {
-            problems.push(format!("docs/codes/{file}: the erroneous example does not report {code}: {}", summary(&bad)));
+            problems.push(format!(
+                "docs/codes/{file}: the erroneous example does not report {code}: {}",
+                summary(&bad)
+            ));
         }
         let good = check(format!("docs/codes/{file} (fixed example)"), &blocks[1]);
         if good.has_errors() {
-            problems.push(format!("docs/codes/{file}: the fixed example has errors: {}", summary(&good)));
+            problems.push(format!(
+                "docs/codes/{file}: the fixed example has errors: {}",
+                summary(&good)
+            ));
         }
     }
     assert!(checked_pages > 0, "no page with examples under docs/codes");
@@ -173,9 +209,16 @@ fn every_code_is_emitted_somewhere() {
     // `SMEM_BUDGET = "E0103", …` lines of the `registry!` invocation.
     let mut constant = BTreeMap::new();
     for line in registry_text.lines() {
-        let Some((name, rest)) = line.trim().split_once(" = \"") else { continue };
-        let Some((code, _)) = rest.split_once('"') else { continue };
-        if name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') {
+        let Some((name, rest)) = line.trim().split_once(" = \"") else {
+            continue;
+        };
+        let Some((code, _)) = rest.split_once('"') else {
+            continue;
+        };
+        if name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        {
             constant.insert(code.to_string(), name.to_string());
         }
     }
@@ -190,7 +233,9 @@ fn every_code_is_emitted_somewhere() {
     for c in REGISTRY {
         let literal = format!("\"{}\"", c.code);
         let via_constant = constant.get(c.code).map(|n| format!("codes::{n}"));
-        let emitted = sources.iter().any(|s| s.contains(&literal) || via_constant.as_ref().is_some_and(|n| contains_word(s, n)));
+        let emitted = sources.iter().any(|s| {
+            s.contains(&literal) || via_constant.as_ref().is_some_and(|n| contains_word(s, n))
+        });
         if !emitted {
             let how = via_constant.map_or(String::new(), |n| format!(" or `{n}`"));
             problems.push(format!("{} ({}) is registered but src/ never names `{literal}`{how} outside src/diag/codes.rs", c.code, c.summary));

@@ -14,12 +14,18 @@ fn examples_check_and_compile() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "mpk") {
             let name = format!("examples/{}", p.file_name().unwrap().to_string_lossy());
-            sources.push(Source { path: name, text: std::fs::read_to_string(&p).unwrap() });
+            sources.push(Source {
+                path: name,
+                text: std::fs::read_to_string(&p).unwrap(),
+            });
         }
     }
     sources.sort_by(|a, b| a.path.cmp(&b.path));
     assert!(sources.len() >= 2);
-    let checked: Vec<_> = sources.iter().map(|s| check_source(s, &SemaOptions::default(), &CheckOptions::default())).collect();
+    let checked: Vec<_> = sources
+        .iter()
+        .map(|s| check_source(s, &SemaOptions::default(), &CheckOptions::default()))
+        .collect();
     for c in &checked {
         assert!(c.diags.is_empty(), "{}: {:#?}", c.source.path, c.diags);
     }
@@ -29,7 +35,10 @@ fn examples_check_and_compile() {
     write_all(&out, &units).unwrap();
     for j in compile_all(&tc, &out, &checked, &units, 2) {
         if let Err(f) = &j.result {
-            panic!("{} {}: {}\n{}", units[j.unit].unit, j.target, f.command, f.stderr);
+            panic!(
+                "{} {}: {}\n{}",
+                units[j.unit].unit, j.target, f.command, f.stderr
+            );
         }
     }
 }

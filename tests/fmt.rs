@@ -29,8 +29,19 @@ fn all() -> Vec<PathBuf> {
 }
 
 fn verdict(path: &str, text: &str) -> Vec<(String, String)> {
-    let c = check_source(&Source { path: path.into(), text: text.into() }, &Default::default(), &Default::default());
-    let mut v: Vec<(String, String)> = c.diags.iter().map(|d| (d.code.to_string(), d.message.clone())).collect();
+    let c = check_source(
+        &Source {
+            path: path.into(),
+            text: text.into(),
+        },
+        &Default::default(),
+        &Default::default(),
+    );
+    let mut v: Vec<(String, String)> = c
+        .diags
+        .iter()
+        .map(|d| (d.code.to_string(), d.message.clone()))
+        .collect();
     v.sort();
     v
 }
@@ -46,10 +57,20 @@ fn formatting_changes_only_whitespace_and_is_idempotent() {
         formatted += 1;
         let once = format(&text);
         assert_eq!(format(&once), once, "{}: not idempotent", p.display());
-        let toks = |s: &str| lex(s).into_iter().map(|t| t.text.trim_end().to_string()).collect::<Vec<_>>();
+        let toks = |s: &str| {
+            lex(s)
+                .into_iter()
+                .map(|t| t.text.trim_end().to_string())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(toks(&once), toks(&text), "{}: tokens changed", p.display());
         let name = p.to_string_lossy();
-        assert_eq!(verdict(&name, &once), verdict(&name, &text), "{}: the checker's verdict changed", p.display());
+        assert_eq!(
+            verdict(&name, &once),
+            verdict(&name, &text),
+            "{}: the checker's verdict changed",
+            p.display()
+        );
     }
     assert!(formatted > 50, "only {formatted} contracts parsed");
 }
@@ -61,8 +82,18 @@ fn the_stdlib_and_the_examples_are_formatted() {
     for d in ["stdlib", "examples"] {
         contracts(&root.join(d), &mut files);
     }
-    let o = Command::new(env!("CARGO_BIN_EXE_mpkc")).arg("fmt").arg("--check").args(&files).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}\nrun `mpkc fmt stdlib/*.mpk examples/*.mpk`", String::from_utf8_lossy(&o.stdout));
+    let o = Command::new(env!("CARGO_BIN_EXE_mpkc"))
+        .arg("fmt")
+        .arg("--check")
+        .args(&files)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}\nrun `mpkc fmt stdlib/*.mpk examples/*.mpk`",
+        String::from_utf8_lossy(&o.stdout)
+    );
 }
 
 #[test]
@@ -74,12 +105,24 @@ fn stdin_to_stdout_and_syntax_errors_left_alone() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(b"task t{family  consumer}").unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"task t{family  consumer}")
+        .unwrap();
     let o = child.wait_with_output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&o.stdout), "task t { family consumer }\n");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "task t { family consumer }\n"
+    );
     let bad = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fmt_bad.mpk");
     std::fs::write(&bad, "task t {  family\n").unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_mpkc")).arg("fmt").arg(&bad).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_mpkc"))
+        .arg("fmt")
+        .arg(&bad)
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(std::fs::read_to_string(&bad).unwrap(), "task t {  family\n");
 }

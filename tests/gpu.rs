@@ -7,7 +7,12 @@
 use std::process::{Command, Output};
 
 fn verify(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mpkc")).arg("verify").args(args).env("NO_COLOR", "1").output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_mpkc"))
+        .arg("verify")
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
 }
 
 fn driver_present() -> bool {
@@ -32,7 +37,12 @@ fn listing_needs_no_gpu_and_names_every_case() {
     let o = verify(&["--list", "--m", "1"]);
     assert_eq!(o.status.code(), Some(0));
     let text = String::from_utf8_lossy(&o.stdout);
-    for case in ["linear_sm100_v2", "rmsnorm_v2_h7168", "argmax_partial -> argmax_reduce", "linear_bf16_splitk_q_b -> linear_bf16_splitk_q_b_reduce"] {
+    for case in [
+        "linear_sm100_v2",
+        "rmsnorm_v2_h7168",
+        "argmax_partial -> argmax_reduce",
+        "linear_bf16_splitk_q_b -> linear_bf16_splitk_q_b_reduce",
+    ] {
         assert!(text.lines().any(|l| l == case), "{case} not in:\n{text}");
     }
     let ex = verify(&["--list", "examples/residual_add.mpk"]);
@@ -62,13 +72,24 @@ fn the_stdlib_verifies_at_m1_and_m16() {
 #[ignore = "needs an NVIDIA GPU and driver: run on the GPU machine (scripts/gpu-verify.sh)"]
 fn injected_faults_fail_with_a_named_barrier_or_page() {
     for (fault, case, says) in [
-        ("page-skip", "rmsnorm_v2_h4096", "a release of this page was skipped"),
+        (
+            "page-skip",
+            "rmsnorm_v2_h4096",
+            "a release of this page was skipped",
+        ),
         ("page-double", "argmax_reduce", "released twice"),
         ("count-off", "linear_sm100_v2", "op ordinal 0"),
         ("reinit-drop", "linear_sm100_v2", "re-init was dropped"),
         ("region-short", "linear_sm100_v2", "E0304"),
     ] {
-        let o = verify(&["--inject", fault, "--only", case, "--wait-timeout-ms", "2000"]);
+        let o = verify(&[
+            "--inject",
+            fault,
+            "--only",
+            case,
+            "--wait-timeout-ms",
+            "2000",
+        ]);
         let out = String::from_utf8_lossy(&o.stdout);
         assert_eq!(o.status.code(), Some(1), "{fault}: {out}");
         assert!(out.contains(says), "{fault}: {out}");

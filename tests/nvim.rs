@@ -12,13 +12,18 @@ use std::time::{Duration, Instant};
 
 fn nvim() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join("nvim")).find(|p| p.is_file())
+    std::env::split_paths(&path)
+        .map(|d| d.join("nvim"))
+        .find(|p| p.is_file())
 }
 
 #[test]
 fn headless_neovim_sees_the_budget_while_editing() {
     let Some(nvim) = nvim() else {
-        assert!(std::env::var_os("MPKC_REQUIRE_NVIM").is_none(), "nvim not found: run scripts/setup (installs Debian's neovim)");
+        assert!(
+            std::env::var_os("MPKC_REQUIRE_NVIM").is_none(),
+            "nvim not found: run scripts/setup (installs Debian's neovim)"
+        );
         eprintln!("skipped: nvim not found (scripts/setup installs it; MPKC_REQUIRE_NVIM makes this an error)");
         return;
     };
@@ -26,15 +31,34 @@ fn headless_neovim_sees_the_budget_while_editing() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("linear_sm100_v2.mpk");
-    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/stdlib/linear_sm100_v2.mpk"), &file).unwrap();
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/stdlib/linear_sm100_v2.mpk"),
+        &file,
+    )
+    .unwrap();
     let out = dir.join("session.log");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/editors/nvim_session.lua");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/editors/nvim_session.lua"
+    );
     let mut child = Command::new(nvim)
-        .args(["--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", &format!("luafile {script}")])
+        .args([
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-n",
+            "-c",
+            &format!("luafile {script}"),
+        ])
         .env("MPKC", env!("CARGO_BIN_EXE_mpkc"))
         .env("MPKC_FILE", &file)
         .env("MPKC_OUT", &out)
-        .env("MPKC_EDITORS", concat!(env!("CARGO_MANIFEST_DIR"), "/editors"))
+        .env(
+            "MPKC_EDITORS",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/editors"),
+        )
         .env("HOME", &dir)
         .spawn()
         .unwrap();
@@ -50,7 +74,13 @@ fn headless_neovim_sees_the_budget_while_editing() {
         std::thread::sleep(Duration::from_millis(50));
     };
     let log = std::fs::read_to_string(&out).unwrap_or_default();
-    assert!(status.is_some_and(|s| s.success()) && log.ends_with("RESULT ok\n"), "neovim session failed ({status:?}):\n{log}");
-    assert!(log.contains("E0103 at line") && log.contains("region W[stage]"), "{log}");
+    assert!(
+        status.is_some_and(|s| s.success()) && log.ends_with("RESULT ok\n"),
+        "neovim session failed ({status:?}):\n{log}"
+    );
+    assert!(
+        log.contains("E0103 at line") && log.contains("region W[stage]"),
+        "{log}"
+    );
     assert!(log.contains("hover: "), "{log}");
 }

@@ -25,9 +25,18 @@ fn check_case(path: &Path) -> Result<(), String> {
         num_pages: case["num_pages"].as_u64().unwrap() as usize,
         capacity_bytes: case["capacity_bytes"].as_i64().unwrap(),
     };
-    let preferred: Vec<usize> =
-        case["preferred_physical_order"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
-    let regions: Vec<RegionRequest> = case["regions"].as_array().unwrap().iter().map(region).collect();
+    let preferred: Vec<usize> = case["preferred_physical_order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as usize)
+        .collect();
+    let regions: Vec<RegionRequest> = case["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(region)
+        .collect();
     let expect = &case["expect"];
     let got = plan(&regions, &preferred, &g);
     if !expect["ok"].as_bool().unwrap() {
@@ -44,26 +53,47 @@ fn check_case(path: &Path) -> Result<(), String> {
         return Err("region count differs".into());
     }
     for (w, r) in want_regions.iter().zip(&p.regions) {
-        let pages: Vec<usize> = w["pages"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+        let pages: Vec<usize> = w["pages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap() as usize)
+            .collect();
         let same = w["name"].as_str() == Some(r.name.as_str())
             && w["ordinal"].as_u64() == Some(r.ordinal as u64)
             && w["size"].as_i64() == Some(r.size)
             && pages == r.pages
             && w["offset"].as_i64() == Some(r.offset);
         if !same {
-            return Err(format!("region {} differs: want {w}, got pages {:?} offset {}", r.name, r.pages, r.offset));
+            return Err(format!(
+                "region {} differs: want {w}, got pages {:?} offset {}",
+                r.name, r.pages, r.offset
+            ));
         }
     }
-    let release: Vec<usize> =
-        expect["release_order"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+    let release: Vec<usize> = expect["release_order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as usize)
+        .collect();
     if release != p.release_order {
-        return Err(format!("release order: want {release:?}, got {:?}", p.release_order));
+        return Err(format!(
+            "release order: want {release:?}, got {:?}",
+            p.release_order
+        ));
     }
     if expect["pages_used"].as_u64() != Some(p.pages_used as u64) {
-        return Err(format!("pages_used: want {}, got {}", expect["pages_used"], p.pages_used));
+        return Err(format!(
+            "pages_used: want {}, got {}",
+            expect["pages_used"], p.pages_used
+        ));
     }
     if expect["max_byte_end"].as_i64() != Some(p.max_byte_end) {
-        return Err(format!("max_byte_end: want {}, got {}", expect["max_byte_end"], p.max_byte_end));
+        return Err(format!(
+            "max_byte_end: want {}, got {}",
+            expect["max_byte_end"], p.max_byte_end
+        ));
     }
     if expect["exceeds_capacity_after_remap"].as_bool() != Some(p.exceeds_capacity(&g)) {
         return Err("exceeds_capacity_after_remap differs".into());
@@ -80,10 +110,24 @@ fn every_planner_case_reproduces() {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     paths.sort();
-    assert!(paths.len() >= 160, "expected the full case set, found {}", paths.len());
+    assert!(
+        paths.len() >= 160,
+        "expected the full case set, found {}",
+        paths.len()
+    );
     let failures: Vec<String> = paths
         .iter()
-        .filter_map(|p| check_case(p).err().map(|e| format!("{}: {e}", p.file_name().unwrap().to_string_lossy())))
+        .filter_map(|p| {
+            check_case(p)
+                .err()
+                .map(|e| format!("{}: {e}", p.file_name().unwrap().to_string_lossy()))
+        })
         .collect();
-    assert!(failures.is_empty(), "{} of {} cases differ:\n{}", failures.len(), paths.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ:\n{}",
+        failures.len(),
+        paths.len(),
+        failures.join("\n")
+    );
 }

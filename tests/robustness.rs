@@ -9,21 +9,59 @@ use mpkc::valid::CheckOptions;
 use proptest::prelude::*;
 
 fn run_all(text: &str) {
-    let src = Source { path: "fuzz.mpk".to_string(), text: text.to_string() };
+    let src = Source {
+        path: "fuzz.mpk".to_string(),
+        text: text.to_string(),
+    };
     let c = check_source(&src, &SemaOptions::default(), &CheckOptions::default());
     let info = ContractInfo::new(&src.path, &src.text);
     for t in &c.tasks {
         let _ = back::generate(t, &info);
     }
     for d in &c.diags {
-        let _ = mpkc::diag::render_json(d, mpkc::diag::SourceFile { name: "fuzz.mpk", text });
+        let _ = mpkc::diag::render_json(
+            d,
+            mpkc::diag::SourceFile {
+                name: "fuzz.mpk",
+                text,
+            },
+        );
     }
 }
 
 const EXTREMES: &[&str] = &[
-    "0", "-1", "1", "17", "255", "256", "1023", "16384", "224256", "224257", "9223372036854775807", "-9223372036854775808",
-    "0x7fffffffffffffff", "1e309", "(", ")", "{", "}", "[stage]", "stage", "stages", "tile.M", "tile.Q", "//", "/*", "\"",
-    "cuda {", "}", "ceil_div(1, 0)", "align_up(7, 0)", "min()", "W0..W99",
+    "0",
+    "-1",
+    "1",
+    "17",
+    "255",
+    "256",
+    "1023",
+    "16384",
+    "224256",
+    "224257",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "0x7fffffffffffffff",
+    "1e309",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[stage]",
+    "stage",
+    "stages",
+    "tile.M",
+    "tile.Q",
+    "//",
+    "/*",
+    "\"",
+    "cuda {",
+    "}",
+    "ceil_div(1, 0)",
+    "align_up(7, 0)",
+    "min()",
+    "W0..W99",
 ];
 
 fn mutate(base: &str, ops: &[(u8, usize, usize, usize)]) -> String {
@@ -50,9 +88,14 @@ fn mutate(base: &str, ops: &[(u8, usize, usize, usize)]) -> String {
             }
             _ => {
                 // Replace the number under the cursor (if any) by an extreme.
-                let start = (0..=i).rev().take_while(|&k| s.get(k).is_some_and(|c| c.is_ascii_digit())).last();
+                let start = (0..=i)
+                    .rev()
+                    .take_while(|&k| s.get(k).is_some_and(|c| c.is_ascii_digit()))
+                    .last();
                 if let Some(st) = start {
-                    let end = (st..s.len()).find(|&k| !s[k].is_ascii_digit()).unwrap_or(s.len());
+                    let end = (st..s.len())
+                        .find(|&k| !s[k].is_ascii_digit())
+                        .unwrap_or(s.len());
                     let rep: Vec<char> = EXTREMES[pick % 12].chars().collect();
                     s.splice(st..end, rep);
                 }
@@ -67,9 +110,15 @@ fn mutate(base: &str, ops: &[(u8, usize, usize, usize)]) -> String {
 fn extreme_values_are_diagnostics() {
     let text = "task big {\n  family consumer\n  param eps: f32 = 1e309\n  stages 64\n  tmem cols 9223372036854775807\n  task_id 9223372036854775807\n  region a { bytes 9223372036854775807; align 16; pack }\n  region b[stage] { bytes 9223372036854775807; align 4611686018427387904 }\n  region c { bytes 100; align 16; pages 9223372036854775807 }\n  barrier s = named(9223372036854775807, threads -1)\n  granularity per_tile(tasks 9223372036854775807)\n  body cuda { }\n}\n";
     run_all(text);
-    let rms = stdlib::sources()[1].text.replace("= 7168", "= 2147483647").replace("in 128..=16384 ", "");
+    let rms = stdlib::sources()[1]
+        .text
+        .replace("= 7168", "= 2147483647")
+        .replace("in 128..=16384 ", "");
     run_all(&rms);
-    let src = Source { path: "x.mpk".into(), text: text.into() };
+    let src = Source {
+        path: "x.mpk".into(),
+        text: text.into(),
+    };
     let c = check_source(&src, &SemaOptions::default(), &CheckOptions::default());
     assert!(c.has_errors());
 }

@@ -22,7 +22,8 @@ fn scratch(name: &str) -> PathBuf {
 /// Builds `sources`, asserting every pipeline unit's sm_100a cubin holds the instructions.
 fn build_and_inspect(sources: &[Source], dir: &str) -> usize {
     let tc = nvcc::find().unwrap_or_else(|e| panic!("{e}"));
-    let checked: Vec<Checked> = check_sources(sources, &SemaOptions::default(), &CheckOptions::default());
+    let checked: Vec<Checked> =
+        check_sources(sources, &SemaOptions::default(), &CheckOptions::default());
     for c in &checked {
         assert!(!c.has_errors(), "{}: {:#?}", c.source.path, c.diags);
     }
@@ -33,11 +34,23 @@ fn build_and_inspect(sources: &[Source], dir: &str) -> usize {
     let mut pipelines = 0;
     for j in compile_all(&tc, &out, &checked, &units, jobs) {
         let u = &units[j.unit];
-        let (cubin, report) = j.result.unwrap_or_else(|f| panic!("{}: {}\n{}", u.unit, f.command, f.stderr));
-        assert_eq!((report.spill_stores, report.spill_loads, report.stack_bytes), (0, 0, 0), "{} {}: {report:?}", u.unit, j.target);
+        let (cubin, report) = j
+            .result
+            .unwrap_or_else(|f| panic!("{}: {}\n{}", u.unit, f.command, f.stderr));
+        assert_eq!(
+            (report.spill_stores, report.spill_loads, report.stack_bytes),
+            (0, 0, 0),
+            "{} {}: {report:?}",
+            u.unit,
+            j.target
+        );
         let task = &checked[u.source].tasks[u.task];
         if task.pipeline.is_some() && j.target == Target::Sm90a {
-            inspect_sm90(&tc.sass(&cubin).unwrap_or_else(|e| panic!("cuobjdump: {e}")), task, &u.unit);
+            inspect_sm90(
+                &tc.sass(&cubin).unwrap_or_else(|e| panic!("cuobjdump: {e}")),
+                task,
+                &u.unit,
+            );
         }
         if task.pipeline.is_none() || j.target != Target::Sm100a {
             continue;
@@ -50,12 +63,27 @@ fn build_and_inspect(sources: &[Source], dir: &str) -> usize {
             mpkc::valid::Operands::Bf16 => ("UTCHMMA", None),
             mpkc::valid::Operands::Fp8BlockScale { .. } => ("UTCQMMA", Some("UTCCP")),
         };
-        for op in [mma, "UTCBAR", "UTMALDG.3D", "LDTM", "SYNCS.ARRIVE.TRANS64", "UTCATOMSWS", "ELECT"].into_iter().chain(extra) {
+        for op in [
+            mma,
+            "UTCBAR",
+            "UTMALDG.3D",
+            "LDTM",
+            "SYNCS.ARRIVE.TRANS64",
+            "UTCATOMSWS",
+            "ELECT",
+        ]
+        .into_iter()
+        .chain(extra)
+        {
             assert!(sass.contains(op), "{} sm_100a: no {op} in the SASS", u.unit);
         }
         let mmas = sass.matches(mma).count() as i64;
         let per_stage = p.block_k / p.mma_k;
-        assert!(mmas >= per_stage && mmas % per_stage == 0, "{}: {mmas} UTCHMMA, not whole stages of {per_stage} (unrolled)", u.unit);
+        assert!(
+            mmas >= per_stage && mmas % per_stage == 0,
+            "{}: {mmas} UTCHMMA, not whole stages of {per_stage} (unrolled)",
+            u.unit
+        );
     }
     pipelines
 }
@@ -66,18 +94,31 @@ fn inspect_sm90(sass: &str, task: &mpkc::valid::CheckedTask, unit: &str) {
     let p = task.pipeline.as_ref().unwrap();
     let (mma, shape) = match p.operands {
         mpkc::valid::Operands::Bf16 => ("HGMMA", format!("HGMMA.64x{}x16.F32.BF16", p.block_n)),
-        mpkc::valid::Operands::Fp8BlockScale { .. } => ("QGMMA", format!("QGMMA.64x{}x32.F32.E4M3.E4M3", p.block_n)),
+        mpkc::valid::Operands::Fp8BlockScale { .. } => {
+            ("QGMMA", format!("QGMMA.64x{}x32.F32.E4M3.E4M3", p.block_n))
+        }
     };
-    for op in [shape.as_str(), "UTMALDG.3D", "SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64"] {
+    for op in [
+        shape.as_str(),
+        "UTMALDG.3D",
+        "SYNCS.ARRIVE.TRANS64",
+        "SYNCS.PHASECHK.TRANS64",
+    ] {
         assert!(sass.contains(op), "{unit} sm_90a: no {op} in the SASS");
     }
     for absent in ["UTCHMMA", "UTCQMMA", "UTCBAR", "LDTM"] {
-        assert!(!sass.contains(absent), "{unit} sm_90a: {absent} (a tcgen05 instruction) in the SASS");
+        assert!(
+            !sass.contains(absent),
+            "{unit} sm_90a: {absent} (a tcgen05 instruction) in the SASS"
+        );
     }
     // Two m64 halves per wgmma K step: 2 x BLOCK_K / MMA_K per stage, unrolled.
     let n = sass.matches(mma).count() as i64;
     let per_stage = 2 * p.block_k / p.mma_k;
-    assert!(n >= per_stage && n % per_stage == 0, "{unit}: {n} {mma}, not whole stages of {per_stage}");
+    assert!(
+        n >= per_stage && n % per_stage == 0,
+        "{unit}: {n} {mma}, not whole stages of {per_stage}"
+    );
 }
 
 #[test]
@@ -88,30 +129,63 @@ fn stdlib_pipelines_hold_tcgen05_tma_and_tmem_instructions() {
 
 #[test]
 fn house_linear_descriptors_are_mpks() {
-    let checked = check_sources(&stdlib::sources(), &SemaOptions::default(), &CheckOptions::default());
+    let checked = check_sources(
+        &stdlib::sources(),
+        &SemaOptions::default(),
+        &CheckOptions::default(),
+    );
     let units = generate_all(&checked);
     let cuh = units
         .iter()
         .find(|u| u.unit == "linear_sm100_v2")
         .and_then(|u| u.files.iter().find(|f| f.kind == FileKind::Kernel))
         .expect("the house linear has a kernel");
-    assert!(cuh.text.contains("constexpr uint32_t I_DESC = 0x08040490u;"), "instruction descriptor");
-    assert!(cuh.text.contains("constexpr uint64_t SMEM_DESC = 0x4000404000000000ull;"), "SMEM descriptor");
-    assert!(cuh.text.contains("constexpr uint32_t W_STAGE_TX_BYTES = 32768;") && cuh.text.contains("constexpr uint32_t A_STAGE_TX_BYTES = 4096;"), "expect_tx of MPK's linear");
+    assert!(
+        cuh.text
+            .contains("constexpr uint32_t I_DESC = 0x08040490u;"),
+        "instruction descriptor"
+    );
+    assert!(
+        cuh.text
+            .contains("constexpr uint64_t SMEM_DESC = 0x4000404000000000ull;"),
+        "SMEM descriptor"
+    );
+    assert!(
+        cuh.text
+            .contains("constexpr uint32_t W_STAGE_TX_BYTES = 32768;")
+            && cuh
+                .text
+                .contains("constexpr uint32_t A_STAGE_TX_BYTES = 4096;"),
+        "expect_tx of MPK's linear"
+    );
 }
 
 /// Every address into the dynamic SMEM of a generated kernel comes from a planned region.
 #[test]
 fn kernels_address_smem_only_through_planned_regions() {
-    let checked = check_sources(&stdlib::sources(), &SemaOptions::default(), &CheckOptions::default());
+    let checked = check_sources(
+        &stdlib::sources(),
+        &SemaOptions::default(),
+        &CheckOptions::default(),
+    );
     for u in generate_all(&checked) {
         for f in u.files.iter().filter(|f| f.kind == FileKind::Kernel) {
             // `smem` is the dynamic SMEM base; offsets inside a region (`sf_smem + 512`) are the region's own.
-            for (i, _) in f.text.match_indices("smem + ").filter(|(i, _)| !f.text[..*i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')) {
+            for (i, _) in f.text.match_indices("smem + ").filter(|(i, _)| {
+                !f.text[..*i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            }) {
                 let rest = &f.text[i + 7..];
-                assert!(rest.starts_with("task_desc->smem_region_offset(REGION_"), "{}: hand-rolled SMEM offset: {}", f.name, &rest[..rest.len().min(60)]);
+                assert!(
+                    rest.starts_with("task_desc->smem_region_offset(REGION_"),
+                    "{}: hand-rolled SMEM offset: {}",
+                    f.name,
+                    &rest[..rest.len().min(60)]
+                );
             }
-            let indexed = f.text.lines().any(|l| l.contains("smem[") && !l.contains("extern __shared__"));
+            let indexed = f
+                .text
+                .lines()
+                .any(|l| l.contains("smem[") && !l.contains("extern __shared__"));
             assert!(!indexed, "{}: indexes the SMEM base directly", f.name);
         }
     }
@@ -121,17 +195,30 @@ fn kernels_address_smem_only_through_planned_regions() {
 /// every check, compiles without spills, and holds the instructions.
 #[test]
 fn stage_count_and_tile_n_variants_still_check_and_compile() {
-    let base = stdlib::CONTRACTS.iter().find(|(p, _)| p.ends_with("linear_sm100_v2.mpk")).unwrap().1;
+    let base = stdlib::CONTRACTS
+        .iter()
+        .find(|(p, _)| p.ends_with("linear_sm100_v2.mpk"))
+        .unwrap()
+        .1;
     let mut sources = Vec::new();
     for (stages, n, cols) in [(2, 16, 32), (4, 16, 32), (3, 32, 64), (2, 64, 128)] {
         let text = base
-            .replace("task linear_sm100_v2", &format!("task linear_s{stages}_n{n}"))
+            .replace(
+                "task linear_sm100_v2",
+                &format!("task linear_s{stages}_n{n}"),
+            )
             .replace("stages 6", &format!("stages {stages}"))
-            .replace("tile M 128, N 16, K 128", &format!("tile M 128, N {n}, K 128"))
+            .replace(
+                "tile M 128, N 16, K 128",
+                &format!("tile M 128, N {n}, K 128"),
+            )
             .replace("m128 n16 k16", &format!("m128 n{n} k16"))
             .replace("box [64, 16, 2]", &format!("box [64, {n}, 2]"))
             .replace("tmem cols 32", &format!("tmem cols {cols}"));
-        sources.push(Source { path: format!("variants/linear_s{stages}_n{n}.mpk"), text });
+        sources.push(Source {
+            path: format!("variants/linear_s{stages}_n{n}.mpk"),
+            text,
+        });
     }
     assert_eq!(build_and_inspect(&sources, "sass_variants"), 4);
 }

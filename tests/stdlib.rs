@@ -7,7 +7,10 @@ use mpkc::sema::SemaOptions;
 use mpkc::valid::{CheckOptions, CheckedTask};
 
 fn checked() -> Vec<Checked> {
-    stdlib::sources().iter().map(|s| check_source(s, &SemaOptions::default(), &CheckOptions::default())).collect()
+    stdlib::sources()
+        .iter()
+        .map(|s| check_source(s, &SemaOptions::default(), &CheckOptions::default()))
+        .collect()
 }
 
 fn unit(name: &str) -> CheckedTask {
@@ -20,7 +23,11 @@ fn unit(name: &str) -> CheckedTask {
 
 /// (name, physical pages, offset) of each region of the first target's plan.
 fn placements(t: &CheckedTask) -> Vec<(String, Vec<usize>, i64)> {
-    t.primary_plan().regions.iter().map(|r| (r.name.clone(), r.pages.clone(), r.offset)).collect()
+    t.primary_plan()
+        .regions
+        .iter()
+        .map(|r| (r.name.clone(), r.pages.clone(), r.offset))
+        .collect()
 }
 
 #[test]
@@ -41,7 +48,10 @@ fn every_stdlib_file_is_embedded() {
         .map(|n| format!("stdlib/{n}"))
         .collect();
     on_disk.sort();
-    let mut embedded: Vec<String> = stdlib::CONTRACTS.iter().map(|(p, _)| p.to_string()).collect();
+    let mut embedded: Vec<String> = stdlib::CONTRACTS
+        .iter()
+        .map(|(p, _)| p.to_string())
+        .collect();
     embedded.sort();
     assert_eq!(on_disk, embedded);
 }
@@ -54,14 +64,32 @@ fn linear_plan_is_mpk_linear_spec() {
     assert_eq!(p.pages_used, 14);
     let got = placements(&t);
     for s in 0..6 {
-        assert_eq!(got[s], (format!("W_{s}"), vec![2 * s, 2 * s + 1], 0), "W_{s}");
+        assert_eq!(
+            got[s],
+            (format!("W_{s}"), vec![2 * s, 2 * s + 1], 0),
+            "W_{s}"
+        );
     }
-    let a: Vec<_> = got[6..].iter().map(|(n, pages, off)| (n.as_str(), pages[0], *off)).collect();
+    let a: Vec<_> = got[6..]
+        .iter()
+        .map(|(n, pages, off)| (n.as_str(), pages[0], *off))
+        .collect();
     assert_eq!(
         a,
-        vec![("A_0", 12, 0), ("A_1", 12, 4096), ("A_2", 12, 8192), ("A_3", 12, 12288), ("A_4", 13, 0), ("A_5", 13, 4096), ("scratch", 13, 8192)]
+        vec![
+            ("A_0", 12, 0),
+            ("A_1", 12, 4096),
+            ("A_2", 12, 8192),
+            ("A_3", 12, 12288),
+            ("A_4", 13, 0),
+            ("A_5", 13, 4096),
+            ("scratch", 13, 8192)
+        ]
     );
-    assert_eq!(p.release_order, vec![0, 1, 2, 3, 4, 5, 6, 7, 12, 8, 9, 10, 11, 13]);
+    assert_eq!(
+        p.release_order,
+        vec![0, 1, 2, 3, 4, 5, 6, 7, 12, 8, 9, 10, 11, 13]
+    );
     let steps: Vec<i64> = t.ir.regions.values().map(|r| r.release_step).collect();
     assert_eq!(steps, vec![1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6, 7]);
 }
@@ -72,14 +100,24 @@ fn rmsnorm_plans_are_mpk_rmsnorm_spec() {
     assert_eq!(t.primary_plan().pages_used, 2);
     assert_eq!(
         placements(&t),
-        vec![("input".into(), vec![0], 0), ("weight".into(), vec![0], 8192), ("output".into(), vec![1], 0), ("reduce".into(), vec![1], 8192)]
+        vec![
+            ("input".into(), vec![0], 0),
+            ("weight".into(), vec![0], 8192),
+            ("output".into(), vec![1], 0),
+            ("reduce".into(), vec![1], 8192)
+        ]
     );
     let t = unit("rmsnorm_v2_h7168");
     assert_eq!(t.ir.region_bytes(), 44_032);
     assert_eq!(t.primary_plan().pages_used, 3);
     assert_eq!(
         placements(&t),
-        vec![("input".into(), vec![0], 0), ("weight".into(), vec![1], 0), ("output".into(), vec![2], 0), ("reduce".into(), vec![0], 14336)]
+        vec![
+            ("input".into(), vec![0], 0),
+            ("weight".into(), vec![1], 0),
+            ("output".into(), vec![2], 0),
+            ("reduce".into(), vec![0], 14336)
+        ]
     );
 }
 
@@ -88,13 +126,21 @@ fn argmax_is_one_page_and_elementwise_ops_none() {
     for name in ["argmax_partial", "argmax_reduce"] {
         let t = unit(name);
         assert_eq!(t.primary_plan().pages_used, 1, "{name}");
-        assert_eq!(placements(&t), vec![("idx".into(), vec![0], 0), ("val".into(), vec![0], 256)], "{name}");
+        assert_eq!(
+            placements(&t),
+            vec![("idx".into(), vec![0], 0), ("val".into(), vec![0], 256)],
+            "{name}"
+        );
     }
     for name in ["silu_mul_v2", "embedding_v2"] {
         let t = unit(name);
         assert_eq!(t.ir.regions.len(), 0);
         assert_eq!(t.primary_plan().pages_used, 0, "{name}");
-        assert_eq!(t.primary_plan().release_order, (0..14).collect::<Vec<_>>(), "forwards the preferred order");
+        assert_eq!(
+            t.primary_plan().release_order,
+            (0..14).collect::<Vec<_>>(),
+            "forwards the preferred order"
+        );
     }
 }
 

@@ -30,16 +30,23 @@ fn ui_files() -> Vec<PathBuf> {
 }
 
 fn rel(p: &Path) -> String {
-    p.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap().to_string_lossy().replace('\\', "/")
+    p.strip_prefix(env!("CARGO_MANIFEST_DIR"))
+        .unwrap()
+        .to_string_lossy()
+        .replace('\\', "/")
 }
 
 /// `(line, severity, code)` of each `//~ ERROR Exxxx` annotation.
 fn annotations(text: &str) -> BTreeSet<(usize, String, String)> {
     let mut out = BTreeSet::new();
     for (i, line) in text.lines().enumerate() {
-        let Some(pos) = line.find("//~") else { continue };
+        let Some(pos) = line.find("//~") else {
+            continue;
+        };
         let mut words = line[pos + 3..].split_whitespace();
-        let (Some(sev), Some(code)) = (words.next(), words.next()) else { continue };
+        let (Some(sev), Some(code)) = (words.next(), words.next()) else {
+            continue;
+        };
         out.insert((i + 1, sev.to_ascii_lowercase(), code.to_string()));
     }
     out
@@ -50,7 +57,9 @@ fn line_of(text: &str, pos: usize) -> usize {
 }
 
 fn snapshot_name(path: &str) -> String {
-    path.trim_start_matches("tests/").trim_end_matches(".mpk").replace('/', "__")
+    path.trim_start_matches("tests/")
+        .trim_end_matches(".mpk")
+        .replace('/', "__")
 }
 
 #[test]
@@ -61,26 +70,50 @@ fn ui() {
     for f in &files {
         let path = rel(f);
         let text = std::fs::read_to_string(f).unwrap();
-        let src = Source { path: path.clone(), text: text.clone() };
+        let src = Source {
+            path: path.clone(),
+            text: text.clone(),
+        };
         let checked = check_source(&src, &SemaOptions::default(), &CheckOptions::default());
-        let file = SourceFile { name: &path, text: &text };
-        let rendered: String = checked.diags.iter().map(|d| render_human(d, file, ColorMode::Never)).collect();
+        let file = SourceFile {
+            name: &path,
+            text: &text,
+        };
+        let rendered: String = checked
+            .diags
+            .iter()
+            .map(|d| render_human(d, file, ColorMode::Never))
+            .collect();
         let got: BTreeSet<(usize, String, String)> = checked
             .diags
             .iter()
             .filter(|d| d.severity != Severity::Note)
-            .map(|d| (line_of(&text, d.main_span().start), d.severity.as_str().to_string(), d.code.to_string()))
+            .map(|d| {
+                (
+                    line_of(&text, d.main_span().start),
+                    d.severity.as_str().to_string(),
+                    d.code.to_string(),
+                )
+            })
             .collect();
         let want = annotations(&text);
-        let is_pass = f.file_name().unwrap().to_string_lossy().starts_with("pass_");
+        let is_pass = f
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("pass_");
         if is_pass && checked.has_errors() {
             problems.push(format!("{path}: expected no errors, got:\n{rendered}"));
         }
         if !is_pass && want.is_empty() {
-            problems.push(format!("{path}: a failing UI test needs `//~ ERROR Exxxx` annotations"));
+            problems.push(format!(
+                "{path}: a failing UI test needs `//~ ERROR Exxxx` annotations"
+            ));
         }
         if got != want {
-            problems.push(format!("{path}: annotations {want:?} but diagnostics {got:?}\n{rendered}"));
+            problems.push(format!(
+                "{path}: annotations {want:?} but diagnostics {got:?}\n{rendered}"
+            ));
         }
         insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
             insta::assert_snapshot!(snapshot_name(&path), rendered);
@@ -97,7 +130,11 @@ fn every_code_has_a_ui_test() {
     for f in ui_files() {
         let text = std::fs::read_to_string(&f).unwrap();
         for (_, _, code) in annotations(&text) {
-            assert!(codes::lookup(&code).is_some(), "{}: unregistered code {code}", rel(&f));
+            assert!(
+                codes::lookup(&code).is_some(),
+                "{}: unregistered code {code}",
+                rel(&f)
+            );
             used.insert(code);
         }
     }
@@ -106,7 +143,10 @@ fn every_code_has_a_ui_test() {
         .filter(|c| !matches!(c.family, "tools" | "backend") && !used.contains(c.code))
         .map(|c| c.code)
         .collect();
-    assert!(missing.is_empty(), "codes without a failing UI test: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "codes without a failing UI test: {missing:?}"
+    );
 }
 
 /// Every code has a passing neighbour: a `pass_*.mpk` whose text names the code.
@@ -114,14 +154,26 @@ fn every_code_has_a_ui_test() {
 fn every_code_has_a_passing_neighbour() {
     let texts: Vec<String> = ui_files()
         .iter()
-        .filter(|f| f.file_name().unwrap().to_string_lossy().starts_with("pass_"))
+        .filter(|f| {
+            f.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("pass_")
+        })
         .map(|f| std::fs::read_to_string(f).unwrap())
         .collect();
     let missing: Vec<&str> = codes::REGISTRY
         .iter()
         .filter(|c| !matches!(c.family, "tools" | "backend"))
-        .filter(|c| !texts.iter().any(|t| t.contains(c.code) || t.contains(&c.code.to_ascii_lowercase())))
+        .filter(|c| {
+            !texts
+                .iter()
+                .any(|t| t.contains(c.code) || t.contains(&c.code.to_ascii_lowercase()))
+        })
         .map(|c| c.code)
         .collect();
-    assert!(missing.is_empty(), "codes without a passing neighbour: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "codes without a passing neighbour: {missing:?}"
+    );
 }

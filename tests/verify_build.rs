@@ -32,7 +32,10 @@ fn every_stdlib_case_compiles_as_a_test_build_for_both_targets() {
     let checked = checked();
     for target in [Target::Sm90a, Target::Sm100a] {
         let all = cases(&checked, target);
-        assert!(all.iter().filter(|c| c.units.len() == 2).count() >= 4, "the argmax and split-K chains");
+        assert!(
+            all.iter().filter(|c| c.units.len() == 2).count() >= 4,
+            "the argmax and split-K chains"
+        );
         let dir = scratch_dir(&format!("verify_build_{target}"));
         let (defines, na) = write_test_build(&dir, &checked, &all, None).unwrap();
         assert!(defines.is_empty() && na.is_empty());
@@ -54,13 +57,25 @@ fn a_region_one_byte_short_is_rejected_by_the_kernel_naming_the_region() {
     let mut all = cases(&checked, Target::Sm90a);
     all.retain(|c| c.name == "linear_sm100_v2" || c.name == "rmsnorm_v2_h4096");
     let dir = scratch_dir("verify_build_region_short");
-    let (defines, _) = write_test_build(&dir, &checked, &all, Some(&Inject::RegionShort(None))).unwrap();
-    for (c, r) in all.iter().zip(compile_cases(&tc, &dir, &all, Target::Sm90a, &test_flags(2000, &defines), jobs())) {
+    let (defines, _) =
+        write_test_build(&dir, &checked, &all, Some(&Inject::RegionShort(None))).unwrap();
+    for (c, r) in all.iter().zip(compile_cases(
+        &tc,
+        &dir,
+        &all,
+        Target::Sm90a,
+        &test_flags(2000, &defines),
+        jobs(),
+    )) {
         let err = match r {
             Some(Err(f)) => f.stderr,
             other => panic!("{}: the short region compiled: {other:?}", c.name),
         };
-        assert!(err.contains("E0304") || err.contains("E0110"), "{}: {err}", c.name);
+        assert!(
+            err.contains("E0304") || err.contains("E0110"),
+            "{}: {err}",
+            c.name
+        );
     }
 }
 
@@ -70,17 +85,37 @@ fn the_other_faults_compile_into_the_test_build() {
     let checked = checked();
     let mut all = cases(&checked, Target::Sm90a);
     all.retain(|c| c.name == "linear_sm100_v2");
-    for (i, fault) in [Inject::PageSkip(None), Inject::PageDouble(Some(3)), Inject::CountOff(None), Inject::ReinitDrop(None)].iter().enumerate() {
+    for (i, fault) in [
+        Inject::PageSkip(None),
+        Inject::PageDouble(Some(3)),
+        Inject::CountOff(None),
+        Inject::ReinitDrop(None),
+    ]
+    .iter()
+    .enumerate()
+    {
         let dir = scratch_dir(&format!("verify_build_fault_{i}"));
         let (defines, na) = write_test_build(&dir, &checked, &all, Some(fault)).unwrap();
         assert!(na.is_empty(), "{fault:?}: {na:?}");
-        let r = compile_cases(&tc, &dir, &all, Target::Sm90a, &test_flags(2000, &defines), jobs());
+        let r = compile_cases(
+            &tc,
+            &dir,
+            &all,
+            Target::Sm90a,
+            &test_flags(2000, &defines),
+            jobs(),
+        );
         assert!(matches!(r[0], Some(Ok(_))), "{fault:?}: {r:?}");
         let kernel = std::fs::read_to_string(dir.join("linear_sm100_v2_sm90.cuh")).unwrap();
         match fault {
-            Inject::ReinitDrop(_) => assert!(kernel.contains("fault injection (mpkc verify --inject reinit-drop)")),
+            Inject::ReinitDrop(_) => {
+                assert!(kernel.contains("fault injection (mpkc verify --inject reinit-drop)"))
+            }
             Inject::CountOff(_) => assert!(kernel.contains("mbar_init(&sem[0], 2)"), "count 1 + 1"),
-            _ => assert!(defines.iter().any(|d| d.starts_with("-DMPKC_INJECT_PAGE_")), "{defines:?}"),
+            _ => assert!(
+                defines.iter().any(|d| d.starts_with("-DMPKC_INJECT_PAGE_")),
+                "{defines:?}"
+            ),
         }
     }
 }

@@ -10,10 +10,12 @@ use crate::ir::{BodyIr, ParamValue, TaskIr, TensorIr};
 use crate::valid::CheckedTask;
 
 /// The role-body parameter list every role function takes (contract doc §3.3).
-pub(super) const ROLE_PARAMS: &str = "TaskDesc const *task_desc, RuntimeConfig const &runtime_config, \
+pub(super) const ROLE_PARAMS: &str =
+    "TaskDesc const *task_desc, RuntimeConfig const &runtime_config, \
 RuntimeSMEM &runtime_smem, int instruction_index, int iter_num";
 /// The matching argument list.
-pub(super) const ROLE_ARGS: &str = "task_desc, runtime_config, runtime_smem, instruction_index, iter_num";
+pub(super) const ROLE_ARGS: &str =
+    "task_desc, runtime_config, runtime_smem, instruction_index, iter_num";
 
 /// Emits the consumer kernel header.
 pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
@@ -26,7 +28,11 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
         (Some(BodyIr::Cuda { .. }), _) => "inline CUDA body".to_string(),
         _ => "no body".to_string(),
     };
-    w.line(format!("// Consumer-only task, family {} ({}), {body_desc}.", ir.family.letter(), ir.family.as_str()));
+    w.line(format!(
+        "// Consumer-only task, family {} ({}), {body_desc}.",
+        ir.family.letter(),
+        ir.family.as_str()
+    ));
     w.line("#pragma once");
     w.blank();
     w.line("#include \"mpkc_prelude.cuh\"");
@@ -44,13 +50,23 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
 
 fn constants(w: &mut Writer, task: &CheckedTask) {
     let ir = &task.ir;
-    w.comment("Threads of the consumer warpgroup (W0-3); the body runs on threads 0..127 only (I-R1).");
+    w.comment(
+        "Threads of the consumer warpgroup (W0-3); the body runs on threads 0..127 only (I-R1).",
+    );
     w.line("constexpr int kConsumerThreads = 128;");
-    w.comment("Tasks of this op per step (granularity); a task's index is task_metadata.task_offset.");
-    w.line(format!("constexpr int kNumTasks = {};", ir.granularity.tasks()));
+    w.comment(
+        "Tasks of this op per step (granularity); a task's index is task_metadata.task_offset.",
+    );
+    w.line(format!(
+        "constexpr int kNumTasks = {};",
+        ir.granularity.tasks()
+    ));
     if let Some(b) = &task.binding {
         for c in &b.constants {
-            w.line(format!("constexpr {} {} = {};  // {}", c.cty, c.name, c.value, c.comment));
+            w.line(format!(
+                "constexpr {} {} = {};  // {}",
+                c.cty, c.name, c.value, c.comment
+            ));
         }
         for (formal, actual, v) in &b.scalars {
             let ty = match v {
@@ -58,7 +74,9 @@ fn constants(w: &mut Writer, task: &CheckedTask) {
                 ParamValue::Int(_) => "int64_t",
                 ParamValue::Bool(_) => "bool",
             };
-            w.line(format!("constexpr {ty} {formal} = params::{actual};  // scalar `{formal}` of the body"));
+            w.line(format!(
+                "constexpr {ty} {formal} = params::{actual};  // scalar `{formal}` of the body"
+            ));
         }
         for need in &b.regions {
             w.line(format!(
@@ -71,8 +89,16 @@ fn constants(w: &mut Writer, task: &CheckedTask) {
             ));
         }
         if b.sig.needs_barrier {
-            if let Some(bar) = ir.barriers.values().find(|b| b.by == crate::ir::RoleKind::Consumer) {
-                w.line(format!("constexpr int kSyncBarrier = BAR_{};  // bar.sync {}, 128", upper(&bar.name), bar.id));
+            if let Some(bar) = ir
+                .barriers
+                .values()
+                .find(|b| b.by == crate::ir::RoleKind::Consumer)
+            {
+                w.line(format!(
+                    "constexpr int kSyncBarrier = BAR_{};  // bar.sync {}, 128",
+                    upper(&bar.name),
+                    bar.id
+                ));
             }
         }
     }
@@ -92,9 +118,21 @@ fn smem_view(w: &mut Writer, ir: &TaskIr) {
         let first = g.members.first().map(|h| &ir.regions[*h]);
         let size = first.map_or(0, |r| r.size);
         if g.staged {
-            w.line(format!("char *{}[{}];  // REGION_{}_0.., {} B per stage", g.name, g.members.len(), upper(&g.name), size));
+            w.line(format!(
+                "char *{}[{}];  // REGION_{}_0.., {} B per stage",
+                g.name,
+                g.members.len(),
+                upper(&g.name),
+                size
+            ));
         } else if let Some(r) = first {
-            w.line(format!("char *{};  // REGION_{}, raw_{}_bytes() = {} B", r.name, upper(&r.name), r.name.to_ascii_lowercase(), r.size));
+            w.line(format!(
+                "char *{};  // REGION_{}, raw_{}_bytes() = {} B",
+                r.name,
+                upper(&r.name),
+                r.name.to_ascii_lowercase(),
+                r.size
+            ));
         }
     }
     w.line("__device__ SmemView(char *smem, TaskDesc const *task_desc)");
@@ -105,7 +143,12 @@ fn smem_view(w: &mut Writer, ir: &TaskIr) {
         let offs: Vec<String> = g
             .members
             .iter()
-            .map(|h| format!("smem + task_desc->smem_region_offset(REGION_{})", upper(&ir.regions[*h].name)))
+            .map(|h| {
+                format!(
+                    "smem + task_desc->smem_region_offset(REGION_{})",
+                    upper(&ir.regions[*h].name)
+                )
+            })
             .collect();
         if g.staged {
             w.line(format!("{lead}{}{{{}}}{tail}", g.name, offs.join(", ")));
@@ -141,14 +184,20 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
     let ir = &task.ir;
     w.comment("The consumer role (W0-3). The runtime runs the dependency prefix (and, in page mode 2, the page");
     w.comment("claim) before it and the page suffix after it; see Registration.");
-    w.open(format!("__device__ __noinline__ void consumer({ROLE_PARAMS})"));
+    w.open(format!(
+        "__device__ __noinline__ void consumer({ROLE_PARAMS})"
+    ));
     w.line("if (threadIdx.x >= kConsumerThreads) return;");
     if !ir.regions.is_empty() {
         w.line("extern __shared__ __align__(1024) char smem[];");
         w.line("SmemView const buf(smem, task_desc);");
     }
     // Tensor pointers: named after the template's formals, or after the tensors for inline CUDA.
-    let formal_of = |h| task.binding.as_ref().and_then(|b| b.tensors.iter().find(|(_, t)| *t == h).map(|(f, _)| *f));
+    let formal_of = |h| {
+        task.binding
+            .as_ref()
+            .and_then(|b| b.tensors.iter().find(|(_, t)| *t == h).map(|(f, _)| *f))
+    };
     for (i, (h, t)) in ir.inputs().enumerate() {
         let name = formal_of(h).unwrap_or(t.name.as_str());
         if task.binding.is_none() || formal_of(h).is_some() {
@@ -174,11 +223,20 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
             w.raw(b.body);
             w.close("");
         }
-        (Some(BodyIr::Cuda { code, code_span, .. }), None) => {
+        (
+            Some(BodyIr::Cuda {
+                code, code_span, ..
+            }),
+            None,
+        ) => {
             w.comment("---- body: inline CUDA from the contract ----");
             w.open("");
             // nvcc reports errors in the contract's own lines.
-            w.verbatim(&format!("#line {} {}", info.line_of(code_span.start), super::names::c_string(&info.path)));
+            w.verbatim(&format!(
+                "#line {} {}",
+                info.line_of(code_span.start),
+                super::names::c_string(&info.path)
+            ));
             // The block's `}` goes on the contract's own closing line, so that an error at the
             // end of the body (a missing `;`) is still reported in the contract.
             w.verbatim(&format!("{code}}}"));
@@ -195,7 +253,9 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
 fn registration(w: &mut Writer, ir: &TaskIr) {
     w.comment("What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a");
     w.comment("type: only the consumer body is non-empty; the runtime emits the loader page prefix and the");
-    w.comment("consumer page suffix (auto_loader_page_lifecycle, auto_consumer_finish). Page mode 2: the");
+    w.comment(
+        "consumer page suffix (auto_loader_page_lifecycle, auto_consumer_finish). Page mode 2: the",
+    );
     w.comment("consumer claims its used pages (consumer_owned_page_claim), the loader frees the unused ones.");
     w.open("struct Registration");
     match ir.task_id {
@@ -211,7 +271,10 @@ fn registration(w: &mut Writer, ir: &TaskIr) {
     w.line("static constexpr uint32_t kReinitOrdinals = 0u;");
     w.line("__device__ static char const *ordinal_name(int) { return \"\"; }");
     w.line("__device__ static char const *reinit_owner(int) { return \"\"; }");
-    w.line(format!("__device__ static void consumer({ROLE_PARAMS}) {{ ::kernel::{}::consumer({ROLE_ARGS}); }}", ir.unit_name()));
+    w.line(format!(
+        "__device__ static void consumer({ROLE_PARAMS}) {{ ::kernel::{}::consumer({ROLE_ARGS}); }}",
+        ir.unit_name()
+    ));
     for role in ["loader", "launcher", "storer"] {
         w.line(format!("__device__ static void {role}(TaskDesc const *, RuntimeConfig const &, RuntimeSMEM &, int, int) {{}}"));
     }

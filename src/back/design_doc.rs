@@ -66,7 +66,11 @@ a tile's accumulator is {} x {} f32 = {} TMEM columns per slot.",
         p.num_tiles,
         p.block_m,
         p.n,
-        if p.splits > 1 { format!(", each split {} ways along K", p.splits) } else { String::new() },
+        if p.splits > 1 {
+            format!(", each split {} ways along K", p.splits)
+        } else {
+            String::new()
+        },
         p.num_tiles * p.splits
     );
     let _ = writeln!(
@@ -105,7 +109,10 @@ fn regions(s: &mut String, task: &CheckedTask) {
         plan.pages_used,
         plan.max_byte_end
     );
-    let _ = writeln!(s, "| ordinal | region | bytes | align | pack | release | pages | offset |");
+    let _ = writeln!(
+        s,
+        "| ordinal | region | bytes | align | pack | release | pages | offset |"
+    );
     let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
     for (h, r) in ir.regions.iter() {
         let pr = &plan.regions[h.index()];
@@ -129,10 +136,31 @@ fn regions(s: &mut String, task: &CheckedTask) {
             .regions
             .iter()
             .filter(|r| r.pages.contains(&page))
-            .map(|r| if r.pages.len() > 1 { format!("{} (cont.)", r.name) } else { format!("{}@{}", r.name, r.offset) })
+            .map(|r| {
+                if r.pages.len() > 1 {
+                    format!("{} (cont.)", r.name)
+                } else {
+                    format!("{}@{}", r.name, r.offset)
+                }
+            })
             .collect();
-        let used: i64 = plan.regions.iter().filter(|r| r.pages.first() == Some(&page)).map(|r| (r.offset + r.size).min(PAGE_SIZE)).max().unwrap_or(0);
-        let _ = writeln!(s, "page {page:>2}  {:>5} B  {}", used, if on.is_empty() { "-".to_string() } else { on.join(" ") });
+        let used: i64 = plan
+            .regions
+            .iter()
+            .filter(|r| r.pages.first() == Some(&page))
+            .map(|r| (r.offset + r.size).min(PAGE_SIZE))
+            .max()
+            .unwrap_or(0);
+        let _ = writeln!(
+            s,
+            "page {page:>2}  {:>5} B  {}",
+            used,
+            if on.is_empty() {
+                "-".to_string()
+            } else {
+                on.join(" ")
+            }
+        );
     }
     let _ = writeln!(s, "release order {:?}\n```\n", plan.release_order);
 }
@@ -143,8 +171,15 @@ fn role_name(r: Option<RoleKind>) -> String {
 
 fn sems(s: &mut String, task: &CheckedTask) {
     let _ = writeln!(s, "## Semaphore ordinals\n");
-    let _ = writeln!(s, "{} of 31 ordinals (op_sem_base + 8k).\n", task.ordinals.len());
-    let _ = writeln!(s, "| ordinal | barrier | count | producer → consumer | arrival | re-init at task start by |");
+    let _ = writeln!(
+        s,
+        "{} of 31 ordinals (op_sem_base + 8k).\n",
+        task.ordinals.len()
+    );
+    let _ = writeln!(
+        s,
+        "| ordinal | barrier | count | producer → consumer | arrival | re-init at task start by |"
+    );
     let _ = writeln!(s, "|---|---|---|---|---|---|");
     for o in &task.ordinals {
         let _ = writeln!(
@@ -174,7 +209,11 @@ fn roles(s: &mut String, task: &CheckedTask) {
             RoleKind::Storer => "nothing",
             RoleKind::Controller => "the runtime's: init_semaphores",
         };
-        let warps = if r.first_warp == r.last_warp { format!("W{}", r.first_warp) } else { format!("W{}-W{}", r.first_warp, r.last_warp) };
+        let warps = if r.first_warp == r.last_warp {
+            format!("W{}", r.first_warp)
+        } else {
+            format!("W{}-W{}", r.first_warp, r.last_warp)
+        };
         let _ = writeln!(s, "| {} | {warps} | {does} |", r.kind);
     }
     let _ = writeln!(s, "\nPages: page mode 1 (the loader prefix waits every page and frees the unused ones), `auto_consumer_finish = false` (the launcher releases the used ones).\n");
@@ -187,19 +226,31 @@ fn granularity(s: &mut String, task: &CheckedTask, p: &PipelineShape) {
         "Per tile: {} tasks; `task_offset % {}` is the N tile{}. One tile per task (I-P6).\n",
         task.ir.granularity.tasks(),
         p.num_tiles,
-        if p.splits > 1 { format!(", `task_offset / {}` the K split", p.num_tiles) } else { String::new() }
+        if p.splits > 1 {
+            format!(", `task_offset / {}` the K split", p.num_tiles)
+        } else {
+            String::new()
+        }
     );
 }
 
 fn descriptors(s: &mut String, p: &PipelineShape) {
     let _ = writeln!(s, "## Descriptors\n");
-    let (i, f) = instr_desc_f16(F16Format::Bf16, F16Format::Bf16, p.block_m as u32, p.block_n as u32);
+    let (i, f) = instr_desc_f16(
+        F16Format::Bf16,
+        F16Format::Bf16,
+        p.block_m as u32,
+        p.block_n as u32,
+    );
     let _ = writeln!(s, "Instruction descriptor `0x{i:08X}`:\n\n```");
     for l in decode_lines(&f) {
         let _ = writeln!(s, "{l}");
     }
     let (d, f) = smem_desc(SmemLayout::Swizzle128B, 0, 1024);
-    let _ = writeln!(s, "```\n\nSMEM descriptor `0x{d:016X}` (start address OR-ed in per use):\n\n```");
+    let _ = writeln!(
+        s,
+        "```\n\nSMEM descriptor `0x{d:016X}` (start address OR-ed in per use):\n\n```"
+    );
     for l in decode_lines(&f) {
         let _ = writeln!(s, "{l}");
     }

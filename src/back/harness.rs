@@ -25,14 +25,21 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
         "extern \"C\" __global__ void __launch_bounds__(256, 1) {}(mpkc::rt::WorkerArgs args) {{",
         entry_name(&unit)
     ));
-    w.line(format!("  mpkc::rt::worker<::kernel::{unit}::Registration>(args);"));
+    w.line(format!(
+        "  mpkc::rt::worker<::kernel::{unit}::Registration>(args);"
+    ));
     w.line("}");
     w.finish()
 }
 
 /// Whether `task` has a separate sm_90a kernel (`<unit>_sm90.cuh`).
 fn has_sm90_kernel(task: &CheckedTask) -> bool {
-    task.pipeline.is_some() && task.ir.targets.iter().any(|t| t.target == crate::ir::Target::Sm90a)
+    task.pipeline.is_some()
+        && task
+            .ir
+            .targets
+            .iter()
+            .any(|t| t.target == crate::ir::Target::Sm90a)
 }
 
 /// `#include`s the task's kernel: for a pipeline declaring sm_90a, the wgmma lowering in device
@@ -66,13 +73,19 @@ pub fn emit_chain(units: &[&CheckedTask], info: &ContractInfo) -> String {
         w.line(banner(&first.ir, info));
     }
     let names: Vec<String> = units.iter().map(|t| t.ir.unit_name()).collect();
-    w.line(format!("// A chain of task types in one standalone worker, registrations in order: {}.", names.join(", ")));
+    w.line(format!(
+        "// A chain of task types in one standalone worker, registrations in order: {}.",
+        names.join(", ")
+    ));
     w.line("#include \"mpkc_worker.cuh\"");
     for t in units {
         include_kernel(&mut w, t);
     }
     w.blank();
-    let regs: Vec<String> = names.iter().map(|u| format!("::kernel::{u}::Registration")).collect();
+    let regs: Vec<String> = names
+        .iter()
+        .map(|u| format!("::kernel::{u}::Registration"))
+        .collect();
     w.line(format!(
         "extern \"C\" __global__ void __launch_bounds__(256, 1) {}(mpkc::rt::WorkerArgs args) {{",
         chain_entry_name(units)

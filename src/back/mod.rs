@@ -8,12 +8,12 @@
 mod banner;
 mod consumer;
 mod design_doc;
-pub mod sm100;
-pub mod names;
-mod spec_h;
 pub mod harness;
+pub mod names;
 mod pipeline;
+pub mod sm100;
 pub mod sm90;
+mod spec_h;
 pub mod writer;
 
 pub use banner::ContractInfo;
@@ -62,7 +62,11 @@ pub fn generate(task: &CheckedTask, info: &ContractInfo) -> Vec<GeneratedFile> {
 /// Generates every file of `task`: the spec header; for a pipeline (family A) the sm_100a kernel
 /// `<unit>.cuh`, the sm_90a kernel `<unit>_sm90.cuh` where the contract declares sm_90a, the design
 /// document and the harness; for the consumer-only families the kernel and the harness.
-pub fn generate_with(task: &CheckedTask, info: &ContractInfo, opts: &GenOptions) -> Vec<GeneratedFile> {
+pub fn generate_with(
+    task: &CheckedTask,
+    info: &ContractInfo,
+    opts: &GenOptions,
+) -> Vec<GeneratedFile> {
     let unit = task.ir.unit_name();
     let mut files = vec![GeneratedFile {
         name: format!("{unit}_spec.h"),
@@ -70,11 +74,28 @@ pub fn generate_with(task: &CheckedTask, info: &ContractInfo, opts: &GenOptions)
         text: spec_h::emit(task, info),
     }];
     if let Some(p) = &task.pipeline {
-        files.push(GeneratedFile { name: format!("{unit}.cuh"), kind: FileKind::Kernel, text: sm100::emit(task, p, info, opts) });
-        if task.ir.targets.iter().any(|t| t.target == crate::ir::Target::Sm90a) {
-            files.push(GeneratedFile { name: format!("{unit}_sm90.cuh"), kind: FileKind::Kernel, text: sm90::emit(task, p, info, opts) });
+        files.push(GeneratedFile {
+            name: format!("{unit}.cuh"),
+            kind: FileKind::Kernel,
+            text: sm100::emit(task, p, info, opts),
+        });
+        if task
+            .ir
+            .targets
+            .iter()
+            .any(|t| t.target == crate::ir::Target::Sm90a)
+        {
+            files.push(GeneratedFile {
+                name: format!("{unit}_sm90.cuh"),
+                kind: FileKind::Kernel,
+                text: sm90::emit(task, p, info, opts),
+            });
         }
-        files.push(GeneratedFile { name: format!("{unit}.spec.md"), kind: FileKind::DesignDoc, text: design_doc::emit(task, p, info) });
+        files.push(GeneratedFile {
+            name: format!("{unit}.spec.md"),
+            kind: FileKind::DesignDoc,
+            text: design_doc::emit(task, p, info),
+        });
         files.push(GeneratedFile {
             name: format!("{unit}_harness.cu"),
             kind: FileKind::Harness,
@@ -82,7 +103,11 @@ pub fn generate_with(task: &CheckedTask, info: &ContractInfo, opts: &GenOptions)
         });
     }
     if task.ir.family.is_consumer_only() {
-        files.push(GeneratedFile { name: format!("{unit}.cuh"), kind: FileKind::Kernel, text: consumer::emit(task, info) });
+        files.push(GeneratedFile {
+            name: format!("{unit}.cuh"),
+            kind: FileKind::Kernel,
+            text: consumer::emit(task, info),
+        });
         files.push(GeneratedFile {
             name: format!("{unit}_harness.cu"),
             kind: FileKind::Harness,
@@ -94,11 +119,32 @@ pub fn generate_with(task: &CheckedTask, info: &ContractInfo, opts: &GenOptions)
 
 /// The support headers every output directory needs, shipped in `stdlib/include/`.
 pub const SUPPORT_HEADERS: &[(&str, &str)] = &[
-    ("mpkc_prelude.cuh", include_str!("../../stdlib/include/mpkc_prelude.cuh")),
-    ("mpkc_tma.cuh", include_str!("../../stdlib/include/mpkc_tma.cuh")),
-    ("mpkc_sm100.cuh", include_str!("../../stdlib/include/mpkc_sm100.cuh")),
-    ("mpkc_sm90.cuh", include_str!("../../stdlib/include/mpkc_sm90.cuh")),
-    ("mpkc_runtime.cuh", include_str!("../../stdlib/include/mpkc_runtime.cuh")),
-    ("mpkc_worker.cuh", include_str!("../../stdlib/include/mpkc_worker.cuh")),
-    ("mpkc_spec_support.h", include_str!("../../stdlib/include/mpkc_spec_support.h")),
+    (
+        "mpkc_prelude.cuh",
+        include_str!("../../stdlib/include/mpkc_prelude.cuh"),
+    ),
+    (
+        "mpkc_tma.cuh",
+        include_str!("../../stdlib/include/mpkc_tma.cuh"),
+    ),
+    (
+        "mpkc_sm100.cuh",
+        include_str!("../../stdlib/include/mpkc_sm100.cuh"),
+    ),
+    (
+        "mpkc_sm90.cuh",
+        include_str!("../../stdlib/include/mpkc_sm90.cuh"),
+    ),
+    (
+        "mpkc_runtime.cuh",
+        include_str!("../../stdlib/include/mpkc_runtime.cuh"),
+    ),
+    (
+        "mpkc_worker.cuh",
+        include_str!("../../stdlib/include/mpkc_worker.cuh"),
+    ),
+    (
+        "mpkc_spec_support.h",
+        include_str!("../../stdlib/include/mpkc_spec_support.h"),
+    ),
 ];

@@ -27,7 +27,12 @@ pub(crate) fn sem_names(task: &CheckedTask, p: &PipelineShape) -> Sems {
     let t = &task.ordinals;
     let name_of = |ord: Option<usize>| -> String {
         ord.map(|o| {
-            let base = t[o].name.split('[').next().unwrap_or(&t[o].name).replace('.', "_");
+            let base = t[o]
+                .name
+                .split('[')
+                .next()
+                .unwrap_or(&t[o].name)
+                .replace('.', "_");
             format!("SEM_{}", upper(&base))
         })
         .unwrap_or_else(|| "0".to_string())
@@ -51,7 +56,10 @@ pub(crate) fn sem_names(task: &CheckedTask, p: &PipelineShape) -> Sems {
 /// The region ordinal name of the first stage of a ring, or of the scratch region.
 pub(crate) fn region_base(ir: &TaskIr, group: usize) -> String {
     let g = &ir.region_groups[group];
-    g.members.first().map_or_else(|| "0".to_string(), |h| format!("REGION_{}", upper(&ir.regions[*h].name)))
+    g.members.first().map_or_else(
+        || "0".to_string(),
+        |h| format!("REGION_{}", upper(&ir.regions[*h].name)),
+    )
 }
 
 pub(crate) fn ring_group(ir: &TaskIr, ch: crate::ir::Handle<crate::ir::ChannelIr>) -> usize {
@@ -68,53 +76,148 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
     let at = &ir.tensors[p.acts];
     let idx_in = |h| ir.inputs().position(|(x, _)| x == h).unwrap_or(0);
     w.comment("Shape (elements). Swap-AB: MMA-M = BLOCK_M weight rows, MMA-N = BLOCK_N tokens.");
-    let c = |w: &mut Writer, name: &str, v: i64, why: &str| w.line(format!("constexpr int {name} = {v};  // {why}"));
-    c(w, "BLOCK_M", p.block_m, "tile M: weight rows per task (MMA-M)");
+    let c = |w: &mut Writer, name: &str, v: i64, why: &str| {
+        w.line(format!("constexpr int {name} = {v};  // {why}"))
+    };
+    c(
+        w,
+        "BLOCK_M",
+        p.block_m,
+        "tile M: weight rows per task (MMA-M)",
+    );
     c(w, "BLOCK_N", p.block_n, "tile N: tokens (MMA-N)");
-    c(w, "BLOCK_K", p.block_k, "tile K: reduction elements per stage");
+    c(
+        w,
+        "BLOCK_K",
+        p.block_k,
+        "tile K: reduction elements per stage",
+    );
     c(w, "ELEM_BYTES", p.elem_bytes, "bytes per operand element");
     c(w, "MMA_K", p.mma_k, "K per tcgen05.mma");
-    c(w, "K_CHUNKS", p.block_k * p.elem_bytes / 128, "128-byte swizzle rows per stage");
-    c(w, "MMAS_PER_CHUNK", 128 / (p.mma_k * p.elem_bytes), "MMAs per 128-byte swizzle row");
+    c(
+        w,
+        "K_CHUNKS",
+        p.block_k * p.elem_bytes / 128,
+        "128-byte swizzle rows per stage",
+    );
+    c(
+        w,
+        "MMAS_PER_CHUNK",
+        128 / (p.mma_k * p.elem_bytes),
+        "MMAs per 128-byte swizzle row",
+    );
     c(w, "NUM_STAGES", p.stages, "ring stages");
     c(w, "N", p.n, &format!("rows of `{}`", wt.name));
     c(w, "K", p.k, &format!("columns of `{}`", wt.name));
-    c(w, "M_REAL", p.m_real, &format!("rows of `{}` (tokens)", at.name));
+    c(
+        w,
+        "M_REAL",
+        p.m_real,
+        &format!("rows of `{}` (tokens)", at.name),
+    );
     c(w, "SPLITS", p.splits, "K splits");
-    c(w, "K_ITERS", p.k_iters, "stages per task: K / (BLOCK_K * SPLITS)");
+    c(
+        w,
+        "K_ITERS",
+        p.k_iters,
+        "stages per task: K / (BLOCK_K * SPLITS)",
+    );
     c(w, "NUM_TILES", p.num_tiles, "tiles along N: N / BLOCK_M");
     c(w, "ACC_SLOTS", p.acc_slots, "accumulator slots in TMEM");
-    w.line(format!("constexpr uint32_t TMEM_COLS = {};  // tcgen05.alloc columns (I-T1)", p.tmem_cols));
-    w.line(format!("constexpr int IN_A = {};  // input_ptrs / input_tma_desc_ptrs index of `{}`", idx_in(p.acts), at.name));
-    w.line(format!("constexpr int IN_W = {};  // input_ptrs / input_tma_desc_ptrs index of `{}`", idx_in(p.weights), wt.name));
-    if let Operands::Fp8BlockScale { w_scale, a_scale, .. } = &p.operands {
-        w.line(format!("constexpr int IN_W_SCALE = {};  // `{}`: f32 [N / 128, K / 128] weight block scales", idx_in(*w_scale), ir.tensors[*w_scale].name));
+    w.line(format!(
+        "constexpr uint32_t TMEM_COLS = {};  // tcgen05.alloc columns (I-T1)",
+        p.tmem_cols
+    ));
+    w.line(format!(
+        "constexpr int IN_A = {};  // input_ptrs / input_tma_desc_ptrs index of `{}`",
+        idx_in(p.acts),
+        at.name
+    ));
+    w.line(format!(
+        "constexpr int IN_W = {};  // input_ptrs / input_tma_desc_ptrs index of `{}`",
+        idx_in(p.weights),
+        wt.name
+    ));
+    if let Operands::Fp8BlockScale {
+        w_scale, a_scale, ..
+    } = &p.operands
+    {
+        w.line(format!(
+            "constexpr int IN_W_SCALE = {};  // `{}`: f32 [N / 128, K / 128] weight block scales",
+            idx_in(*w_scale),
+            ir.tensors[*w_scale].name
+        ));
         w.line(format!("constexpr int IN_A_SCALE = {};  // `{}`: f32 [M_REAL, K / 128] activation group scales", idx_in(*a_scale), ir.tensors[*a_scale].name));
         w.line("constexpr int K_BLOCKS = K / 128;  // 128-wide scale blocks along K");
-        w.line(format!("constexpr uint32_t SFA_COL = {};  // TMEM column of stage 0's A scales (4 per stage)", p.acc_slots * p.block_n));
-        w.line(format!("constexpr uint32_t SFB_COL = {};  // TMEM column of stage 0's B scales (4 per stage)", p.acc_slots * p.block_n + p.stages * 4));
+        w.line(format!(
+            "constexpr uint32_t SFA_COL = {};  // TMEM column of stage 0's A scales (4 per stage)",
+            p.acc_slots * p.block_n
+        ));
+        w.line(format!(
+            "constexpr uint32_t SFB_COL = {};  // TMEM column of stage 0's B scales (4 per stage)",
+            p.acc_slots * p.block_n + p.stages * 4
+        ));
     }
     if let Some(r) = p.residual {
-        w.line(format!("constexpr int IN_R = {};  // input_ptrs index of `{}`", idx_in(r), ir.tensors[r].name));
+        w.line(format!(
+            "constexpr int IN_R = {};  // input_ptrs index of `{}`",
+            idx_in(r),
+            ir.tensors[r].name
+        ));
     }
-    w.line(format!("constexpr int OUT_C = {};  // output_ptrs index of `{}`", ir.outputs().position(|(x, _)| x == p.output).unwrap_or(0), ir.tensors[p.output].name));
+    w.line(format!(
+        "constexpr int OUT_C = {};  // output_ptrs index of `{}`",
+        ir.outputs().position(|(x, _)| x == p.output).unwrap_or(0),
+        ir.tensors[p.output].name
+    ));
     w.line(format!("static_assert(K_ITERS >= 1 && BLOCK_M == 128, \"E0013: the house pipeline lowers 128-row tiles with at least one K stage\");"));
     w.blank();
     let box_bytes = |h| {
         let t = &ir.tensors[h];
-        t.tma.as_ref().and_then(|m| m.box_bytes(t.dtype)).unwrap_or(0)
+        t.tma
+            .as_ref()
+            .and_then(|m| m.box_bytes(t.dtype))
+            .unwrap_or(0)
     };
     w.comment("Bytes each stage's TMA delivers: the expect_tx of its full barrier (I-M6).");
     let wb = box_bytes(p.weights);
     let ab = box_bytes(p.acts);
-    w.line(format!("constexpr uint32_t W_STAGE_TX_BYTES = {wb};  // box {:?} of {}", wt.tma.as_ref().map(|m| m.box_dims.clone()).unwrap_or_default(), wt.dtype));
-    w.line(format!("constexpr uint32_t A_STAGE_TX_BYTES = {ab};  // box {:?} of {}", at.tma.as_ref().map(|m| m.box_dims.clone()).unwrap_or_default(), at.dtype));
+    w.line(format!(
+        "constexpr uint32_t W_STAGE_TX_BYTES = {wb};  // box {:?} of {}",
+        wt.tma
+            .as_ref()
+            .map(|m| m.box_dims.clone())
+            .unwrap_or_default(),
+        wt.dtype
+    ));
+    w.line(format!(
+        "constexpr uint32_t A_STAGE_TX_BYTES = {ab};  // box {:?} of {}",
+        at.tma
+            .as_ref()
+            .map(|m| m.box_dims.clone())
+            .unwrap_or_default(),
+        at.dtype
+    ));
     w.line(format!("static_assert(W_STAGE_TX_BYTES <= raw_{}_bytes() && A_STAGE_TX_BYTES <= raw_{}_bytes(), \"E0304: a stage receives more TMA bytes than it holds\");",
         ir.regions[ir.region_groups[ring_group(ir, p.w_ring)].members[0]].name.to_ascii_lowercase(),
         ir.regions[ir.region_groups[ring_group(ir, p.a_ring)].members[0]].name.to_ascii_lowercase()));
-    let hint = |h| ir.tensors[h].tma.as_ref().and_then(|m| m.l2).map_or(crate::ir::L2Hint::EvictNormal, |x| x);
-    w.line(format!("constexpr uint64_t W_L2_POLICY = 0x{:016X}ull;  // {:?}", hint(p.weights).policy(), hint(p.weights)));
-    w.line(format!("constexpr uint64_t A_L2_POLICY = 0x{:016X}ull;  // {:?}", hint(p.acts).policy(), hint(p.acts)));
+    let hint = |h| {
+        ir.tensors[h]
+            .tma
+            .as_ref()
+            .and_then(|m| m.l2)
+            .map_or(crate::ir::L2Hint::EvictNormal, |x| x)
+    };
+    w.line(format!(
+        "constexpr uint64_t W_L2_POLICY = 0x{:016X}ull;  // {:?}",
+        hint(p.weights).policy(),
+        hint(p.weights)
+    ));
+    w.line(format!(
+        "constexpr uint64_t A_L2_POLICY = 0x{:016X}ull;  // {:?}",
+        hint(p.acts).policy(),
+        hint(p.acts)
+    ));
     w.blank();
 }
 
@@ -122,15 +225,24 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
 /// of each with its count, then the init fence (as a call, nvcc reorders the fence).
 pub(crate) fn reinit_helpers(w: &mut Writer, task: &CheckedTask, opts: &GenOptions) {
     for role in [RoleKind::Loader, RoleKind::Launcher] {
-        let owned: Vec<_> = task.ordinals.iter().filter(|o| o.reinit == Some(role)).collect();
+        let owned: Vec<_> = task
+            .ordinals
+            .iter()
+            .filter(|o| o.reinit == Some(role))
+            .collect();
         w.comment(format!("Start-of-task re-init by the {role} of the barriers it arrives asynchronously or last (I-M4)."));
-        w.open(format!("__device__ __forceinline__ void reinit_{role}(uint64_t *sem)"));
+        w.open(format!(
+            "__device__ __forceinline__ void reinit_{role}(uint64_t *sem)"
+        ));
         for o in owned {
             if opts.drop_reinit == Some(o.ordinal) {
                 w.line(format!("// fault injection (mpkc verify --inject reinit-drop): the re-init of {} is dropped", o.name));
                 continue;
             }
-            w.line(format!("mpkc::rt::mbar_reinit(&sem[{}], {});  // {}", o.ordinal, o.count, o.name));
+            w.line(format!(
+                "mpkc::rt::mbar_reinit(&sem[{}], {});  // {}",
+                o.ordinal, o.count, o.name
+            ));
         }
         w.line("mpkc::rt::fence_mbar_init();");
         w.close("");
@@ -146,7 +258,9 @@ pub(crate) fn loader(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &
     let w0 = region_base(ir, ring_group(ir, p.w_ring));
     let a0 = region_base(ir, ring_group(ir, p.a_ring));
     w.comment("Loader (W4): TMA of the weight and activation stages.");
-    w.open(format!("__device__ __noinline__ void loader({ROLE_PARAMS})"));
+    w.open(format!(
+        "__device__ __noinline__ void loader({ROLE_PARAMS})"
+    ));
     w.line("(void)runtime_config;");
     w.line("(void)iter_num;");
     w.line(format!("if (!{isa}::elect_one()) return;"));
@@ -163,12 +277,23 @@ pub(crate) fn loader(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &
     w.open("for (int it = 0; it < K_ITERS; ++it)");
     w.line("int const stage = it % NUM_STAGES;");
     w.line("uint32_t const free_parity = ((it / NUM_STAGES) & 1) ^ 1;  // producer cursor starts at phase 1");
-    w.line(format!("mpkc::rt::mbar_wait(&sem[{} + stage], free_parity, \"{}\", stage);", s.ring_empty, s.ring_empty.to_ascii_lowercase()));
+    w.line(format!(
+        "mpkc::rt::mbar_wait(&sem[{} + stage], free_parity, \"{}\", stage);",
+        s.ring_empty,
+        s.ring_empty.to_ascii_lowercase()
+    ));
     w.line("int const k_chunk = (split * K_ITERS + it) * K_CHUNKS;");
-    w.line(format!("char *const w_dst = smem + task_desc->smem_region_offset({w0} + stage);"));
+    w.line(format!(
+        "char *const w_dst = smem + task_desc->smem_region_offset({w0} + stage);"
+    ));
     w.line(format!("{isa}::tma_load_3d(w_dst, map_w, &sem[{} + stage], 0, tile * BLOCK_M, k_chunk, W_L2_POLICY);", s.w_full));
-    w.line(format!("{isa}::mbar_arrive_expect_tx(&sem[{} + stage], W_STAGE_TX_BYTES);", s.w_full));
-    w.comment("The activations come from the task this one depends on: wait its event once (I-M9).");
+    w.line(format!(
+        "{isa}::mbar_arrive_expect_tx(&sem[{} + stage], W_STAGE_TX_BYTES);",
+        s.w_full
+    ));
+    w.comment(
+        "The activations come from the task this one depends on: wait its event once (I-M9).",
+    );
     w.line("if (it == 0) mpkc::rt::mbar_wait(dep_ready, mpkc::rt::ring_phase(instruction_index), \"SEM_DEP_READY\", instruction_index);");
     if let Operands::Fp8BlockScale { sf_ring, .. } = &p.operands {
         let sf0 = region_base(ir, ring_group(ir, *sf_ring));
@@ -176,7 +301,9 @@ pub(crate) fn loader(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &
         w.comment("their exponent. 32 rows of 16 bytes for A (replicated to the 4 lane quarters by the copy: the");
         w.comment("tile's 128 rows share one block scale) and 32 for B (token n in row n); the 4 bytes of a word");
         w.comment("are the 4 K sub-blocks of 32 (sf_id 0-3).");
-        w.line(format!("char *const sf = smem + task_desc->smem_region_offset({sf0} + stage);"));
+        w.line(format!(
+            "char *const sf = smem + task_desc->smem_region_offset({sf0} + stage);"
+        ));
         w.line("float const *const w_scale = static_cast<float const *>(task_desc->input_ptrs[IN_W_SCALE]);");
         w.line("float const *const a_scale = static_cast<float const *>(task_desc->input_ptrs[IN_A_SCALE]);");
         w.line("int const kb = split * K_ITERS + it;");
@@ -185,15 +312,28 @@ pub(crate) fn loader(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &
         w.open("for (int r = 0; r < 32; ++r)");
         w.line("reinterpret_cast<uint4 *>(sf)[r] = wrow;");
         w.line("uint32_t const abyte = r < M_REAL ? (__float_as_uint(a_scale[r * K_BLOCKS + kb]) >> 23) & 0xFFu : 127u;");
-        w.line("reinterpret_cast<uint4 *>(sf + 512)[r] = make_uint4(abyte * 0x01010101u, 0u, 0u, 0u);");
+        w.line(
+            "reinterpret_cast<uint4 *>(sf + 512)[r] = make_uint4(abyte * 0x01010101u, 0u, 0u, 0u);",
+        );
         w.close("");
         w.comment("Generic-proxy writes, read by tcgen05.cp (async proxy): fence, then publish.");
         w.line(format!("{isa}::fence_proxy_async_smem();"));
-        w.line(format!("mpkc::rt::mbar_arrive(&sem[{} + stage]);", s.sf_full));
+        w.line(format!(
+            "mpkc::rt::mbar_arrive(&sem[{} + stage]);",
+            s.sf_full
+        ));
     }
-    w.line(format!("char *const a_dst = smem + task_desc->smem_region_offset({a0} + stage);"));
-    w.line(format!("{isa}::tma_load_3d(a_dst, map_a, &sem[{} + stage], 0, 0, k_chunk, A_L2_POLICY);", s.a_full));
-    w.line(format!("{isa}::mbar_arrive_expect_tx(&sem[{} + stage], A_STAGE_TX_BYTES);", s.a_full));
+    w.line(format!(
+        "char *const a_dst = smem + task_desc->smem_region_offset({a0} + stage);"
+    ));
+    w.line(format!(
+        "{isa}::tma_load_3d(a_dst, map_a, &sem[{} + stage], 0, 0, k_chunk, A_L2_POLICY);",
+        s.a_full
+    ));
+    w.line(format!(
+        "{isa}::mbar_arrive_expect_tx(&sem[{} + stage], A_STAGE_TX_BYTES);",
+        s.a_full
+    ));
     w.close("");
     w.close("");
     w.blank();
@@ -219,13 +359,22 @@ pub(crate) fn registration(w: &mut Writer, task: &CheckedTask) {
     w.comment("init_semaphores: every ordinal with its arrival count, then the init fence (I-M2).");
     w.open("__device__ static void init_semaphores(uint64_t *sem)");
     for o in &task.ordinals {
-        w.line(format!("mpkc::rt::mbar_init(&sem[{}], {});  // {}", o.ordinal, o.count, o.name));
+        w.line(format!(
+            "mpkc::rt::mbar_init(&sem[{}], {});  // {}",
+            o.ordinal, o.count, o.name
+        ));
     }
     w.line("mpkc::rt::fence_mbar_init();");
     w.close("");
-    let mask: u32 = task.ordinals.iter().filter(|o| o.reinit.is_some() && o.ordinal < 31).fold(0, |m, o| m | (1u32 << o.ordinal));
+    let mask: u32 = task
+        .ordinals
+        .iter()
+        .filter(|o| o.reinit.is_some() && o.ordinal < 31)
+        .fold(0, |m, o| m | (1u32 << o.ordinal));
     w.comment("Op ordinals a role re-initialises at task start (bit k = ordinal k; the harness checks them).");
-    w.line(format!("static constexpr uint32_t kReinitOrdinals = 0x{mask:08X}u;"));
+    w.line(format!(
+        "static constexpr uint32_t kReinitOrdinals = 0x{mask:08X}u;"
+    ));
     w.open("__device__ static char const *ordinal_name(int k)");
     w.open("switch (k)");
     for o in &task.ordinals {

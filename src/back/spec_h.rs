@@ -54,7 +54,9 @@ fn params(w: &mut Writer, ir: &TaskIr) {
 
 fn regions(w: &mut Writer, task: &CheckedTask) {
     let ir = &task.ir;
-    w.comment("SMEM regions. The ordinal of a region is its declaration index (contract doc §1.3);");
+    w.comment(
+        "SMEM regions. The ordinal of a region is its declaration index (contract doc §1.3);",
+    );
     w.comment("device code addresses a region only through task_desc->smem_region_offset(REGION_*) (I-S9).");
     w.open("enum Region : int");
     for (h, r) in ir.regions.iter() {
@@ -73,7 +75,11 @@ fn regions(w: &mut Writer, task: &CheckedTask) {
     w.blank();
     w.comment("Raw region sizes in bytes: the same numbers make_smem_info() registers and the kernel views.");
     for r in ir.regions.values() {
-        w.line(format!("constexpr int raw_{}_bytes() {{ return {}; }}", r.name.to_ascii_lowercase(), r.size));
+        w.line(format!(
+            "constexpr int raw_{}_bytes() {{ return {}; }}",
+            r.name.to_ascii_lowercase(),
+            r.size
+        ));
     }
     if !ir.regions.is_empty() {
         w.blank();
@@ -81,13 +87,20 @@ fn regions(w: &mut Writer, task: &CheckedTask) {
     let total = ir.region_bytes();
     let cap = task.capacity_bytes();
     w.comment("The planner's dynamic SMEM capacity: 225 KiB less the 6 KiB static reserve (contract doc §1.1).");
-    w.line(format!("inline constexpr int PLANNER_CAPACITY_BYTES = {cap};"));
+    w.line(format!(
+        "inline constexpr int PLANNER_CAPACITY_BYTES = {cap};"
+    ));
     w.line(format!("inline constexpr int kRegionBytesTotal = {total};"));
-    w.line(format!("inline constexpr int kPagesUsed = {};", task.primary_plan().pages_used));
+    w.line(format!(
+        "inline constexpr int kPagesUsed = {};",
+        task.primary_plan().pages_used
+    ));
     w.line(format!(
         "static_assert(kRegionBytesTotal <= PLANNER_CAPACITY_BYTES, \"E0103: regions exceed the planner capacity (I-S3)\");"
     ));
-    w.line(format!("static_assert(NUM_REGIONS <= 16, \"E0105: at most 16 regions per task (I-S2)\");"));
+    w.line(format!(
+        "static_assert(NUM_REGIONS <= 16, \"E0105: at most 16 regions per task (I-S2)\");"
+    ));
     w.line(format!(
         "static_assert(kPagesUsed <= {NUM_PAGES}, \"E0106: a task has {NUM_PAGES} pages of {PAGE_SIZE} bytes (I-S4)\");"
     ));
@@ -108,22 +121,37 @@ fn page_map(w: &mut Writer, ir: &TaskIr, plan: &PagePlan) {
             .filter(|r| r.pages.contains(&p))
             .map(|r| {
                 if r.pages.len() > 1 {
-                    format!("{} (pages {}-{}, {} B)", r.name, r.pages[0], r.pages[r.pages.len() - 1], r.size)
+                    format!(
+                        "{} (pages {}-{}, {} B)",
+                        r.name,
+                        r.pages[0],
+                        r.pages[r.pages.len() - 1],
+                        r.size
+                    )
                 } else {
                     format!("{} @{} ({} B)", r.name, r.offset, r.size)
                 }
             })
             .collect();
-        let body = if on.is_empty() { "-".to_string() } else { on.join(", ") };
+        let body = if on.is_empty() {
+            "-".to_string()
+        } else {
+            on.join(", ")
+        };
         w.comment(format!("  page {p:>2}: {body}"));
     }
-    w.comment(format!("  release order: {:?}; max byte end {}", plan.release_order, plan.max_byte_end));
+    w.comment(format!(
+        "  release order: {:?}; max byte end {}",
+        plan.release_order, plan.max_byte_end
+    ));
     w.blank();
 }
 
 fn smem_info(w: &mut Writer, task: &CheckedTask) {
     let ir = &task.ir;
-    w.comment("The registration's region declaration (register_variant_smem_info), assigned by ordinal.");
+    w.comment(
+        "The registration's region declaration (register_variant_smem_info), assigned by ordinal.",
+    );
     w.open("inline ::mpkc::TaskSmemInfo make_smem_info()");
     w.line("::mpkc::TaskSmemInfo info;");
     w.line("info.size = kRegionBytesTotal;");
@@ -160,7 +188,10 @@ fn role(r: Option<RoleKind>) -> &'static str {
 
 fn sems(w: &mut Writer, ir: &TaskIr, table: &[Ordinal]) {
     w.comment("Op-private semaphore ordinals (ordinal k at op_sem_base + 8k; at most 31, I-M1).");
-    w.line(format!("inline constexpr int NUM_OP_SEMS = {};", table.len()));
+    w.line(format!(
+        "inline constexpr int NUM_OP_SEMS = {};",
+        table.len()
+    ));
     w.line("static_assert(NUM_OP_SEMS <= 31, \"E0301: a ring slot holds 31 op-private mbarriers (I-M1)\");");
     if table.is_empty() {
         w.blank();
@@ -171,7 +202,12 @@ fn sems(w: &mut Writer, ir: &TaskIr, table: &[Ordinal]) {
     w.open("enum SemOrdinal : int");
     let mut seen = std::collections::BTreeSet::new();
     for o in table {
-        let base = o.name.split('[').next().unwrap_or(&o.name).replace('.', "_");
+        let base = o
+            .name
+            .split('[')
+            .next()
+            .unwrap_or(&o.name)
+            .replace('.', "_");
         if seen.insert(base.clone()) {
             w.line(format!("SEM_{} = {},", upper(&base), o.ordinal));
         }
@@ -205,10 +241,18 @@ fn barriers(w: &mut Writer, ir: &TaskIr) {
     if ir.barriers.is_empty() {
         return;
     }
-    w.comment("Named barriers (bar.sync id, threads); 0 and 8 belong to the runtime (contract doc §3.4).");
+    w.comment(
+        "Named barriers (bar.sync id, threads); 0 and 8 belong to the runtime (contract doc §3.4).",
+    );
     w.open("enum NamedBarrier : int");
     for b in ir.barriers.values() {
-        w.line(format!("BAR_{} = {},  // {} threads, {} warps", upper(&b.name), b.id, b.threads, b.by));
+        w.line(format!(
+            "BAR_{} = {},  // {} threads, {} warps",
+            upper(&b.name),
+            b.id,
+            b.threads,
+            b.by
+        ));
     }
     w.close(";");
     w.blank();

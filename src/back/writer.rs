@@ -128,6 +128,9 @@ mod tests {
         w.line("int x;  ");
         w.raw("  if (x) {\n    y();\n  }\n");
         w.close("  // namespace a");
-        assert_eq!(w.finish(), "namespace a {\n  int x;\n  if (x) {\n    y();\n  }\n}  // namespace a\n");
+        assert_eq!(
+            w.finish(),
+            "namespace a {\n  int x;\n  if (x) {\n    y();\n  }\n}  // namespace a\n"
+        );
     }
 }

@@ -5,7 +5,9 @@
 use super::args::{CommonArgs, MessageFormat};
 use super::{check_all, exit};
 use crate::diag::{codes, render_human, render_json, ColorMode, Diagnostic, SourceFile};
-use crate::driver::build::{compile_all, generate_all, map_errors, write_all, CompileJob, UnitOutput};
+use crate::driver::build::{
+    compile_all, generate_all, map_errors, write_all, CompileJob, UnitOutput,
+};
 use crate::driver::{nvcc, Checked};
 use serde_json::json;
 use std::path::Path;
@@ -24,7 +26,10 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
     // Valid contracts the backends cannot lower (E0013): an error of `build`, not of `check`.
     let mut lowering = false;
     for c in &checked {
-        let file = SourceFile { name: &c.source.path, text: &c.source.text };
+        let file = SourceFile {
+            name: &c.source.path,
+            text: &c.source.text,
+        };
         for d in c.tasks.iter().flat_map(|t| t.lowering_errors.iter()) {
             lowering = true;
             if json {
@@ -42,7 +47,10 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
     }
     let units = generate_all(&checked);
     if let Err(e) = write_all(out, &units) {
-        errln!("error: cannot write the generated files to {}: {e}", out.display());
+        errln!(
+            "error: cannot write the generated files to {}: {e}",
+            out.display()
+        );
         return exit::USAGE;
     }
     if !json {
@@ -65,8 +73,20 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
     let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
     let results = compile_all(&tc, out, &checked, &units, jobs);
     if !json {
-        outln!("\ncompiled with nvcc {} ({}), -Xptxas -v:", tc.version, tc.found_by);
-        outln!("  {:<34} {:<8} {:>5} {:>6} {:>6} {:>6}  cubin", "unit", "target", "regs", "spill", "stack", "smem");
+        outln!(
+            "\ncompiled with nvcc {} ({}), -Xptxas -v:",
+            tc.version,
+            tc.found_by
+        );
+        outln!(
+            "  {:<34} {:<8} {:>5} {:>6} {:>6} {:>6}  cubin",
+            "unit",
+            "target",
+            "regs",
+            "spill",
+            "stack",
+            "smem"
+        );
     }
     let status = report_results(&checked, &units, &results, json, color);
     if !json {
@@ -75,7 +95,13 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
     status
 }
 
-fn report_results(checked: &[Checked], units: &[UnitOutput], results: &[CompileJob], json: bool, color: ColorMode) -> u8 {
+fn report_results(
+    checked: &[Checked],
+    units: &[UnitOutput],
+    results: &[CompileJob],
+    json: bool,
+    color: ColorMode,
+) -> u8 {
     let mut status = exit::OK;
     let mut reported = std::collections::BTreeSet::new();
     for j in results {
@@ -102,7 +128,10 @@ fn report_results(checked: &[Checked], units: &[UnitOutput], results: &[CompileJ
             Err(f) => {
                 status = exit::EXTERNAL;
                 let c = &checked[unit.source];
-                let file = SourceFile { name: &c.source.path, text: &c.source.text };
+                let file = SourceFile {
+                    name: &c.source.path,
+                    text: &c.source.text,
+                };
                 let mut mapped = map_errors(c, &f.stderr);
                 if mapped.is_empty() {
                     // Not located in the contract: a failure of mpkc's own output, reported whole.
@@ -136,7 +165,11 @@ fn report_results(checked: &[Checked], units: &[UnitOutput], results: &[CompileJ
 fn spec_only_units(checked: &[Checked], units: &[UnitOutput]) {
     for u in units {
         let t = &checked[u.source].tasks[u.task];
-        if !u.files.iter().any(|f| f.kind == crate::back::FileKind::Harness) {
+        if !u
+            .files
+            .iter()
+            .any(|f| f.kind == crate::back::FileKind::Harness)
+        {
             let targets: Vec<&str> = t.ir.targets.iter().map(|x| x.target.as_str()).collect();
             outln!(
                 "  {:<34} {:<8} spec header only: the {} family's kernel backend is not written yet",
@@ -149,10 +182,22 @@ fn spec_only_units(checked: &[Checked], units: &[UnitOutput]) {
 }
 
 fn print_budget_table(checked: &[Checked]) {
-    let w = checked.iter().flat_map(|c| c.tasks.iter().map(|t| t.ir.unit_name().len())).max().unwrap_or(13).max(13);
+    let w = checked
+        .iter()
+        .flat_map(|c| c.tasks.iter().map(|t| t.ir.unit_name().len()))
+        .max()
+        .unwrap_or(13)
+        .max(13);
     outln!(
         "{:<w$} {:<3} {:<18} {:>7} {:>8} {:>8} {:>9} {:>5}  targets",
-        "task instance", "fam", "body", "regions", "bytes", "pages", "ordinals", "tmem"
+        "task instance",
+        "fam",
+        "body",
+        "regions",
+        "bytes",
+        "pages",
+        "ordinals",
+        "tmem"
     );
     for c in checked {
         for t in &c.tasks {

@@ -19,7 +19,10 @@ pub fn run(files: &[PathBuf], check: bool, color: ColorMode) -> u8 {
         return exit::USAGE;
     }
     let sources: Vec<(Option<PathBuf>, Source)> = if files.is_empty() {
-        crate::driver::stdlib::sources().into_iter().map(|s| (None, s)).collect()
+        crate::driver::stdlib::sources()
+            .into_iter()
+            .map(|s| (None, s))
+            .collect()
     } else {
         let mut v = Vec::new();
         for f in files {
@@ -48,14 +51,32 @@ pub fn run(files: &[PathBuf], check: bool, color: ColorMode) -> u8 {
         if let Err(diags) = crate::front::parse_file(&src.text) {
             // A few are enough to say why; `mpkc check` lists them all.
             for d in diags.iter().take(MAX_SHOWN) {
-                err!("{}", render_human(d, SourceFile { name: &src.path, text: &src.text }, color));
+                err!(
+                    "{}",
+                    render_human(
+                        d,
+                        SourceFile {
+                            name: &src.path,
+                            text: &src.text
+                        },
+                        color
+                    )
+                );
             }
             if diags.len() > MAX_SHOWN {
-                errln!("… and {} more (`mpkc check {}` lists them)", diags.len() - MAX_SHOWN, src.path);
+                errln!(
+                    "… and {} more (`mpkc check {}` lists them)",
+                    diags.len() - MAX_SHOWN,
+                    src.path
+                );
             }
             let mut codes: Vec<&str> = diags.iter().map(|d| d.code).collect();
             codes.dedup();
-            errln!("error: {} does not parse ({}); not formatted", src.path, codes.join(", "));
+            errln!(
+                "error: {} does not parse ({}); not formatted",
+                src.path,
+                codes.join(", ")
+            );
             status = exit::ERRORS;
             continue;
         }
@@ -69,7 +90,11 @@ pub fn run(files: &[PathBuf], check: bool, color: ColorMode) -> u8 {
             continue;
         }
         if check {
-            outln!("{} is not formatted (run `mpkc fmt {}`)", src.path, src.path);
+            outln!(
+                "{} is not formatted (run `mpkc fmt {}`)",
+                src.path,
+                src.path
+            );
             status = exit::ERRORS;
         } else if let Some(f) = file {
             if let Err(e) = std::fs::write(f, &formatted) {

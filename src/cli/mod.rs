@@ -70,7 +70,8 @@ pub fn color_mode(arg: ColorArg) -> ColorMode {
         ColorArg::Auto => {
             if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
                 ColorMode::Never
-            } else if std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0") {
+            } else if std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0")
+            {
                 ColorMode::Always
             } else if std::io::stderr().is_terminal() {
                 ColorMode::Always
@@ -85,7 +86,10 @@ pub fn color_mode(arg: ColorArg) -> ColorMode {
 pub fn run(cli: Cli) -> u8 {
     let color = color_mode(cli.color);
     match cli.command {
-        Command::Check { common, predecessors } => check(&common, predecessors.is_some(), color),
+        Command::Check {
+            common,
+            predecessors,
+        } => check(&common, predecessors.is_some(), color),
         Command::Plan { common, format } => plan(&common, format, color),
         Command::Build { common, out, jobs } => build::run(&common, &out, jobs, color),
         Command::Verify { common, verify } => verify::run(&common, &verify, color),
@@ -104,7 +108,10 @@ pub(crate) fn load_sources(files: &[std::path::PathBuf]) -> Result<Vec<Source>, 
         .iter()
         .map(|f| {
             std::fs::read_to_string(f)
-                .map(|text| Source { path: f.to_string_lossy().replace('\\', "/"), text })
+                .map(|text| Source {
+                    path: f.to_string_lossy().replace('\\', "/"),
+                    text,
+                })
                 .map_err(|e| format!("cannot read {} as a UTF-8 contract: {e}", f.display()))
         })
         .collect()
@@ -116,12 +123,19 @@ pub(crate) fn options(common: &CommonArgs) -> Result<(SemaOptions, CheckOptions)
         let mut sorted = p.clone();
         sorted.sort_unstable();
         if sorted != (0..14).collect::<Vec<usize>>() {
-            return Err(format!("--preferred must be a permutation of 0..13 (14 page ids), got {p:?}"));
+            return Err(format!(
+                "--preferred must be a permutation of 0..13 (14 page ids), got {p:?}"
+            ));
         }
     }
     Ok((
-        SemaOptions { overrides: common.params.clone(), instance: common.instance.clone() },
-        CheckOptions { preferred: common.preferred.clone() },
+        SemaOptions {
+            overrides: common.params.clone(),
+            instance: common.instance.clone(),
+        },
+        CheckOptions {
+            preferred: common.preferred.clone(),
+        },
     ))
 }
 
@@ -162,7 +176,8 @@ fn check(common: &CommonArgs, predecessors: bool, color: ColorMode) -> u8 {
                 }
             }
         }
-        let tasks: Vec<&crate::valid::CheckedTask> = checked.iter().flat_map(|c| c.tasks.iter()).collect();
+        let tasks: Vec<&crate::valid::CheckedTask> =
+            checked.iter().flat_map(|c| c.tasks.iter()).collect();
         out!("{}", driver::predecessors::report(&tasks, &known));
     }
     report::summary(&checked, common.message_format);
@@ -196,7 +211,10 @@ fn plan(common: &CommonArgs, format: PlanFormat, color: ColorMode) -> u8 {
         if format == PlanFormat::Text {
             for ir in &c.rejected {
                 for (target, g, p) in crate::valid::raw_plans(ir, &opts) {
-                    out!("REJECTED (see the errors above): {}", plan_view::plan_text(ir, &target, &g, &p));
+                    out!(
+                        "REJECTED (see the errors above): {}",
+                        plan_view::plan_text(ir, &target, &g, &p)
+                    );
                 }
             }
         }

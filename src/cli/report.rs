@@ -6,7 +6,10 @@ use crate::driver::Checked;
 
 /// Prints `c`'s diagnostics: rendered on stderr, or JSON lines on stdout.
 pub fn print_diagnostics(c: &Checked, format: MessageFormat, color: ColorMode) {
-    let file = SourceFile { name: &c.source.path, text: &c.source.text };
+    let file = SourceFile {
+        name: &c.source.path,
+        text: &c.source.text,
+    };
     for d in &c.diags {
         match format {
             MessageFormat::Human => err!("{}", render_human(d, file, color)),
@@ -20,13 +23,39 @@ pub fn summary(checked: &[Checked], format: MessageFormat) {
     if format == MessageFormat::Json {
         return;
     }
-    let errors: usize = checked.iter().map(|c| c.diags.iter().filter(|d| d.severity == Severity::Error).count()).sum();
-    let warnings: usize = checked.iter().map(|c| c.diags.iter().filter(|d| d.severity == Severity::Warning).count()).sum();
+    let errors: usize = checked
+        .iter()
+        .map(|c| {
+            c.diags
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .count()
+        })
+        .sum();
+    let warnings: usize = checked
+        .iter()
+        .map(|c| {
+            c.diags
+                .iter()
+                .filter(|d| d.severity == Severity::Warning)
+                .count()
+        })
+        .sum();
     let tasks: usize = checked.iter().map(|c| c.tasks.len()).sum();
     // Contracts mpkc derives (a split-K pipeline's reduce, `file#unit`) are not files.
-    let derived = checked.iter().filter(|c| c.source.path.contains('#')).count();
+    let derived = checked
+        .iter()
+        .filter(|c| c.source.path.contains('#'))
+        .count();
     let files = checked.len() - derived;
-    let derived_note = if derived > 0 { format!(" (and {derived} derived contract{})", if derived == 1 { "" } else { "s" }) } else { String::new() };
+    let derived_note = if derived > 0 {
+        format!(
+            " (and {derived} derived contract{})",
+            if derived == 1 { "" } else { "s" }
+        )
+    } else {
+        String::new()
+    };
     errln!(
         "checked {files} file{}{derived_note}: {tasks} task instance{} clean, {errors} error{}, {warnings} warning{}",
         if files == 1 { "" } else { "s" },

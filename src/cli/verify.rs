@@ -78,7 +78,10 @@ fn check(common: &CommonArgs, m: Option<i64>, color: ColorMode) -> Result<Vec<Ch
         |s| {
             let mut o = sema.clone();
             if let Some(m) = m {
-                for p in driver::declared_params(s).into_iter().filter(|p| p == "m" || p == "m_real") {
+                for p in driver::declared_params(s)
+                    .into_iter()
+                    .filter(|p| p == "m" || p == "m_real")
+                {
                     o.overrides.push((p, m.to_string()));
                 }
             }
@@ -98,11 +101,16 @@ fn check(common: &CommonArgs, m: Option<i64>, color: ColorMode) -> Result<Vec<Ch
 
 fn target_of(gpu: &Gpu, arg: Option<&str>) -> Result<Target, String> {
     match arg {
-        Some(t) => Target::parse(t).ok_or_else(|| format!("unknown target `{t}`: sm_90a or sm_100a")),
+        Some(t) => {
+            Target::parse(t).ok_or_else(|| format!("unknown target `{t}`: sm_90a or sm_100a"))
+        }
         None => match gpu.cc.0 {
             9 => Ok(Target::Sm90a),
             10 => Ok(Target::Sm100a),
-            _ => Err(format!("no mpkc target for compute capability {}.{}: pass --target", gpu.cc.0, gpu.cc.1)),
+            _ => Err(format!(
+                "no mpkc target for compute capability {}.{}: pass --target",
+                gpu.cc.0, gpu.cc.1
+            )),
         },
     }
 }
@@ -118,13 +126,25 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
             None => Target::Sm90a,
             Some(Some(t)) => t,
             Some(None) => {
-                errln!("error: unknown target `{}`: sm_90a or sm_100a", v.target.as_deref().unwrap_or_default());
+                errln!(
+                    "error: unknown target `{}`: sm_90a or sm_100a",
+                    v.target.as_deref().unwrap_or_default()
+                );
                 return exit::USAGE;
             }
         };
-        let listed: Vec<CaseSpec> = cases(&checked, target).into_iter().filter(|c| v.only.as_ref().is_none_or(|o| c.name.contains(o.as_str()))).collect();
+        let listed: Vec<CaseSpec> = cases(&checked, target)
+            .into_iter()
+            .filter(|c| v.only.as_ref().is_none_or(|o| c.name.contains(o.as_str())))
+            .collect();
         if listed.is_empty() {
-            errln!("error: no case to list{}", v.only.as_ref().map(|o| format!(" (none contains `{o}`)")).unwrap_or_default());
+            errln!(
+                "error: no case to list{}",
+                v.only
+                    .as_ref()
+                    .map(|o| format!(" (none contains `{o}`)"))
+                    .unwrap_or_default()
+            );
             return exit::USAGE;
         }
         for c in &listed {
@@ -159,12 +179,18 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
     }
     let (dir, temporary) = match &v.out {
         Some(d) => (d.clone(), false),
-        None => (std::env::temp_dir().join(format!("mpkc-verify-{}", std::process::id())), true),
+        None => (
+            std::env::temp_dir().join(format!("mpkc-verify-{}", std::process::id())),
+            true,
+        ),
     };
     if let Some(name) = &v.child {
         return child(&gpu, &checked, &all, name, &dir, target, v);
     }
-    let gpu_line = format!("{} (sm_{}{}, {} SMs)", gpu.name, gpu.cc.0, gpu.cc.1, gpu.sms);
+    let gpu_line = format!(
+        "{} (sm_{}{}, {} SMs)",
+        gpu.name, gpu.cc.0, gpu.cc.1, gpu.sms
+    );
     drop(gpu);
     let code = parent(&checked, &all, &dir, target, v, &gpu_line);
     if temporary {
@@ -173,11 +199,21 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
     code
 }
 
-fn parent(checked: &[Checked], all: &[CaseSpec], dir: &Path, target: Target, v: &VerifyArgs, gpu_line: &str) -> u8 {
+fn parent(
+    checked: &[Checked],
+    all: &[CaseSpec],
+    dir: &Path,
+    target: Target,
+    v: &VerifyArgs,
+    gpu_line: &str,
+) -> u8 {
     let (defines, not_applicable) = match write_test_build(dir, checked, all, v.inject.as_ref()) {
         Ok(x) => x,
         Err(e) => {
-            errln!("error: cannot write the test build to {}: {e}", dir.display());
+            errln!(
+                "error: cannot write the test build to {}: {e}",
+                dir.display()
+            );
             return exit::USAGE;
         }
     };
@@ -192,7 +228,10 @@ fn parent(checked: &[Checked], all: &[CaseSpec], dir: &Path, target: Target, v: 
         "mpkc verify: {gpu_line}, target {target}, {} tasks per CTA, seed {}{}",
         v.tasks,
         v.seed,
-        v.inject.as_ref().map(|i| format!(", injected fault {i:?}")).unwrap_or_default()
+        v.inject
+            .as_ref()
+            .map(|i| format!(", injected fault {i:?}"))
+            .unwrap_or_default()
     );
     let jobs = std::thread::available_parallelism().map_or(4, |n| n.get());
     let flags = test_flags(v.wait_timeout_ms, &defines);
@@ -204,7 +243,10 @@ fn parent(checked: &[Checked], all: &[CaseSpec], dir: &Path, target: Target, v: 
             outln!("  SKIP  {:<52} {why}", c.name);
             continue;
         }
-        if let Some((_, why)) = not_applicable.iter().find(|(u, _)| c.name.split(" -> ").any(|x| x == u)) {
+        if let Some((_, why)) = not_applicable
+            .iter()
+            .find(|(u, _)| c.name.split(" -> ").any(|x| x == u))
+        {
             skip += 1;
             outln!("  SKIP  {:<52} fault does not apply: {why}", c.name);
             continue;
@@ -224,7 +266,9 @@ fn parent(checked: &[Checked], all: &[CaseSpec], dir: &Path, target: Target, v: 
         let started = Instant::now();
         let (result, messages) = spawn_child(&c.name, dir, v);
         let secs = started.elapsed().as_secs_f64();
-        let ok = result.status == "ok" && !result.outputs.is_empty() && result.outputs.iter().all(|o| o.pass);
+        let ok = result.status == "ok"
+            && !result.outputs.is_empty()
+            && result.outputs.iter().all(|o| o.pass);
         if result.status == "driver" {
             driver_errors += 1;
         }
@@ -235,7 +279,10 @@ fn parent(checked: &[Checked], all: &[CaseSpec], dir: &Path, target: Target, v: 
         }
         print_case(c, &result, ok, secs, &messages);
     }
-    outln!("verified {} cases on {target}: {pass} passed, {fail} failed, {skip} skipped", pass + fail + skip);
+    outln!(
+        "verified {} cases on {target}: {pass} passed, {fail} failed, {skip} skipped",
+        pass + fail + skip
+    );
     if fail > 0 {
         exit::ERRORS
     } else if driver_errors > 0 {
@@ -246,19 +293,38 @@ fn parent(checked: &[Checked], all: &[CaseSpec], dir: &Path, target: Target, v: 
 }
 
 fn worst(outputs: &[OutputRow]) -> Option<&OutputRow> {
-    let score = |o: &OutputRow| if o.tol > 0.0 { o.error / o.tol } else { o.error };
-    outputs.iter().max_by(|a, b| score(a).partial_cmp(&score(b)).unwrap_or(std::cmp::Ordering::Equal))
+    let score = |o: &OutputRow| {
+        if o.tol > 0.0 {
+            o.error / o.tol
+        } else {
+            o.error
+        }
+    };
+    outputs.iter().max_by(|a, b| {
+        score(a)
+            .partial_cmp(&score(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    })
 }
 
 fn describe(o: &OutputRow) -> String {
     let value = if o.tol > 0.0 {
-        format!("{} {:.2e} {} {:.0e}", o.metric, o.error, if o.error < o.tol { "<" } else { ">=" }, o.tol)
+        format!(
+            "{} {:.2e} {} {:.0e}",
+            o.metric,
+            o.error,
+            if o.error < o.tol { "<" } else { ">=" },
+            o.tol
+        )
     } else {
         format!("{} {}", o.metric, o.error as u64)
     };
     let mut s = format!("{}.{}: {value}", o.unit, o.tensor);
     if o.unwritten > 0 || o.nans > 0 {
-        s.push_str(&format!(", {} of {} never written, {} NaN", o.unwritten, o.elements, o.nans));
+        s.push_str(&format!(
+            ", {} of {} never written, {} NaN",
+            o.unwritten, o.elements, o.nans
+        ));
     }
     s
 }
@@ -269,7 +335,11 @@ fn print_case(c: &CaseSpec, r: &ChildResult, ok: bool, secs: f64, messages: &[St
         ("ok", Some(o)) => describe(o),
         _ => r.error.clone().unwrap_or_else(|| "no result".into()),
     };
-    let shape = if r.status == "ok" { format!("{} tasks on {} CTAs, ", r.tasks, r.ctas) } else { String::new() };
+    let shape = if r.status == "ok" {
+        format!("{} tasks on {} CTAs, ", r.tasks, r.ctas)
+    } else {
+        String::new()
+    };
     outln!("  {verdict}  {:<52} {summary}  [{shape}{secs:.1}s]", c.name);
     if !ok {
         for o in r.outputs.iter().filter(|o| !o.pass) {
@@ -287,16 +357,41 @@ fn print_case(c: &CaseSpec, r: &ChildResult, ok: bool, secs: f64, messages: &[St
 
 /// Runs one case in a child process; returns its result and the other lines it printed.
 fn spawn_child(name: &str, dir: &Path, v: &VerifyArgs) -> (ChildResult, Vec<String>) {
-    let fail = |e: String| (ChildResult { status: "setup".into(), error: Some(e), ..Default::default() }, Vec::new());
-    let Ok(exe) = std::env::current_exe() else { return fail("cannot find mpkc's own executable".into()) };
+    let fail = |e: String| {
+        (
+            ChildResult {
+                status: "setup".into(),
+                error: Some(e),
+                ..Default::default()
+            },
+            Vec::new(),
+        )
+    };
+    let Ok(exe) = std::env::current_exe() else {
+        return fail("cannot find mpkc's own executable".into());
+    };
     let out_path = dir.join(format!("{}.stdout", sanitize(name)));
     let err_path = dir.join(format!("{}.stderr", sanitize(name)));
-    let (Ok(out), Ok(err)) = (std::fs::File::create(&out_path), std::fs::File::create(&err_path)) else {
+    let (Ok(out), Ok(err)) = (
+        std::fs::File::create(&out_path),
+        std::fs::File::create(&err_path),
+    ) else {
         return fail(format!("cannot write to {}", dir.display()));
     };
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    args.extend(["--child".into(), name.into(), "--out".into(), dir.as_os_str().to_owned()]);
-    let mut child = match Command::new(exe).args(&args).stdin(Stdio::null()).stdout(out).stderr(err).spawn() {
+    args.extend([
+        "--child".into(),
+        name.into(),
+        "--out".into(),
+        dir.as_os_str().to_owned(),
+    ]);
+    let mut child = match Command::new(exe)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+    {
         Ok(c) => c,
         Err(e) => return fail(format!("cannot start a child mpkc: {e}")),
     };
@@ -324,38 +419,90 @@ fn spawn_child(name: &str, dir: &Path, v: &VerifyArgs) -> (ChildResult, Vec<Stri
             None => {}
         }
     }
-    messages.extend(stderr.lines().filter(|l| !l.trim().is_empty()).map(|l| l.trim().to_string()));
+    messages.extend(
+        stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.trim().to_string()),
+    );
     let result = match result {
         Some(r) => r,
-        None if timed_out => ChildResult { status: "kernel".into(), error: Some(format!("no answer within {} s: killed (an unbounded hang)", v.timeout)), ..Default::default() },
-        None => ChildResult { status: "setup".into(), error: Some("the child mpkc ended without a result".into()), ..Default::default() },
+        None if timed_out => ChildResult {
+            status: "kernel".into(),
+            error: Some(format!(
+                "no answer within {} s: killed (an unbounded hang)",
+                v.timeout
+            )),
+            ..Default::default()
+        },
+        None => ChildResult {
+            status: "setup".into(),
+            error: Some("the child mpkc ended without a result".into()),
+            ..Default::default()
+        },
     };
     (result, messages)
 }
 
 fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// The child: runs case `name` and prints its result line.
-fn child(gpu: &Gpu, checked: &[Checked], all: &[CaseSpec], name: &str, dir: &Path, target: Target, v: &VerifyArgs) -> u8 {
+fn child(
+    gpu: &Gpu,
+    checked: &[Checked],
+    all: &[CaseSpec],
+    name: &str,
+    dir: &Path,
+    target: Target,
+    v: &VerifyArgs,
+) -> u8 {
     let report = |r: ChildResult| {
-        outln!("{RESULT_TAG}{}", serde_json::to_string(&r).unwrap_or_default());
+        outln!(
+            "{RESULT_TAG}{}",
+            serde_json::to_string(&r).unwrap_or_default()
+        );
     };
     let Some(c) = all.iter().find(|c| c.name == name) else {
-        report(ChildResult { status: "setup".into(), error: Some(format!("no case `{name}`")), ..Default::default() });
+        report(ChildResult {
+            status: "setup".into(),
+            error: Some(format!("no case `{name}`")),
+            ..Default::default()
+        });
         return exit::USAGE;
     };
-    let cubin_path: PathBuf = dir.join(format!("{}.{target}.cubin", c.file.trim_end_matches(".cu")));
+    let cubin_path: PathBuf =
+        dir.join(format!("{}.{target}.cubin", c.file.trim_end_matches(".cu")));
     let cubin = match std::fs::read(&cubin_path) {
         Ok(b) => b,
         Err(e) => {
-            report(ChildResult { status: "setup".into(), error: Some(format!("cannot read {}: {e}", cubin_path.display())), ..Default::default() });
+            report(ChildResult {
+                status: "setup".into(),
+                error: Some(format!("cannot read {}: {e}", cubin_path.display())),
+                ..Default::default()
+            });
             return exit::USAGE;
         }
     };
-    let case = Case { name: c.name.clone(), tasks: c.units.iter().map(|u| &checked[u.0].tasks[u.1]).collect(), links: c.links.clone() };
-    let opts = RunOptions { tasks_per_cta: v.tasks, seed: v.seed, target };
+    let case = Case {
+        name: c.name.clone(),
+        tasks: c.units.iter().map(|u| &checked[u.0].tasks[u.1]).collect(),
+        links: c.links.clone(),
+    };
+    let opts = RunOptions {
+        tasks_per_cta: v.tasks,
+        seed: v.seed,
+        target,
+    };
     match run_case(gpu, &case, &cubin, &c.entry, &opts) {
         Ok(r) => {
             report(ChildResult {
@@ -374,7 +521,11 @@ fn child(gpu: &Gpu, checked: &[Checked], all: &[CaseSpec], name: &str, dir: &Pat
                 GpuError::Driver { .. } => "driver",
                 GpuError::NoDriver | GpuError::NoDevice(_) => "setup",
             };
-            report(ChildResult { status: status.into(), error: Some(e.to_string()), ..Default::default() });
+            report(ChildResult {
+                status: status.into(),
+                error: Some(e.to_string()),
+                ..Default::default()
+            });
             exit::ERRORS
         }
     }

@@ -115,7 +115,12 @@ mod tests {
     #[test]
     fn codes_are_unique_and_sorted() {
         for w in REGISTRY.windows(2) {
-            assert!(w[0].code[1..] < w[1].code[1..], "{} then {}", w[0].code, w[1].code);
+            assert!(
+                w[0].code[1..] < w[1].code[1..],
+                "{} then {}",
+                w[0].code,
+                w[1].code
+            );
         }
     }
 
@@ -133,7 +138,10 @@ mod pages {
 
 /// The long explanation page of `code` (`docs/codes/<code>.md`), if written.
 pub fn long_doc(code: &str) -> Option<&'static str> {
-    pages::PAGES.iter().find(|(c, _)| *c == code).map(|(_, p)| *p)
+    pages::PAGES
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map(|(_, p)| *p)
 }
 
 /// Codes that have an explanation page.

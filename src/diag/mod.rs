@@ -79,18 +79,29 @@ impl Diagnostic {
 
     /// A new warning.
     pub fn warning(code: &'static str, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, message) }
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, message)
+        }
     }
 
     /// Adds the primary label.
     pub fn primary(mut self, span: Span, message: impl Into<String>) -> Self {
-        self.labels.push(Label { span, message: message.into(), primary: true });
+        self.labels.push(Label {
+            span,
+            message: message.into(),
+            primary: true,
+        });
         self
     }
 
     /// Adds a secondary label.
     pub fn secondary(mut self, span: Span, message: impl Into<String>) -> Self {
-        self.labels.push(Label { span, message: message.into(), primary: false });
+        self.labels.push(Label {
+            span,
+            message: message.into(),
+            primary: false,
+        });
         self
     }
 
@@ -173,7 +184,11 @@ impl Sink {
     /// The diagnostics in report order (source position, then code), duplicates removed.
     pub fn into_sorted(mut self) -> Vec<Diagnostic> {
         self.diags.sort_by(|a, b| {
-            (a.main_span().start, a.code, &a.message).cmp(&(b.main_span().start, b.code, &b.message))
+            (a.main_span().start, a.code, &a.message).cmp(&(
+                b.main_span().start,
+                b.code,
+                &b.message,
+            ))
         });
         self.diags.dedup();
         self.diags

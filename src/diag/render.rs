@@ -36,7 +36,11 @@ fn to_codespan(d: &Diagnostic) -> cs::Diagnostic<()> {
         .labels
         .iter()
         .map(|l| {
-            let style = if l.primary { cs::LabelStyle::Primary } else { cs::LabelStyle::Secondary };
+            let style = if l.primary {
+                cs::LabelStyle::Primary
+            } else {
+                cs::LabelStyle::Secondary
+            };
             cs::Label::new(style, (), l.span.range()).with_message(l.message.clone())
         })
         .collect();
@@ -81,7 +85,10 @@ pub fn line_col(text: &str, pos: usize) -> (usize, usize) {
     let pos = pos.min(text.len());
     let before = &text.as_bytes()[..pos];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
     (line, pos - line_start + 1)
 }
 
@@ -137,10 +144,20 @@ mod tests {
     #[test]
     fn json_has_the_convention_fields() {
         let text = "task t {\n  stages 7\n}\n";
-        let d = Diagnostic::error("E0103", "too big").primary(Span::new(11, 19), "here").help("fix it");
-        let v: serde_json::Value =
-            serde_json::from_str(&render_json(&d, SourceFile { name: "t.mpk", text })).unwrap();
-        for k in ["code", "severity", "message", "file", "span", "labels", "notes", "help", "rendered"] {
+        let d = Diagnostic::error("E0103", "too big")
+            .primary(Span::new(11, 19), "here")
+            .help("fix it");
+        let v: serde_json::Value = serde_json::from_str(&render_json(
+            &d,
+            SourceFile {
+                name: "t.mpk",
+                text,
+            },
+        ))
+        .unwrap();
+        for k in [
+            "code", "severity", "message", "file", "span", "labels", "notes", "help", "rendered",
+        ] {
             assert!(v.get(k).is_some(), "missing {k}");
         }
         assert_eq!(v["span"]["line_start"], 2);

@@ -28,7 +28,12 @@ pub fn generate_all(checked: &[Checked]) -> Vec<UnitOutput> {
     for (si, c) in checked.iter().enumerate() {
         let info = ContractInfo::new(&c.source.path, &c.source.text);
         for (ti, t) in c.tasks.iter().enumerate() {
-            out.push(UnitOutput { source: si, task: ti, unit: t.ir.unit_name(), files: back::generate(t, &info) });
+            out.push(UnitOutput {
+                source: si,
+                task: ti,
+                unit: t.ir.unit_name(),
+                files: back::generate(t, &info),
+            });
         }
     }
     out
@@ -69,7 +74,13 @@ pub struct CompileJob {
 }
 
 /// Compiles every worker unit for each of its task's targets, `jobs` at a time.
-pub fn compile_all(tc: &Toolchain, dir: &Path, checked: &[Checked], units: &[UnitOutput], jobs: usize) -> Vec<CompileJob> {
+pub fn compile_all(
+    tc: &Toolchain,
+    dir: &Path,
+    checked: &[Checked],
+    units: &[UnitOutput],
+    jobs: usize,
+) -> Vec<CompileJob> {
     let mut work: Vec<(usize, String, Target)> = Vec::new();
     for (ui, u) in units.iter().enumerate() {
         let task = &checked[u.source].tasks[u.task];
@@ -85,11 +96,21 @@ pub fn compile_all(tc: &Toolchain, dir: &Path, checked: &[Checked], units: &[Uni
         for _ in 0..jobs.max(1) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((ui, file, target)) = work.get(i).cloned() else { break };
+                let Some((ui, file, target)) = work.get(i).cloned() else {
+                    break;
+                };
                 let entry = back::harness_entry(&units[ui].unit);
                 let result = nvcc::compile(tc, dir, &file, &entry, target);
                 if let Ok(mut r) = results.lock() {
-                    r.push((i, CompileJob { unit: ui, file, target, result }));
+                    r.push((
+                        i,
+                        CompileJob {
+                            unit: ui,
+                            file,
+                            target,
+                            result,
+                        },
+                    ));
                 }
             });
         }
@@ -102,18 +123,25 @@ pub fn compile_all(tc: &Toolchain, dir: &Path, checked: &[Checked], units: &[Uni
 /// Maps nvcc errors located in the contract (through the `#line` directives of inline bodies)
 /// to `E0701` diagnostics on the contract's lines.
 pub fn map_errors(c: &Checked, stderr: &str) -> Vec<Diagnostic> {
-    let starts: Vec<usize> = std::iter::once(0).chain(c.source.text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(c.source.text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
     nvcc::error_locations(stderr)
         .into_iter()
         .filter(|(file, _, _)| file.replace('\\', "/") == c.source.path)
         .filter_map(|(_, line, msg)| {
             let start = *starts.get(line.checked_sub(1)?)?;
-            let end = c.source.text[start..].find('\n').map_or(c.source.text.len(), |e| start + e);
+            let end = c.source.text[start..]
+                .find('\n')
+                .map_or(c.source.text.len(), |e| start + e);
             let text = &c.source.text[start..end];
             let lead = text.len() - text.trim_start().len();
             Some(
                 Diagnostic::error(codes::NVCC_FAILED, format!("nvcc: {msg}"))
-                    .primary(Span::new(start + lead, end), "in this line of the inline CUDA body")
+                    .primary(
+                        Span::new(start + lead, end),
+                        "in this line of the inline CUDA body",
+                    )
                     .help("fix the CUDA in the contract's `body cuda { … }`"),
             )
         })

@@ -42,7 +42,11 @@ impl Checked {
 }
 
 /// Parses, lowers and checks every task instance of `source`.
-pub fn check_source(source: &Source, sema_opts: &SemaOptions, check_opts: &CheckOptions) -> Checked {
+pub fn check_source(
+    source: &Source,
+    sema_opts: &SemaOptions,
+    check_opts: &CheckOptions,
+) -> Checked {
     let mut sink = Sink::new();
     let mut tasks = Vec::new();
     let mut rejected = Vec::new();
@@ -60,19 +64,35 @@ pub fn check_source(source: &Source, sema_opts: &SemaOptions, check_opts: &Check
             }
         }
     }
-    Checked { source: source.clone(), diags: sink.into_sorted(), tasks, rejected }
+    Checked {
+        source: source.clone(),
+        diags: sink.into_sorted(),
+        tasks,
+        rejected,
+    }
 }
 
 /// Checks every source, then the contracts mpkc derives from them (the reduce task of each
 /// split-K pipeline), and reports generated-file collisions across all of them.
-pub fn check_sources(sources: &[Source], sema_opts: &SemaOptions, check_opts: &CheckOptions) -> Vec<Checked> {
+pub fn check_sources(
+    sources: &[Source],
+    sema_opts: &SemaOptions,
+    check_opts: &CheckOptions,
+) -> Vec<Checked> {
     check_sources_with(sources, |_| sema_opts.clone(), check_opts)
 }
 
 /// [`check_sources`] with options chosen per source (`mpkc verify --m` overrides a token-count
 /// param only in the files that declare it).
-pub fn check_sources_with(sources: &[Source], sema_opts: impl Fn(&Source) -> SemaOptions, check_opts: &CheckOptions) -> Vec<Checked> {
-    let mut checked: Vec<Checked> = sources.iter().map(|s| check_source(s, &sema_opts(s), check_opts)).collect();
+pub fn check_sources_with(
+    sources: &[Source],
+    sema_opts: impl Fn(&Source) -> SemaOptions,
+    check_opts: &CheckOptions,
+) -> Vec<Checked> {
+    let mut checked: Vec<Checked> = sources
+        .iter()
+        .map(|s| check_source(s, &sema_opts(s), check_opts))
+        .collect();
     let derived: Vec<Source> = checked.iter().flat_map(derived_sources).collect();
     let plain = SemaOptions::default();
     checked.extend(derived.iter().map(|s| check_source(s, &plain, check_opts)));
@@ -101,7 +121,13 @@ pub fn declared_params(source: &Source) -> Vec<String> {
 pub fn derived_sources(c: &Checked) -> Vec<Source> {
     let mut out = Vec::new();
     for t in &c.tasks {
-        let Some(p) = t.pipeline.as_ref().filter(|p| p.epilogue == crate::valid::Epilogue::SplitKF32) else { continue };
+        let Some(p) = t
+            .pipeline
+            .as_ref()
+            .filter(|p| p.epilogue == crate::valid::Epilogue::SplitKF32)
+        else {
+            continue;
+        };
         let unit = t.ir.unit_name();
         let targets: Vec<&str> = t.ir.targets.iter().map(|x| x.target.as_str()).collect();
         let text = format!(
@@ -113,7 +139,10 @@ task {unit}_reduce {{\n  family consumer-no-smem\n  targets {targets}\n  tensor 
             m = p.m_real,
             n = p.n,
         );
-        out.push(Source { path: format!("{}#{unit}_reduce", c.source.path), text });
+        out.push(Source {
+            path: format!("{}#{unit}_reduce", c.source.path),
+            text,
+        });
     }
     out
 }

@@ -29,14 +29,24 @@ pub struct Toolchain {
 impl Toolchain {
     /// `cuobjdump` next to nvcc (the PyPI layout ships it in the same `bin/`), else on PATH.
     pub fn cuobjdump(&self) -> Option<PathBuf> {
-        let local = self.nvcc.parent().map(|d| d.join("cuobjdump")).filter(|p| p.is_file());
+        let local = self
+            .nvcc
+            .parent()
+            .map(|d| d.join("cuobjdump"))
+            .filter(|p| p.is_file());
         local.or_else(|| on_path("cuobjdump"))
     }
 
     /// The SASS of `cubin` (`cuobjdump --dump-sass`).
     pub fn sass(&self, cubin: &Path) -> Result<String, String> {
-        let tool = self.cuobjdump().ok_or_else(|| "no cuobjdump next to nvcc or on PATH".to_string())?;
-        let out = Command::new(&tool).arg("--dump-sass").arg(cubin).output().map_err(|e| e.to_string())?;
+        let tool = self
+            .cuobjdump()
+            .ok_or_else(|| "no cuobjdump next to nvcc or on PATH".to_string())?;
+        let out = Command::new(&tool)
+            .arg("--dump-sass")
+            .arg(cubin)
+            .output()
+            .map_err(|e| e.to_string())?;
         if !out.status.success() {
             return Err(String::from_utf8_lossy(&out.stderr).into_owned());
         }
@@ -50,7 +60,9 @@ fn is_file(p: &Path) -> bool {
 
 fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| is_file(p))
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| is_file(p))
 }
 
 fn upwards(start: &Path, rel: &str) -> Option<PathBuf> {
@@ -75,7 +87,10 @@ pub fn find() -> Result<Toolchain, String> {
             candidates.push((p, "local toolchain"));
         }
     }
-    if let Some(exe_dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+    if let Some(exe_dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
         if let Some(p) = upwards(&exe_dir, LOCAL_NVCC) {
             candidates.push((p, "local toolchain"));
         }
@@ -107,7 +122,11 @@ pub fn find() -> Result<Toolchain, String> {
             _ => tried.push(format!("{} ({found_by})", nvcc.display())),
         }
     }
-    let tried = if tried.is_empty() { "nothing found".to_string() } else { format!("not runnable: {}", tried.join(", ")) };
+    let tried = if tried.is_empty() {
+        "nothing found".to_string()
+    } else {
+        format!("not runnable: {}", tried.join(", "))
+    };
     Err(format!(
         "no nvcc: looked at $NVCC, $CUDA_HOME/bin/nvcc, PATH and {LOCAL_NVCC} ({tried}); run `scripts/setup` to install the CUDA compiler from PyPI into .toolchain/"
     ))
@@ -172,7 +191,13 @@ pub struct CompileFailure {
 
 /// Compiles `unit` (a `.cu` in `dir`) for `target` into `<stem>.<target>.cubin` next to it.
 /// Returns the cubin path and the ptxas report of `entry`.
-pub fn compile(tc: &Toolchain, dir: &Path, unit: &str, entry: &str, target: Target) -> Result<(PathBuf, PtxasReport), CompileFailure> {
+pub fn compile(
+    tc: &Toolchain,
+    dir: &Path,
+    unit: &str,
+    entry: &str,
+    target: Target,
+) -> Result<(PathBuf, PtxasReport), CompileFailure> {
     compile_with(tc, dir, unit, entry, target, &[])
 }
 
@@ -203,19 +228,35 @@ pub fn compile_with(
         cmd.arg("-isystem").arg(inc);
     }
     cmd.arg("-o").arg(&cubin).arg(unit);
-    let mut command = format!("{} -std=c++17 -gencode={} -cubin -Xptxas -v -I.", tc.nvcc.display(), target.gencode());
+    let mut command = format!(
+        "{} -std=c++17 -gencode={} -cubin -Xptxas -v -I.",
+        tc.nvcc.display(),
+        target.gencode()
+    );
     for e in extra {
         command.push(' ');
         command.push_str(e);
     }
     command.push_str(&format!(" -o {cubin} {unit}"));
-    let out = cmd.output().map_err(|e| CompileFailure { command: command.clone(), stderr: e.to_string(), not_started: true })?;
+    let out = cmd.output().map_err(|e| CompileFailure {
+        command: command.clone(),
+        stderr: e.to_string(),
+        not_started: true,
+    })?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
-        return Err(CompileFailure { command, stderr, not_started: false });
+        return Err(CompileFailure {
+            command,
+            stderr,
+            not_started: false,
+        });
     }
     if !dir.join(&cubin).is_file() {
-        return Err(CompileFailure { command, stderr: format!("nvcc exited 0 but wrote no {cubin}\n{stderr}"), not_started: false });
+        return Err(CompileFailure {
+            command,
+            stderr: format!("nvcc exited 0 but wrote no {cubin}\n{stderr}"),
+            not_started: false,
+        });
     }
     let report = parse_ptxas(&stderr, entry).unwrap_or_default();
     Ok((dir.join(cubin), report))
@@ -226,11 +267,19 @@ pub fn error_locations(stderr: &str) -> Vec<(String, usize, String)> {
     let mut out = Vec::new();
     for l in stderr.lines() {
         let Some(open) = l.find('(') else { continue };
-        let Some(close) = l[open..].find("): ").map(|c| open + c) else { continue };
-        let Ok(line) = l[open + 1..close].parse::<usize>() else { continue };
+        let Some(close) = l[open..].find("): ").map(|c| open + c) else {
+            continue;
+        };
+        let Ok(line) = l[open + 1..close].parse::<usize>() else {
+            continue;
+        };
         let rest = &l[close + 3..];
         if rest.starts_with("error") {
-            let msg = rest.split_once(": ").map_or(rest, |(_, m)| m).trim().to_string();
+            let msg = rest
+                .split_once(": ")
+                .map_or(rest, |(_, m)| m)
+                .trim()
+                .to_string();
             out.push((l[..open].to_string(), line, msg));
         }
     }
@@ -250,13 +299,29 @@ ptxas info    : Used 40 registers, used 1 barriers, 3264 bytes smem\n";
     #[test]
     fn parses_the_ptxas_report() {
         let r = parse_ptxas(SAMPLE, "mpkc_harness_rmsnorm_v2_h4096").unwrap();
-        assert_eq!(r, PtxasReport { registers: 40, spill_stores: 4, spill_loads: 4, stack_bytes: 8, smem_bytes: 3264 });
+        assert_eq!(
+            r,
+            PtxasReport {
+                registers: 40,
+                spill_stores: 4,
+                spill_loads: 4,
+                stack_bytes: 8,
+                smem_bytes: 3264
+            }
+        );
         assert!(parse_ptxas(SAMPLE, "other").is_none());
     }
 
     #[test]
     fn finds_error_locations() {
         let e = "k.mpk(12): error: identifier \"foo\" is undefined\nk.mpk(3): warning: x\n";
-        assert_eq!(error_locations(e), vec![("k.mpk".to_string(), 12, "identifier \"foo\" is undefined".to_string())]);
+        assert_eq!(
+            error_locations(e),
+            vec![(
+                "k.mpk".to_string(),
+                12,
+                "identifier \"foo\" is undefined".to_string()
+            )]
+        );
     }
 }

@@ -38,7 +38,11 @@ fn letter(i: usize) -> char {
 /// lies past it (I-S5).
 pub fn plan_text(ir: &TaskIr, target: &TargetIr, g: &Geometry, plan: &PagePlan) -> String {
     let mut out = String::new();
-    let inst = ir.instance.as_ref().map(|i| format!(" [{i}]")).unwrap_or_default();
+    let inst = ir
+        .instance
+        .as_ref()
+        .map(|i| format!(" [{i}]"))
+        .unwrap_or_default();
     out.push_str(&format!(
         "{}{inst} on {}: {} regions, {} bytes, {} of {NUM_PAGES} pages, max byte end {} of {}\n",
         ir.name,
@@ -51,20 +55,31 @@ pub fn plan_text(ir: &TaskIr, target: &TargetIr, g: &Geometry, plan: &PagePlan) 
     ));
     for p in 0..g.num_pages {
         let cap = g.page_capacity(p);
-        let mut row: Vec<char> = (0..COLS).map(|c| if c * BYTES_PER_COL >= cap { '#' } else { '.' }).collect();
+        let mut row: Vec<char> = (0..COLS)
+            .map(|c| if c * BYTES_PER_COL >= cap { '#' } else { '.' })
+            .collect();
         let mut names = Vec::new();
         for r in &plan.regions {
-            let Some(k) = r.pages.iter().position(|&x| x == p) else { continue };
+            let Some(k) = r.pages.iter().position(|&x| x == p) else {
+                continue;
+            };
             let page_start = (k as i64) * PAGE_SIZE;
             let lo = (r.offset + page_start).max(page_start) - page_start;
             let hi = (r.offset + r.size - page_start).min(PAGE_SIZE);
             if hi <= lo && r.size > 0 {
                 continue;
             }
-            let (c0, c1) = (lo / BYTES_PER_COL, ((hi + BYTES_PER_COL - 1) / BYTES_PER_COL).min(COLS));
+            let (c0, c1) = (
+                lo / BYTES_PER_COL,
+                ((hi + BYTES_PER_COL - 1) / BYTES_PER_COL).min(COLS),
+            );
             for c in c0..c1.max(c0 + 1).min(COLS) {
                 // A region byte past the page's capacity (page 13 after a bad remap) shows as `!`.
-                row[c as usize] = if c * BYTES_PER_COL >= cap { '!' } else { letter(r.ordinal) };
+                row[c as usize] = if c * BYTES_PER_COL >= cap {
+                    '!'
+                } else {
+                    letter(r.ordinal)
+                };
             }
             if k == 0 {
                 names.push(format!("{}={} @{}", letter(r.ordinal), r.name, r.offset));

@@ -34,29 +34,57 @@ fn exposure(plan: &PagePlan, g: &Geometry, position: usize) -> Option<Exposure> 
     if !plan.exceeds_capacity(g) {
         return None;
     }
-    let logical = plan.logical_to_physical.iter().position(|&p| p == NUM_PAGES - 1)?;
+    let logical = plan
+        .logical_to_physical
+        .iter()
+        .position(|&p| p == NUM_PAGES - 1)?;
     let bytes = plan
         .regions
         .iter()
         .filter(|r| r.logical_pages.contains(&logical))
-        .map(|r| if r.logical_pages.len() > 1 { PAGE_SIZE } else { r.offset + r.size })
+        .map(|r| {
+            if r.logical_pages.len() > 1 {
+                PAGE_SIZE
+            } else {
+                r.offset + r.size
+            }
+        })
         .max()
         .unwrap_or(0);
-    Some(Exposure { position, logical, bytes, over: plan.max_byte_end - g.capacity_bytes })
+    Some(Exposure {
+        position,
+        logical,
+        bytes,
+        over: plan.max_byte_end - g.capacity_bytes,
+    })
 }
 
 /// Every position of page 13 in a predecessor's release order that overflows `task` on `target`.
 pub fn exposures(task: &CheckedTask, target: &TargetIr) -> Vec<Exposure> {
-    let g = Geometry { capacity_bytes: target.smem_capacity_bytes, ..Geometry::default() };
+    let g = Geometry {
+        capacity_bytes: target.smem_capacity_bytes,
+        ..Geometry::default()
+    };
     let reqs = request_list(&task.ir);
     (0..NUM_PAGES)
-        .filter_map(|pos| pages::plan(&reqs, &order_with_13_at(pos), &g).ok().and_then(|p| exposure(&p, &g, pos)))
+        .filter_map(|pos| {
+            pages::plan(&reqs, &order_with_13_at(pos), &g)
+                .ok()
+                .and_then(|p| exposure(&p, &g, pos))
+        })
         .collect()
 }
 
 /// The known tasks (name, release order) whose release order, as a predecessor, overflows `task`.
-pub fn exposing_predecessors<'a>(task: &CheckedTask, target: &TargetIr, known: &'a [(String, Vec<usize>)]) -> Vec<&'a (String, Vec<usize>)> {
-    let g = Geometry { capacity_bytes: target.smem_capacity_bytes, ..Geometry::default() };
+pub fn exposing_predecessors<'a>(
+    task: &CheckedTask,
+    target: &TargetIr,
+    known: &'a [(String, Vec<usize>)],
+) -> Vec<&'a (String, Vec<usize>)> {
+    let g = Geometry {
+        capacity_bytes: target.smem_capacity_bytes,
+        ..Geometry::default()
+    };
     let reqs = request_list(&task.ir);
     known
         .iter()
@@ -72,7 +100,10 @@ pub fn report(tasks: &[&CheckedTask], known: &[(String, Vec<usize>)]) -> String 
             let ex = exposures(t, target);
             let name = t.ir.unit_name();
             if ex.is_empty() {
-                out.push_str(&format!("{name} on {}: safe after every predecessor release order\n", target.target));
+                out.push_str(&format!(
+                    "{name} on {}: safe after every predecessor release order\n",
+                    target.target
+                ));
                 continue;
             }
             out.push_str(&format!(
@@ -86,11 +117,16 @@ pub fn report(tasks: &[&CheckedTask], known: &[(String, Vec<usize>)]) -> String 
                 let mut j = i;
                 while j + 1 < ex.len()
                     && ex[j + 1].position == ex[j].position + 1
-                    && (ex[j + 1].logical, ex[j + 1].bytes, ex[j + 1].over) == (ex[i].logical, ex[i].bytes, ex[i].over)
+                    && (ex[j + 1].logical, ex[j + 1].bytes, ex[j + 1].over)
+                        == (ex[i].logical, ex[i].bytes, ex[i].over)
                 {
                     j += 1;
                 }
-                let at = if i == j { format!("position {}", ex[i].position) } else { format!("positions {}-{}", ex[i].position, ex[j].position) };
+                let at = if i == j {
+                    format!("position {}", ex[i].position)
+                } else {
+                    format!("positions {}-{}", ex[i].position, ex[j].position)
+                };
                 out.push_str(&format!(
                     "  {at}: logical page {} ({} bytes used) lands on page 13 (11264 usable), {} bytes over\n",
                     ex[i].logical, ex[i].bytes, ex[i].over

@@ -4,19 +4,55 @@ use super::Source;
 
 /// `(path, text)` of every stdlib contract, in build order.
 pub const CONTRACTS: &[(&str, &str)] = &[
-    ("stdlib/linear_sm100_v2.mpk", include_str!("../../stdlib/linear_sm100_v2.mpk")),
-    ("stdlib/linear_bf16_residual.mpk", include_str!("../../stdlib/linear_bf16_residual.mpk")),
-    ("stdlib/linear_bf16_splitk.mpk", include_str!("../../stdlib/linear_bf16_splitk.mpk")),
-    ("stdlib/linear_fp8_blockscale.mpk", include_str!("../../stdlib/linear_fp8_blockscale.mpk")),
-    ("stdlib/linear_fp8_qout.mpk", include_str!("../../stdlib/linear_fp8_qout.mpk")),
-    ("stdlib/rmsnorm_v2.mpk", include_str!("../../stdlib/rmsnorm_v2.mpk")),
-    ("stdlib/silu_mul_v2.mpk", include_str!("../../stdlib/silu_mul_v2.mpk")),
-    ("stdlib/embedding_v2.mpk", include_str!("../../stdlib/embedding_v2.mpk")),
-    ("stdlib/argmax_partial.mpk", include_str!("../../stdlib/argmax_partial.mpk")),
-    ("stdlib/argmax_reduce.mpk", include_str!("../../stdlib/argmax_reduce.mpk")),
+    (
+        "stdlib/linear_sm100_v2.mpk",
+        include_str!("../../stdlib/linear_sm100_v2.mpk"),
+    ),
+    (
+        "stdlib/linear_bf16_residual.mpk",
+        include_str!("../../stdlib/linear_bf16_residual.mpk"),
+    ),
+    (
+        "stdlib/linear_bf16_splitk.mpk",
+        include_str!("../../stdlib/linear_bf16_splitk.mpk"),
+    ),
+    (
+        "stdlib/linear_fp8_blockscale.mpk",
+        include_str!("../../stdlib/linear_fp8_blockscale.mpk"),
+    ),
+    (
+        "stdlib/linear_fp8_qout.mpk",
+        include_str!("../../stdlib/linear_fp8_qout.mpk"),
+    ),
+    (
+        "stdlib/rmsnorm_v2.mpk",
+        include_str!("../../stdlib/rmsnorm_v2.mpk"),
+    ),
+    (
+        "stdlib/silu_mul_v2.mpk",
+        include_str!("../../stdlib/silu_mul_v2.mpk"),
+    ),
+    (
+        "stdlib/embedding_v2.mpk",
+        include_str!("../../stdlib/embedding_v2.mpk"),
+    ),
+    (
+        "stdlib/argmax_partial.mpk",
+        include_str!("../../stdlib/argmax_partial.mpk"),
+    ),
+    (
+        "stdlib/argmax_reduce.mpk",
+        include_str!("../../stdlib/argmax_reduce.mpk"),
+    ),
 ];
 
 /// The stdlib as sources.
 pub fn sources() -> Vec<Source> {
-    CONTRACTS.iter().map(|(p, t)| Source { path: (*p).to_string(), text: (*t).to_string() }).collect()
+    CONTRACTS
+        .iter()
+        .map(|(p, t)| Source {
+            path: (*p).to_string(),
+            text: (*t).to_string(),
+        })
+        .collect()
 }

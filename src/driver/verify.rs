@@ -3,8 +3,8 @@
 //! the runtime shadow, fault injection), and their compilation for the GPU's target.
 
 use super::build::write_all;
-use super::nvcc::{self, CompileFailure, Toolchain};
 use super::build::UnitOutput;
+use super::nvcc::{self, CompileFailure, Toolchain};
 use super::Checked;
 use crate::back::{self, ContractInfo, GenOptions};
 use crate::gpu::run::Link;
@@ -40,7 +40,11 @@ impl std::str::FromStr for Inject {
             None => (s, None),
         };
         let num = |a: Option<&str>| -> Result<Option<usize>, String> {
-            a.map(|x| x.parse::<usize>().map_err(|_| format!("`{kind}={x}`: expected a number"))).transpose()
+            a.map(|x| {
+                x.parse::<usize>()
+                    .map_err(|_| format!("`{kind}={x}`: expected a number"))
+            })
+            .transpose()
         };
         Ok(match kind {
             "region-short" => Inject::RegionShort(arg.map(str::to_string)),
@@ -92,13 +96,21 @@ fn not_runnable(t: &CheckedTask, target: Target) -> Option<String> {
 /// `a`, or, for the reduce task mpkc derives from a split-K pipeline, its partials.
 pub fn links(checked: &[Checked], a: (usize, usize), b: (usize, usize)) -> Vec<Link> {
     let (ta, tb) = (task(checked, a), task(checked, b));
-    let derived = checked[b.0].source.path == format!("{}#{}_reduce", checked[a.0].source.path, ta.ir.unit_name());
+    let derived = checked[b.0].source.path
+        == format!("{}#{}_reduce", checked[a.0].source.path, ta.ir.unit_name());
     let mut out = Vec::new();
     for (ii, (_, x)) in tb.ir.inputs().enumerate() {
         for (oi, (_, y)) in ta.ir.outputs().enumerate() {
-            let same = x.dtype == y.dtype && x.dims == y.dims && (x.name == y.name || (derived && ii == 0 && oi == 0));
+            let same = x.dtype == y.dtype
+                && x.dims == y.dims
+                && (x.name == y.name || (derived && ii == 0 && oi == 0));
             if same {
-                out.push(Link { from_task: 0, from_output: oi, to_task: 1, to_input: ii });
+                out.push(Link {
+                    from_task: 0,
+                    from_output: oi,
+                    to_task: 1,
+                    to_input: ii,
+                });
                 break;
             }
         }
@@ -108,8 +120,11 @@ pub fn links(checked: &[Checked], a: (usize, usize), b: (usize, usize)) -> Vec<L
 
 /// Every case of `checked` for `target`: each task instance, then each producer → dependent chain.
 pub fn cases(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
-    let all: Vec<(usize, usize)> =
-        checked.iter().enumerate().flat_map(|(si, c)| (0..c.tasks.len()).map(move |ti| (si, ti))).collect();
+    let all: Vec<(usize, usize)> = checked
+        .iter()
+        .enumerate()
+        .flat_map(|(si, c)| (0..c.tasks.len()).map(move |ti| (si, ti)))
+        .collect();
     let mut out = Vec::new();
     for &u in &all {
         let t = task(checked, u);
@@ -125,7 +140,10 @@ pub fn cases(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
     }
     for &a in &all {
         for &b in &all {
-            if a == b || not_runnable(task(checked, a), target).is_some() || not_runnable(task(checked, b), target).is_some() {
+            if a == b
+                || not_runnable(task(checked, a), target).is_some()
+                || not_runnable(task(checked, b), target).is_some()
+            {
                 continue;
             }
             let l = links(checked, a, b);
@@ -149,38 +167,71 @@ pub fn cases(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
 /// `task` as the test build generates it under `inject` (a region one byte short, a count one too
 /// high), the generation options (a dropped re-init) and the nvcc defines (page faults, the
 /// SEM_DEP_READY count), or why the fault does not apply to this task.
-pub fn apply_inject(task: &CheckedTask, inject: Option<&Inject>) -> Result<(CheckedTask, GenOptions, Vec<String>), String> {
+pub fn apply_inject(
+    task: &CheckedTask,
+    inject: Option<&Inject>,
+) -> Result<(CheckedTask, GenOptions, Vec<String>), String> {
     let mut t = task.clone();
     let mut opts = GenOptions::default();
     let mut defines = Vec::new();
-    let first_page = || task.primary_plan().regions.iter().find_map(|r| r.pages.first().copied()).unwrap_or(0);
+    let first_page = || {
+        task.primary_plan()
+            .regions
+            .iter()
+            .find_map(|r| r.pages.first().copied())
+            .unwrap_or(0)
+    };
     match inject {
         None => {}
         Some(Inject::RegionShort(name)) => {
             let h = match name {
-                Some(n) => t.ir.regions.iter().find(|(_, r)| &r.name == n).map(|(h, _)| h),
+                Some(n) => {
+                    t.ir.regions
+                        .iter()
+                        .find(|(_, r)| &r.name == n)
+                        .map(|(h, _)| h)
+                }
                 None => t.ir.regions.iter().next().map(|(h, _)| h),
             };
-            let Some(h) = h else { return Err("no such region to shorten".into()) };
+            let Some(h) = h else {
+                return Err("no such region to shorten".into());
+            };
             t.ir.regions.get_mut(h).size -= 1;
         }
-        Some(Inject::PageSkip(p)) => defines.push(format!("-DMPKC_INJECT_PAGE_SKIP={}", p.unwrap_or_else(first_page))),
-        Some(Inject::PageDouble(p)) => defines.push(format!("-DMPKC_INJECT_PAGE_DOUBLE={}", p.unwrap_or_else(first_page))),
+        Some(Inject::PageSkip(p)) => defines.push(format!(
+            "-DMPKC_INJECT_PAGE_SKIP={}",
+            p.unwrap_or_else(first_page)
+        )),
+        Some(Inject::PageDouble(p)) => defines.push(format!(
+            "-DMPKC_INJECT_PAGE_DOUBLE={}",
+            p.unwrap_or_else(first_page)
+        )),
         Some(Inject::CountOff(k)) => {
             if t.ordinals.is_empty() {
                 defines.push("-DMPKC_INJECT_DEP_COUNT_OFF".to_string());
             } else {
                 let k = k.unwrap_or(0);
-                let Some(o) = t.ordinals.iter_mut().find(|o| o.ordinal == k) else { return Err(format!("no op ordinal {k}")) };
+                let Some(o) = t.ordinals.iter_mut().find(|o| o.ordinal == k) else {
+                    return Err(format!("no op ordinal {k}"));
+                };
                 o.count += 1;
             }
         }
         Some(Inject::ReinitDrop(k)) => {
             let k = match k {
                 Some(k) => *k,
-                None => t.ordinals.iter().find(|o| o.reinit.is_some()).map(|o| o.ordinal).ok_or("no barrier is re-initialised by a role")?,
+                None => t
+                    .ordinals
+                    .iter()
+                    .find(|o| o.reinit.is_some())
+                    .map(|o| o.ordinal)
+                    .ok_or("no barrier is re-initialised by a role")?,
             };
-            if !t.ordinals.iter().any(|o| o.ordinal == k && o.reinit.is_some()) {
+            if !t
+                .ordinals
+                .iter()
+                .any(|o| o.ordinal == k && o.reinit.is_some())
+            {
                 return Err(format!("op ordinal {k} has no re-init owner"));
             }
             opts.drop_reinit = Some(k);
@@ -216,16 +267,27 @@ pub fn write_test_build(
                             defines.push(x);
                         }
                     }
-                    units.push(UnitOutput { source: u.0, task: u.1, unit: t.ir.unit_name(), files: back::generate_with(&t, &info, &opts) });
+                    units.push(UnitOutput {
+                        source: u.0,
+                        task: u.1,
+                        unit: t.ir.unit_name(),
+                        files: back::generate_with(&t, &info, &opts),
+                    });
                 }
                 Err(why) => not_applicable.push((task(checked, u).ir.unit_name(), why)),
             }
         }
     }
     write_all(dir, &units)?;
-    for c in cases.iter().filter(|c| c.skip.is_none() && c.units.len() > 1) {
+    for c in cases
+        .iter()
+        .filter(|c| c.skip.is_none() && c.units.len() > 1)
+    {
         let tasks: Vec<&CheckedTask> = c.units.iter().map(|u| task(checked, *u)).collect();
-        let info = ContractInfo::new(&checked[c.units[0].0].source.path, &checked[c.units[0].0].source.text);
+        let info = ContractInfo::new(
+            &checked[c.units[0].0].source.path,
+            &checked[c.units[0].0].source.text,
+        );
         std::fs::write(dir.join(&c.file), back::harness::emit_chain(&tasks, &info))?;
     }
     Ok((defines, not_applicable))
@@ -234,7 +296,14 @@ pub fn write_test_build(
 /// The nvcc flags of a test build: bounded waits (trapping after `timeout_ms`), the shadow
 /// checks, line info for compute-sanitizer, and the fault's defines.
 pub fn test_flags(timeout_ms: u64, defines: &[String]) -> Vec<String> {
-    let mut f = vec!["-DMPKC_BOUNDED_WAITS".to_string(), format!("-DMPKC_WAIT_TIMEOUT_NS={}ull", timeout_ms.saturating_mul(1_000_000)), "-lineinfo".to_string()];
+    let mut f = vec![
+        "-DMPKC_BOUNDED_WAITS".to_string(),
+        format!(
+            "-DMPKC_WAIT_TIMEOUT_NS={}ull",
+            timeout_ms.saturating_mul(1_000_000)
+        ),
+        "-lineinfo".to_string(),
+    ];
     f.extend(defines.iter().cloned());
     f
 }
@@ -259,7 +328,8 @@ pub fn compile_cases(
                 if c.skip.is_some() {
                     continue;
                 }
-                let r = nvcc::compile_with(tc, dir, &c.file, &c.entry, target, flags).map(|(p, _)| p);
+                let r =
+                    nvcc::compile_with(tc, dir, &c.file, &c.entry, target, flags).map(|(p, _)| p);
                 if let Ok(mut v) = results.lock() {
                     v[i] = Some(r);
                 }
@@ -274,38 +344,79 @@ mod tests {
     use super::*;
 
     fn stdlib() -> Vec<Checked> {
-        super::super::check_sources(&super::super::stdlib::sources(), &Default::default(), &Default::default())
+        super::super::check_sources(
+            &super::super::stdlib::sources(),
+            &Default::default(),
+            &Default::default(),
+        )
     }
 
     #[test]
     fn the_stdlib_has_its_chains() {
         let checked = stdlib();
         let cs = cases(&checked, Target::Sm90a);
-        let chains: Vec<&str> = cs.iter().filter(|c| c.units.len() == 2).map(|c| c.name.as_str()).collect();
-        assert!(chains.contains(&"argmax_partial -> argmax_reduce"), "{chains:?}");
-        assert!(chains.contains(&"linear_bf16_splitk_q_b -> linear_bf16_splitk_q_b_reduce"), "{chains:?}");
+        let chains: Vec<&str> = cs
+            .iter()
+            .filter(|c| c.units.len() == 2)
+            .map(|c| c.name.as_str())
+            .collect();
+        assert!(
+            chains.contains(&"argmax_partial -> argmax_reduce"),
+            "{chains:?}"
+        );
+        assert!(
+            chains.contains(&"linear_bf16_splitk_q_b -> linear_bf16_splitk_q_b_reduce"),
+            "{chains:?}"
+        );
         // argmax passes both of its outputs.
-        let am = cs.iter().find(|c| c.name == "argmax_partial -> argmax_reduce").map(|c| c.links.len());
+        let am = cs
+            .iter()
+            .find(|c| c.name == "argmax_partial -> argmax_reduce")
+            .map(|c| c.links.len());
         assert_eq!(am, Some(2));
         // Every stdlib instance runs on sm_90a.
-        assert!(cs.iter().all(|c| c.skip.is_none()), "{:?}", cs.iter().filter(|c| c.skip.is_some()).map(|c| (&c.name, &c.skip)).collect::<Vec<_>>());
+        assert!(
+            cs.iter().all(|c| c.skip.is_none()),
+            "{:?}",
+            cs.iter()
+                .filter(|c| c.skip.is_some())
+                .map(|c| (&c.name, &c.skip))
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]
     fn faults_parse_and_apply() {
-        assert_eq!("page-skip=3".parse::<Inject>(), Ok(Inject::PageSkip(Some(3))));
+        assert_eq!(
+            "page-skip=3".parse::<Inject>(),
+            Ok(Inject::PageSkip(Some(3)))
+        );
         assert!("page-skip=x".parse::<Inject>().is_err());
         assert!("melt".parse::<Inject>().is_err());
         let checked = stdlib();
-        let lin = checked.iter().flat_map(|c| c.tasks.iter()).find(|t| t.ir.unit_name() == "linear_sm100_v2").expect("house linear");
+        let lin = checked
+            .iter()
+            .flat_map(|c| c.tasks.iter())
+            .find(|t| t.ir.unit_name() == "linear_sm100_v2")
+            .expect("house linear");
         let (t, _, _) = apply_inject(lin, Some(&Inject::RegionShort(None))).expect("applies");
-        let first = lin.ir.regions.iter().next().map(|(h, _)| h).expect("a region");
+        let first = lin
+            .ir
+            .regions
+            .iter()
+            .next()
+            .map(|(h, _)| h)
+            .expect("a region");
         assert_eq!(t.ir.regions[first].size, lin.ir.regions[first].size - 1);
         let (t, _, _) = apply_inject(lin, Some(&Inject::CountOff(Some(0)))).expect("applies");
         assert_eq!(t.ordinals[0].count, lin.ordinals[0].count + 1);
         let (_, opts, _) = apply_inject(lin, Some(&Inject::ReinitDrop(None))).expect("applies");
         assert!(opts.drop_reinit.is_some());
-        let rms = checked.iter().flat_map(|c| c.tasks.iter()).find(|t| t.ir.unit_name() == "rmsnorm_v2_h4096").expect("rmsnorm");
+        let rms = checked
+            .iter()
+            .flat_map(|c| c.tasks.iter())
+            .find(|t| t.ir.unit_name() == "rmsnorm_v2_h4096")
+            .expect("rmsnorm");
         assert!(apply_inject(rms, Some(&Inject::ReinitDrop(None))).is_err());
         let (_, _, d) = apply_inject(rms, Some(&Inject::CountOff(None))).expect("applies");
         assert_eq!(d, vec!["-DMPKC_INJECT_DEP_COUNT_OFF".to_string()]);

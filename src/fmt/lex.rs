@@ -96,11 +96,19 @@ pub fn lex(text: &str) -> Vec<Token> {
                 .iter()
                 .chain(PUNCT2)
                 .find(|p| rest.starts_with(**p))
-                .map_or_else(|| rest.chars().next().map_or(1, char::len_utf8), |p| p.len());
+                .map_or_else(
+                    || rest.chars().next().map_or(1, char::len_utf8),
+                    |p| p.len(),
+                );
             i += len;
             Kind::Punct
         };
-        out.push(Token { kind, text: text[start..i].to_string(), space_before: space, newlines_before: newlines });
+        out.push(Token {
+            kind,
+            text: text[start..i].to_string(),
+            space_before: space,
+            newlines_before: newlines,
+        });
         space = false;
         newlines = 0;
     }
@@ -109,7 +117,10 @@ pub fn lex(text: &str) -> Vec<Token> {
 
 /// `{` opens raw CUDA right after `body cuda` (comments between them allowed, as the grammar).
 fn is_cuda_open(out: &[Token]) -> bool {
-    let mut words = out.iter().rev().filter(|t| !matches!(t.kind, Kind::LineComment | Kind::BlockComment));
+    let mut words = out
+        .iter()
+        .rev()
+        .filter(|t| !matches!(t.kind, Kind::LineComment | Kind::BlockComment));
     matches!((words.next(), words.next()), (Some(c), Some(b)) if c.text == "cuda" && b.text == "body")
 }
 
@@ -120,7 +131,11 @@ fn number_end(text: &str, start: usize) -> usize {
     let mut i = start;
     while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
         // `1e-6`: an exponent sign belongs to the number.
-        if !hex && (b[i] == b'e' || b[i] == b'E') && i + 1 < b.len() && (b[i + 1] == b'-' || b[i + 1] == b'+') {
+        if !hex
+            && (b[i] == b'e' || b[i] == b'E')
+            && i + 1 < b.len()
+            && (b[i + 1] == b'-' || b[i + 1] == b'+')
+        {
             i += 2;
             continue;
         }
@@ -129,7 +144,10 @@ fn number_end(text: &str, start: usize) -> usize {
     if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
         i += 1;
         while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-            if (b[i] == b'e' || b[i] == b'E') && i + 1 < b.len() && (b[i + 1] == b'-' || b[i + 1] == b'+') {
+            if (b[i] == b'e' || b[i] == b'E')
+                && i + 1 < b.len()
+                && (b[i + 1] == b'-' || b[i + 1] == b'+')
+            {
                 i += 2;
                 continue;
             }
@@ -185,17 +203,37 @@ mod tests {
 
     #[test]
     fn numbers_paths_ranges_and_warps() {
-        assert_eq!(texts("1e-6 0x400 224_256 2.5e3"), ["1e-6", "0x400", "224_256", "2.5e3"]);
+        assert_eq!(
+            texts("1e-6 0x400 224_256 2.5e3"),
+            ["1e-6", "0x400", "224_256", "2.5e3"]
+        );
         assert_eq!(texts("tile.M"), ["tile", ".", "M"]);
-        assert_eq!(texts("1..=16 W0..W3 a->b"), ["1", "..=", "16", "W0", "..", "W3", "a", "->", "b"]);
-        assert_eq!(texts("consumer-no-smem"), ["consumer", "-", "no", "-", "smem"]);
+        assert_eq!(
+            texts("1..=16 W0..W3 a->b"),
+            ["1", "..=", "16", "W0", "..", "W3", "a", "->", "b"]
+        );
+        assert_eq!(
+            texts("consumer-no-smem"),
+            ["consumer", "-", "no", "-", "smem"]
+        );
     }
 
     #[test]
     fn comments_strings_and_cuda_bodies_are_single_tokens() {
         let t = lex("a // c { }\n/* x\n y */ \"s}\" body cuda { if (x) { y(\"}\"); } // }\n }");
         let kinds: Vec<&Kind> = t.iter().map(|x| &x.kind).collect();
-        assert_eq!(kinds, [&Kind::Word, &Kind::LineComment, &Kind::BlockComment, &Kind::Str, &Kind::Word, &Kind::Word, &Kind::Raw]);
+        assert_eq!(
+            kinds,
+            [
+                &Kind::Word,
+                &Kind::LineComment,
+                &Kind::BlockComment,
+                &Kind::Str,
+                &Kind::Word,
+                &Kind::Word,
+                &Kind::Raw
+            ]
+        );
         assert_eq!(t[1].newlines_before, 0);
         assert_eq!(t[2].newlines_before, 1);
         assert!(t[6].text.ends_with("\n }"));

@@ -26,7 +26,8 @@ fn is(t: &Token, p: &str) -> bool {
 /// The whitespace between `prev` and `cur` on one line.
 fn gap(prev: &Token, cur: &Token) -> &'static str {
     let keep = if cur.space_before { " " } else { "" };
-    if matches!(cur.kind, Kind::LineComment | Kind::BlockComment) || prev.kind == Kind::BlockComment {
+    if matches!(cur.kind, Kind::LineComment | Kind::BlockComment) || prev.kind == Kind::BlockComment
+    {
         return " ";
     }
     if is(prev, "(") || is(prev, "[") {
@@ -71,7 +72,11 @@ pub fn format(text: &str) -> String {
                 out.push('\n');
             }
             pending_blank = false;
-            let indent = if closes { depth.saturating_sub(1) } else { depth };
+            let indent = if closes {
+                depth.saturating_sub(1)
+            } else {
+                depth
+            };
             for _ in 0..indent {
                 out.push_str("  ");
             }
@@ -136,13 +141,21 @@ roles consumer W0 .. W3\n body cuda {\n    int a = 1;   // kept\n  }\n\n\n}\n\n"
     #[test]
     fn cuda_after_a_comment_stays_verbatim_and_crlf_becomes_lf() {
         let t = "task t {\r\n  family consumer\r\n  body /**/ cuda { c = '\\''; i++; }\r\n}\r\n";
-        assert_eq!(format(t), "task t {\n  family consumer\n  body /**/ cuda { c = '\\''; i++; }\n}\n");
-        assert_eq!(format("task t { // keep\u{a0}\n}"), "task t { // keep\u{a0}\n}\n");
+        assert_eq!(
+            format(t),
+            "task t {\n  family consumer\n  body /**/ cuda { c = '\\''; i++; }\n}\n"
+        );
+        assert_eq!(
+            format("task t { // keep\u{a0}\n}"),
+            "task t { // keep\u{a0}\n}\n"
+        );
     }
 
     #[test]
     fn minus_keeps_the_authors_choice() {
-        assert_eq!(format("task t { family consumer-no-smem; param a: int = -1; param b: int = 4 - 1 }"),
-            "task t { family consumer-no-smem; param a: int = -1; param b: int = 4 - 1 }\n");
+        assert_eq!(
+            format("task t { family consumer-no-smem; param a: int = -1; param b: int = 4 - 1 }"),
+            "task t { family consumer-no-smem; param a: int = -1; param b: int = 4 - 1 }\n"
+        );
     }
 }

@@ -279,9 +279,18 @@ pub enum ChannelStorage {
 #[derive(Clone, Debug)]
 pub enum ChannelClause {
     /// `PRODUCER -> CONSUMER (ARRIVAL)`: the full edge.
-    Edge { producer: Ident, consumer: Ident, arrival: Arrival, span: Span },
+    Edge {
+        producer: Ident,
+        consumer: Ident,
+        arrival: Arrival,
+        span: Span,
+    },
     /// `empty by ROLE (ARRIVAL)`: the empty edge.
-    EmptyBy { role: Ident, arrival: Arrival, span: Span },
+    EmptyBy {
+        role: Ident,
+        arrival: Arrival,
+        span: Span,
+    },
     /// `shares_empty CHANNEL`.
     SharesEmpty(Ident, Span),
     /// `reinit ROLE`.
@@ -289,7 +298,11 @@ pub enum ChannelClause {
     /// `drain`: the producer waits every stage's empty barrier at task end.
     Drain(Span),
     /// `early_exit ROLE arrives full|empty`.
-    EarlyExit { role: Ident, empty: bool, span: Span },
+    EarlyExit {
+        role: Ident,
+        empty: bool,
+        span: Span,
+    },
 }
 
 /// `channel NAME: STORAGE, clauses…`.
@@ -520,8 +533,16 @@ impl std::fmt::Display for Expr {
             ExprKind::Neg(e) => write!(f, "-{e}"),
             ExprKind::Binary(op, l, r) => {
                 let p = prec(self);
-                let lp = if prec(l) < p { format!("({l})") } else { l.to_string() };
-                let rp = if prec(r) <= p && prec(r) < 3 { format!("({r})") } else { r.to_string() };
+                let lp = if prec(l) < p {
+                    format!("({l})")
+                } else {
+                    l.to_string()
+                };
+                let rp = if prec(r) <= p && prec(r) < 3 {
+                    format!("({r})")
+                } else {
+                    r.to_string()
+                };
                 write!(f, "{lp} {} {rp}", op.symbol())
             }
             ExprKind::Call(n, args) => {

@@ -36,7 +36,9 @@ fn ident(p: Pair<'_, Rule>) -> Ident {
 pub fn parse_file(src: &str) -> Result<File, Diags> {
     match MpkParser::parse(Rule::file, src) {
         Ok(mut pairs) => {
-            let file = pairs.next().unwrap_or_else(|| unreachable!("file rule yields one pair"));
+            let file = pairs
+                .next()
+                .unwrap_or_else(|| unreachable!("file rule yields one pair"));
             let mut diags = Vec::new();
             let ast = build_file(file, &mut diags);
             if diags.is_empty() {
@@ -57,7 +59,9 @@ pub fn parse_file(src: &str) -> Result<File, Diags> {
 /// Lenient re-parse: every junk item after `after` is parsed on its own to report its own error.
 fn recover(src: &str, after: usize) -> Diags {
     let mut out = Vec::new();
-    let Ok(mut pairs) = MpkParser::parse(Rule::file_lenient, src) else { return out };
+    let Ok(mut pairs) = MpkParser::parse(Rule::file_lenient, src) else {
+        return out;
+    };
     let Some(file) = pairs.next() else { return out };
     for t in file.into_inner() {
         if t.as_rule() != Rule::task_lenient {
@@ -113,7 +117,11 @@ fn build_task(p: Pair<'_, Rule>, d: &mut Diags) -> Task {
             }
         }
     }
-    Task { name: name.unwrap_or_else(|| unreachable!("task has a name")), span, items }
+    Task {
+        name: name.unwrap_or_else(|| unreachable!("task has a name")),
+        span,
+        items,
+    }
 }
 
 fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
@@ -135,7 +143,8 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
                 .map(|td| {
                     let mut i = td.into_inner();
                     let n = ident(i.next().unwrap_or_else(|| unreachable!("tile_dim name")));
-                    let e = build_expr(i.next().unwrap_or_else(|| unreachable!("tile_dim expr")), d);
+                    let e =
+                        build_expr(i.next().unwrap_or_else(|| unreachable!("tile_dim expr")), d);
                     (n, e)
                 })
                 .collect();
@@ -147,7 +156,10 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
                 .map(|td| {
                     let mut i = td.into_inner();
                     let n = ident(i.next().unwrap_or_else(|| unreachable!("setmaxnreg name")));
-                    let e = build_expr(i.next().unwrap_or_else(|| unreachable!("setmaxnreg expr")), d);
+                    let e = build_expr(
+                        i.next().unwrap_or_else(|| unreachable!("setmaxnreg expr")),
+                        d,
+                    );
                     (n, e)
                 })
                 .collect();
@@ -160,7 +172,10 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
         Rule::channel_decl => Item::Channel(build_channel(inner.skip(1), span, d)),
         Rule::sem_decl => Item::Sem(build_sem(inner.skip(1), span, d)),
         Rule::roles_decl => {
-            let bs = inner.skip(1).filter_map(|b| build_role_binding(b, d)).collect();
+            let bs = inner
+                .skip(1)
+                .filter_map(|b| build_role_binding(b, d))
+                .collect();
             Item::Roles(bs, span)
         }
         Rule::barrier_decl => Item::Barrier(build_barrier(inner.skip(1), span, d)),
@@ -170,7 +185,10 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
                 .skip(1)
                 .map(|a| {
                     let mut i = a.into_inner();
-                    let k = ident(i.next().unwrap_or_else(|| unreachable!("epilogue_alt kind")));
+                    let k = ident(
+                        i.next()
+                            .unwrap_or_else(|| unreachable!("epilogue_alt kind")),
+                    );
                     (k, i.next().map(ident))
                 })
                 .collect();
@@ -182,7 +200,11 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
             let name = ident(i.next()?);
             let oo = i.next()?;
             let on = oo.as_str().starts_with("on");
-            Item::Lever(Lever { name, default_on: Spanned::new(on, span_of(&oo)), span })
+            Item::Lever(Lever {
+                name,
+                default_on: Spanned::new(on, span_of(&oo)),
+                span,
+            })
         }
         Rule::instance_decl => {
             let mut i = inner.skip(1);
@@ -191,7 +213,10 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
                 .map(|ps| {
                     let mut j = ps.into_inner().filter(|c| !is_punct(c.as_rule()));
                     let n = ident(j.next().unwrap_or_else(|| unreachable!("param_set name")));
-                    let v = build_value(j.next().unwrap_or_else(|| unreachable!("param_set value")), d);
+                    let v = build_value(
+                        j.next().unwrap_or_else(|| unreachable!("param_set value")),
+                        d,
+                    );
                     (n, v)
                 })
                 .collect();
@@ -226,10 +251,18 @@ fn build_target(p: Pair<'_, Rule>, d: &mut Diags) -> TargetItem {
         (Some(k), Some(v)) => Some((ident(k), build_expr(v, d))),
         _ => None,
     };
-    TargetItem { name, setting, span }
+    TargetItem {
+        name,
+        setting,
+        span,
+    }
 }
 
-fn build_param<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mut Diags) -> Param {
+fn build_param<'a>(
+    mut i: impl Iterator<Item = Pair<'a, Rule>>,
+    span: Span,
+    d: &mut Diags,
+) -> Param {
     let name = ident(i.next().unwrap_or_else(|| unreachable!("param name")));
     let ty = ident(i.next().unwrap_or_else(|| unreachable!("param type")));
     let mut range = None;
@@ -243,17 +276,31 @@ fn build_param<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &
                 let lo = build_expr(j.next().unwrap_or_else(|| unreachable!("range lo")), d);
                 let op = j.next().unwrap_or_else(|| unreachable!("range op"));
                 let hi = build_expr(j.next().unwrap_or_else(|| unreachable!("range hi")), d);
-                range = Some(ParamRange { lo, hi, inclusive: op.as_rule() == Rule::range_incl, span: rspan });
+                range = Some(ParamRange {
+                    lo,
+                    hi,
+                    inclusive: op.as_rule() == Rule::range_incl,
+                    span: rspan,
+                });
             }
             Rule::value => default = Some(build_value(c, d)),
             r => unreachable!("{r:?} in build_param"),
         }
     }
-    Param { name, ty, range, default, span }
+    Param {
+        name,
+        ty,
+        range,
+        default,
+        span,
+    }
 }
 
 fn build_value(p: Pair<'_, Rule>, d: &mut Diags) -> Value {
-    let c = p.into_inner().next().unwrap_or_else(|| unreachable!("value has a child"));
+    let c = p
+        .into_inner()
+        .next()
+        .unwrap_or_else(|| unreachable!("value has a child"));
     match c.as_rule() {
         Rule::bool_lit => Value::Bool(c.as_str() == "true", span_of(&c)),
         Rule::expr => Value::Expr(build_expr(c, d)),
@@ -261,7 +308,11 @@ fn build_value(p: Pair<'_, Rule>, d: &mut Diags) -> Value {
     }
 }
 
-fn build_tensor<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mut Diags) -> Tensor {
+fn build_tensor<'a>(
+    mut i: impl Iterator<Item = Pair<'a, Rule>>,
+    span: Span,
+    d: &mut Diags,
+) -> Tensor {
     let name = ident(i.next().unwrap_or_else(|| unreachable!("tensor name")));
     let dtype = ident(i.next().unwrap_or_else(|| unreachable!("tensor dtype")));
     let mut dims = Vec::new();
@@ -283,17 +334,34 @@ fn build_tensor<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: 
         }
     }
     let direction = direction.unwrap_or_else(|| unreachable!("tensor direction"));
-    Tensor { name, dtype, dims, direction, tma, span }
+    Tensor {
+        name,
+        dtype,
+        dims,
+        direction,
+        tma,
+        span,
+    }
 }
 
 fn build_tma(p: Pair<'_, Rule>, d: &mut Diags) -> TmaSpec {
-    let mut spec = TmaSpec { span: span_of(&p), ..TmaSpec::default() };
+    let mut spec = TmaSpec {
+        span: span_of(&p),
+        ..TmaSpec::default()
+    };
     for opt in p.into_inner().filter(|c| c.as_rule() == Rule::tma_opt) {
-        let o = opt.into_inner().next().unwrap_or_else(|| unreachable!("tma_opt child"));
+        let o = opt
+            .into_inner()
+            .next()
+            .unwrap_or_else(|| unreachable!("tma_opt child"));
         let ospan = span_of(&o);
         match o.as_rule() {
             Rule::tma_box => {
-                let es = o.into_inner().filter(|c| c.as_rule() == Rule::expr).map(|e| build_expr(e, d)).collect();
+                let es = o
+                    .into_inner()
+                    .filter(|c| c.as_rule() == Rule::expr)
+                    .map(|e| build_expr(e, d))
+                    .collect();
                 spec.boxes = Some(Spanned::new(es, ospan));
             }
             Rule::tma_swizzle => spec.swizzle = o.into_inner().next().map(ident),
@@ -322,8 +390,14 @@ fn build_mma<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mu
                 let axis = s.chars().next().unwrap_or('m');
                 let digits = &s[1..];
                 let val = parse_int(digits, Span::new(mspan.start + 1, mspan.end), d);
-                let e = Expr { kind: ExprKind::Int(val), span: Span::new(mspan.start + 1, mspan.end) };
-                dims.push((Spanned::new(axis, Span::new(mspan.start, mspan.start + 1)), e));
+                let e = Expr {
+                    kind: ExprKind::Int(val),
+                    span: Span::new(mspan.start + 1, mspan.end),
+                };
+                dims.push((
+                    Spanned::new(axis, Span::new(mspan.start, mspan.start + 1)),
+                    e,
+                ));
             }
             Rule::mma_axis => {
                 let axis = first.as_str().chars().next().unwrap_or('m');
@@ -333,10 +407,22 @@ fn build_mma<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mu
             r => unreachable!("{r:?} in build_mma"),
         }
     }
-    Mma { engine, kind, a, b, d: dd, dims, span }
+    Mma {
+        engine,
+        kind,
+        a,
+        b,
+        d: dd,
+        dims,
+        span,
+    }
 }
 
-fn build_region<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mut Diags) -> Region {
+fn build_region<'a>(
+    mut i: impl Iterator<Item = Pair<'a, Rule>>,
+    span: Span,
+    d: &mut Diags,
+) -> Region {
     let name = ident(i.next().unwrap_or_else(|| unreachable!("region name")));
     let mut staged = None;
     let mut attrs = Vec::new();
@@ -344,7 +430,10 @@ fn build_region<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: 
         match c.as_rule() {
             Rule::stage_suffix => staged = Some(span_of(&c)),
             Rule::region_attr => {
-                let a = c.into_inner().next().unwrap_or_else(|| unreachable!("region_attr child"));
+                let a = c
+                    .into_inner()
+                    .next()
+                    .unwrap_or_else(|| unreachable!("region_attr child"));
                 let aspan = span_of(&a);
                 let rule = a.as_rule();
                 let expr_child = || {
@@ -360,7 +449,12 @@ fn build_region<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: 
                     Rule::attr_release => RegionAttr::Release(build_expr(expr_child(), d), aspan),
                     Rule::attr_pages => RegionAttr::Pages(build_expr(expr_child(), d), aspan),
                     Rule::attr_contiguous => {
-                        let b = a.clone().into_inner().next().map(|x| x.as_str() == "true").unwrap_or(true);
+                        let b = a
+                            .clone()
+                            .into_inner()
+                            .next()
+                            .map(|x| x.as_str() == "true")
+                            .unwrap_or(true);
                         RegionAttr::Contiguous(b, aspan)
                     }
                     r => unreachable!("{r:?} in build_region"),
@@ -369,7 +463,12 @@ fn build_region<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: 
             r => unreachable!("{r:?} in build_region"),
         }
     }
-    Region { name, staged, attrs, span }
+    Region {
+        name,
+        staged,
+        attrs,
+        span,
+    }
 }
 
 fn build_arrival(p: Pair<'_, Rule>, d: &mut Diags) -> Arrival {
@@ -379,25 +478,46 @@ fn build_arrival(p: Pair<'_, Rule>, d: &mut Diags) -> Arrival {
         .unwrap_or_else(|| unreachable!("arrival child"));
     let span = span_of(&a);
     match a.as_rule() {
-        Rule::arrival_tma => Arrival::Tma(a.into_inner().filter(|c| c.as_rule() == Rule::ident).map(ident).collect(), span),
+        Rule::arrival_tma => Arrival::Tma(
+            a.into_inner()
+                .filter(|c| c.as_rule() == Rule::ident)
+                .map(ident)
+                .collect(),
+            span,
+        ),
         Rule::arrival_commit => Arrival::Commit(span),
         Rule::arrival_threads => {
-            let e = a.into_inner().find(|c| c.as_rule() == Rule::expr).unwrap_or_else(|| unreachable!("threads expr"));
+            let e = a
+                .into_inner()
+                .find(|c| c.as_rule() == Rule::expr)
+                .unwrap_or_else(|| unreachable!("threads expr"));
             Arrival::Threads(build_expr(e, d), span)
         }
         r => unreachable!("{r:?} in build_arrival"),
     }
 }
 
-fn build_channel<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mut Diags) -> Channel {
+fn build_channel<'a>(
+    mut i: impl Iterator<Item = Pair<'a, Rule>>,
+    span: Span,
+    d: &mut Diags,
+) -> Channel {
     let name = ident(i.next().unwrap_or_else(|| unreachable!("channel name")));
     let st = i.next().unwrap_or_else(|| unreachable!("channel storage"));
     let storage_span = span_of(&st);
-    let s = st.into_inner().next().unwrap_or_else(|| unreachable!("storage child"));
+    let s = st
+        .into_inner()
+        .next()
+        .unwrap_or_else(|| unreachable!("storage child"));
     let storage = match s.as_rule() {
         Rule::tmem_slots => {
-            let e = s.into_inner().find(|c| c.as_rule() == Rule::expr).unwrap_or_else(|| unreachable!("slots expr"));
-            ChannelStorage::Tmem { slots: build_expr(e, d) }
+            let e = s
+                .into_inner()
+                .find(|c| c.as_rule() == Rule::expr)
+                .unwrap_or_else(|| unreachable!("slots expr"));
+            ChannelStorage::Tmem {
+                slots: build_expr(e, d),
+            }
         }
         Rule::region_ring => {
             let mut j = s.into_inner();
@@ -409,7 +529,10 @@ fn build_channel<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d:
     };
     let mut clauses = Vec::new();
     for c in i {
-        let cl = c.into_inner().next().unwrap_or_else(|| unreachable!("channel_clause child"));
+        let cl = c
+            .into_inner()
+            .next()
+            .unwrap_or_else(|| unreachable!("channel_clause child"));
         let cspan = span_of(&cl);
         let rule = cl.as_rule();
         let mut j = cl.into_inner().filter(|x| !is_punct(x.as_rule()));
@@ -417,28 +540,55 @@ fn build_channel<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d:
             Rule::edge => {
                 let producer = ident(j.next().unwrap_or_else(|| unreachable!("edge producer")));
                 let consumer = ident(j.next().unwrap_or_else(|| unreachable!("edge consumer")));
-                let arrival = build_arrival(j.next().unwrap_or_else(|| unreachable!("edge arrival")), d);
-                ChannelClause::Edge { producer, consumer, arrival, span: cspan }
+                let arrival =
+                    build_arrival(j.next().unwrap_or_else(|| unreachable!("edge arrival")), d);
+                ChannelClause::Edge {
+                    producer,
+                    consumer,
+                    arrival,
+                    span: cspan,
+                }
             }
             Rule::empty_by => {
                 let role = ident(j.next().unwrap_or_else(|| unreachable!("empty_by role")));
-                let arrival = build_arrival(j.next().unwrap_or_else(|| unreachable!("empty_by arrival")), d);
-                ChannelClause::EmptyBy { role, arrival, span: cspan }
+                let arrival = build_arrival(
+                    j.next().unwrap_or_else(|| unreachable!("empty_by arrival")),
+                    d,
+                );
+                ChannelClause::EmptyBy {
+                    role,
+                    arrival,
+                    span: cspan,
+                }
             }
-            Rule::shares_empty => {
-                ChannelClause::SharesEmpty(ident(j.next().unwrap_or_else(|| unreachable!("shares_empty"))), cspan)
-            }
-            Rule::reinit_clause => ChannelClause::Reinit(ident(j.next().unwrap_or_else(|| unreachable!("reinit"))), cspan),
+            Rule::shares_empty => ChannelClause::SharesEmpty(
+                ident(j.next().unwrap_or_else(|| unreachable!("shares_empty"))),
+                cspan,
+            ),
+            Rule::reinit_clause => ChannelClause::Reinit(
+                ident(j.next().unwrap_or_else(|| unreachable!("reinit"))),
+                cspan,
+            ),
             Rule::drain_clause => ChannelClause::Drain(cspan),
             Rule::early_exit_clause => {
                 let role = ident(j.next().unwrap_or_else(|| unreachable!("early_exit role")));
                 let edge = j.next().unwrap_or_else(|| unreachable!("early_exit edge"));
-                ChannelClause::EarlyExit { role, empty: edge.as_str().starts_with("empty"), span: cspan }
+                ChannelClause::EarlyExit {
+                    role,
+                    empty: edge.as_str().starts_with("empty"),
+                    span: cspan,
+                }
             }
             r => unreachable!("{r:?} in build_channel"),
         });
     }
-    Channel { name, storage, storage_span, clauses, span }
+    Channel {
+        name,
+        storage,
+        storage_span,
+        clauses,
+        span,
+    }
 }
 
 fn build_sem<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mut Diags) -> Sem {
@@ -451,21 +601,36 @@ fn build_sem<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mu
         match c.as_rule() {
             Rule::arrival => arrival = Some(build_arrival(c, d)),
             Rule::sem_clause => {
-                let cl = c.into_inner().next().unwrap_or_else(|| unreachable!("sem_clause child"));
+                let cl = c
+                    .into_inner()
+                    .next()
+                    .unwrap_or_else(|| unreachable!("sem_clause child"));
                 let cspan = span_of(&cl);
                 clauses.push(match cl.as_rule() {
                     Rule::sem_count => {
-                        let e = cl.into_inner().next().unwrap_or_else(|| unreachable!("count expr"));
+                        let e = cl
+                            .into_inner()
+                            .next()
+                            .unwrap_or_else(|| unreachable!("count expr"));
                         SemClause::Count(build_expr(e, d), cspan)
                     }
                     Rule::reinit_clause => {
-                        let r = cl.into_inner().next().unwrap_or_else(|| unreachable!("reinit role"));
+                        let r = cl
+                            .into_inner()
+                            .next()
+                            .unwrap_or_else(|| unreachable!("reinit role"));
                         SemClause::Reinit(ident(r), cspan)
                     }
                     Rule::no_reinit => SemClause::NoReinit(cspan),
                     Rule::sem_when => {
-                        let w = cl.into_inner().next().unwrap_or_else(|| unreachable!("when word"));
-                        SemClause::At { end: w.as_str().starts_with("end"), span: cspan }
+                        let w = cl
+                            .into_inner()
+                            .next()
+                            .unwrap_or_else(|| unreachable!("when word"));
+                        SemClause::At {
+                            end: w.as_str().starts_with("end"),
+                            span: cspan,
+                        }
                     }
                     r => unreachable!("{r:?} in build_sem"),
                 });
@@ -473,7 +638,14 @@ fn build_sem<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mu
             r => unreachable!("{r:?} in build_sem"),
         }
     }
-    Sem { name, producer, consumer, arrival, clauses, span }
+    Sem {
+        name,
+        producer,
+        consumer,
+        arrival,
+        clauses,
+        span,
+    }
 }
 
 fn build_role_binding(p: Pair<'_, Rule>, d: &mut Diags) -> Option<RoleBinding> {
@@ -488,15 +660,33 @@ fn build_role_binding(p: Pair<'_, Rule>, d: &mut Diags) -> Option<RoleBinding> {
     });
     let first = warps.next()?;
     let last = warps.next().unwrap_or_else(|| first.clone());
-    Some(RoleBinding { role, first, last, span })
+    Some(RoleBinding {
+        role,
+        first,
+        last,
+        span,
+    })
 }
 
-fn build_barrier<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mut Diags) -> Barrier {
+fn build_barrier<'a>(
+    mut i: impl Iterator<Item = Pair<'a, Rule>>,
+    span: Span,
+    d: &mut Diags,
+) -> Barrier {
     let name = ident(i.next().unwrap_or_else(|| unreachable!("barrier name")));
     let id = build_expr(i.next().unwrap_or_else(|| unreachable!("barrier id")), d);
-    let threads = build_expr(i.next().unwrap_or_else(|| unreachable!("barrier threads")), d);
+    let threads = build_expr(
+        i.next().unwrap_or_else(|| unreachable!("barrier threads")),
+        d,
+    );
     let by = i.next().map(ident);
-    Barrier { name, id, threads, by, span }
+    Barrier {
+        name,
+        id,
+        threads,
+        by,
+        span,
+    }
 }
 
 fn build_body(p: Pair<'_, Rule>, span: Span) -> Body {
@@ -513,8 +703,11 @@ fn build_body(p: Pair<'_, Rule>, span: Span) -> Body {
                     Rule::arrow => section = 1,
                     Rule::semi => section = 2,
                     Rule::ident_list => {
-                        let l: Vec<Ident> =
-                            c.into_inner().filter(|x| x.as_rule() == Rule::ident).map(ident).collect();
+                        let l: Vec<Ident> = c
+                            .into_inner()
+                            .filter(|x| x.as_rule() == Rule::ident)
+                            .map(ident)
+                            .collect();
                         match section {
                             0 => inputs = l,
                             1 => outputs = l,
@@ -533,17 +726,28 @@ fn build_body(p: Pair<'_, Rule>, span: Span) -> Body {
             }
         }
         Rule::body_cuda => {
-            let block = p.into_inner().next().unwrap_or_else(|| unreachable!("cuda block"));
+            let block = p
+                .into_inner()
+                .next()
+                .unwrap_or_else(|| unreachable!("cuda block"));
             let bs = block.as_span();
             let text = block.as_str();
             let code = text[1..text.len() - 1].to_string();
-            Body::Cuda { code, code_span: Span::new(bs.start() + 1, bs.end() - 1), span }
+            Body::Cuda {
+                code,
+                code_span: Span::new(bs.start() + 1, bs.end() - 1),
+                span,
+            }
         }
         r => unreachable!("{r:?} in build_body"),
     }
 }
 
-fn build_granularity<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mut Diags) -> Granularity {
+fn build_granularity<'a>(
+    mut i: impl Iterator<Item = Pair<'a, Rule>>,
+    span: Span,
+    d: &mut Diags,
+) -> Granularity {
     let kind = ident(i.next().unwrap_or_else(|| unreachable!("granularity kind")));
     let mut args = Vec::new();
     for a in i.filter(|c| c.as_rule() == Rule::gran_arg) {
@@ -553,12 +757,18 @@ fn build_granularity<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span
         let value = j.next().map(|v| match v.as_rule() {
             Rule::string_lit => {
                 let s = v.as_str();
-                let inner = s[1..s.len() - 1].replace("\\\"", "\"").replace("\\\\", "\\");
+                let inner = s[1..s.len() - 1]
+                    .replace("\\\"", "\"")
+                    .replace("\\\\", "\\");
                 GranValue::Str(Spanned::new(inner, span_of(&v)))
             }
             _ => GranValue::Expr(build_expr(v, d)),
         });
-        args.push(GranArg { key, value, span: aspan });
+        args.push(GranArg {
+            key,
+            value,
+            span: aspan,
+        });
     }
     Granularity { kind, args, span }
 }
@@ -573,9 +783,12 @@ fn parse_int(text: &str, span: Span, d: &mut Diags) -> i64 {
     };
     parsed.unwrap_or_else(|_| {
         d.push(
-            Diagnostic::error(codes::ARITH, format!("integer literal `{text}` does not fit in 64 bits"))
-                .primary(span, "too large")
-                .help("use a value below 9223372036854775808"),
+            Diagnostic::error(
+                codes::ARITH,
+                format!("integer literal `{text}` does not fit in 64 bits"),
+            )
+            .primary(span, "too large")
+            .help("use a value below 9223372036854775808"),
         );
         0
     })
@@ -596,7 +809,10 @@ fn too_complex(span: Span, what: String, d: &mut Diags) -> Expr {
             .primary(span, "here")
             .help("split it with params, or use `min`/`max`/`align_up` on fewer terms"),
     );
-    Expr { kind: ExprKind::Int(0), span }
+    Expr {
+        kind: ExprKind::Int(0),
+        span,
+    }
 }
 
 fn build_expr(p: Pair<'_, Rule>, d: &mut Diags) -> Expr {
@@ -604,7 +820,14 @@ fn build_expr(p: Pair<'_, Rule>, d: &mut Diags) -> Expr {
     // Precedence climbing over the flat `prefix* primary (infix prefix* primary)*` sequence.
     let parts: Vec<Pair<'_, Rule>> = p.into_inner().collect();
     if parts.len() > MAX_EXPR_TERMS {
-        return too_complex(span, format!("{} operators and operands, at most {MAX_EXPR_TERMS}", parts.len()), d);
+        return too_complex(
+            span,
+            format!(
+                "{} operators and operands, at most {MAX_EXPR_TERMS}",
+                parts.len()
+            ),
+            d,
+        );
     }
     let depth = EXPR_DEPTH.with(|c| c.get());
     if depth >= MAX_EXPR_DEPTH {
@@ -631,25 +854,36 @@ fn prec(r: Rule) -> Option<(u8, BinOp)> {
 fn climb(parts: &[Pair<'_, Rule>], pos: &mut usize, min_prec: u8, d: &mut Diags) -> Expr {
     let mut lhs = unary(parts, pos, d);
     while let Some(op_pair) = parts.get(*pos) {
-        let Some((p, op)) = prec(op_pair.as_rule()) else { break };
+        let Some((p, op)) = prec(op_pair.as_rule()) else {
+            break;
+        };
         if p < min_prec {
             break;
         }
         *pos += 1;
         let rhs = climb(parts, pos, p + 1, d);
         let span = lhs.span.to(rhs.span);
-        lhs = Expr { kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span };
+        lhs = Expr {
+            kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+            span,
+        };
     }
     lhs
 }
 
 fn unary(parts: &[Pair<'_, Rule>], pos: &mut usize, d: &mut Diags) -> Expr {
-    let p = parts.get(*pos).cloned().unwrap_or_else(|| unreachable!("expr operand"));
+    let p = parts
+        .get(*pos)
+        .cloned()
+        .unwrap_or_else(|| unreachable!("expr operand"));
     *pos += 1;
     if p.as_rule() == Rule::neg {
         let inner = unary(parts, pos, d);
         let span = span_of(&p).to(inner.span);
-        return Expr { kind: ExprKind::Neg(Box::new(inner)), span };
+        return Expr {
+            kind: ExprKind::Neg(Box::new(inner)),
+            span,
+        };
     }
     build_primary(p, d)
 }
@@ -661,8 +895,14 @@ fn build_primary(p: Pair<'_, Rule>, d: &mut Diags) -> Expr {
         Rule::float_lit => ExprKind::Float(p.as_str().parse::<f64>().unwrap_or(0.0)),
         Rule::path => ExprKind::Path(p.into_inner().map(ident).collect()),
         Rule::paren_expr => {
-            let e = p.into_inner().find(|c| c.as_rule() == Rule::expr).unwrap_or_else(|| unreachable!("paren expr"));
-            return Expr { span, ..build_expr(e, d) };
+            let e = p
+                .into_inner()
+                .find(|c| c.as_rule() == Rule::expr)
+                .unwrap_or_else(|| unreachable!("paren expr"));
+            return Expr {
+                span,
+                ..build_expr(e, d)
+            };
         }
         Rule::call => {
             let mut i = p.into_inner().filter(|c| !is_punct(c.as_rule()));
@@ -688,18 +928,29 @@ mod tests {
     #[test]
     fn precedence_and_spans() {
         let f = parse_ok("task t { stages 1 + 2 * (3 - 1) % 4 }");
-        let Item::Stages(e, _) = &f.tasks[0].items[0] else { panic!() };
-        let ExprKind::Binary(BinOp::Add, l, r) = &e.kind else { panic!("{e:?}") };
+        let Item::Stages(e, _) = &f.tasks[0].items[0] else {
+            panic!()
+        };
+        let ExprKind::Binary(BinOp::Add, l, r) = &e.kind else {
+            panic!("{e:?}")
+        };
         assert!(matches!(l.kind, ExprKind::Int(1)));
         assert!(matches!(r.kind, ExprKind::Binary(BinOp::Rem, _, _)));
-        assert_eq!(&"task t { stages 1 + 2 * (3 - 1) % 4 }"[e.span.range()], "1 + 2 * (3 - 1) % 4");
+        assert_eq!(
+            &"task t { stages 1 + 2 * (3 - 1) % 4 }"[e.span.range()],
+            "1 + 2 * (3 - 1) % 4"
+        );
     }
 
     #[test]
     fn subtraction_is_left_associative() {
         let f = parse_ok("task t { stages 10 - 3 - 2 }");
-        let Item::Stages(e, _) = &f.tasks[0].items[0] else { panic!() };
-        let ExprKind::Binary(BinOp::Sub, l, _) = &e.kind else { panic!() };
+        let Item::Stages(e, _) = &f.tasks[0].items[0] else {
+            panic!()
+        };
+        let ExprKind::Binary(BinOp::Sub, l, _) = &e.kind else {
+            panic!()
+        };
         assert!(matches!(l.kind, ExprKind::Binary(BinOp::Sub, _, _)));
     }
 
@@ -707,7 +958,12 @@ mod tests {
     fn cuda_body_keeps_text_and_nested_braces() {
         let src = "task t { body cuda { if (x) { y(\"}\"); } // }\n } }";
         let f = parse_ok(src);
-        let Item::Body(Body::Cuda { code, code_span, .. }) = &f.tasks[0].items[0] else { panic!() };
+        let Item::Body(Body::Cuda {
+            code, code_span, ..
+        }) = &f.tasks[0].items[0]
+        else {
+            panic!()
+        };
         assert_eq!(&src[code_span.range()], code);
         assert!(code.contains("y(\"}\")"));
     }
@@ -715,10 +971,26 @@ mod tests {
     #[test]
     fn body_template_lists() {
         let f = parse_ok("task t { body rmsnorm(x, w -> y; eps) }");
-        let Item::Body(Body::Template { inputs, outputs, scalars, .. }) = &f.tasks[0].items[0] else { panic!() };
+        let Item::Body(Body::Template {
+            inputs,
+            outputs,
+            scalars,
+            ..
+        }) = &f.tasks[0].items[0]
+        else {
+            panic!()
+        };
         assert_eq!((inputs.len(), outputs.len(), scalars.len()), (2, 1, 1));
         let f = parse_ok("task t { body argmax_reduce(v, i -> o) }");
-        let Item::Body(Body::Template { inputs, outputs, scalars, .. }) = &f.tasks[0].items[0] else { panic!() };
+        let Item::Body(Body::Template {
+            inputs,
+            outputs,
+            scalars,
+            ..
+        }) = &f.tasks[0].items[0]
+        else {
+            panic!()
+        };
         assert_eq!((inputs.len(), outputs.len(), scalars.len()), (2, 1, 0));
     }
 

@@ -111,11 +111,17 @@ pub(crate) fn syntax_diagnostic(err: &pest::error::Error<Rule>, src_len: usize) 
         InputLocation::Span((a, b)) => Span::new(a, b),
     };
     let (message, label, help) = match &err.variant {
-        ErrorVariant::ParsingError { positives, negatives } => {
+        ErrorVariant::ParsingError {
+            positives,
+            negatives,
+        } => {
             let mut expected: Vec<&str> = positives.iter().map(|r| rule_phrase(*r)).collect();
             expected.sort_unstable();
             expected.dedup();
-            let n_items = expected.iter().filter(|e| ITEM_KEYWORDS.contains(e)).count();
+            let n_items = expected
+                .iter()
+                .filter(|e| ITEM_KEYWORDS.contains(e))
+                .count();
             if n_items >= 4 {
                 expected.retain(|e| !ITEM_KEYWORDS.contains(e));
                 expected.push("an item (`param`, `tensor`, `region`, …)");
@@ -136,7 +142,8 @@ pub(crate) fn syntax_diagnostic(err: &pest::error::Error<Rule>, src_len: usize) 
         }
         ErrorVariant::CustomError { message } => (message.clone(), message.clone(), String::new()),
     };
-    let mut d = Diagnostic::error(codes::SYNTAX, format!("syntax error: {message}")).primary(span, label);
+    let mut d =
+        Diagnostic::error(codes::SYNTAX, format!("syntax error: {message}")).primary(span, label);
     if !help.is_empty() {
         d = d.help(help);
     }
@@ -145,19 +152,33 @@ pub(crate) fn syntax_diagnostic(err: &pest::error::Error<Rule>, src_len: usize) 
 
 /// Phrases of the item keywords, collapsed into one phrase when many are expected at once.
 const ITEM_KEYWORDS: &[&str] = &[
-    "`family`", "`targets`", "`task_id`", "`param`", "`tensor`", "`tile`", "`stages`", "`mma`", "`tmem`",
-    "`region`", "`channel`", "`sem`", "`roles`", "`barrier`", "`body`", "`epilogue`", "`granularity`",
-    "`lever`", "`instance`", "`setmaxnreg`",
+    "`family`",
+    "`targets`",
+    "`task_id`",
+    "`param`",
+    "`tensor`",
+    "`tile`",
+    "`stages`",
+    "`mma`",
+    "`tmem`",
+    "`region`",
+    "`channel`",
+    "`sem`",
+    "`roles`",
+    "`barrier`",
+    "`body`",
+    "`epilogue`",
+    "`granularity`",
+    "`lever`",
+    "`instance`",
+    "`setmaxnreg`",
 ];
 
 fn join_or(items: &[&str]) -> String {
-    match items.len() {
-        0 => String::new(),
-        1 => items[0].to_string(),
-        2 => format!("{} or {}", items[0], items[1]),
-        _ => {
-            let (last, rest) = items.split_last().expect("len > 2");
-            format!("{}, or {}", rest.join(", "), last)
-        }
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [a, b] => format!("{a} or {b}"),
+        [rest @ .., last] => format!("{}, or {last}", rest.join(", ")),
     }
 }

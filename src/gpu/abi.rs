@@ -83,7 +83,12 @@ impl TaskDesc {
     pub fn as_bytes(&self) -> &[u8] {
         // SAFETY: repr(C) plain-old-data with no padding holes that matter to the device (the
         // tail padding is copied, never read).
-        unsafe { std::slice::from_raw_parts((self as *const TaskDesc).cast::<u8>(), std::mem::size_of::<TaskDesc>()) }
+        unsafe {
+            std::slice::from_raw_parts(
+                (self as *const TaskDesc).cast::<u8>(),
+                std::mem::size_of::<TaskDesc>(),
+            )
+        }
     }
 }
 

@@ -69,7 +69,9 @@ pub fn compare(unit: &str, outputs: &[HostTensor], exp: &Expected) -> OutputResu
         }
         Check::Exact => {
             r.metric = "mismatches".into();
-            r.error = (0..n.min(exp.values.len())).filter(|i| out.get(*i) != exp.values[*i]).count() as f64;
+            r.error = (0..n.min(exp.values.len()))
+                .filter(|i| out.get(*i) != exp.values[*i])
+                .count() as f64;
             r.pass = written_ok && r.error == 0.0;
         }
         Check::Dequant { scales, group, tol } => {
@@ -84,7 +86,9 @@ pub fn compare(unit: &str, outputs: &[HostTensor], exp: &Expected) -> OutputResu
         }
         Check::ScalesOf => {
             r.metric = "scales".into();
-            let bad = (0..n).filter(|i| !(out.get(*i) > 0.0 && out.get(*i).is_finite())).count();
+            let bad = (0..n)
+                .filter(|i| !(out.get(*i) > 0.0 && out.get(*i).is_finite()))
+                .count();
             r.error = bad as f64;
             r.pass = written_ok && bad == 0;
         }
@@ -109,9 +113,17 @@ mod tests {
     #[test]
     fn rel_l2_passes_and_fails_on_the_tolerance() {
         let out = bf16(&[1.0, 2.0, 3.0]);
-        let ok = Expected { output: 0, values: vec![1.0, 2.0, 3.0], check: Check::RelL2(1e-2) };
+        let ok = Expected {
+            output: 0,
+            values: vec![1.0, 2.0, 3.0],
+            check: Check::RelL2(1e-2),
+        };
         assert!(compare("u", std::slice::from_ref(&out), &ok).pass);
-        let bad = Expected { output: 0, values: vec![1.0, 2.0, 3.5], check: Check::RelL2(1e-2) };
+        let bad = Expected {
+            output: 0,
+            values: vec![1.0, 2.0, 3.5],
+            check: Check::RelL2(1e-2),
+        };
         let r = compare("u", std::slice::from_ref(&out), &bad);
         assert!(!r.pass && r.error > 0.1);
     }
@@ -121,7 +133,11 @@ mod tests {
         let mut out = bf16(&[1.0, 2.0]);
         out.bytes[2] = POISON;
         out.bytes[3] = POISON;
-        let e = Expected { output: 0, values: vec![1.0, f64::NAN], check: Check::RelL2(1.0) };
+        let e = Expected {
+            output: 0,
+            values: vec![1.0, f64::NAN],
+            check: Check::RelL2(1.0),
+        };
         let r = compare("u", std::slice::from_ref(&out), &e);
         assert_eq!(r.unwritten, 1);
         assert!(!r.pass);
@@ -132,7 +148,11 @@ mod tests {
         let mut out = HostTensor::filled("token", Dtype::I64, &[3], 0);
         out.set_i64(0, 5);
         out.set_i64(1, 7);
-        let e = Expected { output: 0, values: vec![5.0, 7.0, 1.0], check: Check::Exact };
+        let e = Expected {
+            output: 0,
+            values: vec![5.0, 7.0, 1.0],
+            check: Check::Exact,
+        };
         let r = compare("u", std::slice::from_ref(&out), &e);
         assert_eq!(r.error, 1.0);
         assert!(!r.pass);

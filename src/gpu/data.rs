@@ -20,7 +20,12 @@ impl HostTensor {
     /// A tensor of `dims` filled with `byte`.
     pub fn filled(name: &str, dtype: Dtype, dims: &[i64], byte: u8) -> HostTensor {
         let n = elements(dims) * dtype.bytes() as usize;
-        HostTensor { name: name.to_string(), dtype, dims: dims.to_vec(), bytes: vec![byte; n] }
+        HostTensor {
+            name: name.to_string(),
+            dtype,
+            dims: dims.to_vec(),
+            bytes: vec![byte; n],
+        }
     }
 
     /// Number of elements.
@@ -39,7 +44,12 @@ impl HostTensor {
         match self.dtype {
             Dtype::Bf16 => f64::from(half::bf16::from_le_bytes([b[2 * i], b[2 * i + 1]]).to_f32()),
             Dtype::F16 => f64::from(half::f16::from_le_bytes([b[2 * i], b[2 * i + 1]]).to_f32()),
-            Dtype::F32 => f64::from(f32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])),
+            Dtype::F32 => f64::from(f32::from_le_bytes([
+                b[4 * i],
+                b[4 * i + 1],
+                b[4 * i + 2],
+                b[4 * i + 3],
+            ])),
             Dtype::E4m3 => e4m3_to_f32(b[i]) as f64,
             Dtype::I32 => f64::from(self.get_i32(i)),
             Dtype::I64 => self.get_i64(i) as f64,
@@ -63,8 +73,12 @@ impl HostTensor {
     /// Stores `v` at element `i`, rounded to the element type (round to nearest even).
     pub fn set(&mut self, i: usize, v: f64) {
         match self.dtype {
-            Dtype::Bf16 => self.bytes[2 * i..2 * i + 2].copy_from_slice(&half::bf16::from_f64(v).to_le_bytes()),
-            Dtype::F16 => self.bytes[2 * i..2 * i + 2].copy_from_slice(&half::f16::from_f64(v).to_le_bytes()),
+            Dtype::Bf16 => {
+                self.bytes[2 * i..2 * i + 2].copy_from_slice(&half::bf16::from_f64(v).to_le_bytes())
+            }
+            Dtype::F16 => {
+                self.bytes[2 * i..2 * i + 2].copy_from_slice(&half::f16::from_f64(v).to_le_bytes())
+            }
             Dtype::F32 => self.bytes[4 * i..4 * i + 4].copy_from_slice(&(v as f32).to_le_bytes()),
             Dtype::E4m3 => self.bytes[i] = f32_to_e4m3(v as f32),
             Dtype::I32 => self.bytes[4 * i..4 * i + 4].copy_from_slice(&(v as i32).to_le_bytes()),
@@ -91,7 +105,9 @@ impl HostTensor {
 
 /// Product of the extents (0 for a negative extent).
 pub fn elements(dims: &[i64]) -> usize {
-    dims.iter().map(|d| usize::try_from(*d).unwrap_or(0)).product()
+    dims.iter()
+        .map(|d| usize::try_from(*d).unwrap_or(0))
+        .product()
 }
 
 /// The byte every output is filled with before a run: NaN in bf16, f16, f32 and e4m3, -1 in the
@@ -106,7 +122,9 @@ pub struct Fill {
 impl Fill {
     /// The source for `seed`.
     pub fn new(seed: u64) -> Fill {
-        Fill { rng: fastrand::Rng::with_seed(seed) }
+        Fill {
+            rng: fastrand::Rng::with_seed(seed),
+        }
     }
 
     /// Uniform in [lo, hi).
@@ -176,7 +194,11 @@ pub fn f32_to_e4m3(v: f32) -> u8 {
     }
     let (lo, hi) = ((above - 1) as u8, above as u8);
     let (dlo, dhi) = (a - table[lo as usize], table[hi as usize] - a);
-    let pick = if dlo < dhi || (dlo == dhi && lo & 1 == 0) { lo } else { hi };
+    let pick = if dlo < dhi || (dlo == dhi && lo & 1 == 0) {
+        lo
+    } else {
+        hi
+    };
     sign | pick
 }
 

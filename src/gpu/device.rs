@@ -4,7 +4,10 @@
 
 use super::abi::{DevPtr, WorkerArgs};
 use cudarc::driver::sys;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig,
+    PushKernelArg,
+};
 use std::sync::Arc;
 
 /// Why the GPU path cannot run or failed.
@@ -30,7 +33,10 @@ pub enum GpuError {
 }
 
 fn driver<T>(call: &'static str, r: Result<T, cudarc::driver::DriverError>) -> Result<T, GpuError> {
-    r.map_err(|e| GpuError::Driver { call, error: format!("{e:?}") })
+    r.map_err(|e| GpuError::Driver {
+        call,
+        error: format!("{e:?}"),
+    })
 }
 
 /// One GPU, its context and stream.
@@ -58,7 +64,8 @@ impl Gpu {
         if !unsafe { sys::is_culib_present() } {
             return Err(GpuError::NoDriver);
         }
-        let count = CudaContext::device_count().map_err(|e| GpuError::NoDevice(format!("{e:?}")))?;
+        let count =
+            CudaContext::device_count().map_err(|e| GpuError::NoDevice(format!("{e:?}")))?;
         if count < 1 {
             return Err(GpuError::NoDevice("the driver reports no devices".into()));
         }
@@ -69,24 +76,47 @@ impl Gpu {
         let stream = ctx.default_stream();
         let name = driver("cuDeviceGetName", ctx.name())?;
         let cc = driver("cuDeviceGetAttribute", ctx.compute_capability())?;
-        let sms = driver("cuDeviceGetAttribute", ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT))?;
-        Ok(Gpu { ctx, stream, name, cc, sms })
+        let sms = driver(
+            "cuDeviceGetAttribute",
+            ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+        )?;
+        Ok(Gpu {
+            ctx,
+            stream,
+            name,
+            cc,
+            sms,
+        })
     }
 
     /// Loads `entry` from a cubin and lets it use `dynamic_smem` bytes of dynamic shared memory.
     pub fn load(&self, cubin: &[u8], entry: &str, dynamic_smem: u32) -> Result<Kernel, GpuError> {
-        let module = driver("cuModuleLoadData", self.ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin.to_vec())))?;
+        let module = driver(
+            "cuModuleLoadData",
+            self.ctx
+                .load_module(cudarc::nvrtc::Ptx::from_binary(cubin.to_vec())),
+        )?;
         let func = driver("cuModuleGetFunction", module.load_function(entry))?;
         driver(
             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
-            func.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic_smem as i32),
+            func.set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                dynamic_smem as i32,
+            ),
         )?;
-        Ok(Kernel { _module: module, func })
+        Ok(Kernel {
+            _module: module,
+            func,
+        })
     }
 
     /// Copies `bytes` to a new device buffer.
     pub fn upload(&self, bytes: &[u8]) -> Result<CudaSlice<u8>, GpuError> {
-        let data = if bytes.is_empty() { vec![0u8; 16] } else { bytes.to_vec() };
+        let data = if bytes.is_empty() {
+            vec![0u8; 16]
+        } else {
+            bytes.to_vec()
+        };
         driver("cuMemcpyHtoD", self.stream.clone_htod(&data))
     }
 
@@ -98,18 +128,32 @@ impl Gpu {
 
     /// Copies `buf` back.
     pub fn download(&self, buf: &CudaSlice<u8>) -> Result<Vec<u8>, GpuError> {
-        self.stream.clone_dtoh(buf).map_err(|e| GpuError::Kernel(format!("{e:?}")))
+        self.stream
+            .clone_dtoh(buf)
+            .map_err(|e| GpuError::Kernel(format!("{e:?}")))
     }
 
     /// Launches the harness with `grid` CTAs of 256 threads and waits for it; a fault or trap in
     /// the kernel is `GpuError::Kernel`.
-    pub fn run(&self, k: &Kernel, grid: u32, dynamic_smem: u32, args: &WorkerArgs) -> Result<(), GpuError> {
-        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: dynamic_smem };
+    pub fn run(
+        &self,
+        k: &Kernel,
+        grid: u32,
+        dynamic_smem: u32,
+        args: &WorkerArgs,
+    ) -> Result<(), GpuError> {
+        let cfg = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: dynamic_smem,
+        };
         let mut b = self.stream.launch_builder(&k.func);
         b.arg(args);
         // SAFETY: the harness takes one WorkerArgs by value; every address in it is live.
         unsafe { b.launch(cfg) }.map_err(|e| GpuError::Kernel(format!("launch: {e:?}")))?;
-        self.stream.synchronize().map_err(|e| GpuError::Kernel(format!("{e:?}")))
+        self.stream
+            .synchronize()
+            .map_err(|e| GpuError::Kernel(format!("{e:?}")))
     }
 }
 
@@ -155,7 +199,10 @@ pub fn encode_tensor_map(view: &TmaView, base: DevPtr) -> Result<[u8; 128], GpuE
         )
     };
     if r != sys::CUresult::CUDA_SUCCESS {
-        return Err(GpuError::Driver { call: "cuTensorMapEncodeTiled", error: format!("{r:?} for {view:?}") });
+        return Err(GpuError::Driver {
+            call: "cuTensorMapEncodeTiled",
+            error: format!("{r:?} for {view:?}"),
+        });
     }
     let mut out = [0u8; 128];
     for (i, w) in map.opaque.iter().enumerate() {

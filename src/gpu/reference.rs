@@ -6,7 +6,7 @@
 //! bf16 results by relative L2 below 1e-2, f32 below 1e-4, fp8 paths against a reference that
 //! applies the same quantization and scales below 2e-2; indices exactly).
 
-use super::data::{elements, f32_to_e4m3, e4m3_to_f32, Fill, HostTensor};
+use super::data::{e4m3_to_f32, elements, f32_to_e4m3, Fill, HostTensor};
 use crate::ir::{Dtype, ParamValue};
 use crate::valid::{CheckedTask, Epilogue, Operands, PipelineShape};
 
@@ -82,10 +82,15 @@ pub fn tolerance(dtype: Dtype, fp8_path: bool) -> f64 {
 }
 
 fn int_param(task: &CheckedTask, name: &str) -> Option<i64> {
-    task.binding.as_ref()?.scalars.iter().find(|(f, _, _)| *f == name).and_then(|(_, _, v)| match v {
-        ParamValue::Int(i) => Some(*i),
-        _ => None,
-    })
+    task.binding
+        .as_ref()?
+        .scalars
+        .iter()
+        .find(|(f, _, _)| *f == name)
+        .and_then(|(_, _, v)| match v {
+            ParamValue::Int(i) => Some(*i),
+            _ => None,
+        })
 }
 
 /// The semantics of `task`, or why it has no reference (inline CUDA bodies, helper families).
@@ -98,17 +103,25 @@ pub fn semantics(task: &CheckedTask) -> Result<Semantics, String> {
     };
     Ok(match b.sig.name {
         "rmsnorm" => {
-            let eps = b.scalars.iter().find(|(f, _, _)| *f == "eps").map_or(1e-6, |(_, _, v)| match v {
-                ParamValue::Float(x) => *x,
-                ParamValue::Int(i) => *i as f64,
-                ParamValue::Bool(_) => 1e-6,
-            });
+            let eps = b
+                .scalars
+                .iter()
+                .find(|(f, _, _)| *f == "eps")
+                .map_or(1e-6, |(_, _, v)| match v {
+                    ParamValue::Float(x) => *x,
+                    ParamValue::Int(i) => *i as f64,
+                    ParamValue::Bool(_) => 1e-6,
+                });
             Semantics::Rmsnorm { eps }
         }
         "silu_mul" => Semantics::SiluMul,
         "embedding" => Semantics::Embedding,
-        "argmax_partial" => Semantics::ArgmaxPartial { chunk: int_param(task, "chunk").unwrap_or(2048) },
-        "argmax_reduce" => Semantics::ArgmaxReduce { chunk: int_param(task, "chunk").unwrap_or(2048) },
+        "argmax_partial" => Semantics::ArgmaxPartial {
+            chunk: int_param(task, "chunk").unwrap_or(2048),
+        },
+        "argmax_reduce" => Semantics::ArgmaxReduce {
+            chunk: int_param(task, "chunk").unwrap_or(2048),
+        },
         "splitk_reduce" => Semantics::SplitkReduce,
         other => return Err(format!("body template `{other}` has no reference")),
     })
@@ -117,7 +130,10 @@ pub fn semantics(task: &CheckedTask) -> Result<Semantics, String> {
 /// The formal name of input or output tensor `h` of a template body.
 fn formal(task: &CheckedTask, name: &str) -> Option<&'static str> {
     let b = task.binding.as_ref()?;
-    b.tensors.iter().find(|(_, h)| task.ir.tensors[*h].name == name).map(|(f, _)| *f)
+    b.tensors
+        .iter()
+        .find(|(_, h)| task.ir.tensors[*h].name == name)
+        .map(|(f, _)| *f)
 }
 
 /// Random inputs for `task`, in `input_ptrs` order.
@@ -128,7 +144,10 @@ pub fn make_inputs(task: &CheckedTask, sem: &Semantics, fill: &mut Fill) -> Vec<
         let mut x = HostTensor::filled(&t.name, t.dtype, &t.dims, 0);
         match (sem, formal(task, &t.name)) {
             (Semantics::Embedding, Some("ids")) => {
-                let vocab = ir.inputs().find(|(_, tb)| formal(task, &tb.name) == Some("table")).map_or(1, |(_, tb)| tb.dims[0]);
+                let vocab = ir
+                    .inputs()
+                    .find(|(_, tb)| formal(task, &tb.name) == Some("table"))
+                    .map_or(1, |(_, tb)| tb.dims[0]);
                 for i in 0..x.len() {
                     x.set(i, fill.int(0, vocab) as f64);
                 }
@@ -149,7 +168,9 @@ pub fn make_inputs(task: &CheckedTask, sem: &Semantics, fill: &mut Fill) -> Vec<
                     }
                 }
             }
-            (Semantics::Linear(p), _) if Some(h) == scale_input(p, true) || Some(h) == scale_input(p, false) => {
+            (Semantics::Linear(p), _)
+                if Some(h) == scale_input(p, true) || Some(h) == scale_input(p, false) =>
+            {
                 fill.powers_of_two(&mut x, -4, 0);
             }
             _ => fill.values(&mut x),
@@ -161,7 +182,9 @@ pub fn make_inputs(task: &CheckedTask, sem: &Semantics, fill: &mut Fill) -> Vec<
 
 fn scale_input(p: &PipelineShape, weights: bool) -> Option<crate::ir::TensorHandle> {
     match &p.operands {
-        Operands::Fp8BlockScale { w_scale, a_scale, .. } => Some(if weights { *w_scale } else { *a_scale }),
+        Operands::Fp8BlockScale {
+            w_scale, a_scale, ..
+        } => Some(if weights { *w_scale } else { *a_scale }),
         Operands::Bf16 => None,
     }
 }
@@ -169,12 +192,22 @@ fn scale_input(p: &PipelineShape, weights: bool) -> Option<crate::ir::TensorHand
 /// The expected outputs of `task` on `inputs`.
 pub fn expected(task: &CheckedTask, sem: &Semantics, inputs: &[HostTensor]) -> Vec<Expected> {
     let ir = &task.ir;
-    let outs: Vec<(Dtype, Vec<i64>)> = ir.outputs().map(|(_, t)| (t.dtype, t.dims.clone())).collect();
+    let outs: Vec<(Dtype, Vec<i64>)> = ir
+        .outputs()
+        .map(|(_, t)| (t.dtype, t.dims.clone()))
+        .collect();
     let input = |f: &str| -> &HostTensor {
-        let i = ir.inputs().position(|(_, t)| formal(task, &t.name) == Some(f)).unwrap_or(0);
+        let i = ir
+            .inputs()
+            .position(|(_, t)| formal(task, &t.name) == Some(f))
+            .unwrap_or(0);
         &inputs[i]
     };
-    let out_index = |f: &str| ir.outputs().position(|(_, t)| formal(task, &t.name) == Some(f)).unwrap_or(0);
+    let out_index = |f: &str| {
+        ir.outputs()
+            .position(|(_, t)| formal(task, &t.name) == Some(f))
+            .unwrap_or(0)
+    };
     let rel = |o: usize| Check::RelL2(tolerance(outs[o].0, false));
     match sem {
         Semantics::Rmsnorm { eps } => {
@@ -189,7 +222,11 @@ pub fn expected(task: &CheckedTask, sem: &Semantics, inputs: &[HostTensor]) -> V
                 }
             }
             let o = out_index("y");
-            vec![Expected { output: o, values: y, check: rel(o) }]
+            vec![Expected {
+                output: o,
+                values: y,
+                check: rel(o),
+            }]
         }
         Semantics::SiluMul => {
             let x = input("x");
@@ -203,7 +240,11 @@ pub fn expected(task: &CheckedTask, sem: &Semantics, inputs: &[HostTensor]) -> V
                 }
             }
             let o = out_index("y");
-            vec![Expected { output: o, values: y, check: rel(o) }]
+            vec![Expected {
+                output: o,
+                values: y,
+                check: rel(o),
+            }]
         }
         Semantics::Embedding => {
             let (ids, table) = (input("ids"), input("table"));
@@ -217,7 +258,11 @@ pub fn expected(task: &CheckedTask, sem: &Semantics, inputs: &[HostTensor]) -> V
                     }
                 }
             }
-            vec![Expected { output: out_index("y"), values: y, check: Check::Exact }]
+            vec![Expected {
+                output: out_index("y"),
+                values: y,
+                check: Check::Exact,
+            }]
         }
         Semantics::ArgmaxPartial { chunk } => {
             let logits = input("logits");
@@ -228,14 +273,23 @@ pub fn expected(task: &CheckedTask, sem: &Semantics, inputs: &[HostTensor]) -> V
             for r in 0..rows {
                 for c in 0..chunks {
                     let (b, e) = (c * chunk, ((c + 1) * chunk).min(vocab));
-                    let (bi, bv) = argmax((b..e).map(|i| (i, logits.get((r * vocab + i) as usize))));
+                    let (bi, bv) =
+                        argmax((b..e).map(|i| (i, logits.get((r * vocab + i) as usize))));
                     val.push(bv);
                     idx.push(((c << 32) | (bi - b)) as f64);
                 }
             }
             vec![
-                Expected { output: out_index("val"), values: val, check: Check::Exact },
-                Expected { output: out_index("idx"), values: idx, check: Check::Exact },
+                Expected {
+                    output: out_index("val"),
+                    values: val,
+                    check: Check::Exact,
+                },
+                Expected {
+                    output: out_index("idx"),
+                    values: idx,
+                    check: Check::Exact,
+                },
             ]
         }
         Semantics::ArgmaxReduce { chunk } => {
@@ -250,14 +304,24 @@ pub fn expected(task: &CheckedTask, sem: &Semantics, inputs: &[HostTensor]) -> V
                 });
                 token.push(argmax(cands).0 as f64);
             }
-            vec![Expected { output: out_index("token"), values: token, check: Check::Exact }]
+            vec![Expected {
+                output: out_index("token"),
+                values: token,
+                check: Check::Exact,
+            }]
         }
         Semantics::SplitkReduce => {
             let p = input("partials");
             let (s, rest) = (p.dims[0] as usize, elements(&p.dims[1..]));
-            let y: Vec<f64> = (0..rest).map(|i| (0..s).map(|k| p.get(k * rest + i)).sum()).collect();
+            let y: Vec<f64> = (0..rest)
+                .map(|i| (0..s).map(|k| p.get(k * rest + i)).sum())
+                .collect();
             let o = out_index("y");
-            vec![Expected { output: o, values: y, check: rel(o) }]
+            vec![Expected {
+                output: o,
+                values: y,
+                check: rel(o),
+            }]
         }
         Semantics::Linear(p) => linear(task, p, inputs),
     }
@@ -283,7 +347,9 @@ fn linear(task: &CheckedTask, p: &PipelineShape, inputs: &[HostTensor]) -> Vec<E
     let (n_rows, k, m) = (p.n as usize, p.k as usize, p.m_real as usize);
     let fp8 = matches!(p.operands, Operands::Fp8BlockScale { .. });
     let scales = match &p.operands {
-        Operands::Fp8BlockScale { w_scale, a_scale, .. } => Some((&inputs[pos(*w_scale)], &inputs[pos(*a_scale)])),
+        Operands::Fp8BlockScale {
+            w_scale, a_scale, ..
+        } => Some((&inputs[pos(*w_scale)], &inputs[pos(*a_scale)])),
         Operands::Bf16 => None,
     };
     let af: Vec<f64> = (0..a.len()).map(|i| a.get(i)).collect();
@@ -292,7 +358,9 @@ fn linear(task: &CheckedTask, p: &PipelineShape, inputs: &[HostTensor]) -> Vec<E
     let k_per = k / splits.max(1);
     // partial[s][n][row]
     let mut partial = vec![0.0f64; splits * m * n_rows];
-    let threads = std::thread::available_parallelism().map_or(4, |x| x.get()).min(32);
+    let threads = std::thread::available_parallelism()
+        .map_or(4, |x| x.get())
+        .min(32);
     let rows_per = n_rows.div_ceil(threads).max(1);
     std::thread::scope(|sc| {
         let mut chunks: Vec<(usize, Vec<f64>)> = Vec::new();
@@ -309,9 +377,14 @@ fn linear(task: &CheckedTask, p: &PipelineShape, inputs: &[HostTensor]) -> Vec<E
                                 let mut acc = 0.0;
                                 for kb in (s * k_per..(s + 1) * k_per).step_by(128) {
                                     let kend = (kb + 128).min((s + 1) * k_per);
-                                    let dot: f64 = (kb..kend).map(|kk| af[n * k + kk] * wf[row * k + kk]).sum();
+                                    let dot: f64 = (kb..kend)
+                                        .map(|kk| af[n * k + kk] * wf[row * k + kk])
+                                        .sum();
                                     acc += match scales {
-                                        Some((ws, as_)) => dot * ws.get((row / 128) * (k / 128) + kb / 128) * as_.get(n * (k / 128) + kb / 128),
+                                        Some((ws, as_)) => {
+                                            dot * ws.get((row / 128) * (k / 128) + kb / 128)
+                                                * as_.get(n * (k / 128) + kb / 128)
+                                        }
                                         None => dot,
                                     };
                                 }
@@ -344,15 +417,31 @@ fn linear(task: &CheckedTask, p: &PipelineShape, inputs: &[HostTensor]) -> Vec<E
     let acc = |n: usize, row: usize| partial[n * n_rows + row];
     match p.epilogue {
         Epilogue::StoreBf16 => {
-            let values = (0..m * n_rows).map(|i| acc(i / n_rows, i % n_rows)).collect();
-            vec![Expected { output: out0, values, check: Check::RelL2(tol) }]
+            let values = (0..m * n_rows)
+                .map(|i| acc(i / n_rows, i % n_rows))
+                .collect();
+            vec![Expected {
+                output: out0,
+                values,
+                check: Check::RelL2(tol),
+            }]
         }
         Epilogue::ResidualAdd => {
             let r = &inputs[p.residual.map_or(0, pos)];
-            let values = (0..m * n_rows).map(|i| bf16_round(acc(i / n_rows, i % n_rows)) + r.get(i)).collect();
-            vec![Expected { output: out0, values, check: Check::RelL2(tol) }]
+            let values = (0..m * n_rows)
+                .map(|i| bf16_round(acc(i / n_rows, i % n_rows)) + r.get(i))
+                .collect();
+            vec![Expected {
+                output: out0,
+                values,
+                check: Check::RelL2(tol),
+            }]
         }
-        Epilogue::SplitKF32 => vec![Expected { output: out0, values: partial.clone(), check: Check::RelL2(tolerance(Dtype::F32, fp8)) }],
+        Epilogue::SplitKF32 => vec![Expected {
+            output: out0,
+            values: partial.clone(),
+            check: Check::RelL2(tolerance(Dtype::F32, fp8)),
+        }],
         Epilogue::QuantE4m3 => {
             let (sc, _) = p.out_scale.unwrap_or((p.output, 0));
             let so = ir.outputs().position(|(h, _)| h == sc).unwrap_or(1);
@@ -361,17 +450,36 @@ fn linear(task: &CheckedTask, p: &PipelineShape, inputs: &[HostTensor]) -> Vec<E
             let mut scale_values = vec![0.0; m * tiles];
             for n in 0..m {
                 for t in 0..tiles {
-                    let amax = (t * 128..(t + 1) * 128).map(|row| acc(n, row).abs()).fold(0.0, f64::max);
-                    let s = if amax > 0.0 { 2f64.powf((amax / 448.0).log2().ceil()) } else { 1.0 };
+                    let amax = (t * 128..(t + 1) * 128)
+                        .map(|row| acc(n, row).abs())
+                        .fold(0.0, f64::max);
+                    let s = if amax > 0.0 {
+                        2f64.powf((amax / 448.0).log2().ceil())
+                    } else {
+                        1.0
+                    };
                     scale_values[n * tiles + t] = s;
                     for row in t * 128..(t + 1) * 128 {
-                        values[n * n_rows + row] = f64::from(e4m3_to_f32(f32_to_e4m3((acc(n, row) / s) as f32))) * s;
+                        values[n * n_rows + row] =
+                            f64::from(e4m3_to_f32(f32_to_e4m3((acc(n, row) / s) as f32))) * s;
                     }
                 }
             }
             vec![
-                Expected { output: out0, values, check: Check::Dequant { scales: so, group: 128, tol: 2e-2 } },
-                Expected { output: so, values: scale_values, check: Check::ScalesOf },
+                Expected {
+                    output: out0,
+                    values,
+                    check: Check::Dequant {
+                        scales: so,
+                        group: 128,
+                        tol: 2e-2,
+                    },
+                },
+                Expected {
+                    output: so,
+                    values: scale_values,
+                    check: Check::ScalesOf,
+                },
             ]
         }
     }

@@ -69,7 +69,12 @@ pub fn dynamic_smem(tasks: &[&CheckedTask], target: Target) -> u32 {
     tasks
         .iter()
         .filter(|t| !t.ir.regions.is_empty())
-        .filter_map(|t| t.plans.iter().find(|(x, _, _)| x.target == target).or(t.plans.first()))
+        .filter_map(|t| {
+            t.plans
+                .iter()
+                .find(|(x, _, _)| x.target == target)
+                .or(t.plans.first())
+        })
         .map(|(_, g, _)| g.capacity_bytes as u32)
         .max()
         .unwrap_or(0)
@@ -77,7 +82,12 @@ pub fn dynamic_smem(tasks: &[&CheckedTask], target: Target) -> u32 {
 
 fn region_table(task: &CheckedTask, target: Target) -> (i32, [SmemPageRegionDesc; MAX_REGIONS]) {
     let mut table = [SmemPageRegionDesc::default(); MAX_REGIONS];
-    let plan = task.plans.iter().find(|(x, _, _)| x.target == target).or(task.plans.first()).map(|(_, _, p)| p);
+    let plan = task
+        .plans
+        .iter()
+        .find(|(x, _, _)| x.target == target)
+        .or(task.plans.first())
+        .map(|(_, _, p)| p);
     let Some(plan) = plan else { return (0, table) };
     for r in &plan.regions {
         if r.ordinal < MAX_REGIONS {
@@ -96,7 +106,9 @@ fn tma_view(dtype: Dtype, dims: &[i64], box_dims: &[i64]) -> Option<TmaView> {
         Dtype::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
         Dtype::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         Dtype::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-        Dtype::E4m3 | Dtype::E5m2 | Dtype::U8 | Dtype::Ue8m0 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+        Dtype::E4m3 | Dtype::E5m2 | Dtype::U8 | Dtype::Ue8m0 => {
+            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8
+        }
         Dtype::I32 | Dtype::I64 => return None,
     };
     if dims.len() != 2 || box_dims.len() != 3 {
@@ -114,7 +126,11 @@ fn tma_view(dtype: Dtype, dims: &[i64], box_dims: &[i64]) -> Option<TmaView> {
 /// Per task type: (task offset, registration) lists per CTA.
 fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i32)>> {
     let per_cta = per_cta.max(1);
-    let counts: Vec<usize> = case.tasks.iter().map(|t| t.ir.granularity.tasks().max(1) as usize).collect();
+    let counts: Vec<usize> = case
+        .tasks
+        .iter()
+        .map(|t| t.ir.granularity.tasks().max(1) as usize)
+        .collect();
     let first = counts[0];
     let ctas = first.div_ceil(per_cta).clamp(1, sms.max(1));
     let mut q: Vec<Vec<(usize, i32)>> = vec![Vec::new(); ctas];
@@ -141,7 +157,13 @@ fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i32)>>
 }
 
 /// Runs `case` with the harness `entry` of `cubin`, and compares every output.
-pub fn run_case(gpu: &Gpu, case: &Case<'_>, cubin: &[u8], entry: &str, opts: &RunOptions) -> Result<CaseRun, GpuError> {
+pub fn run_case(
+    gpu: &Gpu,
+    case: &Case<'_>,
+    cubin: &[u8],
+    entry: &str,
+    opts: &RunOptions,
+) -> Result<CaseRun, GpuError> {
     let sems: Vec<Semantics> = case
         .tasks
         .iter()
@@ -151,21 +173,37 @@ pub fn run_case(gpu: &Gpu, case: &Case<'_>, cubin: &[u8], entry: &str, opts: &Ru
     let mut inputs: Vec<Vec<HostTensor>> = Vec::new();
     let mut outputs: Vec<Vec<HostTensor>> = Vec::new();
     for (i, (t, sem)) in case.tasks.iter().zip(&sems).enumerate() {
-        let mut fill = Fill::new(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(i as u64));
+        let mut fill = Fill::new(
+            opts.seed
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .wrapping_add(i as u64),
+        );
         inputs.push(make_inputs(t, sem, &mut fill));
-        outputs.push(t.ir.outputs().map(|(_, o)| HostTensor::filled(&o.name, o.dtype, &o.dims, POISON)).collect());
+        outputs.push(
+            t.ir.outputs()
+                .map(|(_, o)| HostTensor::filled(&o.name, o.dtype, &o.dims, POISON))
+                .collect(),
+        );
     }
     // Device buffers: outputs first (a linked input is its producer's output buffer).
     let mut out_bufs = Vec::new();
     for outs in &outputs {
-        out_bufs.push(outs.iter().map(|o| gpu.upload(&o.bytes)).collect::<Result<Vec<_>, _>>()?);
+        out_bufs.push(
+            outs.iter()
+                .map(|o| gpu.upload(&o.bytes))
+                .collect::<Result<Vec<_>, _>>()?,
+        );
     }
     let mut in_bufs = Vec::new();
     let mut in_addr: Vec<Vec<u64>> = Vec::new();
     for (ti, ins) in inputs.iter().enumerate() {
         let mut addrs = Vec::new();
         for (ii, x) in ins.iter().enumerate() {
-            match case.links.iter().find(|l| l.to_task == ti && l.to_input == ii) {
+            match case
+                .links
+                .iter()
+                .find(|l| l.to_task == ti && l.to_input == ii)
+            {
                 Some(l) => addrs.push(gpu.addr(&out_bufs[l.from_task][l.from_output])),
                 None => {
                     let b = gpu.upload(&x.bytes)?;
@@ -182,7 +220,10 @@ pub fn run_case(gpu: &Gpu, case: &Case<'_>, cubin: &[u8], entry: &str, opts: &Ru
     for (ti, t) in case.tasks.iter().enumerate() {
         let mut slots = Vec::new();
         for (ii, (_, x)) in t.ir.inputs().enumerate() {
-            let view = x.tma.as_ref().and_then(|m| tma_view(x.dtype, &x.dims, &m.box_dims));
+            let view = x
+                .tma
+                .as_ref()
+                .and_then(|m| tma_view(x.dtype, &x.dims, &m.box_dims));
             match view {
                 Some(v) => {
                     slots.push(Some(maps.len()));
@@ -198,7 +239,11 @@ pub fn run_case(gpu: &Gpu, case: &Case<'_>, cubin: &[u8], entry: &str, opts: &Ru
     // One TaskDesc per task type, then the queues.
     let mut base = Vec::new();
     for (ti, t) in case.tasks.iter().enumerate() {
-        let mut d = TaskDesc { task_type: t.ir.task_id.map_or(-1, |x| x as i32), registration: ti as i32, ..TaskDesc::default() };
+        let mut d = TaskDesc {
+            task_type: t.ir.task_id.map_or(-1, |x| x as i32),
+            registration: ti as i32,
+            ..TaskDesc::default()
+        };
         d.num_inputs = in_addr[ti].len().min(MAX_INPUTS) as i32;
         for (i, a) in in_addr[ti].iter().take(MAX_INPUTS).enumerate() {
             d.input_ptrs[i] = *a;
@@ -249,7 +294,10 @@ pub fn run_case(gpu: &Gpu, case: &Case<'_>, cubin: &[u8], entry: &str, opts: &Ru
         tasks: gpu.addr(&tasks_buf),
         queue_begin: gpu.addr(&begin_buf),
         queue_len: gpu.addr(&len_buf),
-        config: super::abi::RuntimeConfig { event_counters: gpu.addr(&events), step: gpu.addr(&step) },
+        config: super::abi::RuntimeConfig {
+            event_counters: gpu.addr(&events),
+            step: gpu.addr(&step),
+        },
         iter_num: 0,
     };
     let smem = dynamic_smem(&case.tasks, opts.target);
@@ -271,7 +319,12 @@ pub fn run_case(gpu: &Gpu, case: &Case<'_>, cubin: &[u8], entry: &str, opts: &Ru
             results.push(compare(&unit, &outputs[ti], &e));
         }
     }
-    Ok(CaseRun { ctas: q.len() as u32, tasks: total, max_queue: q.iter().map(Vec::len).max().unwrap_or(0), outputs: results })
+    Ok(CaseRun {
+        ctas: q.len() as u32,
+        tasks: total,
+        max_queue: q.iter().map(Vec::len).max().unwrap_or(0),
+        outputs: results,
+    })
 }
 
 #[cfg(test)]
@@ -279,14 +332,26 @@ mod tests {
     use super::*;
 
     fn stdlib_task(unit: &str) -> CheckedTask {
-        let checked = crate::driver::check_sources(&crate::driver::stdlib::sources(), &Default::default(), &Default::default());
-        checked.into_iter().flat_map(|c| c.tasks).find(|t| t.ir.unit_name() == unit).expect("stdlib unit")
+        let checked = crate::driver::check_sources(
+            &crate::driver::stdlib::sources(),
+            &Default::default(),
+            &Default::default(),
+        );
+        checked
+            .into_iter()
+            .flat_map(|c| c.tasks)
+            .find(|t| t.ir.unit_name() == unit)
+            .expect("stdlib unit")
     }
 
     #[test]
     fn a_single_task_op_repeats_in_one_queue() {
         let t = stdlib_task("argmax_reduce");
-        let case = Case { name: "r".into(), tasks: vec![&t], links: vec![] };
+        let case = Case {
+            name: "r".into(),
+            tasks: vec![&t],
+            links: vec![],
+        };
         let q = queues(&case, 4, 132);
         assert_eq!(q, vec![vec![(0, 0), (0, 0), (0, 0), (0, 0)]]);
     }
@@ -295,7 +360,11 @@ mod tests {
     fn every_task_offset_is_queued() {
         let t = stdlib_task("argmax_partial");
         let n = t.ir.granularity.tasks() as usize;
-        let case = Case { name: "p".into(), tasks: vec![&t], links: vec![] };
+        let case = Case {
+            name: "p".into(),
+            tasks: vec![&t],
+            links: vec![],
+        };
         let q = queues(&case, 3, 132);
         assert!(q.iter().all(|x| x.len() >= 3));
         let mut seen: Vec<usize> = q.iter().flatten().map(|(o, _)| *o).collect();
@@ -307,12 +376,19 @@ mod tests {
     #[test]
     fn a_chain_queues_dependents_behind_producers() {
         let (p, r) = (stdlib_task("argmax_partial"), stdlib_task("argmax_reduce"));
-        let case = Case { name: "c".into(), tasks: vec![&p, &r], links: vec![] };
+        let case = Case {
+            name: "c".into(),
+            tasks: vec![&p, &r],
+            links: vec![],
+        };
         let q = queues(&case, 4, 132);
         let producers = q.iter().flatten().filter(|(_, reg)| *reg == 0).count();
         assert_eq!(producers as i64, p.ir.granularity.tasks());
         for queue in &q {
-            let first_dep = queue.iter().position(|(_, reg)| *reg == 1).unwrap_or(queue.len());
+            let first_dep = queue
+                .iter()
+                .position(|(_, reg)| *reg == 1)
+                .unwrap_or(queue.len());
             assert!(queue[first_dep..].iter().all(|(_, reg)| *reg == 1));
         }
     }
@@ -323,6 +399,13 @@ mod tests {
         let (n, table) = region_table(&t, Target::Sm90a);
         assert_eq!(n as usize, t.ir.regions.len());
         // Stage 0 of W starts the first page.
-        assert_eq!(table[0], SmemPageRegionDesc { physical_page_start: 0, page_count: 2, byte_offset: 0 });
+        assert_eq!(
+            table[0],
+            SmemPageRegionDesc {
+                physical_page_start: 0,
+                page_count: 2,
+                byte_offset: 0
+            }
+        );
     }
 }

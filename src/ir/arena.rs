@@ -12,7 +12,10 @@ pub struct Handle<T> {
 
 impl<T> Handle<T> {
     fn new(index: usize) -> Self {
-        Handle { index: u32::try_from(index).unwrap_or(u32::MAX), _marker: PhantomData }
+        Handle {
+            index: u32::try_from(index).unwrap_or(u32::MAX),
+            _marker: PhantomData,
+        }
     }
 
     /// The position in the arena (declaration order).
@@ -106,7 +109,10 @@ impl<T> Arena<T> {
 
     /// Elements with their handles, in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (Handle<T>, &T)> {
-        self.items.iter().enumerate().map(|(i, t)| (Handle::new(i), t))
+        self.items
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (Handle::new(i), t))
     }
 
     /// Elements in insertion order.

@@ -80,12 +80,16 @@ impl TaskIr {
 
     /// Input tensors in `input_ptrs` order.
     pub fn inputs(&self) -> impl Iterator<Item = (Handle<TensorIr>, &TensorIr)> {
-        self.tensors.iter().filter(|(_, t)| t.direction == Direction::In)
+        self.tensors
+            .iter()
+            .filter(|(_, t)| t.direction == Direction::In)
     }
 
     /// Output tensors in `output_ptrs` order (`inout` tensors count as outputs).
     pub fn outputs(&self) -> impl Iterator<Item = (Handle<TensorIr>, &TensorIr)> {
-        self.tensors.iter().filter(|(_, t)| t.direction != Direction::In)
+        self.tensors
+            .iter()
+            .filter(|(_, t)| t.direction != Direction::In)
     }
 
     /// The warps bound to `role`, if bound.
@@ -95,7 +99,10 @@ impl TaskIr {
 
     /// The region named `name` (expanded name, e.g. `W_0`).
     pub fn region_by_name(&self, name: &str) -> Option<Handle<RegionIr>> {
-        self.regions.iter().find(|(_, r)| r.name == name).map(|(h, _)| h)
+        self.regions
+            .iter()
+            .find(|(_, r)| r.name == name)
+            .map(|(h, _)| h)
     }
 
     /// The region group named `name` (declared name, e.g. `W`).
@@ -105,11 +112,16 @@ impl TaskIr {
 
     /// The tensor named `name`.
     pub fn tensor_by_name(&self, name: &str) -> Option<Handle<TensorIr>> {
-        self.tensors.iter().find(|(_, t)| t.name == name).map(|(h, _)| h)
+        self.tensors
+            .iter()
+            .find(|(_, t)| t.name == name)
+            .map(|(h, _)| h)
     }
 
     /// Sum of declared region sizes in bytes.
     pub fn region_bytes(&self) -> i64 {
-        self.regions.values().fold(0i64, |acc, r| acc.saturating_add(r.size))
+        self.regions
+            .values()
+            .fold(0i64, |acc, r| acc.saturating_add(r.size))
     }
 }

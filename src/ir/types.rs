@@ -56,7 +56,10 @@ impl Family {
 
     /// True for the consumer-only families (B, C, D), whose only non-empty role is the consumer.
     pub fn is_consumer_only(self) -> bool {
-        matches!(self, Family::Consumer | Family::ConsumerMonolith | Family::ConsumerNoSmem)
+        matches!(
+            self,
+            Family::Consumer | Family::ConsumerMonolith | Family::ConsumerNoSmem
+        )
     }
 }
 
@@ -346,7 +349,9 @@ pub struct TmaIr {
 impl TmaIr {
     /// Bytes one box delivers: product of the box extents × element size.
     pub fn box_bytes(&self, dtype: Dtype) -> Option<i64> {
-        self.box_dims.iter().try_fold(dtype.bytes(), |acc, d| acc.checked_mul(*d))
+        self.box_dims
+            .iter()
+            .try_fold(dtype.bytes(), |acc, d| acc.checked_mul(*d))
     }
 }
 
@@ -370,7 +375,9 @@ pub struct TensorIr {
 impl TensorIr {
     /// Number of elements (checked).
     pub fn elements(&self) -> Option<i64> {
-        self.dims.iter().try_fold(1i64, |acc, d| acc.checked_mul(*d))
+        self.dims
+            .iter()
+            .try_fold(1i64, |acc, d| acc.checked_mul(*d))
     }
 }
 
@@ -520,8 +527,13 @@ impl RoleKind {
     }
 
     /// Every role.
-    pub const ALL: [RoleKind; 5] =
-        [RoleKind::Consumer, RoleKind::Loader, RoleKind::Launcher, RoleKind::Storer, RoleKind::Controller];
+    pub const ALL: [RoleKind; 5] = [
+        RoleKind::Consumer,
+        RoleKind::Loader,
+        RoleKind::Launcher,
+        RoleKind::Storer,
+        RoleKind::Controller,
+    ];
 }
 
 impl fmt::Display for RoleKind {

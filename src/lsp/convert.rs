@@ -5,7 +5,10 @@
 
 use crate::diag::{Diagnostic, Severity};
 use crate::span::Span;
-use lsp_types::{DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Position, Range, Uri};
+use lsp_types::{
+    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Position, Range,
+    Uri,
+};
 
 /// Byte offsets of line starts, for converting positions. Lines end at `\n`, `\r\n` or a lone
 /// `\r`, as the protocol counts them.
@@ -51,15 +54,25 @@ impl LineIndex {
         while !text.is_char_boundary(offset) {
             offset -= 1;
         }
-        let line = self.lines.partition_point(|(s, _)| *s <= offset).saturating_sub(1);
+        let line = self
+            .lines
+            .partition_point(|(s, _)| *s <= offset)
+            .saturating_sub(1);
         let (start, end) = self.lines[line];
-        let col: usize = text.get(start..offset.min(end)).map_or(0, |s| s.chars().map(char::len_utf16).sum());
-        Position { line: line as u32, character: col as u32 }
+        let col: usize = text
+            .get(start..offset.min(end))
+            .map_or(0, |s| s.chars().map(char::len_utf16).sum());
+        Position {
+            line: line as u32,
+            character: col as u32,
+        }
     }
 
     /// The byte offset of LSP position `p` in `text` (clamped to the line's end).
     pub fn offset(&self, text: &str, p: Position) -> usize {
-        let Some(&(start, end)) = self.lines.get(p.line as usize) else { return text.len() };
+        let Some(&(start, end)) = self.lines.get(p.line as usize) else {
+            return text.len();
+        };
         let mut units = 0u32;
         for (i, c) in text[start..end].char_indices() {
             if units >= p.character {
@@ -78,12 +91,24 @@ impl LineIndex {
         }
         let start = self.position(text, span.start);
         let end = self.position(text, end.max(span.start.min(text.len())));
-        Range { start, end: if (end.line, end.character) < (start.line, start.character) { start } else { end } }
+        Range {
+            start,
+            end: if (end.line, end.character) < (start.line, start.character) {
+                start
+            } else {
+                end
+            },
+        }
     }
 }
 
 /// `d` as an LSP diagnostic of the document at `uri`.
-pub fn diagnostic(d: &Diagnostic, text: &str, lines: &LineIndex, uri: &Uri) -> lsp_types::Diagnostic {
+pub fn diagnostic(
+    d: &Diagnostic,
+    text: &str,
+    lines: &LineIndex,
+    uri: &Uri,
+) -> lsp_types::Diagnostic {
     let mut message = d.message.clone();
     if let Some(l) = d.labels.iter().find(|l| l.primary && !l.message.is_empty()) {
         message.push_str(&format!("\n{}", l.message));
@@ -99,8 +124,15 @@ pub fn diagnostic(d: &Diagnostic, text: &str, lines: &LineIndex, uri: &Uri) -> l
         .iter()
         .filter(|l| !l.primary)
         .map(|l| DiagnosticRelatedInformation {
-            location: Location { uri: uri.clone(), range: lines.range(text, l.span) },
-            message: if l.message.is_empty() { "here".into() } else { l.message.clone() },
+            location: Location {
+                uri: uri.clone(),
+                range: lines.range(text, l.span),
+            },
+            message: if l.message.is_empty() {
+                "here".into()
+            } else {
+                l.message.clone()
+            },
         })
         .collect();
     lsp_types::Diagnostic {
@@ -113,7 +145,11 @@ pub fn diagnostic(d: &Diagnostic, text: &str, lines: &LineIndex, uri: &Uri) -> l
         code: Some(NumberOrString::String(d.code.to_string())),
         source: Some("mpkc".into()),
         message,
-        related_information: if related.is_empty() { None } else { Some(related) },
+        related_information: if related.is_empty() {
+            None
+        } else {
+            Some(related)
+        },
         ..Default::default()
     }
 }
@@ -129,10 +165,31 @@ mod tests {
         let x = text.find('x').unwrap();
         let p = li.position(text, x);
         // `// ` 3 units, é 1 unit, 𝄞 2 units.
-        assert_eq!(p, Position { line: 1, character: 6 });
+        assert_eq!(
+            p,
+            Position {
+                line: 1,
+                character: 6
+            }
+        );
         assert_eq!(li.offset(text, p), x);
-        assert_eq!(li.position(text, text.len()), Position { line: 2, character: 1 });
-        assert_eq!(li.offset(text, Position { line: 9, character: 0 }), text.len());
+        assert_eq!(
+            li.position(text, text.len()),
+            Position {
+                line: 2,
+                character: 1
+            }
+        );
+        assert_eq!(
+            li.offset(
+                text,
+                Position {
+                    line: 9,
+                    character: 0
+                }
+            ),
+            text.len()
+        );
     }
 
     #[test]
@@ -142,11 +199,35 @@ mod tests {
         let e = text.find('é').unwrap();
         // A one-byte span on the first byte of é covers the whole character.
         let r = li.range(text, Span::new(e, e + 1));
-        assert_eq!((r.start, r.end), (Position { line: 1, character: 2 }, Position { line: 1, character: 3 }));
+        assert_eq!(
+            (r.start, r.end),
+            (
+                Position {
+                    line: 1,
+                    character: 2
+                },
+                Position {
+                    line: 1,
+                    character: 3
+                }
+            )
+        );
         let text = "/* a\rb */ zz";
         let li = LineIndex::new(text);
-        assert_eq!(li.position(text, text.find("zz").unwrap()), Position { line: 1, character: 5 });
+        assert_eq!(
+            li.position(text, text.find("zz").unwrap()),
+            Position {
+                line: 1,
+                character: 5
+            }
+        );
         let text = "x\r\ny";
-        assert_eq!(LineIndex::new(text).position(text, 3), Position { line: 1, character: 0 });
+        assert_eq!(
+            LineIndex::new(text).position(text, 3),
+            Position {
+                line: 1,
+                character: 0
+            }
+        );
     }
 }

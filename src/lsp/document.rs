@@ -25,10 +25,23 @@ pub struct Document {
 impl Document {
     /// Analyses `text`, named `path` in messages.
     pub fn analyze(path: &str, text: String) -> Document {
-        let checked = check_source(&Source { path: path.to_string(), text: text.clone() }, &Default::default(), &Default::default());
+        let checked = check_source(
+            &Source {
+                path: path.to_string(),
+                text: text.clone(),
+            },
+            &Default::default(),
+            &Default::default(),
+        );
         let ast = crate::front::parse_file(&text).ok();
         let index = ast.as_ref().map(index::build).unwrap_or_default();
-        Document { lines: LineIndex::new(&text), text, checked, ast, index }
+        Document {
+            lines: LineIndex::new(&text),
+            text,
+            checked,
+            ast,
+            index,
+        }
     }
 
     /// The checked instances of task `name`.

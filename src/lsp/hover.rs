@@ -16,14 +16,23 @@ use std::fmt::Write as _;
 const MAX_ORDINALS: usize = 31;
 
 fn inst(ir: &TaskIr) -> String {
-    ir.instance.as_ref().map_or_else(|| "(no instance)".to_string(), |i| format!("instance `{i}`"))
+    ir.instance.as_ref().map_or_else(
+        || "(no instance)".to_string(),
+        |i| format!("instance `{i}`"),
+    )
 }
 
 /// The hover text of the symbol at byte `offset`, if any.
 pub fn hover(doc: &Document, offset: usize) -> Option<String> {
     let i = doc.index.at(offset)?;
     let sym = &doc.index.symbols[i];
-    let task = doc.index.symbols.iter().find(|s| s.kind == SymKind::Task && s.task == sym.task)?.name.clone();
+    let task = doc
+        .index
+        .symbols
+        .iter()
+        .find(|s| s.kind == SymKind::Task && s.task == sym.task)?
+        .name
+        .clone();
     let mut out = String::new();
     let checked: Vec<&CheckedTask> = doc.instances(&task).collect();
     let rejected: Vec<&TaskIr> = doc.rejected(&task).collect();
@@ -33,7 +42,11 @@ pub fn hover(doc: &Document, offset: usize) -> Option<String> {
         SymKind::Channel | SymKind::Sem => ordinal_hover(&mut out, sym.kind, &sym.name, &checked),
         SymKind::Param => {
             let _ = writeln!(out, "**param `{}`**\n", sym.name);
-            for ir in checked.iter().map(|t| &t.ir).chain(rejected.iter().copied()) {
+            for ir in checked
+                .iter()
+                .map(|t| &t.ir)
+                .chain(rejected.iter().copied())
+            {
                 if let Some(p) = ir.params.get(&sym.name) {
                     let _ = writeln!(out, "- {}: {}", inst(ir), p.value);
                 }
@@ -41,10 +54,31 @@ pub fn hover(doc: &Document, offset: usize) -> Option<String> {
         }
         SymKind::Tensor => {
             let _ = writeln!(out, "**tensor `{}`**\n", sym.name);
-            for ir in checked.iter().map(|t| &t.ir).chain(rejected.iter().copied()) {
+            for ir in checked
+                .iter()
+                .map(|t| &t.ir)
+                .chain(rejected.iter().copied())
+            {
                 if let Some((_, t)) = ir.tensors.iter().find(|(_, t)| t.name == sym.name) {
-                    let tma = t.tma.as_ref().map(|m| format!(", TMA box {:?} ({} B per box)", m.box_dims, m.box_bytes(t.dtype).unwrap_or(0))).unwrap_or_default();
-                    let _ = writeln!(out, "- {}: {}{:?} {:?}{tma}", inst(ir), t.dtype, t.dims, t.direction);
+                    let tma = t
+                        .tma
+                        .as_ref()
+                        .map(|m| {
+                            format!(
+                                ", TMA box {:?} ({} B per box)",
+                                m.box_dims,
+                                m.box_bytes(t.dtype).unwrap_or(0)
+                            )
+                        })
+                        .unwrap_or_default();
+                    let _ = writeln!(
+                        out,
+                        "- {}: {}{:?} {:?}{tma}",
+                        inst(ir),
+                        t.dtype,
+                        t.dims,
+                        t.direction
+                    );
                 }
             }
         }
@@ -52,7 +86,14 @@ pub fn hover(doc: &Document, offset: usize) -> Option<String> {
             let _ = writeln!(out, "**role `{}`**\n", sym.name);
             if let Some(ir) = checked.first().map(|t| &t.ir).or(rejected.first().copied()) {
                 for r in ir.roles.iter().filter(|r| r.kind.to_string() == sym.name) {
-                    let _ = writeln!(out, "warps W{}..W{} (threads {}..{})", r.first_warp, r.last_warp, r.first_warp * 32, r.last_warp * 32 + 31);
+                    let _ = writeln!(
+                        out,
+                        "warps W{}..W{} (threads {}..{})",
+                        r.first_warp,
+                        r.last_warp,
+                        r.first_warp * 32,
+                        r.last_warp * 32 + 31
+                    );
                 }
             }
         }
@@ -60,16 +101,25 @@ pub fn hover(doc: &Document, offset: usize) -> Option<String> {
             let _ = writeln!(out, "**barrier `{}`**\n", sym.name);
             if let Some(ir) = checked.first().map(|t| &t.ir).or(rejected.first().copied()) {
                 for (_, b) in ir.barriers.iter().filter(|(_, b)| b.name == sym.name) {
-                    let _ = writeln!(out, "`bar.sync {}, {}` by the {} warps", b.id, b.threads, b.by);
+                    let _ = writeln!(
+                        out,
+                        "`bar.sync {}, {}` by the {} warps",
+                        b.id, b.threads, b.by
+                    );
                 }
             }
         }
         SymKind::Instance => {
-            let _ = writeln!(out, "**instance `{}`**: generates `{task}_{}.*`", sym.name, sym.name);
+            let _ = writeln!(
+                out,
+                "**instance `{}`**: generates `{task}_{}.*`",
+                sym.name, sym.name
+            );
         }
     }
     // Nothing known to say (a task that failed before lowering): no hover rather than an empty one.
-    let title_only = out.lines().filter(|l| !l.trim().is_empty()).count() <= 1 && sym.kind != SymKind::Instance;
+    let title_only =
+        out.lines().filter(|l| !l.trim().is_empty()).count() <= 1 && sym.kind != SymKind::Instance;
     if out.trim().is_empty() || title_only {
         return None;
     }
@@ -78,10 +128,15 @@ pub fn hover(doc: &Document, offset: usize) -> Option<String> {
 
 fn task_hover(out: &mut String, task: &str, checked: &[&CheckedTask], rejected: &[&TaskIr]) {
     let _ = writeln!(out, "**task `{task}`**\n");
-    let _ = writeln!(out, "| instance | target | region bytes | capacity | pages | ordinals | TMEM cols |");
+    let _ = writeln!(
+        out,
+        "| instance | target | region bytes | capacity | pages | ordinals | TMEM cols |"
+    );
     let _ = writeln!(out, "|---|---|---|---|---|---|---|");
     for t in checked {
-        let tmem = t.ir.tmem_cols.map_or("-".to_string(), |(c, _)| c.to_string());
+        let tmem =
+            t.ir.tmem_cols
+                .map_or("-".to_string(), |(c, _)| c.to_string());
         for (target, g, plan) in &t.plans {
             let _ = writeln!(
                 out,
@@ -112,18 +167,41 @@ fn task_hover(out: &mut String, task: &str, checked: &[&CheckedTask], rejected: 
     }
     if let Some(t) = checked.first() {
         if let Some((target, g, plan)) = t.plans.first() {
-            let _ = writeln!(out, "\nPage map:\n```text\n{}```", plan_text(&t.ir, target, g, plan));
+            let _ = writeln!(
+                out,
+                "\nPage map:\n```text\n{}```",
+                plan_text(&t.ir, target, g, plan)
+            );
         }
     }
 }
 
 fn region_hover(out: &mut String, name: &str, checked: &[&CheckedTask], rejected: &[&TaskIr]) {
-    let Some(ir) = checked.first().map(|t| &t.ir).or(rejected.first().copied()) else { return };
-    let Some(g) = ir.region_groups.iter().find(|g| g.name == name) else { return };
+    let Some(ir) = checked.first().map(|t| &t.ir).or(rejected.first().copied()) else {
+        return;
+    };
+    let Some(g) = ir.region_groups.iter().find(|g| g.name == name) else {
+        return;
+    };
     let first = g.members.first().map(|h| &ir.regions[*h]);
-    let _ = writeln!(out, "**region `{name}`**{}\n", if g.staged { format!(" ({} stages)", g.members.len()) } else { String::new() });
+    let _ = writeln!(
+        out,
+        "**region `{name}`**{}\n",
+        if g.staged {
+            format!(" ({} stages)", g.members.len())
+        } else {
+            String::new()
+        }
+    );
     if let Some(r) = first {
-        let _ = writeln!(out, "{} B each, align {}, release step {}{}\n", r.size, r.align, r.release_step, if r.can_pack { ", packable" } else { "" });
+        let _ = writeln!(
+            out,
+            "{} B each, align {}, release step {}{}\n",
+            r.size,
+            r.align,
+            r.release_step,
+            if r.can_pack { ", packable" } else { "" }
+        );
     }
     for t in checked {
         for (target, _, plan) in &t.plans {
@@ -136,34 +214,59 @@ fn region_hover(out: &mut String, name: &str, checked: &[&CheckedTask], rejected
                         (Some(a), _) => format!("page {a}"),
                         _ => "no page".to_string(),
                     };
-                    let _ = writeln!(out, "- `{rn}` (REGION ordinal {}): {} B, {pages}, offset {}", p.ordinal, p.size, p.offset);
+                    let _ = writeln!(
+                        out,
+                        "- `{rn}` (REGION ordinal {}): {} B, {pages}, offset {}",
+                        p.ordinal, p.size, p.offset
+                    );
                 }
             }
             out.push('\n');
         }
     }
     if checked.is_empty() {
-        let _ = writeln!(out, "Not planned: the task has errors (see the diagnostics); its regions need {} B in all.", ir.region_bytes());
+        let _ = writeln!(
+            out,
+            "Not planned: the task has errors (see the diagnostics); its regions need {} B in all.",
+            ir.region_bytes()
+        );
     }
 }
 
 fn ordinal_hover(out: &mut String, kind: SymKind, name: &str, checked: &[&CheckedTask]) {
     let _ = writeln!(out, "**{} `{name}`**\n", kind.keyword());
     let Some(t) = checked.first() else {
-        let _ = writeln!(out, "No ordinals: the task has errors (see the diagnostics).");
+        let _ = writeln!(
+            out,
+            "No ordinals: the task has errors (see the diagnostics)."
+        );
         return;
     };
     let prefix = format!("{name}.");
-    let mine: Vec<_> = t.ordinals.iter().filter(|o| o.name == name || o.name.starts_with(&prefix)).collect();
+    let mine: Vec<_> = t
+        .ordinals
+        .iter()
+        .filter(|o| o.name == name || o.name.starts_with(&prefix))
+        .collect();
     if mine.is_empty() {
-        let _ = writeln!(out, "Shares the barriers of another channel (no ordinals of its own).");
+        let _ = writeln!(
+            out,
+            "Shares the barriers of another channel (no ordinals of its own)."
+        );
         return;
     }
-    let _ = writeln!(out, "| ordinal | barrier | count | producer → consumer | arrival | re-init |");
+    let _ = writeln!(
+        out,
+        "| ordinal | barrier | count | producer → consumer | arrival | re-init |"
+    );
     let _ = writeln!(out, "|---|---|---|---|---|---|");
     for o in mine {
         let reinit = o.reinit.map_or("none".to_string(), |r| r.to_string());
-        let _ = writeln!(out, "| {} | `{}` | {} | {} → {} | {:?} | {reinit} |", o.ordinal, o.name, o.count, o.producer, o.consumer, o.arrival);
+        let _ = writeln!(
+            out,
+            "| {} | `{}` | {} | {} → {} | {:?} | {reinit} |",
+            o.ordinal, o.name, o.count, o.producer, o.consumer, o.arrival
+        );
     }
 }
 
@@ -172,7 +275,11 @@ mod tests {
     use super::*;
 
     fn house() -> Document {
-        let text = crate::driver::stdlib::sources().into_iter().find(|s| s.path.ends_with("linear_sm100_v2.mpk")).unwrap().text;
+        let text = crate::driver::stdlib::sources()
+            .into_iter()
+            .find(|s| s.path.ends_with("linear_sm100_v2.mpk"))
+            .unwrap()
+            .text;
         Document::analyze("linear_sm100_v2.mpk", text)
     }
 
@@ -181,7 +288,10 @@ mod tests {
         let d = house();
         let at = d.text.find("linear_sm100_v2").unwrap();
         let h = hover(&d, at).unwrap();
-        assert!(h.contains("| - | sm_100a | 221200 | 224256 | 14 of 14 | 24 of 31 | 32 |"), "{h}");
+        assert!(
+            h.contains("| - | sm_100a | 221200 | 224256 | 14 of 14 | 24 of 31 | 32 |"),
+            "{h}"
+        );
         assert!(h.contains("page 13 |"), "{h}");
     }
 
@@ -190,9 +300,16 @@ mod tests {
         let d = house();
         let at = d.text.find("region W").unwrap() + "region ".len();
         let h = hover(&d, at).unwrap();
-        assert!(h.contains("(6 stages)") && h.contains("`W_0` (REGION ordinal 0): 32768 B, pages 0-1, offset 0"), "{h}");
+        assert!(
+            h.contains("(6 stages)")
+                && h.contains("`W_0` (REGION ordinal 0): 32768 B, pages 0-1, offset 0"),
+            "{h}"
+        );
         let at = d.text.find("channel w_ring").unwrap() + "channel ".len();
         let h = hover(&d, at).unwrap();
-        assert!(h.contains("`w_ring.full[0]`") && h.contains("loader → launcher"), "{h}");
+        assert!(
+            h.contains("`w_ring.full[0]`") && h.contains("loader → launcher"),
+            "{h}"
+        );
     }
 }

@@ -3,7 +3,10 @@
 //! task: a name in an expression is a param (or a named barrier), a channel's storage is a
 //! region, a TMA arrival names tensors, a role position names a role of `roles`.
 
-use crate::front::ast::{self, Arrival, ChannelClause, ChannelStorage, Expr, ExprKind, GranValue, Ident, Item, RegionAttr, SemClause, Value};
+use crate::front::ast::{
+    self, Arrival, ChannelClause, ChannelStorage, Expr, ExprKind, GranValue, Ident, Item,
+    RegionAttr, SemClause, Value,
+};
 use crate::span::Span;
 
 /// What a symbol is.
@@ -95,12 +98,22 @@ impl Index {
 pub fn build(file: &ast::File) -> Index {
     let mut ix = Index::default();
     for (ti, task) in file.tasks.iter().enumerate() {
-        ix.symbols.push(Symbol { kind: SymKind::Task, name: task.name.node.clone(), name_span: task.name.span, span: task.span, task: ti });
+        ix.symbols.push(Symbol {
+            kind: SymKind::Task,
+            name: task.name.node.clone(),
+            name_span: task.name.span,
+            span: task.span,
+            task: ti,
+        });
         let first = ix.symbols.len();
         for item in &task.items {
             declare(&mut ix, ti, item);
         }
-        let mut r = Resolver { ix: &mut ix, first, task: ti };
+        let mut r = Resolver {
+            ix: &mut ix,
+            first,
+            task: ti,
+        };
         for item in &task.items {
             r.item(item);
         }
@@ -110,7 +123,13 @@ pub fn build(file: &ast::File) -> Index {
 
 fn declare(ix: &mut Index, task: usize, item: &Item) {
     let mut add = |kind, name: &Ident, span: Span| {
-        ix.symbols.push(Symbol { kind, name: name.node.clone(), name_span: name.span, span, task });
+        ix.symbols.push(Symbol {
+            kind,
+            name: name.node.clone(),
+            name_span: name.span,
+            span,
+            task,
+        });
     };
     match item {
         Item::Param(p) => add(SymKind::Param, &p.name, p.span),
@@ -151,7 +170,9 @@ impl Resolver<'_> {
 
     fn expr(&mut self, e: &Expr) {
         match &e.kind {
-            ExprKind::Path(p) if p.len() == 1 => self.name(&p[0], &[SymKind::Param, SymKind::Barrier]),
+            ExprKind::Path(p) if p.len() == 1 => {
+                self.name(&p[0], &[SymKind::Param, SymKind::Barrier])
+            }
             ExprKind::Neg(x) => self.expr(x),
             ExprKind::Binary(_, a, b) => {
                 self.expr(a);
@@ -179,7 +200,10 @@ impl Resolver<'_> {
     fn item(&mut self, item: &Item) {
         const ROLE: &[SymKind] = &[SymKind::Role];
         match item {
-            Item::Targets(ts, _) => ts.iter().filter_map(|t| t.setting.as_ref()).for_each(|(_, e)| self.expr(e)),
+            Item::Targets(ts, _) => ts
+                .iter()
+                .filter_map(|t| t.setting.as_ref())
+                .for_each(|(_, e)| self.expr(e)),
             Item::TaskId(e, _) | Item::Stages(e, _) | Item::Tmem(e, _) => self.expr(e),
             Item::Param(p) => {
                 if let Some(r) = &p.range {
@@ -196,12 +220,17 @@ impl Resolver<'_> {
                     b.node.iter().for_each(|d| self.expr(d));
                 }
             }
-            Item::Tile(dims, _) | Item::SetMaxNReg(dims, _) => dims.iter().for_each(|(_, e)| self.expr(e)),
+            Item::Tile(dims, _) | Item::SetMaxNReg(dims, _) => {
+                dims.iter().for_each(|(_, e)| self.expr(e))
+            }
             Item::Mma(m) => m.dims.iter().for_each(|(_, e)| self.expr(e)),
             Item::Region(r) => {
                 for a in &r.attrs {
                     match a {
-                        RegionAttr::Bytes(e, _) | RegionAttr::Align(e, _) | RegionAttr::Release(e, _) | RegionAttr::Pages(e, _) => self.expr(e),
+                        RegionAttr::Bytes(e, _)
+                        | RegionAttr::Align(e, _)
+                        | RegionAttr::Release(e, _)
+                        | RegionAttr::Pages(e, _) => self.expr(e),
                         RegionAttr::Pack(_) | RegionAttr::Contiguous(..) => {}
                     }
                 }
@@ -218,7 +247,12 @@ impl Resolver<'_> {
                 }
                 for cl in &c.clauses {
                     match cl {
-                        ChannelClause::Edge { producer, consumer, arrival, .. } => {
+                        ChannelClause::Edge {
+                            producer,
+                            consumer,
+                            arrival,
+                            ..
+                        } => {
                             self.name(producer, ROLE);
                             self.name(consumer, ROLE);
                             self.arrival(arrival);
@@ -228,7 +262,9 @@ impl Resolver<'_> {
                             self.arrival(arrival);
                         }
                         ChannelClause::SharesEmpty(ch, _) => self.name(ch, &[SymKind::Channel]),
-                        ChannelClause::Reinit(role, _) | ChannelClause::EarlyExit { role, .. } => self.name(role, ROLE),
+                        ChannelClause::Reinit(role, _) | ChannelClause::EarlyExit { role, .. } => {
+                            self.name(role, ROLE)
+                        }
                         ChannelClause::Drain(_) => {}
                     }
                 }
@@ -254,8 +290,16 @@ impl Resolver<'_> {
                     self.name(r, ROLE);
                 }
             }
-            Item::Body(ast::Body::Template { inputs, outputs, scalars, .. }) => {
-                inputs.iter().chain(outputs).for_each(|t| self.name(t, &[SymKind::Tensor]));
+            Item::Body(ast::Body::Template {
+                inputs,
+                outputs,
+                scalars,
+                ..
+            }) => {
+                inputs
+                    .iter()
+                    .chain(outputs)
+                    .for_each(|t| self.name(t, &[SymKind::Tensor]));
                 scalars.iter().for_each(|s| self.name(s, &[SymKind::Param]));
             }
             Item::Granularity(g) => {
@@ -271,7 +315,11 @@ impl Resolver<'_> {
                     self.value(v);
                 }
             }
-            Item::Family(_) | Item::Roles(..) | Item::Body(_) | Item::Epilogue(..) | Item::Lever(_) => {}
+            Item::Family(_)
+            | Item::Roles(..)
+            | Item::Body(_)
+            | Item::Epilogue(..)
+            | Item::Lever(_) => {}
         }
     }
 }
@@ -286,9 +334,18 @@ mod tests {
 
     #[test]
     fn the_house_linear_resolves_rings_roles_and_params() {
-        let text = crate::driver::stdlib::sources().into_iter().find(|s| s.path.ends_with("linear_sm100_v2.mpk")).unwrap().text;
+        let text = crate::driver::stdlib::sources()
+            .into_iter()
+            .find(|s| s.path.ends_with("linear_sm100_v2.mpk"))
+            .unwrap()
+            .text;
         let ix = index(&text);
-        let find = |k, n: &str| ix.symbols.iter().position(|s| s.kind == k && s.name == n).unwrap();
+        let find = |k, n: &str| {
+            ix.symbols
+                .iter()
+                .position(|s| s.kind == k && s.name == n)
+                .unwrap()
+        };
         // `channel w_ring: W, …` names the region W, `(tma W)` the tensor W.
         let region_w = find(SymKind::Region, "W");
         let tensor_w = find(SymKind::Tensor, "W");
@@ -306,7 +363,11 @@ mod tests {
     #[test]
     fn instances_name_params() {
         let ix = index("task t { param h: int = 4\n instance a(h = 8) }");
-        let p = ix.symbols.iter().position(|s| s.kind == SymKind::Param).unwrap();
+        let p = ix
+            .symbols
+            .iter()
+            .position(|s| s.kind == SymKind::Param)
+            .unwrap();
         assert_eq!(ix.occurrences(p, true).len(), 2);
     }
 }

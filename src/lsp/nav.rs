@@ -8,16 +8,29 @@ use lsp_types::{CompletionItem, CompletionItemKind, DocumentSymbol, Location, Sy
 /// The declaration of the symbol at byte `offset`.
 pub fn definition(doc: &Document, uri: &Uri, offset: usize) -> Option<Location> {
     let i = doc.index.at(offset)?;
-    Some(Location { uri: uri.clone(), range: doc.lines.range(&doc.text, doc.index.symbols[i].name_span) })
+    Some(Location {
+        uri: uri.clone(),
+        range: doc.lines.range(&doc.text, doc.index.symbols[i].name_span),
+    })
 }
 
 /// Every place the symbol at byte `offset` is named.
-pub fn references(doc: &Document, uri: &Uri, offset: usize, with_declaration: bool) -> Vec<Location> {
-    let Some(i) = doc.index.at(offset) else { return Vec::new() };
+pub fn references(
+    doc: &Document,
+    uri: &Uri,
+    offset: usize,
+    with_declaration: bool,
+) -> Vec<Location> {
+    let Some(i) = doc.index.at(offset) else {
+        return Vec::new();
+    };
     doc.index
         .occurrences(i, with_declaration)
         .into_iter()
-        .map(|s| Location { uri: uri.clone(), range: doc.lines.range(&doc.text, s) })
+        .map(|s| Location {
+            uri: uri.clone(),
+            range: doc.lines.range(&doc.text, s),
+        })
         .collect()
 }
 
@@ -53,8 +66,13 @@ pub fn document_symbols(doc: &Document) -> Vec<DocumentSymbol> {
         .iter()
         .filter(|s| s.kind == SymKind::Task)
         .map(|t| {
-            let kids: Vec<DocumentSymbol> =
-                doc.index.symbols.iter().filter(|s| s.task == t.task && s.kind != SymKind::Task).map(|s| sym(s, None)).collect();
+            let kids: Vec<DocumentSymbol> = doc
+                .index
+                .symbols
+                .iter()
+                .filter(|s| s.task == t.task && s.kind != SymKind::Task)
+                .map(|s| sym(s, None))
+                .collect();
             sym(t, Some(kids))
         })
         .collect()
@@ -62,14 +80,94 @@ pub fn document_symbols(doc: &Document) -> Vec<DocumentSymbol> {
 
 /// Keywords and words of the language, for completion.
 const KEYWORDS: &[&str] = &[
-    "task", "family", "targets", "task_id", "param", "tensor", "tile", "stages", "mma", "tmem", "region", "channel", "sem",
-    "roles", "barrier", "body", "epilogue", "granularity", "lever", "instance", "setmaxnreg", "pipeline", "consumer",
-    "consumer-monolith", "consumer-no-smem", "helper", "sm_100a", "sm_90a", "bf16", "f16", "f32", "e4m3", "e5m2", "ue8m0",
-    "i32", "i64", "u8", "int", "f32", "bool", "in", "out", "inout", "tma", "box", "swizzle", "l2", "evict_first",
-    "evict_last", "evict_normal", "bytes", "align", "pack", "release", "pages", "contiguous", "stage", "loader",
-    "launcher", "storer", "empty", "by", "shares_empty", "reinit", "no_reinit", "count", "threads", "commit", "named",
-    "cuda", "per_tile", "grid_wide", "tiles_per_task", "tcgen05", "wgmma", "align_up", "ceil_div", "min", "max", "drain",
-    "at", "start", "end", "slots", "cols", "default", "on", "off",
+    "task",
+    "family",
+    "targets",
+    "task_id",
+    "param",
+    "tensor",
+    "tile",
+    "stages",
+    "mma",
+    "tmem",
+    "region",
+    "channel",
+    "sem",
+    "roles",
+    "barrier",
+    "body",
+    "epilogue",
+    "granularity",
+    "lever",
+    "instance",
+    "setmaxnreg",
+    "pipeline",
+    "consumer",
+    "consumer-monolith",
+    "consumer-no-smem",
+    "helper",
+    "sm_100a",
+    "sm_90a",
+    "bf16",
+    "f16",
+    "f32",
+    "e4m3",
+    "e5m2",
+    "ue8m0",
+    "i32",
+    "i64",
+    "u8",
+    "int",
+    "f32",
+    "bool",
+    "in",
+    "out",
+    "inout",
+    "tma",
+    "box",
+    "swizzle",
+    "l2",
+    "evict_first",
+    "evict_last",
+    "evict_normal",
+    "bytes",
+    "align",
+    "pack",
+    "release",
+    "pages",
+    "contiguous",
+    "stage",
+    "loader",
+    "launcher",
+    "storer",
+    "empty",
+    "by",
+    "shares_empty",
+    "reinit",
+    "no_reinit",
+    "count",
+    "threads",
+    "commit",
+    "named",
+    "cuda",
+    "per_tile",
+    "grid_wide",
+    "tiles_per_task",
+    "tcgen05",
+    "wgmma",
+    "align_up",
+    "ceil_div",
+    "min",
+    "max",
+    "drain",
+    "at",
+    "start",
+    "end",
+    "slots",
+    "cols",
+    "default",
+    "on",
+    "off",
 ];
 
 /// Completion: the keywords, then every name the file declares.
@@ -94,7 +192,11 @@ pub fn completion(doc: &Document) -> Vec<CompletionItem> {
     }
     for k in KEYWORDS {
         if seen.insert((*k).to_string()) {
-            items.push(CompletionItem { label: (*k).to_string(), kind: Some(CompletionItemKind::KEYWORD), ..Default::default() });
+            items.push(CompletionItem {
+                label: (*k).to_string(),
+                kind: Some(CompletionItemKind::KEYWORD),
+                ..Default::default()
+            });
         }
     }
     items

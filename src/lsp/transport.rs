@@ -62,7 +62,12 @@ fn read_frame(r: &mut impl BufRead) -> std::io::Result<Option<Result<Vec<u8>, St
         saw_header = true;
         if let Some((name, value)) = l.split_once(':') {
             if name.trim().eq_ignore_ascii_case("content-length") {
-                length = Some(value.trim().parse::<usize>().map_err(|_| format!("bad Content-Length `{}`", value.trim())));
+                length = Some(
+                    value
+                        .trim()
+                        .parse::<usize>()
+                        .map_err(|_| format!("bad Content-Length `{}`", value.trim())),
+                );
             }
         }
     }
@@ -79,17 +84,24 @@ fn read_frame(r: &mut impl BufRead) -> std::io::Result<Option<Result<Vec<u8>, St
 
 /// Classifies one body.
 pub fn parse(body: &[u8]) -> Incoming {
-    let invalid = |id: Option<Value>, code: i32, message: String| Incoming::Invalid { id, code, message };
+    let invalid =
+        |id: Option<Value>, code: i32, message: String| Incoming::Invalid { id, code, message };
     let v: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(e) => return invalid(None, -32700, format!("parse error: {e}")),
     };
-    let Some(obj) = v.as_object() else { return invalid(None, -32600, "a JSON-RPC message must be an object".into()) };
+    let Some(obj) = v.as_object() else {
+        return invalid(None, -32600, "a JSON-RPC message must be an object".into());
+    };
     let id = obj.get("id").cloned();
     if let Some(id) = &id {
         let usable = id.as_str().is_some() || id.as_i64().is_some_and(|n| i32::try_from(n).is_ok());
         if !usable && obj.contains_key("method") {
-            return invalid(Some(id.clone()), -32600, "request ids must be strings or 32-bit integers".into());
+            return invalid(
+                Some(id.clone()),
+                -32600,
+                "request ids must be strings or 32-bit integers".into(),
+            );
         }
     }
     if obj.contains_key("method") && !obj.get("method").is_some_and(Value::is_string) {
@@ -102,7 +114,11 @@ pub fn parse(body: &[u8]) -> Incoming {
 }
 
 /// Starts the reader (stdin) and writer (stdout) threads.
-pub fn stdio() -> (Receiver<Incoming>, Sender<Outgoing>, Vec<std::thread::JoinHandle<()>>) {
+pub fn stdio() -> (
+    Receiver<Incoming>,
+    Sender<Outgoing>,
+    Vec<std::thread::JoinHandle<()>>,
+) {
     let (in_tx, in_rx) = crossbeam_channel::unbounded::<Incoming>();
     let (out_tx, out_rx) = crossbeam_channel::unbounded::<Outgoing>();
     let reader = std::thread::spawn(move || {
@@ -112,7 +128,11 @@ pub fn stdio() -> (Receiver<Incoming>, Sender<Outgoing>, Vec<std::thread::JoinHa
             let item = match read_frame(&mut r) {
                 Ok(None) | Err(_) => break,
                 Ok(Some(Ok(body))) => parse(&body),
-                Ok(Some(Err(e))) => Incoming::Invalid { id: None, code: -32700, message: e },
+                Ok(Some(Err(e))) => Incoming::Invalid {
+                    id: None,
+                    code: -32700,
+                    message: e,
+                },
             };
             if let Incoming::Invalid { message, .. } = &item {
                 eprintln!("mpkc lsp: malformed input: {message}; the server goes on");
@@ -130,7 +150,9 @@ pub fn stdio() -> (Receiver<Incoming>, Sender<Outgoing>, Vec<std::thread::JoinHa
                 Outgoing::Msg(m) => m.write(&mut w).is_ok(),
                 Outgoing::Error { id, code, message } => {
                     let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string();
-                    write!(w, "Content-Length: {}\r\n\r\n{body}", body.len()).and_then(|_| w.flush()).is_ok()
+                    write!(w, "Content-Length: {}\r\n\r\n{body}", body.len())
+                        .and_then(|_| w.flush())
+                        .is_ok()
                 }
             };
             if !ok {
@@ -157,12 +179,45 @@ mod tests {
 
     #[test]
     fn classifies_bad_messages() {
-        assert!(matches!(parse(b"{abc}"), Incoming::Invalid { code: -32700, id: None, .. }));
-        assert!(matches!(parse(b"[]"), Incoming::Invalid { code: -32600, .. }));
-        assert!(matches!(parse(br#"{"id":9,"method":5}"#), Incoming::Invalid { code: -32600, id: Some(_), .. }));
-        assert!(matches!(parse(br#"{"id":2147483648,"method":"x"}"#), Incoming::Invalid { code: -32600, id: Some(_), .. }));
-        assert!(matches!(parse(br#"{"id":1.5,"method":"x"}"#), Incoming::Invalid { code: -32600, .. }));
-        assert!(matches!(parse(br#"{"id":3,"method":"x","params":null}"#), Incoming::Msg(Message::Request(_))));
-        assert!(matches!(parse(br#"{"method":"initialized","params":{}}"#), Incoming::Msg(Message::Notification(_))));
+        assert!(matches!(
+            parse(b"{abc}"),
+            Incoming::Invalid {
+                code: -32700,
+                id: None,
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse(b"[]"),
+            Incoming::Invalid { code: -32600, .. }
+        ));
+        assert!(matches!(
+            parse(br#"{"id":9,"method":5}"#),
+            Incoming::Invalid {
+                code: -32600,
+                id: Some(_),
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse(br#"{"id":2147483648,"method":"x"}"#),
+            Incoming::Invalid {
+                code: -32600,
+                id: Some(_),
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse(br#"{"id":1.5,"method":"x"}"#),
+            Incoming::Invalid { code: -32600, .. }
+        ));
+        assert!(matches!(
+            parse(br#"{"id":3,"method":"x","params":null}"#),
+            Incoming::Msg(Message::Request(_))
+        ));
+        assert!(matches!(
+            parse(br#"{"method":"initialized","params":{}}"#),
+            Incoming::Msg(Message::Notification(_))
+        ));
     }
 }

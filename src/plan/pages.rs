@@ -38,7 +38,11 @@ pub struct Geometry {
 
 impl Default for Geometry {
     fn default() -> Self {
-        Geometry { page_size: PAGE_SIZE, num_pages: NUM_PAGES, capacity_bytes: crate::ir::DEFAULT_SMEM_CAPACITY_BYTES }
+        Geometry {
+            page_size: PAGE_SIZE,
+            num_pages: NUM_PAGES,
+            capacity_bytes: crate::ir::DEFAULT_SMEM_CAPACITY_BYTES,
+        }
     }
 }
 
@@ -74,13 +78,26 @@ pub struct RegionRequest {
 pub enum PlanError {
     /// `size < 0` (`invalid_size`).
     #[error("region {index} `{name}` has invalid size {size}")]
-    InvalidSize { index: usize, name: String, size: i64 },
+    InvalidSize {
+        index: usize,
+        name: String,
+        size: i64,
+    },
     /// Alignment not a positive power of two (`invalid_alignment`).
     #[error("region {index} `{name}` has invalid alignment {alignment}")]
-    InvalidAlignment { index: usize, name: String, alignment: i64 },
+    InvalidAlignment {
+        index: usize,
+        name: String,
+        alignment: i64,
+    },
     /// `page_count × page_size < size` (`page_count_too_small`).
     #[error("region {index} `{name}`: {page_count} pages hold {} bytes, fewer than its {size}", page_count * PAGE_SIZE)]
-    PageCountTooSmall { index: usize, name: String, page_count: i64, size: i64 },
+    PageCountTooSmall {
+        index: usize,
+        name: String,
+        page_count: i64,
+        size: i64,
+    },
     /// `contiguous == false` (`non_contiguous_region_unsupported`).
     #[error("region {index} `{name}` is not contiguous")]
     NonContiguous { index: usize, name: String },
@@ -185,26 +202,44 @@ fn validate(regions: &[RegionRequest], g: &Geometry) -> Result<Vec<Parsed>, Plan
     for (index, r) in regions.iter().enumerate() {
         let name = r.name.clone();
         if r.size < 0 {
-            return Err(PlanError::InvalidSize { index, name, size: r.size });
+            return Err(PlanError::InvalidSize {
+                index,
+                name,
+                size: r.size,
+            });
         }
         if r.alignment <= 0 || (r.alignment & (r.alignment - 1)) != 0 {
-            return Err(PlanError::InvalidAlignment { index, name, alignment: r.alignment });
+            return Err(PlanError::InvalidAlignment {
+                index,
+                name,
+                alignment: r.alignment,
+            });
         }
         if !r.contiguous {
             return Err(PlanError::NonContiguous { index, name });
         }
         if r.page_count >= 0 && r.page_count.saturating_mul(g.page_size) < r.size {
-            return Err(PlanError::PageCountTooSmall { index, name, page_count: r.page_count, size: r.size });
+            return Err(PlanError::PageCountTooSmall {
+                index,
+                name,
+                page_count: r.page_count,
+                size: r.size,
+            });
         }
         let pages = if r.size == 0 {
             0
         } else if r.page_count < 0 {
-            usize::try_from(r.size / g.page_size + i64::from(r.size % g.page_size != 0)).unwrap_or(usize::MAX)
+            usize::try_from(r.size / g.page_size + i64::from(r.size % g.page_size != 0))
+                .unwrap_or(usize::MAX)
         } else {
             usize::try_from(r.page_count).unwrap_or(usize::MAX)
         };
         let packable = r.can_pack && pages <= 1 && r.size < g.page_size;
-        out.push(Parsed { index, pages, packable });
+        out.push(Parsed {
+            index,
+            pages,
+            packable,
+        });
     }
     Ok(out)
 }
@@ -273,7 +308,11 @@ fn place_run(st: &mut Logical, g: &Geometry, n: usize, size: i64) -> Option<usiz
 
 /// Plans `regions` (declaration order) after a predecessor whose release order is `preferred`
 /// (identity for a task with no predecessor). Errors are MPK's rejections (I-S1, I-S4).
-pub fn plan(regions: &[RegionRequest], preferred: &[usize], g: &Geometry) -> Result<PagePlan, PlanError> {
+pub fn plan(
+    regions: &[RegionRequest],
+    preferred: &[usize],
+    g: &Geometry,
+) -> Result<PagePlan, PlanError> {
     let parsed = validate(regions, g)?;
     let mut placed: Vec<PlacedRegion> = regions
         .iter()
@@ -299,13 +338,26 @@ pub fn plan(regions: &[RegionRequest], preferred: &[usize], g: &Geometry) -> Res
         });
     }
     let mut order: Vec<&Parsed> = parsed.iter().filter(|p| p.pages > 0).collect();
-    order.sort_by_key(|p| (u8::from(p.packable), std::cmp::Reverse(p.pages), std::cmp::Reverse(regions[p.index].size)));
-    let mut st = Logical { full: vec![false; g.num_pages], subs: vec![Vec::new(); g.num_pages] };
+    order.sort_by_key(|p| {
+        (
+            u8::from(p.packable),
+            std::cmp::Reverse(p.pages),
+            std::cmp::Reverse(regions[p.index].size),
+        )
+    });
+    let mut st = Logical {
+        full: vec![false; g.num_pages],
+        subs: vec![Vec::new(); g.num_pages],
+    };
     for p in order {
         let r = &regions[p.index];
-        let capacity_exceeded = || PlanError::CapacityExceeded { index: p.index, name: r.name.clone() };
+        let capacity_exceeded = || PlanError::CapacityExceeded {
+            index: p.index,
+            name: r.name.clone(),
+        };
         if p.packable {
-            let (page, off) = place_packed(&mut st, g, r.size, r.alignment).ok_or_else(capacity_exceeded)?;
+            let (page, off) =
+                place_packed(&mut st, g, r.size, r.alignment).ok_or_else(capacity_exceeded)?;
             placed[p.index].logical_pages = vec![page];
             placed[p.index].offset = off;
         } else {
@@ -318,21 +370,32 @@ pub fn plan(regions: &[RegionRequest], preferred: &[usize], g: &Geometry) -> Res
 }
 
 /// Step 4e: the logical → physical permutation.
-fn remap(placed: &[PlacedRegion], preferred: &[usize], g: &Geometry) -> Result<Vec<usize>, PlanError> {
+fn remap(
+    placed: &[PlacedRegion],
+    preferred: &[usize],
+    g: &Geometry,
+) -> Result<Vec<usize>, PlanError> {
     let n = g.num_pages;
     let mut l2p: Vec<Option<usize>> = vec![None; n];
     let mut used = vec![false; n];
     // (i) multi-page regions, longest first, declaration order among equals: lowest free run.
-    let mut multi: Vec<&PlacedRegion> = placed.iter().filter(|r| r.logical_pages.len() > 1).collect();
+    let mut multi: Vec<&PlacedRegion> = placed
+        .iter()
+        .filter(|r| r.logical_pages.len() > 1)
+        .collect();
     multi.sort_by_key(|r| std::cmp::Reverse(r.logical_pages.len()));
     for r in multi {
         let len = r.logical_pages.len();
         let start = (0..=n.saturating_sub(len))
             .find(|&s| s + len <= n && (s..s + len).all(|p| !used[p]))
-            .ok_or_else(|| PlanError::Remap(format!("assigning contiguous physical pages to {}", r.name)))?;
+            .ok_or_else(|| {
+                PlanError::Remap(format!("assigning contiguous physical pages to {}", r.name))
+            })?;
         for (i, &l) in r.logical_pages.iter().enumerate() {
             if l2p[l].is_some() {
-                return Err(PlanError::Remap(format!("logical page {l} assigned to multiple physical pages")));
+                return Err(PlanError::Remap(format!(
+                    "logical page {l} assigned to multiple physical pages"
+                )));
             }
             l2p[l] = Some(start + i);
             used[start + i] = true;
@@ -364,24 +427,39 @@ fn remap(placed: &[PlacedRegion], preferred: &[usize], g: &Geometry) -> Result<V
 }
 
 /// Step 4f: physical pages, usage, release order, validation.
-fn finish(mut placed: Vec<PlacedRegion>, l2p: Vec<usize>, preferred: &[usize], g: &Geometry) -> Result<PagePlan, PlanError> {
+fn finish(
+    mut placed: Vec<PlacedRegion>,
+    l2p: Vec<usize>,
+    preferred: &[usize],
+    g: &Geometry,
+) -> Result<PagePlan, PlanError> {
     let n = g.num_pages;
     let mut step: Vec<i64> = vec![-1; n];
     for r in &mut placed {
         r.pages = r.logical_pages.iter().map(|&l| l2p[l]).collect();
         for w in r.pages.windows(2) {
             if w[1] != w[0] + 1 {
-                return Err(PlanError::Remap(format!("region {} is not on contiguous physical pages", r.name)));
+                return Err(PlanError::Remap(format!(
+                    "region {} is not on contiguous physical pages",
+                    r.name
+                )));
             }
         }
         for &p in &r.pages {
             step[p] = step[p].max(r.release_step);
         }
     }
-    let used: Vec<bool> = (0..n).map(|p| placed.iter().any(|r| r.pages.contains(&p))).collect();
+    let used: Vec<bool> = (0..n)
+        .map(|p| placed.iter().any(|r| r.pages.contains(&p)))
+        .collect();
     let mut release_order: Vec<usize> = (0..n).collect();
     release_order.sort_by_key(|&p| (if used[p] { step[p] } else { -1 }, p));
-    let max_byte_end = placed.iter().filter(|r| !r.pages.is_empty()).map(PlacedRegion::end_bytes).max().unwrap_or(0);
+    let max_byte_end = placed
+        .iter()
+        .filter(|r| !r.pages.is_empty())
+        .map(PlacedRegion::end_bytes)
+        .max()
+        .unwrap_or(0);
     Ok(PagePlan {
         pages_used: used.iter().filter(|u| **u).count(),
         regions: placed,
@@ -396,8 +474,22 @@ fn finish(mut placed: Vec<PlacedRegion>, l2p: Vec<usize>, preferred: &[usize], g
 mod tests {
     use super::*;
 
-    fn req(name: &str, size: i64, alignment: i64, can_pack: bool, release_step: i64) -> RegionRequest {
-        RegionRequest { name: name.into(), size, alignment, page_count: -1, can_pack, release_step, contiguous: true }
+    fn req(
+        name: &str,
+        size: i64,
+        alignment: i64,
+        can_pack: bool,
+        release_step: i64,
+    ) -> RegionRequest {
+        RegionRequest {
+            name: name.into(),
+            size,
+            alignment,
+            page_count: -1,
+            can_pack,
+            release_step,
+            contiguous: true,
+        }
     }
 
     #[test]
@@ -423,9 +515,26 @@ mod tests {
         for s in 0..6 {
             assert_eq!(p.regions[s].pages, vec![2 * s, 2 * s + 1]);
         }
-        let a: Vec<_> = p.regions[6..].iter().map(|r| (r.pages[0], r.offset)).collect();
-        assert_eq!(a, vec![(12, 0), (12, 4096), (12, 8192), (12, 12288), (13, 0), (13, 4096), (13, 8192)]);
-        assert_eq!(p.release_order, vec![0, 1, 2, 3, 4, 5, 6, 7, 12, 8, 9, 10, 11, 13]);
+        let a: Vec<_> = p.regions[6..]
+            .iter()
+            .map(|r| (r.pages[0], r.offset))
+            .collect();
+        assert_eq!(
+            a,
+            vec![
+                (12, 0),
+                (12, 4096),
+                (12, 8192),
+                (12, 12288),
+                (13, 0),
+                (13, 4096),
+                (13, 8192)
+            ]
+        );
+        assert_eq!(
+            p.release_order,
+            vec![0, 1, 2, 3, 4, 5, 6, 7, 12, 8, 9, 10, 11, 13]
+        );
         assert_eq!(p.max_byte_end, 221_200);
     }
 }
@@ -439,8 +548,14 @@ mod properties {
     use proptest::prelude::*;
 
     fn region() -> impl Strategy<Value = RegionRequest> {
-        (0i64..40_000, 0u32..11, prop::bool::ANY, 0i64..8, prop::option::of(0i64..4)).prop_map(|(size, a, pack, step, pc)| {
-            RegionRequest {
+        (
+            0i64..40_000,
+            0u32..11,
+            prop::bool::ANY,
+            0i64..8,
+            prop::option::of(0i64..4),
+        )
+            .prop_map(|(size, a, pack, step, pc)| RegionRequest {
                 name: String::new(),
                 size,
                 alignment: 1 << a,
@@ -448,8 +563,7 @@ mod properties {
                 can_pack: pack,
                 release_step: step,
                 contiguous: true,
-            }
-        })
+            })
     }
 
     fn order() -> impl Strategy<Value = Vec<usize>> {
@@ -506,15 +620,32 @@ mod properties {
 /// searched (MPK's region limit), with a bound on the nodes visited.
 pub fn search_packing(regions: &[RegionRequest], g: &Geometry) -> Option<Vec<Vec<usize>>> {
     let parsed = validate(regions, g).ok()?;
-    let mut st = Logical { full: vec![false; g.num_pages], subs: vec![Vec::new(); g.num_pages] };
-    let mut runs: Vec<&Parsed> = parsed.iter().filter(|p| p.pages > 0 && !p.packable).collect();
-    runs.sort_by_key(|p| (std::cmp::Reverse(p.pages), std::cmp::Reverse(regions[p.index].size)));
+    let mut st = Logical {
+        full: vec![false; g.num_pages],
+        subs: vec![Vec::new(); g.num_pages],
+    };
+    let mut runs: Vec<&Parsed> = parsed
+        .iter()
+        .filter(|p| p.pages > 0 && !p.packable)
+        .collect();
+    runs.sort_by_key(|p| {
+        (
+            std::cmp::Reverse(p.pages),
+            std::cmp::Reverse(regions[p.index].size),
+        )
+    });
     for p in runs {
         place_run(&mut st, g, p.pages, regions[p.index].size)?;
     }
-    let mut packs: Vec<usize> = parsed.iter().filter(|p| p.packable).map(|p| p.index).collect();
+    let mut packs: Vec<usize> = parsed
+        .iter()
+        .filter(|p| p.packable)
+        .map(|p| p.index)
+        .collect();
     packs.sort_by_key(|&i| std::cmp::Reverse(regions[i].size));
-    let free: Vec<usize> = (0..g.num_pages).filter(|&p| !st.full[p] && g.page_capacity(p) > 0).collect();
+    let free: Vec<usize> = (0..g.num_pages)
+        .filter(|&p| !st.full[p] && g.page_capacity(p) > 0)
+        .collect();
     let mut assign: Vec<Vec<usize>> = vec![Vec::new(); g.num_pages];
     let mut used: Vec<i64> = vec![0; g.num_pages];
     let mut budget = 200_000usize;
@@ -560,7 +691,17 @@ pub fn search_packing(regions: &[RegionRequest], g: &Geometry) -> Option<Vec<Vec
         }
         false
     }
-    dfs(0, &packs, regions, &free, g, &mut assign, &mut used, &mut budget).then_some(assign)
+    dfs(
+        0,
+        &packs,
+        regions,
+        &free,
+        g,
+        &mut assign,
+        &mut used,
+        &mut budget,
+    )
+    .then_some(assign)
 }
 
 #[cfg(test)]
@@ -578,7 +719,13 @@ mod search_tests {
             release_step: 0,
             contiguous: true,
         };
-        let rs = vec![r("big", 196_608, false), r("p1", 11_264, true), r("p2", 8192, true), r("p3", 7168, true), r("p4", 1024, true)];
+        let rs = vec![
+            r("big", 196_608, false),
+            r("p1", 11_264, true),
+            r("p2", 8192, true),
+            r("p3", 7168, true),
+            r("p4", 1024, true),
+        ];
         let g = Geometry::default();
         assert!(plan(&rs, &identity_order(&g), &g).is_err());
         let a = search_packing(&rs, &g).expect("a placement exists");

@@ -107,7 +107,9 @@ pub fn allocate(ir: &TaskIr) -> Vec<Ordinal> {
 
 fn push_empties(ir: &TaskIr, h: Handle<ChannelIr>, out: &mut Vec<Ordinal>) {
     let ch = &ir.channels[h];
-    let EmptyEdge::Own { role, arrival, .. } = &ch.empty else { return };
+    let EmptyEdge::Own { role, arrival, .. } = &ch.empty else {
+        return;
+    };
     for s in 0..ch.depth {
         out.push(Ordinal {
             ordinal: 0,
@@ -125,7 +127,10 @@ fn push_empties(ir: &TaskIr, h: Handle<ChannelIr>, out: &mut Vec<Ordinal>) {
 
 /// The ordinal of the full barrier of `ch` at `slot`.
 pub fn full_of(table: &[Ordinal], ch: Handle<ChannelIr>, slot: u32) -> Option<usize> {
-    table.iter().find(|o| o.source == OrdinalSource::Full(ch, slot)).map(|o| o.ordinal)
+    table
+        .iter()
+        .find(|o| o.source == OrdinalSource::Full(ch, slot))
+        .map(|o| o.ordinal)
 }
 
 /// The ordinal of the empty barrier serving `ch` at `slot` (following a shared edge).
@@ -135,5 +140,8 @@ pub fn empty_of(ir: &TaskIr, table: &[Ordinal], ch: Handle<ChannelIr>, slot: u32
         EmptyEdge::Own { .. } => ch,
         EmptyEdge::None => return None,
     };
-    table.iter().find(|o| o.source == OrdinalSource::Empty(owner, slot)).map(|o| o.ordinal)
+    table
+        .iter()
+        .find(|o| o.source == OrdinalSource::Empty(owner, slot))
+        .map(|o| o.ordinal)
 }

@@ -58,15 +58,26 @@ fn item_span(item: &Item) -> Span {
     }
 }
 
-fn set_once<T>(slot: &mut Option<T>, value: T, item: &Item, first: &mut BTreeMap<&'static str, Span>, sink: &mut Sink) {
+fn set_once<T>(
+    slot: &mut Option<T>,
+    value: T,
+    item: &Item,
+    first: &mut BTreeMap<&'static str, Span>,
+    sink: &mut Sink,
+) {
     let kw = item.keyword();
     let span = item_span(item);
     if let Some(prev) = first.get(kw) {
         sink.push(
-            Diagnostic::error(codes::DUPLICATE, format!("`{kw}` is declared more than once"))
-                .primary(span, "declared again here")
-                .secondary(*prev, "first declared here")
-                .help(format!("a task has one `{kw}`; merge the two or remove one")),
+            Diagnostic::error(
+                codes::DUPLICATE,
+                format!("`{kw}` is declared more than once"),
+            )
+            .primary(span, "declared again here")
+            .secondary(*prev, "first declared here")
+            .help(format!(
+                "a task has one `{kw}`; merge the two or remove one"
+            )),
         );
         return;
     }
@@ -81,7 +92,9 @@ pub fn collect<'a>(task: &'a ast::Task, sink: &mut Sink) -> Collected<'a> {
     for item in &task.items {
         match item {
             Item::Family(f) => set_once(&mut c.family, f, item, &mut first, sink),
-            Item::Targets(t, s) => set_once(&mut c.targets, (t.as_slice(), *s), item, &mut first, sink),
+            Item::Targets(t, s) => {
+                set_once(&mut c.targets, (t.as_slice(), *s), item, &mut first, sink)
+            }
             Item::TaskId(e, s) => set_once(&mut c.task_id, (e, *s), item, &mut first, sink),
             Item::Param(p) => c.params.push(p),
             Item::Tensor(t) => c.tensors.push(t),
@@ -95,11 +108,19 @@ pub fn collect<'a>(task: &'a ast::Task, sink: &mut Sink) -> Collected<'a> {
             Item::Roles(r, s) => set_once(&mut c.roles, (r.as_slice(), *s), item, &mut first, sink),
             Item::Barrier(b) => c.barriers.push(b),
             Item::Body(b) => set_once(&mut c.body, b, item, &mut first, sink),
-            Item::Epilogue(e, s) => set_once(&mut c.epilogue, (e.as_slice(), *s), item, &mut first, sink),
+            Item::Epilogue(e, s) => {
+                set_once(&mut c.epilogue, (e.as_slice(), *s), item, &mut first, sink)
+            }
             Item::Granularity(g) => set_once(&mut c.granularity, g, item, &mut first, sink),
             Item::Lever(l) => c.levers.push(l),
             Item::Instance(i) => c.instances.push(i),
-            Item::SetMaxNReg(d, s) => set_once(&mut c.setmaxnreg, (d.as_slice(), *s), item, &mut first, sink),
+            Item::SetMaxNReg(d, s) => set_once(
+                &mut c.setmaxnreg,
+                (d.as_slice(), *s),
+                item,
+                &mut first,
+                sink,
+            ),
         }
     }
     unique_names(sink, "param", c.params.iter().map(|p| &p.name));
@@ -114,15 +135,22 @@ pub fn collect<'a>(task: &'a ast::Task, sink: &mut Sink) -> Collected<'a> {
 }
 
 /// Reports every name declared twice among `names` (one namespace).
-pub(crate) fn unique_names<'a>(sink: &mut Sink, kind: &str, names: impl Iterator<Item = &'a ast::Ident>) {
+pub(crate) fn unique_names<'a>(
+    sink: &mut Sink,
+    kind: &str,
+    names: impl Iterator<Item = &'a ast::Ident>,
+) {
     let mut seen: BTreeMap<&str, Span> = BTreeMap::new();
     for n in names {
         if let Some(prev) = seen.get(n.node.as_str()) {
             sink.push(
-                Diagnostic::error(codes::DUPLICATE, format!("{kind} `{}` is declared more than once", n.node))
-                    .primary(n.span, "declared again here")
-                    .secondary(*prev, "first declared here")
-                    .help(format!("rename one of the two {kind}s")),
+                Diagnostic::error(
+                    codes::DUPLICATE,
+                    format!("{kind} `{}` is declared more than once", n.node),
+                )
+                .primary(n.span, "declared again here")
+                .secondary(*prev, "first declared here")
+                .help(format!("rename one of the two {kind}s")),
             );
         } else {
             seen.insert(n.node.as_str(), n.span);

@@ -38,9 +38,12 @@ impl<'a> Env<'a> {
     pub fn int(&self, e: &Expr) -> Result<i64, Diagnostic> {
         match self.num(e)? {
             Num::Int(v) => Ok(v),
-            Num::Float(f) => Err(Diagnostic::error(codes::TYPE_MISMATCH, format!("expected an integer, found the float {f:?}"))
-                .primary(e.span, "a float here")
-                .help("sizes, counts and extents are integers; write an integer expression")),
+            Num::Float(f) => Err(Diagnostic::error(
+                codes::TYPE_MISMATCH,
+                format!("expected an integer, found the float {f:?}"),
+            )
+            .primary(e.span, "a float here")
+            .help("sizes, counts and extents are integers; write an integer expression")),
         }
     }
 
@@ -48,9 +51,12 @@ impl<'a> Env<'a> {
     pub fn non_negative(&self, e: &Expr, what: &str) -> Result<i64, Diagnostic> {
         let v = self.int(e)?;
         if v < 0 {
-            return Err(Diagnostic::error(codes::ARITH, format!("{what} is {v}, but it may not be negative"))
-                .primary(e.span, format!("evaluates to {v}"))
-                .help(format!("make the {what} zero or more")));
+            return Err(Diagnostic::error(
+                codes::ARITH,
+                format!("{what} is {v}, but it may not be negative"),
+            )
+            .primary(e.span, format!("evaluates to {v}"))
+            .help(format!("make the {what} zero or more")));
         }
         Ok(v)
     }
@@ -61,7 +67,10 @@ impl<'a> Env<'a> {
             ExprKind::Int(v) => Ok(Num::Int(*v)),
             ExprKind::Float(f) => Ok(Num::Float(*f)),
             ExprKind::Neg(inner) => match self.num(inner)? {
-                Num::Int(v) => v.checked_neg().map(Num::Int).ok_or_else(|| overflow(e, format!("-({v})"))),
+                Num::Int(v) => v
+                    .checked_neg()
+                    .map(Num::Int)
+                    .ok_or_else(|| overflow(e, format!("-({v})"))),
                 Num::Float(f) => Ok(Num::Float(-f)),
             },
             ExprKind::Path(parts) => self.path(e, parts),
@@ -85,12 +94,22 @@ impl<'a> Env<'a> {
         }
     }
 
-    fn int_binop(&self, e: &Expr, op: BinOp, a: i64, b: i64, rhs: &Expr) -> Result<i64, Diagnostic> {
+    fn int_binop(
+        &self,
+        e: &Expr,
+        op: BinOp,
+        a: i64,
+        b: i64,
+        rhs: &Expr,
+    ) -> Result<i64, Diagnostic> {
         if matches!(op, BinOp::Div | BinOp::Rem) && b == 0 {
-            return Err(Diagnostic::error(codes::ARITH, format!("division by zero in `{a} {} 0`", op.symbol()))
-                .primary(rhs.span, "evaluates to 0")
-                .secondary(e.span, "in this expression")
-                .help("make the divisor non-zero"));
+            return Err(Diagnostic::error(
+                codes::ARITH,
+                format!("division by zero in `{a} {} 0`", op.symbol()),
+            )
+            .primary(rhs.span, "evaluates to 0")
+            .secondary(e.span, "in this expression")
+            .help("make the divisor non-zero"));
         }
         let r = match op {
             BinOp::Add => a.checked_add(b),
@@ -106,10 +125,18 @@ impl<'a> Env<'a> {
         let first = &parts[0].node;
         if parts.len() == 2 {
             if first != "tile" {
-                return Err(unknown(e, &format!("{first}.{}", parts[1].node), "only `tile.M`, `tile.N` and `tile.K` are dotted names"));
+                return Err(unknown(
+                    e,
+                    &format!("{first}.{}", parts[1].node),
+                    "only `tile.M`, `tile.N` and `tile.K` are dotted names",
+                ));
             }
             let Some(tile) = self.tile else {
-                return Err(unknown(e, &format!("tile.{}", parts[1].node), "declare `tile M .., N .., K ..` before using it"));
+                return Err(unknown(
+                    e,
+                    &format!("tile.{}", parts[1].node),
+                    "declare `tile M .., N .., K ..` before using it",
+                ));
             };
             let v = match parts[1].node.as_str() {
                 "M" | "m" => tile.m,
@@ -118,19 +145,40 @@ impl<'a> Env<'a> {
                 _ => None,
             };
             return v.map(Num::Int).ok_or_else(|| {
-                unknown(e, &format!("tile.{}", parts[1].node), "the tile declares no such dimension")
+                unknown(
+                    e,
+                    &format!("tile.{}", parts[1].node),
+                    "the tile declares no such dimension",
+                )
             });
         }
         match first.as_str() {
             "stage" => self.stage.map(Num::Int).ok_or_else(|| {
-                unknown(e, "stage", "`stage` is bound only inside a stage array `region NAME[stage] { … }`")
+                unknown(
+                    e,
+                    "stage",
+                    "`stage` is bound only inside a stage array `region NAME[stage] { … }`",
+                )
             }),
-            "stages" if self.poisoned.is_some_and(|p| p.iter().any(|x| x == "stages")) => {
-                Err(Diagnostic::error(crate::diag::FOLLOW_ON, "`stages` has no usable value"))
+            "stages"
+                if self
+                    .poisoned
+                    .is_some_and(|p| p.iter().any(|x| x == "stages")) =>
+            {
+                Err(Diagnostic::error(
+                    crate::diag::FOLLOW_ON,
+                    "`stages` has no usable value",
+                ))
             }
-            "stages" => self.stages.map(Num::Int).ok_or_else(|| unknown(e, "stages", "declare `stages N` in the task")),
+            "stages" => self
+                .stages
+                .map(Num::Int)
+                .ok_or_else(|| unknown(e, "stages", "declare `stages N` in the task")),
             name if self.poisoned.is_some_and(|p| p.iter().any(|x| x == name)) => {
-                Err(Diagnostic::error(crate::diag::FOLLOW_ON, format!("`{name}` has no usable value")))
+                Err(Diagnostic::error(
+                    crate::diag::FOLLOW_ON,
+                    format!("`{name}` has no usable value"),
+                ))
             }
             name => match self.params.and_then(|p| p.get(name)) {
                 Some(p) => match p.value {
@@ -145,9 +193,14 @@ impl<'a> Env<'a> {
                     .help("use an `int` param")),
                 },
                 None => {
-                    let known: Vec<String> =
-                        self.params.map(|p| p.keys().map(|k| format!("`{k}`")).collect()).unwrap_or_default();
-                    let mut names: Vec<&str> = self.params.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+                    let known: Vec<String> = self
+                        .params
+                        .map(|p| p.keys().map(|k| format!("`{k}`")).collect())
+                        .unwrap_or_default();
+                    let mut names: Vec<&str> = self
+                        .params
+                        .map(|p| p.keys().map(String::as_str).collect())
+                        .unwrap_or_default();
                     names.extend(["stages", "stage"]);
                     let help = if let Some(s) = crate::diag::suggest(name, names) {
                         format!("did you mean `{s}`?")
@@ -162,16 +215,32 @@ impl<'a> Env<'a> {
         }
     }
 
-    fn call(&self, e: &Expr, f: &crate::front::ast::Ident, args: &[Expr]) -> Result<i64, Diagnostic> {
-        let vals = args.iter().map(|a| self.int(a)).collect::<Result<Vec<_>, _>>()?;
+    fn call(
+        &self,
+        e: &Expr,
+        f: &crate::front::ast::Ident,
+        args: &[Expr],
+    ) -> Result<i64, Diagnostic> {
+        let vals = args
+            .iter()
+            .map(|a| self.int(a))
+            .collect::<Result<Vec<_>, _>>()?;
         let arity = |n: usize| -> Result<(), Diagnostic> {
             if vals.len() != n {
                 Err(Diagnostic::error(
                     codes::TYPE_MISMATCH,
-                    format!("`{}` takes {n} arguments but {} were given", f.node, vals.len()),
+                    format!(
+                        "`{}` takes {n} arguments but {} were given",
+                        f.node,
+                        vals.len()
+                    ),
                 )
                 .primary(e.span, "wrong number of arguments")
-                .help(format!("write `{}({})`", f.node, if n == 2 { "a, b" } else { "a" })))
+                .help(format!(
+                    "write `{}({})`",
+                    f.node,
+                    if n == 2 { "a, b" } else { "a" }
+                )))
             } else {
                 Ok(())
             }
@@ -181,9 +250,12 @@ impl<'a> Env<'a> {
                 arity(2)?;
                 let (x, a) = (vals[0], vals[1]);
                 if a <= 0 {
-                    return Err(Diagnostic::error(codes::ARITH, format!("`align_up` alignment is {a}; it must be positive"))
-                        .primary(args[1].span, format!("evaluates to {a}"))
-                        .help("align to a positive power of two such as 16, 128 or 1024"));
+                    return Err(Diagnostic::error(
+                        codes::ARITH,
+                        format!("`align_up` alignment is {a}; it must be positive"),
+                    )
+                    .primary(args[1].span, format!("evaluates to {a}"))
+                    .help("align to a positive power of two such as 16, 128 or 1024"));
                 }
                 let r = x.checked_add(a - 1).map(|v| v.div_euclid(a) * a);
                 r.ok_or_else(|| overflow(e, format!("align_up({x}, {a})")))
@@ -192,24 +264,35 @@ impl<'a> Env<'a> {
                 arity(2)?;
                 let (a, b) = (vals[0], vals[1]);
                 if b <= 0 {
-                    return Err(Diagnostic::error(codes::ARITH, format!("`ceil_div` divisor is {b}; it must be positive"))
-                        .primary(args[1].span, format!("evaluates to {b}"))
-                        .help("divide by a positive number"));
+                    return Err(Diagnostic::error(
+                        codes::ARITH,
+                        format!("`ceil_div` divisor is {b}; it must be positive"),
+                    )
+                    .primary(args[1].span, format!("evaluates to {b}"))
+                    .help("divide by a positive number"));
                 }
-                a.checked_add(b - 1).map(|v| v.div_euclid(b)).ok_or_else(|| overflow(e, format!("ceil_div({a}, {b})")))
+                a.checked_add(b - 1)
+                    .map(|v| v.div_euclid(b))
+                    .ok_or_else(|| overflow(e, format!("ceil_div({a}, {b})")))
             }
             "min" | "max" => {
                 if vals.is_empty() {
-                    return Err(Diagnostic::error(codes::TYPE_MISMATCH, format!("`{}` needs at least one argument", f.node))
-                        .primary(e.span, "no arguments")
-                        .help(format!("write `{}(a, b)`", f.node)));
+                    return Err(Diagnostic::error(
+                        codes::TYPE_MISMATCH,
+                        format!("`{}` needs at least one argument", f.node),
+                    )
+                    .primary(e.span, "no arguments")
+                    .help(format!("write `{}(a, b)`", f.node)));
                 }
                 let it = vals.iter().copied();
                 Ok(if f.node == "min" { it.min() } else { it.max() }.unwrap_or(0))
             }
-            other => Err(Diagnostic::error(codes::UNKNOWN_NAME, format!("unknown function `{other}`"))
-                .primary(f.span, "not a built-in")
-                .help("the built-ins are `align_up`, `ceil_div`, `min` and `max`")),
+            other => Err(Diagnostic::error(
+                codes::UNKNOWN_NAME,
+                format!("unknown function `{other}`"),
+            )
+            .primary(f.span, "not a built-in")
+            .help("the built-ins are `align_up`, `ceil_div`, `min` and `max`")),
         }
     }
 }
@@ -222,13 +305,19 @@ fn as_f64(n: Num) -> f64 {
 }
 
 fn overflow(e: &Expr, what: String) -> Diagnostic {
-    Diagnostic::error(codes::ARITH, format!("integer overflow evaluating `{what}`"))
-        .primary(e.span, "overflows 64-bit signed arithmetic")
-        .help("sizes are bytes of a 224 KiB pool; check the units of the operands")
+    Diagnostic::error(
+        codes::ARITH,
+        format!("integer overflow evaluating `{what}`"),
+    )
+    .primary(e.span, "overflows 64-bit signed arithmetic")
+    .help("sizes are bytes of a 224 KiB pool; check the units of the operands")
 }
 
 fn unknown(e: &Expr, name: &str, help: &str) -> Diagnostic {
-    Diagnostic::error(codes::UNKNOWN_NAME, format!("cannot find `{name}` in this task"))
-        .primary(e.span, "not found")
-        .help(help.to_string())
+    Diagnostic::error(
+        codes::UNKNOWN_NAME,
+        format!("cannot find `{name}` in this task"),
+    )
+    .primary(e.span, "not found")
+    .help(help.to_string())
 }

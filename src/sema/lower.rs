@@ -76,18 +76,27 @@ impl Cx<'_> {
     pub fn tensor(&mut self, id: &ast::Ident) -> Option<TensorHandle> {
         let h = self.ir.tensor_by_name(&id.node);
         if h.is_none() {
-            let known: Vec<String> = self.ir.tensors.values().map(|t| format!("`{}`", t.name)).collect();
-            let close = crate::diag::suggest(&id.node, self.ir.tensors.values().map(|t| t.name.as_str()));
+            let known: Vec<String> = self
+                .ir
+                .tensors
+                .values()
+                .map(|t| format!("`{}`", t.name))
+                .collect();
+            let close =
+                crate::diag::suggest(&id.node, self.ir.tensors.values().map(|t| t.name.as_str()));
             self.report(
-                Diagnostic::error(codes::UNKNOWN_NAME, format!("cannot find tensor `{}`", id.node))
-                    .primary(id.span, "no tensor of this name")
-                    .help(if let Some(c) = close {
-                        format!("did you mean `{c}`?")
-                    } else if known.is_empty() {
-                        "declare it with `tensor NAME: DTYPE[dims] in|out`".to_string()
-                    } else {
-                        format!("declared tensors: {}", known.join(", "))
-                    }),
+                Diagnostic::error(
+                    codes::UNKNOWN_NAME,
+                    format!("cannot find tensor `{}`", id.node),
+                )
+                .primary(id.span, "no tensor of this name")
+                .help(if let Some(c) = close {
+                    format!("did you mean `{c}`?")
+                } else if known.is_empty() {
+                    "declare it with `tensor NAME: DTYPE[dims] in|out`".to_string()
+                } else {
+                    format!("declared tensors: {}", known.join(", "))
+                }),
             );
         }
         h
@@ -132,7 +141,11 @@ pub(super) fn lower_instance(
         barriers: Arena::new(),
         body: None,
         epilogues: Vec::new(),
-        granularity: GranularityIr::PerTile { tasks: 1, tiles_per_task: 1, span: task.name.span },
+        granularity: GranularityIr::PerTile {
+            tasks: 1,
+            tiles_per_task: 1,
+            span: task.name.span,
+        },
         levers: Vec::new(),
         setmaxnreg: None,
     };
@@ -144,9 +157,12 @@ pub(super) fn lower_instance(
         if cx.ir.task_id.is_some_and(|v| v > i64::from(i32::MAX)) {
             cx.ir.task_id = None;
             cx.report(
-                Diagnostic::error(codes::OUT_OF_RANGE, "`task_id` does not fit MPK's 32-bit TaskType")
-                    .primary(e.span, "too large")
-                    .help("MPK task types are small integers, e.g. 326"),
+                Diagnostic::error(
+                    codes::OUT_OF_RANGE,
+                    "`task_id` does not fit MPK's 32-bit TaskType",
+                )
+                .primary(e.span, "too large")
+                .help("MPK task types are small integers, e.g. 326"),
             );
         }
     }
@@ -170,7 +186,9 @@ pub(super) fn lower_instance(
 }
 
 fn setmaxnreg(cx: &mut Cx<'_>, c: &Collected<'_>) {
-    let Some((items, span)) = c.setmaxnreg else { return };
+    let Some((items, span)) = c.setmaxnreg else {
+        return;
+    };
     let (mut consumer, mut helpers) = (None, None);
     let mut seen: Vec<&str> = Vec::new();
     for (k, e) in items {
@@ -181,9 +199,12 @@ fn setmaxnreg(cx: &mut Cx<'_>, c: &Collected<'_>) {
         };
         if seen.contains(&key) {
             cx.report(
-                Diagnostic::error(codes::DUPLICATE, format!("`setmaxnreg` gives `{key}` twice"))
-                    .primary(k.span, "given again")
-                    .help("give `consumer` and `helpers` once each"),
+                Diagnostic::error(
+                    codes::DUPLICATE,
+                    format!("`setmaxnreg` gives `{key}` twice"),
+                )
+                .primary(k.span, "given again")
+                .help("give `consumer` and `helpers` once each"),
             );
             continue;
         }
@@ -214,18 +235,27 @@ fn check_instance_names(c: &Collected<'_>, inst: &ast::Instance, sink: &mut Sink
     for (n, _) in &inst.sets {
         if let Some(prev) = seen.get(n.node.as_str()) {
             sink.push(
-                Diagnostic::error(codes::DUPLICATE, format!("instance `{}` sets `{}` twice", inst.name.node, n.node))
-                    .primary(n.span, "set again here")
-                    .secondary(*prev, "first set here")
-                    .help("keep one setting"),
+                Diagnostic::error(
+                    codes::DUPLICATE,
+                    format!("instance `{}` sets `{}` twice", inst.name.node, n.node),
+                )
+                .primary(n.span, "set again here")
+                .secondary(*prev, "first set here")
+                .help("keep one setting"),
             );
         }
         seen.insert(n.node.as_str(), n.span);
         if !c.params.iter().any(|p| p.name.node == n.node) {
             sink.push(
-                Diagnostic::error(codes::UNKNOWN_INSTANCE, format!("instance `{}` sets `{}`, which is not a param", inst.name.node, n.node))
-                    .primary(n.span, "no param of this name")
-                    .help("declare the param with `param NAME: TYPE`, or remove the setting"),
+                Diagnostic::error(
+                    codes::UNKNOWN_INSTANCE,
+                    format!(
+                        "instance `{}` sets `{}`, which is not a param",
+                        inst.name.node, n.node
+                    ),
+                )
+                .primary(n.span, "no param of this name")
+                .help("declare the param with `param NAME: TYPE`, or remove the setting"),
             );
         }
     }
@@ -267,19 +297,25 @@ fn targets(cx: &mut Cx<'_>, c: &Collected<'_>) {
     for t in items {
         let Some(target) = Target::parse(&t.name.node) else {
             cx.report(
-                Diagnostic::error(codes::BAD_KEYWORD, format!("unknown target `{}`", t.name.node))
-                    .primary(t.name.span, "not a supported target")
-                    .help("targets are `sm_100a` (B200) and `sm_90a` (H100/H200)"),
+                Diagnostic::error(
+                    codes::BAD_KEYWORD,
+                    format!("unknown target `{}`", t.name.node),
+                )
+                .primary(t.name.span, "not a supported target")
+                .help("targets are `sm_100a` (B200) and `sm_90a` (H100/H200)"),
             );
             continue;
         };
         if let Some(prev) = cx.ir.targets.iter().find(|x| x.target == target) {
             let prev = prev.span;
             cx.report(
-                Diagnostic::error(codes::DUPLICATE, format!("target `{target}` is listed twice"))
-                    .primary(t.span, "listed again")
-                    .secondary(prev, "first listed here")
-                    .help("list each target once"),
+                Diagnostic::error(
+                    codes::DUPLICATE,
+                    format!("target `{target}` is listed twice"),
+                )
+                .primary(t.span, "listed again")
+                .secondary(prev, "first listed here")
+                .help("list each target once"),
             );
             continue;
         }
@@ -287,15 +323,22 @@ fn targets(cx: &mut Cx<'_>, c: &Collected<'_>) {
         if let Some((k, e)) = &t.setting {
             if k.node != "smem" {
                 cx.report(
-                    Diagnostic::error(codes::BAD_KEYWORD, format!("unknown target setting `{}`", k.node))
-                        .primary(k.span, "not a target setting")
-                        .help("the one target setting is `smem BYTES`, e.g. `sm_90a(smem 227328)`"),
+                    Diagnostic::error(
+                        codes::BAD_KEYWORD,
+                        format!("unknown target setting `{}`", k.node),
+                    )
+                    .primary(k.span, "not a target setting")
+                    .help("the one target setting is `smem BYTES`, e.g. `sm_90a(smem 227328)`"),
                 );
             } else if let Some(v) = cx.non_negative(e, "SMEM capacity") {
                 cap = v;
             }
         }
-        cx.ir.targets.push(TargetIr { target, smem_capacity_bytes: cap, span: t.span });
+        cx.ir.targets.push(TargetIr {
+            target,
+            smem_capacity_bytes: cap,
+            span: t.span,
+        });
     }
 }
 
@@ -310,16 +353,22 @@ fn stages(cx: &mut Cx<'_>, c: &Collected<'_>) {
             cx.ir.stages = Some((n, s));
         }
         _ => cx.report(
-            Diagnostic::error(codes::OUT_OF_RANGE, format!("`stages` is {v}; a ring needs 1 to 64 stages"))
-                .primary(e.span, format!("evaluates to {v}"))
-                .help("use between 1 and 64 stages"),
+            Diagnostic::error(
+                codes::OUT_OF_RANGE,
+                format!("`stages` is {v}; a ring needs 1 to 64 stages"),
+            )
+            .primary(e.span, format!("evaluates to {v}"))
+            .help("use between 1 and 64 stages"),
         ),
     }
 }
 
 fn tile(cx: &mut Cx<'_>, c: &Collected<'_>) {
     let Some((dims, span)) = c.tile else { return };
-    let mut t = TileIr { span, ..TileIr::default() };
+    let mut t = TileIr {
+        span,
+        ..TileIr::default()
+    };
     let mut seen: Vec<(char, Span)> = Vec::new();
     for (name, e) in dims {
         let axis = match name.node.as_str() {
@@ -328,9 +377,12 @@ fn tile(cx: &mut Cx<'_>, c: &Collected<'_>) {
             "K" | "k" => 'K',
             other => {
                 cx.report(
-                    Diagnostic::error(codes::BAD_KEYWORD, format!("unknown tile dimension `{other}`"))
-                        .primary(name.span, "not M, N or K")
-                        .help("write `tile M 128, N 16, K 128`"),
+                    Diagnostic::error(
+                        codes::BAD_KEYWORD,
+                        format!("unknown tile dimension `{other}`"),
+                    )
+                    .primary(name.span, "not M, N or K")
+                    .help("write `tile M 128, N 16, K 128`"),
                 );
                 continue;
             }
@@ -338,10 +390,13 @@ fn tile(cx: &mut Cx<'_>, c: &Collected<'_>) {
         if let Some((_, prev)) = seen.iter().find(|(a, _)| *a == axis) {
             let prev = *prev;
             cx.report(
-                Diagnostic::error(codes::DUPLICATE, format!("tile dimension {axis} is given twice"))
-                    .primary(name.span, "given again")
-                    .secondary(prev, "first given here")
-                    .help("give each of M, N, K once"),
+                Diagnostic::error(
+                    codes::DUPLICATE,
+                    format!("tile dimension {axis} is given twice"),
+                )
+                .primary(name.span, "given again")
+                .secondary(prev, "first given here")
+                .help("give each of M, N, K once"),
             );
             continue;
         }
@@ -361,9 +416,12 @@ pub(super) fn dtype(cx: &mut Cx<'_>, id: &ast::Ident) -> Option<Dtype> {
     let d = Dtype::parse(&id.node);
     if d.is_none() {
         cx.report(
-            Diagnostic::error(codes::TYPE_MISMATCH, format!("unknown element type `{}`", id.node))
-                .primary(id.span, "not a dtype")
-                .help("dtypes are bf16, f16, f32, e4m3, e5m2, ue8m0, i32, i64 and u8"),
+            Diagnostic::error(
+                codes::TYPE_MISMATCH,
+                format!("unknown element type `{}`", id.node),
+            )
+            .primary(id.span, "not a dtype")
+            .help("dtypes are bf16, f16, f32, e4m3, e5m2, ue8m0, i32, i64 and u8"),
         );
     }
     d
@@ -374,9 +432,12 @@ fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
         let dt = dtype(cx, &t.dtype);
         if t.dims.is_empty() {
             cx.report(
-                Diagnostic::error(codes::MISSING, format!("tensor `{}` has no dimensions", t.name.node))
-                    .primary(t.span, "rank 0")
-                    .help("give its extents, e.g. `bf16[m, hidden]`; a scalar is a param"),
+                Diagnostic::error(
+                    codes::MISSING,
+                    format!("tensor `{}` has no dimensions", t.name.node),
+                )
+                .primary(t.span, "rank 0")
+                .help("give its extents, e.g. `bf16[m, hidden]`; a scalar is a param"),
             );
             continue;
         }
@@ -387,9 +448,15 @@ fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
                 Some(v) if v >= 1 => Some(v),
                 Some(v) => {
                     cx.report(
-                        Diagnostic::error(codes::ARITH, format!("tensor `{}` has extent {v}; extents are 1 or more", t.name.node))
-                            .primary(e.span, format!("evaluates to {v}"))
-                            .help("give every dimension at least one element"),
+                        Diagnostic::error(
+                            codes::ARITH,
+                            format!(
+                                "tensor `{}` has extent {v}; extents are 1 or more",
+                                t.name.node
+                            ),
+                        )
+                        .primary(e.span, format!("evaluates to {v}"))
+                        .help("give every dimension at least one element"),
                     );
                     None
                 }
@@ -397,7 +464,9 @@ fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
             })
             .collect();
         let tma = t.tma.as_ref().and_then(|spec| tma(cx, spec));
-        let (Some(dtype), Some(dims)) = (dt, dims.into_iter().collect::<Option<Vec<i64>>>()) else { continue };
+        let (Some(dtype), Some(dims)) = (dt, dims.into_iter().collect::<Option<Vec<i64>>>()) else {
+            continue;
+        };
         cx.ir.tensors.append(TensorIr {
             name: t.name.node.clone(),
             dtype,
@@ -418,7 +487,11 @@ fn tma(cx: &mut Cx<'_>, spec: &ast::TmaSpec) -> Option<TmaIr> {
         );
         return None;
     };
-    let dims: Option<Vec<i64>> = boxes.node.iter().map(|e| cx.non_negative(e, "TMA box extent")).collect();
+    let dims: Option<Vec<i64>> = boxes
+        .node
+        .iter()
+        .map(|e| cx.non_negative(e, "TMA box extent"))
+        .collect();
     let swizzle = match &spec.swizzle {
         None => Some(Swizzle::None),
         Some(s) => {
@@ -447,7 +520,13 @@ fn tma(cx: &mut Cx<'_>, spec: &ast::TmaSpec) -> Option<TmaIr> {
             }
         },
     };
-    Some(TmaIr { box_dims: dims?, box_span: boxes.span, swizzle: swizzle?, l2, span: spec.span })
+    Some(TmaIr {
+        box_dims: dims?,
+        box_span: boxes.span,
+        swizzle: swizzle?,
+        l2,
+        span: spec.span,
+    })
 }
 
 fn mma(cx: &mut Cx<'_>, c: &Collected<'_>) {
@@ -474,9 +553,12 @@ fn mma(cx: &mut Cx<'_>, c: &Collected<'_>) {
         };
         if dims[i].is_some() {
             cx.report(
-                Diagnostic::error(codes::DUPLICATE, format!("MMA extent `{}` is given twice", axis.node))
-                    .primary(axis.span, "given again")
-                    .help("give each of m, n, k once"),
+                Diagnostic::error(
+                    codes::DUPLICATE,
+                    format!("MMA extent `{}` is given twice", axis.node),
+                )
+                .primary(axis.span, "given again")
+                .help("give each of m, n, k once"),
             );
         }
         dims[i] = cx.non_negative(e, "MMA extent");
@@ -490,19 +572,39 @@ fn mma(cx: &mut Cx<'_>, c: &Collected<'_>) {
             );
         }
     }
-    let (Some(engine), Some(a), Some(b), Some(d), [Some(mm), Some(nn), Some(kk)]) = (engine, a, b, d, dims) else {
+    let (Some(engine), Some(a), Some(b), Some(d), [Some(mm), Some(nn), Some(kk)]) =
+        (engine, a, b, d, dims)
+    else {
         return;
     };
-    cx.ir.mma = Some(MmaIr { engine, kind: m.kind.node.clone(), a, b, d, m: mm, n: nn, k: kk, span: m.span });
+    cx.ir.mma = Some(MmaIr {
+        engine,
+        kind: m.kind.node.clone(),
+        a,
+        b,
+        d,
+        m: mm,
+        n: nn,
+        k: kk,
+        span: m.span,
+    });
 }
 
 fn levers_and_epilogue(cx: &mut Cx<'_>, c: &Collected<'_>) {
     for l in &c.levers {
-        cx.ir.levers.push(LeverIr { name: l.name.node.clone(), default_on: l.default_on.node, span: l.span });
+        cx.ir.levers.push(LeverIr {
+            name: l.name.node.clone(),
+            default_on: l.default_on.node,
+            span: l.span,
+        });
     }
     if let Some((alts, _)) = c.epilogue {
         for (k, v) in alts {
-            cx.ir.epilogues.push((k.node.clone(), v.as_ref().map(|x| x.node.clone()), k.span.to(v.as_ref().map_or(k.span, |x| x.span))));
+            cx.ir.epilogues.push((
+                k.node.clone(),
+                v.as_ref().map(|x| x.node.clone()),
+                k.span.to(v.as_ref().map_or(k.span, |x| x.span)),
+            ));
         }
     }
 }

@@ -12,18 +12,35 @@ pub(super) fn body(cx: &mut Cx<'_>, c: &Collected<'_>) {
     let Some(b) = c.body else {
         if cx.ir.family.is_consumer_only() {
             cx.report(
-                Diagnostic::error(codes::MISSING, format!("consumer task `{}` has no body", cx.ir.name))
-                    .primary(cx.ir.name_span, "no `body` item")
-                    .help("add a stdlib body such as `body rmsnorm(x, w -> y; eps)` or `body cuda { … }`"),
+                Diagnostic::error(
+                    codes::MISSING,
+                    format!("consumer task `{}` has no body", cx.ir.name),
+                )
+                .primary(cx.ir.name_span, "no `body` item")
+                .help(
+                    "add a stdlib body such as `body rmsnorm(x, w -> y; eps)` or `body cuda { … }`",
+                ),
             );
         }
         return;
     };
     cx.ir.body = match b {
-        ast::Body::Cuda { code, code_span, span } => {
-            Some(BodyIr::Cuda { code: code.clone(), code_span: *code_span, span: *span })
-        }
-        ast::Body::Template { name, inputs, outputs, scalars, span } => {
+        ast::Body::Cuda {
+            code,
+            code_span,
+            span,
+        } => Some(BodyIr::Cuda {
+            code: code.clone(),
+            code_span: *code_span,
+            span: *span,
+        }),
+        ast::Body::Template {
+            name,
+            inputs,
+            outputs,
+            scalars,
+            span,
+        } => {
             let ins: Option<Vec<_>> = inputs.iter().map(|t| cx.tensor(t)).collect();
             let outs: Option<Vec<_>> = outputs.iter().map(|t| cx.tensor(t)).collect();
             let mut ok = true;
@@ -33,9 +50,12 @@ pub(super) fn body(cx: &mut Cx<'_>, c: &Collected<'_>) {
                     let declared = c.params.iter().any(|p| p.name.node == s.node);
                     if !declared {
                         cx.report(
-                            Diagnostic::error(codes::UNKNOWN_NAME, format!("cannot find param `{}`", s.node))
-                                .primary(s.span, "no param of this name")
-                                .help("body scalars after `;` are params of the task"),
+                            Diagnostic::error(
+                                codes::UNKNOWN_NAME,
+                                format!("cannot find param `{}`", s.node),
+                            )
+                            .primary(s.span, "no param of this name")
+                            .help("body scalars after `;` are params of the task"),
                         );
                     }
                 }
@@ -114,7 +134,10 @@ pub(super) fn granularity(cx: &mut Cx<'_>, c: &Collected<'_>) {
 }
 
 fn bad_arg(a: &ast::GranArg, help: &str) -> Diagnostic {
-    Diagnostic::error(codes::BAD_KEYWORD, format!("unexpected granularity argument `{}`", a.key.node))
-        .primary(a.span, "not understood here")
-        .help(help.to_string())
+    Diagnostic::error(
+        codes::BAD_KEYWORD,
+        format!("unexpected granularity argument `{}`", a.key.node),
+    )
+    .primary(a.span, "not understood here")
+    .help(help.to_string())
 }

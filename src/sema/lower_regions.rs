@@ -21,9 +21,12 @@ pub(super) fn regions(cx: &mut Cx<'_>, c: &super::collect::Collected<'_>) {
                 }
                 None => {
                     cx.report(
-                        Diagnostic::error(codes::MISSING, format!("region `{}[stage]` needs a stage count", r.name.node))
-                            .primary(s, "a stage array")
-                            .help("declare `stages N` in the task"),
+                        Diagnostic::error(
+                            codes::MISSING,
+                            format!("region `{}[stage]` needs a stage count", r.name.node),
+                        )
+                        .primary(s, "a stage array")
+                        .help("declare `stages N` in the task"),
                     );
                     continue;
                 }
@@ -34,18 +37,27 @@ pub(super) fn regions(cx: &mut Cx<'_>, c: &super::collect::Collected<'_>) {
         let mut members = Vec::new();
         for stage in 0..count {
             let staged = r.staged.is_some();
-            let name = if staged { format!("{}_{stage}", r.name.node) } else { r.name.node.clone() };
+            let name = if staged {
+                format!("{}_{stage}", r.name.node)
+            } else {
+                r.name.node.clone()
+            };
             if let Some(prev) = cx.ir.regions.values().find(|x| x.name == name) {
                 let prev = prev.span;
                 cx.report(
-                    Diagnostic::error(codes::DUPLICATE, format!("region name `{name}` is used twice"))
-                        .primary(r.name.span, "this declaration expands to it")
-                        .secondary(prev, "already declared here")
-                        .help("stage arrays expand to NAME_0, NAME_1, …; rename one region"),
+                    Diagnostic::error(
+                        codes::DUPLICATE,
+                        format!("region name `{name}` is used twice"),
+                    )
+                    .primary(r.name.span, "this declaration expands to it")
+                    .secondary(prev, "already declared here")
+                    .help("stage arrays expand to NAME_0, NAME_1, …; rename one region"),
                 );
                 break;
             }
-            let Some(region) = lower_one(cx, r, name, group, staged.then_some(stage)) else { break };
+            let Some(region) = lower_one(cx, r, name, group, staged.then_some(stage)) else {
+                break;
+            };
             members.push(cx.ir.regions.append(region));
         }
         cx.ir.region_groups.push(RegionGroup {
@@ -72,17 +84,26 @@ fn check_attr_duplicates(cx: &mut Cx<'_>, r: &ast::Region) {
         if let Some((_, prev)) = seen.iter().find(|(x, _)| *x == k) {
             let prev = *prev;
             cx.report(
-                Diagnostic::error(codes::DUPLICATE, format!("region `{}` gives `{k}` twice", r.name.node))
-                    .primary(s, "given again")
-                    .secondary(prev, "first given here")
-                    .help(format!("keep one `{k}`")),
+                Diagnostic::error(
+                    codes::DUPLICATE,
+                    format!("region `{}` gives `{k}` twice", r.name.node),
+                )
+                .primary(s, "given again")
+                .secondary(prev, "first given here")
+                .help(format!("keep one `{k}`")),
             );
         }
         seen.push((k, s));
     }
 }
 
-fn lower_one(cx: &mut Cx<'_>, r: &ast::Region, name: String, group: usize, stage: Option<u32>) -> Option<RegionIr> {
+fn lower_one(
+    cx: &mut Cx<'_>,
+    r: &ast::Region,
+    name: String,
+    group: usize,
+    stage: Option<u32>,
+) -> Option<RegionIr> {
     let mut out = RegionIr {
         name,
         group,
@@ -118,7 +139,10 @@ fn lower_one(cx: &mut Cx<'_>, r: &ast::Region, name: String, group: usize, stage
             RegionAttr::Bytes(e, s) => {
                 have_bytes = true;
                 out.bytes_span = *s;
-                out.bytes_terms = sum_terms(e).iter().filter_map(|t| env.int(t).ok().map(|v| (t.to_string(), v))).collect();
+                out.bytes_terms = sum_terms(e)
+                    .iter()
+                    .filter_map(|t| env.int(t).ok().map(|v| (t.to_string(), v)))
+                    .collect();
                 if out.bytes_terms.len() < 2 {
                     out.bytes_terms.clear();
                 }
@@ -153,9 +177,12 @@ fn lower_one(cx: &mut Cx<'_>, r: &ast::Region, name: String, group: usize, stage
     if !have_bytes {
         if stage.unwrap_or(0) == 0 {
             cx.report(
-                Diagnostic::error(codes::MISSING, format!("region `{}` gives no size", r.name.node))
-                    .primary(r.name.span, "no `bytes`")
-                    .help("add `bytes EXPR` (the region's size in bytes)"),
+                Diagnostic::error(
+                    codes::MISSING,
+                    format!("region `{}` gives no size", r.name.node),
+                )
+                .primary(r.name.span, "no `bytes`")
+                .help("add `bytes EXPR` (the region's size in bytes)"),
             );
         }
         return None;

@@ -9,15 +9,27 @@ use crate::ir::*;
 /// Role bindings; without a `roles` item the runtime's layout (contract doc §3.1) applies.
 pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
     let Some((bindings, _)) = c.roles else {
-        for kind in [RoleKind::Consumer, RoleKind::Loader, RoleKind::Launcher, RoleKind::Storer] {
+        for kind in [
+            RoleKind::Consumer,
+            RoleKind::Loader,
+            RoleKind::Launcher,
+            RoleKind::Storer,
+        ] {
             let (first_warp, last_warp) = kind.runtime_warps();
-            cx.ir.roles.push(RoleIr { kind, first_warp, last_warp, span: cx.ir.name_span });
+            cx.ir.roles.push(RoleIr {
+                kind,
+                first_warp,
+                last_warp,
+                span: cx.ir.name_span,
+            });
         }
         return;
     };
     cx.ir.roles_declared = true;
     for b in bindings {
-        let Some(kind) = cx.role(&b.role) else { continue };
+        let Some(kind) = cx.role(&b.role) else {
+            continue;
+        };
         if let Some(prev) = cx.ir.roles.iter().find(|r| r.kind == kind) {
             let prev = prev.span;
             cx.report(
@@ -30,13 +42,21 @@ pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
         }
         if b.last.node < b.first.node {
             cx.report(
-                Diagnostic::error(codes::ROLE_WARPS, format!("warp range W{}..W{} is empty", b.first.node, b.last.node))
-                    .primary(b.span, "last warp before first")
-                    .help("write the lower warp first, e.g. `W0..W3`"),
+                Diagnostic::error(
+                    codes::ROLE_WARPS,
+                    format!("warp range W{}..W{} is empty", b.first.node, b.last.node),
+                )
+                .primary(b.span, "last warp before first")
+                .help("write the lower warp first, e.g. `W0..W3`"),
             );
             continue;
         }
-        cx.ir.roles.push(RoleIr { kind, first_warp: b.first.node, last_warp: b.last.node, span: b.span });
+        cx.ir.roles.push(RoleIr {
+            kind,
+            first_warp: b.first.node,
+            last_warp: b.last.node,
+            span: b.span,
+        });
     }
 }
 
@@ -47,7 +67,9 @@ fn arrival(cx: &mut Cx<'_>, a: &ast::Arrival) -> Option<ArrivalIr> {
             hs.map(ArrivalIr::Tma)
         }
         ast::Arrival::Commit(_) => Some(ArrivalIr::Commit),
-        ast::Arrival::Threads(e, _) => cx.non_negative(e, "arriving thread count").map(ArrivalIr::Threads),
+        ast::Arrival::Threads(e, _) => cx
+            .non_negative(e, "arriving thread count")
+            .map(ArrivalIr::Threads),
     }
 }
 
@@ -56,7 +78,9 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
     // Shared empty edges may point forward: resolve names after every channel exists.
     let mut pending_shares: Vec<(Handle<ChannelIr>, &ast::Ident, crate::span::Span)> = Vec::new();
     for ch in &c.channels {
-        let Some((storage, default_depth)) = storage(cx, ch) else { continue };
+        let Some((storage, default_depth)) = storage(cx, ch) else {
+            continue;
+        };
         let (depth, depth_span) = match &ch.storage {
             ChannelStorage::Region { depth: Some(e), .. } => (cx.int(e), e.span),
             ChannelStorage::Tmem { slots } => (default_depth, slots.span),
@@ -67,9 +91,15 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
             Ok(d) if (1..=64).contains(&d) => d,
             _ => {
                 cx.report(
-                    Diagnostic::error(codes::OUT_OF_RANGE, format!("channel `{}` has {depth} slots; a ring has 1 to 64", ch.name.node))
-                        .primary(depth_span, format!("{depth} slots"))
-                        .help("give the channel between 1 and 64 slots (stages)"),
+                    Diagnostic::error(
+                        codes::OUT_OF_RANGE,
+                        format!(
+                            "channel `{}` has {depth} slots; a ring has 1 to 64",
+                            ch.name.node
+                        ),
+                    )
+                    .primary(depth_span, format!("{depth} slots"))
+                    .help("give the channel between 1 and 64 slots (stages)"),
                 );
                 continue;
             }
@@ -82,9 +112,18 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
         let mut early_exit = None;
         for cl in &ch.clauses {
             match cl {
-                ChannelClause::Edge { producer, consumer, arrival: a, span } => {
+                ChannelClause::Edge {
+                    producer,
+                    consumer,
+                    arrival: a,
+                    span,
+                } => {
                     if edge.is_some() {
-                        cx.report(dup_clause(&ch.name.node, "producer -> consumer edge", *span));
+                        cx.report(dup_clause(
+                            &ch.name.node,
+                            "producer -> consumer edge",
+                            *span,
+                        ));
                         continue;
                     }
                     let (p, q, a) = (cx.role(producer), cx.role(consumer), arrival(cx, a));
@@ -93,13 +132,21 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
                         _ => None, // reported by `role` / `arrival`
                     });
                 }
-                ChannelClause::EmptyBy { role, arrival: a, span } => {
+                ChannelClause::EmptyBy {
+                    role,
+                    arrival: a,
+                    span,
+                } => {
                     if !matches!(empty, EmptyEdge::None) || share.is_some() {
                         cx.report(dup_clause(&ch.name.node, "empty edge", *span));
                         continue;
                     }
                     if let (Some(r), Some(a)) = (cx.role(role), arrival(cx, a)) {
-                        empty = EmptyEdge::Own { role: r, arrival: a, span: *span };
+                        empty = EmptyEdge::Own {
+                            role: r,
+                            arrival: a,
+                            span: *span,
+                        };
                     }
                 }
                 ChannelClause::SharesEmpty(other, span) => {
@@ -126,13 +173,21 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
         }
         let Some(edge) = edge else {
             cx.report(
-                Diagnostic::error(codes::MISSING, format!("channel `{}` has no producer -> consumer edge", ch.name.node))
-                    .primary(ch.name.span, "no edge")
-                    .help("add e.g. `loader -> launcher (tma W)`"),
+                Diagnostic::error(
+                    codes::MISSING,
+                    format!(
+                        "channel `{}` has no producer -> consumer edge",
+                        ch.name.node
+                    ),
+                )
+                .primary(ch.name.span, "no edge")
+                .help("add e.g. `loader -> launcher (tma W)`"),
             );
             continue;
         };
-        let Some((producer, consumer, full_arrival)) = edge else { continue };
+        let Some((producer, consumer, full_arrival)) = edge else {
+            continue;
+        };
         let h = cx.ir.channels.append(ChannelIr {
             name: ch.name.node.clone(),
             storage,
@@ -153,20 +208,34 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
     resolve_shares(cx, pending_shares);
 }
 
-fn resolve_shares(cx: &mut Cx<'_>, pending: Vec<(Handle<ChannelIr>, &ast::Ident, crate::span::Span)>) {
+fn resolve_shares(
+    cx: &mut Cx<'_>,
+    pending: Vec<(Handle<ChannelIr>, &ast::Ident, crate::span::Span)>,
+) {
     for (h, other, span) in pending {
-        let target = cx.ir.channels.iter().find(|(_, x)| x.name == other.node).map(|(t, _)| t);
+        let target = cx
+            .ir
+            .channels
+            .iter()
+            .find(|(_, x)| x.name == other.node)
+            .map(|(t, _)| t);
         match target {
             Some(t) if t == h => cx.report(
-                Diagnostic::error(codes::UNKNOWN_NAME, format!("channel `{}` shares its own empty edge", other.node))
-                    .primary(other.span, "names itself")
-                    .help("name the channel that owns the empty barriers"),
+                Diagnostic::error(
+                    codes::UNKNOWN_NAME,
+                    format!("channel `{}` shares its own empty edge", other.node),
+                )
+                .primary(other.span, "names itself")
+                .help("name the channel that owns the empty barriers"),
             ),
             Some(t) => set_shared(cx, h, EmptyEdge::Shared(t, span)),
             None => cx.report(
-                Diagnostic::error(codes::UNKNOWN_NAME, format!("cannot find channel `{}`", other.node))
-                    .primary(other.span, "no channel of this name")
-                    .help("`shares_empty` names another channel of this task"),
+                Diagnostic::error(
+                    codes::UNKNOWN_NAME,
+                    format!("cannot find channel `{}`", other.node),
+                )
+                .primary(other.span, "no channel of this name")
+                .help("`shares_empty` names another channel of this task"),
             ),
         }
     }
@@ -177,9 +246,12 @@ fn set_shared(cx: &mut Cx<'_>, h: Handle<ChannelIr>, edge: EmptyEdge) {
 }
 
 fn dup_clause(ch: &str, what: &str, span: crate::span::Span) -> Diagnostic {
-    Diagnostic::error(codes::DUPLICATE, format!("channel `{ch}` gives its {what} twice"))
-        .primary(span, "given again")
-        .help(format!("a channel has one {what}"))
+    Diagnostic::error(
+        codes::DUPLICATE,
+        format!("channel `{ch}` gives its {what} twice"),
+    )
+    .primary(span, "given again")
+    .help(format!("a channel has one {what}"))
 }
 
 fn storage(cx: &mut Cx<'_>, ch: &ast::Channel) -> Option<(ChannelStorageIr, Option<i64>)> {
@@ -189,11 +261,19 @@ fn storage(cx: &mut Cx<'_>, ch: &ast::Channel) -> Option<(ChannelStorageIr, Opti
             Some((ChannelStorageIr::Tmem, Some(n)))
         }
         ChannelStorage::Region { region, .. } => {
-            let Some(gi) = cx.ir.region_groups.iter().position(|g| g.name == region.node) else {
+            let Some(gi) = cx
+                .ir
+                .region_groups
+                .iter()
+                .position(|g| g.name == region.node)
+            else {
                 cx.report(
-                    Diagnostic::error(codes::UNKNOWN_NAME, format!("cannot find region `{}`", region.node))
-                        .primary(region.span, "no region of this name")
-                        .help("a channel's storage is a region declared as `region NAME[stage] { … }`"),
+                    Diagnostic::error(
+                        codes::UNKNOWN_NAME,
+                        format!("cannot find region `{}`", region.node),
+                    )
+                    .primary(region.span, "no region of this name")
+                    .help("a channel's storage is a region declared as `region NAME[stage] { … }`"),
                 );
                 return None;
             };
@@ -237,7 +317,9 @@ pub(super) fn sems(cx: &mut Cx<'_>, c: &Collected<'_>) {
                 SemClause::At { end, .. } => at_end = *end,
             }
         }
-        let (Some(producer), Some(consumer), Some(arrival)) = (p, q, a) else { continue };
+        let (Some(producer), Some(consumer), Some(arrival)) = (p, q, a) else {
+            continue;
+        };
         let count = count.unwrap_or_else(|| arrival.init_count());
         cx.ir.sems.append(SemIr {
             name: s.name.node.clone(),
@@ -253,9 +335,12 @@ pub(super) fn sems(cx: &mut Cx<'_>, c: &Collected<'_>) {
 }
 
 fn dup_sem(s: &str, what: &str, span: crate::span::Span) -> Diagnostic {
-    Diagnostic::error(codes::DUPLICATE, format!("sem `{s}` gives its {what} twice"))
-        .primary(span, "given again")
-        .help(format!("a sem has one {what}"))
+    Diagnostic::error(
+        codes::DUPLICATE,
+        format!("sem `{s}` gives its {what} twice"),
+    )
+    .primary(span, "given again")
+    .help(format!("a sem has one {what}"))
 }
 
 /// Named barriers; the using role defaults to the consumer warpgroup.
@@ -267,7 +352,9 @@ pub(super) fn barriers(cx: &mut Cx<'_>, c: &Collected<'_>) {
             Some(r) => cx.role(r),
             None => Some(RoleKind::Consumer),
         };
-        let (Some(id), Some(threads), Some(by)) = (id, threads, by) else { continue };
+        let (Some(id), Some(threads), Some(by)) = (id, threads, by) else {
+            continue;
+        };
         cx.ir.barriers.append(BarrierIr {
             name: b.name.node.clone(),
             id,

@@ -66,7 +66,10 @@ pub fn lower_file(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) -> Vec<
             }
             let before = sink.error_count();
             let ir = lower::lower_instance(task, &c, inst, opts, sink);
-            out.push(Lowered { ir, clean: task_clean && sink.error_count() == before });
+            out.push(Lowered {
+                ir,
+                clean: task_clean && sink.error_count() == before,
+            });
         }
     }
     if let Some(want) = &opts.instance {
@@ -78,9 +81,12 @@ pub fn lower_file(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) -> Vec<
         if !found {
             let span = file.tasks.first().map(|t| t.name.span).unwrap_or_default();
             sink.push(
-                Diagnostic::error(codes::UNKNOWN_INSTANCE, format!("no task in this file declares instance `{want}`"))
-                    .primary(span, "in this file")
-                    .help("list the instances with `mpkc plan FILE`, or drop `--instance`"),
+                Diagnostic::error(
+                    codes::UNKNOWN_INSTANCE,
+                    format!("no task in this file declares instance `{want}`"),
+                )
+                .primary(span, "in this file")
+                .help("list the instances with `mpkc plan FILE`, or drop `--instance`"),
             );
         }
     }
@@ -97,9 +103,12 @@ fn check_overrides(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) {
         if !declared {
             let span = file.tasks.first().map(|t| t.name.span).unwrap_or_default();
             sink.push(
-                Diagnostic::error(codes::UNKNOWN_INSTANCE, format!("`--param {name}=…` names no param of this file"))
-                    .primary(span, "in this task")
-                    .help("override only declared params; see the task's `param` items"),
+                Diagnostic::error(
+                    codes::UNKNOWN_INSTANCE,
+                    format!("`--param {name}=…` names no param of this file"),
+                )
+                .primary(span, "in this task")
+                .help("override only declared params; see the task's `param` items"),
             );
         }
     }

@@ -23,9 +23,12 @@ fn param_ty(p: &ast::Param, sink: &mut Sink) -> Option<ParamTy> {
         "bool" => Some(ParamTy::Bool),
         other => {
             sink.push(
-                Diagnostic::error(codes::TYPE_MISMATCH, format!("unknown param type `{other}`"))
-                    .primary(p.ty.span, "not a param type")
-                    .help("param types are `int`, `f32` and `bool`"),
+                Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    format!("unknown param type `{other}`"),
+                )
+                .primary(p.ty.span, "not a param type")
+                .help("param types are `int`, `f32` and `bool`"),
             );
             None
         }
@@ -62,10 +65,16 @@ pub fn evaluate(
             (None, Some((_, v)), _) => (Source::Ast(v), v.span()),
             (None, None, Some(v)) => (Source::Ast(v), v.span()),
             (None, None, None) => {
-                let mut d = Diagnostic::error(codes::MISSING, format!("param `{}` has no value", p.name.node))
-                    .primary(p.name.span, "declared without a default");
+                let mut d = Diagnostic::error(
+                    codes::MISSING,
+                    format!("param `{}` has no value", p.name.node),
+                )
+                .primary(p.name.span, "declared without a default");
                 if let Some(i) = instance {
-                    d = d.secondary(i.name.span, format!("instance `{}` does not set it", i.name.node));
+                    d = d.secondary(
+                        i.name.span,
+                        format!("instance `{}` does not set it", i.name.node),
+                    );
                 }
                 sink.push(d.help(format!(
                     "give it a default (`= …`), set it in the instance, or pass `--param {}=VALUE`",
@@ -75,7 +84,11 @@ pub fn evaluate(
                 continue;
             }
         };
-        let env = Env { params: Some(&out), poisoned: Some(&poisoned), ..Env::default() };
+        let env = Env {
+            params: Some(&out),
+            poisoned: Some(&poisoned),
+            ..Env::default()
+        };
         let value = match source {
             Source::Ast(v) => value_from_ast(v, ty, &env, p, sink),
             Source::Cli(text) => value_from_cli(text, ty, p, sink),
@@ -86,7 +99,15 @@ pub fn evaluate(
         };
         // Out of range is reported; the value is kept so that later items check against it.
         in_range(&value, p, &env, span, sink);
-        out.insert(p.name.node.clone(), ParamIr { name: p.name.node.clone(), value, span: p.span, value_span: span });
+        out.insert(
+            p.name.node.clone(),
+            ParamIr {
+                name: p.name.node.clone(),
+                value,
+                span: p.span,
+                value_span: span,
+            },
+        );
     }
     (out, poisoned)
 }
@@ -94,14 +115,26 @@ pub fn evaluate(
 fn type_error(span: Span, p: &ast::Param, found: &str) -> Diagnostic {
     Diagnostic::error(
         codes::TYPE_MISMATCH,
-        format!("param `{}` is `{}` but its value is {found}", p.name.node, p.ty.node),
+        format!(
+            "param `{}` is `{}` but its value is {found}",
+            p.name.node, p.ty.node
+        ),
     )
     .primary(span, format!("{found} here"))
     .secondary(p.ty.span, "declared type")
-    .help(format!("give `{}` a value of type `{}`", p.name.node, p.ty.node))
+    .help(format!(
+        "give `{}` a value of type `{}`",
+        p.name.node, p.ty.node
+    ))
 }
 
-fn value_from_ast(v: &ast::Value, ty: ParamTy, env: &Env<'_>, p: &ast::Param, sink: &mut Sink) -> Option<ParamValue> {
+fn value_from_ast(
+    v: &ast::Value,
+    ty: ParamTy,
+    env: &Env<'_>,
+    p: &ast::Param,
+    sink: &mut Sink,
+) -> Option<ParamValue> {
     match (v, ty) {
         (ast::Value::Bool(b, _), ParamTy::Bool) => Some(ParamValue::Bool(*b)),
         (ast::Value::Bool(_, s), _) => {
@@ -125,9 +158,15 @@ fn value_from_ast(v: &ast::Value, ty: ParamTy, env: &Env<'_>, p: &ast::Param, si
         },
         (ast::Value::Expr(e), ParamTy::Float) => match env.num(e) {
             Ok(Num::Int(i)) => Some(ParamValue::Float(i as f64)),
-            Ok(Num::Float(f)) if f.is_finite() && f.abs() <= f64::from(f32::MAX) => Some(ParamValue::Float(f)),
+            Ok(Num::Float(f)) if f.is_finite() && f.abs() <= f64::from(f32::MAX) => {
+                Some(ParamValue::Float(f))
+            }
             Ok(Num::Float(f)) => {
-                sink.push(type_error(e.span, p, &format!("{f:e}, which no f32 represents")));
+                sink.push(type_error(
+                    e.span,
+                    p,
+                    &format!("{f:e}, which no f32 represents"),
+                ));
                 None
             }
             Err(d) => {
@@ -140,8 +179,16 @@ fn value_from_ast(v: &ast::Value, ty: ParamTy, env: &Env<'_>, p: &ast::Param, si
 
 fn value_from_cli(text: &str, ty: ParamTy, p: &ast::Param, sink: &mut Sink) -> Option<ParamValue> {
     let parsed = match ty {
-        ParamTy::Int => text.replace('_', "").parse::<i64>().ok().map(ParamValue::Int),
-        ParamTy::Float => text.parse::<f64>().ok().filter(|f| f.is_finite()).map(ParamValue::Float),
+        ParamTy::Int => text
+            .replace('_', "")
+            .parse::<i64>()
+            .ok()
+            .map(ParamValue::Int),
+        ParamTy::Float => text
+            .parse::<f64>()
+            .ok()
+            .filter(|f| f.is_finite())
+            .map(ParamValue::Float),
         ParamTy::Bool => match text {
             "true" => Some(ParamValue::Bool(true)),
             "false" => Some(ParamValue::Bool(false)),
@@ -152,7 +199,10 @@ fn value_from_cli(text: &str, ty: ParamTy, p: &ast::Param, sink: &mut Sink) -> O
         sink.push(
             Diagnostic::error(
                 codes::TYPE_MISMATCH,
-                format!("`--param {}={text}`: `{text}` is not a `{}`", p.name.node, p.ty.node),
+                format!(
+                    "`--param {}={text}`: `{text}` is not a `{}`",
+                    p.name.node, p.ty.node
+                ),
             )
             .primary(p.span, "param declared here")
             .help(format!("pass a `{}` value", p.ty.node)),
@@ -161,7 +211,13 @@ fn value_from_cli(text: &str, ty: ParamTy, p: &ast::Param, sink: &mut Sink) -> O
     parsed
 }
 
-fn in_range(value: &ParamValue, p: &ast::Param, env: &Env<'_>, span: Span, sink: &mut Sink) -> bool {
+fn in_range(
+    value: &ParamValue,
+    p: &ast::Param,
+    env: &Env<'_>,
+    span: Span,
+    sink: &mut Sink,
+) -> bool {
     let Some(r) = &p.range else { return true };
     let (lo, hi) = match (env.num(&r.lo), env.num(&r.hi)) {
         (Ok(lo), Ok(hi)) => (lo, hi),
@@ -184,9 +240,12 @@ fn in_range(value: &ParamValue, p: &ast::Param, env: &Env<'_>, span: Span, sink:
     if empty {
         let op = if r.inclusive { "..=" } else { ".." };
         sink.push(
-            Diagnostic::error(codes::OUT_OF_RANGE, format!("the range {lo}{op}{hi} of param `{}` is empty", p.name.node))
-                .primary(r.span, "no value fits")
-                .help("write the lower bound first, e.g. `in 1..=16`"),
+            Diagnostic::error(
+                codes::OUT_OF_RANGE,
+                format!("the range {lo}{op}{hi} of param `{}` is empty", p.name.node),
+            )
+            .primary(r.span, "no value fits")
+            .help("write the lower bound first, e.g. `in 1..=16`"),
         );
         return false;
     }
@@ -196,11 +255,17 @@ fn in_range(value: &ParamValue, p: &ast::Param, env: &Env<'_>, span: Span, sink:
         sink.push(
             Diagnostic::error(
                 codes::OUT_OF_RANGE,
-                format!("param `{}` is {value} but must lie in {lo}{op}{hi}", p.name.node),
+                format!(
+                    "param `{}` is {value} but must lie in {lo}{op}{hi}",
+                    p.name.node
+                ),
             )
             .primary(span, format!("value {value}"))
             .secondary(r.span, "allowed range")
-            .help(format!("choose a value of `{}` inside {lo}{op}{hi}", p.name.node)),
+            .help(format!(
+                "choose a value of `{}` inside {lo}{op}{hi}",
+                p.name.node
+            )),
         );
     }
     ok

@@ -11,8 +11,23 @@ use crate::ir::{Dtype, ParamValue};
 /// `argmax_partial(logits -> val, idx; chunk)`.
 pub const PARTIAL: Signature = Signature {
     name: "argmax_partial",
-    inputs: &[Formal { name: "logits", dtypes: &[Dtype::Bf16], rank: 2 }],
-    outputs: &[Formal { name: "val", dtypes: &[Dtype::Bf16], rank: 2 }, Formal { name: "idx", dtypes: &[Dtype::I64], rank: 2 }],
+    inputs: &[Formal {
+        name: "logits",
+        dtypes: &[Dtype::Bf16],
+        rank: 2,
+    }],
+    outputs: &[
+        Formal {
+            name: "val",
+            dtypes: &[Dtype::Bf16],
+            rank: 2,
+        },
+        Formal {
+            name: "idx",
+            dtypes: &[Dtype::I64],
+            rank: 2,
+        },
+    ],
     scalars: &[("chunk", false)],
     needs_barrier: true,
     summary: "per-chunk argmax of bf16 logits, packed (chunk << 32) | index",
@@ -21,8 +36,23 @@ pub const PARTIAL: Signature = Signature {
 /// `argmax_reduce(val, idx -> token; chunk)`.
 pub const REDUCE: Signature = Signature {
     name: "argmax_reduce",
-    inputs: &[Formal { name: "val", dtypes: &[Dtype::Bf16], rank: 2 }, Formal { name: "idx", dtypes: &[Dtype::I64], rank: 2 }],
-    outputs: &[Formal { name: "token", dtypes: &[Dtype::I64], rank: 1 }],
+    inputs: &[
+        Formal {
+            name: "val",
+            dtypes: &[Dtype::Bf16],
+            rank: 2,
+        },
+        Formal {
+            name: "idx",
+            dtypes: &[Dtype::I64],
+            rank: 2,
+        },
+    ],
+    outputs: &[Formal {
+        name: "token",
+        dtypes: &[Dtype::I64],
+        rank: 1,
+    }],
     scalars: &[("chunk", false)],
     needs_barrier: true,
     summary: "reduction of per-chunk argmax candidates to token indices",
@@ -32,16 +62,27 @@ type Bound = Result<(Vec<Constant>, Vec<RegionNeed>, &'static str, &'static str)
 
 fn regions() -> Vec<RegionNeed> {
     vec![
-        RegionNeed { name: "idx", min_bytes: 8 * 4, what: "one int64 candidate index per consumer warp" },
-        RegionNeed { name: "val", min_bytes: 2 * 4, what: "one bf16 candidate value per consumer warp" },
+        RegionNeed {
+            name: "idx",
+            min_bytes: 8 * 4,
+            what: "one int64 candidate index per consumer warp",
+        },
+        RegionNeed {
+            name: "val",
+            min_bytes: 2 * 4,
+            what: "one bf16 candidate value per consumer warp",
+        },
     ]
 }
 
 fn chunk_of(scalars: &[(&'static str, ParamValue)]) -> i64 {
-    scalars.iter().find_map(|(n, v)| match (n, v) {
-        (&"chunk", ParamValue::Int(c)) => Some(*c),
-        _ => None,
-    }).unwrap_or(1)
+    scalars
+        .iter()
+        .find_map(|(n, v)| match (n, v) {
+            (&"chunk", ParamValue::Int(c)) => Some(*c),
+            _ => None,
+        })
+        .unwrap_or(1)
 }
 
 /// Checks `val`/`idx` are `[rows, ceil(vocab / chunk)]` and one task per chunk.
@@ -67,7 +108,10 @@ pub(super) fn bind_partial(s: &Shapes<'_>, scalars: &[(&'static str, ParamValue)
     if s.tasks() != chunks {
         errs.push(s.error(
             "logits",
-            format!("argmax_partial runs one task per chunk: {chunks} chunks but {} tasks", s.tasks()),
+            format!(
+                "argmax_partial runs one task per chunk: {chunks} chunks but {} tasks",
+                s.tasks()
+            ),
             format!("write `granularity per_tile(tasks ceil_div({vocab}, {chunk}))`"),
         ));
     }
@@ -75,12 +119,25 @@ pub(super) fn bind_partial(s: &Shapes<'_>, scalars: &[(&'static str, ParamValue)
         return Err(errs);
     }
     let constants = vec![
-        int_const("kRows", rows, format!("rows of `{}`", s.tensor_name("logits"))),
-        int_const("kVocab", vocab, format!("logits per row of `{}`", s.tensor_name("logits"))),
+        int_const(
+            "kRows",
+            rows,
+            format!("rows of `{}`", s.tensor_name("logits")),
+        ),
+        int_const(
+            "kVocab",
+            vocab,
+            format!("logits per row of `{}`", s.tensor_name("logits")),
+        ),
         int_const("kChunk", chunk, "logits per chunk (param chunk)"),
         int_const("kChunks", chunks, "ceil(kVocab / kChunk)"),
     ];
-    Ok((constants, regions(), include_str!("../../stdlib/bodies/argmax_partial.cu"), "stdlib/bodies/argmax_partial.cu"))
+    Ok((
+        constants,
+        regions(),
+        include_str!("../../stdlib/bodies/argmax_partial.cu"),
+        "stdlib/bodies/argmax_partial.cu",
+    ))
 }
 
 /// Checks `val`/`idx` are `[rows, chunks]` and `token` is `[rows]`.
@@ -90,21 +147,55 @@ pub(super) fn bind_reduce(s: &Shapes<'_>, scalars: &[(&'static str, ParamValue)]
     let (rows, chunks) = (v[0], v[1]);
     let mut errs = Vec::new();
     if s.dims("idx") != v {
-        errs.push(s.error("idx", format!("`{}` must have the shape of `{}` {v:?}, but it is {:?}", s.tensor_name("idx"), s.tensor_name("val"), s.dims("idx")), format!("declare `{}` as {v:?}", s.tensor_name("idx"))));
+        errs.push(s.error(
+            "idx",
+            format!(
+                "`{}` must have the shape of `{}` {v:?}, but it is {:?}",
+                s.tensor_name("idx"),
+                s.tensor_name("val"),
+                s.dims("idx")
+            ),
+            format!("declare `{}` as {v:?}", s.tensor_name("idx")),
+        ));
     }
     if s.dims("token") != [rows] {
-        errs.push(s.error("token", format!("`{}` must be [{rows}] (one token per row), but it is {:?}", s.tensor_name("token"), s.dims("token")), format!("declare `{}` as [{rows}]", s.tensor_name("token"))));
+        errs.push(s.error(
+            "token",
+            format!(
+                "`{}` must be [{rows}] (one token per row), but it is {:?}",
+                s.tensor_name("token"),
+                s.dims("token")
+            ),
+            format!("declare `{}` as [{rows}]", s.tensor_name("token")),
+        ));
     }
     if chunk <= 0 {
-        errs.push(s.error("val", format!("chunk {chunk} must be positive"), "pass the chunk argmax_partial used".into()));
+        errs.push(s.error(
+            "val",
+            format!("chunk {chunk} must be positive"),
+            "pass the chunk argmax_partial used".into(),
+        ));
     }
     if !errs.is_empty() {
         return Err(errs);
     }
     let constants = vec![
         int_const("kRows", rows, format!("rows of `{}`", s.tensor_name("val"))),
-        int_const("kChunks", chunks, format!("candidates per row of `{}`", s.tensor_name("val"))),
-        int_const("kChunk", chunk, "logits per chunk (param chunk), to unpack the indices"),
+        int_const(
+            "kChunks",
+            chunks,
+            format!("candidates per row of `{}`", s.tensor_name("val")),
+        ),
+        int_const(
+            "kChunk",
+            chunk,
+            "logits per chunk (param chunk), to unpack the indices",
+        ),
     ];
-    Ok((constants, regions(), include_str!("../../stdlib/bodies/argmax_reduce.cu"), "stdlib/bodies/argmax_reduce.cu"))
+    Ok((
+        constants,
+        regions(),
+        include_str!("../../stdlib/bodies/argmax_reduce.cu"),
+        "stdlib/bodies/argmax_reduce.cu",
+    ))
 }

@@ -8,8 +8,16 @@ use crate::ir::Dtype;
 /// `silu_mul(x -> y)`: y = silu(x[:, :n]) * x[:, n:], fp32 math.
 pub const SILU_MUL: Signature = Signature {
     name: "silu_mul",
-    inputs: &[Formal { name: "x", dtypes: &[Dtype::Bf16], rank: 2 }],
-    outputs: &[Formal { name: "y", dtypes: &[Dtype::Bf16], rank: 2 }],
+    inputs: &[Formal {
+        name: "x",
+        dtypes: &[Dtype::Bf16],
+        rank: 2,
+    }],
+    outputs: &[Formal {
+        name: "y",
+        dtypes: &[Dtype::Bf16],
+        rank: 2,
+    }],
     scalars: &[],
     needs_barrier: false,
     summary: "SwiGLU: y = silu(gate) * up with x = [gate | up]",
@@ -18,8 +26,23 @@ pub const SILU_MUL: Signature = Signature {
 /// `embedding(ids, table -> y)`: y[r, :] = table[ids[r], :] (rows of an out-of-range id are zero).
 pub const EMBEDDING: Signature = Signature {
     name: "embedding",
-    inputs: &[Formal { name: "ids", dtypes: &[Dtype::I32], rank: 1 }, Formal { name: "table", dtypes: &[Dtype::Bf16], rank: 2 }],
-    outputs: &[Formal { name: "y", dtypes: &[Dtype::Bf16], rank: 2 }],
+    inputs: &[
+        Formal {
+            name: "ids",
+            dtypes: &[Dtype::I32],
+            rank: 1,
+        },
+        Formal {
+            name: "table",
+            dtypes: &[Dtype::Bf16],
+            rank: 2,
+        },
+    ],
+    outputs: &[Formal {
+        name: "y",
+        dtypes: &[Dtype::Bf16],
+        rank: 2,
+    }],
     scalars: &[],
     needs_barrier: false,
     summary: "row gather from an embedding table",
@@ -48,7 +71,9 @@ pub(super) fn bind_silu_mul(s: &Shapes<'_>) -> Bound {
     if n % 8 != 0 || n == 0 {
         errs.push(s.error(
             "y",
-            format!("the output width {n} is not a positive multiple of 8 (16-byte vectors of 8 bf16)"),
+            format!(
+                "the output width {n} is not a positive multiple of 8 (16-byte vectors of 8 bf16)"
+            ),
             "use a width that is a multiple of 8".to_string(),
         ));
     }
@@ -57,10 +82,27 @@ pub(super) fn bind_silu_mul(s: &Shapes<'_>) -> Bound {
     }
     let constants = vec![
         int_const("kRows", rows, format!("rows of `{}`", s.tensor_name("y"))),
-        int_const("kCols", n, format!("columns of `{}` (half the columns of `{}`)", s.tensor_name("y"), s.tensor_name("x"))),
-        int_const("kColsPerTask", cols_per_task(n, s.tasks()), "ceil(kCols / kNumTasks), rounded up to 8"),
+        int_const(
+            "kCols",
+            n,
+            format!(
+                "columns of `{}` (half the columns of `{}`)",
+                s.tensor_name("y"),
+                s.tensor_name("x")
+            ),
+        ),
+        int_const(
+            "kColsPerTask",
+            cols_per_task(n, s.tasks()),
+            "ceil(kCols / kNumTasks), rounded up to 8",
+        ),
     ];
-    Ok((constants, Vec::new(), include_str!("../../stdlib/bodies/silu_mul.cu"), "stdlib/bodies/silu_mul.cu"))
+    Ok((
+        constants,
+        Vec::new(),
+        include_str!("../../stdlib/bodies/silu_mul.cu"),
+        "stdlib/bodies/silu_mul.cu",
+    ))
 }
 
 /// Checks `ids` is `[rows]`, `y` is `[rows, hidden]` with the table's hidden, `hidden % 8 == 0`.
@@ -71,7 +113,12 @@ pub(super) fn bind_embedding(s: &Shapes<'_>) -> Bound {
     if y != [ids[0], hidden] {
         errs.push(s.error(
             "y",
-            format!("`{}` must be [{}, {hidden}] (one row of `{}` per id), but it is {y:?}", s.tensor_name("y"), ids[0], s.tensor_name("table")),
+            format!(
+                "`{}` must be [{}, {hidden}] (one row of `{}` per id), but it is {y:?}",
+                s.tensor_name("y"),
+                ids[0],
+                s.tensor_name("table")
+            ),
             format!("declare `{}` as [{}, {hidden}]", s.tensor_name("y"), ids[0]),
         ));
     }
@@ -86,20 +133,49 @@ pub(super) fn bind_embedding(s: &Shapes<'_>) -> Bound {
         return Err(errs);
     }
     let constants = vec![
-        int_const("kRows", ids[0], format!("ids in `{}`", s.tensor_name("ids"))),
-        int_const("kVocab", vocab, format!("rows of `{}`", s.tensor_name("table"))),
-        int_const("kHidden", hidden, format!("columns of `{}`", s.tensor_name("table"))),
-        int_const("kColsPerTask", cols_per_task(hidden, s.tasks()), "ceil(kHidden / kNumTasks), rounded up to 8"),
+        int_const(
+            "kRows",
+            ids[0],
+            format!("ids in `{}`", s.tensor_name("ids")),
+        ),
+        int_const(
+            "kVocab",
+            vocab,
+            format!("rows of `{}`", s.tensor_name("table")),
+        ),
+        int_const(
+            "kHidden",
+            hidden,
+            format!("columns of `{}`", s.tensor_name("table")),
+        ),
+        int_const(
+            "kColsPerTask",
+            cols_per_task(hidden, s.tasks()),
+            "ceil(kHidden / kNumTasks), rounded up to 8",
+        ),
     ];
-    Ok((constants, Vec::new(), include_str!("../../stdlib/bodies/embedding.cu"), "stdlib/bodies/embedding.cu"))
+    Ok((
+        constants,
+        Vec::new(),
+        include_str!("../../stdlib/bodies/embedding.cu"),
+        "stdlib/bodies/embedding.cu",
+    ))
 }
 
 /// `splitk_reduce(partials -> y)`: y = bf16(sum over splits of the f32 partials), the reduce task
 /// mpkc generates for a pipeline with a `split_k f32` epilogue.
 pub const SPLITK_REDUCE: Signature = Signature {
     name: "splitk_reduce",
-    inputs: &[Formal { name: "partials", dtypes: &[Dtype::F32], rank: 3 }],
-    outputs: &[Formal { name: "y", dtypes: &[Dtype::Bf16], rank: 2 }],
+    inputs: &[Formal {
+        name: "partials",
+        dtypes: &[Dtype::F32],
+        rank: 3,
+    }],
+    outputs: &[Formal {
+        name: "y",
+        dtypes: &[Dtype::Bf16],
+        rank: 2,
+    }],
     scalars: &[],
     needs_barrier: false,
     summary: "sum of split-K f32 partials into bf16",
@@ -111,15 +187,37 @@ pub(super) fn bind_splitk_reduce(s: &Shapes<'_>) -> Bound {
     if p[1..] != *y {
         return Err(vec![s.error(
             "y",
-            format!("`{}` must be [{}, {}] (the partials without the split dimension), but it is {y:?}", s.tensor_name("y"), p[1], p[2]),
+            format!(
+                "`{}` must be [{}, {}] (the partials without the split dimension), but it is {y:?}",
+                s.tensor_name("y"),
+                p[1],
+                p[2]
+            ),
             format!("declare `{}` as [{}, {}]", s.tensor_name("y"), p[1], p[2]),
         )]);
     }
     let constants = vec![
-        int_const("kSplits", p[0], format!("splits of `{}`", s.tensor_name("partials"))),
+        int_const(
+            "kSplits",
+            p[0],
+            format!("splits of `{}`", s.tensor_name("partials")),
+        ),
         int_const("kRows", y[0], format!("rows of `{}`", s.tensor_name("y"))),
-        int_const("kCols", y[1], format!("columns of `{}`", s.tensor_name("y"))),
-        int_const("kColsPerTask", y[1].saturating_add(s.tasks() - 1) / s.tasks(), "ceil(kCols / kNumTasks)"),
+        int_const(
+            "kCols",
+            y[1],
+            format!("columns of `{}`", s.tensor_name("y")),
+        ),
+        int_const(
+            "kColsPerTask",
+            y[1].saturating_add(s.tasks() - 1) / s.tasks(),
+            "ceil(kCols / kNumTasks)",
+        ),
     ];
-    Ok((constants, Vec::new(), include_str!("../../stdlib/bodies/splitk_reduce.cu"), "stdlib/bodies/splitk_reduce.cu"))
+    Ok((
+        constants,
+        Vec::new(),
+        include_str!("../../stdlib/bodies/splitk_reduce.cu"),
+        "stdlib/bodies/splitk_reduce.cu",
+    ))
 }

@@ -122,12 +122,20 @@ impl Shapes<'_> {
 
     /// The contract's name for formal `f`.
     pub fn tensor_name<'b>(&'b self, f: &'b str) -> &'b str {
-        self.tensors.iter().find(|(n, _)| *n == f).map(|(_, h)| self.ir.tensors[*h].name.as_str()).unwrap_or(f)
+        self.tensors
+            .iter()
+            .find(|(n, _)| *n == f)
+            .map(|(_, h)| self.ir.tensors[*h].name.as_str())
+            .unwrap_or(f)
     }
 
     /// The declaration span of formal `f`'s tensor.
     pub fn tensor_span(&self, f: &str) -> Span {
-        self.tensors.iter().find(|(n, _)| *n == f).map(|(_, h)| self.ir.tensors[*h].span).unwrap_or(self.span)
+        self.tensors
+            .iter()
+            .find(|(n, _)| *n == f)
+            .map(|(_, h)| self.ir.tensors[*h].span)
+            .unwrap_or(self.span)
     }
 
     /// An `E0009` error about formal `f`.
@@ -147,33 +155,78 @@ impl Shapes<'_> {
 /// Binds `ir`'s body to its template: arity, dtypes and ranks (`E0009`), then the template's own
 /// shape relations. Returns `None` for inline CUDA bodies and bodies that fail to bind.
 pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
-    let Some(BodyIr::Template { name, inputs, outputs, scalars, span }) = &ir.body else { return Ok(None) };
+    let Some(BodyIr::Template {
+        name,
+        inputs,
+        outputs,
+        scalars,
+        span,
+    }) = &ir.body
+    else {
+        return Ok(None);
+    };
     let Some(sig) = signature(name) else {
         let known: Vec<String> = CATALOGUE.iter().map(|s| format!("`{}`", s.name)).collect();
-        return Err(vec![Diagnostic::error(codes::BODY_MISMATCH, format!("unknown body template `{name}`"))
-            .primary(*span, "not a stdlib template")
-            .help(format!("templates: {}; or write `body cuda {{ … }}`", known.join(", ")))]);
+        return Err(vec![Diagnostic::error(
+            codes::BODY_MISMATCH,
+            format!("unknown body template `{name}`"),
+        )
+        .primary(*span, "not a stdlib template")
+        .help(format!(
+            "templates: {}; or write `body cuda {{ … }}`",
+            known.join(", ")
+        ))]);
     };
     let mut errs = Vec::new();
     let mut bound = Vec::new();
-    check_list(ir, &sig, "input", sig.inputs, inputs, *span, &mut bound, &mut errs);
-    check_list(ir, &sig, "output", sig.outputs, outputs, *span, &mut bound, &mut errs);
+    check_list(
+        ir, &sig, "input", sig.inputs, inputs, *span, &mut bound, &mut errs,
+    );
+    check_list(
+        ir,
+        &sig,
+        "output",
+        sig.outputs,
+        outputs,
+        *span,
+        &mut bound,
+        &mut errs,
+    );
     let mut scalar_vals = Vec::new();
     if scalars.len() != sig.scalars.len() {
-        errs.push(arity(&sig, "scalar", sig.scalars.len(), scalars.len(), *span));
+        errs.push(arity(
+            &sig,
+            "scalar",
+            sig.scalars.len(),
+            scalars.len(),
+            *span,
+        ));
     } else {
         for ((formal, is_float), actual) in sig.scalars.iter().zip(scalars) {
-            let Some(p) = ir.params.get(actual) else { continue };
-            let ok = matches!((&p.value, is_float), (ParamValue::Float(_), true) | (ParamValue::Int(_), false));
+            let Some(p) = ir.params.get(actual) else {
+                continue;
+            };
+            let ok = matches!(
+                (&p.value, is_float),
+                (ParamValue::Float(_), true) | (ParamValue::Int(_), false)
+            );
             if !ok {
                 errs.push(
                     Diagnostic::error(
                         codes::BODY_MISMATCH,
-                        format!("scalar `{formal}` of `{}` must be {}, but `{actual}` is {}", sig.name, kind(*is_float), p.value),
+                        format!(
+                            "scalar `{formal}` of `{}` must be {}, but `{actual}` is {}",
+                            sig.name,
+                            kind(*is_float),
+                            p.value
+                        ),
                     )
                     .primary(p.span, "param declared here")
                     .secondary(*span, "passed here")
-                    .help(format!("pass a param of type {}", if *is_float { "`f32`" } else { "`int`" })),
+                    .help(format!(
+                        "pass a param of type {}",
+                        if *is_float { "`f32`" } else { "`int`" }
+                    )),
                 );
             }
             scalar_vals.push((*formal, actual.clone(), p.value.clone()));
@@ -193,13 +246,25 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
     if !errs.is_empty() {
         return Err(errs);
     }
-    if sig.needs_barrier && !ir.barriers.values().any(|b| b.by == crate::ir::RoleKind::Consumer) {
+    if sig.needs_barrier
+        && !ir
+            .barriers
+            .values()
+            .any(|b| b.by == crate::ir::RoleKind::Consumer)
+    {
         return Err(vec![Diagnostic::error(codes::BODY_MISMATCH, format!("body `{}` synchronises the consumer warpgroup but the contract declares no named barrier", sig.name))
             .primary(*span, "needs a named barrier")
             .help("declare one, e.g. `barrier task_sync = named(2, threads 128)` (ids 1-15 except 8)")]);
     }
-    let shapes = Shapes { ir, tensors: &bound, span: *span };
-    let values: Vec<(&'static str, ParamValue)> = scalar_vals.iter().map(|(f, _, v)| (*f, v.clone())).collect();
+    let shapes = Shapes {
+        ir,
+        tensors: &bound,
+        span: *span,
+    };
+    let values: Vec<(&'static str, ParamValue)> = scalar_vals
+        .iter()
+        .map(|(f, _, v)| (*f, v.clone()))
+        .collect();
     let specific = match sig.name {
         "rmsnorm" => rmsnorm::bind(&shapes),
         "silu_mul" => elementwise::bind_silu_mul(&shapes),
@@ -210,7 +275,15 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
         _ => unreachable!("template {} has no binder", sig.name),
     };
     let (constants, regions, body, body_path) = specific?;
-    Ok(Some(Binding { sig, tensors: bound, scalars: scalar_vals, constants, regions, body, body_path }))
+    Ok(Some(Binding {
+        sig,
+        tensors: bound,
+        scalars: scalar_vals,
+        constants,
+        regions,
+        body,
+        body_path,
+    }))
 }
 
 fn kind(is_float: bool) -> &'static str {
@@ -224,7 +297,12 @@ fn kind(is_float: bool) -> &'static str {
 fn arity(sig: &Signature, what: &str, want: usize, got: usize, span: Span) -> Diagnostic {
     Diagnostic::error(
         codes::BODY_MISMATCH,
-        format!("`{}` takes {want} {what} argument{} but {got} {} given", sig.name, plural(want), if got == 1 { "was" } else { "were" }),
+        format!(
+            "`{}` takes {want} {what} argument{} but {got} {} given",
+            sig.name,
+            plural(want),
+            if got == 1 { "was" } else { "were" }
+        ),
     )
     .primary(span, format!("{got} {what}s here"))
     .help(format!("write `body {}`", usage(sig)))
@@ -274,11 +352,20 @@ fn check_list(
             errs.push(
                 Diagnostic::error(
                     codes::BODY_MISMATCH,
-                    format!("`{}` is passed as an {what} of `{}` but declared `{}`", t.name, sig.name, if want_dir_out { "in" } else { "out" }),
+                    format!(
+                        "`{}` is passed as an {what} of `{}` but declared `{}`",
+                        t.name,
+                        sig.name,
+                        if want_dir_out { "in" } else { "out" }
+                    ),
                 )
                 .primary(t.span, "declared here")
                 .secondary(span, "passed here")
-                .help(format!("declare `{}` as `{}`", t.name, if want_dir_out { "out" } else { "in" })),
+                .help(format!(
+                    "declare `{}` as `{}`",
+                    t.name,
+                    if want_dir_out { "out" } else { "in" }
+                )),
             );
         }
         if !f.dtypes.contains(&t.dtype) {
@@ -286,18 +373,37 @@ fn check_list(
             errs.push(
                 Diagnostic::error(
                     codes::BODY_MISMATCH,
-                    format!("`{}` of `{}` takes {} but `{}` is {}", f.name, sig.name, want.join(" or "), t.name, t.dtype),
+                    format!(
+                        "`{}` of `{}` takes {} but `{}` is {}",
+                        f.name,
+                        sig.name,
+                        want.join(" or "),
+                        t.name,
+                        t.dtype
+                    ),
                 )
                 .primary(t.span, format!("{} here", t.dtype))
                 .secondary(span, "passed here")
-                .help(format!("declare `{}` with element type {}", t.name, want.join(" or "))),
+                .help(format!(
+                    "declare `{}` with element type {}",
+                    t.name,
+                    want.join(" or ")
+                )),
             );
         }
         if t.dims.len() != f.rank {
             errs.push(
                 Diagnostic::error(
                     codes::BODY_MISMATCH,
-                    format!("`{}` of `{}` has {} dimension{} but `{}` has {}", f.name, sig.name, f.rank, plural(f.rank), t.name, t.dims.len()),
+                    format!(
+                        "`{}` of `{}` has {} dimension{} but `{}` has {}",
+                        f.name,
+                        sig.name,
+                        f.rank,
+                        plural(f.rank),
+                        t.name,
+                        t.dims.len()
+                    ),
                 )
                 .primary(t.span, format!("{} dimensions", t.dims.len()))
                 .secondary(span, "passed here")
@@ -310,5 +416,10 @@ fn check_list(
 
 /// A constant of C++ type `int`.
 pub(crate) fn int_const(name: &str, value: i64, comment: impl Into<String>) -> Constant {
-    Constant { name: name.to_string(), cty: "int", value: value.to_string(), comment: comment.into() }
+    Constant {
+        name: name.to_string(),
+        cty: "int",
+        value: value.to_string(),
+        comment: comment.into(),
+    }
 }

@@ -10,8 +10,23 @@ use crate::ir::Dtype;
 /// The signature.
 pub const SIG: Signature = Signature {
     name: "rmsnorm",
-    inputs: &[Formal { name: "x", dtypes: &[Dtype::Bf16], rank: 2 }, Formal { name: "w", dtypes: &[Dtype::Bf16], rank: 1 }],
-    outputs: &[Formal { name: "y", dtypes: &[Dtype::Bf16], rank: 2 }],
+    inputs: &[
+        Formal {
+            name: "x",
+            dtypes: &[Dtype::Bf16],
+            rank: 2,
+        },
+        Formal {
+            name: "w",
+            dtypes: &[Dtype::Bf16],
+            rank: 1,
+        },
+    ],
+    outputs: &[Formal {
+        name: "y",
+        dtypes: &[Dtype::Bf16],
+        rank: 2,
+    }],
     scalars: &[("eps", true)],
     needs_barrier: true,
     summary: "RMSNorm over the last dimension, fp32 accumulation",
@@ -27,14 +42,25 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
     if s.dims("w") != [hidden] {
         errs.push(s.error(
             "w",
-            format!("`{}` must be [{hidden}] to scale rows of `{}`, but it is {:?}", s.tensor_name("w"), s.tensor_name("x"), s.dims("w")),
+            format!(
+                "`{}` must be [{hidden}] to scale rows of `{}`, but it is {:?}",
+                s.tensor_name("w"),
+                s.tensor_name("x"),
+                s.dims("w")
+            ),
             format!("declare `{}` with shape [{hidden}]", s.tensor_name("w")),
         ));
     }
     if s.dims("y") != x {
         errs.push(s.error(
             "y",
-            format!("`{}` must have the shape of `{}` {:?}, but it is {:?}", s.tensor_name("y"), s.tensor_name("x"), x, s.dims("y")),
+            format!(
+                "`{}` must have the shape of `{}` {:?}, but it is {:?}",
+                s.tensor_name("y"),
+                s.tensor_name("x"),
+                x,
+                s.dims("y")
+            ),
             format!("declare `{}` with shape {:?}", s.tensor_name("y"), x),
         ));
     }
@@ -51,14 +77,39 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
     let rows_per_task = rows.saturating_add(s.tasks() - 1) / s.tasks();
     let constants = vec![
         int_const("kRows", rows, format!("rows of `{}`", s.tensor_name("x"))),
-        int_const("kHidden", hidden, format!("elements per row of `{}`", s.tensor_name("x"))),
+        int_const(
+            "kHidden",
+            hidden,
+            format!("elements per row of `{}`", s.tensor_name("x")),
+        ),
         int_const("kRowsPerTask", rows_per_task, "ceil(kRows / kNumTasks)"),
     ];
     let regions = vec![
-        RegionNeed { name: "input", min_bytes: 2 * hidden, what: "one bf16 row of x" },
-        RegionNeed { name: "weight", min_bytes: 2 * hidden, what: "the bf16 weight vector" },
-        RegionNeed { name: "output", min_bytes: 2 * hidden, what: "one bf16 row of y" },
-        RegionNeed { name: "reduce", min_bytes: 4 * 4, what: "one fp32 partial sum per consumer warp" },
+        RegionNeed {
+            name: "input",
+            min_bytes: 2 * hidden,
+            what: "one bf16 row of x",
+        },
+        RegionNeed {
+            name: "weight",
+            min_bytes: 2 * hidden,
+            what: "the bf16 weight vector",
+        },
+        RegionNeed {
+            name: "output",
+            min_bytes: 2 * hidden,
+            what: "one bf16 row of y",
+        },
+        RegionNeed {
+            name: "reduce",
+            min_bytes: 4 * 4,
+            what: "one fp32 partial sum per consumer warp",
+        },
     ];
-    Ok((constants, regions, include_str!("../../stdlib/bodies/rmsnorm.cu"), "stdlib/bodies/rmsnorm.cu"))
+    Ok((
+        constants,
+        regions,
+        include_str!("../../stdlib/bodies/rmsnorm.cu"),
+        "stdlib/bodies/rmsnorm.cu",
+    ))
 }

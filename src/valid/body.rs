@@ -22,19 +22,30 @@ pub(super) fn family_items(ir: &TaskIr, sink: &mut Sink) {
     if fam != Family::Pipeline {
         if let Some((_, _, span)) = ir.epilogues.first() {
             sink.push(
-                Diagnostic::error(codes::FAMILY_ITEM, format!("a `{}` task has no epilogue; epilogues belong to pipelines", fam.as_str()))
-                    .primary(*span, "epilogue here")
-                    .secondary(ir.family_span, format!("family {}", fam.as_str()))
-                    .help("remove the `epilogue` item; a consumer body writes its outputs itself"),
+                Diagnostic::error(
+                    codes::FAMILY_ITEM,
+                    format!(
+                        "a `{}` task has no epilogue; epilogues belong to pipelines",
+                        fam.as_str()
+                    ),
+                )
+                .primary(*span, "epilogue here")
+                .secondary(ir.family_span, format!("family {}", fam.as_str()))
+                .help("remove the `epilogue` item; a consumer body writes its outputs itself"),
             );
         }
     }
     if fam.is_consumer_only() {
         let not_here = |what: &str, span| {
-            Diagnostic::error(codes::FAMILY_ITEM, format!("a `{}` task has no {what}", fam.as_str()))
-                .primary(span, format!("{what} declared here"))
-                .secondary(ir.family_span, format!("family {}", fam.as_str()))
-                .help("declare `family pipeline` for loader/launcher rings and MMAs, or remove the item")
+            Diagnostic::error(
+                codes::FAMILY_ITEM,
+                format!("a `{}` task has no {what}", fam.as_str()),
+            )
+            .primary(span, format!("{what} declared here"))
+            .secondary(ir.family_span, format!("family {}", fam.as_str()))
+            .help(
+                "declare `family pipeline` for loader/launcher rings and MMAs, or remove the item",
+            )
         };
         for ch in ir.channels.values() {
             sink.push(not_here("channels", ch.span));
@@ -49,9 +60,12 @@ pub(super) fn family_items(ir: &TaskIr, sink: &mut Sink) {
     if fam == Family::Pipeline {
         if ir.mma.is_none() {
             sink.push(
-                Diagnostic::error(codes::MISSING, format!("pipeline task `{}` declares no MMA", ir.name))
-                    .primary(ir.family_span, "family pipeline")
-                    .help("add e.g. `mma tcgen05 f16 (bf16 x bf16 -> f32) m128 n16 k16`"),
+                Diagnostic::error(
+                    codes::MISSING,
+                    format!("pipeline task `{}` declares no MMA", ir.name),
+                )
+                .primary(ir.family_span, "family pipeline")
+                .help("add e.g. `mma tcgen05 f16 (bf16 x bf16 -> f32) m128 n16 k16`"),
             );
         }
         if ir.channels.is_empty() {
@@ -66,7 +80,11 @@ pub(super) fn family_items(ir: &TaskIr, sink: &mut Sink) {
         Family::ConsumerNoSmem if !ir.regions.is_empty() => {
             let mut d = Diagnostic::error(
                 codes::NO_SMEM_REGIONS,
-                format!("a `consumer-no-smem` task declares {} region{}", ir.regions.len(), if ir.regions.len() == 1 { "" } else { "s" }),
+                format!(
+                    "a `consumer-no-smem` task declares {} region{}",
+                    ir.regions.len(),
+                    if ir.regions.len() == 1 { "" } else { "s" }
+                ),
             );
             for g in &ir.region_groups {
                 d = d.primary(g.head_span, "declared here");
@@ -80,7 +98,10 @@ pub(super) fn family_items(ir: &TaskIr, sink: &mut Sink) {
         Family::ConsumerMonolith if ir.regions.len() != 1 => {
             let mut d = Diagnostic::error(
                 codes::MONOLITH_REGIONS,
-                format!("a `consumer-monolith` task declares {} regions; it must declare exactly one", ir.regions.len()),
+                format!(
+                    "a `consumer-monolith` task declares {} regions; it must declare exactly one",
+                    ir.regions.len()
+                ),
             )
             .primary(ir.family_span, "family consumer-monolith");
             for g in &ir.region_groups {
@@ -112,7 +133,10 @@ pub(super) fn template(ir: &TaskIr, sink: &mut Sink) -> Option<Binding> {
 pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink) {
     // Pipelines address their rings through channels (issue 4's backend); region-less tasks
     // with regions are E0112's business.
-    if matches!(ir.family, Family::Pipeline | Family::Helper | Family::ConsumerNoSmem) {
+    if matches!(
+        ir.family,
+        Family::Pipeline | Family::Helper | Family::ConsumerNoSmem
+    ) {
         return;
     }
     let body_span = match &ir.body {
@@ -123,9 +147,18 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
         for need in &b.regions {
             match ir.group_by_name(need.name) {
                 None if ir.family != Family::ConsumerNoSmem => sink.push(
-                    Diagnostic::error(codes::REGION_USE, format!("body `{}` addresses region `{}`, which the contract does not declare", b.sig.name, need.name))
-                        .primary(body_span, format!("uses `{}` for {}", need.name, need.what))
-                        .help(format!("declare `region {} {{ bytes {}; align 16; pack }}` (at least {} bytes)", need.name, need.min_bytes, need.min_bytes)),
+                    Diagnostic::error(
+                        codes::REGION_USE,
+                        format!(
+                            "body `{}` addresses region `{}`, which the contract does not declare",
+                            b.sig.name, need.name
+                        ),
+                    )
+                    .primary(body_span, format!("uses `{}` for {}", need.name, need.what))
+                    .help(format!(
+                        "declare `region {} {{ bytes {}; align 16; pack }}` (at least {} bytes)",
+                        need.name, need.min_bytes, need.min_bytes
+                    )),
                 ),
                 Some(g) => {
                     let size = g.members.first().map_or(0, |h| ir.regions[*h].size);
@@ -146,10 +179,17 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
         }
         for g in &ir.region_groups {
             if !b.regions.iter().any(|n| n.name == g.name) {
-                sink.push(unaddressed(g.head_span, &g.name, &format!("body `{}`", b.sig.name)));
+                sink.push(unaddressed(
+                    g.head_span,
+                    &g.name,
+                    &format!("body `{}`", b.sig.name),
+                ));
             }
         }
-    } else if let Some(BodyIr::Cuda { code, code_span, .. }) = &ir.body {
+    } else if let Some(BodyIr::Cuda {
+        code, code_span, ..
+    }) = &ir.body
+    {
         let code = strip_comments_and_strings(code);
         // `buf.NAME` for a NAME that is no region: the body addresses an undeclared region.
         for (i, name) in buf_uses(&code) {
@@ -159,10 +199,16 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
             let start = code_span.start + i;
             let known: Vec<&str> = ir.region_groups.iter().map(|g| g.name.as_str()).collect();
             let stage_member = name.rsplit_once('_').filter(|(g, k)| {
-                ir.group_by_name(g).is_some_and(|g| g.staged) && k.chars().all(|c| c.is_ascii_digit())
+                ir.group_by_name(g).is_some_and(|g| g.staged)
+                    && k.chars().all(|c| c.is_ascii_digit())
             });
-            let help = match (stage_member, crate::diag::suggest(&name, known.iter().copied())) {
-                (Some((g, k)), _) => format!("a stage array is a C array in the view: write `buf.{g}[{k}]`"),
+            let help = match (
+                stage_member,
+                crate::diag::suggest(&name, known.iter().copied()),
+            ) {
+                (Some((g, k)), _) => {
+                    format!("a stage array is a C array in the view: write `buf.{g}[{k}]`")
+                }
                 (None, Some(s)) => format!("did you mean `buf.{s}`?"),
                 (None, None) => format!("declare `region {name} {{ bytes …; align 16; pack }}`"),
             };
@@ -216,36 +262,78 @@ pub(super) fn tensors_used(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Si
 /// no named barrier on a reserved id written as a literal, no `blockIdx` for task identity, and
 /// no dynamic SMEM of its own in a region-less task.
 pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
-    let Some(BodyIr::Cuda { code, code_span, .. }) = &ir.body else { return };
+    let Some(BodyIr::Cuda {
+        code, code_span, ..
+    }) = &ir.body
+    else {
+        return;
+    };
     let code = strip_comments_and_strings(code);
-    let at = |i: usize, len: usize| crate::span::Span::new(code_span.start + i, code_span.start + i + len);
+    let at = |i: usize, len: usize| {
+        crate::span::Span::new(code_span.start + i, code_span.start + i + len)
+    };
     let word_at = |i: usize, w: &str| {
         let before = code[..i].chars().next_back();
         let after = code[i + w.len()..].chars().next();
-        !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
     };
     let mut report = |i: usize, len: usize, msg: String, note: &str, help: &str| {
-        sink.push(Diagnostic::error(codes::BODY_SYNC, msg).primary(at(i, len), "here").note(note.to_string()).help(help.to_string()));
+        sink.push(
+            Diagnostic::error(codes::BODY_SYNC, msg)
+                .primary(at(i, len), "here")
+                .note(note.to_string())
+                .help(help.to_string()),
+        );
     };
-    for w in ["__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"] {
+    for w in [
+        "__syncthreads",
+        "__syncthreads_count",
+        "__syncthreads_and",
+        "__syncthreads_or",
+    ] {
         for (i, _) in code.match_indices(w).filter(|(i, _)| word_at(*i, w)) {
             report(i, w.len(), format!("the inline body calls `{w}`, a block-wide barrier"), "the other warps of the CTA run other tasks' roles: a block-wide barrier deadlocks them (I-R2)", "synchronise the 128 consumer threads with a named barrier: `mpkc::named_barrier_sync(BAR_<NAME>, kConsumerThreads)`");
         }
     }
-    for (i, _) in code.match_indices("bar.sync 0").chain(code.match_indices("barrier.sync 0")) {
-        report(i, 10, "the inline body syncs hardware barrier 0, the block-wide barrier".to_string(), "barrier 0 spans all 256 threads of the worker (I-R2)", "use a named barrier declared in the contract");
+    for (i, _) in code
+        .match_indices("bar.sync 0")
+        .chain(code.match_indices("barrier.sync 0"))
+    {
+        report(
+            i,
+            10,
+            "the inline body syncs hardware barrier 0, the block-wide barrier".to_string(),
+            "barrier 0 spans all 256 threads of the worker (I-R2)",
+            "use a named barrier declared in the contract",
+        );
     }
     for (i, _) in code.match_indices("named_barrier_sync(") {
-        let arg: String = code[i + 19..].chars().take_while(|c| *c != ',' && *c != ')').collect();
+        let arg: String = code[i + 19..]
+            .chars()
+            .take_while(|c| *c != ',' && *c != ')')
+            .collect();
         if matches!(arg.trim(), "0" | "8") {
             report(i, 19 + arg.len(), format!("the inline body syncs named barrier {}, which the runtime reserves", arg.trim()), "0 is the block-wide barrier and 8 the runtime's consumer page claim (contract doc §3.4)", "declare `barrier NAME = named(ID, threads 128)` with another id and use BAR_<NAME>");
         }
     }
-    for (i, _) in code.match_indices("blockIdx").filter(|(i, _)| word_at(*i, "blockIdx")) {
-        report(i, 8, "the inline body reads `blockIdx`".to_string(), "a persistent worker runs many tasks per CTA: blockIdx is the SM, not the task (I-R3)", "use `task_offset` (task_desc->task_metadata.task_offset)");
+    for (i, _) in code
+        .match_indices("blockIdx")
+        .filter(|(i, _)| word_at(*i, "blockIdx"))
+    {
+        report(
+            i,
+            8,
+            "the inline body reads `blockIdx`".to_string(),
+            "a persistent worker runs many tasks per CTA: blockIdx is the SM, not the task (I-R3)",
+            "use `task_offset` (task_desc->task_metadata.task_offset)",
+        );
     }
     if ir.family == Family::ConsumerNoSmem {
-        for (i, _) in code.match_indices("__shared__").filter(|(i, _)| word_at(*i, "__shared__")) {
+        for (i, _) in code
+            .match_indices("__shared__")
+            .filter(|(i, _)| word_at(*i, "__shared__"))
+        {
             sink.push(
                 Diagnostic::error(codes::NO_SMEM_REGIONS, "a `consumer-no-smem` body declares shared memory of its own")
                     .primary(at(i, 10), "here")
@@ -259,8 +347,21 @@ pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
 /// `(offset, NAME)` of every `buf.NAME` in `code` (comments and strings already blanked).
 fn buf_uses(code: &str) -> Vec<(usize, String)> {
     code.match_indices("buf.")
-        .filter(|(i, _)| !code[..*i].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-        .map(|(i, _)| (i, code[i + 4..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>()))
+        .filter(|(i, _)| {
+            !code[..*i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        })
+        .map(|(i, _)| {
+            (
+                i,
+                code[i + 4..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect::<String>(),
+            )
+        })
         .filter(|(_, n)| !n.is_empty())
         .collect()
 }
@@ -281,7 +382,10 @@ pub(super) fn strip_comments_and_strings(code: &str) -> String {
     while i < b.len() {
         match b[i] {
             b'/' if b.get(i + 1) == Some(&b'/') => {
-                let end = b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p);
+                let end = b[i..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(b.len(), |p| i + p);
                 blank(&mut out, i, end);
                 i = end;
             }

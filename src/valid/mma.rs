@@ -15,8 +15,13 @@ fn tcgen05_k(kind: &str, a: Dtype, b: Dtype, d: Dtype) -> Result<i64, String> {
     let fp8 = |t: Dtype| matches!(t, Dtype::E4m3 | Dtype::E5m2);
     match kind {
         "f16" => {
-            if !matches!(a, Dtype::F16 | Dtype::Bf16) || !matches!(b, Dtype::F16 | Dtype::Bf16) || a != b {
-                return Err(format!("kind::f16 takes f16 or bf16 operands of one type, not {a} x {b}"));
+            if !matches!(a, Dtype::F16 | Dtype::Bf16)
+                || !matches!(b, Dtype::F16 | Dtype::Bf16)
+                || a != b
+            {
+                return Err(format!(
+                    "kind::f16 takes f16 or bf16 operands of one type, not {a} x {b}"
+                ));
             }
             if !matches!(d, Dtype::F32 | Dtype::F16) {
                 return Err(format!("kind::f16 accumulates in f32 or f16, not {d}"));
@@ -25,20 +30,26 @@ fn tcgen05_k(kind: &str, a: Dtype, b: Dtype, d: Dtype) -> Result<i64, String> {
         }
         "tf32" => {
             if a != Dtype::F32 || b != Dtype::F32 || d != Dtype::F32 {
-                return Err(format!("kind::tf32 takes f32 (tf32) operands into f32, not {a} x {b} -> {d}"));
+                return Err(format!(
+                    "kind::tf32 takes f32 (tf32) operands into f32, not {a} x {b} -> {d}"
+                ));
             }
             Ok(8)
         }
         "f8f6f4" | "mxf8f6f4" => {
             if !fp8(a) || !fp8(b) {
-                return Err(format!("kind::{kind} takes e4m3 or e5m2 operands here, not {a} x {b}"));
+                return Err(format!(
+                    "kind::{kind} takes e4m3 or e5m2 operands here, not {a} x {b}"
+                ));
             }
             if d != Dtype::F32 {
                 return Err(format!("kind::{kind} accumulates in f32, not {d}"));
             }
             Ok(32)
         }
-        other => Err(format!("`{other}` is not a tcgen05.mma kind (f16, tf32, f8f6f4, mxf8f6f4)")),
+        other => Err(format!(
+            "`{other}` is not a tcgen05.mma kind (f16, tf32, f8f6f4, mxf8f6f4)"
+        )),
     }
 }
 
@@ -48,18 +59,26 @@ fn tcgen05_k(kind: &str, a: Dtype, b: Dtype, d: Dtype) -> Result<i64, String> {
 fn tcgen05_shape(kind: &str, m: i64, n: i64) -> Result<(), String> {
     if kind == "mxf8f6f4" {
         if m != 128 {
-            return Err(format!("block-scaled kind::mxf8f6f4 takes M = 128, not {m}"));
+            return Err(format!(
+                "block-scaled kind::mxf8f6f4 takes M = 128, not {m}"
+            ));
         }
         if n % 8 != 0 || !(8..=256).contains(&n) {
-            return Err(format!("kind::mxf8f6f4 takes N a multiple of 8 in [8, 256], not {n}"));
+            return Err(format!(
+                "kind::mxf8f6f4 takes N a multiple of 8 in [8, 256], not {n}"
+            ));
         }
         return Ok(());
     }
     match m {
         64 if n % 8 == 0 && (8..=256).contains(&n) => Ok(()),
-        64 => Err(format!("with M = 64, N must be a multiple of 8 in [8, 256], not {n}")),
+        64 => Err(format!(
+            "with M = 64, N must be a multiple of 8 in [8, 256], not {n}"
+        )),
         128 if n % 16 == 0 && (16..=256).contains(&n) => Ok(()),
-        128 => Err(format!("with M = 128, N must be a multiple of 16 in [16, 256], not {n}")),
+        128 => Err(format!(
+            "with M = 128, N must be a multiple of 16 in [16, 256], not {n}"
+        )),
         _ => Err(format!("M must be 64 or 128 for cta_group::1, not {m}")),
     }
 }
@@ -73,22 +92,39 @@ fn wgmma_check(m: &MmaIr) -> Result<(), String> {
         _ => "f8f6f4",
     };
     if m.kind != want_kind {
-        return Err(format!("{} x {} operands are kind `{want_kind}`, not `{}`", m.a, m.b, m.kind));
+        return Err(format!(
+            "{} x {} operands are kind `{want_kind}`, not `{}`",
+            m.a, m.b, m.kind
+        ));
     }
     let k = match (m.a, m.b) {
         (Dtype::F16, Dtype::F16) | (Dtype::Bf16, Dtype::Bf16) => 16,
         (Dtype::F32, Dtype::F32) => 8,
-        (a, b) if matches!(a, Dtype::E4m3 | Dtype::E5m2) && matches!(b, Dtype::E4m3 | Dtype::E5m2) => 32,
-        (a, b) => return Err(format!("wgmma takes f16, bf16, tf32 or fp8 operands of matching width, not {a} x {b}")),
+        (a, b)
+            if matches!(a, Dtype::E4m3 | Dtype::E5m2) && matches!(b, Dtype::E4m3 | Dtype::E5m2) =>
+        {
+            32
+        }
+        (a, b) => {
+            return Err(format!(
+                "wgmma takes f16, bf16, tf32 or fp8 operands of matching width, not {a} x {b}"
+            ))
+        }
     };
     if m.m != 64 {
         return Err(format!("wgmma has M = 64 (one warpgroup), not {}", m.m));
     }
     if m.n % 8 != 0 || !(8..=256).contains(&m.n) {
-        return Err(format!("wgmma takes N a multiple of 8 in [8, 256], not {}", m.n));
+        return Err(format!(
+            "wgmma takes N a multiple of 8 in [8, 256], not {}",
+            m.n
+        ));
     }
     if m.k != k {
-        return Err(format!("wgmma with {} operands consumes K = {k} per instruction, not {}", m.a, m.k));
+        return Err(format!(
+            "wgmma with {} operands consumes K = {k} per instruction, not {}",
+            m.a, m.k
+        ));
     }
     if !matches!(m.d, Dtype::F32 | Dtype::F16) {
         return Err(format!("wgmma accumulates in f32 or f16, not {}", m.d));
@@ -99,9 +135,18 @@ fn wgmma_check(m: &MmaIr) -> Result<(), String> {
 /// A legal shape close to `m`'s, for the help line.
 fn nearest_tcgen05(m: &MmaIr) -> String {
     let k = tcgen05_k(&m.kind, m.a, m.b, m.d).unwrap_or(16);
-    let (mm, step) = if m.kind == "mxf8f6f4" { (128, 8) } else if m.m == 64 { (64, 8) } else { (128, 16) };
+    let (mm, step) = if m.kind == "mxf8f6f4" {
+        (128, 8)
+    } else if m.m == 64 {
+        (64, 8)
+    } else {
+        (128, 16)
+    };
     let n = ((m.n.clamp(step, 256) + step - 1) / step * step).min(256);
-    format!("use `m{mm} n{n} k{k}` (or `m64 n{}` for a narrower tile)", ((m.n.clamp(8, 256) + 7) / 8) * 8)
+    format!(
+        "use `m{mm} n{n} k{k}` (or `m64 n{}` for a narrower tile)",
+        ((m.n.clamp(8, 256) + 7) / 8) * 8
+    )
 }
 
 /// I-T4 and the wgmma shape table.
@@ -112,7 +157,10 @@ pub(super) fn shapes(ir: &TaskIr, sink: &mut Sink) {
             let err = tcgen05_k(&m.kind, m.a, m.b, m.d).and_then(|k| {
                 tcgen05_shape(&m.kind, m.m, m.n)?;
                 if m.k != k {
-                    return Err(format!("kind::{} consumes K = {k} per instruction, not {}", m.kind, m.k));
+                    return Err(format!(
+                        "kind::{} consumes K = {k} per instruction, not {}",
+                        m.kind, m.k
+                    ));
                 }
                 Ok(())
             });
@@ -158,7 +206,9 @@ pub(super) fn target_isa(ir: &TaskIr, sink: &mut Sink) {
 /// M x N f32 takes M * N / 128 registers per thread, which must stay within 255.
 pub(super) fn accumulator_registers(ir: &TaskIr, sink: &mut Sink) {
     let Some(m) = &ir.mma else { return };
-    let Some(t90) = ir.targets.iter().find(|t| t.target == Target::Sm90a) else { return };
+    let Some(t90) = ir.targets.iter().find(|t| t.target == Target::Sm90a) else {
+        return;
+    };
     let (tm, tn) = match &ir.tile {
         Some(t) => (t.m.unwrap_or(m.m), t.n.unwrap_or(m.n)),
         None => (m.m, m.n),
@@ -198,8 +248,14 @@ mod tests {
         assert!(tcgen05_shape("f16", 256, 16).is_err());
         assert!(tcgen05_shape("mxf8f6f4", 128, 24).is_ok());
         assert!(tcgen05_shape("mxf8f6f4", 64, 16).is_err());
-        assert_eq!(tcgen05_k("f16", Dtype::Bf16, Dtype::Bf16, Dtype::F32), Ok(16));
+        assert_eq!(
+            tcgen05_k("f16", Dtype::Bf16, Dtype::Bf16, Dtype::F32),
+            Ok(16)
+        );
         assert!(tcgen05_k("f16", Dtype::Bf16, Dtype::F16, Dtype::F32).is_err());
-        assert_eq!(tcgen05_k("mxf8f6f4", Dtype::E4m3, Dtype::E4m3, Dtype::F32), Ok(32));
+        assert_eq!(
+            tcgen05_k("mxf8f6f4", Dtype::E4m3, Dtype::E4m3, Dtype::F32),
+            Ok(32)
+        );
     }
 }

@@ -87,7 +87,11 @@ impl CheckedTask {
 
     /// The smallest SMEM capacity over the declared targets (the spec's `PLANNER_CAPACITY_BYTES`).
     pub fn capacity_bytes(&self) -> i64 {
-        self.plans.iter().map(|(_, g, _)| g.capacity_bytes).min().unwrap_or(crate::ir::DEFAULT_SMEM_CAPACITY_BYTES)
+        self.plans
+            .iter()
+            .map(|(_, g, _)| g.capacity_bytes)
+            .min()
+            .unwrap_or(crate::ir::DEFAULT_SMEM_CAPACITY_BYTES)
     }
 }
 
@@ -137,14 +141,25 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
         protocol::check(&ir, &ordinals, sink);
     }
     let mut lowering = Sink::new();
-    let pipeline = if sink.error_count() == before { pipeline::analyze(&ir, &mut lowering) } else { None };
+    let pipeline = if sink.error_count() == before {
+        pipeline::analyze(&ir, &mut lowering)
+    } else {
+        None
+    };
     let lowering_errors = lowering.into_sorted();
     let plans = smem::budget(&ir, opts, sink);
     if let Some(plans) = &plans {
         smem::swizzle_alignment(&ir, plans, sink);
     }
     match plans {
-        Some(plans) if sink.error_count() == before => Ok(CheckedTask { ir, binding, ordinals, pipeline, lowering_errors, plans }),
+        Some(plans) if sink.error_count() == before => Ok(CheckedTask {
+            ir,
+            binding,
+            ordinals,
+            pipeline,
+            lowering_errors,
+            plans,
+        }),
         _ => Err(ir),
     }
 }

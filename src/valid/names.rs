@@ -11,26 +11,54 @@ use std::collections::BTreeMap;
 
 /// Names the generated headers declare in a task's namespace or consumer function.
 const GENERATED: &[&str] = &[
-    "SmemView", "Registration", "consumer", "loader", "launcher", "storer", "params", "kConsumerThreads", "kNumTasks",
-    "kSyncBarrier", "make_smem_info", "kSems", "NUM_REGIONS", "NUM_OP_SEMS", "PLANNER_CAPACITY_BYTES",
+    "SmemView",
+    "Registration",
+    "consumer",
+    "loader",
+    "launcher",
+    "storer",
+    "params",
+    "kConsumerThreads",
+    "kNumTasks",
+    "kSyncBarrier",
+    "make_smem_info",
+    "kSems",
+    "NUM_REGIONS",
+    "NUM_OP_SEMS",
+    "PLANNER_CAPACITY_BYTES",
 ];
 
 /// The longest task or instance-qualified unit name (file names stay well inside 255 bytes).
 pub const MAX_UNIT_NAME: usize = 100;
 
 fn clash(span: Span, name: &str, why: String) -> Diagnostic {
-    Diagnostic::error(codes::NAME_CLASH, format!("`{name}` cannot be used as a name: {why}"))
-        .primary(span, "this name")
-        .help("rename it")
+    Diagnostic::error(
+        codes::NAME_CLASH,
+        format!("`{name}` cannot be used as a name: {why}"),
+    )
+    .primary(span, "this name")
+    .help("rename it")
 }
 
 fn check_one(sink: &mut Sink, kind: &str, name: &str, span: Span) {
     if RESERVED.contains(&name) {
-        sink.push(clash(span, name, format!("the {kind} would be a C++ keyword or CUDA built-in in generated code")));
+        sink.push(clash(
+            span,
+            name,
+            format!("the {kind} would be a C++ keyword or CUDA built-in in generated code"),
+        ));
     } else if GENERATED.contains(&name) {
-        sink.push(clash(span, name, format!("the {kind} would collide with `{name}`, which mpkc generates")));
+        sink.push(clash(
+            span,
+            name,
+            format!("the {kind} would collide with `{name}`, which mpkc generates"),
+        ));
     } else if name.starts_with("mpkc") || name.starts_with("__") {
-        sink.push(clash(span, name, "names starting with `mpkc` or `__` are reserved for generated code".to_string()));
+        sink.push(clash(
+            span,
+            name,
+            "names starting with `mpkc` or `__` are reserved for generated code".to_string(),
+        ));
     }
 }
 
@@ -41,7 +69,11 @@ fn upper_unique<'a>(sink: &mut Sink, kind: &str, names: impl Iterator<Item = (&'
         let u = upper(n);
         if let Some((prev, _)) = seen.get(&u) {
             if *prev != n {
-                sink.push(clash(s, n, format!("the {kind} `{prev}` becomes the same C++ constant (`{u}`)")));
+                sink.push(clash(
+                    s,
+                    n,
+                    format!("the {kind} `{prev}` becomes the same C++ constant (`{u}`)"),
+                ));
             }
         } else {
             seen.insert(u, (n, s));
@@ -53,7 +85,11 @@ fn upper_unique<'a>(sink: &mut Sink, kind: &str, names: impl Iterator<Item = (&'
 pub(super) fn names(ir: &TaskIr, sink: &mut Sink) {
     check_one(sink, "task", &ir.name, ir.name_span);
     if ir.unit_name().len() > MAX_UNIT_NAME {
-        sink.push(clash(ir.name_span, &ir.unit_name(), format!("generated file names would exceed {MAX_UNIT_NAME} characters")));
+        sink.push(clash(
+            ir.name_span,
+            &ir.unit_name(),
+            format!("generated file names would exceed {MAX_UNIT_NAME} characters"),
+        ));
     }
     for t in ir.tensors.values() {
         check_one(sink, "tensor", &t.name, t.span);
@@ -76,13 +112,28 @@ pub(super) fn names(ir: &TaskIr, sink: &mut Sink) {
     for p in ir.params.values() {
         check_one(sink, "param", &p.name, p.span);
     }
-    upper_unique(sink, "region", ir.regions.values().map(|r| (r.name.as_str(), r.span)));
-    upper_unique(sink, "barrier", ir.barriers.values().map(|b| (b.name.as_str(), b.span)));
+    upper_unique(
+        sink,
+        "region",
+        ir.regions.values().map(|r| (r.name.as_str(), r.span)),
+    );
+    upper_unique(
+        sink,
+        "barrier",
+        ir.barriers.values().map(|b| (b.name.as_str(), b.span)),
+    );
     upper_unique(
         sink,
         "channel or sem",
-        ir.channels.values().map(|c| (c.name.as_str(), c.span)).chain(ir.sems.values().map(|s| (s.name.as_str(), s.span))),
+        ir.channels
+            .values()
+            .map(|c| (c.name.as_str(), c.span))
+            .chain(ir.sems.values().map(|s| (s.name.as_str(), s.span))),
     );
     // Inline bodies see tensors by name next to the staged regions' view and each other.
-    upper_unique(sink, "tensor", ir.tensors.values().map(|t| (t.name.as_str(), t.span)));
+    upper_unique(
+        sink,
+        "tensor",
+        ir.tensors.values().map(|t| (t.name.as_str(), t.span)),
+    );
 }

@@ -124,10 +124,18 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
     let before = sink.error_count();
     let Some(m) = &ir.mma else { return None };
     let Some(tile) = &ir.tile else {
-        sink.push(unsupported(ir.family_span, "no `tile`".into(), "declare `tile M 128, N 16, K 128`"));
+        sink.push(unsupported(
+            ir.family_span,
+            "no `tile`".into(),
+            "declare `tile M 128, N 16, K 128`",
+        ));
         return None;
     };
-    let (bm, bn, bk) = (tile.m.unwrap_or(m.m), tile.n.unwrap_or(m.n), tile.k.unwrap_or(128));
+    let (bm, bn, bk) = (
+        tile.m.unwrap_or(m.m),
+        tile.n.unwrap_or(m.n),
+        tile.k.unwrap_or(128),
+    );
     let fp8 = m.kind == "mxf8f6f4" && m.a == Dtype::E4m3 && m.b == Dtype::E4m3;
     let bf16 = m.kind == "f16" && m.a == Dtype::Bf16 && m.b == Dtype::Bf16;
     if m.engine != MmaEngine::Tcgen05 || !(fp8 || bf16) || m.d != Dtype::F32 {
@@ -138,15 +146,29 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
     let elem = if fp8 { Dtype::E4m3 } else { Dtype::Bf16 };
     let swizzle_elems = 128 / elem_bytes;
     if bm != m.m || bn != m.n {
-        sink.push(unsupported(tile.span, format!("tile {bm}x{bn} differs from the MMA's m{} n{}", m.m, m.n), "one MMA covers the tile: make `tile M` and `tile N` the MMA's m and n"));
+        sink.push(unsupported(
+            tile.span,
+            format!("tile {bm}x{bn} differs from the MMA's m{} n{}", m.m, m.n),
+            "one MMA covers the tile: make `tile M` and `tile N` the MMA's m and n",
+        ));
     }
     if bk % swizzle_elems != 0 || bk % m.k != 0 || bk == 0 {
         sink.push(unsupported(tile.span, format!("tile K {bk} is not a multiple of {swizzle_elems} (one 128-byte swizzle row of {elem})"), "use `tile K 128`"));
         return None;
     }
     // The two TMA tensors: weights box rows = tile M, activations box rows = tile N.
-    let tma_tensors: Vec<(TensorHandle, &TensorIr)> = ir.tensors.iter().filter(|(_, t)| t.tma.is_some()).collect();
-    let by_rows = |rows: i64| tma_tensors.iter().find(|(_, t)| t.tma.as_ref().is_some_and(|x| x.box_dims.get(1) == Some(&rows))).map(|(h, _)| *h);
+    let tma_tensors: Vec<(TensorHandle, &TensorIr)> =
+        ir.tensors.iter().filter(|(_, t)| t.tma.is_some()).collect();
+    let by_rows = |rows: i64| {
+        tma_tensors
+            .iter()
+            .find(|(_, t)| {
+                t.tma
+                    .as_ref()
+                    .is_some_and(|x| x.box_dims.get(1) == Some(&rows))
+            })
+            .map(|(h, _)| *h)
+    };
     let (Some(w), Some(a)) = (by_rows(bm), by_rows(bn).filter(|h| Some(*h) != by_rows(bm))) else {
         sink.push(unsupported(ir.family_span, format!("no TMA weight tensor with a box of {bm} rows and activation tensor with a box of {bn} rows"), "load weights with `tma(box [64, 128, 2], swizzle 128B)` and activations with `tma(box [64, 16, 2], swizzle 128B)`"));
         return None;
@@ -155,21 +177,50 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         let t = &ir.tensors[h];
         let ok = t.dtype == elem
             && t.dims.len() == 2
-            && t.tma.as_ref().is_some_and(|x| x.box_dims.len() == 3 && x.box_dims[0] == swizzle_elems && x.box_dims[2] * swizzle_elems == bk && x.swizzle == Swizzle::B128);
+            && t.tma.as_ref().is_some_and(|x| {
+                x.box_dims.len() == 3
+                    && x.box_dims[0] == swizzle_elems
+                    && x.box_dims[2] * swizzle_elems == bk
+                    && x.swizzle == Swizzle::B128
+            });
         if !ok {
             sink.push(unsupported(t.span, format!("`{}` must be a 2-D {elem} tensor with `tma(box [{swizzle_elems}, rows, {}], swizzle 128B)`", t.name, bk / swizzle_elems), "use a rank-3 box {128-byte row, rows, tile K / row} under 128B swizzle"));
         }
     }
     let ring_of = |h: TensorHandle| {
-        ir.channels.iter().find(|(_, c)| matches!(&c.full_arrival, ArrivalIr::Tma(ts) if ts == &vec![h])).map(|(ch, _)| ch)
+        ir.channels
+            .iter()
+            .find(|(_, c)| matches!(&c.full_arrival, ArrivalIr::Tma(ts) if ts == &vec![h]))
+            .map(|(ch, _)| ch)
     };
     let (Some(w_ring), Some(a_ring)) = (ring_of(w), ring_of(a)) else {
-        sink.push(unsupported(ir.family_span, "each TMA tensor needs its own ring (`channel …: R, loader -> launcher (tma T)`)".into(), "declare a W ring and an A ring"));
+        sink.push(unsupported(
+            ir.family_span,
+            "each TMA tensor needs its own ring (`channel …: R, loader -> launcher (tma T)`)"
+                .into(),
+            "declare a W ring and an A ring",
+        ));
         return None;
     };
-    let acc = ir.channels.iter().find(|(_, c)| matches!(c.storage, ChannelStorageIr::Tmem)).map(|(h, _)| h);
-    let tr = ir.sems.iter().find(|(_, s)| s.producer == RoleKind::Launcher && s.consumer == RoleKind::Consumer && !s.at_end).map(|(h, _)| h);
-    let cd = ir.sems.iter().find(|(_, s)| s.producer == RoleKind::Consumer && s.consumer == RoleKind::Launcher && s.at_end).map(|(h, _)| h);
+    let acc = ir
+        .channels
+        .iter()
+        .find(|(_, c)| matches!(c.storage, ChannelStorageIr::Tmem))
+        .map(|(h, _)| h);
+    let tr = ir
+        .sems
+        .iter()
+        .find(|(_, s)| {
+            s.producer == RoleKind::Launcher && s.consumer == RoleKind::Consumer && !s.at_end
+        })
+        .map(|(h, _)| h);
+    let cd = ir
+        .sems
+        .iter()
+        .find(|(_, s)| {
+            s.producer == RoleKind::Consumer && s.consumer == RoleKind::Launcher && s.at_end
+        })
+        .map(|(h, _)| h);
     let (Some(acc), Some(tmem_ready), Some(consumer_done)) = (acc, tr, cd) else {
         sink.push(unsupported(ir.family_span, "it needs a TMEM accumulator channel, a launcher -> consumer sem at start (tmem_ready) and a consumer -> launcher sem at end (consumer_done)".into(), "declare them as stdlib/linear_sm100_v2.mpk does"));
         return None;
@@ -177,12 +228,19 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
     for (ch, who) in [(w_ring, RoleKind::Launcher), (a_ring, RoleKind::Launcher)] {
         let c = &ir.channels[ch];
         if c.producer != RoleKind::Loader || c.consumer != who {
-            sink.push(unsupported(c.span, format!("ring `{}` must go loader -> launcher", c.name), "write `loader -> launcher (tma T)`"));
+            sink.push(unsupported(
+                c.span,
+                format!("ring `{}` must go loader -> launcher", c.name),
+                "write `loader -> launcher (tma T)`",
+            ));
         }
     }
     {
         let c = &ir.channels[acc];
-        if c.producer != RoleKind::Launcher || c.consumer != RoleKind::Consumer || c.full_arrival != ArrivalIr::Commit {
+        if c.producer != RoleKind::Launcher
+            || c.consumer != RoleKind::Consumer
+            || c.full_arrival != ArrivalIr::Commit
+        {
             sink.push(unsupported(c.span, "the accumulator channel must go launcher -> consumer (commit)".into(), "write `tmem slots 2, launcher -> consumer (commit), empty by consumer (threads 128)`"));
         }
     }
@@ -193,10 +251,17 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
             ChannelStorageIr::Tmem => None,
         })
         .collect();
-    let scratch: Vec<usize> =
-        (0..ir.region_groups.len()).filter(|g| !ring_groups.contains(g) && !ir.region_groups[*g].staged).collect();
+    let scratch: Vec<usize> = (0..ir.region_groups.len())
+        .filter(|g| !ring_groups.contains(g) && !ir.region_groups[*g].staged)
+        .collect();
     let scratch = match scratch.as_slice() {
-        [g] if ir.region_groups[*g].members.first().is_some_and(|h| ir.regions[*h].size >= 4) => *g,
+        [g] if ir.region_groups[*g]
+            .members
+            .first()
+            .is_some_and(|h| ir.regions[*h].size >= 4) =>
+        {
+            *g
+        }
         _ => {
             sink.push(unsupported(ir.family_span, "it needs exactly one region besides the rings, of at least 4 bytes, for the TMEM address".into(), "declare `region scratch { bytes 16; align 16; pack }`"));
             return None;
@@ -204,29 +269,38 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
     };
     let epilogue = match ir.epilogues.as_slice() {
         [] => Epilogue::StoreBf16,
-        [(k, v, span)] => match (k.as_str(), v.as_deref()) {
-            ("store", Some("bf16")) => Epilogue::StoreBf16,
-            ("residual", Some("add")) => Epilogue::ResidualAdd,
-            ("split_k", Some("f32")) => Epilogue::SplitKF32,
-            ("quant", Some("e4m3")) => Epilogue::QuantE4m3,
-            _ => {
-                sink.push(unsupported(*span, format!("epilogue `{k}{}`", v.as_ref().map(|x| format!(" {x}")).unwrap_or_default()), "epilogues are `store bf16`, `residual add`, `split_k f32` and `quant e4m3`"));
-                return None;
+        [(k, v, span)] => {
+            match (k.as_str(), v.as_deref()) {
+                ("store", Some("bf16")) => Epilogue::StoreBf16,
+                ("residual", Some("add")) => Epilogue::ResidualAdd,
+                ("split_k", Some("f32")) => Epilogue::SplitKF32,
+                ("quant", Some("e4m3")) => Epilogue::QuantE4m3,
+                _ => {
+                    sink.push(unsupported(*span, format!("epilogue `{k}{}`", v.as_ref().map(|x| format!(" {x}")).unwrap_or_default()), "epilogues are `store bf16`, `residual add`, `split_k f32` and `quant e4m3`"));
+                    return None;
+                }
             }
-        },
+        }
         [_, (_, _, span), ..] => {
             sink.push(unsupported(*span, "more than one epilogue".into(), "a contract builds one kernel: declare one epilogue per contract (or per instance param)"));
             return None;
         }
     };
     let (wt, at) = (&ir.tensors[w], &ir.tensors[a]);
-    let (n, k) = (wt.dims.first().copied().unwrap_or(0), wt.dims.get(1).copied().unwrap_or(0));
+    let (n, k) = (
+        wt.dims.first().copied().unwrap_or(0),
+        wt.dims.get(1).copied().unwrap_or(0),
+    );
     let m_real = at.dims.first().copied().unwrap_or(0);
     let splits = if epilogue == Epilogue::SplitKF32 {
         match ir.params.get("splits").map(|p| &p.value) {
             Some(ParamValue::Int(s)) if *s >= 1 => *s,
             _ => {
-                sink.push(unsupported(ir.family_span, "a split_k epilogue needs an int param `splits`".into(), "declare `param splits: int = 8`"));
+                sink.push(unsupported(
+                    ir.family_span,
+                    "a split_k epilogue needs an int param `splits`".into(),
+                    "declare `param splits: int = 8`",
+                ));
                 return None;
             }
         }
@@ -234,18 +308,38 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         1
     };
     if at.dims.get(1) != Some(&k) {
-        sink.push(unsupported(at.span, format!("activations have K {:?} but weights K {k}", at.dims.get(1)), "give both the same K"));
+        sink.push(unsupported(
+            at.span,
+            format!("activations have K {:?} but weights K {k}", at.dims.get(1)),
+            "give both the same K",
+        ));
     }
     if bk > 0 && k % (bk * splits) != 0 {
-        sink.push(unsupported(wt.span, format!("K {k} is not a multiple of tile K {bk} x {splits} split(s)"), "pad K, or choose splits dividing K / tile K"));
+        sink.push(unsupported(
+            wt.span,
+            format!("K {k} is not a multiple of tile K {bk} x {splits} split(s)"),
+            "pad K, or choose splits dividing K / tile K",
+        ));
     }
     let num_tiles = if bm > 0 { n / bm } else { 0 };
     if ir.granularity.tasks() != num_tiles * splits {
-        sink.push(unsupported(ir.family_span, format!("granularity has {} tasks but N / tile M x splits = {num_tiles} x {splits} = {}", ir.granularity.tasks(), num_tiles * splits), "write `granularity per_tile(tasks ceil_div(N, tile.M) * splits, tiles_per_task 1)`"));
+        sink.push(unsupported(
+            ir.family_span,
+            format!(
+                "granularity has {} tasks but N / tile M x splits = {num_tiles} x {splits} = {}",
+                ir.granularity.tasks(),
+                num_tiles * splits
+            ),
+            "write `granularity per_tile(tasks ceil_div(N, tile.M) * splits, tiles_per_task 1)`",
+        ));
     }
     let output = ir.outputs().next().map(|(h, _)| h);
     let Some(output) = output else {
-        sink.push(unsupported(ir.family_span, "no output tensor".into(), "declare `tensor C: bf16[m_real, N] out`"));
+        sink.push(unsupported(
+            ir.family_span,
+            "no output tensor".into(),
+            "declare `tensor C: bf16[m_real, N] out`",
+        ));
         return None;
     };
     let ot = &ir.tensors[output];
@@ -255,14 +349,36 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         _ => (Dtype::Bf16, vec![m_real, n]),
     };
     if (ot.dtype, ot.dims.clone()) != want_out {
-        sink.push(unsupported(ot.span, format!("output `{}` must be {}{:?} for `{}`", ot.name, want_out.0, want_out.1, epilogue.as_str()), "declare the output with that type and shape"));
+        sink.push(unsupported(
+            ot.span,
+            format!(
+                "output `{}` must be {}{:?} for `{}`",
+                ot.name,
+                want_out.0,
+                want_out.1,
+                epilogue.as_str()
+            ),
+            "declare the output with that type and shape",
+        ));
     }
     let residual = if epilogue == Epilogue::ResidualAdd {
-        let r = ir.inputs().find(|(h, t)| *h != w && *h != a && t.tma.is_none()).map(|(h, _)| h);
+        let r = ir
+            .inputs()
+            .find(|(h, t)| *h != w && *h != a && t.tma.is_none())
+            .map(|(h, _)| h);
         match r {
-            Some(h) if ir.tensors[h].dtype == Dtype::Bf16 && ir.tensors[h].dims == vec![m_real, n] => Some(h),
+            Some(h)
+                if ir.tensors[h].dtype == Dtype::Bf16 && ir.tensors[h].dims == vec![m_real, n] =>
+            {
+                Some(h)
+            }
             _ => {
-                sink.push(unsupported(ir.family_span, "a residual epilogue needs a bf16 input `[m_real, N]` loaded without TMA".into(), "declare `tensor R: bf16[m_real, N] in`"));
+                sink.push(unsupported(
+                    ir.family_span,
+                    "a residual epilogue needs a bf16 input `[m_real, N]` loaded without TMA"
+                        .into(),
+                    "declare `tensor R: bf16[m_real, N] in`",
+                ));
                 return None;
             }
         }
@@ -270,9 +386,20 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         None
     };
     let out_scale = if epilogue == Epilogue::QuantE4m3 {
-        let sc = ir.outputs().nth(1).filter(|(_, t)| t.dtype == Dtype::F32 && t.dims == vec![m_real, n / bm.max(1)]).map(|(h, _)| h);
-        let bar = ir.barriers.values().find(|b| b.by == RoleKind::Consumer).map(|b| b.id);
-        let scratch_bytes = ir.region_groups[scratch].members.first().map_or(0, |h| ir.regions[*h].size);
+        let sc = ir
+            .outputs()
+            .nth(1)
+            .filter(|(_, t)| t.dtype == Dtype::F32 && t.dims == vec![m_real, n / bm.max(1)])
+            .map(|(h, _)| h);
+        let bar = ir
+            .barriers
+            .values()
+            .find(|b| b.by == RoleKind::Consumer)
+            .map(|b| b.id);
+        let scratch_bytes = ir.region_groups[scratch]
+            .members
+            .first()
+            .map_or(0, |h| ir.regions[*h].size);
         match (sc, bar) {
             (Some(h), Some(id)) if scratch_bytes >= 16 + 16 * bn => Some((h, id)),
             _ => {
@@ -291,7 +418,9 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
     let tmem_cols = ir.tmem_cols.map_or(0, |(c, _)| c);
     let stages = i64::from(ir.stages.map_or(1, |(s, _)| s));
     let operands = if fp8 {
-        match fp8_scales(ir, w, a, w_ring, n, k, m_real, bm, bn, stages, acc_slots, tmem_cols, sink) {
+        match fp8_scales(
+            ir, w, a, w_ring, n, k, m_real, bm, bn, stages, acc_slots, tmem_cols, sink,
+        ) {
             Some(o) => o,
             None => return None,
         }
@@ -350,9 +479,16 @@ fn fp8_scales(
     sink: &mut Sink,
 ) -> Option<Operands> {
     let f32_input = |dims: Vec<i64>| {
-        ir.inputs().find(|(h, t)| *h != w && *h != a && t.tma.is_none() && t.dtype == Dtype::F32 && t.dims == dims).map(|(h, _)| h)
+        ir.inputs()
+            .find(|(h, t)| {
+                *h != w && *h != a && t.tma.is_none() && t.dtype == Dtype::F32 && t.dims == dims
+            })
+            .map(|(h, _)| h)
     };
-    let (Some(w_scale), Some(a_scale)) = (f32_input(vec![n / 128, k / 128]), f32_input(vec![m_real, k / 128])) else {
+    let (Some(w_scale), Some(a_scale)) = (
+        f32_input(vec![n / 128, k / 128]),
+        f32_input(vec![m_real, k / 128]),
+    ) else {
         sink.push(unsupported(
             ir.family_span,
             format!("block-scaled fp8 needs f32 inputs [{}, {}] (128x128 weight block scales) and [{m_real}, {}] (1x128 activation scales)", n / 128, k / 128, k / 128),
@@ -361,18 +497,27 @@ fn fp8_scales(
         return None;
     };
     if w_scale == a_scale {
-        sink.push(unsupported(ir.family_span, "the weight and activation scales must be two tensors".into(), "declare both scale tensors"));
+        sink.push(unsupported(
+            ir.family_span,
+            "the weight and activation scales must be two tensors".into(),
+            "declare both scale tensors",
+        ));
         return None;
     }
     let sf = ir.channels.iter().find(|(_, c)| {
-        c.full_arrival == ArrivalIr::Threads(1) && c.producer == RoleKind::Loader && matches!(c.empty, EmptyEdge::Shared(o, _) if o == w_ring)
+        c.full_arrival == ArrivalIr::Threads(1)
+            && c.producer == RoleKind::Loader
+            && matches!(c.empty, EmptyEdge::Shared(o, _) if o == w_ring)
     });
     let Some((sf_ring, c)) = sf else {
         sink.push(unsupported(ir.family_span, "block-scaled fp8 needs a scale-factor ring `loader -> launcher (threads 1), shares_empty` the weight ring".into(), "declare `region SF[stage] { bytes 1024; align 128; pack }` and `channel sf_ring: SF, loader -> launcher (threads 1), shares_empty w_ring`"));
         return None;
     };
     if let ChannelStorageIr::Region(g) = c.storage {
-        let size = ir.region_groups[g].members.first().map_or(0, |h| ir.regions[*h].size);
+        let size = ir.region_groups[g]
+            .members
+            .first()
+            .map_or(0, |h| ir.regions[*h].size);
         if size < 1024 {
             sink.push(unsupported(ir.region_groups[g].head_span, format!("a scale-factor stage holds 32 rows of 16 bytes for A and for B, 1024 bytes, not {size}"), "write `bytes 1024`"));
             return None;
@@ -384,5 +529,9 @@ fn fp8_scales(
         return None;
     }
     let _ = bm;
-    Some(Operands::Fp8BlockScale { w_scale, a_scale, sf_ring })
+    Some(Operands::Fp8BlockScale {
+        w_scale,
+        a_scale,
+        sf_ring,
+    })
 }

@@ -4,15 +4,26 @@ use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::{RoleKind, TaskIr};
 
 /// Ids the runtime keeps: 0 is the block-wide barrier, 8 the consumer page claim (§3.4).
-const RESERVED_BARRIER_IDS: [(i64, &str); 2] = [(0, "the block-wide barrier"), (8, "the runtime's consumer page claim")];
+const RESERVED_BARRIER_IDS: [(i64, &str); 2] = [
+    (0, "the block-wide barrier"),
+    (8, "the runtime's consumer page claim"),
+];
 
 /// I-R1: roles sit on the runtime's warps (consumer W0-3, loader W4, launcher W5, storer W6).
 pub(super) fn roles(ir: &TaskIr, sink: &mut Sink) {
     for r in &ir.roles {
         let (f, l) = r.kind.runtime_warps();
         if (r.first_warp, r.last_warp) != (f, l) {
-            let want = if f == l { format!("W{f}") } else { format!("W{f}..W{l}") };
-            let got = if r.first_warp == r.last_warp { format!("W{}", r.first_warp) } else { format!("W{}..W{}", r.first_warp, r.last_warp) };
+            let want = if f == l {
+                format!("W{f}")
+            } else {
+                format!("W{f}..W{l}")
+            };
+            let got = if r.first_warp == r.last_warp {
+                format!("W{}", r.first_warp)
+            } else {
+                format!("W{}..W{}", r.first_warp, r.last_warp)
+            };
             let extra = if r.kind == RoleKind::Consumer {
                 "; tcgen05.ld lane quarters tie consumer warp w to TMEM lanes 32w..32w+31"
             } else {
@@ -27,9 +38,12 @@ pub(super) fn roles(ir: &TaskIr, sink: &mut Sink) {
         }
         if r.kind == RoleKind::Controller {
             sink.push(
-                Diagnostic::error(codes::ROLE_WARPS, "the controller warp belongs to the runtime")
-                    .primary(r.span, "bound here")
-                    .help("remove the controller binding; a task supplies only init_semaphores for it"),
+                Diagnostic::error(
+                    codes::ROLE_WARPS,
+                    "the controller warp belongs to the runtime",
+                )
+                .primary(r.span, "bound here")
+                .help("remove the controller binding; a task supplies only init_semaphores for it"),
             );
         }
     }
@@ -41,9 +55,15 @@ pub(super) fn barriers(ir: &TaskIr, sink: &mut Sink) {
     for (h, b) in ir.barriers.iter() {
         if !(0..=15).contains(&b.id) {
             sink.push(
-                Diagnostic::error(codes::BARRIER_ID, format!("named barrier `{}` has id {}; hardware barriers are 0-15", b.name, b.id))
-                    .primary(b.id_span, format!("id {}", b.id))
-                    .help("pick an id in 1-15 other than 8"),
+                Diagnostic::error(
+                    codes::BARRIER_ID,
+                    format!(
+                        "named barrier `{}` has id {}; hardware barriers are 0-15",
+                        b.name, b.id
+                    ),
+                )
+                .primary(b.id_span, format!("id {}", b.id))
+                .help("pick an id in 1-15 other than 8"),
             );
         } else if let Some((_, who)) = RESERVED_BARRIER_IDS.iter().find(|(id, _)| *id == b.id) {
             sink.push(
@@ -76,17 +96,27 @@ pub(super) fn barriers(ir: &TaskIr, sink: &mut Sink) {
         for (h2, b2) in ir.barriers.iter() {
             if h2 < h && b2.id == b.id && b2.by == b.by {
                 sink.push(
-                    Diagnostic::error(codes::BARRIER_ID, format!("barriers `{}` and `{}` are both hardware barrier {}", b2.name, b.name, b.id))
-                        .primary(b.id_span, format!("id {}", b.id))
-                        .secondary(b2.span, "the same id here")
-                        .note("two names for one bar.sync id interleave their arrivals")
-                        .help("give each named barrier its own id, or use one name"),
+                    Diagnostic::error(
+                        codes::BARRIER_ID,
+                        format!(
+                            "barriers `{}` and `{}` are both hardware barrier {}",
+                            b2.name, b.name, b.id
+                        ),
+                    )
+                    .primary(b.id_span, format!("id {}", b.id))
+                    .secondary(b2.span, "the same id here")
+                    .note("two names for one bar.sync id interleave their arrivals")
+                    .help("give each named barrier its own id, or use one name"),
                 );
             }
         }
         let want = ir.role(b.by).map_or(0, |r| r.threads());
         if b.threads != want {
-            let why = if b.threads % 32 != 0 { "; barrier counts are whole warps, multiples of 32" } else { "" };
+            let why = if b.threads % 32 != 0 {
+                "; barrier counts are whole warps, multiples of 32"
+            } else {
+                ""
+            };
             sink.push(
                 Diagnostic::error(
                     codes::BARRIER_THREADS,
@@ -103,7 +133,9 @@ pub(super) fn barriers(ir: &TaskIr, sink: &mut Sink) {
 /// setmaxnreg (contract doc §3.5): targets are multiples of 8 in [24, 256] and the two
 /// warpgroups' 128 threads each fit the 65,536-register file.
 pub(super) fn setmaxnreg(ir: &TaskIr, sink: &mut Sink) {
-    let Some((consumer, helpers, span)) = ir.setmaxnreg else { return };
+    let Some((consumer, helpers, span)) = ir.setmaxnreg else {
+        return;
+    };
     for (what, v) in [("consumer", consumer), ("helpers", helpers)] {
         if v % 8 != 0 || !(24..=256).contains(&v) {
             sink.push(

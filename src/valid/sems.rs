@@ -7,8 +7,8 @@
 
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::{ArrivalIr, EmptyEdge, RoleKind, TaskIr};
-use crate::span::Span;
 use crate::plan::sems::{Ordinal, MAX_OP_SEMS};
+use crate::span::Span;
 
 /// I-M1: at most 31 op-private ordinals (0-30); ring slot index 0 is SEM_DEP_READY.
 pub(super) fn ordinal_budget(ir: &TaskIr, table: &[Ordinal], sink: &mut Sink) {
@@ -17,7 +17,10 @@ pub(super) fn ordinal_budget(ir: &TaskIr, table: &[Ordinal], sink: &mut Sink) {
     }
     let mut d = Diagnostic::error(
         codes::TOO_MANY_ORDINALS,
-        format!("the task needs {} semaphore ordinals but a ring slot holds 31 (0-30)", table.len()),
+        format!(
+            "the task needs {} semaphore ordinals but a ring slot holds 31 (0-30)",
+            table.len()
+        ),
     );
     let mut first = true;
     for ch in ir.channels.values() {
@@ -25,12 +28,24 @@ pub(super) fn ordinal_budget(ir: &TaskIr, table: &[Ordinal], sink: &mut Sink) {
         if n == 0 {
             continue;
         }
-        let label = format!("{n} ordinals ({} full + {} empty)", ch.depth, n as u32 - ch.depth);
-        d = if first { d.primary(ch.span, label) } else { d.secondary(ch.span, label) };
+        let label = format!(
+            "{n} ordinals ({} full + {} empty)",
+            ch.depth,
+            n as u32 - ch.depth
+        );
+        d = if first {
+            d.primary(ch.span, label)
+        } else {
+            d.secondary(ch.span, label)
+        };
         first = false;
     }
     for s in ir.sems.values() {
-        d = if first { d.primary(s.span, "1 ordinal") } else { d.secondary(s.span, "1 ordinal") };
+        d = if first {
+            d.primary(s.span, "1 ordinal")
+        } else {
+            d.secondary(s.span, "1 ordinal")
+        };
         first = false;
     }
     let over = table.len() - MAX_OP_SEMS;
@@ -61,16 +76,30 @@ pub(super) fn counts(ir: &TaskIr, sink: &mut Sink) {
     }
     for ch in ir.channels.values() {
         check_threads(ir, &ch.full_arrival, ch.producer, &ch.name, ch.span, sink);
-        if let EmptyEdge::Own { role, arrival, span } = &ch.empty {
+        if let EmptyEdge::Own {
+            role,
+            arrival,
+            span,
+        } = &ch.empty
+        {
             check_threads(ir, arrival, *role, &ch.name, *span, sink);
         }
     }
 }
 
-fn check_threads(ir: &TaskIr, a: &ArrivalIr, role: RoleKind, name: &str, span: Span, sink: &mut Sink) {
+fn check_threads(
+    ir: &TaskIr,
+    a: &ArrivalIr,
+    role: RoleKind,
+    name: &str,
+    span: Span,
+    sink: &mut Sink,
+) {
     let ArrivalIr::Threads(n) = a else { return };
     // An unbound role is E0405's business.
-    let Some(have) = ir.role(role).map(|r| r.threads()) else { return };
+    let Some(have) = ir.role(role).map(|r| r.threads()) else {
+        return;
+    };
     if *n == 0 || *n > have {
         sink.push(
             Diagnostic::error(codes::SEM_COUNT, format!("`{name}` expects {n} thread arrivals per phase from the {role}, which has {have} threads"))
@@ -128,9 +157,18 @@ pub(super) fn reinit(ir: &TaskIr, sink: &mut Sink) {
         };
         if ch.reinit != ch.producer && ch.reinit != ch.consumer && Some(ch.reinit) != empty_role {
             sink.push(
-                Diagnostic::error(codes::REINIT, format!("channel `{}` is re-initialised by the {}, which takes no part in it", ch.name, ch.reinit))
-                    .primary(ch.span, format!("reinit {}", ch.reinit))
-                    .help(format!("re-initialise it by its producer, the {}", ch.producer)),
+                Diagnostic::error(
+                    codes::REINIT,
+                    format!(
+                        "channel `{}` is re-initialised by the {}, which takes no part in it",
+                        ch.name, ch.reinit
+                    ),
+                )
+                .primary(ch.span, format!("reinit {}", ch.reinit))
+                .help(format!(
+                    "re-initialise it by its producer, the {}",
+                    ch.producer
+                )),
             );
         }
     }
@@ -140,15 +178,24 @@ pub(super) fn reinit(ir: &TaskIr, sink: &mut Sink) {
 /// producer (the role that waits the empties).
 pub(super) fn shared_empty(ir: &TaskIr, sink: &mut Sink) {
     for ch in ir.channels.values() {
-        let EmptyEdge::Shared(owner, span) = ch.empty else { continue };
+        let EmptyEdge::Shared(owner, span) = ch.empty else {
+            continue;
+        };
         let o = &ir.channels[owner];
         let why = match &o.empty {
-            EmptyEdge::Shared(..) => Some(format!("`{}` itself shares another channel's empty edge", o.name)),
+            EmptyEdge::Shared(..) => Some(format!(
+                "`{}` itself shares another channel's empty edge",
+                o.name
+            )),
             EmptyEdge::None => Some(format!("`{}` has no empty edge to share", o.name)),
-            EmptyEdge::Own { .. } if o.depth != ch.depth => Some(format!("`{}` has {} stages and `{}` has {}", o.name, o.depth, ch.name, ch.depth)),
-            EmptyEdge::Own { .. } if o.producer != ch.producer => {
-                Some(format!("`{}` is produced by the {} and `{}` by the {}", o.name, o.producer, ch.name, ch.producer))
-            }
+            EmptyEdge::Own { .. } if o.depth != ch.depth => Some(format!(
+                "`{}` has {} stages and `{}` has {}",
+                o.name, o.depth, ch.name, ch.depth
+            )),
+            EmptyEdge::Own { .. } if o.producer != ch.producer => Some(format!(
+                "`{}` is produced by the {} and `{}` by the {}",
+                o.name, o.producer, ch.name, ch.producer
+            )),
             EmptyEdge::Own { .. } => None,
         };
         if let Some(why) = why {
@@ -181,9 +228,15 @@ pub(super) fn roles_bound(ir: &TaskIr, sink: &mut Sink) {
         } else if ir.role(role).is_none() {
             reported.push((what.to_string(), role));
             sink.push(
-                Diagnostic::error(codes::ROLE_UNBOUND, format!("{what} names the {role}, which `roles` does not bind"))
-                    .primary(span, format!("uses the {role}"))
-                    .help(format!("bind it in `roles`, e.g. `{role} W{}`", role.runtime_warps().0)),
+                Diagnostic::error(
+                    codes::ROLE_UNBOUND,
+                    format!("{what} names the {role}, which `roles` does not bind"),
+                )
+                .primary(span, format!("uses the {role}"))
+                .help(format!(
+                    "bind it in `roles`, e.g. `{role} W{}`",
+                    role.runtime_warps().0
+                )),
             );
         }
     };
@@ -211,10 +264,21 @@ pub(super) fn channel_shape(ir: &TaskIr, sink: &mut Sink) {
             let stages = group.members.len() as u32;
             if ch.depth != stages {
                 sink.push(
-                    Diagnostic::error(codes::CHANNEL_SHAPE, format!("channel `{}` has depth {} but its region `{}` has {stages} stage{}", ch.name, ch.depth, group.name, if stages == 1 { "" } else { "s" }))
-                        .primary(ch.span, format!("depth {}", ch.depth))
-                        .secondary(group.head_span, format!("{stages} stages"))
-                        .help(format!("drop `depth` (it defaults to the region's {stages} stages)")),
+                    Diagnostic::error(
+                        codes::CHANNEL_SHAPE,
+                        format!(
+                            "channel `{}` has depth {} but its region `{}` has {stages} stage{}",
+                            ch.name,
+                            ch.depth,
+                            group.name,
+                            if stages == 1 { "" } else { "s" }
+                        ),
+                    )
+                    .primary(ch.span, format!("depth {}", ch.depth))
+                    .secondary(group.head_span, format!("{stages} stages"))
+                    .help(format!(
+                        "drop `depth` (it defaults to the region's {stages} stages)"
+                    )),
                 );
             }
         }

@@ -28,14 +28,21 @@ fn region_rules(ir: &TaskIr, sink: &mut Sink) -> bool {
     for r in ir.regions.values() {
         if r.size < 0 {
             sink.push(
-                Diagnostic::error(codes::REGION_SIZE, format!("region `{}` has size {} bytes", r.name, r.size))
-                    .primary(r.bytes_span, format!("evaluates to {}", r.size))
-                    .note("MPK's planner rejects negative sizes (`invalid_size`)")
-                    .help("give the region zero or more bytes"),
+                Diagnostic::error(
+                    codes::REGION_SIZE,
+                    format!("region `{}` has size {} bytes", r.name, r.size),
+                )
+                .primary(r.bytes_span, format!("evaluates to {}", r.size))
+                .note("MPK's planner rejects negative sizes (`invalid_size`)")
+                .help("give the region zero or more bytes"),
             );
         }
         if r.align <= 0 || (r.align & (r.align - 1)) != 0 {
-            let up = if r.align <= 0 { 1 } else { (r.align as u64).next_power_of_two() };
+            let up = if r.align <= 0 {
+                1
+            } else {
+                (r.align as u64).next_power_of_two()
+            };
             sink.push(
                 Diagnostic::error(codes::REGION_ALIGN, format!("region `{}` has alignment {}, which is not a power of two", r.name, r.align))
                     .primary(r.align_span, format!("alignment {}", r.align))
@@ -48,30 +55,59 @@ fn region_rules(ir: &TaskIr, sink: &mut Sink) -> bool {
             sink.push(
                 Diagnostic::error(
                     codes::REGION_PAGES,
-                    format!("region `{}` asks for {} page{} ({} bytes) but needs {} bytes", r.name, r.page_count, if r.page_count == 1 { "" } else { "s" }, r.page_count * PAGE_SIZE, r.size),
+                    format!(
+                        "region `{}` asks for {} page{} ({} bytes) but needs {} bytes",
+                        r.name,
+                        r.page_count,
+                        if r.page_count == 1 { "" } else { "s" },
+                        r.page_count * PAGE_SIZE,
+                        r.size
+                    ),
                 )
-                .primary(r.pages_span.unwrap_or(r.span), format!("{} pages", r.page_count))
+                .primary(
+                    r.pages_span.unwrap_or(r.span),
+                    format!("{} pages", r.page_count),
+                )
                 .secondary(r.bytes_span, format!("{} bytes", r.size))
-                .help(format!("ask for at least {need} pages, or drop `pages` to derive it")),
+                .help(format!(
+                    "ask for at least {need} pages, or drop `pages` to derive it"
+                )),
             );
         }
         let i32_max = i64::from(i32::MAX);
         let range_err = |what: String, span, help: &str| {
-            Diagnostic::error(codes::REGION_RANGE, what).primary(span, "out of range").help(help.to_string())
+            Diagnostic::error(codes::REGION_RANGE, what)
+                .primary(span, "out of range")
+                .help(help.to_string())
         };
         if r.align > i32_max {
-            sink.push(range_err(format!("region `{}` has alignment {}, beyond MPK's 32-bit `alignment`", r.name, r.align), r.align_span, "align to at most a page, 16384 bytes"));
+            sink.push(range_err(
+                format!(
+                    "region `{}` has alignment {}, beyond MPK's 32-bit `alignment`",
+                    r.name, r.align
+                ),
+                r.align_span,
+                "align to at most a page, 16384 bytes",
+            ));
         }
         if r.page_count > crate::plan::pages::NUM_PAGES as i64 {
             sink.push(range_err(
-                format!("region `{}` asks for {} pages; a task has {}", r.name, r.page_count, crate::plan::pages::NUM_PAGES),
+                format!(
+                    "region `{}` asks for {} pages; a task has {}",
+                    r.name,
+                    r.page_count,
+                    crate::plan::pages::NUM_PAGES
+                ),
                 r.pages_span.unwrap_or(r.span),
                 "ask for at most 14 pages, or drop `pages` to derive the count from `bytes`",
             ));
         }
         if r.release_step < 0 || r.release_step > i32_max {
             sink.push(range_err(
-                format!("region `{}` has release step {}; steps are 0 or more and fit 32 bits", r.name, r.release_step),
+                format!(
+                    "region `{}` has release step {}; steps are 0 or more and fit 32 bits",
+                    r.name, r.release_step
+                ),
                 r.span,
                 "use a release step such as the stage index + 1",
             ));
@@ -86,10 +122,23 @@ fn region_rules(ir: &TaskIr, sink: &mut Sink) -> bool {
         }
     }
     if ir.regions.len() > 16 {
-        let mut d = Diagnostic::error(codes::TOO_MANY_REGIONS, format!("task `{}` declares {} regions; MPK allows 16", ir.name, ir.regions.len()))
-            .primary(ir.regions.values().nth(16).map_or(ir.span, |r| r.span), "the 17th region");
+        let mut d = Diagnostic::error(
+            codes::TOO_MANY_REGIONS,
+            format!(
+                "task `{}` declares {} regions; MPK allows 16",
+                ir.name,
+                ir.regions.len()
+            ),
+        )
+        .primary(
+            ir.regions.values().nth(16).map_or(ir.span, |r| r.span),
+            "the 17th region",
+        );
         for g in ir.region_groups.iter().filter(|g| g.staged) {
-            d = d.secondary(g.head_span, format!("{} regions from this stage array", g.members.len()));
+            d = d.secondary(
+                g.head_span,
+                format!("{} regions from this stage array", g.members.len()),
+            );
         }
         sink.push(
             d.note("MAX_SMEM_REGIONS_PER_TASK is 16 (register_variant_smem_info throws beyond it)")
@@ -100,20 +149,30 @@ fn region_rules(ir: &TaskIr, sink: &mut Sink) -> bool {
 }
 
 /// I-S3, I-S4 and I-S5 for every target. Returns one plan per target when all pass.
-pub(super) fn budget(ir: &TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Vec<(TargetIr, Geometry, PagePlan)>> {
+pub(super) fn budget(
+    ir: &TaskIr,
+    opts: &CheckOptions,
+    sink: &mut Sink,
+) -> Option<Vec<(TargetIr, Geometry, PagePlan)>> {
     if !region_rules(ir, sink) {
         return None;
     }
     let reqs = request_list(ir);
     let mut plans = Vec::new();
     for t in &ir.targets {
-        let g = Geometry { capacity_bytes: t.smem_capacity_bytes, ..Geometry::default() };
+        let g = Geometry {
+            capacity_bytes: t.smem_capacity_bytes,
+            ..Geometry::default()
+        };
         let total: i64 = reqs.iter().fold(0i64, |a, r| a.saturating_add(r.size));
         if total > g.capacity_bytes {
             sink.push(over_budget(ir, t, &g, &reqs, total));
             continue;
         }
-        let preferred = opts.preferred.clone().unwrap_or_else(|| pages::identity_order(&g));
+        let preferred = opts
+            .preferred
+            .clone()
+            .unwrap_or_else(|| pages::identity_order(&g));
         match pages::plan(&reqs, &preferred, &g) {
             Ok(p) => {
                 if p.exceeds_capacity(&g) {
@@ -122,11 +181,16 @@ pub(super) fn budget(ir: &TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Optio
                 }
                 plans.push((t.clone(), g, p));
             }
-            Err(PlanError::CapacityExceeded { index, .. }) => sink.push(placement_failure(ir, t, &g, &reqs, index)),
+            Err(PlanError::CapacityExceeded { index, .. }) => {
+                sink.push(placement_failure(ir, t, &g, &reqs, index))
+            }
             Err(e) => sink.push(
-                Diagnostic::error(codes::PLACEMENT, format!("MPK's planner rejects the regions for {}: {e}", t.target))
-                    .primary(ir.name_span, "in this task")
-                    .help("report this: the region rules above should have caught it"),
+                Diagnostic::error(
+                    codes::PLACEMENT,
+                    format!("MPK's planner rejects the regions for {}: {e}", t.target),
+                )
+                .primary(ir.name_span, "in this task")
+                .help("report this: the region rules above should have caught it"),
             ),
         }
     }
@@ -135,12 +199,21 @@ pub(super) fn budget(ir: &TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Optio
 
 /// Pages the regions would take with unlimited pages (the page total of an over-budget set).
 fn pages_needed(reqs: &[RegionRequest]) -> usize {
-    let g = Geometry { page_size: PAGE_SIZE, num_pages: 64, capacity_bytes: 64 * PAGE_SIZE };
-    pages::plan(reqs, &pages::identity_order(&g), &g).map(|p| p.pages_used).unwrap_or(0)
+    let g = Geometry {
+        page_size: PAGE_SIZE,
+        num_pages: 64,
+        capacity_bytes: 64 * PAGE_SIZE,
+    };
+    pages::plan(reqs, &pages::identity_order(&g), &g)
+        .map(|p| p.pages_used)
+        .unwrap_or(0)
 }
 
 fn group_bytes(ir: &TaskIr, g: usize) -> i64 {
-    ir.region_groups[g].members.iter().fold(0i64, |a, h| a.saturating_add(ir.regions[*h].size))
+    ir.region_groups[g]
+        .members
+        .iter()
+        .fold(0i64, |a, h| a.saturating_add(ir.regions[*h].size))
 }
 
 fn group_label(ir: &TaskIr, gi: usize) -> String {
@@ -148,9 +221,17 @@ fn group_label(ir: &TaskIr, gi: usize) -> String {
     let sizes: Vec<i64> = g.members.iter().map(|h| ir.regions[*h].size).collect();
     if g.staged {
         if sizes.windows(2).all(|w| w[0] == w[1]) {
-            format!("{} stages of {} bytes each", sizes.len(), sizes.first().copied().unwrap_or(0))
+            format!(
+                "{} stages of {} bytes each",
+                sizes.len(),
+                sizes.first().copied().unwrap_or(0)
+            )
         } else {
-            format!("{} stages, {} bytes in all", sizes.len(), sizes.iter().fold(0i64, |a, b| a.saturating_add(*b)))
+            format!(
+                "{} stages, {} bytes in all",
+                sizes.len(),
+                sizes.iter().fold(0i64, |a, b| a.saturating_add(*b))
+            )
         }
     } else {
         format!("{} bytes", sizes.first().copied().unwrap_or(0))
@@ -165,7 +246,12 @@ fn breakdown(ir: &TaskIr) -> String {
         .map(|(gi, g)| {
             let sizes: Vec<i64> = g.members.iter().map(|h| ir.regions[*h].size).collect();
             if g.staged && sizes.windows(2).all(|w| w[0] == w[1]) {
-                format!("{} x {} ({})", sizes.len(), sizes.first().copied().unwrap_or(0), g.name)
+                format!(
+                    "{} x {} ({})",
+                    sizes.len(),
+                    sizes.first().copied().unwrap_or(0),
+                    g.name
+                )
             } else {
                 format!("{} ({})", group_bytes(ir, gi), g.name)
             }
@@ -190,14 +276,22 @@ fn cheapest_fix(ir: &TaskIr, g: &Geometry, total: i64) -> String {
             }
             if let Ok(p) = pages::plan(&reqs, &pages::identity_order(g), g) {
                 if !p.exceeds_capacity(g) {
-                    return format!("lower `stages` from {stages} to {s} ({bytes} bytes, {} pages)", p.pages_used);
+                    return format!(
+                        "lower `stages` from {stages} to {s} ({bytes} bytes, {} pages)",
+                        p.pages_used
+                    );
                 }
             }
         }
     }
     let largest = ir.regions.values().max_by_key(|r| r.size);
     match largest {
-        Some(r) => format!("shrink the regions by {} bytes, e.g. `{}` ({} bytes)", total - g.capacity_bytes, r.name, r.size),
+        Some(r) => format!(
+            "shrink the regions by {} bytes, e.g. `{}` ({} bytes)",
+            total - g.capacity_bytes,
+            r.name,
+            r.size
+        ),
         None => "shrink the regions".to_string(),
     }
 }
@@ -215,23 +309,45 @@ fn to_req(r: &RegionIr) -> RegionRequest {
 }
 
 /// E0103 (I-S3): labels the largest region groups with their bytes, states total, limit, overshoot.
-fn over_budget(ir: &TaskIr, t: &TargetIr, g: &Geometry, reqs: &[RegionRequest], total: i64) -> Diagnostic {
+fn over_budget(
+    ir: &TaskIr,
+    t: &TargetIr,
+    g: &Geometry,
+    reqs: &[RegionRequest],
+    total: i64,
+) -> Diagnostic {
     let mut groups: Vec<usize> = (0..ir.region_groups.len()).collect();
     groups.sort_by_key(|&gi| (std::cmp::Reverse(group_bytes(ir, gi)), gi));
     let mut d = Diagnostic::error(
         codes::SMEM_BUDGET,
-        format!("regions need {total} bytes of shared memory but {} allows {}", t.target, g.capacity_bytes),
+        format!(
+            "regions need {total} bytes of shared memory but {} allows {}",
+            t.target, g.capacity_bytes
+        ),
     );
     for (i, &gi) in groups.iter().take(3).enumerate() {
         let span = ir.region_groups[gi].head_span;
         let label = group_label(ir, gi);
-        d = if i == 0 { d.primary(span, label) } else { d.secondary(span, label) };
+        d = if i == 0 {
+            d.primary(span, label)
+        } else {
+            d.secondary(span, label)
+        };
     }
     // A single large region whose size is a sum: show its terms as written.
     let biggest = ir.regions.values().max_by_key(|r| r.size);
     if let Some(r) = biggest.filter(|r| !r.bytes_terms.is_empty() && r.size * 2 > total) {
-        let terms: Vec<String> = r.bytes_terms.iter().map(|(s, v)| format!("{v} (`{s}`)")).collect();
-        d = d.note(format!("`{}` is {} = {} bytes", r.name, terms.join(" + "), r.size));
+        let terms: Vec<String> = r
+            .bytes_terms
+            .iter()
+            .map(|(s, v)| format!("{v} (`{s}`)"))
+            .collect();
+        d = d.note(format!(
+            "`{}` is {} = {} bytes",
+            r.name,
+            terms.join(" + "),
+            r.size
+        ));
     }
     d.note(format!("{} = {total} bytes, {} over the {} of {}", breakdown(ir), total - g.capacity_bytes, g.capacity_bytes, t.target))
         .note(format!(
@@ -244,13 +360,23 @@ fn over_budget(ir: &TaskIr, t: &TargetIr, g: &Geometry, reqs: &[RegionRequest], 
 
 /// E0106 (I-S4): first-fit cannot place the region at `index`. When a small exhaustive search
 /// finds a placement, a note gives it, and the help gives a merge that MPK's algorithm accepts.
-fn placement_failure(ir: &TaskIr, t: &TargetIr, g: &Geometry, reqs: &[RegionRequest], index: usize) -> Diagnostic {
+fn placement_failure(
+    ir: &TaskIr,
+    t: &TargetIr,
+    g: &Geometry,
+    reqs: &[RegionRequest],
+    index: usize,
+) -> Diagnostic {
     let r = ir.regions.values().nth(index);
     let span = r.map_or(ir.span, |r| r.span);
     let name = r.map_or("?", |r| r.name.as_str());
     let total: i64 = reqs.iter().fold(0i64, |a, r| a.saturating_add(r.size));
     let size = reqs.get(index).map_or(0, |r| r.size);
-    let derived_pages = if size > 0 { (size + PAGE_SIZE - 1) / PAGE_SIZE } else { 0 };
+    let derived_pages = if size > 0 {
+        (size + PAGE_SIZE - 1) / PAGE_SIZE
+    } else {
+        0
+    };
     let mut d = Diagnostic::error(
         codes::PLACEMENT,
         format!("MPK's planner finds no room for region `{name}` on {} although the regions total {total} of {} bytes", t.target, g.capacity_bytes),
@@ -268,7 +394,15 @@ fn placement_failure(ir: &TaskIr, t: &TargetIr, g: &Geometry, reqs: &[RegionRequ
             .iter()
             .enumerate()
             .filter(|(_, v)| !v.is_empty())
-            .map(|(p, v)| format!("page {p}: {}", v.iter().map(|&i| reqs[i].name.as_str()).collect::<Vec<_>>().join(", ")))
+            .map(|(p, v)| {
+                format!(
+                    "page {p}: {}",
+                    v.iter()
+                        .map(|&i| reqs[i].name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
             .collect();
         d = d.note(format!("a placement exists that MPK's first-fit (larger packable regions first) does not find: {}", shown.join("; ")));
         if let Some(merge) = merge_fix(reqs, g, &pages) {
@@ -285,18 +419,41 @@ fn merge_fix(reqs: &[RegionRequest], g: &Geometry, pages: &[Vec<usize>]) -> Opti
     for group in pages.iter().filter(|v| v.len() > 1) {
         let mut bytes = 0i64;
         for &i in group {
-            bytes = (bytes + reqs[i].alignment - 1) / reqs[i].alignment * reqs[i].alignment + reqs[i].size;
+            bytes = (bytes + reqs[i].alignment - 1) / reqs[i].alignment * reqs[i].alignment
+                + reqs[i].size;
         }
         let align = group.iter().map(|&i| reqs[i].alignment).max().unwrap_or(1);
-        let merged = RegionRequest { name: "merged".into(), size: bytes, alignment: align, page_count: -1, can_pack: false, release_step: 0, contiguous: true };
-        let rest: Vec<RegionRequest> = reqs.iter().enumerate().filter(|(i, _)| !group.contains(i)).map(|(_, r)| r.clone()).collect();
+        let merged = RegionRequest {
+            name: "merged".into(),
+            size: bytes,
+            alignment: align,
+            page_count: -1,
+            can_pack: false,
+            release_step: 0,
+            contiguous: true,
+        };
+        let rest: Vec<RegionRequest> = reqs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !group.contains(i))
+            .map(|(_, r)| r.clone())
+            .collect();
         let first = group.iter().copied().min().unwrap_or(0);
-        let at_first = reqs.iter().take(first).filter(|r| !group.iter().any(|&i| reqs[i].name == r.name)).count();
+        let at_first = reqs
+            .iter()
+            .take(first)
+            .filter(|r| !group.iter().any(|&i| reqs[i].name == r.name))
+            .count();
         let names: Vec<&str> = group.iter().map(|&i| reqs[i].name.as_str()).collect();
-        for (pos, where_) in [(at_first, String::new()), (0, " and declare it first".to_string())] {
+        for (pos, where_) in [
+            (at_first, String::new()),
+            (0, " and declare it first".to_string()),
+        ] {
             let mut cand = rest.clone();
             cand.insert(pos.min(cand.len()), merged.clone());
-            if pages::plan(&cand, &pages::identity_order(g), g).is_ok_and(|p| !p.exceeds_capacity(g)) {
+            if pages::plan(&cand, &pages::identity_order(g), g)
+                .is_ok_and(|p| !p.exceeds_capacity(g))
+            {
                 return Some(format!(
                     "merge {} into one region of {bytes} bytes (not packable){where_}: MPK then gives it a page of its own and the rest fits",
                     names.join(", ")
@@ -313,27 +470,58 @@ fn remap_fix(ir: &TaskIr, g: &Geometry, preferred: &[usize]) -> Option<usize> {
     (1..ir.region_groups.len()).find(|&front| {
         let mut order: Vec<usize> = vec![front];
         order.extend((0..ir.region_groups.len()).filter(|&x| x != front));
-        let reqs: Vec<RegionRequest> =
-            order.iter().flat_map(|&gi| ir.region_groups[gi].members.iter().map(|h| to_req(&ir.regions[*h]))).collect();
+        let reqs: Vec<RegionRequest> = order
+            .iter()
+            .flat_map(|&gi| {
+                ir.region_groups[gi]
+                    .members
+                    .iter()
+                    .map(|h| to_req(&ir.regions[*h]))
+            })
+            .collect();
         pages::plan(&reqs, preferred, g).is_ok_and(|p| !p.exceeds_capacity(g))
     })
 }
 
 /// E0107 (I-S5): the remap put a region past the capacity for the order being planned.
 fn remap_overflow(ir: &TaskIr, t: &TargetIr, g: &Geometry, p: &PagePlan) -> Diagnostic {
-    let worst = p.regions.iter().filter(|r| !r.pages.is_empty()).max_by_key(|r| r.end_bytes());
-    let (name, end, page) = worst.map_or(("?", 0, 0), |r| (r.name.as_str(), r.end_bytes(), *r.pages.last().unwrap_or(&0)));
-    let logical = worst.and_then(|r| r.logical_pages.last().copied()).unwrap_or(0);
+    let worst = p
+        .regions
+        .iter()
+        .filter(|r| !r.pages.is_empty())
+        .max_by_key(|r| r.end_bytes());
+    let (name, end, page) = worst.map_or(("?", 0, 0), |r| {
+        (
+            r.name.as_str(),
+            r.end_bytes(),
+            *r.pages.last().unwrap_or(&0),
+        )
+    });
+    let logical = worst
+        .and_then(|r| r.logical_pages.last().copied())
+        .unwrap_or(0);
     let on_logical: i64 = p
         .regions
         .iter()
         .filter(|r| r.logical_pages.contains(&logical))
-        .map(|r| if r.logical_pages.len() > 1 { PAGE_SIZE } else { r.offset + r.size })
+        .map(|r| {
+            if r.logical_pages.len() > 1 {
+                PAGE_SIZE
+            } else {
+                r.offset + r.size
+            }
+        })
         .max()
         .unwrap_or(0);
-    let span = ir.region_by_name(name).map_or(ir.span, |h| ir.regions[h].span);
+    let span = ir
+        .region_by_name(name)
+        .map_or(ir.span, |h| ir.regions[h].span);
     let identity = p.preferred == pages::identity_order(g);
-    let order = if identity { "the identity page order".to_string() } else { format!("the preferred order {:?}", p.preferred) };
+    let order = if identity {
+        "the identity page order".to_string()
+    } else {
+        format!("the preferred order {:?}", p.preferred)
+    };
     let help = match remap_fix(ir, g, &p.preferred) {
         Some(gi) => format!(
             "declare `{}` first: its regions then take physical pages before logical page {logical} does (region ordinals change)",
@@ -356,12 +544,25 @@ fn remap_overflow(ir: &TaskIr, t: &TargetIr, g: &Geometry, p: &PagePlan) -> Diag
 
 /// I-S8: TMA destinations need the swizzle atom's alignment (1024 B for 128B, 512 for 64B,
 /// 256 for 32B), both declared and planned.
-pub(super) fn swizzle_alignment(ir: &TaskIr, plans: &[(TargetIr, Geometry, PagePlan)], sink: &mut Sink) {
+pub(super) fn swizzle_alignment(
+    ir: &TaskIr,
+    plans: &[(TargetIr, Geometry, PagePlan)],
+    sink: &mut Sink,
+) {
     for ch in ir.channels.values() {
-        let (ChannelStorageIr::Region(gi), ArrivalIr::Tma(tensors)) = (&ch.storage, &ch.full_arrival) else { continue };
+        let (ChannelStorageIr::Region(gi), ArrivalIr::Tma(tensors)) =
+            (&ch.storage, &ch.full_arrival)
+        else {
+            continue;
+        };
         let Some(need) = tensors
             .iter()
-            .filter_map(|t| ir.tensors[*t].tma.as_ref().map(|m| (m.swizzle.atom_align_bytes(), m.swizzle, *t)))
+            .filter_map(|t| {
+                ir.tensors[*t]
+                    .tma
+                    .as_ref()
+                    .map(|m| (m.swizzle.atom_align_bytes(), m.swizzle, *t))
+            })
             .max_by_key(|x| x.0)
         else {
             continue;
@@ -431,9 +632,17 @@ pub fn raw_plans(ir: &TaskIr, opts: &CheckOptions) -> Vec<(TargetIr, Geometry, P
     ir.targets
         .iter()
         .filter_map(|t| {
-            let g = Geometry { capacity_bytes: t.smem_capacity_bytes, ..Geometry::default() };
-            let preferred = opts.preferred.clone().unwrap_or_else(|| pages::identity_order(&g));
-            pages::plan(&reqs, &preferred, &g).ok().map(|p| (t.clone(), g, p))
+            let g = Geometry {
+                capacity_bytes: t.smem_capacity_bytes,
+                ..Geometry::default()
+            };
+            let preferred = opts
+                .preferred
+                .clone()
+                .unwrap_or_else(|| pages::identity_order(&g));
+            pages::plan(&reqs, &preferred, &g)
+                .ok()
+                .map(|p| (t.clone(), g, p))
         })
         .collect()
 }

@@ -16,9 +16,16 @@ pub(super) fn boxes(ir: &TaskIr, sink: &mut Sink) {
         let Some(m) = &t.tma else { continue };
         if m.box_dims.is_empty() || m.box_dims.len() > 5 {
             sink.push(
-                Diagnostic::error(codes::TMA_BOX, format!("the TMA box of `{}` has rank {}; tensor maps have rank 1 to 5", t.name, m.box_dims.len()))
-                    .primary(m.box_span, format!("{} extents", m.box_dims.len()))
-                    .help("give one extent per tensor-map dimension, innermost first"),
+                Diagnostic::error(
+                    codes::TMA_BOX,
+                    format!(
+                        "the TMA box of `{}` has rank {}; tensor maps have rank 1 to 5",
+                        t.name,
+                        m.box_dims.len()
+                    ),
+                )
+                .primary(m.box_span, format!("{} extents", m.box_dims.len()))
+                .help("give one extent per tensor-map dimension, innermost first"),
             );
             continue;
         }
@@ -70,25 +77,36 @@ pub(super) fn boxes(ir: &TaskIr, sink: &mut Sink) {
 /// must fit the stage region that receives them; TMA cannot land in TMEM.
 pub(super) fn expect_tx(ir: &TaskIr, sink: &mut Sink) {
     for ch in ir.channels.values() {
-        let ArrivalIr::Tma(tensors) = &ch.full_arrival else { continue };
+        let ArrivalIr::Tma(tensors) = &ch.full_arrival else {
+            continue;
+        };
         let mut bytes: i64 = 0;
         for h in tensors {
             let t = &ir.tensors[*h];
             match &t.tma {
                 Some(m) => bytes = bytes.saturating_add(m.box_bytes(t.dtype).unwrap_or(i64::MAX)),
                 None => sink.push(
-                    Diagnostic::error(codes::EXPECT_TX, format!("channel `{}` lands TMA boxes of `{}`, which has no tensor map", ch.name, t.name))
-                        .primary(ch.span, "TMA arrival here")
-                        .secondary(t.span, "no `tma(...)`")
-                        .help(format!("give `{}` a `tma(box [...], swizzle ...)`", t.name)),
+                    Diagnostic::error(
+                        codes::EXPECT_TX,
+                        format!(
+                            "channel `{}` lands TMA boxes of `{}`, which has no tensor map",
+                            ch.name, t.name
+                        ),
+                    )
+                    .primary(ch.span, "TMA arrival here")
+                    .secondary(t.span, "no `tma(...)`")
+                    .help(format!("give `{}` a `tma(box [...], swizzle ...)`", t.name)),
                 ),
             }
         }
         match &ch.storage {
             ChannelStorageIr::Tmem => sink.push(
-                Diagnostic::error(codes::EXPECT_TX, format!("channel `{}` is in TMEM but is filled by TMA", ch.name))
-                    .primary(ch.span, "TMA into TMEM")
-                    .help("TMA lands in SMEM: give the channel a region ring"),
+                Diagnostic::error(
+                    codes::EXPECT_TX,
+                    format!("channel `{}` is in TMEM but is filled by TMA", ch.name),
+                )
+                .primary(ch.span, "TMA into TMEM")
+                .help("TMA lands in SMEM: give the channel a region ring"),
             ),
             ChannelStorageIr::Region(g) => {
                 let group = &ir.region_groups[*g];
@@ -120,7 +138,10 @@ pub(super) fn task_id_range(ir: &TaskIr, sink: &mut Sink) {
         let (what, help) = if uses_tma {
             ("loads through TMA but its TaskType is outside 232-255, so MPK creates no tensor maps for it", "use a TaskType in 232-255 (the house linear is 244)")
         } else {
-            ("takes no tensor maps but its TaskType is inside 232-255, MPK's TMA range", "use a TaskType outside 232-255")
+            (
+                "takes no tensor maps but its TaskType is inside 232-255, MPK's TMA range",
+                "use a TaskType outside 232-255",
+            )
         };
         sink.push(
             Diagnostic::error(codes::TMA_TASK_ID, format!("task `{}` {what}", ir.name))

@@ -5,15 +5,24 @@ use crate::ir::TaskIr;
 
 /// I-T1: `tcgen05.alloc` takes a power-of-two column count in [32, 512].
 pub(super) fn tmem_cols(ir: &TaskIr, sink: &mut Sink) {
-    let Some((cols, span)) = ir.tmem_cols else { return };
+    let Some((cols, span)) = ir.tmem_cols else {
+        return;
+    };
     let ok = (32..=512).contains(&cols) && (cols & (cols - 1)) == 0;
     if !ok {
-        let up = if cols <= 32 { 32 } else { (cols as u64).next_power_of_two().min(512) };
+        let up = if cols <= 32 {
+            32
+        } else {
+            (cols as u64).next_power_of_two().min(512)
+        };
         sink.push(
-            Diagnostic::error(codes::TMEM_COLS, format!("TMEM allocation of {cols} columns is not a power of two in [32, 512]"))
-                .primary(span, format!("{cols} columns"))
-                .note("tcgen05.alloc takes 32, 64, 128, 256 or 512 columns (PTX ISA, tcgen05.alloc)")
-                .help(format!("allocate `tmem cols {up}`")),
+            Diagnostic::error(
+                codes::TMEM_COLS,
+                format!("TMEM allocation of {cols} columns is not a power of two in [32, 512]"),
+            )
+            .primary(span, format!("{cols} columns"))
+            .note("tcgen05.alloc takes 32, 64, 128, 256 or 512 columns (PTX ISA, tcgen05.alloc)")
+            .help(format!("allocate `tmem cols {up}`")),
         );
     }
 }
@@ -31,9 +40,17 @@ pub(super) fn footprint(ir: &TaskIr, sink: &mut Sink) {
     let Some((cols, span)) = ir.tmem_cols else {
         if m.engine == crate::ir::MmaEngine::Tcgen05 {
             sink.push(
-                Diagnostic::error(codes::TMEM_FOOTPRINT, "a tcgen05 MMA accumulates in TMEM, but the task allocates no TMEM columns")
-                    .primary(m.span, "tcgen05.mma here")
-                    .help(format!("declare `tmem cols {}`", (slot_columns(ir).unwrap_or(m.n).max(16) as u64 * 2).next_power_of_two().clamp(32, 512))),
+                Diagnostic::error(
+                    codes::TMEM_FOOTPRINT,
+                    "a tcgen05 MMA accumulates in TMEM, but the task allocates no TMEM columns",
+                )
+                .primary(m.span, "tcgen05.mma here")
+                .help(format!(
+                    "declare `tmem cols {}`",
+                    (slot_columns(ir).unwrap_or(m.n).max(16) as u64 * 2)
+                        .next_power_of_two()
+                        .clamp(32, 512)
+                )),
             );
         }
         return;

@@ -18,7 +18,11 @@ pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
     // The main output (the first): split-K partials are [splits, m, N], quantization scales
     // [m, N / 128] are side outputs.
     for (_, t) in ir.outputs().take(1) {
-        let dims: &[i64] = if t.dims.len() == 3 { &t.dims[1..] } else { &t.dims };
+        let dims: &[i64] = if t.dims.len() == 3 {
+            &t.dims[1..]
+        } else {
+            &t.dims
+        };
         if dims.len() != 2 {
             continue;
         }
@@ -26,10 +30,16 @@ pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
         let (tokens, n) = (t_dims[0], t_dims[1]);
         if tokens > 16 {
             sink.push(
-                Diagnostic::error(codes::LINEAR_LIMITS, format!("output `{}` has {tokens} rows; the linear family serves at most 16 tokens", t.name))
-                    .primary(t.span, format!("{tokens} tokens"))
-                    .note("one task holds one BLOCK_N = 16 activation tile (MMA-N under swap-AB)")
-                    .help("split the tokens over several tasks of at most 16"),
+                Diagnostic::error(
+                    codes::LINEAR_LIMITS,
+                    format!(
+                        "output `{}` has {tokens} rows; the linear family serves at most 16 tokens",
+                        t.name
+                    ),
+                )
+                .primary(t.span, format!("{tokens} tokens"))
+                .note("one task holds one BLOCK_N = 16 activation tile (MMA-N under swap-AB)")
+                .help("split the tokens over several tasks of at most 16"),
             );
         }
         if n % tile_m != 0 {
@@ -49,7 +59,12 @@ pub(super) fn tiles_per_task(ir: &TaskIr, sink: &mut Sink) {
     if ir.family != Family::Pipeline {
         return;
     }
-    if let GranularityIr::PerTile { tiles_per_task, span, .. } = &ir.granularity {
+    if let GranularityIr::PerTile {
+        tiles_per_task,
+        span,
+        ..
+    } = &ir.granularity
+    {
         if *tiles_per_task != 1 {
             sink.push(
                 Diagnostic::error(codes::TILES_PER_TASK, format!("a pipeline task covers {tiles_per_task} tiles; the house pipeline covers exactly 1"))
@@ -64,7 +79,14 @@ pub(super) fn tiles_per_task(ir: &TaskIr, sink: &mut Sink) {
 /// I-H4: grid-wide tasks seed their barrier scratch with `skip_after_step0` and carry a written
 /// justification (the runtime asserts `num_tasks == num_workers` in the generated layer).
 pub(super) fn grid_wide(ir: &TaskIr, sink: &mut Sink) {
-    let GranularityIr::GridWide { skip_after_step0, justification, span } = &ir.granularity else { return };
+    let GranularityIr::GridWide {
+        skip_after_step0,
+        justification,
+        span,
+    } = &ir.granularity
+    else {
+        return;
+    };
     if !skip_after_step0 {
         sink.push(
             Diagnostic::error(codes::GRID_WIDE, "a grid-wide task needs `skip_after_step0` for its monotonic barrier scratch")

@@ -20,19 +20,42 @@ pub struct Field {
 /// Packs `fields` into one word. Values wider than their field are truncated (the callers
 /// check ranges first).
 pub fn encode(fields: &[Field]) -> u64 {
-    fields.iter().fold(0u64, |acc, f| acc | ((f.value & ((1u64 << f.width) - 1)) << f.lo))
+    fields.iter().fold(0u64, |acc, f| {
+        acc | ((f.value & ((1u64 << f.width) - 1)) << f.lo)
+    })
 }
 
 /// Comment lines decoding `fields`, one per field: `name bits [lo,hi) = value (meaning)`.
 pub fn decode_lines(fields: &[Field]) -> Vec<String> {
     fields
         .iter()
-        .map(|f| format!("{:<14} bits [{:>2},{:>2}) = {:<5} {}", f.name, f.lo, f.lo + f.width, f.value, f.meaning))
+        .map(|f| {
+            format!(
+                "{:<14} bits [{:>2},{:>2}) = {:<5} {}",
+                f.name,
+                f.lo,
+                f.lo + f.width,
+                f.value,
+                f.meaning
+            )
+        })
         .collect()
 }
 
-pub(crate) fn field(name: &'static str, lo: u32, width: u32, value: u64, meaning: impl Into<String>) -> Field {
-    Field { name, lo, width, value, meaning: meaning.into() }
+pub(crate) fn field(
+    name: &'static str,
+    lo: u32,
+    width: u32,
+    value: u64,
+    meaning: impl Into<String>,
+) -> Field {
+    Field {
+        name,
+        lo,
+        width,
+        value,
+        meaning: meaning.into(),
+    }
 }
 
 /// Operand formats of kind::f16 (CuTe `UMMA::F16F32Format`).
@@ -59,8 +82,20 @@ pub fn instr_desc_f16(a: F16Format, b: F16Format, m: u32, n: u32) -> (u32, Vec<F
         field("b_negate", 14, 1, 0, "B not negated"),
         field("a_major", 15, 1, 0, "A K-major"),
         field("b_major", 16, 1, 0, "B K-major"),
-        field("n_dim", 17, 6, u64::from(n >> 3), format!("N >> 3, N = {n}")),
-        field("m_dim", 24, 5, u64::from(m >> 4), format!("M >> 4, M = {m}")),
+        field(
+            "n_dim",
+            17,
+            6,
+            u64::from(n >> 3),
+            format!("N >> 3, N = {n}"),
+        ),
+        field(
+            "m_dim",
+            24,
+            5,
+            u64::from(m >> 4),
+            format!("M >> 4, M = {m}"),
+        ),
         field("max_shift", 30, 2, 0, "no .ws shift"),
     ];
     (encode(&fields) as u32, fields)
@@ -74,17 +109,41 @@ pub fn instr_desc_mxf8f6f4(m: u32, n: u32) -> (u32, Vec<Field>) {
     let fields = vec![
         field("sparse_id2", 0, 2, 0, "dense"),
         field("sparse_flag", 2, 1, 0, "dense"),
-        field("b_sf_id", 4, 2, 0, "byte of B's scale word, OR-ed in per MMA"),
+        field(
+            "b_sf_id",
+            4,
+            2,
+            0,
+            "byte of B's scale word, OR-ed in per MMA",
+        ),
         field("a_format", 7, 3, 0, "E4M3"),
         field("b_format", 10, 3, 0, "E4M3"),
         field("a_negate", 13, 1, 0, "A not negated"),
         field("b_negate", 14, 1, 0, "B not negated"),
         field("a_major", 15, 1, 0, "A K-major"),
         field("b_major", 16, 1, 0, "B K-major"),
-        field("n_dim", 17, 6, u64::from(n >> 3), format!("N >> 3, N = {n}")),
+        field(
+            "n_dim",
+            17,
+            6,
+            u64::from(n >> 3),
+            format!("N >> 3, N = {n}"),
+        ),
         field("scale_format", 23, 1, 1, "UE8M0 scales"),
-        field("m_dim", 24, 5, u64::from(m >> 4), format!("M >> 4, M = {m}")),
-        field("a_sf_id", 29, 2, 0, "byte of A's scale word, OR-ed in per MMA"),
+        field(
+            "m_dim",
+            24,
+            5,
+            u64::from(m >> 4),
+            format!("M >> 4, M = {m}"),
+        ),
+        field(
+            "a_sf_id",
+            29,
+            2,
+            0,
+            "byte of A's scale word, OR-ed in per MMA",
+        ),
     ];
     (encode(&fields) as u32, fields)
 }
@@ -113,9 +172,27 @@ pub fn smem_desc(layout: SmemLayout, lbo_bytes: u32, sbo_bytes: u32) -> (u64, Ve
         SmemLayout::Swizzle32B => "SWIZZLE_32B",
     };
     let fields = vec![
-        field("start_address", 0, 14, 0, "smem_addr >> 4, OR-ed in per use"),
-        field("leading_byte", 16, 14, u64::from((lbo_bytes & 0x3FFFF) >> 4), format!("LBO {lbo_bytes} B >> 4")),
-        field("stride_byte", 32, 14, u64::from((sbo_bytes & 0x3FFFF) >> 4), format!("SBO {sbo_bytes} B >> 4 (8 rows x 128 B)")),
+        field(
+            "start_address",
+            0,
+            14,
+            0,
+            "smem_addr >> 4, OR-ed in per use",
+        ),
+        field(
+            "leading_byte",
+            16,
+            14,
+            u64::from((lbo_bytes & 0x3FFFF) >> 4),
+            format!("LBO {lbo_bytes} B >> 4"),
+        ),
+        field(
+            "stride_byte",
+            32,
+            14,
+            u64::from((sbo_bytes & 0x3FFFF) >> 4),
+            format!("SBO {sbo_bytes} B >> 4 (8 rows x 128 B)"),
+        ),
         field("version", 46, 2, 1, "1 on sm_100"),
         field("base_offset", 49, 3, 0, "operand bases 1024-aligned"),
         field("lbo_mode", 52, 1, 0, "relative LBO"),
@@ -146,7 +223,10 @@ mod tests {
     /// MPK's linear: SMEM_DESC = 0x4000404000000000 (contract doc §7.2).
     #[test]
     fn house_linear_smem_descriptor() {
-        assert_eq!(smem_desc(SmemLayout::Swizzle128B, 0, 1024).0, 0x4000_4040_0000_0000);
+        assert_eq!(
+            smem_desc(SmemLayout::Swizzle128B, 0, 1024).0,
+            0x4000_4040_0000_0000
+        );
     }
 
     #[test]

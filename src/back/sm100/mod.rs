@@ -21,7 +21,12 @@ use crate::valid::{CheckedTask, Operands, PipelineShape};
 use desc::{decode_lines, instr_desc_f16, instr_desc_mxf8f6f4, smem_desc, F16Format, SmemLayout};
 
 /// Emits the pipeline kernel header.
-pub fn emit(task: &CheckedTask, p: &PipelineShape, info: &ContractInfo, opts: &GenOptions) -> String {
+pub fn emit(
+    task: &CheckedTask,
+    p: &PipelineShape,
+    info: &ContractInfo,
+    opts: &GenOptions,
+) -> String {
     let ir = &task.ir;
     let unit = ir.unit_name();
     let mut w = Writer::new();
@@ -55,7 +60,12 @@ fn descriptors(w: &mut Writer, p: &PipelineShape) {
     let (idesc, ifields) = if fp8 {
         instr_desc_mxf8f6f4(p.block_m as u32, p.block_n as u32)
     } else {
-        instr_desc_f16(F16Format::Bf16, F16Format::Bf16, p.block_m as u32, p.block_n as u32)
+        instr_desc_f16(
+            F16Format::Bf16,
+            F16Format::Bf16,
+            p.block_m as u32,
+            p.block_n as u32,
+        )
     };
     w.comment(if fp8 {
         "Instruction descriptor of tcgen05.mma.kind::mxf8f6f4.block_scale (CuTe UMMA::InstrDescriptorBlockScaled):"
@@ -73,7 +83,9 @@ fn descriptors(w: &mut Writer, p: &PipelineShape) {
         w.comment(format!("  {l}"));
     }
     w.line(format!("constexpr uint64_t SMEM_DESC = 0x{sdesc:016X}ull;"));
-    w.comment("Within a stage: the next 128-byte K chunk of W is BLOCK_M rows of 128 bytes further, of A");
+    w.comment(
+        "Within a stage: the next 128-byte K chunk of W is BLOCK_M rows of 128 bytes further, of A",
+    );
     w.comment("BLOCK_N rows; the next MMA inside a chunk is MMA_K elements = 32 bytes further (stays in the atom, I-T5).");
     w.line("constexpr uint32_t W_CHUNK_BYTES = BLOCK_M * 128;");
     w.line("constexpr uint32_t A_CHUNK_BYTES = BLOCK_N * 128;");
@@ -88,10 +100,11 @@ fn descriptors(w: &mut Writer, p: &PipelineShape) {
         w.line(format!("constexpr uint64_t SF_DESC = 0x{sf:016X}ull;"));
         w.blank();
     }
-    w.comment("The descriptor of the operand at `p`: SMEM_DESC with the start address (>> 4) OR-ed in.");
+    w.comment(
+        "The descriptor of the operand at `p`: SMEM_DESC with the start address (>> 4) OR-ed in.",
+    );
     w.open("__device__ __forceinline__ uint64_t smem_desc(void const *p)");
     w.line("return SMEM_DESC | static_cast<uint64_t>((mpkc::sm100::smem_u32(p) & 0x3FFFFu) >> 4);");
     w.close("");
     w.blank();
 }
-

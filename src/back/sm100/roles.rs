@@ -1,7 +1,7 @@
 //! The role functions of the sm_100a pipeline: loader (W4), launcher (W5), consumer (W0-3).
 
-use crate::back::pipeline::{region_base, ring_group, Sems};
 use crate::back::consumer::ROLE_PARAMS;
+use crate::back::pipeline::{region_base, ring_group, Sems};
 use crate::back::writer::Writer;
 use crate::valid::{CheckedTask, Epilogue, Operands, PipelineShape};
 
@@ -14,7 +14,9 @@ pub(super) fn launcher(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     let a0 = region_base(ir, ring_group(ir, p.a_ring));
     let scratch = region_base(ir, p.scratch);
     w.comment("Launcher (W5): TMEM and the tcgen05.mma loop.");
-    w.open(format!("__device__ __noinline__ void launcher({ROLE_PARAMS})"));
+    w.open(format!(
+        "__device__ __noinline__ void launcher({ROLE_PARAMS})"
+    ));
     w.line("(void)runtime_config;");
     w.line("(void)iter_num;");
     w.line("extern __shared__ __align__(1024) char smem[];");
@@ -23,34 +25,65 @@ pub(super) fn launcher(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     w.line("if (mpkc::lane_id() == 0) reinit_launcher(sem);");
     w.line("__syncwarp();");
     w.comment("The first stage landed only after the loader saw every page ready: the scratch page is ours.");
-    w.line(format!("mpkc::rt::mbar_wait(&sem[{} + 0], 0, \"{}\", 0);", s.w_full, s.w_full.to_ascii_lowercase()));
+    w.line(format!(
+        "mpkc::rt::mbar_wait(&sem[{} + 0], 0, \"{}\", 0);",
+        s.w_full,
+        s.w_full.to_ascii_lowercase()
+    ));
     w.line(format!("uint32_t *const taddr_slot = reinterpret_cast<uint32_t *>(smem + task_desc->smem_region_offset({scratch}));"));
     w.line("mpkc::sm100::tmem_alloc(taddr_slot, TMEM_COLS);");
     w.line("mpkc::sm100::tcgen05_fence_before();");
     w.line("__syncwarp();");
     w.line("uint32_t const taddr = *taddr_slot;  // cached: the scratch page may be released before dealloc");
-    w.line(format!("if (mpkc::lane_id() == 0) mpkc::rt::mbar_arrive(&sem[{}]);", s.tmem_ready));
+    w.line(format!(
+        "if (mpkc::lane_id() == 0) mpkc::rt::mbar_arrive(&sem[{}]);",
+        s.tmem_ready
+    ));
     w.open("if (mpkc::sm100::elect_one())");
-    w.comment("One tile per task (I-P6): accumulator slot 0, first use, so the producer parity is 1.");
+    w.comment(
+        "One tile per task (I-P6): accumulator slot 0, first use, so the producer parity is 1.",
+    );
     w.line("int const slot = 0;");
-    w.line(format!("mpkc::rt::mbar_wait(&sem[{} + slot], 1, \"{}\", slot);", s.acc_empty, s.acc_empty.to_ascii_lowercase()));
+    w.line(format!(
+        "mpkc::rt::mbar_wait(&sem[{} + slot], 1, \"{}\", slot);",
+        s.acc_empty,
+        s.acc_empty.to_ascii_lowercase()
+    ));
     w.line("mpkc::sm100::tcgen05_fence_after();");
     w.line("uint32_t const d_tmem = taddr + static_cast<uint32_t>(slot * BLOCK_N);");
     w.open("for (int it = 0; it < K_ITERS; ++it)");
     w.line("int const stage = it % NUM_STAGES;");
-    w.line("uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0");
-    w.line(format!("mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);", s.w_full, s.w_full.to_ascii_lowercase()));
-    w.line(format!("mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);", s.a_full, s.a_full.to_ascii_lowercase()));
+    w.line(
+        "uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0",
+    );
+    w.line(format!(
+        "mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);",
+        s.w_full,
+        s.w_full.to_ascii_lowercase()
+    ));
+    w.line(format!(
+        "mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);",
+        s.a_full,
+        s.a_full.to_ascii_lowercase()
+    ));
     let fp8 = match &p.operands {
         Operands::Fp8BlockScale { sf_ring, .. } => Some(region_base(ir, ring_group(ir, *sf_ring))),
         Operands::Bf16 => None,
     };
     if fp8.is_some() {
-        w.line(format!("mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);", s.sf_full, s.sf_full.to_ascii_lowercase()));
+        w.line(format!(
+            "mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);",
+            s.sf_full,
+            s.sf_full.to_ascii_lowercase()
+        ));
     }
     w.line("mpkc::sm100::tcgen05_fence_after();");
-    w.line(format!("uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"));
-    w.line(format!("uint64_t const a_desc = smem_desc(smem + task_desc->smem_region_offset({a0} + stage));"));
+    w.line(format!(
+        "uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"
+    ));
+    w.line(format!(
+        "uint64_t const a_desc = smem_desc(smem + task_desc->smem_region_offset({a0} + stage));"
+    ));
     if let Some(sf0) = &fp8 {
         w.comment("This stage's scales into TMEM (4 columns each, all 128 lanes), ordered before the MMAs.");
         w.line(format!("uint32_t const sf_smem = mpkc::sm100::smem_u32(smem + task_desc->smem_region_offset({sf0} + stage));"));
@@ -75,15 +108,27 @@ pub(super) fn launcher(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     w.close("");
     w.close("");
     w.comment("Frees the stage once these MMAs have read it.");
-    w.line(format!("mpkc::sm100::mma_commit(&sem[{} + stage]);", s.ring_empty));
+    w.line(format!(
+        "mpkc::sm100::mma_commit(&sem[{} + stage]);",
+        s.ring_empty
+    ));
     w.close("");
-    w.line(format!("mpkc::sm100::mma_commit(&sem[{} + slot]);", s.acc_full));
+    w.line(format!(
+        "mpkc::sm100::mma_commit(&sem[{} + slot]);",
+        s.acc_full
+    ));
     w.close("");
     w.comment("Reconverge before lane-parallel work (I-P4).");
     w.line("__syncwarp();");
-    w.line(format!("mpkc::rt::mbar_wait(&sem[{}], 0, \"{}\", 0);", s.consumer_done, s.consumer_done.to_ascii_lowercase()));
+    w.line(format!(
+        "mpkc::rt::mbar_wait(&sem[{}], 0, \"{}\", 0);",
+        s.consumer_done,
+        s.consumer_done.to_ascii_lowercase()
+    ));
     w.line("mpkc::sm100::tcgen05_fence_after();");
-    w.comment("Every MMA completed and the consumers are done: release each used page once (I-P1, I-P3).");
+    w.comment(
+        "Every MMA completed and the consumers are done: release each used page once (I-P1, I-P3).",
+    );
     w.line("int const page = mpkc::lane_id();");
     w.line("if (page < MAX_SMEM_PAGES_PER_TASK && mpkc::rt::task_uses_page(task_desc, page)) mpkc::rt::finish_page(runtime_smem, page);");
     w.line("mpkc::sm100::tmem_dealloc(taddr, TMEM_COLS);");
@@ -97,8 +142,15 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     let ir = &task.ir;
     let scratch = region_base(ir, p.scratch);
     let out = &ir.tensors[p.output];
-    w.comment(format!("Consumer (W0-3): the `{}` epilogue of one {}x{} accumulator tile.", p.epilogue.as_str(), p.block_m, p.block_n));
-    w.open(format!("__device__ __noinline__ void consumer({ROLE_PARAMS})"));
+    w.comment(format!(
+        "Consumer (W0-3): the `{}` epilogue of one {}x{} accumulator tile.",
+        p.epilogue.as_str(),
+        p.block_m,
+        p.block_n
+    ));
+    w.open(format!(
+        "__device__ __noinline__ void consumer({ROLE_PARAMS})"
+    ));
     w.line("(void)runtime_config;");
     w.line("(void)iter_num;");
     w.line("if (threadIdx.x >= 128) return;");
@@ -106,36 +158,58 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
     w.line("int const warp = mpkc::warp_id();");
     w.line("int const lane = mpkc::lane_id();");
-    w.line(format!("mpkc::rt::mbar_wait(&sem[{}], 0, \"{}\", 0);", s.tmem_ready, s.tmem_ready.to_ascii_lowercase()));
+    w.line(format!(
+        "mpkc::rt::mbar_wait(&sem[{}], 0, \"{}\", 0);",
+        s.tmem_ready,
+        s.tmem_ready.to_ascii_lowercase()
+    ));
     w.line("mpkc::sm100::tcgen05_fence_after();");
     w.line(format!("uint32_t const taddr = *reinterpret_cast<uint32_t const *>(smem + task_desc->smem_region_offset({scratch}));"));
     w.line("int const slot = 0;");
-    w.line(format!("mpkc::rt::mbar_wait(&sem[{} + slot], 0, \"{}\", slot);", s.acc_full, s.acc_full.to_ascii_lowercase()));
+    w.line(format!(
+        "mpkc::rt::mbar_wait(&sem[{} + slot], 0, \"{}\", slot);",
+        s.acc_full,
+        s.acc_full.to_ascii_lowercase()
+    ));
     w.line("mpkc::sm100::tcgen05_fence_after();");
     w.comment("Thread (warp w, lane l) holds accumulator row 32w + l: BLOCK_N f32 columns, one per token.");
     w.line("float acc[BLOCK_N];");
-    let (step, ld) = if p.block_n % 16 == 0 { (16, "tmem_ld_32x32b_x16") } else { (8, "tmem_ld_32x32b_x8") };
+    let (step, ld) = if p.block_n % 16 == 0 {
+        (16, "tmem_ld_32x32b_x16")
+    } else {
+        (8, "tmem_ld_32x32b_x8")
+    };
     w.line("#pragma unroll");
     w.open(format!("for (int c = 0; c < BLOCK_N; c += {step})"));
     w.line(format!("uint32_t r[{step}];"));
     w.line(format!("mpkc::sm100::{ld}(taddr + (static_cast<uint32_t>(warp * 32) << 16) + static_cast<uint32_t>(slot * BLOCK_N + c), r);"));
     w.line("mpkc::sm100::tmem_wait_ld();");
     w.line("#pragma unroll");
-    w.line(format!("for (int j = 0; j < {step}; ++j) acc[c + j] = __uint_as_float(r[j]);"));
+    w.line(format!(
+        "for (int j = 0; j < {step}; ++j) acc[c + j] = __uint_as_float(r[j]);"
+    ));
     w.close("");
     w.line("int const tile = task_desc->task_metadata.task_offset % NUM_TILES;");
     w.line("int const row = tile * BLOCK_M + warp * 32 + lane;  // output column (weight row)");
     let ct = out.dtype.cuda_type();
-    w.line(format!("{ct} *const out = static_cast<{ct} *>(task_desc->output_ptrs[OUT_C]);  // `{}`", out.name));
+    w.line(format!(
+        "{ct} *const out = static_cast<{ct} *>(task_desc->output_ptrs[OUT_C]);  // `{}`",
+        out.name
+    ));
     match p.epilogue {
         Epilogue::StoreBf16 => {
             w.line("#pragma unroll");
             w.line("for (int n = 0; n < BLOCK_N; ++n) if (n < M_REAL) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(acc[n]);");
         }
         Epilogue::ResidualAdd => {
-            let r = p.residual.map(|h| ir.tensors[h].name.clone()).unwrap_or_default();
+            let r = p
+                .residual
+                .map(|h| ir.tensors[h].name.clone())
+                .unwrap_or_default();
             w.line(format!("__nv_bfloat16 const *const res = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[IN_R]);  // `{r}`"));
-            w.comment("The accumulator is rounded to bf16 before the add, as MPK's residual linear does.");
+            w.comment(
+                "The accumulator is rounded to bf16 before the add, as MPK's residual linear does.",
+            );
             w.line("#pragma unroll");
             w.open("for (int n = 0; n < BLOCK_N; ++n)");
             w.open("if (n < M_REAL)");
@@ -158,7 +232,11 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
             w.line("if (lane == 0) amax[warp * BLOCK_N + n] = m;");
             w.close("");
             w.line(format!("mpkc::named_barrier_sync({bar}, 128);"));
-            w.line(format!("float *const scales = static_cast<float *>(task_desc->output_ptrs[{}]);  // `{}`", ir.outputs().position(|(x, _)| x == sc).unwrap_or(1), ir.tensors[sc].name));
+            w.line(format!(
+                "float *const scales = static_cast<float *>(task_desc->output_ptrs[{}]);  // `{}`",
+                ir.outputs().position(|(x, _)| x == sc).unwrap_or(1),
+                ir.tensors[sc].name
+            ));
             w.line("#pragma unroll");
             w.open("for (int n = 0; n < BLOCK_N; ++n)");
             w.open("if (n < M_REAL)");
@@ -178,8 +256,14 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
         }
     }
     w.line("mpkc::sm100::tcgen05_fence_before();");
-    w.line(format!("mpkc::rt::mbar_arrive(&sem[{} + slot]);  // the slot is free (128 arrivals)", s.acc_empty));
-    w.line(format!("mpkc::rt::mbar_arrive(&sem[{}]);  // done with TMEM (128 arrivals)", s.consumer_done));
+    w.line(format!(
+        "mpkc::rt::mbar_arrive(&sem[{} + slot]);  // the slot is free (128 arrivals)",
+        s.acc_empty
+    ));
+    w.line(format!(
+        "mpkc::rt::mbar_arrive(&sem[{}]);  // done with TMEM (128 arrivals)",
+        s.consumer_done
+    ));
     w.close("");
     w.blank();
 }

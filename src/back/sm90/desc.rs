@@ -9,9 +9,27 @@ use crate::back::sm100::desc::{encode, field, Field};
 /// (SWIZZLE_128B in the sm_90 encoding, bits 62-63; sm_100 moved it to bits 61-63).
 pub fn wgmma_smem_desc() -> (u64, Vec<Field>) {
     let fields = vec![
-        field("start_address", 0, 14, 0, "smem_addr >> 4, OR-ed in per use"),
-        field("leading_byte", 16, 14, 1, "LBO, unused for swizzled K-major (1)"),
-        field("stride_byte", 32, 14, 1024 >> 4, "SBO 1024 B >> 4 (8 rows x 128 B)"),
+        field(
+            "start_address",
+            0,
+            14,
+            0,
+            "smem_addr >> 4, OR-ed in per use",
+        ),
+        field(
+            "leading_byte",
+            16,
+            14,
+            1,
+            "LBO, unused for swizzled K-major (1)",
+        ),
+        field(
+            "stride_byte",
+            32,
+            14,
+            1024 >> 4,
+            "SBO 1024 B >> 4 (8 rows x 128 B)",
+        ),
         field("base_offset", 49, 3, 0, "operand bases 1024-aligned"),
         field("layout_type", 62, 2, 1, "SWIZZLE_128B"),
     ];

@@ -30,7 +30,12 @@ use crate::valid::{CheckedTask, Operands, PipelineShape};
 use desc::wgmma_smem_desc;
 
 /// Emits `<unit>_sm90.cuh`.
-pub fn emit(task: &CheckedTask, p: &PipelineShape, info: &ContractInfo, opts: &GenOptions) -> String {
+pub fn emit(
+    task: &CheckedTask,
+    p: &PipelineShape,
+    info: &ContractInfo,
+    opts: &GenOptions,
+) -> String {
     let ir = &task.ir;
     let unit = ir.unit_name();
     let mut w = Writer::new();
@@ -68,8 +73,14 @@ pub fn emit(task: &CheckedTask, p: &PipelineShape, info: &ContractInfo, opts: &G
 /// consumer threads that read the stage.
 fn with_sm90_counts(task: &CheckedTask, p: &PipelineShape) -> CheckedTask {
     let mut t = task.clone();
-    let empties: Vec<usize> = (0..p.stages.max(0) as u32).filter_map(|s| empty_of(&task.ir, &task.ordinals, p.w_ring, s)).collect();
-    for o in t.ordinals.iter_mut().filter(|o| empties.contains(&o.ordinal)) {
+    let empties: Vec<usize> = (0..p.stages.max(0) as u32)
+        .filter_map(|s| empty_of(&task.ir, &task.ordinals, p.w_ring, s))
+        .collect();
+    for o in t
+        .ordinals
+        .iter_mut()
+        .filter(|o| empties.contains(&o.ordinal))
+    {
         o.count = 128 + (o.count - 1);
     }
     t
@@ -99,7 +110,9 @@ fn descriptors(w: &mut Writer, p: &PipelineShape) {
         w.line("static_assert(BLOCK_K == 128, \"E0013: one 128-element scale block per stage\");");
     }
     w.blank();
-    w.comment("The descriptor of the operand at `p`: SMEM_DESC with the start address (>> 4) OR-ed in.");
+    w.comment(
+        "The descriptor of the operand at `p`: SMEM_DESC with the start address (>> 4) OR-ed in.",
+    );
     w.open("__device__ __forceinline__ uint64_t smem_desc(void const *p)");
     w.line("return SMEM_DESC | static_cast<uint64_t>((mpkc::sm90::smem_u32(p) & 0x3FFFFu) >> 4);");
     w.close("");
@@ -114,20 +127,40 @@ fn wgmma_wrapper(w: &mut Writer, p: &PipelineShape) {
     let (shape, types, tail) = if fp8 {
         (format!("m64n{}k32", p.block_n), "f32.e4m3.e4m3", "p, 1, 1")
     } else {
-        (format!("m64n{}k16", p.block_n), "f32.bf16.bf16", "p, 1, 1, 0, 0")
+        (
+            format!("m64n{}k16", p.block_n),
+            "f32.bf16.bf16",
+            "p, 1, 1, 0, 0",
+        )
     };
     let d: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
     w.comment(format!("`wgmma.mma_async.sync.aligned.{shape}.{types}`: D (+)= A[smem desc] x B[smem desc]^T, both K-major;"));
     w.comment("`accumulate` false overwrites D (scale-d = 0).");
     w.open("__device__ __forceinline__ void wgmma(float (&d)[ACC_REGS], uint64_t a_desc, uint64_t b_desc, bool accumulate)");
     w.line("asm volatile(");
-    w.line(format!("    \"{{\\n .reg .pred p;\\n setp.ne.b32 p, %{}, 0;\\n\"", regs + 2));
-    w.line(format!("    \" wgmma.mma_async.sync.aligned.{shape}.{types} {{{}}}, %{}, %{}, {tail};\\n}}\"", d.join(", "), regs, regs + 1));
+    w.line(format!(
+        "    \"{{\\n .reg .pred p;\\n setp.ne.b32 p, %{}, 0;\\n\"",
+        regs + 2
+    ));
+    w.line(format!(
+        "    \" wgmma.mma_async.sync.aligned.{shape}.{types} {{{}}}, %{}, %{}, {tail};\\n}}\"",
+        d.join(", "),
+        regs,
+        regs + 1
+    ));
     let outs: Vec<String> = (0..regs).map(|i| format!("\"+f\"(d[{i}])")).collect();
     for chunk in outs.chunks(8) {
         let last = std::ptr::eq(chunk.as_ptr_range().end, outs.as_ptr_range().end);
-        let lead = if std::ptr::eq(chunk.as_ptr(), outs.as_ptr()) { "    : " } else { "      " };
-        w.line(format!("{lead}{}{}", chunk.join(", "), if last { "" } else { "," }));
+        let lead = if std::ptr::eq(chunk.as_ptr(), outs.as_ptr()) {
+            "    : "
+        } else {
+            "      "
+        };
+        w.line(format!(
+            "{lead}{}{}",
+            chunk.join(", "),
+            if last { "" } else { "," }
+        ));
     }
     w.line("    : \"l\"(a_desc), \"l\"(b_desc), \"r\"(static_cast<uint32_t>(accumulate))");
     w.line("    : \"memory\");");

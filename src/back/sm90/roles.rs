@@ -10,7 +10,9 @@ use crate::valid::{CheckedTask, Epilogue, Operands, PipelineShape};
 pub(super) fn launcher(w: &mut Writer, _task: &CheckedTask, s: &Sems) {
     w.comment("Launcher (W5): on sm_90a the consumer warpgroup issues the MMAs; the launcher keeps the barrier");
     w.comment("re-init, the tmem_ready handshake and the page release after consumer_done.");
-    w.open(format!("__device__ __noinline__ void launcher({ROLE_PARAMS})"));
+    w.open(format!(
+        "__device__ __noinline__ void launcher({ROLE_PARAMS})"
+    ));
     w.line("(void)runtime_config;");
     w.line("(void)iter_num;");
     w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
@@ -18,9 +20,16 @@ pub(super) fn launcher(w: &mut Writer, _task: &CheckedTask, s: &Sems) {
     w.line("if (mpkc::lane_id() == 0) reinit_launcher(sem);");
     w.line("__syncwarp();");
     w.comment("No TMEM to allocate: tmem_ready tells the consumers the launcher's barriers are re-initialised.");
-    w.line(format!("if (mpkc::lane_id() == 0) mpkc::rt::mbar_arrive(&sem[{}]);", s.tmem_ready));
+    w.line(format!(
+        "if (mpkc::lane_id() == 0) mpkc::rt::mbar_arrive(&sem[{}]);",
+        s.tmem_ready
+    ));
     w.line("__syncwarp();");
-    w.line(format!("mpkc::rt::mbar_wait(&sem[{}], 0, \"{}\", 0);", s.consumer_done, s.consumer_done.to_ascii_lowercase()));
+    w.line(format!(
+        "mpkc::rt::mbar_wait(&sem[{}], 0, \"{}\", 0);",
+        s.consumer_done,
+        s.consumer_done.to_ascii_lowercase()
+    ));
     w.comment("Every wgmma completed and the consumers are done: release each used page once (I-P1, I-P3).");
     w.line("int const page = mpkc::lane_id();");
     w.line("if (page < MAX_SMEM_PAGES_PER_TASK && mpkc::rt::task_uses_page(task_desc, page)) mpkc::rt::finish_page(runtime_smem, page);");
@@ -47,7 +56,9 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     ));
     w.comment("Fragment of wgmma m64nN (f32): thread (warp w, lane l) holds in d[i] row 16w + l/4 + 8((i/2)%2) and");
     w.comment("column (token) 8(i/4) + 2(l%4) + i%2 of each m64 half; half h covers weight rows 64h..64h+63.");
-    w.open(format!("__device__ __noinline__ void consumer({ROLE_PARAMS})"));
+    w.open(format!(
+        "__device__ __noinline__ void consumer({ROLE_PARAMS})"
+    ));
     w.line("(void)runtime_config;");
     w.line("(void)iter_num;");
     w.line("if (threadIdx.x >= 128) return;");
@@ -55,7 +66,11 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
     w.line("int const warp = mpkc::warp_id();");
     w.line("int const lane = mpkc::lane_id();");
-    w.line(format!("mpkc::rt::mbar_wait(&sem[{}], 0, \"{}\", 0);", s.tmem_ready, s.tmem_ready.to_ascii_lowercase()));
+    w.line(format!(
+        "mpkc::rt::mbar_wait(&sem[{}], 0, \"{}\", 0);",
+        s.tmem_ready,
+        s.tmem_ready.to_ascii_lowercase()
+    ));
     w.line("float acc[2][ACC_REGS];");
     w.line("#pragma unroll");
     w.line("for (int h = 0; h < 2; ++h)");
@@ -66,14 +81,32 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     }
     w.open("for (int it = 0; it < K_ITERS; ++it)");
     w.line("int const stage = it % NUM_STAGES;");
-    w.line("uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0");
-    w.line(format!("mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);", s.w_full, s.w_full.to_ascii_lowercase()));
-    w.line(format!("mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);", s.a_full, s.a_full.to_ascii_lowercase()));
+    w.line(
+        "uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0",
+    );
+    w.line(format!(
+        "mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);",
+        s.w_full,
+        s.w_full.to_ascii_lowercase()
+    ));
+    w.line(format!(
+        "mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);",
+        s.a_full,
+        s.a_full.to_ascii_lowercase()
+    ));
     if fp8.is_some() {
-        w.line(format!("mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);", s.sf_full, s.sf_full.to_ascii_lowercase()));
+        w.line(format!(
+            "mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);",
+            s.sf_full,
+            s.sf_full.to_ascii_lowercase()
+        ));
     }
-    w.line(format!("uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"));
-    w.line(format!("uint64_t const a_desc = smem_desc(smem + task_desc->smem_region_offset({a0} + stage));"));
+    w.line(format!(
+        "uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"
+    ));
+    w.line(format!(
+        "uint64_t const a_desc = smem_desc(smem + task_desc->smem_region_offset({a0} + stage));"
+    ));
     let target = if fp8.is_some() { "blk" } else { "acc" };
     w.line("mpkc::sm90::wgmma_fence();");
     w.line("#pragma unroll");
@@ -111,18 +144,27 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     }
     w.comment("This thread is done with the stage (its wgmma completed, its scale reads done): one of the 128");
     w.comment("arrivals that free it (the tcgen05.commit's single arrival on sm_100a).");
-    w.line(format!("mpkc::rt::mbar_arrive(&sem[{} + stage]);", s.ring_empty));
+    w.line(format!(
+        "mpkc::rt::mbar_arrive(&sem[{} + stage]);",
+        s.ring_empty
+    ));
     w.close("");
     w.line("int const tile = task_desc->task_metadata.task_offset % NUM_TILES;");
     let out = &ir.tensors[p.output];
     let ct = out.dtype.cuda_type();
-    w.line(format!("{ct} *const out = static_cast<{ct} *>(task_desc->output_ptrs[OUT_C]);  // `{}`", out.name));
+    w.line(format!(
+        "{ct} *const out = static_cast<{ct} *>(task_desc->output_ptrs[OUT_C]);  // `{}`",
+        out.name
+    ));
     if p.epilogue == Epilogue::QuantE4m3 {
         quant_amax(w, task, p, &scratch);
     }
     match p.epilogue {
         Epilogue::ResidualAdd => {
-            let r = p.residual.map(|h| ir.tensors[h].name.clone()).unwrap_or_default();
+            let r = p
+                .residual
+                .map(|h| ir.tensors[h].name.clone())
+                .unwrap_or_default();
             w.line(format!("__nv_bfloat16 const *const res = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[IN_R]);  // `{r}`"));
         }
         Epilogue::SplitKF32 => {
@@ -138,9 +180,13 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     w.line("int const n = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);  // token");
     w.line("if (n >= M_REAL) continue;");
     match p.epilogue {
-        Epilogue::StoreBf16 => w.line("out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(acc[h][i]);"),
+        Epilogue::StoreBf16 => {
+            w.line("out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(acc[h][i]);")
+        }
         Epilogue::ResidualAdd => {
-            w.comment("The accumulator is rounded to bf16 before the add, as MPK's residual linear does.");
+            w.comment(
+                "The accumulator is rounded to bf16 before the add, as MPK's residual linear does.",
+            );
             w.line("int64_t const at = static_cast<int64_t>(n) * N + row;");
             w.line("out[at] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(acc[h][i])) + __bfloat162float(res[at]));");
         }
@@ -148,11 +194,16 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
             w.comment("f32 partial of this split: [SPLITS, M_REAL, N]; the generated reduce task sums them.");
             w.line("out[(static_cast<int64_t>(split) * M_REAL + n) * N + row] = acc[h][i];");
         }
-        Epilogue::QuantE4m3 => w.line("out[static_cast<int64_t>(n) * N + row] = __nv_fp8_e4m3(acc[h][i] / token_scale(n));"),
+        Epilogue::QuantE4m3 => w.line(
+            "out[static_cast<int64_t>(n) * N + row] = __nv_fp8_e4m3(acc[h][i] / token_scale(n));",
+        ),
     }
     w.close("");
     w.close("");
-    w.line(format!("mpkc::rt::mbar_arrive(&sem[{}]);  // done with the task's SMEM (128 arrivals)", s.consumer_done));
+    w.line(format!(
+        "mpkc::rt::mbar_arrive(&sem[{}]);  // done with the task's SMEM (128 arrivals)",
+        s.consumer_done
+    ));
     w.close("");
     w.blank();
 }
@@ -163,7 +214,9 @@ fn quant_amax(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, scratch: &s
     let ir = &task.ir;
     let (sc, bar) = p.out_scale.unwrap_or((p.output, 1));
     w.comment("amax per token over the tile's 128 rows: this thread's 4 values per token, then the 8 lanes");
-    w.comment("sharing l % 4, then the 4 warps through the scratch region (after the TMEM address slot).");
+    w.comment(
+        "sharing l % 4, then the 4 warps through the scratch region (after the TMEM address slot).",
+    );
     w.line(format!("float *const amax = reinterpret_cast<float *>(smem + task_desc->smem_region_offset({scratch}) + 16);"));
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < BLOCK_N / 8; ++j)");
@@ -181,7 +234,11 @@ fn quant_amax(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, scratch: &s
     w.line("  float const m = fmaxf(fmaxf(amax[n], amax[BLOCK_N + n]), fmaxf(amax[2 * BLOCK_N + n], amax[3 * BLOCK_N + n]));");
     w.line("  return m > 0.f ? exp2f(ceilf(log2f(m / 448.f))) : 1.f;");
     w.line("};");
-    w.line(format!("float *const scales = static_cast<float *>(task_desc->output_ptrs[{}]);  // `{}`", ir.outputs().position(|(x, _)| x == sc).unwrap_or(1), ir.tensors[sc].name));
+    w.line(format!(
+        "float *const scales = static_cast<float *>(task_desc->output_ptrs[{}]);  // `{}`",
+        ir.outputs().position(|(x, _)| x == sc).unwrap_or(1),
+        ir.tensors[sc].name
+    ));
     w.line("if (threadIdx.x == 0)");
     w.line("  for (int n = 0; n < M_REAL; ++n) scales[static_cast<int64_t>(n) * NUM_TILES + tile] = token_scale(n);");
 }

@@ -15,15 +15,28 @@
 mod sim;
 
 use crate::diag::{codes, Diagnostic, Sink};
-use crate::ir::{ArrivalIr, ChannelIr, ChannelStorageIr, EmptyEdge, GranularityIr, Handle, RoleKind, TaskIr};
+use crate::ir::{
+    ArrivalIr, ChannelIr, ChannelStorageIr, EmptyEdge, GranularityIr, Handle, RoleKind, TaskIr,
+};
 use crate::plan::sems::{empty_of, full_of, Ordinal};
 use sim::{Delivery, Fault, Interleave, Machine, Op, Program, Site};
 
-const ROLES: [RoleKind; 4] = [RoleKind::Consumer, RoleKind::Loader, RoleKind::Launcher, RoleKind::Storer];
+const ROLES: [RoleKind; 4] = [
+    RoleKind::Consumer,
+    RoleKind::Loader,
+    RoleKind::Launcher,
+    RoleKind::Storer,
+];
 
 /// The roles' programs for one task with `trips` K iterations.
 fn programs(ir: &TaskIr, table: &[Ordinal], trips: u64) -> Vec<Program> {
-    ROLES.iter().map(|&r| Program { role: r, ops: program(ir, table, r, trips) }).collect()
+    ROLES
+        .iter()
+        .map(|&r| Program {
+            role: r,
+            ops: program(ir, table, r, trips),
+        })
+        .collect()
 }
 
 fn site(what: &'static str, span: crate::span::Span) -> Site {
@@ -44,7 +57,12 @@ fn weight(a: &ArrivalIr, count: i64) -> i64 {
 /// The channels sharing `owner`'s empty edge, owner first, in declaration order.
 fn group(ir: &TaskIr, owner: Handle<ChannelIr>) -> Vec<Handle<ChannelIr>> {
     let mut g = vec![owner];
-    g.extend(ir.channels.iter().filter(|(_, c)| matches!(c.empty, EmptyEdge::Shared(o, _) if o == owner)).map(|(h, _)| h));
+    g.extend(
+        ir.channels
+            .iter()
+            .filter(|(_, c)| matches!(c.empty, EmptyEdge::Shared(o, _) if o == owner))
+            .map(|(h, _)| h),
+    );
     g
 }
 
@@ -58,13 +76,20 @@ fn program(ir: &TaskIr, table: &[Ordinal], role: RoleKind, trips: u64) -> Vec<Op
         GranularityIr::PerTile { tiles_per_task, .. } => (*tiles_per_task).max(1) as u64,
         GranularityIr::GridWide { .. } => 1,
     };
-    let outer: Vec<Handle<ChannelIr>> =
-        ir.channels.iter().filter(|(_, c)| matches!(c.storage, ChannelStorageIr::Tmem)).map(|(h, _)| h).collect();
+    let outer: Vec<Handle<ChannelIr>> = ir
+        .channels
+        .iter()
+        .filter(|(_, c)| matches!(c.storage, ChannelStorageIr::Tmem))
+        .map(|(h, _)| h)
+        .collect();
     // Ring groups: a channel with its own (or no) empty edge, plus those sharing it.
     let owners: Vec<Handle<ChannelIr>> = ir
         .channels
         .iter()
-        .filter(|(_, c)| matches!(c.storage, ChannelStorageIr::Region(_)) && !matches!(c.empty, EmptyEdge::Shared(..)))
+        .filter(|(_, c)| {
+            matches!(c.storage, ChannelStorageIr::Region(_))
+                && !matches!(c.empty, EmptyEdge::Shared(..))
+        })
         .map(|(h, _)| h)
         .collect();
     for j in 0..tiles {
@@ -92,15 +117,26 @@ fn program(ir: &TaskIr, table: &[Ordinal], role: RoleKind, trips: u64) -> Vec<Op
 
 fn one_shots(ir: &TaskIr, table: &[Ordinal], role: RoleKind, at_end: bool, ops: &mut Vec<Op>) {
     for (h, s) in ir.sems.iter().filter(|(_, s)| s.at_end == at_end) {
-        let Some(o) = table.iter().find(|o| o.source == crate::plan::sems::OrdinalSource::Sem(h)) else { continue };
+        let Some(o) = table
+            .iter()
+            .find(|o| o.source == crate::plan::sems::OrdinalSource::Sem(h))
+        else {
+            continue;
+        };
         if s.producer == role {
             ops.push(Op::Arrive {
                 bar: o.ordinal,
                 weight: weight(&s.arrival, s.count),
-                is_async: is_async(&s.arrival) });
+                is_async: is_async(&s.arrival),
+            });
         }
         if s.consumer == role {
-            ops.push(Op::Wait { bar: o.ordinal, parity: 0, expect: Some(0), site: site("waits", s.span) });
+            ops.push(Op::Wait {
+                bar: o.ordinal,
+                parity: 0,
+                expect: Some(0),
+                site: site("waits", s.span),
+            });
         }
     }
 }
@@ -110,7 +146,14 @@ fn lap(use_index: u64, depth: u64) -> (u64, u64) {
 }
 
 /// Producer: wait the slot's empty barrier (cursor parity 1 ^ lap); consumer: wait its full.
-fn acquire_slot(ir: &TaskIr, table: &[Ordinal], role: RoleKind, h: Handle<ChannelIr>, j: u64, ops: &mut Vec<Op>) {
+fn acquire_slot(
+    ir: &TaskIr,
+    table: &[Ordinal],
+    role: RoleKind,
+    h: Handle<ChannelIr>,
+    j: u64,
+    ops: &mut Vec<Op>,
+) {
     let ch = &ir.channels[h];
     let depth = u64::from(ch.depth.max(1));
     let (s, l) = lap(j, depth);
@@ -118,18 +161,35 @@ fn acquire_slot(ir: &TaskIr, table: &[Ordinal], role: RoleKind, h: Handle<Channe
     if ch.producer == role {
         if let Some(e) = empty_of(ir, table, h, slot) {
             let expect = l.checked_sub(1);
-            ops.push(Op::Wait { bar: e, parity: 1 ^ (l & 1) as u32, expect, site: site("waits the empty barrier", ch.span) });
+            ops.push(Op::Wait {
+                bar: e,
+                parity: 1 ^ (l & 1) as u32,
+                expect,
+                site: site("waits the empty barrier", ch.span),
+            });
         }
     }
     if ch.consumer == role {
         if let Some(f) = full_of(table, h, slot) {
-            ops.push(Op::Wait { bar: f, parity: (l & 1) as u32, expect: Some(l), site: site("waits the full barrier", ch.span) });
+            ops.push(Op::Wait {
+                bar: f,
+                parity: (l & 1) as u32,
+                expect: Some(l),
+                site: site("waits the full barrier", ch.span),
+            });
         }
     }
 }
 
 /// Producer: arrive the full barrier; empty arriver: arrive the empty barrier.
-fn release_slot(ir: &TaskIr, table: &[Ordinal], role: RoleKind, h: Handle<ChannelIr>, j: u64, ops: &mut Vec<Op>) {
+fn release_slot(
+    ir: &TaskIr,
+    table: &[Ordinal],
+    role: RoleKind,
+    h: Handle<ChannelIr>,
+    j: u64,
+    ops: &mut Vec<Op>,
+) {
     let ch = &ir.channels[h];
     let depth = u64::from(ch.depth.max(1));
     let (s, _) = lap(j, depth);
@@ -140,23 +200,35 @@ fn release_slot(ir: &TaskIr, table: &[Ordinal], role: RoleKind, h: Handle<Channe
             ops.push(Op::Arrive {
                 bar: f,
                 weight: weight(&ch.full_arrival, count),
-                is_async: is_async(&ch.full_arrival) });
+                is_async: is_async(&ch.full_arrival),
+            });
         }
     }
-    if let EmptyEdge::Own { role: er, arrival, .. } = &ch.empty {
+    if let EmptyEdge::Own {
+        role: er, arrival, ..
+    } = &ch.empty
+    {
         if *er == role {
             if let Some(e) = empty_of(ir, table, h, slot) {
                 ops.push(Op::Arrive {
                     bar: e,
                     weight: weight(arrival, table[e].count),
-                    is_async: is_async(arrival) });
+                    is_async: is_async(arrival),
+                });
             }
         }
     }
 }
 
 /// One K iteration of a ring group (owner plus the channels sharing its empty edge).
-fn ring_trip(ir: &TaskIr, table: &[Ordinal], role: RoleKind, owner: Handle<ChannelIr>, i: u64, ops: &mut Vec<Op>) {
+fn ring_trip(
+    ir: &TaskIr,
+    table: &[Ordinal],
+    role: RoleKind,
+    owner: Handle<ChannelIr>,
+    i: u64,
+    ops: &mut Vec<Op>,
+) {
     let members = group(ir, owner);
     let o = &ir.channels[owner];
     let depth = u64::from(o.depth.max(1));
@@ -164,7 +236,12 @@ fn ring_trip(ir: &TaskIr, table: &[Ordinal], role: RoleKind, owner: Handle<Chann
     let slot = s as u32;
     if o.producer == role {
         if let Some(e) = empty_of(ir, table, owner, slot) {
-            ops.push(Op::Wait { bar: e, parity: 1 ^ (l & 1) as u32, expect: l.checked_sub(1), site: site("waits the empty barrier", o.span) });
+            ops.push(Op::Wait {
+                bar: e,
+                parity: 1 ^ (l & 1) as u32,
+                expect: l.checked_sub(1),
+                site: site("waits the empty barrier", o.span),
+            });
         }
     }
     for &h in &members {
@@ -174,7 +251,8 @@ fn ring_trip(ir: &TaskIr, table: &[Ordinal], role: RoleKind, owner: Handle<Chann
                 ops.push(Op::Arrive {
                     bar: f,
                     weight: weight(&ch.full_arrival, table[f].count),
-                    is_async: is_async(&ch.full_arrival) });
+                    is_async: is_async(&ch.full_arrival),
+                });
             }
         }
     }
@@ -186,17 +264,26 @@ fn ring_trip(ir: &TaskIr, table: &[Ordinal], role: RoleKind, owner: Handle<Chann
         let ch = &ir.channels[h];
         if ch.consumer == role || (empty_role == Some(role) && ch.consumer != role) {
             if let Some(f) = full_of(table, h, slot) {
-                ops.push(Op::Wait { bar: f, parity: (l & 1) as u32, expect: Some(l), site: site("waits the full barrier", ch.span) });
+                ops.push(Op::Wait {
+                    bar: f,
+                    parity: (l & 1) as u32,
+                    expect: Some(l),
+                    site: site("waits the full barrier", ch.span),
+                });
             }
         }
     }
-    if let EmptyEdge::Own { role: er, arrival, .. } = &o.empty {
+    if let EmptyEdge::Own {
+        role: er, arrival, ..
+    } = &o.empty
+    {
         if *er == role {
             if let Some(e) = empty_of(ir, table, owner, slot) {
                 ops.push(Op::Arrive {
                     bar: e,
                     weight: weight(arrival, table[e].count),
-                    is_async: is_async(arrival) });
+                    is_async: is_async(arrival),
+                });
             }
         }
     }
@@ -205,7 +292,9 @@ fn ring_trip(ir: &TaskIr, table: &[Ordinal], role: RoleKind, owner: Handle<Chann
 /// `early_exit ROLE arrives EDGE`: with zero trips, the role arrives slot 0 of that edge once.
 fn early_exit(ir: &TaskIr, table: &[Ordinal], role: RoleKind, ops: &mut Vec<Op>) {
     for (h, ch) in ir.channels.iter() {
-        let Some((r, empty, span)) = ch.early_exit else { continue };
+        let Some((r, empty, span)) = ch.early_exit else {
+            continue;
+        };
         let _ = span;
         if r != role {
             continue;
@@ -224,16 +313,32 @@ fn early_exit(ir: &TaskIr, table: &[Ordinal], role: RoleKind, ops: &mut Vec<Op>)
             (full_of(table, h, 0), ch.full_arrival.clone())
         };
         if let Some(b) = bar {
-            ops.push(Op::Arrive { bar: b, weight: weight(&arrival, table[b].count), is_async: arrival.is_async() });
+            ops.push(Op::Arrive {
+                bar: b,
+                weight: weight(&arrival, table[b].count),
+                is_async: arrival.is_async(),
+            });
         }
     }
 }
 
 /// `drain`: at task end the producer waits every stage's empty barrier for the release of the
 /// lap it believes every stage reached (ceil(trips / depth) fills each).
-fn drain(ir: &TaskIr, table: &[Ordinal], role: RoleKind, owner: Handle<ChannelIr>, trips: u64, ops: &mut Vec<Op>) {
+fn drain(
+    ir: &TaskIr,
+    table: &[Ordinal],
+    role: RoleKind,
+    owner: Handle<ChannelIr>,
+    trips: u64,
+    ops: &mut Vec<Op>,
+) {
     let o = &ir.channels[owner];
-    let Some(span) = o.drain.or_else(|| group(ir, owner).iter().find_map(|h| ir.channels[*h].drain)) else { return };
+    let Some(span) = o
+        .drain
+        .or_else(|| group(ir, owner).iter().find_map(|h| ir.channels[*h].drain))
+    else {
+        return;
+    };
     if o.producer != role {
         return;
     }
@@ -244,7 +349,12 @@ fn drain(ir: &TaskIr, table: &[Ordinal], role: RoleKind, owner: Handle<ChannelIr
     }
     for s in 0..o.depth {
         if let Some(e) = empty_of(ir, table, owner, s) {
-            ops.push(Op::Wait { bar: e, parity: ((laps - 1) & 1) as u32, expect: Some(laps - 1), site: site("drains the empty barrier", span) });
+            ops.push(Op::Wait {
+                bar: e,
+                parity: ((laps - 1) & 1) as u32,
+                expect: Some(laps - 1),
+                site: site("drains the empty barrier", span),
+            });
         }
     }
 }
@@ -259,10 +369,15 @@ fn expected_phases(ir: &TaskIr, table: &[Ordinal], trips: u64) -> Vec<u64> {
         .iter()
         .map(|o| match &o.source {
             crate::plan::sems::OrdinalSource::Sem(_) => 1,
-            crate::plan::sems::OrdinalSource::Full(h, s) | crate::plan::sems::OrdinalSource::Empty(h, s) => {
+            crate::plan::sems::OrdinalSource::Full(h, s)
+            | crate::plan::sems::OrdinalSource::Empty(h, s) => {
                 let ch = &ir.channels[*h];
                 let d = u64::from(ch.depth.max(1));
-                let uses = if matches!(ch.storage, ChannelStorageIr::Tmem) { tiles } else { trips * tiles };
+                let uses = if matches!(ch.storage, ChannelStorageIr::Tmem) {
+                    tiles
+                } else {
+                    trips * tiles
+                };
                 let s = u64::from(*s);
                 uses / d + u64::from(s < uses % d)
             }
@@ -308,7 +423,10 @@ pub(super) fn check(ir: &TaskIr, table: &[Ordinal], sink: &mut Sink) {
                     x.all_trips.push(f.trips);
                 }
             }
-            None => findings.push(Finding { all_trips: vec![f.trips], ..f }),
+            None => findings.push(Finding {
+                all_trips: vec![f.trips],
+                ..f
+            }),
         }
     };
     for trips in 0..=max_trips {
@@ -318,14 +436,38 @@ pub(super) fn check(ir: &TaskIr, table: &[Ordinal], sink: &mut Sink) {
                 // One task alone, arrivals delivered at once: deadlocks, flips, accounting.
                 let mut m = Machine::new(&counts);
                 if let Some(f) = m.run_task(&progs, &order, il, Delivery::Immediate) {
-                    seen(Finding { fault: f, trips, previous: None, all_trips: Vec::new() }, &mut findings);
+                    seen(
+                        Finding {
+                            fault: f,
+                            trips,
+                            previous: None,
+                            all_trips: Vec::new(),
+                        },
+                        &mut findings,
+                    );
                     continue;
                 }
                 let expected = expected_phases(ir, table, trips);
-                for (bar, ((done, pending), want)) in m.phases().into_iter().zip(expected).enumerate() {
+                for (bar, ((done, pending), want)) in
+                    m.phases().into_iter().zip(expected).enumerate()
+                {
                     if done != want || pending != 0 {
-                        let f = Fault::Arrivals { bar, expected: want, completed: done, pending, site: None };
-                        seen(Finding { fault: f, trips, previous: None, all_trips: Vec::new() }, &mut findings);
+                        let f = Fault::Arrivals {
+                            bar,
+                            expected: want,
+                            completed: done,
+                            pending,
+                            site: None,
+                        };
+                        seen(
+                            Finding {
+                                fault: f,
+                                trips,
+                                previous: None,
+                                all_trips: Vec::new(),
+                            },
+                            &mut findings,
+                        );
                     }
                 }
                 // Two consecutive tasks on the same ring slot, async arrivals landing late.
@@ -340,7 +482,15 @@ pub(super) fn check(ir: &TaskIr, table: &[Ordinal], sink: &mut Sink) {
                         continue; // reported by the single-task runs
                     }
                     if let Some(f) = m.run_task(&progs, &order, il, Delivery::Lazy) {
-                        seen(Finding { fault: f, trips, previous: Some(prev), all_trips: Vec::new() }, &mut findings);
+                        seen(
+                            Finding {
+                                fault: f,
+                                trips,
+                                previous: Some(prev),
+                                all_trips: Vec::new(),
+                            },
+                            &mut findings,
+                        );
                     }
                 }
             }
@@ -376,12 +526,22 @@ fn trips_text(n: u64) -> String {
 
 fn diagnostic(ir: &TaskIr, table: &[Ordinal], f: &Finding) -> Diagnostic {
     let when = match f.previous {
-        Some(p) => format!("{} (after a task of {} on the same ring slot)", trips_text(f.trips), trips_text(p)),
+        Some(p) => format!(
+            "{} (after a task of {} on the same ring slot)",
+            trips_text(f.trips),
+            trips_text(p)
+        ),
         None => trips_text(f.trips),
     };
     let stages = ir.stages.map_or(1, |(s, _)| s);
     match &f.fault {
-        Fault::Deadlock { role, bar, parity, phase, site } => {
+        Fault::Deadlock {
+            role,
+            bar,
+            parity,
+            phase,
+            site,
+        } => {
             let o = &table[*bar];
             Diagnostic::error(
                 codes::DEADLOCK,
@@ -392,9 +552,18 @@ fn diagnostic(ir: &TaskIr, table: &[Ordinal], f: &Finding) -> Diagnostic {
             .note(format!("simulated every trip count from 0 to stages + 1 = {}, and pairs of consecutive tasks on one ring slot", stages + 1))
             .help(deadlock_help(ir, table, *bar, site))
         }
-        Fault::EarlyFlip { role, bar, expect, phase, site, stray } => {
+        Fault::EarlyFlip {
+            role,
+            bar,
+            expect,
+            phase,
+            site,
+            stray,
+        } => {
             let o = &table[*bar];
-            let meant = expect.map_or("the pre-empty phase".to_string(), |k| format!("the completion of phase {k}"));
+            let meant = expect.map_or("the pre-empty phase".to_string(), |k| {
+                format!("the completion of phase {k}")
+            });
             let cause = if *stray {
                 format!("a late {} from the previous task on this ring slot landed after the controller's init", o.arrival.kind_str())
             } else {
@@ -411,7 +580,13 @@ fn diagnostic(ir: &TaskIr, table: &[Ordinal], f: &Finding) -> Diagnostic {
                 Some(_) => "arrive each barrier exactly once per phase its waiter waits".to_string(),
             })
         }
-        Fault::Arrivals { bar, expected, completed, pending, .. } => {
+        Fault::Arrivals {
+            bar,
+            expected,
+            completed,
+            pending,
+            ..
+        } => {
             let o = &table[*bar];
             let extra = early_exit_span(ir, o);
             let mut d = Diagnostic::error(
@@ -436,7 +611,8 @@ fn diagnostic(ir: &TaskIr, table: &[Ordinal], f: &Finding) -> Diagnostic {
 
 fn early_exit_span(ir: &TaskIr, o: &Ordinal) -> Option<crate::span::Span> {
     let h = match &o.source {
-        crate::plan::sems::OrdinalSource::Full(h, _) | crate::plan::sems::OrdinalSource::Empty(h, _) => *h,
+        crate::plan::sems::OrdinalSource::Full(h, _)
+        | crate::plan::sems::OrdinalSource::Empty(h, _) => *h,
         _ => return None,
     };
     // The early-exit clause may sit on the owner or on a channel sharing its empty edge.
@@ -459,4 +635,3 @@ fn deadlock_help(ir: &TaskIr, table: &[Ordinal], bar: usize, site: &Site) -> Str
         "make every wait match an arrival for the same phase: check the producer and consumer of the barrier and their parities".to_string()
     }
 }
-

@@ -25,9 +25,18 @@ pub enum Op {
     Reinit(usize),
     /// `mbarrier.try_wait.parity` until it passes. `expect`: the phase index whose completion the
     /// waiter means to observe (`None`: the producer's pre-empty first lap, phase −1).
-    Wait { bar: usize, parity: u32, expect: Option<u64>, site: Site },
+    Wait {
+        bar: usize,
+        parity: u32,
+        expect: Option<u64>,
+        site: Site,
+    },
     /// `weight` arrivals (asynchronous ones stay in flight until delivered).
-    Arrive { bar: usize, weight: i64, is_async: bool },
+    Arrive {
+        bar: usize,
+        weight: i64,
+        is_async: bool,
+    },
 }
 
 /// A role's program for one task.
@@ -61,12 +70,31 @@ struct InFlight {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fault {
     /// No role can proceed: `role` waits `bar` at `parity` forever.
-    Deadlock { role: RoleKind, bar: usize, parity: u32, phase: u64, site: Site },
+    Deadlock {
+        role: RoleKind,
+        bar: usize,
+        parity: u32,
+        phase: u64,
+        site: Site,
+    },
     /// A wait passed on a phase other than the one it means (`phase` completed phases seen).
-    EarlyFlip { role: RoleKind, bar: usize, expect: Option<u64>, phase: u64, site: Site, stray: bool },
+    EarlyFlip {
+        role: RoleKind,
+        bar: usize,
+        expect: Option<u64>,
+        phase: u64,
+        site: Site,
+        stray: bool,
+    },
     /// At task end a barrier completed `completed` phases where the protocol fills `expected`,
     /// or holds arrivals that complete no phase.
-    Arrivals { bar: usize, expected: u64, completed: u64, pending: i64, site: Option<Site> },
+    Arrivals {
+        bar: usize,
+        expected: u64,
+        completed: u64,
+        pending: i64,
+        site: Option<Site>,
+    },
 }
 
 /// How asynchronous arrivals are delivered.
@@ -99,7 +127,16 @@ impl Machine {
     /// Barriers with these init counts, before the first task's controller init.
     pub fn new(counts: &[i64]) -> Self {
         Machine {
-            bars: counts.iter().map(|&c| Bar { count: c.max(1), pending: 0, phase: 0, epoch: 0, stray_pending: false }).collect(),
+            bars: counts
+                .iter()
+                .map(|&c| Bar {
+                    count: c.max(1),
+                    pending: 0,
+                    phase: 0,
+                    epoch: 0,
+                    stray_pending: false,
+                })
+                .collect(),
             in_flight: Vec::new(),
             epoch: 0,
         }
@@ -134,7 +171,13 @@ impl Machine {
     }
 
     /// Runs one task's programs. Returns the first fault, if any.
-    pub fn run_task(&mut self, progs: &[Program], order: &[usize], il: Interleave, delivery: Delivery) -> Option<Fault> {
+    pub fn run_task(
+        &mut self,
+        progs: &[Program],
+        order: &[usize],
+        il: Interleave,
+        delivery: Delivery,
+    ) -> Option<Fault> {
         self.controller_init();
         // Strays of the previous task land after the controller's init, before any role runs:
         // the worst case the role re-init must absorb (I-M4).
@@ -145,7 +188,11 @@ impl Machine {
         loop {
             let mut progressed = false;
             for &r in order {
-                let steps = if il == Interleave::Greedy { usize::MAX } else { 1 };
+                let steps = if il == Interleave::Greedy {
+                    usize::MAX
+                } else {
+                    1
+                };
                 for _ in 0..steps {
                     match self.step(&progs[r], &mut pc[r], delivery) {
                         Step::Done | Step::Blocked => break,
@@ -170,18 +217,35 @@ impl Machine {
                 }
                 // Name the root cause: a blocked wait that no role's remaining program arrives on.
                 let arrives_later = |bar: usize| {
-                    progs.iter().zip(&pc).any(|(g, &p)| g.ops.iter().skip(p).any(|o| matches!(o, Op::Arrive { bar: b, .. } if *b == bar)))
+                    progs.iter().zip(&pc).any(|(g, &p)| {
+                        g.ops
+                            .iter()
+                            .skip(p)
+                            .any(|o| matches!(o, Op::Arrive { bar: b, .. } if *b == bar))
+                    })
                 };
-                let blocked: Vec<(RoleKind, Op)> =
-                    progs.iter().zip(&pc).filter_map(|(g, &p)| g.ops.get(p).map(|op| (g.role, op.clone()))).collect();
+                let blocked: Vec<(RoleKind, Op)> = progs
+                    .iter()
+                    .zip(&pc)
+                    .filter_map(|(g, &p)| g.ops.get(p).map(|op| (g.role, op.clone())))
+                    .collect();
                 let (r, op) = blocked
                     .iter()
                     .find(|(_, op)| matches!(op, Op::Wait { bar, .. } if !arrives_later(*bar)))
                     .or_else(|| blocked.first())
                     .cloned()
                     .unwrap_or_else(|| unreachable!("a role is unfinished"));
-                if let Op::Wait { bar, parity, site, .. } = op {
-                    return Some(Fault::Deadlock { role: r, bar, parity, phase: self.bars[bar].phase, site });
+                if let Op::Wait {
+                    bar, parity, site, ..
+                } = op
+                {
+                    return Some(Fault::Deadlock {
+                        role: r,
+                        bar,
+                        parity,
+                        phase: self.bars[bar].phase,
+                        site,
+                    });
                 }
                 unreachable!("only waits block");
             }
@@ -189,7 +253,9 @@ impl Machine {
     }
 
     fn step(&mut self, prog: &Program, pc: &mut usize, delivery: Delivery) -> Step {
-        let Some(op) = prog.ops.get(*pc) else { return Step::Done };
+        let Some(op) = prog.ops.get(*pc) else {
+            return Step::Done;
+        };
         match op {
             Op::Reinit(bar) => {
                 self.epoch += 1;
@@ -200,7 +266,12 @@ impl Machine {
                 b.stray_pending = false;
                 // Arrivals still in flight now land in the new epoch's pending count.
             }
-            Op::Wait { bar, parity, expect, site } => {
+            Op::Wait {
+                bar,
+                parity,
+                expect,
+                site,
+            } => {
                 let b = &self.bars[*bar];
                 if (b.phase & 1) as u32 == *parity {
                     return Step::Blocked;
@@ -217,9 +288,18 @@ impl Machine {
                     });
                 }
             }
-            Op::Arrive { bar, weight, is_async, .. } => {
+            Op::Arrive {
+                bar,
+                weight,
+                is_async,
+                ..
+            } => {
                 if *is_async && delivery == Delivery::Lazy {
-                    self.in_flight.push(InFlight { bar: *bar, weight: *weight, epoch: self.bars[*bar].epoch });
+                    self.in_flight.push(InFlight {
+                        bar: *bar,
+                        weight: *weight,
+                        epoch: self.bars[*bar].epoch,
+                    });
                 } else {
                     let e = self.bars[*bar].epoch;
                     self.land(*bar, *weight, e);
@@ -243,17 +323,42 @@ mod tests {
     use super::*;
 
     fn site() -> Site {
-        Site { what: "test", span: Span::default() }
+        Site {
+            what: "test",
+            span: Span::default(),
+        }
     }
 
     #[test]
     fn fresh_barrier_passes_parity_1_and_blocks_parity_0() {
-        let p = Program { role: RoleKind::Loader, ops: vec![Op::Wait { bar: 0, parity: 1, expect: None, site: site() }] };
+        let p = Program {
+            role: RoleKind::Loader,
+            ops: vec![Op::Wait {
+                bar: 0,
+                parity: 1,
+                expect: None,
+                site: site(),
+            }],
+        };
         let mut m = Machine::new(&[1]);
-        assert_eq!(m.run_task(&[p], &[0], Interleave::RoundRobin, Delivery::Immediate), None);
-        let p = Program { role: RoleKind::Loader, ops: vec![Op::Wait { bar: 0, parity: 0, expect: Some(0), site: site() }] };
+        assert_eq!(
+            m.run_task(&[p], &[0], Interleave::RoundRobin, Delivery::Immediate),
+            None
+        );
+        let p = Program {
+            role: RoleKind::Loader,
+            ops: vec![Op::Wait {
+                bar: 0,
+                parity: 0,
+                expect: Some(0),
+                site: site(),
+            }],
+        };
         let mut m = Machine::new(&[1]);
-        assert!(matches!(m.run_task(&[p], &[0], Interleave::RoundRobin, Delivery::Immediate), Some(Fault::Deadlock { .. })));
+        assert!(matches!(
+            m.run_task(&[p], &[0], Interleave::RoundRobin, Delivery::Immediate),
+            Some(Fault::Deadlock { .. })
+        ));
     }
 
     #[test]
@@ -261,13 +366,40 @@ mod tests {
         let prod = Program {
             role: RoleKind::Launcher,
             ops: vec![
-                Op::Arrive { bar: 0, weight: 1, is_async: false },
-                Op::Arrive { bar: 0, weight: 1, is_async: false },
+                Op::Arrive {
+                    bar: 0,
+                    weight: 1,
+                    is_async: false,
+                },
+                Op::Arrive {
+                    bar: 0,
+                    weight: 1,
+                    is_async: false,
+                },
             ],
         };
-        let cons = Program { role: RoleKind::Consumer, ops: vec![Op::Wait { bar: 0, parity: 0, expect: Some(0), site: site() }] };
+        let cons = Program {
+            role: RoleKind::Consumer,
+            ops: vec![Op::Wait {
+                bar: 0,
+                parity: 0,
+                expect: Some(0),
+                site: site(),
+            }],
+        };
         let mut m = Machine::new(&[1]);
-        let f = m.run_task(&[prod, cons], &[0, 1], Interleave::Greedy, Delivery::Immediate);
-        assert!(matches!(f, Some(Fault::Deadlock { .. }) | Some(Fault::EarlyFlip { .. })), "{f:?}");
+        let f = m.run_task(
+            &[prod, cons],
+            &[0, 1],
+            Interleave::Greedy,
+            Delivery::Immediate,
+        );
+        assert!(
+            matches!(
+                f,
+                Some(Fault::Deadlock { .. }) | Some(Fault::EarlyFlip { .. })
+            ),
+            "{f:?}"
+        );
     }
 }
