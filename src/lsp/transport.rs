@@ -43,7 +43,7 @@ pub enum Outgoing {
 
 /// Reads one framed body; `Ok(None)` at the end of input; `Err` with a description for a
 /// header that cannot be used (the body, if any, cannot be found: the next header is read).
-fn read_frame(r: &mut impl BufRead) -> std::io::Result<Option<Result<Vec<u8>, String>>> {
+pub fn read_frame(r: &mut impl BufRead) -> std::io::Result<Option<Result<Vec<u8>, String>>> {
     let mut length: Option<Result<usize, String>> = None;
     let mut saw_header = false;
     loop {
@@ -161,63 +161,4 @@ pub fn stdio() -> (
         }
     });
     (in_rx, out_tx, vec![reader, writer])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn frames_with_loose_headers() {
-        let input = b"Content-Length:2\n\n{}content-length: 3\r\nX: y\r\n\r\n[1]Content-Length: abc\r\n\r\n";
-        let mut r = std::io::BufReader::new(&input[..]);
-        assert_eq!(read_frame(&mut r).unwrap(), Some(Ok(b"{}".to_vec())));
-        assert_eq!(read_frame(&mut r).unwrap(), Some(Ok(b"[1]".to_vec())));
-        assert!(matches!(read_frame(&mut r).unwrap(), Some(Err(_))));
-        assert_eq!(read_frame(&mut r).unwrap(), None);
-    }
-
-    #[test]
-    fn classifies_bad_messages() {
-        assert!(matches!(
-            parse(b"{abc}"),
-            Incoming::Invalid {
-                code: -32700,
-                id: None,
-                ..
-            }
-        ));
-        assert!(matches!(
-            parse(b"[]"),
-            Incoming::Invalid { code: -32600, .. }
-        ));
-        assert!(matches!(
-            parse(br#"{"id":9,"method":5}"#),
-            Incoming::Invalid {
-                code: -32600,
-                id: Some(_),
-                ..
-            }
-        ));
-        assert!(matches!(
-            parse(br#"{"id":2147483648,"method":"x"}"#),
-            Incoming::Invalid {
-                code: -32600,
-                id: Some(_),
-                ..
-            }
-        ));
-        assert!(matches!(
-            parse(br#"{"id":1.5,"method":"x"}"#),
-            Incoming::Invalid { code: -32600, .. }
-        ));
-        assert!(matches!(
-            parse(br#"{"id":3,"method":"x","params":null}"#),
-            Incoming::Msg(Message::Request(_))
-        ));
-        assert!(matches!(
-            parse(br#"{"method":"initialized","params":{}}"#),
-            Incoming::Msg(Message::Notification(_))
-        ));
-    }
 }

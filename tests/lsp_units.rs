@@ -1,0 +1,230 @@
+//! Unit-level tests of the language server's pieces (kept out of `src/lsp/` so that the server's
+//! own code holds no panicking shortcut): UTF-16 positions, hover text, the symbol index, and
+//! the tolerant transport.
+
+use lsp_server::Message;
+use lsp_types::Position;
+use mpkc::lsp::convert::LineIndex;
+use mpkc::lsp::document::Document;
+use mpkc::lsp::hover::hover;
+use mpkc::lsp::index::{build, Index, SymKind};
+use mpkc::lsp::transport::{parse, read_frame, Incoming};
+use mpkc::span::Span;
+
+// ---- convert ----
+
+#[test]
+fn utf16_columns_round_trip() {
+    let text = "ab\n// é𝄞x\nz";
+    let li = LineIndex::new(text);
+    let x = text.find('x').unwrap();
+    let p = li.position(text, x);
+    // `// ` 3 units, é 1 unit, 𝄞 2 units.
+    assert_eq!(
+        p,
+        Position {
+            line: 1,
+            character: 6
+        }
+    );
+    assert_eq!(li.offset(text, p), x);
+    assert_eq!(
+        li.position(text, text.len()),
+        Position {
+            line: 2,
+            character: 1
+        }
+    );
+    assert_eq!(
+        li.offset(
+            text,
+            Position {
+                line: 9,
+                character: 0
+            }
+        ),
+        text.len()
+    );
+}
+
+#[test]
+fn spans_inside_a_character_and_lone_carriage_returns() {
+    let text = "ab\n= é\n";
+    let li = LineIndex::new(text);
+    let e = text.find('é').unwrap();
+    // A one-byte span on the first byte of é covers the whole character.
+    let r = li.range(text, Span::new(e, e + 1));
+    assert_eq!(
+        (r.start, r.end),
+        (
+            Position {
+                line: 1,
+                character: 2
+            },
+            Position {
+                line: 1,
+                character: 3
+            }
+        )
+    );
+    let text = "/* a\rb */ zz";
+    let li = LineIndex::new(text);
+    assert_eq!(
+        li.position(text, text.find("zz").unwrap()),
+        Position {
+            line: 1,
+            character: 5
+        }
+    );
+    let text = "x\r\ny";
+    assert_eq!(
+        LineIndex::new(text).position(text, 3),
+        Position {
+            line: 1,
+            character: 0
+        }
+    );
+}
+
+// ---- hover ----
+
+fn house() -> Document {
+    let text = mpkc::driver::stdlib::sources()
+        .into_iter()
+        .find(|s| s.path.ends_with("linear_sm100_v2.mpk"))
+        .unwrap()
+        .text;
+    Document::analyze("linear_sm100_v2.mpk", text)
+}
+
+#[test]
+fn task_hover_has_the_budget_and_the_page_map() {
+    let d = house();
+    let at = d.text.find("linear_sm100_v2").unwrap();
+    let h = hover(&d, at).unwrap();
+    assert!(
+        h.contains("| - | sm_100a | 221200 | 224256 | 14 of 14 | 24 of 31 | 32 |"),
+        "{h}"
+    );
+    assert!(h.contains("page 13 |"), "{h}");
+}
+
+#[test]
+fn region_and_channel_hovers() {
+    let d = house();
+    let at = d.text.find("region W").unwrap() + "region ".len();
+    let h = hover(&d, at).unwrap();
+    assert!(
+        h.contains("(6 stages)")
+            && h.contains("`W_0` (REGION ordinal 0): 32768 B, pages 0-1, offset 0"),
+        "{h}"
+    );
+    let at = d.text.find("channel w_ring").unwrap() + "channel ".len();
+    let h = hover(&d, at).unwrap();
+    assert!(
+        h.contains("`w_ring.full[0]`") && h.contains("loader → launcher"),
+        "{h}"
+    );
+}
+
+// ---- index ----
+
+fn index(text: &str) -> Index {
+    build(&mpkc::front::parse_file(text).expect("parses"))
+}
+
+#[test]
+fn the_house_linear_resolves_rings_roles_and_params() {
+    let text = mpkc::driver::stdlib::sources()
+        .into_iter()
+        .find(|s| s.path.ends_with("linear_sm100_v2.mpk"))
+        .unwrap()
+        .text;
+    let ix = index(&text);
+    let find = |k, n: &str| {
+        ix.symbols
+            .iter()
+            .position(|s| s.kind == k && s.name == n)
+            .unwrap()
+    };
+    // `channel w_ring: W, …` names the region W, `(tma W)` the tensor W.
+    let region_w = find(SymKind::Region, "W");
+    let tensor_w = find(SymKind::Tensor, "W");
+    assert_eq!(ix.occurrences(region_w, false).len(), 1);
+    assert!(!ix.occurrences(tensor_w, false).is_empty());
+    // The launcher is named by channels and sems.
+    assert!(ix.occurrences(find(SymKind::Role, "launcher"), false).len() >= 4);
+    // K appears in the tensor dims.
+    assert!(ix.occurrences(find(SymKind::Param, "K"), false).len() >= 2);
+    // A reference resolves back to its symbol.
+    let (sym, span) = ix.refs[0];
+    assert_eq!(ix.at(span.start), Some(sym));
+}
+
+#[test]
+fn instances_name_params() {
+    let ix = index("task t { param h: int = 4\n instance a(h = 8) }");
+    let p = ix
+        .symbols
+        .iter()
+        .position(|s| s.kind == SymKind::Param)
+        .unwrap();
+    assert_eq!(ix.occurrences(p, true).len(), 2);
+}
+
+// ---- transport ----
+
+#[test]
+fn frames_with_loose_headers() {
+    let input =
+        b"Content-Length:2\n\n{}content-length: 3\r\nX: y\r\n\r\n[1]Content-Length: abc\r\n\r\n";
+    let mut r = std::io::BufReader::new(&input[..]);
+    assert_eq!(read_frame(&mut r).unwrap(), Some(Ok(b"{}".to_vec())));
+    assert_eq!(read_frame(&mut r).unwrap(), Some(Ok(b"[1]".to_vec())));
+    assert!(matches!(read_frame(&mut r).unwrap(), Some(Err(_))));
+    assert_eq!(read_frame(&mut r).unwrap(), None);
+}
+
+#[test]
+fn classifies_bad_messages() {
+    assert!(matches!(
+        parse(b"{abc}"),
+        Incoming::Invalid {
+            code: -32700,
+            id: None,
+            ..
+        }
+    ));
+    assert!(matches!(
+        parse(b"[]"),
+        Incoming::Invalid { code: -32600, .. }
+    ));
+    assert!(matches!(
+        parse(br#"{"id":9,"method":5}"#),
+        Incoming::Invalid {
+            code: -32600,
+            id: Some(_),
+            ..
+        }
+    ));
+    assert!(matches!(
+        parse(br#"{"id":2147483648,"method":"x"}"#),
+        Incoming::Invalid {
+            code: -32600,
+            id: Some(_),
+            ..
+        }
+    ));
+    assert!(matches!(
+        parse(br#"{"id":1.5,"method":"x"}"#),
+        Incoming::Invalid { code: -32600, .. }
+    ));
+    assert!(matches!(
+        parse(br#"{"id":3,"method":"x","params":null}"#),
+        Incoming::Msg(Message::Request(_))
+    ));
+    assert!(matches!(
+        parse(br#"{"method":"initialized","params":{}}"#),
+        Incoming::Msg(Message::Notification(_))
+    ));
+}
