@@ -69,6 +69,49 @@ pub(crate) fn ring_group(ir: &TaskIr, ch: crate::ir::Handle<crate::ir::ChannelIr
     }
 }
 
+/// Opens a pipeline kernel header: banner, `what` (the lowering in one line), includes of the
+/// prelude, the ISA header `isa_header` and the spec, the unit's namespace, then the constants.
+/// The caller closes the namespace.
+pub(crate) fn kernel_prologue(
+    w: &mut Writer,
+    task: &CheckedTask,
+    p: &PipelineShape,
+    info: &super::banner::ContractInfo,
+    what: &str,
+    isa_header: &str,
+) {
+    let unit = task.ir.unit_name();
+    w.line(super::banner::banner(&task.ir, info));
+    w.line(format!(
+        "// Pipeline task, family A, lowered for {what} -> epilogue `{}`.",
+        p.epilogue.as_str()
+    ));
+    w.line("#pragma once");
+    w.blank();
+    w.line("#include \"mpkc_prelude.cuh\"");
+    w.line(format!("#include \"{isa_header}\""));
+    w.line(format!("#include \"{unit}_spec.h\""));
+    w.blank();
+    w.open_namespace(&format!("kernel::{unit}"));
+    w.blank();
+    constants(w, task, p);
+}
+
+/// The waits of the consumer cursor on stage `stage`'s full barriers (weights, activations,
+/// and the fp8 scales when `scales`), parity `full_parity`.
+pub(crate) fn wait_stage_full(w: &mut Writer, s: &Sems, scales: bool) {
+    let mut fulls = vec![&s.w_full, &s.a_full];
+    if scales {
+        fulls.push(&s.sf_full);
+    }
+    for f in fulls {
+        w.line(format!(
+            "mpkc::rt::mbar_wait(&sem[{f} + stage], full_parity, \"{}\", stage);",
+            f.to_ascii_lowercase()
+        ));
+    }
+}
+
 /// The shape constants, TMA byte counts and L2 policies, as named `constexpr`s.
 pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
     let ir = &task.ir;

@@ -141,6 +141,15 @@ pub(crate) fn options(common: &CommonArgs) -> Result<(SemaOptions, CheckOptions)
 
 /// Loads and checks every source, printing diagnostics. `Err` carries an exit status.
 pub(crate) fn check_all(common: &CommonArgs, color: ColorMode) -> Result<Vec<Checked>, u8> {
+    check_all_with(common, color, |_| Vec::new())
+}
+
+/// [`check_all`] with `--param` overrides added per source (`verify --m`).
+pub(crate) fn check_all_with(
+    common: &CommonArgs,
+    color: ColorMode,
+    extra_overrides: impl Fn(&Source) -> Vec<(String, String)>,
+) -> Result<Vec<Checked>, u8> {
     let (sema, opts) = options(common).map_err(|e| {
         errln!("error: {e}");
         exit::USAGE
@@ -149,7 +158,15 @@ pub(crate) fn check_all(common: &CommonArgs, color: ColorMode) -> Result<Vec<Che
         errln!("error: {e}");
         exit::USAGE
     })?;
-    let checked: Vec<Checked> = driver::check_sources(&sources, &sema, &opts);
+    let checked: Vec<Checked> = driver::check_sources_with(
+        &sources,
+        |s| {
+            let mut o = sema.clone();
+            o.overrides.extend(extra_overrides(s));
+            o
+        },
+        &opts,
+    );
     for c in &checked {
         report::print_diagnostics(c, common.message_format, color);
     }

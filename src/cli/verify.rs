@@ -65,33 +65,14 @@ impl From<&OutputResult> for OutputRow {
 const RESULT_TAG: &str = "mpkc-result: ";
 
 fn check(common: &CommonArgs, m: Option<i64>, color: ColorMode) -> Result<Vec<Checked>, u8> {
-    let (sema, opts) = super::options(common).map_err(|e| {
-        errln!("error: {e}");
-        exit::USAGE
+    let checked = super::check_all_with(common, color, |s| match m {
+        Some(m) => driver::declared_params(s)
+            .into_iter()
+            .filter(|p| p == "m" || p == "m_real")
+            .map(|p| (p, m.to_string()))
+            .collect(),
+        None => Vec::new(),
     })?;
-    let sources = super::load_sources(&common.files).map_err(|e| {
-        errln!("error: {e}");
-        exit::USAGE
-    })?;
-    let checked = driver::check_sources_with(
-        &sources,
-        |s| {
-            let mut o = sema.clone();
-            if let Some(m) = m {
-                for p in driver::declared_params(s)
-                    .into_iter()
-                    .filter(|p| p == "m" || p == "m_real")
-                {
-                    o.overrides.push((p, m.to_string()));
-                }
-            }
-            o
-        },
-        &opts,
-    );
-    for c in &checked {
-        report::print_diagnostics(c, common.message_format, color);
-    }
     if checked.iter().any(Checked::has_errors) {
         report::summary(&checked, common.message_format);
         return Err(exit::ERRORS);

@@ -47,13 +47,28 @@ pub fn check_source(
     sema_opts: &SemaOptions,
     check_opts: &CheckOptions,
 ) -> Checked {
+    check_parsed(
+        source,
+        front::parse_file(&source.text).as_ref(),
+        sema_opts,
+        check_opts,
+    )
+}
+
+/// [`check_source`] on a parse the caller already has (the language server keeps the AST).
+pub fn check_parsed(
+    source: &Source,
+    parsed: Result<&front::ast::File, &Vec<Diagnostic>>,
+    sema_opts: &SemaOptions,
+    check_opts: &CheckOptions,
+) -> Checked {
     let mut sink = Sink::new();
     let mut tasks = Vec::new();
     let mut rejected = Vec::new();
-    match front::parse_file(&source.text) {
-        Err(ds) => sink.extend(ds),
+    match parsed {
+        Err(ds) => sink.extend(ds.iter().cloned()),
         Ok(ast) => {
-            for lowered in sema::lower_file(&ast, sema_opts, &mut sink) {
+            for lowered in sema::lower_file(ast, sema_opts, &mut sink) {
                 if !lowered.clean {
                     continue;
                 }

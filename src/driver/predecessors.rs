@@ -7,7 +7,7 @@
 //! release order (the stdlib and the files checked), which names real predecessors.
 
 use crate::ir::TargetIr;
-use crate::plan::pages::{self, Geometry, PagePlan, NUM_PAGES, PAGE_SIZE};
+use crate::plan::pages::{self, Geometry, PagePlan, NUM_PAGES};
 use crate::valid::{request_list, CheckedTask};
 
 /// One exposure: page 13 at `position` in the predecessor's order makes logical page `logical`
@@ -38,19 +38,7 @@ fn exposure(plan: &PagePlan, g: &Geometry, position: usize) -> Option<Exposure> 
         .logical_to_physical
         .iter()
         .position(|&p| p == NUM_PAGES - 1)?;
-    let bytes = plan
-        .regions
-        .iter()
-        .filter(|r| r.logical_pages.contains(&logical))
-        .map(|r| {
-            if r.logical_pages.len() > 1 {
-                PAGE_SIZE
-            } else {
-                r.offset + r.size
-            }
-        })
-        .max()
-        .unwrap_or(0);
+    let bytes = plan.bytes_on_logical(logical);
     Some(Exposure {
         position,
         logical,

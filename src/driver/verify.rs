@@ -138,12 +138,11 @@ pub fn cases(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
             skip: not_runnable(t, target),
         });
     }
-    for &a in &all {
-        for &b in &all {
-            if a == b
-                || not_runnable(task(checked, a), target).is_some()
-                || not_runnable(task(checked, b), target).is_some()
-            {
+    // The single cases come first, in `all`'s order: their skip says whether a unit runs.
+    let runnable: Vec<bool> = out.iter().map(|c| c.skip.is_none()).collect();
+    for (ia, &a) in all.iter().enumerate() {
+        for (ib, &b) in all.iter().enumerate() {
+            if ia == ib || !runnable[ia] || !runnable[ib] {
                 continue;
             }
             let l = links(checked, a, b);

@@ -64,17 +64,27 @@ pub struct CaseRun {
     pub outputs: Vec<OutputResult>,
 }
 
+/// The plan `task` has for `target` (its first plan when it does not declare that target).
+fn plan_for(
+    task: &CheckedTask,
+    target: Target,
+) -> Option<&(
+    crate::ir::TargetIr,
+    crate::plan::pages::Geometry,
+    crate::plan::pages::PagePlan,
+)> {
+    task.plans
+        .iter()
+        .find(|(x, _, _)| x.target == target)
+        .or(task.plans.first())
+}
+
 /// The dynamic SMEM a harness launch needs: the target's capacity when some task has regions.
 pub fn dynamic_smem(tasks: &[&CheckedTask], target: Target) -> u32 {
     tasks
         .iter()
         .filter(|t| !t.ir.regions.is_empty())
-        .filter_map(|t| {
-            t.plans
-                .iter()
-                .find(|(x, _, _)| x.target == target)
-                .or(t.plans.first())
-        })
+        .filter_map(|t| plan_for(t, target))
         .map(|(_, g, _)| g.capacity_bytes as u32)
         .max()
         .unwrap_or(0)
@@ -82,12 +92,7 @@ pub fn dynamic_smem(tasks: &[&CheckedTask], target: Target) -> u32 {
 
 fn region_table(task: &CheckedTask, target: Target) -> (i32, [SmemPageRegionDesc; MAX_REGIONS]) {
     let mut table = [SmemPageRegionDesc::default(); MAX_REGIONS];
-    let plan = task
-        .plans
-        .iter()
-        .find(|(x, _, _)| x.target == target)
-        .or(task.plans.first())
-        .map(|(_, _, p)| p);
+    let plan = plan_for(task, target).map(|(_, _, p)| p);
     let Some(plan) = plan else { return (0, table) };
     for r in &plan.regions {
         if r.ordinal < MAX_REGIONS {

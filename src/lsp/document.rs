@@ -3,7 +3,7 @@
 
 use super::convert::LineIndex;
 use super::index::{self, Index};
-use crate::driver::{check_source, Checked, Source};
+use crate::driver::{check_parsed, Checked, Source};
 use crate::front::ast;
 use crate::ir::TaskIr;
 use crate::valid::CheckedTask;
@@ -25,16 +25,20 @@ pub struct Document {
 impl Document {
     /// Analyses `text`, named `path` in messages.
     pub fn analyze(path: &str, text: String) -> Document {
-        let checked = check_source(
-            &Source {
-                path: path.to_string(),
-                text: text.clone(),
-            },
+        let source = Source {
+            path: path.to_string(),
+            text,
+        };
+        let parsed = crate::front::parse_file(&source.text);
+        let checked = check_parsed(
+            &source,
+            parsed.as_ref(),
             &Default::default(),
             &Default::default(),
         );
-        let ast = crate::front::parse_file(&text).ok();
+        let ast = parsed.ok();
         let index = ast.as_ref().map(index::build).unwrap_or_default();
+        let text = source.text;
         Document {
             lines: LineIndex::new(&text),
             text,

@@ -180,6 +180,24 @@ impl PagePlan {
         self.max_byte_end > g.capacity_bytes
     }
 
+    /// The bytes used on logical page `l` before the remap: a whole page under a region that
+    /// spans several, else the highest end of the regions on it (what the remap carries to the
+    /// physical page, I-S5).
+    pub fn bytes_on_logical(&self, l: usize) -> i64 {
+        self.regions
+            .iter()
+            .filter(|r| r.logical_pages.contains(&l))
+            .map(|r| {
+                if r.logical_pages.len() > 1 {
+                    PAGE_SIZE
+                } else {
+                    r.offset + r.size
+                }
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
     /// True when physical page `p` holds some region.
     pub fn uses_page(&self, p: usize) -> bool {
         self.regions.iter().any(|r| r.pages.contains(&p))

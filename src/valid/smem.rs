@@ -8,18 +8,7 @@ use super::CheckOptions;
 
 /// The regions of `ir` as MPK's `TaskSmemRegion` list, in declaration (ordinal) order.
 pub fn request_list(ir: &TaskIr) -> Vec<RegionRequest> {
-    ir.regions
-        .values()
-        .map(|r| RegionRequest {
-            name: r.name.clone(),
-            size: r.size,
-            alignment: r.align,
-            page_count: r.page_count,
-            can_pack: r.can_pack,
-            release_step: r.release_step,
-            contiguous: r.contiguous,
-        })
-        .collect()
+    ir.regions.values().map(to_req).collect()
 }
 
 /// I-S1 per region and I-S2 on the count. Returns false when any fails.
@@ -500,19 +489,7 @@ fn remap_overflow(ir: &TaskIr, t: &TargetIr, g: &Geometry, p: &PagePlan) -> Diag
     let logical = worst
         .and_then(|r| r.logical_pages.last().copied())
         .unwrap_or(0);
-    let on_logical: i64 = p
-        .regions
-        .iter()
-        .filter(|r| r.logical_pages.contains(&logical))
-        .map(|r| {
-            if r.logical_pages.len() > 1 {
-                PAGE_SIZE
-            } else {
-                r.offset + r.size
-            }
-        })
-        .max()
-        .unwrap_or(0);
+    let on_logical: i64 = p.bytes_on_logical(logical);
     let span = ir
         .region_by_name(name)
         .map_or(ir.span, |h| ir.regions[h].span);

@@ -13,8 +13,8 @@
 pub mod desc;
 mod roles;
 
-use super::banner::{banner, ContractInfo};
-use super::pipeline::{constants, loader, registration, reinit_helpers, sem_names};
+use super::banner::ContractInfo;
+use super::pipeline::{kernel_prologue, loader, registration, reinit_helpers, sem_names};
 use super::writer::Writer;
 use super::GenOptions;
 use crate::valid::{CheckedTask, Operands, PipelineShape};
@@ -27,23 +27,16 @@ pub fn emit(
     info: &ContractInfo,
     opts: &GenOptions,
 ) -> String {
-    let ir = &task.ir;
-    let unit = ir.unit_name();
+    let unit = task.ir.unit_name();
     let mut w = Writer::new();
-    w.line(banner(ir, info));
-    w.line(format!(
-        "// Pipeline task, family A, lowered for sm_100a: TMA ring -> tcgen05.mma into TMEM -> epilogue `{}`.",
-        p.epilogue.as_str()
-    ));
-    w.line("#pragma once");
-    w.blank();
-    w.line("#include \"mpkc_prelude.cuh\"");
-    w.line("#include \"mpkc_sm100.cuh\"");
-    w.line(format!("#include \"{unit}_spec.h\""));
-    w.blank();
-    w.open_namespace(&format!("kernel::{unit}"));
-    w.blank();
-    constants(&mut w, task, p);
+    kernel_prologue(
+        &mut w,
+        task,
+        p,
+        info,
+        "sm_100a: TMA ring -> tcgen05.mma into TMEM",
+        "mpkc_sm100.cuh",
+    );
     descriptors(&mut w, p);
     let sems = sem_names(task, p);
     reinit_helpers(&mut w, task, opts);

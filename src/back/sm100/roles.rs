@@ -1,7 +1,7 @@
 //! The role functions of the sm_100a pipeline: loader (W4), launcher (W5), consumer (W0-3).
 
 use crate::back::consumer::ROLE_PARAMS;
-use crate::back::pipeline::{region_base, ring_group, Sems};
+use crate::back::pipeline::{region_base, ring_group, wait_stage_full, Sems};
 use crate::back::writer::Writer;
 use crate::valid::{CheckedTask, Epilogue, Operands, PipelineShape};
 
@@ -56,27 +56,11 @@ pub(super) fn launcher(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     w.line(
         "uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0",
     );
-    w.line(format!(
-        "mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);",
-        s.w_full,
-        s.w_full.to_ascii_lowercase()
-    ));
-    w.line(format!(
-        "mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);",
-        s.a_full,
-        s.a_full.to_ascii_lowercase()
-    ));
     let fp8 = match &p.operands {
         Operands::Fp8BlockScale { sf_ring, .. } => Some(region_base(ir, ring_group(ir, *sf_ring))),
         Operands::Bf16 => None,
     };
-    if fp8.is_some() {
-        w.line(format!(
-            "mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);",
-            s.sf_full,
-            s.sf_full.to_ascii_lowercase()
-        ));
-    }
+    wait_stage_full(w, s, fp8.is_some());
     w.line("mpkc::sm100::tcgen05_fence_after();");
     w.line(format!(
         "uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"

@@ -1,7 +1,7 @@
 //! The launcher (W5) and consumer (W0-3) of the sm_90a pipeline; the loader is shared with sm_100a.
 
 use crate::back::consumer::ROLE_PARAMS;
-use crate::back::pipeline::{region_base, ring_group, Sems};
+use crate::back::pipeline::{region_base, ring_group, wait_stage_full, Sems};
 use crate::back::writer::Writer;
 use crate::valid::{CheckedTask, Epilogue, Operands, PipelineShape};
 
@@ -84,23 +84,7 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     w.line(
         "uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0",
     );
-    w.line(format!(
-        "mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);",
-        s.w_full,
-        s.w_full.to_ascii_lowercase()
-    ));
-    w.line(format!(
-        "mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);",
-        s.a_full,
-        s.a_full.to_ascii_lowercase()
-    ));
-    if fp8.is_some() {
-        w.line(format!(
-            "mpkc::rt::mbar_wait(&sem[{} + stage], full_parity, \"{}\", stage);",
-            s.sf_full,
-            s.sf_full.to_ascii_lowercase()
-        ));
-    }
+    wait_stage_full(w, s, fp8.is_some());
     w.line(format!(
         "uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"
     ));
