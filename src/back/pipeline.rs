@@ -97,6 +97,26 @@ pub(crate) fn kernel_prologue(
     constants(w, task, p);
 }
 
+/// Opens the consumer role (W0-3, threads 0..127): its SMEM, op semaphores, warp and lane, and
+/// the wait on `tmem_ready` (the launcher's re-init is done) that both lowerings start with.
+pub(crate) fn open_consumer(w: &mut Writer, s: &Sems) {
+    w.open(format!(
+        "__device__ __noinline__ void consumer({ROLE_PARAMS})"
+    ));
+    w.line("(void)runtime_config;");
+    w.line("(void)iter_num;");
+    w.line("if (threadIdx.x >= 128) return;");
+    w.line("extern __shared__ __align__(1024) char smem[];");
+    w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
+    w.line("int const warp = mpkc::warp_id();");
+    w.line("int const lane = mpkc::lane_id();");
+    w.line(format!(
+        "mpkc::rt::mbar_wait(&sem[{}], 0, \"{}\", 0);",
+        s.tmem_ready,
+        s.tmem_ready.to_ascii_lowercase()
+    ));
+}
+
 /// The waits of the consumer cursor on stage `stage`'s full barriers (weights, activations,
 /// and the fp8 scales when `scales`), parity `full_parity`.
 pub(crate) fn wait_stage_full(w: &mut Writer, s: &Sems, scales: bool) {

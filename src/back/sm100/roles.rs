@@ -1,7 +1,7 @@
 //! The role functions of the sm_100a pipeline: loader (W4), launcher (W5), consumer (W0-3).
 
 use crate::back::consumer::ROLE_PARAMS;
-use crate::back::pipeline::{region_base, ring_group, wait_stage_full, Sems};
+use crate::back::pipeline::{open_consumer, region_base, ring_group, wait_stage_full, Sems};
 use crate::back::writer::Writer;
 use crate::valid::{CheckedTask, Epilogue, Operands, PipelineShape};
 
@@ -132,21 +132,7 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
         p.block_m,
         p.block_n
     ));
-    w.open(format!(
-        "__device__ __noinline__ void consumer({ROLE_PARAMS})"
-    ));
-    w.line("(void)runtime_config;");
-    w.line("(void)iter_num;");
-    w.line("if (threadIdx.x >= 128) return;");
-    w.line("extern __shared__ __align__(1024) char smem[];");
-    w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
-    w.line("int const warp = mpkc::warp_id();");
-    w.line("int const lane = mpkc::lane_id();");
-    w.line(format!(
-        "mpkc::rt::mbar_wait(&sem[{}], 0, \"{}\", 0);",
-        s.tmem_ready,
-        s.tmem_ready.to_ascii_lowercase()
-    ));
+    open_consumer(w, s);
     w.line("mpkc::sm100::tcgen05_fence_after();");
     w.line(format!("uint32_t const taddr = *reinterpret_cast<uint32_t const *>(smem + task_desc->smem_region_offset({scratch}));"));
     w.line("int const slot = 0;");

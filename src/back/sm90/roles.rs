@@ -1,7 +1,7 @@
 //! The launcher (W5) and consumer (W0-3) of the sm_90a pipeline; the loader is shared with sm_100a.
 
 use crate::back::consumer::ROLE_PARAMS;
-use crate::back::pipeline::{region_base, ring_group, wait_stage_full, Sems};
+use crate::back::pipeline::{open_consumer, region_base, ring_group, wait_stage_full, Sems};
 use crate::back::writer::Writer;
 use crate::valid::{CheckedTask, Epilogue, Operands, PipelineShape};
 
@@ -56,21 +56,7 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     ));
     w.comment("Fragment of wgmma m64nN (f32): thread (warp w, lane l) holds in d[i] row 16w + l/4 + 8((i/2)%2) and");
     w.comment("column (token) 8(i/4) + 2(l%4) + i%2 of each m64 half; half h covers weight rows 64h..64h+63.");
-    w.open(format!(
-        "__device__ __noinline__ void consumer({ROLE_PARAMS})"
-    ));
-    w.line("(void)runtime_config;");
-    w.line("(void)iter_num;");
-    w.line("if (threadIdx.x >= 128) return;");
-    w.line("extern __shared__ __align__(1024) char smem[];");
-    w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
-    w.line("int const warp = mpkc::warp_id();");
-    w.line("int const lane = mpkc::lane_id();");
-    w.line(format!(
-        "mpkc::rt::mbar_wait(&sem[{}], 0, \"{}\", 0);",
-        s.tmem_ready,
-        s.tmem_ready.to_ascii_lowercase()
-    ));
+    open_consumer(w, s);
     w.line("float acc[2][ACC_REGS];");
     w.line("#pragma unroll");
     w.line("for (int h = 0; h < 2; ++h)");
