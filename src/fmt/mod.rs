@@ -11,12 +11,75 @@
 //!   choice is kept (`tma(…)`, `box [ … ]`, `consumer-no-smem`, `-1`), reduced to one space;
 //!   everything else is one space apart.
 //!
-//! The result lexes to the same tokens as the input and formatting it again changes nothing
-//! (both are tested on every contract in the repository).
+//! - line breaks, everywhere (inside comments, strings and CUDA bodies too, in one pass before
+//!   anything else, see [`normalize_line_breaks`]): `\r\n`, and any run of `\r` right before a
+//!   `\n`, become one `\n`; `\r`s at the very end of the file go. A lone `\r` elsewhere is
+//!   whitespace between tokens (as in the grammar) and kept inside a comment, string or CUDA body;
+//! - two tokens are never written together when they would lex as something else (`. .` stays
+//!   apart rather than becoming `..`).
+//!
+//! The result lexes to the same tokens as the input after [`normalize_line_breaks`] (up to
+//! trailing whitespace of comments and of an unterminated last token), and formatting it again
+//! changes nothing: `format(&format(x)) == format(x)` for any text `x` (tested on every contract
+//! in the repository and by property tests inserting line breaks, tabs and spaces anywhere).
 
 pub mod lex;
 
 use lex::{Kind, Token};
+use std::borrow::Cow;
+
+/// `text` with its line breaks normalised, the first step of [`format`]: `\r\n`, and any run of
+/// `\r` directly before a `\n`, become `\n`; a run of `\r` at the end of the text is removed.
+/// Other `\r`s stay. Applying it twice changes nothing more.
+pub fn normalize_line_breaks(text: &str) -> Cow<'_, str> {
+    if !text.contains('\r') {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut crs = 0usize;
+    for c in text.chars() {
+        match c {
+            '\r' => crs += 1,
+            '\n' => {
+                crs = 0;
+                out.push('\n');
+            }
+            _ => {
+                out.extend(std::iter::repeat_n('\r', crs));
+                crs = 0;
+                out.push(c);
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Whether `cur`, written right after the tokens `line` (the current output line's tokens with
+/// their offsets in `out`) with no space, lexes back to the same tokens. Only names, numbers and
+/// punctuation can run together (`.` `.` → `..`, `1` `.` `5` → `1.5`); the check lexes the last
+/// two of them with `cur`.
+fn can_glue(out: &str, line: &[(usize, &Token)], cur: &Token) -> bool {
+    let simple = |t: &Token| matches!(t.kind, Kind::Word | Kind::Punct);
+    if !simple(cur) {
+        return true;
+    }
+    let tail: Vec<&(usize, &Token)> = line
+        .iter()
+        .rev()
+        .take(2)
+        .take_while(|(_, t)| simple(t))
+        .collect();
+    let Some(&&(from, _)) = tail.last() else {
+        return true;
+    };
+    let snippet = format!("{}{}", &out[from..], cur.text);
+    let want = tail
+        .iter()
+        .rev()
+        .map(|(_, t)| t.text.as_str())
+        .chain([cur.text.as_str()]);
+    lex::lex(&snippet).iter().map(|t| t.text.as_str()).eq(want)
+}
 
 /// Whether `t` is the punctuation `p`.
 fn is(t: &Token, p: &str) -> bool {
@@ -51,19 +114,21 @@ fn gap(prev: &Token, cur: &Token) -> &'static str {
 /// Formats `text`. The caller makes sure it parses (`mpkc fmt` refuses files with syntax
 /// errors); any text is accepted and only whitespace changes.
 pub fn format(text: &str) -> String {
-    // Line breaks become `\n` everywhere, inside comments and CUDA bodies too.
-    let text = text.replace("\r\n", "\n");
+    let text = normalize_line_breaks(text);
     let tokens = lex::lex(&text);
     let mut out = String::new();
     let mut depth: usize = 0;
     let mut line_start = true;
     let mut pending_blank = false;
     let mut prev: Option<&Token> = None;
+    // The current output line's tokens and where they start in `out`.
+    let mut line: Vec<(usize, &Token)> = Vec::new();
     for t in &tokens {
         if prev.is_some() && t.newlines_before > 0 {
             out.push('\n');
             line_start = true;
             pending_blank = t.newlines_before > 1;
+            line.clear();
         }
         if line_start {
             let closes = is(t, "}");
@@ -81,8 +146,14 @@ pub fn format(text: &str) -> String {
                 out.push_str("  ");
             }
         } else if let Some(p) = prev {
-            out.push_str(gap(p, t));
+            let g = gap(p, t);
+            out.push_str(if g.is_empty() && !can_glue(&out, &line, t) {
+                " "
+            } else {
+                g
+            });
         }
+        line.push((out.len(), t));
         match t.kind {
             Kind::LineComment => out.push_str(t.text.trim_end_matches([' ', '\t', '\r'])),
             _ => out.push_str(&t.text),
@@ -95,7 +166,8 @@ pub fn format(text: &str) -> String {
         line_start = false;
         prev = Some(t);
     }
-    if !out.is_empty() {
+    // One final newline (an unterminated comment or CUDA body at the end may hold it already).
+    if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
     }
     out
@@ -149,6 +221,42 @@ roles consumer W0 .. W3\n body cuda {\n    int a = 1;   // kept\n  }\n\n\n}\n\n"
             format("task t { // keep\u{a0}\n}"),
             "task t { // keep\u{a0}\n}\n"
         );
+    }
+
+    #[test]
+    fn carriage_returns_before_a_line_break_go_in_one_pass() {
+        for (input, want) in [
+            (
+                "task t {\n /* a\r\r\nb */\n}\n",
+                "task t {\n  /* a\nb */\n}\n",
+            ),
+            (
+                "task t {\n  body cuda { a();\r\r\n b(); }\n}\n",
+                "task t {\n  body cuda { a();\n b(); }\n}\n",
+            ),
+            ("task t { } // x\r \r\r", "task t { } // x\n"),
+            ("task t {\r}", "task t { }\n"),
+            ("/* a\rb */ task t { }\r\n", "/* a\rb */ task t { }\n"),
+        ] {
+            let once = format(input);
+            assert_eq!(once, want, "{input:?}");
+            assert_eq!(format(&once), once, "{input:?}");
+        }
+        assert_eq!(normalize_line_breaks("a\r\r\nb\rc\r\r"), "a\nb\rc");
+    }
+
+    #[test]
+    fn tokens_that_would_run_together_stay_apart() {
+        for (input, want) in [
+            ("a . . b", "a. .b\n"),
+            ("x 1 . 5", "x 1. 5\n"),
+            ("r 1 .. = 4", "r 1.. = 4\n"),
+            ("/* open \n", "/* open \n"),
+        ] {
+            let once = format(input);
+            assert_eq!(once, want, "{input:?}");
+            assert_eq!(format(&once), once, "{input:?}");
+        }
     }
 
     #[test]
