@@ -240,3 +240,24 @@ proptest! {
         prop_assert_eq!(tokens(&once), tokens(&normalize_line_breaks(&text)), "tokens changed: {:?}", text);
     }
 }
+
+/// Pieces of contracts and of what breaks them: any sequence of these formats idempotently.
+const PIECES: &[&str] = &[
+    "task", "t", "body", "cuda", "{", "}", "(", ")", "[", "]", "\"", "'", "\\", "/*", "*/", "//",
+    "\r", "\n", "\r\n", " ", "\t", ".", "..", "..=", "=", "-", ">", "1", "e", "0x", ";", ",", ":",
+    "\u{e9}", "\u{feff}", "#",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1024, .. ProptestConfig::default() })]
+
+    #[test]
+    fn any_text_formats_idempotently_and_keeps_its_tokens(
+        pieces in prop::collection::vec(0..PIECES.len(), 0..80),
+    ) {
+        let text: String = pieces.iter().map(|&p| PIECES[p]).collect();
+        let once = format(&text);
+        prop_assert_eq!(&format(&once), &once, "not idempotent on {:?}", text);
+        prop_assert_eq!(tokens(&once), tokens(&normalize_line_breaks(&text)), "tokens changed: {:?}", text);
+    }
+}

@@ -77,7 +77,12 @@ pub fn lex(text: &str) -> Vec<Token> {
             while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
                 i += if b[i] == b'\\' { 2 } else { 1 };
             }
-            i = (i + 1).min(b.len());
+            // The closing quote belongs to the string; a line break ending an unterminated one
+            // does not.
+            i = i.min(b.len());
+            if b.get(i) == Some(&b'"') {
+                i += 1;
+            }
             Kind::Str
         } else if c == '{' && is_cuda_open(&out) {
             i = raw_block_end(text, i);
