@@ -18,14 +18,9 @@ fn run_all(text: &str) {
     for t in &c.tasks {
         let _ = back::generate(t, &info);
     }
+    let file = mpkc::diag::SourceFile::new("fuzz.mpk", text);
     for d in &c.diags {
-        let _ = mpkc::diag::render_json(
-            d,
-            mpkc::diag::SourceFile {
-                name: "fuzz.mpk",
-                text,
-            },
-        );
+        let _ = mpkc::diag::render_json(d, &file);
     }
 }
 

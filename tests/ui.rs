@@ -75,14 +75,11 @@ fn ui() {
             text: text.clone(),
         };
         let checked = check_source(&src, &SemaOptions::default(), &CheckOptions::default());
-        let file = SourceFile {
-            name: &path,
-            text: &text,
-        };
+        let file = SourceFile::new(&path, &text);
         let rendered: String = checked
             .diags
             .iter()
-            .map(|d| render_human(d, file, ColorMode::Never))
+            .map(|d| render_human(d, &file, ColorMode::Never))
             .collect();
         let got: BTreeSet<(usize, String, String)> = checked
             .diags

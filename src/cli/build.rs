@@ -26,16 +26,13 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
     // Valid contracts the backends cannot lower (E0013): an error of `build`, not of `check`.
     let mut lowering = false;
     for c in &checked {
-        let file = SourceFile {
-            name: &c.source.path,
-            text: &c.source.text,
-        };
+        let file = SourceFile::new(&c.source.path, &c.source.text);
         for d in c.tasks.iter().flat_map(|t| t.lowering_errors.iter()) {
             lowering = true;
             if json {
-                outln!("{}", render_json(d, file));
+                outln!("{}", render_json(d, &file));
             } else {
-                err!("{}", render_human(d, file, color));
+                err!("{}", render_human(d, &file, color));
             }
         }
     }
@@ -128,10 +125,7 @@ fn report_results(
             Err(f) => {
                 status = exit::EXTERNAL;
                 let c = &checked[unit.source];
-                let file = SourceFile {
-                    name: &c.source.path,
-                    text: &c.source.text,
-                };
+                let file = SourceFile::new(&c.source.path, &c.source.text);
                 let mut mapped = map_errors(c, &f.stderr);
                 if mapped.is_empty() {
                     // Not located in the contract: a failure of mpkc's own output, reported whole.
@@ -148,9 +142,9 @@ fn report_results(
                         continue;
                     }
                     if json {
-                        outln!("{}", render_json(d, file));
+                        outln!("{}", render_json(d, &file));
                     } else {
-                        err!("{}", render_human(d, file, color));
+                        err!("{}", render_human(d, &file, color));
                     }
                 }
                 if !json {

@@ -50,18 +50,9 @@ pub fn run(files: &[PathBuf], check: bool, color: ColorMode) -> u8 {
     for (file, src) in &sources {
         if let Err(diags) = crate::front::parse_file(&src.text) {
             // A few are enough to say why; `mpkc check` lists them all.
+            let file = SourceFile::new(&src.path, &src.text);
             for d in diags.iter().take(MAX_SHOWN) {
-                err!(
-                    "{}",
-                    render_human(
-                        d,
-                        SourceFile {
-                            name: &src.path,
-                            text: &src.text
-                        },
-                        color
-                    )
-                );
+                err!("{}", render_human(d, &file, color));
             }
             if diags.len() > MAX_SHOWN {
                 errln!(

@@ -6,14 +6,12 @@ use crate::driver::Checked;
 
 /// Prints `c`'s diagnostics: rendered on stderr, or JSON lines on stdout.
 pub fn print_diagnostics(c: &Checked, format: MessageFormat, color: ColorMode) {
-    let file = SourceFile {
-        name: &c.source.path,
-        text: &c.source.text,
-    };
+    // One index of the file serves all its diagnostics.
+    let file = SourceFile::new(&c.source.path, &c.source.text);
     for d in &c.diags {
         match format {
-            MessageFormat::Human => err!("{}", render_human(d, file, color)),
-            MessageFormat::Json => outln!("{}", render_json(d, file)),
+            MessageFormat::Human => err!("{}", render_human(d, &file, color)),
+            MessageFormat::Json => outln!("{}", render_json(d, &file)),
         }
     }
 }

@@ -6,9 +6,13 @@
 //! place matters), notes (facts) and a `help` (the change to make).
 
 pub mod codes;
+mod excerpt;
 mod render;
+mod source;
 
-pub use render::{render_human, render_json, ColorMode, SourceFile};
+pub use excerpt::{Excerpt, LONG_LINE_CHARS, WINDOW_CHARS};
+pub use render::{render_human, render_json, ColorMode};
+pub use source::{line_indexes_built, SourceFile};
 
 use crate::span::Span;
 use serde::Serialize;
@@ -125,6 +129,14 @@ impl Diagnostic {
             .or_else(|| self.labels.first())
             .map(|l| l.span)
             .unwrap_or_default()
+    }
+
+    /// Widens every label's span to the UTF-8 character boundaries of `text`, the file the
+    /// diagnostic is about (see [`Span::widen_to_chars`]).
+    pub fn widen_to_chars(&mut self, text: &str) {
+        for l in &mut self.labels {
+            l.span = l.span.widen_to_chars(text);
+        }
     }
 
     /// True for errors.

@@ -79,9 +79,14 @@ pub fn check_parsed(
             }
         }
     }
+    let mut diags = sink.into_sorted();
+    // Every consumer (the CLI's renderers, the language server) gets whole characters.
+    for d in &mut diags {
+        d.widen_to_chars(&source.text);
+    }
     Checked {
         source: source.clone(),
-        diags: sink.into_sorted(),
+        diags,
         tasks,
         rejected,
     }

@@ -48,7 +48,7 @@ pub fn parse_file(src: &str) -> Result<File, Diags> {
             }
         }
         Err(e) => {
-            let first = syntax_diagnostic(&e, src.len());
+            let first = syntax_diagnostic(&e, src);
             let mut diags = vec![first.clone()];
             diags.extend(recover(src, first.main_span().start));
             Err(diags)
@@ -77,7 +77,7 @@ fn recover(src: &str, after: usize) -> Diags {
                 continue;
             }
             if let Err(e) = MpkParser::parse(Rule::single_item, text) {
-                let mut d = syntax_diagnostic(&e, text.len());
+                let mut d = syntax_diagnostic(&e, text);
                 for l in &mut d.labels {
                     l.span = Span::new(l.span.start + start, l.span.end + start);
                 }

@@ -104,11 +104,20 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
     }
 }
 
-/// Converts a pest error into an `E0001` diagnostic with a span and the expected tokens.
-pub(crate) fn syntax_diagnostic(err: &pest::error::Error<Rule>, src_len: usize) -> Diagnostic {
+/// Converts a pest error on `src` into an `E0001` diagnostic with a span and the expected
+/// tokens. A position error marks the whole character at the position (none at the end of the
+/// text), so the span ends on a character boundary.
+pub(crate) fn syntax_diagnostic(err: &pest::error::Error<Rule>, src: &str) -> Diagnostic {
+    let src_len = src.len();
     let span = match err.location {
-        InputLocation::Pos(p) => Span::new(p, (p + 1).min(src_len).max(p)),
-        InputLocation::Span((a, b)) => Span::new(a, b),
+        InputLocation::Pos(p) => {
+            let width = src
+                .get(p..)
+                .and_then(|s| s.chars().next())
+                .map_or(0, char::len_utf8);
+            Span::new(p, p + width).widen_to_chars(src)
+        }
+        InputLocation::Span((a, b)) => Span::new(a, b).widen_to_chars(src),
     };
     let (message, label, help) = match &err.variant {
         ErrorVariant::ParsingError {

@@ -83,14 +83,12 @@ impl LineIndex {
         end
     }
 
-    /// The LSP range of `span` (an end inside a character extends to its end).
+    /// The LSP range of `span`, first widened to whole characters ([`Span::widen_to_chars`],
+    /// the rule the CLI's renderers apply too).
     pub fn range(&self, text: &str, span: Span) -> Range {
-        let mut end = span.end.min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
+        let span = span.widen_to_chars(text);
         let start = self.position(text, span.start);
-        let end = self.position(text, end.max(span.start.min(text.len())));
+        let end = self.position(text, span.end);
         Range {
             start,
             end: if (end.line, end.character) < (start.line, start.character) {

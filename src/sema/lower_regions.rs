@@ -7,9 +7,16 @@ use crate::diag::{codes, Diagnostic};
 use crate::front::ast::{self, RegionAttr};
 use crate::ir::{RegionGroup, RegionIr};
 use crate::span::Span;
+use std::collections::HashMap;
 
 /// Lowers every region declaration of the task, in declaration order.
 pub(super) fn regions(cx: &mut Cx<'_>, c: &super::collect::Collected<'_>) {
+    // Region names taken so far, with the first declaration's span (one lookup per region, not
+    // a scan of the regions before it).
+    let mut taken: HashMap<String, Span> = HashMap::new();
+    for x in cx.ir.regions.values() {
+        taken.entry(x.name.clone()).or_insert(x.span);
+    }
     for r in &c.regions {
         let count = match r.staged {
             None => 1,
@@ -42,8 +49,7 @@ pub(super) fn regions(cx: &mut Cx<'_>, c: &super::collect::Collected<'_>) {
             } else {
                 r.name.node.clone()
             };
-            if let Some(prev) = cx.ir.regions.values().find(|x| x.name == name) {
-                let prev = prev.span;
+            if let Some(&prev) = taken.get(&name) {
                 cx.report(
                     Diagnostic::error(
                         codes::DUPLICATE,
@@ -58,6 +64,7 @@ pub(super) fn regions(cx: &mut Cx<'_>, c: &super::collect::Collected<'_>) {
             let Some(region) = lower_one(cx, r, name, group, staged.then_some(stage)) else {
                 break;
             };
+            taken.entry(region.name.clone()).or_insert(region.span);
             members.push(cx.ir.regions.append(region));
         }
         cx.ir.region_groups.push(RegionGroup {
