@@ -158,9 +158,44 @@ pub struct VerifyArgs {
     /// Print the cases (one name per line, skipped ones with why) and stop; needs no GPU.
     #[arg(long)]
     pub list: bool,
+    /// The GPUs to spread the cases over, one child process per GPU at a time: `all` (the
+    /// default: every device the driver shows, after `CUDA_VISIBLE_DEVICES`) or ordinals such as
+    /// `0,1`. Results do not depend on it; only the wall time does.
+    #[arg(long, default_value = "all", value_parser = parse_gpus, value_name = "all|N,M,...")]
+    pub gpus: GpuSelection,
     /// Internal: run one case (the parent runs each case in its own process).
     #[arg(long, hide = true)]
     pub child: Option<String>,
+    /// Internal: the device ordinal a child runs its case on.
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub device: usize,
+}
+
+/// Which GPUs `mpkc verify` uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GpuSelection {
+    /// Every device the driver shows.
+    All,
+    /// These ordinals, in this order, without repeats.
+    List(Vec<usize>),
+}
+
+fn parse_gpus(s: &str) -> Result<GpuSelection, String> {
+    if s.trim() == "all" {
+        return Ok(GpuSelection::All);
+    }
+    let mut v: Vec<usize> = Vec::new();
+    for part in s.split(',') {
+        let n: usize = part
+            .trim()
+            .parse()
+            .map_err(|_| format!("expected `all` or device ordinals such as `0,1`, got `{s}`"))?;
+        if v.contains(&n) {
+            return Err(format!("device {n} is named twice in `{s}`"));
+        }
+        v.push(n);
+    }
+    Ok(GpuSelection::List(v))
 }
 
 /// Options shared by `check`, `plan` and `build`.
