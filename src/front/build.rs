@@ -296,7 +296,7 @@ fn build_param<'a>(
     }
 }
 
-fn build_value(p: Pair<'_, Rule>, d: &mut Diags) -> Value {
+pub(super) fn build_value(p: Pair<'_, Rule>, d: &mut Diags) -> Value {
     let c = p
         .into_inner()
         .next()
