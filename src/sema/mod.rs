@@ -10,6 +10,9 @@ mod lower;
 mod lower_body;
 mod lower_regions;
 mod lower_sync;
+mod param_range;
+mod param_ty;
+mod param_value;
 mod params;
 
 use crate::diag::{codes, Diagnostic, Sink};
