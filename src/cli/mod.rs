@@ -36,6 +36,7 @@ pub mod args;
 mod build;
 mod explain;
 mod fmt;
+mod inputs;
 mod report;
 mod verify;
 
@@ -99,24 +100,6 @@ pub fn run(cli: Cli) -> u8 {
     }
 }
 
-/// Reads the sources named on the command line, or the embedded stdlib.
-pub(crate) fn load_sources(files: &[std::path::PathBuf]) -> Result<Vec<Source>, String> {
-    if files.is_empty() {
-        return Ok(driver::stdlib::sources());
-    }
-    files
-        .iter()
-        .map(|f| {
-            std::fs::read_to_string(f)
-                .map(|text| Source {
-                    path: f.to_string_lossy().replace('\\', "/"),
-                    text,
-                })
-                .map_err(|e| format!("cannot read {} as a UTF-8 contract: {e}", f.display()))
-        })
-        .collect()
-}
-
 /// Validates `--preferred` (a permutation of 0..13).
 pub(crate) fn options(common: &CommonArgs) -> Result<(SemaOptions, CheckOptions), String> {
     if let Some(p) = &common.preferred {
@@ -154,11 +137,32 @@ pub(crate) fn check_all_with(
         errln!("error: {e}");
         exit::USAGE
     })?;
-    let sources = load_sources(&common.files).map_err(|e| {
+    let loaded = inputs::load(&common.files).map_err(|e| {
         errln!("error: {e}");
         exit::USAGE
     })?;
-    let checked: Vec<Checked> = driver::check_sources_with(
+    let sources: Vec<Source> = loaded
+        .iter()
+        .filter_map(|l| l.as_ref().ok())
+        .cloned()
+        .collect();
+    // Whether an input that is not UTF-8 declares the instance or param is unknown: no verdict.
+    if sources.len() == loaded.len() {
+        let unmatched =
+            driver::select::unmatched(&sources, common.instance.as_deref(), &common.params);
+        for u in &unmatched {
+            errln!(
+                "error[{}]: {}\n  = help: {}",
+                crate::diag::codes::UNKNOWN_INSTANCE,
+                u.message,
+                u.help
+            );
+        }
+        if !unmatched.is_empty() {
+            return Err(exit::USAGE);
+        }
+    }
+    let checked = driver::check_sources_with(
         &sources,
         |s| {
             let mut o = sema.clone();
@@ -167,6 +171,7 @@ pub(crate) fn check_all_with(
         },
         &opts,
     );
+    let checked = inputs::merge(loaded, checked);
     for c in &checked {
         report::print_diagnostics(c, common.message_format, color);
     }
