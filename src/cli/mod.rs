@@ -41,7 +41,7 @@ mod report;
 mod verify;
 
 pub use args::Cli;
-use args::{ColorArg, Command, CommonArgs, PlanFormat};
+use args::{ColorArg, Command, CommonArgs, MessageFormat, PlanFormat};
 
 use crate::diag::ColorMode;
 use crate::driver::{self, plan_view, Checked, Source};
@@ -200,7 +200,13 @@ fn check(common: &CommonArgs, predecessors: bool, color: ColorMode) -> u8 {
         }
         let tasks: Vec<&crate::valid::CheckedTask> =
             checked.iter().flat_map(|c| c.tasks.iter()).collect();
-        out!("{}", driver::predecessors::report(&tasks, &known));
+        out!(
+            "{}",
+            match common.message_format {
+                MessageFormat::Human => driver::predecessors::report(&tasks, &known),
+                MessageFormat::Json => driver::predecessors::report_json(&tasks, &known),
+            }
+        );
     }
     report::summary(&checked, common.message_format);
     if checked.iter().any(Checked::has_errors) {
@@ -210,7 +216,17 @@ fn check(common: &CommonArgs, predecessors: bool, color: ColorMode) -> u8 {
     }
 }
 
-fn plan(common: &CommonArgs, format: PlanFormat, color: ColorMode) -> u8 {
+fn plan(common: &CommonArgs, format: Option<PlanFormat>, color: ColorMode) -> u8 {
+    let json = common.message_format == MessageFormat::Json;
+    let format = match format {
+        Some(PlanFormat::Text) if json => {
+            errln!("error: `plan --format text` prints page maps on stdout, where `--message-format json` prints only JSON lines: use `--format json`, or drop one of them");
+            return exit::USAGE;
+        }
+        Some(f) => f,
+        None if json => PlanFormat::Json,
+        None => PlanFormat::Text,
+    };
     let checked = match check_all(common, color) {
         Ok(c) => c,
         Err(code) => return code,

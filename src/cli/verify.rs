@@ -6,7 +6,7 @@
 //! and prints one `mpkc-result: {json}` line (plus whatever the device printed: the harness's
 //! hang and protocol reports).
 
-use super::args::{CommonArgs, VerifyArgs};
+use super::args::{CommonArgs, MessageFormat, VerifyArgs};
 use super::{exit, report};
 use crate::diag::ColorMode;
 use crate::driver::verify::{cases, compile_cases, test_flags, write_test_build, CaseSpec};
@@ -98,6 +98,11 @@ fn target_of(gpu: &Gpu, arg: Option<&str>) -> Result<Target, String> {
 
 /// Runs `mpkc verify`.
 pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
+    let json = common.message_format == MessageFormat::Json;
+    if common.files.iter().any(|f| f.as_os_str() == "-") {
+        errln!("error: `verify` cannot read a contract from stdin (`-`): each case runs in a child mpkc that reads the inputs again; save the contract to a file");
+        return exit::USAGE;
+    }
     let checked = match check(common, v.m, color) {
         Ok(c) => c,
         Err(code) => return code,
@@ -129,9 +134,13 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
             return exit::USAGE;
         }
         for c in &listed {
-            match &c.skip {
-                None => outln!("{}", c.name),
-                Some(why) => outln!("{}\tskipped: {why}", c.name),
+            match (&c.skip, json) {
+                (skip, true) => outln!(
+                    "{}",
+                    serde_json::json!({"reason": "case", "name": c.name, "skipped": skip})
+                ),
+                (None, false) => outln!("{}", c.name),
+                (Some(why), false) => outln!("{}\tskipped: {why}", c.name),
             }
         }
         return exit::OK;
@@ -173,7 +182,7 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
         gpu.name, gpu.cc.0, gpu.cc.1, gpu.sms
     );
     drop(gpu);
-    let code = parent(&checked, &all, &dir, target, v, &gpu_line);
+    let code = parent(&checked, &all, &dir, target, v, &gpu_line, json);
     if temporary {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -187,6 +196,7 @@ fn parent(
     target: Target,
     v: &VerifyArgs,
     gpu_line: &str,
+    json: bool,
 ) -> u8 {
     let (defines, not_applicable) = match write_test_build(dir, checked, all, v.inject.as_ref()) {
         Ok(x) => x,
@@ -205,15 +215,24 @@ fn parent(
             return exit::ABSENT;
         }
     };
-    outln!(
-        "mpkc verify: {gpu_line}, target {target}, {} tasks per CTA, seed {}{}",
-        v.tasks,
-        v.seed,
-        v.inject
-            .as_ref()
-            .map(|i| format!(", injected fault {i:?}"))
-            .unwrap_or_default()
-    );
+    if json {
+        outln!(
+            "{}",
+            serde_json::json!({"reason": "verify", "gpu": gpu_line, "target": target.as_str(),
+                "tasks_per_cta": v.tasks, "seed": v.seed,
+                "inject": v.inject.as_ref().map(|i| format!("{i:?}"))})
+        );
+    } else {
+        outln!(
+            "mpkc verify: {gpu_line}, target {target}, {} tasks per CTA, seed {}{}",
+            v.tasks,
+            v.seed,
+            v.inject
+                .as_ref()
+                .map(|i| format!(", injected fault {i:?}"))
+                .unwrap_or_default()
+        );
+    }
     let jobs = std::thread::available_parallelism().map_or(4, |n| n.get());
     let flags = test_flags(v.wait_timeout_ms, &defines);
     let compiled = compile_cases(&tc, dir, all, target, &flags, jobs);
@@ -221,7 +240,7 @@ fn parent(
     for (c, comp) in all.iter().zip(compiled) {
         if let Some(why) = &c.skip {
             skip += 1;
-            outln!("  SKIP  {:<52} {why}", c.name);
+            print_skip(&c.name, why, json);
             continue;
         }
         if let Some((_, why)) = not_applicable
@@ -229,16 +248,31 @@ fn parent(
             .find(|(u, _)| c.name.split(" -> ").any(|x| x == u))
         {
             skip += 1;
-            outln!("  SKIP  {:<52} fault does not apply: {why}", c.name);
+            print_skip(&c.name, &format!("fault does not apply: {why}"), json);
             continue;
         }
         match comp {
             Some(Ok(_)) => {}
             Some(Err(f)) => {
                 fail += 1;
-                outln!("  FAIL  {:<52} nvcc rejected the test build", c.name);
-                for l in f.stderr.lines().filter(|l| l.contains("error")).take(4) {
-                    outln!("        {}", l.trim());
+                let errors: Vec<&str> = f
+                    .stderr
+                    .lines()
+                    .filter(|l| l.contains("error"))
+                    .take(4)
+                    .map(str::trim)
+                    .collect();
+                if json {
+                    outln!(
+                        "{}",
+                        serde_json::json!({"reason": "case-result", "name": c.name, "verdict": "fail",
+                            "error": "nvcc rejected the test build", "messages": errors})
+                    );
+                } else {
+                    outln!("  FAIL  {:<52} nvcc rejected the test build", c.name);
+                    for l in errors {
+                        outln!("        {l}");
+                    }
                 }
                 continue;
             }
@@ -258,18 +292,47 @@ fn parent(
         } else {
             fail += 1;
         }
-        print_case(c, &result, ok, secs, &messages);
+        if json {
+            outln!(
+                "{}",
+                serde_json::json!({"reason": "case-result", "name": c.name,
+                    "verdict": if ok { "pass" } else { "fail" }, "status": result.status,
+                    "error": result.error, "ctas": result.ctas, "tasks": result.tasks,
+                    "outputs": result.outputs, "messages": messages, "seconds": secs})
+            );
+        } else {
+            print_case(c, &result, ok, secs, &messages);
+        }
     }
-    outln!(
-        "verified {} cases on {target}: {pass} passed, {fail} failed, {skip} skipped",
-        pass + fail + skip
-    );
+    if json {
+        outln!(
+            "{}",
+            serde_json::json!({"reason": "verify-summary", "target": target.as_str(),
+                "passed": pass, "failed": fail, "skipped": skip})
+        );
+    } else {
+        outln!(
+            "verified {} cases on {target}: {pass} passed, {fail} failed, {skip} skipped",
+            pass + fail + skip
+        );
+    }
     if fail > 0 {
         exit::ERRORS
     } else if driver_errors > 0 {
         exit::EXTERNAL
     } else {
         exit::OK
+    }
+}
+
+fn print_skip(name: &str, why: &str, json: bool) {
+    if json {
+        outln!(
+            "{}",
+            serde_json::json!({"reason": "case-result", "name": name, "verdict": "skip", "error": why})
+        );
+    } else {
+        outln!("  SKIP  {name:<52} {why}");
     }
 }
 
@@ -461,8 +524,7 @@ fn child(
         });
         return exit::USAGE;
     };
-    let cubin_path: PathBuf =
-        dir.join(format!("{}.{target}.cubin", c.file.trim_end_matches(".cu")));
+    let cubin_path: PathBuf = dir.join(crate::back::files::cubin_name(&c.file, target));
     let cubin = match std::fs::read(&cubin_path) {
         Ok(b) => b,
         Err(e) => {
