@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 
 /// One file one instance would write: (source index, task index, what the file is).
 type Writer = (usize, usize, String);
+/// One file a clashing instance would write: (file, what it is there, the other writers).
+type Clash = (String, String, Vec<Writer>);
 
 /// Reports `E0012` on every task instance that shares a generated file name with another
 /// instance or a support header, naming the file and the other writer, and moves it from
@@ -28,7 +30,7 @@ pub fn unit_collisions(checked: &mut [Checked]) {
         }
     }
     // Per clashing instance: (file, what it is here, the other writers), in write order.
-    let mut clashes: BTreeMap<(usize, usize), Vec<(String, String, Vec<Writer>)>> = BTreeMap::new();
+    let mut clashes: BTreeMap<(usize, usize), Vec<Clash>> = BTreeMap::new();
     for (ci, c) in checked.iter().enumerate() {
         for (ti, t) in c.tasks.iter().enumerate() {
             for (name, what) in files::outputs(t) {
@@ -49,28 +51,25 @@ pub fn unit_collisions(checked: &mut [Checked]) {
             }
         }
     }
-    let mut found: Vec<(usize, usize, Diagnostic)> = Vec::new();
-    for (&(ci, ti), files) in &clashes {
-        found.push((ci, ti, diagnostic(checked, ci, ti, files)));
-    }
+    let found: BTreeMap<(usize, usize), Diagnostic> = clashes
+        .iter()
+        .filter_map(|(&(ci, ti), files)| Some(((ci, ti), diagnostic(checked, ci, ti, files)?)))
+        .collect();
     for (ci, c) in checked.iter_mut().enumerate() {
         let mut keep = Vec::new();
         for (ti, t) in std::mem::take(&mut c.tasks).into_iter().enumerate() {
-            if clashes.contains_key(&(ci, ti)) {
-                c.rejected.push(t.ir);
-            } else {
-                keep.push(t);
+            match found.get(&(ci, ti)) {
+                Some(d) => {
+                    c.diags.push(d.clone());
+                    c.rejected.push(t.ir);
+                }
+                None => keep.push(t),
             }
         }
-        c.tasks = keep;
-        let mut added = false;
-        for (_, _, d) in found.iter().filter(|(i, _, _)| *i == ci) {
-            c.diags.push(d.clone());
-            added = true;
-        }
-        if added {
+        if found.keys().any(|(i, _)| *i == ci) {
             c.diags = super::sorted(std::mem::take(&mut c.diags));
         }
+        c.tasks = keep;
     }
 }
 
@@ -96,15 +95,10 @@ fn describe(checked: &[Checked], ci: usize, ti: usize) -> String {
     }
 }
 
-fn diagnostic(
-    checked: &[Checked],
-    ci: usize,
-    ti: usize,
-    files: &[(String, String, Vec<Writer>)],
-) -> Diagnostic {
+fn diagnostic(checked: &[Checked], ci: usize, ti: usize, clashes: &[Clash]) -> Option<Diagnostic> {
     let t = &checked[ci].tasks[ti];
     let unit = t.ir.unit_name();
-    let (name, what, others) = &files[0];
+    let (name, what, others) = clashes.first()?;
     let other = match others.first() {
         Some((oc, ot, owhat)) => format!("as {owhat} of {}", describe(checked, *oc, *ot)),
         None => "as one of mpkc's support headers".to_string(),
@@ -120,8 +114,8 @@ fn diagnostic(
             describe(checked, *oc, *ot)
         ));
     }
-    if files.len() > 1 {
-        let rest: Vec<String> = files[1..]
+    if clashes.len() > 1 {
+        let rest: Vec<String> = clashes[1..]
             .iter()
             .map(|(n, _, _)| format!("`{n}`"))
             .collect();
@@ -130,6 +124,6 @@ fn diagnostic(
             rest.join(", ")
         ));
     }
-    d.note("`mpkc build` names every file it generates after the unit (`<task>` or `<task>_<instance>`) and writes them all into one directory")
-        .help("rename this task or instance, or the other one, so that their generated file names differ")
+    Some(d.note("`mpkc build` names every file it generates after the unit (`<task>` or `<task>_<instance>`) and writes them all into one directory")
+        .help("rename this task or instance, or the other one, so that their generated file names differ"))
 }
