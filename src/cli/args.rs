@@ -79,17 +79,19 @@ pub enum Command {
         /// Common options.
         #[command(flatten)]
         common: CommonArgs,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
-        format: PlanFormat,
+        /// Output format (default: `text`, or `json` with `--message-format json`, whose
+        /// stdout holds only JSON lines).
+        #[arg(long, value_enum)]
+        format: Option<PlanFormat>,
     },
     /// Check, plan, generate and compile with nvcc for every declared target.
     Build {
         /// Common options.
         #[command(flatten)]
         common: CommonArgs,
-        /// Output directory for generated files and cubins.
-        #[arg(long, default_value = "out")]
+        /// Output directory for generated files and cubins (created if absent; an existing
+        /// file is refused).
+        #[arg(long, default_value = "out", value_parser = out_dir)]
         out: PathBuf,
         /// Parallel nvcc jobs (default: available cores).
         #[arg(long, short = 'j')]
@@ -130,8 +132,9 @@ pub struct VerifyArgs {
     /// Target to build and run: sm_90a or sm_100a (default: the GPU's).
     #[arg(long)]
     pub target: Option<String>,
-    /// Tasks per CTA queue (ring-slot reuse, re-init and page parity across tasks).
-    #[arg(long, default_value_t = 4)]
+    /// Tasks per CTA queue (ring-slot reuse, re-init and page parity across tasks), 1 to 4096
+    /// (every queue's descriptors are uploaded at once).
+    #[arg(long, default_value_t = 4, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096))]
     pub tasks: usize,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
@@ -146,8 +149,9 @@ pub struct VerifyArgs {
     /// count-off[=K], reinit-drop[=K]. The case must then fail with a message naming it.
     #[arg(long, value_name = "FAULT")]
     pub inject: Option<crate::driver::verify::Inject>,
-    /// Keep the test build (sources, cubins, child logs) in this directory.
-    #[arg(long)]
+    /// Keep the test build (sources, cubins, child logs) in this directory (created if
+    /// absent; an existing file is refused).
+    #[arg(long, value_parser = out_dir)]
     pub out: Option<PathBuf>,
     /// Seconds before a case that neither finishes nor traps is killed.
     #[arg(long, default_value_t = 300)]
@@ -198,10 +202,12 @@ fn parse_gpus(s: &str) -> Result<GpuSelection, String> {
     Ok(GpuSelection::List(v))
 }
 
-/// Options shared by `check`, `plan` and `build`.
+/// Options shared by `check`, `plan`, `build` and `verify`.
 #[derive(Debug, Args)]
 pub struct CommonArgs {
-    /// Contract files; none means the embedded stdlib.
+    /// Contract files; `-` reads one from stdin (not for `verify`); a directory stands for its
+    /// own `*.mpk` files, sorted by name (subdirectories are not searched); none means the
+    /// embedded stdlib.
     pub files: Vec<PathBuf>,
     /// Override a param for every instance: `--param hidden=4096`.
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_kv)]
@@ -221,5 +227,26 @@ fn parse_kv(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
         _ => Err(format!("expected NAME=VALUE, got `{s}`")),
+    }
+}
+
+/// `--out`: a directory, existing or not. An existing non-directory at the path (or at an
+/// ancestor, which would make creating it fail) is refused, naming it.
+fn out_dir(s: &str) -> Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    match p
+        .ancestors()
+        .find(|a| !a.as_os_str().is_empty() && a.exists())
+    {
+        Some(a) if !a.is_dir() && a == p.as_path() => Err(format!(
+            "`--out` must be a directory, and {} is a file",
+            p.display()
+        )),
+        Some(a) if !a.is_dir() => Err(format!(
+            "`--out` must be a directory, and {} cannot be created: {} is a file",
+            p.display(),
+            a.display()
+        )),
+        _ => Ok(p),
     }
 }

@@ -26,16 +26,18 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
     // Valid contracts the backends cannot lower (E0013): an error of `build`, not of `check`.
     let mut lowering = false;
     for c in &checked {
+        let shown = c.display_source();
         let file = SourceFile {
-            name: &c.source.path,
-            text: &c.source.text,
+            name: &shown.path,
+            text: &shown.text,
         };
         for d in c.tasks.iter().flat_map(|t| t.lowering_errors.iter()) {
             lowering = true;
+            let d = c.attribute(d.clone());
             if json {
-                outln!("{}", render_json(d, file));
+                outln!("{}", render_json(&d, file));
             } else {
-                err!("{}", render_human(d, file, color));
+                err!("{}", render_human(&d, file, color));
             }
         }
     }
@@ -128,9 +130,10 @@ fn report_results(
             Err(f) => {
                 status = exit::EXTERNAL;
                 let c = &checked[unit.source];
+                let shown = c.display_source();
                 let file = SourceFile {
-                    name: &c.source.path,
-                    text: &c.source.text,
+                    name: &shown.path,
+                    text: &shown.text,
                 };
                 let mut mapped = map_errors(c, &f.stderr);
                 if mapped.is_empty() {
@@ -142,6 +145,8 @@ fn report_results(
                             .help("this is a bug in mpkc's generated code unless the contract's inline CUDA caused it"),
                     );
                 }
+                // A derived task's failure is shown on the instance it is derived from.
+                let mapped: Vec<Diagnostic> = mapped.into_iter().map(|d| c.attribute(d)).collect();
                 for d in &mapped {
                     // The same contract error fails every target: report it once.
                     if !reported.insert((unit.source, d.main_span(), d.message.clone())) {

@@ -6,7 +6,7 @@
 //! and prints one `mpkc-result: {json}` line (plus whatever the device printed: the harness's
 //! hang and protocol reports).
 
-use super::args::{CommonArgs, GpuSelection, VerifyArgs};
+use super::args::{CommonArgs, GpuSelection, MessageFormat, VerifyArgs};
 use super::{exit, report};
 use crate::diag::ColorMode;
 use crate::driver::verify::{cases, compile_cases, test_flags, write_test_build, CaseSpec};
@@ -98,6 +98,11 @@ fn target_of(gpu: &Gpu, arg: Option<&str>) -> Result<Target, String> {
 
 /// Runs `mpkc verify`.
 pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
+    let json = common.message_format == MessageFormat::Json;
+    if common.files.iter().any(|f| f.as_os_str() == "-") {
+        errln!("error: `verify` cannot read a contract from stdin (`-`): each case runs in a child mpkc that reads the inputs again; save the contract to a file");
+        return exit::USAGE;
+    }
     let checked = match check(common, v.m, color) {
         Ok(c) => c,
         Err(code) => return code,
@@ -129,9 +134,13 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
             return exit::USAGE;
         }
         for c in &listed {
-            match &c.skip {
-                None => outln!("{}", c.name),
-                Some(why) => outln!("{}\tskipped: {why}", c.name),
+            match (&c.skip, json) {
+                (skip, true) => outln!(
+                    "{}",
+                    serde_json::json!({"reason": "case", "name": c.name, "skipped": skip})
+                ),
+                (None, false) => outln!("{}", c.name),
+                (Some(why), false) => outln!("{}\tskipped: {why}", c.name),
             }
         }
         return exit::OK;
@@ -189,7 +198,7 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
             .join(", ")
     );
     drop(gpu);
-    let code = parent(&checked, &all, &dir, target, v, &gpu_line, &devices);
+    let code = parent(&checked, &all, &dir, target, v, &gpu_line, &devices, json);
     if temporary {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -276,6 +285,7 @@ fn parent(
     v: &VerifyArgs,
     gpu_line: &str,
     devices: &[usize],
+    json: bool,
 ) -> u8 {
     let (defines, not_applicable) = match write_test_build(dir, checked, all, v.inject.as_ref()) {
         Ok(x) => x,
@@ -294,15 +304,24 @@ fn parent(
             return exit::ABSENT;
         }
     };
-    outln!(
-        "mpkc verify: {gpu_line}, target {target}, {} tasks per CTA, seed {}{}",
-        v.tasks,
-        v.seed,
-        v.inject
-            .as_ref()
-            .map(|i| format!(", injected fault {i:?}"))
-            .unwrap_or_default()
-    );
+    if json {
+        outln!(
+            "{}",
+            serde_json::json!({"reason": "verify", "gpu": gpu_line, "target": target.as_str(),
+                "tasks_per_cta": v.tasks, "seed": v.seed,
+                "inject": v.inject.as_ref().map(|i| format!("{i:?}"))})
+        );
+    } else {
+        outln!(
+            "mpkc verify: {gpu_line}, target {target}, {} tasks per CTA, seed {}{}",
+            v.tasks,
+            v.seed,
+            v.inject
+                .as_ref()
+                .map(|i| format!(", injected fault {i:?}"))
+                .unwrap_or_default()
+        );
+    }
     let jobs = std::thread::available_parallelism().map_or(4, |n| n.get());
     let flags = test_flags(v.wait_timeout_ms, &defines);
     let compiled = compile_cases(&tc, dir, all, target, &flags, jobs);
@@ -342,13 +361,21 @@ fn parent(
             match &pre[printed] {
                 Pre::Skip(why) => {
                     *skip += 1;
-                    outln!("  SKIP  {:<52} {why}", c.name);
+                    print_skip(&c.name, why, json);
                 }
-                Pre::Rejected(lines) => {
+                Pre::Rejected(errors) => {
                     *fail += 1;
-                    outln!("  FAIL  {:<52} nvcc rejected the test build", c.name);
-                    for l in lines {
-                        outln!("        {l}");
+                    if json {
+                        outln!(
+                            "{}",
+                            serde_json::json!({"reason": "case-result", "name": c.name, "verdict": "fail",
+                                "error": "nvcc rejected the test build", "messages": errors})
+                        );
+                    } else {
+                        outln!("  FAIL  {:<52} nvcc rejected the test build", c.name);
+                        for l in errors {
+                            outln!("        {l}");
+                        }
                     }
                 }
                 Pre::Run => {}
@@ -364,6 +391,7 @@ fn parent(
         devices,
         |i, (result, messages, secs, device)| {
             print_static(i, &mut skip, &mut fail);
+            let c = &all[i];
             let ok = result.status == "ok"
                 && !result.outputs.is_empty()
                 && result.outputs.iter().all(|o| o.pass);
@@ -375,22 +403,52 @@ fn parent(
             } else {
                 fail += 1;
             }
-            let device = (devices.len() > 1).then_some(device);
-            print_case(&all[i], &result, ok, secs, device, &messages);
+            if json {
+                outln!(
+                    "{}",
+                    serde_json::json!({"reason": "case-result", "name": c.name,
+                        "verdict": if ok { "pass" } else { "fail" }, "status": result.status,
+                        "error": result.error, "ctas": result.ctas, "tasks": result.tasks,
+                        "outputs": result.outputs, "messages": messages, "seconds": secs,
+                        "device": device})
+                );
+            } else {
+                let device = (devices.len() > 1).then_some(device);
+                print_case(c, &result, ok, secs, device, &messages);
+            }
             print_static(i + 1, &mut skip, &mut fail);
         },
     );
     print_static(all.len(), &mut skip, &mut fail);
-    outln!(
-        "verified {} cases on {target}: {pass} passed, {fail} failed, {skip} skipped",
-        pass + fail + skip
-    );
+    if json {
+        outln!(
+            "{}",
+            serde_json::json!({"reason": "verify-summary", "target": target.as_str(),
+                "passed": pass, "failed": fail, "skipped": skip, "gpus": devices.len()})
+        );
+    } else {
+        outln!(
+            "verified {} cases on {target}: {pass} passed, {fail} failed, {skip} skipped",
+            pass + fail + skip
+        );
+    }
     if fail > 0 {
         exit::ERRORS
     } else if driver_errors > 0 {
         exit::EXTERNAL
     } else {
         exit::OK
+    }
+}
+
+fn print_skip(name: &str, why: &str, json: bool) {
+    if json {
+        outln!(
+            "{}",
+            serde_json::json!({"reason": "case-result", "name": name, "verdict": "skip", "error": why})
+        );
+    } else {
+        outln!("  SKIP  {name:<52} {why}");
     }
 }
 
@@ -600,8 +658,7 @@ fn child(
         });
         return exit::USAGE;
     };
-    let cubin_path: PathBuf =
-        dir.join(format!("{}.{target}.cubin", c.file.trim_end_matches(".cu")));
+    let cubin_path: PathBuf = dir.join(crate::back::files::cubin_name(&c.file, target));
     let cubin = match std::fs::read(&cubin_path) {
         Ok(b) => b,
         Err(e) => {

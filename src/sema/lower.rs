@@ -128,6 +128,7 @@ pub(super) fn lower_instance(
         name_span: task.name.span,
         span: task.span,
         instance: instance.map(|i| i.name.node.clone()),
+        instance_span: instance.map(|i| i.span),
         family,
         family_span,
         targets: Vec::new(),
