@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Runs mpkc's GPU verification on the GPU machine, in one run, and prints a table last.
 #
-#   scripts/gpu-verify.sh [all|verify|inject|sanitize]     (default: all)
+#   scripts/gpu-verify.sh [all|verify|inject|sanitize|gpus]     (default: all)
 #
 # - verify:   every stdlib case (each task instance and each producer -> dependent chain through
 #             events) at M = 1 and M = 16, plus a run with 7 tasks per CTA (ring slots reused
 #             twice over); the odd shapes are in the stdlib itself (q_b's split-K loop of 3 stages
 #             under a 6-stage ring, argmax over 129,280 = 63.1 chunks of 2,048).
 # - inject:   each test-only fault must FAIL and name the barrier, page or region it broke.
-# - sanitize: compute-sanitizer memcheck, racecheck and synccheck, one pass per case at M = 1
-#             with 2 tasks per CTA, reusing the test build of the verify step.
+# - sanitize: compute-sanitizer memcheck, racecheck, synccheck and initcheck, one pass per case
+#             at M = 1 with 2 tasks per CTA, the cases spread over every GPU of the host.
+# - gpus:     the stdlib at M = 1 on GPU 0 alone, then on every GPU (`--gpus all`): the verdicts
+#             must be identical; both wall times and the speedup are printed.
 #
 # Needs: an NVIDIA GPU, nvcc on PATH (or $NVCC), compute-sanitizer for `sanitize`, and an mpkc
 # binary ($MPKC, default target/release/mpkc: build it where Rust is, carry it over). Logs go to
@@ -83,21 +85,54 @@ if [ "$MODE" = all ] || [ "$MODE" = sanitize ]; then
     row sanitize "test build at M = 1" FAIL "see $OUT/sanitize-build.log"
   fi
   CASES=$("$MPKC" verify --m 1 --list | grep -v 'skipped:')
-  while IFS= read -r c; do
-    [ -n "$c" ] || continue
-    res=""
-    for tool in memcheck racecheck synccheck; do
+  NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  [ "$NGPU" -ge 1 ] || NGPU=1
+  sanitize_case() { # case, device -> one result line "PASS|FAIL<TAB>detail"
+    local c=$1 dev=$2 res="" tool log rc errs ok bad
+    for tool in memcheck racecheck synccheck initcheck; do
       log="$OUT/san-$tool-$(echo "$c" | tr -c 'A-Za-z0-9_\n' '_').log"
       timeout "${SAN_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 9 \
-        "$MPKC" verify --m 1 --tasks 2 --out "$SB" --wait-timeout-ms 120000 --child "$c" >"$log" 2>&1
+        "$MPKC" verify --m 1 --tasks 2 --out "$SB" --wait-timeout-ms 120000 --child "$c" --device "$dev" >"$log" 2>&1
       rc=$?
       errs=$(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | sed -e 's/^=* *//')
       ok=$(grep -c '"status":"ok"' "$log")
-      pass=$(grep -c '"pass":false' "$log")
-      if [ $rc -eq 0 ] && [ "$ok" -ge 1 ] && [ "$pass" -eq 0 ]; then res="$res $tool ok;"; else res="$res $tool rc=$rc ($errs);"; FAILED=1; fi
+      bad=$(grep -c '"pass":false' "$log")
+      if [ $rc -eq 0 ] && [ "$ok" -ge 1 ] && [ "$bad" -eq 0 ]; then res="$res $tool ok;"; else res="$res $tool rc=$rc ($errs);"; fi
     done
-    row sanitize "$c" "$( [ "${res#*rc=}" = "$res" ] && echo PASS || echo FAIL)" "$res"
-  done <<<"$CASES"
+    printf '%s\t%s\n' "$( [ "${res#*rc=}" = "$res" ] && echo PASS || echo FAIL)" "$res"
+  }
+  # Case k runs on GPU k mod NGPU; each GPU works through its share in order.
+  mapfile -t CASE_LIST < <(printf '%s\n' "$CASES" | sed '/^$/d')
+  for ((d = 0; d < NGPU; d++)); do
+    (
+      for ((k = d; k < ${#CASE_LIST[@]}; k += NGPU)); do
+        sanitize_case "${CASE_LIST[$k]}" "$d" >"$OUT/san-result-$k.txt"
+      done
+    ) &
+  done
+  wait
+  for ((k = 0; k < ${#CASE_LIST[@]}; k++)); do
+    IFS=$'\t' read -r verdict detail <"$OUT/san-result-$k.txt"
+    [ "$verdict" = PASS ] || FAILED=1
+    row sanitize "${CASE_LIST[$k]}" "$verdict" "$detail"
+  done
+fi
+
+if [ "$MODE" = all ] || [ "$MODE" = gpus ]; then
+  t0=$(date +%s.%N)
+  "$MPKC" verify --m 1 --gpus 0 >"$OUT/gpus-one.log" 2>&1; rc1=$?
+  t1=$(date +%s.%N)
+  "$MPKC" verify --m 1 --gpus all >"$OUT/gpus-all.log" 2>&1; rc2=$?
+  t2=$(date +%s.%N)
+  verdicts() { grep -E '^  (PASS|FAIL|SKIP)' "$1" | sed -e 's/  \[.*$//'; }
+  n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  one=$(awk "BEGIN{print $t1 - $t0}"); all=$(awk "BEGIN{print $t2 - $t1}")
+  if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(verdicts "$OUT/gpus-one.log")" = "$(verdicts "$OUT/gpus-all.log")" ]; then
+    row gpus "stdlib, M = 1: 1 GPU vs all $n" SAME "$(printf '%.1f s on 1 GPU, %.1f s on %s: %.2fx' "$one" "$all" "$n" "$(awk "BEGIN{print $one / $all}")")"
+  else
+    FAILED=1
+    row gpus "stdlib, M = 1: 1 GPU vs all $n" DIFFER "rc $rc1/$rc2; diff $OUT/gpus-one.log $OUT/gpus-all.log"
+  fi
 fi
 
 echo

@@ -58,6 +58,47 @@ fn a_bad_fault_is_a_usage_error() {
 }
 
 #[test]
+fn a_bad_gpu_selection_is_a_usage_error() {
+    for (sel, says) in [
+        ("0,0", "named twice"),
+        ("x", "device ordinals"),
+        ("1,-1", "device ordinals"),
+    ] {
+        let o = verify(&["--gpus", sel, "--only", "rmsnorm"]);
+        assert_eq!(o.status.code(), Some(2), "--gpus {sel}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "--gpus {sel}: {err}");
+    }
+}
+
+/// The result lines of a verify run without their timings and device tags, in print order.
+fn verdicts(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter(|l| l.starts_with("  PASS") || l.starts_with("  FAIL") || l.starts_with("  SKIP"))
+        .map(|l| l.split("  [").next().unwrap_or(l).trim_end().to_string())
+        .collect()
+}
+
+#[test]
+#[ignore = "needs a host with two or more NVIDIA GPUs: run on the GPU machine (scripts/gpu-verify.sh gpus)"]
+fn spreading_over_every_gpu_gives_the_one_gpu_results() {
+    let one = verify(&["--m", "1", "--gpus", "0"]);
+    let all = verify(&["--m", "1", "--gpus", "all"]);
+    let (one_out, all_out) = (
+        String::from_utf8_lossy(&one.stdout),
+        String::from_utf8_lossy(&all.stdout),
+    );
+    assert_eq!(one.status.code(), Some(0), "{one_out}");
+    assert_eq!(all.status.code(), Some(0), "{all_out}");
+    assert!(
+        all_out.contains(", GPU 1]"),
+        "no case ran on GPU 1:\n{all_out}"
+    );
+    assert_eq!(verdicts(&one_out), verdicts(&all_out));
+}
+
+#[test]
 #[ignore = "needs an NVIDIA GPU and driver: run on the GPU machine (scripts/gpu-verify.sh)"]
 fn the_stdlib_verifies_at_m1_and_m16() {
     for m in ["1", "16"] {

@@ -2,10 +2,11 @@
 //! diagnostics are an insta snapshot under `snapshots/`, and its `//~ ERROR E0103` (or
 //! `//~ WARNING`) annotations must match the diagnostics exactly: each annotation is a
 //! diagnostic with that code whose primary span starts on the annotated line, and each error is
-//! annotated. Files named `pass_*.mpk` must check clean.
+//! annotated. Files named `pass_*.mpk` must check clean. Each file is checked as `mpkc check FILE`
+//! does, with the contracts mpkc derives from it (their diagnostics land on the file's lines).
 
 use mpkc::diag::{codes, render_human, ColorMode, Severity, SourceFile};
-use mpkc::driver::{check_source, Source};
+use mpkc::driver::{check_sources, Source};
 use mpkc::sema::SemaOptions;
 use mpkc::valid::CheckOptions;
 use std::collections::BTreeSet;
@@ -74,7 +75,15 @@ fn ui() {
             path: path.clone(),
             text: text.clone(),
         };
-        let checked = check_source(&src, &SemaOptions::default(), &CheckOptions::default());
+        // The CLI's and the language server's entry point: derived contracts and generated-file
+        // clashes included, every diagnostic in the file's own `Checked`.
+        let Some(checked) =
+            check_sources(&[src], &SemaOptions::default(), &CheckOptions::default())
+                .into_iter()
+                .next()
+        else {
+            panic!("{path}: no result");
+        };
         let file = SourceFile::new(&path, &text);
         let rendered: String = checked
             .diags

@@ -8,6 +8,7 @@
 mod banner;
 mod consumer;
 mod design_doc;
+pub mod files;
 pub mod harness;
 pub mod names;
 mod pipeline;
@@ -17,6 +18,7 @@ mod spec_h;
 pub mod writer;
 
 pub use banner::ContractInfo;
+pub use files::Emitter;
 pub use harness::entry_name as harness_entry;
 
 use crate::valid::CheckedTask;
@@ -59,62 +61,34 @@ pub fn generate(task: &CheckedTask, info: &ContractInfo) -> Vec<GeneratedFile> {
     generate_with(task, info, &GenOptions::default())
 }
 
-/// Generates every file of `task`: the spec header; for a pipeline (family A) the sm_100a kernel
-/// `<unit>.cuh`, the sm_90a kernel `<unit>_sm90.cuh` where the contract declares sm_90a, the design
-/// document and the harness; for the consumer-only families the kernel and the harness.
+/// Generates every file of `task`: the [`files::sources`] planned for it, each by its emitter.
 pub fn generate_with(
     task: &CheckedTask,
     info: &ContractInfo,
     opts: &GenOptions,
 ) -> Vec<GeneratedFile> {
-    let unit = task.ir.unit_name();
-    let mut files = vec![GeneratedFile {
-        name: format!("{unit}_spec.h"),
-        kind: FileKind::SpecHeader,
-        text: spec_h::emit(task, info),
-    }];
-    if let Some(p) = &task.pipeline {
-        files.push(GeneratedFile {
-            name: format!("{unit}.cuh"),
-            kind: FileKind::Kernel,
-            text: sm100::emit(task, p, info, opts),
-        });
-        if task
-            .ir
-            .targets
-            .iter()
-            .any(|t| t.target == crate::ir::Target::Sm90a)
-        {
-            files.push(GeneratedFile {
-                name: format!("{unit}_sm90.cuh"),
-                kind: FileKind::Kernel,
-                text: sm90::emit(task, p, info, opts),
-            });
-        }
-        files.push(GeneratedFile {
-            name: format!("{unit}.spec.md"),
-            kind: FileKind::DesignDoc,
-            text: design_doc::emit(task, p, info),
-        });
-        files.push(GeneratedFile {
-            name: format!("{unit}_harness.cu"),
-            kind: FileKind::Harness,
-            text: harness::emit(task, info),
-        });
-    }
-    if task.ir.family.is_consumer_only() {
-        files.push(GeneratedFile {
-            name: format!("{unit}.cuh"),
-            kind: FileKind::Kernel,
-            text: consumer::emit(task, info),
-        });
-        files.push(GeneratedFile {
-            name: format!("{unit}_harness.cu"),
-            kind: FileKind::Harness,
-            text: harness::emit(task, info),
-        });
-    }
-    files
+    files::sources(task)
+        .into_iter()
+        .filter_map(|f| {
+            let text = match (f.emitter, &task.pipeline) {
+                (Emitter::SpecHeader, _) => spec_h::emit(task, info),
+                (Emitter::PipelineSm100, Some(p)) => sm100::emit(task, p, info, opts),
+                (Emitter::PipelineSm90, Some(p)) => sm90::emit(task, p, info, opts),
+                (Emitter::DesignDoc, Some(p)) => design_doc::emit(task, p, info),
+                (Emitter::Consumer, _) => consumer::emit(task, info),
+                (Emitter::Harness, _) => harness::emit(task, info),
+                // `files::sources` plans the pipeline files only for a task with a pipeline.
+                (Emitter::PipelineSm100 | Emitter::PipelineSm90 | Emitter::DesignDoc, None) => {
+                    return None
+                }
+            };
+            Some(GeneratedFile {
+                kind: f.emitter.kind(),
+                name: f.name,
+                text,
+            })
+        })
+        .collect()
 }
 
 /// The support headers every output directory needs, shipped in `stdlib/include/`.

@@ -168,13 +168,17 @@ pub fn c_string(s: &str) -> String {
 
 /// A C++ `float` literal with the exact shortest round-trip digits of `v`.
 pub fn float_literal(v: f64) -> String {
+    format!("{}f", double_literal(v))
+}
+
+/// A C++ `double` literal with the exact shortest round-trip digits of `v` (`1e-300`, `2.0`).
+pub fn double_literal(v: f64) -> String {
     let s = format!("{v:?}");
-    let s = if s.contains(['.', 'e', 'E']) || s.contains("inf") || s.contains("NaN") {
+    if s.contains(['.', 'e', 'E']) || s.contains("inf") || s.contains("NaN") {
         s
     } else {
         format!("{s}.0")
-    };
-    format!("{s}f")
+    }
 }
 
 #[cfg(test)]
@@ -187,6 +191,8 @@ mod tests {
         assert_eq!(camel("tmem_ready"), "TmemReady");
         assert_eq!(float_literal(1e-6), "1e-6f");
         assert_eq!(float_literal(2.0), "2.0f");
+        assert_eq!(double_literal(1e-300), "1e-300");
+        assert_eq!(double_literal(7168.0), "7168.0");
         assert_eq!(c_string("a\"b"), "\"a\\\"b\"");
     }
 }

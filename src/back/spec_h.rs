@@ -4,9 +4,9 @@
 //! page plan as a comment, the semaphore table as data and the named-barrier registry.
 
 use super::banner::{banner, ContractInfo};
-use super::names::{c_string, float_literal, upper};
+use super::names::{c_string, double_literal, float_literal, upper};
 use super::writer::Writer;
-use crate::ir::{ParamValue, RoleKind, TaskIr};
+use crate::ir::{ParamType, ParamValue, RoleKind, TaskIr};
 use crate::plan::pages::{PagePlan, NUM_PAGES, PAGE_SIZE};
 use crate::plan::sems::Ordinal;
 use crate::valid::CheckedTask;
@@ -41,10 +41,12 @@ fn params(w: &mut Writer, ir: &TaskIr) {
     w.comment("Params of this instance.");
     w.open_namespace("params");
     for p in ir.params.values() {
-        let (ty, val) = match &p.value {
-            ParamValue::Int(v) => ("int64_t", v.to_string()),
-            ParamValue::Float(f) => ("float", float_literal(*f)),
-            ParamValue::Bool(b) => ("bool", b.to_string()),
+        let ty = p.ty.c_type();
+        let val = match (&p.value, p.ty) {
+            (ParamValue::Float(f), ParamType::F64) => double_literal(*f),
+            (ParamValue::Float(f), _) => float_literal(*f),
+            (ParamValue::Int(v), _) => v.to_string(),
+            (ParamValue::Bool(b), _) => b.to_string(),
         };
         w.line(format!("inline constexpr {ty} {} = {val};", p.name));
     }

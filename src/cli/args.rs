@@ -79,17 +79,19 @@ pub enum Command {
         /// Common options.
         #[command(flatten)]
         common: CommonArgs,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
-        format: PlanFormat,
+        /// Output format (default: `text`, or `json` with `--message-format json`, whose
+        /// stdout holds only JSON lines).
+        #[arg(long, value_enum)]
+        format: Option<PlanFormat>,
     },
     /// Check, plan, generate and compile with nvcc for every declared target.
     Build {
         /// Common options.
         #[command(flatten)]
         common: CommonArgs,
-        /// Output directory for generated files and cubins.
-        #[arg(long, default_value = "out")]
+        /// Output directory for generated files and cubins (created if absent; an existing
+        /// file is refused).
+        #[arg(long, default_value = "out", value_parser = out_dir)]
         out: PathBuf,
         /// Parallel nvcc jobs (default: available cores).
         #[arg(long, short = 'j')]
@@ -130,8 +132,9 @@ pub struct VerifyArgs {
     /// Target to build and run: sm_90a or sm_100a (default: the GPU's).
     #[arg(long)]
     pub target: Option<String>,
-    /// Tasks per CTA queue (ring-slot reuse, re-init and page parity across tasks).
-    #[arg(long, default_value_t = 4)]
+    /// Tasks per CTA queue (ring-slot reuse, re-init and page parity across tasks), 1 to 4096
+    /// (every queue's descriptors are uploaded at once).
+    #[arg(long, default_value_t = 4, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096))]
     pub tasks: usize,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
@@ -146,8 +149,9 @@ pub struct VerifyArgs {
     /// count-off[=K], reinit-drop[=K]. The case must then fail with a message naming it.
     #[arg(long, value_name = "FAULT")]
     pub inject: Option<crate::driver::verify::Inject>,
-    /// Keep the test build (sources, cubins, child logs) in this directory.
-    #[arg(long)]
+    /// Keep the test build (sources, cubins, child logs) in this directory (created if
+    /// absent; an existing file is refused).
+    #[arg(long, value_parser = out_dir)]
     pub out: Option<PathBuf>,
     /// Seconds before a case that neither finishes nor traps is killed.
     #[arg(long, default_value_t = 300)]
@@ -158,15 +162,52 @@ pub struct VerifyArgs {
     /// Print the cases (one name per line, skipped ones with why) and stop; needs no GPU.
     #[arg(long)]
     pub list: bool,
+    /// The GPUs to spread the cases over, one child process per GPU at a time: `all` (the
+    /// default: every device the driver shows, after `CUDA_VISIBLE_DEVICES`) or ordinals such as
+    /// `0,1`. Results do not depend on it; only the wall time does.
+    #[arg(long, default_value = "all", value_parser = parse_gpus, value_name = "all|N,M,...")]
+    pub gpus: GpuSelection,
     /// Internal: run one case (the parent runs each case in its own process).
     #[arg(long, hide = true)]
     pub child: Option<String>,
+    /// Internal: the device ordinal a child runs its case on.
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub device: usize,
 }
 
-/// Options shared by `check`, `plan` and `build`.
+/// Which GPUs `mpkc verify` uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GpuSelection {
+    /// Every device the driver shows.
+    All,
+    /// These ordinals, in this order, without repeats.
+    List(Vec<usize>),
+}
+
+fn parse_gpus(s: &str) -> Result<GpuSelection, String> {
+    if s.trim() == "all" {
+        return Ok(GpuSelection::All);
+    }
+    let mut v: Vec<usize> = Vec::new();
+    for part in s.split(',') {
+        let n: usize = part
+            .trim()
+            .parse()
+            .map_err(|_| format!("expected `all` or device ordinals such as `0,1`, got `{s}`"))?;
+        if v.contains(&n) {
+            return Err(format!("device {n} is named twice in `{s}`"));
+        }
+        v.push(n);
+    }
+    Ok(GpuSelection::List(v))
+}
+
+/// Options shared by `check`, `plan`, `build` and `verify`.
 #[derive(Debug, Args)]
 pub struct CommonArgs {
-    /// Contract files; none means the embedded stdlib.
+    /// Contract files; `-` reads one from stdin (not for `verify`); a directory stands for its
+    /// own `*.mpk` files, sorted by name (subdirectories are not searched); none means the
+    /// embedded stdlib.
     pub files: Vec<PathBuf>,
     /// Override a param for every instance: `--param hidden=4096`.
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_kv)]
@@ -186,5 +227,26 @@ fn parse_kv(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
         _ => Err(format!("expected NAME=VALUE, got `{s}`")),
+    }
+}
+
+/// `--out`: a directory, existing or not. An existing non-directory at the path (or at an
+/// ancestor, which would make creating it fail) is refused, naming it.
+fn out_dir(s: &str) -> Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    match p
+        .ancestors()
+        .find(|a| !a.as_os_str().is_empty() && a.exists())
+    {
+        Some(a) if !a.is_dir() && a == p.as_path() => Err(format!(
+            "`--out` must be a directory, and {} is a file",
+            p.display()
+        )),
+        Some(a) if !a.is_dir() => Err(format!(
+            "`--out` must be a directory, and {} cannot be created: {} is a file",
+            p.display(),
+            a.display()
+        )),
+        _ => Ok(p),
     }
 }

@@ -26,13 +26,15 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
     // Valid contracts the backends cannot lower (E0013): an error of `build`, not of `check`.
     let mut lowering = false;
     for c in &checked {
-        let file = SourceFile::new(&c.source.path, &c.source.text);
+        let shown = c.display_source();
+        let file = SourceFile::new(&shown.path, &shown.text);
         for d in c.tasks.iter().flat_map(|t| t.lowering_errors.iter()) {
             lowering = true;
+            let d = c.attribute(d.clone());
             if json {
-                outln!("{}", render_json(d, &file));
+                outln!("{}", render_json(&d, &file));
             } else {
-                err!("{}", render_human(d, &file, color));
+                err!("{}", render_human(&d, &file, color));
             }
         }
     }
@@ -125,7 +127,8 @@ fn report_results(
             Err(f) => {
                 status = exit::EXTERNAL;
                 let c = &checked[unit.source];
-                let file = SourceFile::new(&c.source.path, &c.source.text);
+                let shown = c.display_source();
+                let file = SourceFile::new(&shown.path, &shown.text);
                 let mut mapped = map_errors(c, &f.stderr);
                 if mapped.is_empty() {
                     // Not located in the contract: a failure of mpkc's own output, reported whole.
@@ -136,6 +139,8 @@ fn report_results(
                             .help("this is a bug in mpkc's generated code unless the contract's inline CUDA caused it"),
                     );
                 }
+                // A derived task's failure is shown on the instance it is derived from.
+                let mapped: Vec<Diagnostic> = mapped.into_iter().map(|d| c.attribute(d)).collect();
                 for d in &mapped {
                     // The same contract error fails every target: report it once.
                     if !reported.insert((unit.source, d.main_span(), d.message.clone())) {

@@ -36,11 +36,12 @@ pub mod args;
 mod build;
 mod explain;
 mod fmt;
+mod inputs;
 mod report;
 mod verify;
 
 pub use args::Cli;
-use args::{ColorArg, Command, CommonArgs, PlanFormat};
+use args::{ColorArg, Command, CommonArgs, MessageFormat, PlanFormat};
 
 use crate::diag::ColorMode;
 use crate::driver::{self, plan_view, Checked, Source};
@@ -99,24 +100,6 @@ pub fn run(cli: Cli) -> u8 {
     }
 }
 
-/// Reads the sources named on the command line, or the embedded stdlib.
-pub(crate) fn load_sources(files: &[std::path::PathBuf]) -> Result<Vec<Source>, String> {
-    if files.is_empty() {
-        return Ok(driver::stdlib::sources());
-    }
-    files
-        .iter()
-        .map(|f| {
-            std::fs::read_to_string(f)
-                .map(|text| Source {
-                    path: f.to_string_lossy().replace('\\', "/"),
-                    text,
-                })
-                .map_err(|e| format!("cannot read {} as a UTF-8 contract: {e}", f.display()))
-        })
-        .collect()
-}
-
 /// Validates `--preferred` (a permutation of 0..13).
 pub(crate) fn options(common: &CommonArgs) -> Result<(SemaOptions, CheckOptions), String> {
     if let Some(p) = &common.preferred {
@@ -154,11 +137,32 @@ pub(crate) fn check_all_with(
         errln!("error: {e}");
         exit::USAGE
     })?;
-    let sources = load_sources(&common.files).map_err(|e| {
+    let loaded = inputs::load(&common.files).map_err(|e| {
         errln!("error: {e}");
         exit::USAGE
     })?;
-    let checked: Vec<Checked> = driver::check_sources_with(
+    let sources: Vec<Source> = loaded
+        .iter()
+        .filter_map(|l| l.as_ref().ok())
+        .cloned()
+        .collect();
+    // Whether an input that is not UTF-8 declares the instance or param is unknown: no verdict.
+    if sources.len() == loaded.len() {
+        let unmatched =
+            driver::select::unmatched(&sources, common.instance.as_deref(), &common.params);
+        for u in &unmatched {
+            errln!(
+                "error[{}]: {}\n  = help: {}",
+                crate::diag::codes::UNKNOWN_INSTANCE,
+                u.message,
+                u.help
+            );
+        }
+        if !unmatched.is_empty() {
+            return Err(exit::USAGE);
+        }
+    }
+    let checked = driver::check_sources_with(
         &sources,
         |s| {
             let mut o = sema.clone();
@@ -167,6 +171,7 @@ pub(crate) fn check_all_with(
         },
         &opts,
     );
+    let checked = inputs::merge(loaded, checked);
     for c in &checked {
         report::print_diagnostics(c, common.message_format, color);
     }
@@ -195,7 +200,13 @@ fn check(common: &CommonArgs, predecessors: bool, color: ColorMode) -> u8 {
         }
         let tasks: Vec<&crate::valid::CheckedTask> =
             checked.iter().flat_map(|c| c.tasks.iter()).collect();
-        out!("{}", driver::predecessors::report(&tasks, &known));
+        out!(
+            "{}",
+            match common.message_format {
+                MessageFormat::Human => driver::predecessors::report(&tasks, &known),
+                MessageFormat::Json => driver::predecessors::report_json(&tasks, &known),
+            }
+        );
     }
     report::summary(&checked, common.message_format);
     if checked.iter().any(Checked::has_errors) {
@@ -205,7 +216,17 @@ fn check(common: &CommonArgs, predecessors: bool, color: ColorMode) -> u8 {
     }
 }
 
-fn plan(common: &CommonArgs, format: PlanFormat, color: ColorMode) -> u8 {
+fn plan(common: &CommonArgs, format: Option<PlanFormat>, color: ColorMode) -> u8 {
+    let json = common.message_format == MessageFormat::Json;
+    let format = match format {
+        Some(PlanFormat::Text) if json => {
+            errln!("error: `plan --format text` prints page maps on stdout, where `--message-format json` prints only JSON lines: use `--format json`, or drop one of them");
+            return exit::USAGE;
+        }
+        Some(f) => f,
+        None if json => PlanFormat::Json,
+        None => PlanFormat::Text,
+    };
     let checked = match check_all(common, color) {
         Ok(c) => c,
         Err(code) => return code,

@@ -40,11 +40,8 @@ pub fn summary(checked: &[Checked], format: MessageFormat) {
         })
         .sum();
     let tasks: usize = checked.iter().map(|c| c.tasks.len()).sum();
-    // Contracts mpkc derives (a split-K pipeline's reduce, `file#unit`) are not files.
-    let derived = checked
-        .iter()
-        .filter(|c| c.source.path.contains('#'))
-        .count();
+    // Contracts mpkc derives (a split-K pipeline's reduce) are not files.
+    let derived = checked.iter().filter(|c| c.derived.is_some()).count();
     let files = checked.len() - derived;
     let derived_note = if derived > 0 {
         format!(

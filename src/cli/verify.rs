@@ -6,7 +6,7 @@
 //! and prints one `mpkc-result: {json}` line (plus whatever the device printed: the harness's
 //! hang and protocol reports).
 
-use super::args::{CommonArgs, VerifyArgs};
+use super::args::{CommonArgs, GpuSelection, MessageFormat, VerifyArgs};
 use super::{exit, report};
 use crate::diag::ColorMode;
 use crate::driver::verify::{cases, compile_cases, test_flags, write_test_build, CaseSpec};
@@ -98,6 +98,11 @@ fn target_of(gpu: &Gpu, arg: Option<&str>) -> Result<Target, String> {
 
 /// Runs `mpkc verify`.
 pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
+    let json = common.message_format == MessageFormat::Json;
+    if common.files.iter().any(|f| f.as_os_str() == "-") {
+        errln!("error: `verify` cannot read a contract from stdin (`-`): each case runs in a child mpkc that reads the inputs again; save the contract to a file");
+        return exit::USAGE;
+    }
     let checked = match check(common, v.m, color) {
         Ok(c) => c,
         Err(code) => return code,
@@ -129,14 +134,18 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
             return exit::USAGE;
         }
         for c in &listed {
-            match &c.skip {
-                None => outln!("{}", c.name),
-                Some(why) => outln!("{}\tskipped: {why}", c.name),
+            match (&c.skip, json) {
+                (skip, true) => outln!(
+                    "{}",
+                    serde_json::json!({"reason": "case", "name": c.name, "skipped": skip})
+                ),
+                (None, false) => outln!("{}", c.name),
+                (Some(why), false) => outln!("{}\tskipped: {why}", c.name),
             }
         }
         return exit::OK;
     }
-    let gpu = match Gpu::open() {
+    let gpu = match Gpu::open_ordinal(if v.child.is_some() { v.device } else { 0 }) {
         Ok(g) => g,
         Err(e) => {
             errln!("error: {e}");
@@ -168,16 +177,104 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
     if let Some(name) = &v.child {
         return child(&gpu, &checked, &all, name, &dir, target, v);
     }
+    let devices = match devices(&v.gpus) {
+        Ok(d) => d,
+        Err(e) => {
+            errln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
     let gpu_line = format!(
-        "{} (sm_{}{}, {} SMs)",
-        gpu.name, gpu.cc.0, gpu.cc.1, gpu.sms
+        "{} (sm_{}{}, {} SMs) x {} ({})",
+        gpu.name,
+        gpu.cc.0,
+        gpu.cc.1,
+        gpu.sms,
+        devices.len(),
+        devices
+            .iter()
+            .map(|d| format!("device {d}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     drop(gpu);
-    let code = parent(&checked, &all, &dir, target, v, &gpu_line);
+    let code = parent(&checked, &all, &dir, target, v, &gpu_line, &devices, json);
     if temporary {
         let _ = std::fs::remove_dir_all(&dir);
     }
     code
+}
+
+/// The device ordinals `--gpus` selects, each checked against the driver's count.
+fn devices(sel: &GpuSelection) -> Result<Vec<usize>, String> {
+    let count = Gpu::count().map_err(|e| e.to_string())?;
+    match sel {
+        GpuSelection::All => Ok((0..count).collect()),
+        GpuSelection::List(l) => match l.iter().find(|&&d| d >= count) {
+            Some(d) => Err(format!(
+                "--gpus names device {d}, the driver shows {count} (0..={})",
+                count - 1
+            )),
+            None => Ok(l.clone()),
+        },
+    }
+}
+
+/// What the parent knows of a case before any child runs.
+enum Pre {
+    /// Skipped, with why.
+    Skip(String),
+    /// nvcc rejected its test build: these error lines.
+    Rejected(Vec<String>),
+    /// To run in a child.
+    Run,
+}
+
+/// One child's outcome: its result, the other lines it printed, its seconds, its device.
+type Ran = (ChildResult, Vec<String>, f64, usize);
+
+/// Runs the cases whose index is in `jobs` in child processes, one at a time per device of
+/// `devices`, and calls `done` with each outcome in the order of `jobs` (the report is the same
+/// whatever the number of devices and the order in which children finish).
+fn run_on_devices(
+    all: &[CaseSpec],
+    jobs: &[usize],
+    dir: &Path,
+    v: &VerifyArgs,
+    devices: &[usize],
+    mut done: impl FnMut(usize, Ran),
+) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Condvar, Mutex};
+    let next = AtomicUsize::new(0);
+    let slots: Mutex<Vec<Option<Ran>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let ready = Condvar::new();
+    std::thread::scope(|scope| {
+        for &device in devices {
+            let (next, slots, ready) = (&next, &slots, &ready);
+            scope.spawn(move || loop {
+                let k = next.fetch_add(1, Ordering::SeqCst);
+                let Some(&i) = jobs.get(k) else { break };
+                let started = Instant::now();
+                let (result, messages) = spawn_child(&all[i].name, dir, v, device);
+                let secs = started.elapsed().as_secs_f64();
+                let mut s = slots.lock().unwrap_or_else(|e| e.into_inner());
+                s[k] = Some((result, messages, secs, device));
+                ready.notify_all();
+            });
+        }
+        for (k, &i) in jobs.iter().enumerate() {
+            let mut s = slots.lock().unwrap_or_else(|e| e.into_inner());
+            while s[k].is_none() {
+                s = ready.wait(s).unwrap_or_else(|e| e.into_inner());
+            }
+            let ran = s[k].take();
+            drop(s);
+            if let Some(ran) = ran {
+                done(i, ran);
+            }
+        }
+    });
 }
 
 fn parent(
@@ -187,6 +284,8 @@ fn parent(
     target: Target,
     v: &VerifyArgs,
     gpu_line: &str,
+    devices: &[usize],
+    json: bool,
 ) -> u8 {
     let (defines, not_applicable) = match write_test_build(dir, checked, all, v.inject.as_ref()) {
         Ok(x) => x,
@@ -205,71 +304,151 @@ fn parent(
             return exit::ABSENT;
         }
     };
-    outln!(
-        "mpkc verify: {gpu_line}, target {target}, {} tasks per CTA, seed {}{}",
-        v.tasks,
-        v.seed,
-        v.inject
-            .as_ref()
-            .map(|i| format!(", injected fault {i:?}"))
-            .unwrap_or_default()
-    );
+    if json {
+        outln!(
+            "{}",
+            serde_json::json!({"reason": "verify", "gpu": gpu_line, "target": target.as_str(),
+                "tasks_per_cta": v.tasks, "seed": v.seed,
+                "inject": v.inject.as_ref().map(|i| format!("{i:?}"))})
+        );
+    } else {
+        outln!(
+            "mpkc verify: {gpu_line}, target {target}, {} tasks per CTA, seed {}{}",
+            v.tasks,
+            v.seed,
+            v.inject
+                .as_ref()
+                .map(|i| format!(", injected fault {i:?}"))
+                .unwrap_or_default()
+        );
+    }
     let jobs = std::thread::available_parallelism().map_or(4, |n| n.get());
     let flags = test_flags(v.wait_timeout_ms, &defines);
     let compiled = compile_cases(&tc, dir, all, target, &flags, jobs);
     let (mut pass, mut fail, mut skip, mut driver_errors) = (0, 0, 0, 0);
+    let mut pre: Vec<Pre> = Vec::with_capacity(all.len());
     for (c, comp) in all.iter().zip(compiled) {
-        if let Some(why) = &c.skip {
-            skip += 1;
-            outln!("  SKIP  {:<52} {why}", c.name);
-            continue;
-        }
-        if let Some((_, why)) = not_applicable
+        pre.push(if let Some(why) = &c.skip {
+            Pre::Skip(why.clone())
+        } else if let Some((_, why)) = not_applicable
             .iter()
             .find(|(u, _)| c.name.split(" -> ").any(|x| x == u))
         {
-            skip += 1;
-            outln!("  SKIP  {:<52} fault does not apply: {why}", c.name);
-            continue;
-        }
-        match comp {
-            Some(Ok(_)) => {}
-            Some(Err(f)) => {
-                fail += 1;
-                outln!("  FAIL  {:<52} nvcc rejected the test build", c.name);
-                for l in f.stderr.lines().filter(|l| l.contains("error")).take(4) {
-                    outln!("        {}", l.trim());
-                }
-                continue;
-            }
-            None => continue,
-        }
-        let started = Instant::now();
-        let (result, messages) = spawn_child(&c.name, dir, v);
-        let secs = started.elapsed().as_secs_f64();
-        let ok = result.status == "ok"
-            && !result.outputs.is_empty()
-            && result.outputs.iter().all(|o| o.pass);
-        if result.status == "driver" {
-            driver_errors += 1;
-        }
-        if ok {
-            pass += 1;
+            Pre::Skip(format!("fault does not apply: {why}"))
         } else {
-            fail += 1;
-        }
-        print_case(c, &result, ok, secs, &messages);
+            match comp {
+                Some(Ok(_)) => Pre::Run,
+                Some(Err(f)) => Pre::Rejected(
+                    f.stderr
+                        .lines()
+                        .filter(|l| l.contains("error"))
+                        .take(4)
+                        .map(|l| l.trim().to_string())
+                        .collect(),
+                ),
+                None => Pre::Skip("not compiled".into()),
+            }
+        });
     }
-    outln!(
-        "verified {} cases on {target}: {pass} passed, {fail} failed, {skip} skipped",
-        pass + fail + skip
+    let jobs: Vec<usize> = (0..all.len())
+        .filter(|&i| matches!(pre[i], Pre::Run))
+        .collect();
+    // Cases before the first job, between jobs and after the last are printed in case order.
+    let mut printed = 0;
+    let mut print_static = |upto: usize, skip: &mut usize, fail: &mut usize| {
+        while printed < upto {
+            let c = &all[printed];
+            match &pre[printed] {
+                Pre::Skip(why) => {
+                    *skip += 1;
+                    print_skip(&c.name, why, json);
+                }
+                Pre::Rejected(errors) => {
+                    *fail += 1;
+                    if json {
+                        outln!(
+                            "{}",
+                            serde_json::json!({"reason": "case-result", "name": c.name, "verdict": "fail",
+                                "error": "nvcc rejected the test build", "messages": errors})
+                        );
+                    } else {
+                        outln!("  FAIL  {:<52} nvcc rejected the test build", c.name);
+                        for l in errors {
+                            outln!("        {l}");
+                        }
+                    }
+                }
+                Pre::Run => {}
+            }
+            printed += 1;
+        }
+    };
+    run_on_devices(
+        all,
+        &jobs,
+        dir,
+        v,
+        devices,
+        |i, (result, messages, secs, device)| {
+            print_static(i, &mut skip, &mut fail);
+            let c = &all[i];
+            let ok = result.status == "ok"
+                && !result.outputs.is_empty()
+                && result.outputs.iter().all(|o| o.pass);
+            if result.status == "driver" {
+                driver_errors += 1;
+            }
+            if ok {
+                pass += 1;
+            } else {
+                fail += 1;
+            }
+            if json {
+                outln!(
+                    "{}",
+                    serde_json::json!({"reason": "case-result", "name": c.name,
+                        "verdict": if ok { "pass" } else { "fail" }, "status": result.status,
+                        "error": result.error, "ctas": result.ctas, "tasks": result.tasks,
+                        "outputs": result.outputs, "messages": messages, "seconds": secs,
+                        "device": device})
+                );
+            } else {
+                let device = (devices.len() > 1).then_some(device);
+                print_case(c, &result, ok, secs, device, &messages);
+            }
+            print_static(i + 1, &mut skip, &mut fail);
+        },
     );
+    print_static(all.len(), &mut skip, &mut fail);
+    if json {
+        outln!(
+            "{}",
+            serde_json::json!({"reason": "verify-summary", "target": target.as_str(),
+                "passed": pass, "failed": fail, "skipped": skip, "gpus": devices.len()})
+        );
+    } else {
+        outln!(
+            "verified {} cases on {target}: {pass} passed, {fail} failed, {skip} skipped",
+            pass + fail + skip
+        );
+    }
     if fail > 0 {
         exit::ERRORS
     } else if driver_errors > 0 {
         exit::EXTERNAL
     } else {
         exit::OK
+    }
+}
+
+fn print_skip(name: &str, why: &str, json: bool) {
+    if json {
+        outln!(
+            "{}",
+            serde_json::json!({"reason": "case-result", "name": name, "verdict": "skip", "error": why})
+        );
+    } else {
+        outln!("  SKIP  {name:<52} {why}");
     }
 }
 
@@ -310,7 +489,14 @@ fn describe(o: &OutputRow) -> String {
     s
 }
 
-fn print_case(c: &CaseSpec, r: &ChildResult, ok: bool, secs: f64, messages: &[String]) {
+fn print_case(
+    c: &CaseSpec,
+    r: &ChildResult,
+    ok: bool,
+    secs: f64,
+    device: Option<usize>,
+    messages: &[String],
+) {
     let verdict = if ok { "PASS" } else { "FAIL" };
     let summary = match (r.status.as_str(), worst(&r.outputs)) {
         ("ok", Some(o)) => describe(o),
@@ -321,7 +507,11 @@ fn print_case(c: &CaseSpec, r: &ChildResult, ok: bool, secs: f64, messages: &[St
     } else {
         String::new()
     };
-    outln!("  {verdict}  {:<52} {summary}  [{shape}{secs:.1}s]", c.name);
+    let on = device.map(|d| format!(", GPU {d}")).unwrap_or_default();
+    outln!(
+        "  {verdict}  {:<52} {summary}  [{shape}{secs:.1}s{on}]",
+        c.name
+    );
     if !ok {
         for o in r.outputs.iter().filter(|o| !o.pass) {
             outln!("        {}", describe(o));
@@ -337,7 +527,12 @@ fn print_case(c: &CaseSpec, r: &ChildResult, ok: bool, secs: f64, messages: &[St
 }
 
 /// Runs one case in a child process; returns its result and the other lines it printed.
-fn spawn_child(name: &str, dir: &Path, v: &VerifyArgs) -> (ChildResult, Vec<String>) {
+fn spawn_child(
+    name: &str,
+    dir: &Path,
+    v: &VerifyArgs,
+    device: usize,
+) -> (ChildResult, Vec<String>) {
     let fail = |e: String| {
         (
             ChildResult {
@@ -365,6 +560,8 @@ fn spawn_child(name: &str, dir: &Path, v: &VerifyArgs) -> (ChildResult, Vec<Stri
         name.into(),
         "--out".into(),
         dir.as_os_str().to_owned(),
+        "--device".into(),
+        device.to_string().into(),
     ]);
     let mut child = match Command::new(exe)
         .args(&args)
@@ -461,8 +658,7 @@ fn child(
         });
         return exit::USAGE;
     };
-    let cubin_path: PathBuf =
-        dir.join(format!("{}.{target}.cubin", c.file.trim_end_matches(".cu")));
+    let cubin_path: PathBuf = dir.join(crate::back::files::cubin_name(&c.file, target));
     let cubin = match std::fs::read(&cubin_path) {
         Ok(b) => b,
         Err(e) => {

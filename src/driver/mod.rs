@@ -1,11 +1,18 @@
 //! The driver: runs the stages over contract sources, finds and runs nvcc, and writes outputs.
 
 pub mod build;
+mod clash;
+mod derived;
+pub mod input;
 pub mod nvcc;
 pub mod plan_view;
 pub mod predecessors;
+pub mod select;
 pub mod stdlib;
 pub mod verify;
+
+pub use clash::unit_collisions;
+pub use derived::{derived_sources, Derived};
 
 use crate::diag::{Diagnostic, Sink};
 use crate::front;
@@ -32,6 +39,9 @@ pub struct Checked {
     pub tasks: Vec<CheckedTask>,
     /// Instances that lowered cleanly but failed a rule (for `plan` to show what MPK would do).
     pub rejected: Vec<crate::ir::TaskIr>,
+    /// For a contract mpkc derived (a split-K pipeline's reduce task): where it comes from.
+    /// Its diagnostics are then reported in the parent's [`Checked`], not here.
+    pub derived: Option<Derived>,
 }
 
 impl Checked {
@@ -39,6 +49,28 @@ impl Checked {
     pub fn has_errors(&self) -> bool {
         self.diags.iter().any(Diagnostic::is_error)
     }
+
+    /// The source a diagnostic about this contract is shown in: the parent's file for a derived
+    /// contract (see [`Checked::attribute`]), else its own.
+    pub fn display_source(&self) -> &Source {
+        self.derived.as_ref().map_or(&self.source, |d| &d.parent)
+    }
+
+    /// `d`, found in this contract, as shown in [`Checked::display_source`]: unchanged for a
+    /// file, re-attributed to the parent instance for a derived contract.
+    pub fn attribute(&self, d: Diagnostic) -> Diagnostic {
+        match &self.derived {
+            Some(origin) => origin.attribute(d, &self.source),
+            None => d,
+        }
+    }
+}
+
+/// `diags` in report order (source position, then code), duplicates removed.
+fn sorted(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut sink = Sink::new();
+    sink.extend(diags);
+    sink.into_sorted()
 }
 
 /// Parses, lowers and checks every task instance of `source`.
@@ -89,6 +121,7 @@ pub fn check_parsed(
         diags,
         tasks,
         rejected,
+        derived: None,
     }
 }
 
@@ -104,6 +137,12 @@ pub fn check_sources(
 
 /// [`check_sources`] with options chosen per source (`mpkc verify --m` overrides a token-count
 /// param only in the files that declare it).
+///
+/// Returns one [`Checked`] per source, in order, then one per derived contract (marked by
+/// [`Checked::derived`], holding its tasks for `build` and `verify`). Every diagnostic is in the
+/// `Checked` of the file it concerns: those found in a derived contract (its own rules, or a
+/// generated-file clash) are re-attributed to the instance it is derived from
+/// ([`Derived::attribute`]), so a derived `Checked` has none.
 pub fn check_sources_with(
     sources: &[Source],
     sema_opts: impl Fn(&Source) -> SemaOptions,
@@ -113,10 +152,33 @@ pub fn check_sources_with(
         .iter()
         .map(|s| check_source(s, &sema_opts(s), check_opts))
         .collect();
-    let derived: Vec<Source> = checked.iter().flat_map(derived_sources).collect();
+    let derived: Vec<(usize, Source, Derived)> = checked
+        .iter()
+        .enumerate()
+        .flat_map(|(i, c)| derived_sources(c).into_iter().map(move |(s, d)| (i, s, d)))
+        .collect();
     let plain = SemaOptions::default();
-    checked.extend(derived.iter().map(|s| check_source(s, &plain, check_opts)));
+    let mut parents = Vec::new();
+    for (parent, source, origin) in derived {
+        let mut c = check_source(&source, &plain, check_opts);
+        c.derived = Some(origin);
+        parents.push(parent);
+        checked.push(c);
+    }
     unit_collisions(&mut checked);
+    let first_derived = sources.len();
+    for (k, parent) in parents.into_iter().enumerate() {
+        let c = &mut checked[first_derived + k];
+        let diags: Vec<Diagnostic> = std::mem::take(&mut c.diags)
+            .into_iter()
+            .map(|d| c.attribute(d))
+            .collect();
+        if !diags.is_empty() {
+            let p = &mut checked[parent];
+            p.diags.extend(diags);
+            p.diags = sorted(std::mem::take(&mut p.diags));
+        }
+    }
     checked
 }
 
@@ -133,61 +195,5 @@ pub fn declared_params(source: &Source) -> Vec<String> {
             })
             .collect(),
         Err(_) => Vec::new(),
-    }
-}
-
-/// The contracts derived from `c`: for a pipeline with a `split_k f32` epilogue, the reduce task
-/// that sums its f32 partials into the bf16 output (one task per 512 output columns).
-pub fn derived_sources(c: &Checked) -> Vec<Source> {
-    let mut out = Vec::new();
-    for t in &c.tasks {
-        let Some(p) = t
-            .pipeline
-            .as_ref()
-            .filter(|p| p.epilogue == crate::valid::Epilogue::SplitKF32)
-        else {
-            continue;
-        };
-        let unit = t.ir.unit_name();
-        let targets: Vec<&str> = t.ir.targets.iter().map(|x| x.target.as_str()).collect();
-        let text = format!(
-            "// Derived by mpkc from {path}: the reduce task of `{unit}`'s split-K partials.\n\
-task {unit}_reduce {{\n  family consumer-no-smem\n  targets {targets}\n  tensor partials: f32[{s}, {m}, {n}] in\n  tensor y: bf16[{m}, {n}] out\n  body splitk_reduce(partials -> y)\n  granularity per_tile(tasks ceil_div({n}, 512))\n}}\n",
-            path = c.source.path,
-            targets = targets.join(", "),
-            s = p.splits,
-            m = p.m_real,
-            n = p.n,
-        );
-        out.push(Source {
-            path: format!("{}#{unit}_reduce", c.source.path),
-            text,
-        });
-    }
-    out
-}
-
-/// Two task instances that would write the same files: equal unit names (task `t` with
-/// instance `worker` and a task `t_worker`, or one task in two files). The later one is removed
-/// with an `E0012` error on its task name.
-pub fn unit_collisions(checked: &mut [Checked]) {
-    let mut seen: Vec<(String, String)> = Vec::new();
-    for c in checked.iter_mut() {
-        let mut keep = Vec::new();
-        for t in std::mem::take(&mut c.tasks) {
-            let unit = t.ir.unit_name();
-            if let Some((_, owner)) = seen.iter().find(|(u, _)| *u == unit) {
-                c.diags.push(
-                    Diagnostic::error(crate::diag::codes::NAME_CLASH, format!("`{unit}` would write the same generated files as a task instance of {owner}"))
-                        .primary(t.ir.name_span, format!("generates {unit}_spec.h and {unit}.cuh"))
-                        .help("rename the task or the instance"),
-                );
-                c.rejected.push(t.ir);
-            } else {
-                seen.push((unit, c.source.path.clone()));
-                keep.push(t);
-            }
-        }
-        c.tasks = keep;
     }
 }

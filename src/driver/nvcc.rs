@@ -211,8 +211,7 @@ pub fn compile_with(
     target: Target,
     extra: &[String],
 ) -> Result<(PathBuf, PtxasReport), CompileFailure> {
-    let stem = unit.trim_end_matches(".cu");
-    let cubin = format!("{stem}.{target}.cubin");
+    let cubin = crate::back::files::cubin_name(unit, target);
     // A failed compile must not leave an earlier cubin next to the new sources.
     let _ = std::fs::remove_file(dir.join(&cubin));
     let mut cmd = Command::new(&tc.nvcc);

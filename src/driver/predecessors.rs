@@ -80,56 +80,154 @@ pub fn exposing_predecessors<'a>(
         .collect()
 }
 
-/// The report for `tasks`, with `known` predecessors (unit name, release order after identity).
-pub fn report(tasks: &[&CheckedTask], known: &[(String, Vec<usize>)]) -> String {
-    let mut out = String::new();
+/// Consecutive positions of page 13 with the same outcome: `first..=last`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExposureRun {
+    /// First position of page 13 in the predecessor's order.
+    pub first: usize,
+    /// Last position (inclusive).
+    pub last: usize,
+    /// The logical page that lands on page 13.
+    pub logical: usize,
+    /// Bytes used on that logical page.
+    pub bytes: i64,
+    /// Bytes past the capacity.
+    pub over: i64,
+}
+
+/// `ex` with consecutive positions of equal outcome merged.
+pub fn runs(ex: &[Exposure]) -> Vec<ExposureRun> {
+    let mut out: Vec<ExposureRun> = Vec::new();
+    for e in ex {
+        match out.last_mut() {
+            Some(r)
+                if r.last + 1 == e.position
+                    && (r.logical, r.bytes, r.over) == (e.logical, e.bytes, e.over) =>
+            {
+                r.last = e.position
+            }
+            _ => out.push(ExposureRun {
+                first: e.position,
+                last: e.position,
+                logical: e.logical,
+                bytes: e.bytes,
+                over: e.over,
+            }),
+        }
+    }
+    out
+}
+
+/// The verdict for one task instance on one target.
+#[derive(Clone, Debug)]
+pub struct TargetReport<'a> {
+    /// The task instance.
+    pub task: &'a CheckedTask,
+    /// The target.
+    pub target: &'a TargetIr,
+    /// Every exposing position of page 13 (empty: safe after every order).
+    pub exposures: Vec<Exposure>,
+    /// The known tasks whose release order exposes it.
+    pub predecessors: Vec<&'a (String, Vec<usize>)>,
+}
+
+/// The verdicts for `tasks` on each of their targets, with `known` predecessors (unit name,
+/// release order after identity).
+pub fn reports<'a>(
+    tasks: &[&'a CheckedTask],
+    known: &'a [(String, Vec<usize>)],
+) -> Vec<TargetReport<'a>> {
+    let mut out = Vec::new();
     for t in tasks {
         for (target, _, _) in &t.plans {
-            let ex = exposures(t, target);
-            let name = t.ir.unit_name();
-            if ex.is_empty() {
-                out.push_str(&format!(
-                    "{name} on {}: safe after every predecessor release order\n",
-                    target.target
-                ));
-                continue;
-            }
-            out.push_str(&format!(
-                "{name} on {}: exposed when page 13 is at {} of the 14 positions of the predecessor's release order\n",
-                target.target,
-                ex.len()
-            ));
-            // Consecutive positions with the same outcome share a line.
-            let mut i = 0;
-            while i < ex.len() {
-                let mut j = i;
-                while j + 1 < ex.len()
-                    && ex[j + 1].position == ex[j].position + 1
-                    && (ex[j + 1].logical, ex[j + 1].bytes, ex[j + 1].over)
-                        == (ex[i].logical, ex[i].bytes, ex[i].over)
-                {
-                    j += 1;
-                }
-                let at = if i == j {
-                    format!("position {}", ex[i].position)
-                } else {
-                    format!("positions {}-{}", ex[i].position, ex[j].position)
-                };
-                out.push_str(&format!(
-                    "  {at}: logical page {} ({} bytes used) lands on page 13 (11264 usable), {} bytes over\n",
-                    ex[i].logical, ex[i].bytes, ex[i].over
-                ));
-                i = j + 1;
-            }
-            let preds = exposing_predecessors(t, target, known);
-            if preds.is_empty() {
-                out.push_str("  no known task's release order exposes it\n");
+            let exposures = exposures(t, target);
+            let predecessors = if exposures.is_empty() {
+                Vec::new()
             } else {
-                for (p, order) in preds {
-                    out.push_str(&format!("  exposed after {p} (release order {order:?})\n"));
-                }
+                exposing_predecessors(t, target, known)
+            };
+            out.push(TargetReport {
+                task: t,
+                target,
+                exposures,
+                predecessors,
+            });
+        }
+    }
+    out
+}
+
+/// The text report: a line per task instance and target, then one per run of exposing positions
+/// and one per exposing known predecessor.
+pub fn report(tasks: &[&CheckedTask], known: &[(String, Vec<usize>)]) -> String {
+    let mut out = String::new();
+    for r in reports(tasks, known) {
+        let name = r.task.ir.unit_name();
+        let target = r.target.target;
+        if r.exposures.is_empty() {
+            out.push_str(&format!(
+                "{name} on {target}: safe after every predecessor release order\n"
+            ));
+            continue;
+        }
+        out.push_str(&format!(
+            "{name} on {target}: exposed when page 13 is at {} of the 14 positions of the predecessor's release order\n",
+            r.exposures.len()
+        ));
+        for run in runs(&r.exposures) {
+            let at = if run.first == run.last {
+                format!("position {}", run.first)
+            } else {
+                format!("positions {}-{}", run.first, run.last)
+            };
+            out.push_str(&format!(
+                "  {at}: logical page {} ({} bytes used) lands on page 13 (11264 usable), {} bytes over\n",
+                run.logical, run.bytes, run.over
+            ));
+        }
+        if r.predecessors.is_empty() {
+            out.push_str("  no known task's release order exposes it\n");
+        } else {
+            for (p, order) in &r.predecessors {
+                out.push_str(&format!("  exposed after {p} (release order {order:?})\n"));
             }
         }
+    }
+    out
+}
+
+/// The JSON-lines report (`--message-format json`): one object per task instance and target,
+/// `{"reason": "predecessors", "task", "instance", "unit", "target", "safe", "exposed_positions",
+/// "runs": [{"first", "last", "logical_page", "bytes_used", "bytes_over"}], "exposed_after":
+/// [{"unit", "release_order"}]}`, each followed by a newline.
+pub fn report_json(tasks: &[&CheckedTask], known: &[(String, Vec<usize>)]) -> String {
+    let mut out = String::new();
+    for r in reports(tasks, known) {
+        let runs: Vec<serde_json::Value> = runs(&r.exposures)
+            .iter()
+            .map(|x| {
+                serde_json::json!({"first": x.first, "last": x.last, "logical_page": x.logical,
+                    "bytes_used": x.bytes, "bytes_over": x.over})
+            })
+            .collect();
+        let after: Vec<serde_json::Value> = r
+            .predecessors
+            .iter()
+            .map(|(u, o)| serde_json::json!({"unit": u, "release_order": o}))
+            .collect();
+        let v = serde_json::json!({
+            "reason": "predecessors",
+            "task": r.task.ir.name,
+            "instance": r.task.ir.instance,
+            "unit": r.task.ir.unit_name(),
+            "target": r.target.target.as_str(),
+            "safe": r.exposures.is_empty(),
+            "exposed_positions": r.exposures.iter().map(|e| e.position).collect::<Vec<_>>(),
+            "runs": runs,
+            "exposed_after": after,
+        });
+        out.push_str(&v.to_string());
+        out.push('\n');
     }
     out
 }

@@ -96,8 +96,9 @@ fn not_runnable(t: &CheckedTask, target: Target) -> Option<String> {
 /// `a`, or, for the reduce task mpkc derives from a split-K pipeline, its partials.
 pub fn links(checked: &[Checked], a: (usize, usize), b: (usize, usize)) -> Vec<Link> {
     let (ta, tb) = (task(checked, a), task(checked, b));
-    let derived = checked[b.0].source.path
-        == format!("{}#{}_reduce", checked[a.0].source.path, ta.ir.unit_name());
+    let derived = checked[b.0].derived.as_ref().is_some_and(|d| {
+        d.parent_unit == ta.ir.unit_name() && d.parent.path == checked[a.0].source.path
+    });
     let mut out = Vec::new();
     for (ii, (_, x)) in tb.ir.inputs().enumerate() {
         for (oi, (_, y)) in ta.ir.outputs().enumerate() {

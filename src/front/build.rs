@@ -296,7 +296,7 @@ fn build_param<'a>(
     }
 }
 
-fn build_value(p: Pair<'_, Rule>, d: &mut Diags) -> Value {
+pub(super) fn build_value(p: Pair<'_, Rule>, d: &mut Diags) -> Value {
     let c = p
         .into_inner()
         .next()
@@ -794,6 +794,25 @@ fn parse_int(text: &str, span: Span, d: &mut Diags) -> i64 {
     })
 }
 
+/// Parses a float literal (the grammar guarantees its form). A literal too large for f64 reads as
+/// infinity, which the param checks report; one with a non-zero digit that reads as 0 (`1e-400`)
+/// is an `E0006` diagnostic here, as no f64 holds it.
+fn parse_float(text: &str, span: Span, d: &mut Diags) -> f64 {
+    let v = text.parse::<f64>().unwrap_or(f64::NAN);
+    let mantissa = text.split(['e', 'E']).next().unwrap_or(text);
+    if v == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+        d.push(
+            Diagnostic::error(
+                codes::OUT_OF_RANGE,
+                format!("float literal `{text}` is too small for f64: it reads as 0"),
+            )
+            .primary(span, "rounds to 0")
+            .help("write 0, or a value of magnitude at least 5e-324 (the smallest f64)"),
+        );
+    }
+    v
+}
+
 /// Expressions are bounded so that building and evaluating them cannot exhaust the stack.
 const MAX_EXPR_TERMS: usize = 256;
 /// Deepest nesting of parentheses and calls.
@@ -892,7 +911,7 @@ fn build_primary(p: Pair<'_, Rule>, d: &mut Diags) -> Expr {
     let span = span_of(&p);
     let kind = match p.as_rule() {
         Rule::int_lit => ExprKind::Int(parse_int(p.as_str(), span, d)),
-        Rule::float_lit => ExprKind::Float(p.as_str().parse::<f64>().unwrap_or(0.0)),
+        Rule::float_lit => ExprKind::Float(parse_float(p.as_str(), span, d)),
         Rule::path => ExprKind::Path(p.into_inner().map(ident).collect()),
         Rule::paren_expr => {
             let e = p

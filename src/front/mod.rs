@@ -3,5 +3,7 @@
 pub mod ast;
 mod build;
 mod parse;
+mod value;
 
 pub use build::parse_file;
+pub use value::parse_value;

@@ -60,6 +60,12 @@ pub struct Kernel {
 impl Gpu {
     /// Opens device 0, or says why not.
     pub fn open() -> Result<Gpu, GpuError> {
+        Gpu::open_ordinal(0)
+    }
+
+    /// The number of CUDA devices the driver shows this process (after `CUDA_VISIBLE_DEVICES`),
+    /// or why there are none.
+    pub fn count() -> Result<usize, GpuError> {
         // SAFETY: only probes whether the shared library can be opened.
         if !unsafe { sys::is_culib_present() } {
             return Err(GpuError::NoDriver);
@@ -69,7 +75,19 @@ impl Gpu {
         if count < 1 {
             return Err(GpuError::NoDevice("the driver reports no devices".into()));
         }
-        let ctx = CudaContext::new(0).map_err(|e| GpuError::NoDevice(format!("{e:?}")))?;
+        Ok(count as usize)
+    }
+
+    /// Opens device `ordinal` (0-based, among the devices this process sees), or says why not.
+    pub fn open_ordinal(ordinal: usize) -> Result<Gpu, GpuError> {
+        let count = Gpu::count()?;
+        if ordinal >= count {
+            return Err(GpuError::NoDevice(format!(
+                "device {ordinal} asked for, the driver shows {count} (0..={})",
+                count - 1
+            )));
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| GpuError::NoDevice(format!("{e:?}")))?;
         // One stream, ordered work: no per-buffer event tracking.
         // SAFETY: called before any buffer is allocated.
         unsafe { ctx.disable_event_tracking() };

@@ -21,6 +21,9 @@ pub struct TaskIr {
     pub span: Span,
     /// The instance name, when the contract declares instances.
     pub instance: Option<String>,
+    /// The whole instance declaration (`instance big(N = 4096)`), when the contract declares
+    /// instances.
+    pub instance_span: Option<Span>,
     /// The family.
     pub family: Family,
     /// Where the family was declared (the task name when defaulted).
@@ -76,6 +79,13 @@ impl TaskIr {
             Some(i) => format!("{}_{}", self.name, i),
             None => self.name.clone(),
         }
+    }
+
+    /// Where this instance is declared: the instance declaration, or the task name when the
+    /// task has no instances. Diagnostics about the instance as a whole (its generated files,
+    /// the tasks mpkc derives from it) point here.
+    pub fn unit_span(&self) -> Span {
+        self.instance_span.unwrap_or(self.name_span)
     }
 
     /// Input tensors in `input_ptrs` order.

@@ -122,12 +122,76 @@ pub struct TargetIr {
     pub span: Span,
 }
 
+/// The declared type of a param (README, "A tour of the language"): what values it takes and
+/// the C++ type of its generated constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamType {
+    /// `i32`: -2^31 ..= 2^31 - 1, emitted as `int32_t`.
+    I32,
+    /// `int` or `i64`: -2^63 ..= 2^63 - 1 (the 64-bit integers expressions compute in),
+    /// emitted as `int64_t`.
+    I64,
+    /// `f32` (alias `float`): finite IEEE single values, emitted as a `float` literal.
+    F32,
+    /// `f64`: finite IEEE double values, emitted as a `double` literal.
+    F64,
+    /// `bool`.
+    Bool,
+}
+
+impl ParamType {
+    /// The type a declaration names (`int`, `i32`, `i64`, `f32`, `float`, `f64`, `bool`), if any.
+    pub fn parse(name: &str) -> Option<ParamType> {
+        Some(match name {
+            "int" | "i64" => ParamType::I64,
+            "i32" => ParamType::I32,
+            "f32" | "float" => ParamType::F32,
+            "f64" => ParamType::F64,
+            "bool" => ParamType::Bool,
+            _ => return None,
+        })
+    }
+
+    /// The type's name (`int` for `int`/`i64`, `f32` for `f32`/`float`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ParamType::I32 => "i32",
+            ParamType::I64 => "int",
+            ParamType::F32 => "f32",
+            ParamType::F64 => "f64",
+            ParamType::Bool => "bool",
+        }
+    }
+
+    /// The C++ type of the generated constant.
+    pub fn c_type(self) -> &'static str {
+        match self {
+            ParamType::I32 => "int32_t",
+            ParamType::I64 => "int64_t",
+            ParamType::F32 => "float",
+            ParamType::F64 => "double",
+            ParamType::Bool => "bool",
+        }
+    }
+
+    /// True for `i32` and `int`/`i64`.
+    pub fn is_int(self) -> bool {
+        matches!(self, ParamType::I32 | ParamType::I64)
+    }
+
+    /// True for `f32` and `f64`.
+    pub fn is_float(self) -> bool {
+        matches!(self, ParamType::F32 | ParamType::F64)
+    }
+}
+
 /// A parameter's value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParamValue {
-    /// `int`.
+    /// `i32`, `int` or `i64` (within the declared type's range).
     Int(i64),
-    /// `f32` (kept as f64 text-exact for emission).
+    /// `f32` or `f64`, as the f64 the value's text denotes (an `f32` value is finite in f32 and
+    /// emitted from this text-exact double).
     Float(f64),
     /// `bool`.
     Bool(bool),
@@ -148,6 +212,8 @@ impl fmt::Display for ParamValue {
 pub struct ParamIr {
     /// Name.
     pub name: String,
+    /// Declared type.
+    pub ty: ParamType,
     /// Value after defaults, instance settings and `--param` overrides.
     pub value: ParamValue,
     /// The declaration.

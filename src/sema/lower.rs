@@ -17,6 +17,8 @@ pub(super) struct Cx<'s> {
     pub ir: TaskIr,
     /// Params whose value was rejected.
     pub poisoned: Vec<String>,
+    /// Tensors whose declaration was rejected: uses of them are follow-on errors.
+    pub rejected_tensors: Vec<String>,
 }
 
 impl Cx<'_> {
@@ -72,10 +74,15 @@ impl Cx<'_> {
         r
     }
 
-    /// Resolves a tensor name.
+    /// Resolves a tensor name (a tensor whose declaration was rejected is a follow-on error).
     pub fn tensor(&mut self, id: &ast::Ident) -> Option<TensorHandle> {
         let h = self.ir.tensor_by_name(&id.node);
-        if h.is_none() {
+        if h.is_none() && self.rejected_tensors.contains(&id.node) {
+            self.report(Diagnostic::error(
+                crate::diag::FOLLOW_ON,
+                format!("tensor `{}` was rejected", id.node),
+            ));
+        } else if h.is_none() {
             let known: Vec<String> = self
                 .ir
                 .tensors
@@ -121,6 +128,7 @@ pub(super) fn lower_instance(
         name_span: task.name.span,
         span: task.span,
         instance: instance.map(|i| i.name.node.clone()),
+        instance_span: instance.map(|i| i.span),
         family,
         family_span,
         targets: Vec::new(),
@@ -149,7 +157,12 @@ pub(super) fn lower_instance(
         levers: Vec::new(),
         setmaxnreg: None,
     };
-    let mut cx = Cx { sink, ir, poisoned };
+    let mut cx = Cx {
+        sink,
+        ir,
+        poisoned,
+        rejected_tensors: Vec::new(),
+    };
     targets(&mut cx, c);
     if let Some((e, s)) = c.task_id {
         cx.ir.task_id_span = s;
@@ -439,6 +452,7 @@ fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
                 .primary(t.span, "rank 0")
                 .help("give its extents, e.g. `bf16[m, hidden]`; a scalar is a param"),
             );
+            cx.rejected_tensors.push(t.name.node.clone());
             continue;
         }
         let dims: Vec<Option<i64>> = t
@@ -465,6 +479,7 @@ fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
             .collect();
         let tma = t.tma.as_ref().and_then(|spec| tma(cx, spec));
         let (Some(dtype), Some(dims)) = (dt, dims.into_iter().collect::<Option<Vec<i64>>>()) else {
+            cx.rejected_tensors.push(t.name.node.clone());
             continue;
         };
         cx.ir.tensors.append(TensorIr {

@@ -10,6 +10,9 @@ mod lower;
 mod lower_body;
 mod lower_regions;
 mod lower_sync;
+mod param_range;
+mod param_ty;
+mod param_value;
 mod params;
 
 use crate::diag::{codes, Diagnostic, Sink};
@@ -19,9 +22,11 @@ use crate::ir::TaskIr;
 /// What the command line adds to a contract.
 #[derive(Clone, Debug, Default)]
 pub struct SemaOptions {
-    /// `--param name=value` overrides, applied to every instance.
+    /// `--param name=value` overrides, applied to every instance of a task that declares the
+    /// param (the others ignore it; `driver::select` reports one naming no param of any input).
     pub overrides: Vec<(String, String)>,
-    /// `--instance NAME`: lower only this instance.
+    /// `--instance NAME`: lower only the instances of this name; a task without instances is
+    /// then not lowered (`driver::select` reports a name no input declares).
     pub instance: Option<String>,
 }
 
@@ -46,7 +51,6 @@ pub fn lower_file(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) -> Vec<
         );
     }
     collect::unique_names(sink, "task", file.tasks.iter().map(|t| &t.name));
-    check_overrides(file, opts, sink);
     let file_clean = sink.error_count() == file_errors;
     let mut out = Vec::new();
     for task in &file.tasks {
@@ -59,8 +63,8 @@ pub fn lower_file(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) -> Vec<
             c.instances.iter().map(|i| Some(*i)).collect()
         };
         for inst in instances {
-            if let (Some(want), Some(i)) = (&opts.instance, inst) {
-                if &i.name.node != want {
+            if let Some(want) = &opts.instance {
+                if inst.is_none_or(|i| &i.name.node != want) {
                     continue;
                 }
             }
@@ -72,44 +76,5 @@ pub fn lower_file(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) -> Vec<
             });
         }
     }
-    if let Some(want) = &opts.instance {
-        let found = file
-            .tasks
-            .iter()
-            .flat_map(|t| t.items.iter())
-            .any(|i| matches!(i, ast::Item::Instance(x) if &x.name.node == want));
-        if !found {
-            let span = file.tasks.first().map(|t| t.name.span).unwrap_or_default();
-            sink.push(
-                Diagnostic::error(
-                    codes::UNKNOWN_INSTANCE,
-                    format!("no task in this file declares instance `{want}`"),
-                )
-                .primary(span, "in this file")
-                .help("list the instances with `mpkc plan FILE`, or drop `--instance`"),
-            );
-        }
-    }
     out
-}
-
-fn check_overrides(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) {
-    for (name, _) in &opts.overrides {
-        let declared = file
-            .tasks
-            .iter()
-            .flat_map(|t| t.items.iter())
-            .any(|i| matches!(i, ast::Item::Param(p) if &p.name.node == name));
-        if !declared {
-            let span = file.tasks.first().map(|t| t.name.span).unwrap_or_default();
-            sink.push(
-                Diagnostic::error(
-                    codes::UNKNOWN_INSTANCE,
-                    format!("`--param {name}=…` names no param of this file"),
-                )
-                .primary(span, "in this task")
-                .help("override only declared params; see the task's `param` items"),
-            );
-        }
-    }
 }

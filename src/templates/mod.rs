@@ -14,7 +14,7 @@ mod elementwise;
 mod rmsnorm;
 
 use crate::diag::{codes, Diagnostic};
-use crate::ir::{BodyIr, Dtype, ParamValue, TaskIr, TensorHandle};
+use crate::ir::{BodyIr, Dtype, ParamType, ParamValue, TaskIr, TensorHandle};
 use crate::span::Span;
 
 /// A formal tensor of a template.
@@ -206,18 +206,21 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
             let Some(p) = ir.params.get(actual) else {
                 continue;
             };
-            let ok = matches!(
-                (&p.value, is_float),
-                (ParamValue::Float(_), true) | (ParamValue::Int(_), false)
-            );
+            // Template scalars are `float` or integer: an `f64` (or `bool`) param does not fit.
+            let ok = if *is_float {
+                p.ty == ParamType::F32
+            } else {
+                p.ty.is_int()
+            };
             if !ok {
                 errs.push(
                     Diagnostic::error(
                         codes::BODY_MISMATCH,
                         format!(
-                            "scalar `{formal}` of `{}` must be {}, but `{actual}` is {}",
+                            "scalar `{formal}` of `{}` must be {}, but `{actual}` is the `{}` {}",
                             sig.name,
                             kind(*is_float),
+                            p.ty.name(),
                             p.value
                         ),
                     )
@@ -288,7 +291,7 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
 
 fn kind(is_float: bool) -> &'static str {
     if is_float {
-        "a float"
+        "an `f32`"
     } else {
         "an integer"
     }

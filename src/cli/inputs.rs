@@ -1,0 +1,93 @@
+//! The inputs of `check`, `plan`, `build` and `verify`: files, `-` for stdin, directories (their
+//! own `*.mpk` files, sorted by name, not their subdirectories'), or the embedded stdlib when
+//! none is given. A file that is not UTF-8 becomes a diagnostic of that file
+//! ([`driver::input::decode`]); a file or directory that cannot be read is a usage error.
+
+use crate::driver::{self, Checked, Source};
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+/// The display name of standard input.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// One input: its contract, or (not UTF-8) its finished check.
+pub type Loaded = Result<Source, Box<Checked>>;
+
+fn display(p: &Path) -> String {
+    p.to_string_lossy().replace('\\', "/")
+}
+
+/// The `*.mpk` files directly in `dir`, sorted by name.
+fn contracts_in(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read directory {}: {e}", dir.display()))?;
+    let mut files = Vec::new();
+    for e in entries {
+        let p = e
+            .map_err(|e| format!("cannot read directory {}: {e}", dir.display()))?
+            .path();
+        if p.extension().is_some_and(|x| x == "mpk") && p.is_file() {
+            files.push(p);
+        }
+    }
+    if files.is_empty() {
+        return Err(format!(
+            "directory {} holds no `.mpk` file (mpkc reads a directory's own `*.mpk` files, not its subdirectories')",
+            dir.display()
+        ));
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn read(path: &Path) -> Result<Loaded, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(driver::input::decode(display(path), bytes))
+}
+
+/// Reads the inputs named on the command line, in order (a directory's files in its place), or
+/// the embedded stdlib when `files` is empty. `Err` is a usage error's message: an input that
+/// cannot be read, a directory without contracts, `-` given twice.
+pub fn load(files: &[PathBuf]) -> Result<Vec<Loaded>, String> {
+    if files.is_empty() {
+        return Ok(driver::stdlib::sources().into_iter().map(Ok).collect());
+    }
+    let mut out = Vec::new();
+    let mut stdin_read = false;
+    for f in files {
+        if f.as_os_str() == "-" {
+            if stdin_read {
+                return Err("`-` (standard input) is given twice: it can be read once".into());
+            }
+            stdin_read = true;
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .lock()
+                .read_to_end(&mut bytes)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
+            out.push(driver::input::decode(STDIN_NAME.to_string(), bytes));
+        } else if f.is_dir() {
+            for p in contracts_in(f)? {
+                out.push(read(&p)?);
+            }
+        } else {
+            out.push(read(f)?);
+        }
+    }
+    Ok(out)
+}
+
+/// `checked` (the check of `loaded`'s contracts, in order, then the derived contracts) with the
+/// inputs that were not UTF-8 put back in their place.
+pub fn merge(loaded: Vec<Loaded>, checked: Vec<Checked>) -> Vec<Checked> {
+    let mut checked = checked.into_iter();
+    let mut out = Vec::new();
+    for l in loaded {
+        match l {
+            Ok(_) => out.extend(checked.next()),
+            Err(c) => out.push(*c),
+        }
+    }
+    out.extend(checked);
+    out
+}

@@ -1,0 +1,121 @@
+//! Contracts mpkc derives from the user's: the reduce task of each split-K pipeline. They are
+//! checked like any contract, but their text is generated, so their diagnostics are re-attributed
+//! to the instance they come from, in the user's file.
+
+use super::{Checked, Source};
+use crate::diag::Diagnostic;
+use crate::span::Span;
+use crate::valid::Epilogue;
+
+/// Where a derived contract comes from.
+#[derive(Clone, Debug)]
+pub struct Derived {
+    /// The source that declares the parent task instance.
+    pub parent: Source,
+    /// The parent's unit name (`linear_bf16_splitk_qkv_a`).
+    pub parent_unit: String,
+    /// The derived task's unit name (`linear_bf16_splitk_qkv_a_reduce`).
+    pub unit: String,
+    /// The parent's instance declaration (or its task name when it has no instances), in
+    /// `parent`: the primary label of every re-attributed diagnostic.
+    pub span: Span,
+    /// The parent's `epilogue split_k f32` item, in `parent`.
+    pub epilogue: Option<Span>,
+}
+
+impl Derived {
+    /// `d`, reported on the derived contract `source`, re-attributed to the parent: the parent's
+    /// instance is the primary label, the epilogue a secondary one, and each original label
+    /// becomes a note quoting the derived contract's line (that text is in no file).
+    pub fn attribute(&self, d: Diagnostic, source: &Source) -> Diagnostic {
+        let mut out = Diagnostic {
+            labels: Vec::new(),
+            notes: Vec::new(),
+            ..d.clone()
+        }
+        .primary(
+            self.span,
+            format!("the reduce task `{}` is derived from this", self.unit),
+        );
+        if let Some(e) = self.epilogue {
+            out = out.secondary(e, "this epilogue makes mpkc derive the reduce task");
+        }
+        out = out.note(format!(
+            "this concerns `{}`, the task mpkc derives to sum the split-K partials of `{}`; its contract is generated, not written in a file",
+            self.unit, self.parent_unit
+        ));
+        for l in &d.labels {
+            out = out.note(format!(
+                "in the derived contract, line {}: `{}`: {}",
+                line_of(&source.text, l.span.start),
+                line_text(&source.text, l.span.start),
+                l.message
+            ));
+        }
+        out.notes.extend(d.notes);
+        out
+    }
+}
+
+/// The 1-based line of byte `pos` of `text`.
+pub(crate) fn line_of(text: &str, pos: usize) -> usize {
+    text.as_bytes()[..pos.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+fn line_text(text: &str, pos: usize) -> &str {
+    let pos = pos.min(text.len());
+    let start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
+    text[start..end].trim()
+}
+
+/// The contracts derived from `c`: for a pipeline with a `split_k f32` epilogue, the reduce task
+/// that sums its f32 partials into the bf16 output (one task per 512 output columns), with where
+/// it comes from.
+pub fn derived_sources(c: &Checked) -> Vec<(Source, Derived)> {
+    let mut out = Vec::new();
+    for t in &c.tasks {
+        let Some(p) = t
+            .pipeline
+            .as_ref()
+            .filter(|p| p.epilogue == Epilogue::SplitKF32)
+        else {
+            continue;
+        };
+        let parent_unit = t.ir.unit_name();
+        let unit = format!("{parent_unit}_reduce");
+        let targets: Vec<&str> = t.ir.targets.iter().map(|x| x.target.as_str()).collect();
+        let text = format!(
+            "// Derived by mpkc from {path}: the reduce task of `{parent_unit}`'s split-K partials.\n\
+task {unit} {{\n  family consumer-no-smem\n  targets {targets}\n  tensor partials: f32[{s}, {m}, {n}] in\n  tensor y: bf16[{m}, {n}] out\n  body splitk_reduce(partials -> y)\n  granularity per_tile(tasks ceil_div({n}, 512))\n}}\n",
+            path = c.source.path,
+            targets = targets.join(", "),
+            s = p.splits,
+            m = p.m_real,
+            n = p.n,
+        );
+        let epilogue =
+            t.ir.epilogues
+                .iter()
+                .find(|(k, _, _)| k == "split_k")
+                .map(|(_, _, s)| *s);
+        out.push((
+            Source {
+                path: format!("{}#{unit}", c.source.path),
+                text,
+            },
+            Derived {
+                parent: c.source.clone(),
+                parent_unit,
+                unit,
+                span: t.ir.unit_span(),
+                epilogue,
+            },
+        ));
+    }
+    out
+}

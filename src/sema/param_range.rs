@@ -1,0 +1,197 @@
+//! The declared range of a param (`in LO..=HI` or `in LO..HI`), checked once per instance:
+//! integer bounds for `i32`/`int`/`i64`, float bounds for `f32`/`f64`, no range on `bool`, bounds
+//! inside the type's own range, lower bound first, not empty. Integers are compared exactly.
+
+use super::eval::{Env, Num};
+use super::param_ty::{float_text, TypeLimits};
+use crate::diag::{codes, Diagnostic, Sink};
+use crate::front::ast;
+use crate::ir::{ParamType, ParamValue};
+use crate::span::Span;
+
+/// The two bounds, of the param's own kind.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Bounds {
+    Int(i64, i64),
+    Float(f64, f64),
+}
+
+/// A checked range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Range {
+    bounds: Bounds,
+    inclusive: bool,
+    /// The range as written (`in` excluded).
+    pub span: Span,
+}
+
+impl Range {
+    /// True when `v` lies inside (exactly, for integers; a bool is in no range).
+    pub fn contains(&self, v: &ParamValue) -> bool {
+        match (self.bounds, v) {
+            (Bounds::Int(lo, hi), ParamValue::Int(x)) => {
+                *x >= lo && if self.inclusive { *x <= hi } else { *x < hi }
+            }
+            (Bounds::Float(lo, hi), ParamValue::Float(x)) => {
+                *x >= lo && if self.inclusive { *x <= hi } else { *x < hi }
+            }
+            _ => false,
+        }
+    }
+
+    /// The range as text, bounds printed exactly: `0..=9007199254740992`, `0.0..1.0`.
+    pub fn text(&self) -> String {
+        let op = if self.inclusive { "..=" } else { ".." };
+        match self.bounds {
+            Bounds::Int(lo, hi) => format!("{lo}{op}{hi}"),
+            Bounds::Float(lo, hi) => format!("{}{op}{}", float_text(lo), float_text(hi)),
+        }
+    }
+}
+
+/// Evaluates and checks the range of `p` (declared type `ty`). `Ok(None)`: no range declared.
+///
+/// # Errors
+///
+/// `Err(())` after reporting to `sink`: a range on a `bool` or bounds of the other kind
+/// (`E0005`), a bound outside the type's range, not finite, inverted or empty (`E0006`), or a bound
+/// that does not evaluate (its own diagnostic).
+pub(super) fn declared_range(
+    p: &ast::Param,
+    ty: ParamType,
+    env: &Env<'_>,
+    sink: &mut Sink,
+) -> Result<Option<Range>, ()> {
+    let Some(r) = &p.range else { return Ok(None) };
+    let Some(limits) = TypeLimits::of(ty) else {
+        sink.push(
+            Diagnostic::error(
+                codes::TYPE_MISMATCH,
+                format!("param `{}` is a `bool`, which has no range", p.name.node),
+            )
+            .primary(r.span, "a range on a bool")
+            .secondary(p.ty.span, "declared type")
+            .help("drop the `in …` range, or declare a number type (`int`, `i32`, `f32`, `f64`)"),
+        );
+        return Err(());
+    };
+    let lo = bound(p, ty, &limits, &r.lo, "lower", env, sink);
+    let hi = bound(p, ty, &limits, &r.hi, "upper", env, sink);
+    let bounds = match (lo, hi) {
+        (Some(Num::Int(lo)), Some(Num::Int(hi))) => Bounds::Int(lo, hi),
+        (Some(Num::Float(lo)), Some(Num::Float(hi))) => Bounds::Float(lo, hi),
+        _ => return Err(()),
+    };
+    let range = Range {
+        bounds,
+        inclusive: r.inclusive,
+        span: r.span,
+    };
+    let (inverted, equal) = match bounds {
+        Bounds::Int(lo, hi) => (lo > hi, lo == hi),
+        Bounds::Float(lo, hi) => (lo > hi, lo == hi),
+    };
+    if inverted {
+        let op = if r.inclusive { "..=" } else { ".." };
+        sink.push(
+            Diagnostic::error(
+                codes::OUT_OF_RANGE,
+                format!(
+                    "the range {} of param `{}` is inverted: its lower bound is above its upper bound",
+                    range.text(),
+                    p.name.node
+                ),
+            )
+            .primary(r.span, "no value fits")
+            .help(format!("write the lower bound first: `in {}{op}{}`", r.hi, r.lo)),
+        );
+        return Err(());
+    }
+    if equal && !r.inclusive {
+        sink.push(
+            Diagnostic::error(
+                codes::OUT_OF_RANGE,
+                format!(
+                    "the range {} of param `{}` is empty: `..` excludes its upper bound",
+                    range.text(),
+                    p.name.node
+                ),
+            )
+            .primary(r.span, "no value fits")
+            .help(format!(
+                "write `in {}..={}` for the single value, or widen the range",
+                r.lo, r.hi
+            )),
+        );
+        return Err(());
+    }
+    Ok(Some(range))
+}
+
+/// Evaluates one bound: of the param's kind, finite, inside the type's range.
+fn bound(
+    p: &ast::Param,
+    ty: ParamType,
+    limits: &TypeLimits,
+    e: &ast::Expr,
+    which: &str,
+    env: &Env<'_>,
+    sink: &mut Sink,
+) -> Option<Num> {
+    let name = &p.name.node;
+    let declared = &p.ty.node;
+    let n = match env.num(e) {
+        Ok(n) => n,
+        Err(d) => {
+            sink.push(d);
+            return None;
+        }
+    };
+    let problem = match (n, ty.is_int()) {
+        (Num::Float(f), true) => Some((
+            codes::TYPE_MISMATCH,
+            format!("the {which} bound of `{name}`'s range is the float {}, but `{name}` is `{declared}`", float_text(f)),
+            "a float bound".to_string(),
+            format!("write an integer bound, or declare `{name}` as `f32` or `f64`"),
+        )),
+        (Num::Int(i), false) => Some((
+            codes::TYPE_MISMATCH,
+            format!("the {which} bound of `{name}`'s range is the integer {i}, but `{name}` is `{declared}`"),
+            "an integer bound".to_string(),
+            format!("write the bound as a float, `{i}.0`, or declare `{name}` as `int`"),
+        )),
+        (n, _) => limits.check(n).map(|v| {
+            (
+                v.code(),
+                format!(
+                    "the {which} bound of `{name}`'s range: {}",
+                    v.describe(n, limits, declared)
+                ),
+                format!("not a value of `{declared}`"),
+                match ty {
+                    ParamType::I32 => format!(
+                        "bound the range inside `{declared}` ({}), or declare `{name}` as `int`",
+                        limits.text()
+                    ),
+                    ParamType::F32 => format!(
+                        "bound the range inside `{declared}` ({}), or declare `{name}` as `f64`",
+                        limits.text()
+                    ),
+                    _ => format!("bound the range inside `{declared}` ({})", limits.text()),
+                },
+            )
+        }),
+    };
+    match problem {
+        None => Some(n),
+        Some((code, message, label, help)) => {
+            sink.push(
+                Diagnostic::error(code, message)
+                    .primary(e.span, label)
+                    .secondary(p.ty.span, "declared type")
+                    .help(help),
+            );
+            None
+        }
+    }
+}
