@@ -55,18 +55,15 @@ pub fn check(text: &str) {
         &CheckOptions::default(),
     );
     for c in &checked {
-        let file = SourceFile {
-            name: &c.source.path,
-            text: &c.source.text,
-        };
+        let file = SourceFile::new(&c.source.path, &c.source.text);
         for d in &c.diags {
             for l in &d.labels {
                 assert_span_ok(&c.source.text, d, l.span.start, l.span.end);
             }
             assert!(!d.message.is_empty(), "{}: empty message", d.code);
-            let human = render_human(d, file, ColorMode::Never);
+            let human = render_human(d, &file, ColorMode::Never);
             assert!(human.contains(d.code), "{}: rendering lost the code", d.code);
-            let json = render_json(d, file);
+            let json = render_json(d, &file);
             assert!(!json.contains('\n'), "{}: JSON spans lines", d.code);
             let v: serde_json::Value = serde_json::from_str(&json).expect("JSON diagnostic parses");
             assert_eq!(v["code"], d.code);
