@@ -1,7 +1,10 @@
 //! The driver: runs the stages over contract sources, finds and runs nvcc, and writes outputs.
 
 pub mod build;
+pub mod cache;
+pub mod fingerprint;
 pub mod nvcc;
+pub mod outdir;
 pub mod plan_view;
 pub mod predecessors;
 pub mod stdlib;
