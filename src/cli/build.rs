@@ -64,13 +64,20 @@ pub fn run(common: &CommonArgs, opts: BuildOptions, color: ColorMode) -> u8 {
     }
     let units = generate_all(&checked);
     // Everything is written into a staging folder that takes the place of --out at the end.
-    let staging = match Staging::create(out).and_then(|s| write_staged(&s, &units).map(|()| s)) {
-        Ok(s) => s,
-        Err(e) => {
-            errln!("error: {e}");
-            return exit::USAGE;
-        }
+    let waiting = || {
+        errln!(
+            "waiting for another mpkc build of {} to finish",
+            out.display()
+        )
     };
+    let staging =
+        match Staging::create(out, waiting).and_then(|s| write_staged(&s, &units).map(|()| s)) {
+            Ok(s) => s,
+            Err(e) => {
+                errln!("error: {e}");
+                return exit::USAGE;
+            }
+        };
     let tc = nvcc::find();
     let results = match &tc {
         Ok(tc) => {

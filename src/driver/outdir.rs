@@ -1,8 +1,13 @@
 //! Atomic build output (README, "Build output"): a build writes every file into a staging folder
-//! beside `--out` (`.<name>.mpkc-XXXXXX` in the same parent, so the final rename stays on one
+//! beside `--out` (`.<name>.mpkc-staging` in the same parent, so the final rename stays on one
 //! file system) and, when every file is written, puts the staging folder in the place of
 //! `--out` whole. A failed write names the file and leaves `--out` as it was (the staging folder
 //! is removed).
+//!
+//! The staging folder has a fixed name, so nvcc sees the same paths from build to build (a
+//! compiler cache such as sccache keys on them); builds of the same `--out` take turns through
+//! an advisory lock on `.<name>.mpkc-lock` beside it (released when the process ends, however it
+//! ends). A staging folder left by a build that was killed is removed by the next one.
 //!
 //! The output folder is mpkc's: it holds [`STAMP`], and each build replaces all of it, so files
 //! of a previous build that this build does not write (a renamed task, a dropped target) are
@@ -65,11 +70,50 @@ pub enum OutError {
     },
 }
 
-/// A build's staging folder for `--out`.
+/// A build's staging folder for `--out`, and the lock that keeps other builds of the same
+/// `--out` waiting. Dropped without [`Staging::commit`], it removes the staging folder.
 #[derive(Debug)]
 pub struct Staging {
-    dir: tempfile::TempDir,
+    dir: PathBuf,
     out: PathBuf,
+    _lock: std::fs::File,
+    committed: bool,
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// `<parent>/.<name>.<suffix>`.
+fn beside(out: &Path, suffix: &str) -> PathBuf {
+    let name = out
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy());
+    out.with_file_name(format!(".{name}.{suffix}"))
+}
+
+/// Takes the exclusive lock on `file`, calling `waiting` first if another process holds it.
+#[cfg(unix)]
+fn lock(file: &std::fs::File, waiting: impl FnOnce()) -> io::Result<()> {
+    use rustix::fs::{flock, FlockOperation};
+    match flock(file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(()),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+            waiting();
+            flock(file, FlockOperation::LockExclusive).map_err(io::Error::from)
+        }
+        Err(e) => Err(io::Error::from(e)),
+    }
+}
+
+/// No advisory locks elsewhere: builds of the same `--out` must not overlap.
+#[cfg(not(unix))]
+fn lock(_: &std::fs::File, _: impl FnOnce()) -> io::Result<()> {
+    Ok(())
 }
 
 /// Whether `out` may be replaced: absent, an empty folder, or a folder with the stamp.
@@ -90,8 +134,9 @@ fn check_replaceable(out: &Path) -> Result<(), OutError> {
 
 impl Staging {
     /// Makes the staging folder for `out` (the folder itself when it is a symlink to one) and
-    /// writes the stamp into it. Refuses an `out` that may not be replaced.
-    pub fn create(out: &Path) -> Result<Staging, OutError> {
+    /// writes the stamp into it, after taking the lock of `out` (`waiting` is called when
+    /// another build holds it). Refuses an `out` that may not be replaced.
+    pub fn create(out: &Path, waiting: impl FnOnce()) -> Result<Staging, OutError> {
         let out = if std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink()) {
             out.canonicalize().unwrap_or_else(|_| out.to_path_buf())
         } else {
@@ -110,29 +155,39 @@ impl Staging {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let name = out
-            .file_name()
-            .map_or_else(|| "out".into(), |n| n.to_string_lossy());
-        std::fs::create_dir_all(&parent)
-            .and_then(|()| {
-                tempfile::Builder::new()
-                    .prefix(&format!(".{name}.mpkc-"))
-                    .tempdir_in(&parent)
-            })
-            .map_err(|source| OutError::Staging {
-                folder: parent.clone(),
-                source,
-            })
-            .and_then(|dir| {
-                let s = Staging { dir, out };
-                s.write(STAMP, STAMP_TEXT.as_bytes())?;
-                Ok(s)
-            })
+        let out = parent.join(out.file_name().unwrap_or_default());
+        let dir = beside(&out, "mpkc-staging");
+        let staging_error = |source| OutError::Staging {
+            folder: parent.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&parent).map_err(staging_error)?;
+        let lock_file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(beside(&out, "mpkc-lock"))
+            .map_err(staging_error)?;
+        lock(&lock_file, waiting).map_err(staging_error)?;
+        if std::fs::symlink_metadata(&dir).is_ok() {
+            std::fs::remove_dir_all(&dir)
+                .or_else(|_| std::fs::remove_file(&dir))
+                .map_err(staging_error)?;
+        }
+        std::fs::create_dir(&dir).map_err(staging_error)?;
+        let s = Staging {
+            dir,
+            out,
+            _lock: lock_file,
+            committed: false,
+        };
+        s.write(STAMP, STAMP_TEXT.as_bytes())?;
+        Ok(s)
     }
 
     /// The staging folder (where nvcc runs).
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        &self.dir
     }
 
     /// The final `--out`.
@@ -143,7 +198,7 @@ impl Staging {
     /// Writes `name` into the staging folder; the error names the file as it would be in
     /// `--out` and where it was staged.
     pub fn write(&self, name: &str, bytes: &[u8]) -> Result<(), OutError> {
-        let staged = self.dir.path().join(name);
+        let staged = self.dir.join(name);
         std::fs::write(&staged, bytes).map_err(|source| OutError::Write {
             file: self.out.join(name),
             staged,
@@ -154,40 +209,36 @@ impl Staging {
 
     /// Puts the staging folder in the place of `--out` and removes the previous build. Returns
     /// a warning when the previous build could not be removed (the new one is in place).
-    pub fn commit(self) -> Result<Option<String>, OutError> {
-        let staged = self.dir.keep();
-        let out = self.out;
-        let fail = |source: io::Error, staged: &Path| {
-            let _ = std::fs::remove_dir_all(staged);
-            OutError::Swap {
-                staged: staged.to_path_buf(),
-                out: out.clone(),
-                source,
-            }
+    pub fn commit(mut self) -> Result<Option<String>, OutError> {
+        let staged = self.dir.clone();
+        let out = self.out.clone();
+        let fail = |source: io::Error| OutError::Swap {
+            staged: staged.clone(),
+            out: out.clone(),
+            source,
         };
         // Checked again: the folder may have changed while nvcc ran.
-        if let Err(e) = check_replaceable(&out) {
-            let _ = std::fs::remove_dir_all(&staged);
-            return Err(e);
-        }
+        check_replaceable(&out)?;
         if std::fs::symlink_metadata(&out).is_err() {
-            return std::fs::rename(&staged, &out)
-                .map(|()| None)
-                .map_err(|e| fail(e, &staged));
+            std::fs::rename(&staged, &out).map_err(fail)?;
+            self.committed = true;
+            return Ok(None);
         }
         // `staged` holds the previous build after the swap.
         let old = match exchange(&staged, &out) {
             Ok(()) => staged.clone(),
             Err(_) => {
-                let aside = aside_name(&staged);
-                std::fs::rename(&out, &aside).map_err(|e| fail(e, &staged))?;
+                let aside = beside(&out, "mpkc-old");
+                let _ = std::fs::remove_dir_all(&aside);
+                std::fs::rename(&out, &aside).map_err(fail)?;
                 if let Err(e) = std::fs::rename(&staged, &out) {
                     let _ = std::fs::rename(&aside, &out);
-                    return Err(fail(e, &staged));
+                    return Err(fail(e));
                 }
                 aside
             }
         };
+        self.committed = true;
         Ok(std::fs::remove_dir_all(&old).err().map(|e| {
             format!(
                 "the previous build, moved to {}, could not be removed: {e}",
@@ -195,12 +246,6 @@ impl Staging {
             )
         }))
     }
-}
-
-fn aside_name(staged: &Path) -> PathBuf {
-    let mut name = staged.file_name().unwrap_or_default().to_os_string();
-    name.push(".old");
-    staged.with_file_name(name)
 }
 
 /// Swaps two paths atomically (Linux `renameat2(RENAME_EXCHANGE)`).
@@ -223,6 +268,15 @@ fn exchange(_: &Path, _: &Path) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    fn names(d: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
     fn tree(d: &Path) -> Vec<(String, Vec<u8>)> {
         let mut v: Vec<_> = std::fs::read_dir(d)
             .unwrap()
@@ -242,11 +296,11 @@ mod tests {
     fn replaces_a_previous_build_whole_and_leaves_nothing_beside_it() {
         let parent = tempfile::tempdir().unwrap();
         let out = parent.path().join("out");
-        let s = Staging::create(&out).unwrap();
+        let s = Staging::create(&out, || {}).unwrap();
         s.write("a.cu", b"1").unwrap();
         s.write("stale.cu", b"old").unwrap();
         assert_eq!(s.commit().unwrap(), None);
-        let s = Staging::create(&out).unwrap();
+        let s = Staging::create(&out, || {}).unwrap();
         s.write("a.cu", b"2").unwrap();
         assert_eq!(s.commit().unwrap(), None);
         assert_eq!(
@@ -256,7 +310,10 @@ mod tests {
                 ("a.cu".to_string(), b"2".to_vec())
             ]
         );
-        assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 1);
+        assert_eq!(
+            names(parent.path()),
+            vec![".out.mpkc-lock".to_string(), "out".to_string()]
+        );
     }
 
     #[test]
@@ -265,26 +322,34 @@ mod tests {
         let mine = parent.path().join("mine");
         std::fs::create_dir(&mine).unwrap();
         std::fs::write(mine.join("notes.txt"), "keep").unwrap();
-        assert!(matches!(Staging::create(&mine), Err(OutError::NotOurs(_))));
+        assert!(matches!(
+            Staging::create(&mine, || {}),
+            Err(OutError::NotOurs(_))
+        ));
         let file = parent.path().join("file");
         std::fs::write(&file, "x").unwrap();
         assert!(matches!(
-            Staging::create(&file),
+            Staging::create(&file, || {}),
             Err(OutError::NotAFolder(_))
         ));
         // An empty folder is taken.
         let empty = parent.path().join("empty");
         std::fs::create_dir(&empty).unwrap();
-        Staging::create(&empty).unwrap().commit().unwrap();
+        Staging::create(&empty, || {}).unwrap().commit().unwrap();
         assert!(empty.join(STAMP).is_file());
     }
 
     #[test]
     fn an_abandoned_staging_folder_is_removed() {
         let parent = tempfile::tempdir().unwrap();
-        let s = Staging::create(&parent.path().join("out")).unwrap();
+        let s = Staging::create(&parent.path().join("out"), || {}).unwrap();
         s.write("a.cu", b"1").unwrap();
         drop(s);
-        assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 0);
+        assert_eq!(names(parent.path()), vec![".out.mpkc-lock".to_string()]);
+        // A staging folder left by a killed build is replaced.
+        std::fs::create_dir(parent.path().join(".out.mpkc-staging")).unwrap();
+        std::fs::write(parent.path().join(".out.mpkc-staging/junk"), "x").unwrap();
+        let s = Staging::create(&parent.path().join("out"), || {}).unwrap();
+        assert_eq!(names(s.path()), vec![STAMP.to_string()]);
     }
 }
