@@ -8,6 +8,15 @@
 //!
 //! `$MPKC_NVCC_WRAPPER` (a program name on `PATH` or a path, e.g. `sccache`) runs every compile
 //! as `<wrapper> <nvcc> <arguments>`; `nvcc --version` is always asked of nvcc itself.
+//!
+//! Determinism: ptxas 13.5 for sm_100a is not deterministic under address-space layout
+//! randomization: the same PTX assembles into one of two cubins that differ only in the uniform
+//! registers chosen for the tcgen05 MMA descriptors (`UTCHMMA gdesc[UR36], gdesc[UR38]` or
+//! `gdesc[UR38], gdesc[UR36]`, and the `R2UR`/`UIADD3.64` that fill them; about 3 runs in 10 give
+//! the other one), in `.text` and `.nv.capmerc.text`. The PTX from cicc is identical every time,
+//! and ptxas run without randomization gives the same cubin every time. So on Linux nvcc runs
+//! with `ADDR_NO_RANDOMIZE` (personality(2)), which its children (cicc, ptxas) inherit. Through a
+//! wrapper whose server runs the compile (sccache), the server's own layout applies.
 
 use crate::ir::Target;
 use std::path::{Path, PathBuf};
@@ -283,16 +292,14 @@ pub fn run(
         .chain(args.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
-    let out = Command::new(&program)
-        .current_dir(dir)
-        .args(&lead)
-        .args(args)
-        .output()
-        .map_err(|e| CompileFailure {
-            command: command.clone(),
-            stderr: e.to_string(),
-            not_started: true,
-        })?;
+    let mut cmd = Command::new(&program);
+    cmd.current_dir(dir).args(&lead).args(args);
+    without_aslr(&mut cmd);
+    let out = cmd.output().map_err(|e| CompileFailure {
+        command: command.clone(),
+        stderr: e.to_string(),
+        not_started: true,
+    })?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
         return Err(CompileFailure {
@@ -313,6 +320,31 @@ pub fn run(
         stderr,
     })
 }
+
+/// Makes `cmd` (and the processes it starts) run without address-space layout randomization,
+/// for ptxas's sake (see the module documentation). Where personality(2) is refused, nothing
+/// changes.
+#[cfg(target_os = "linux")]
+fn without_aslr(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the child between fork and exec and only makes two
+    // personality(2) system calls, which are async-signal-safe and touch no shared state.
+    unsafe {
+        cmd.pre_exec(|| {
+            let current = libc::personality(0xffff_ffff);
+            if current != -1 {
+                libc::personality(
+                    current as libc::c_ulong | libc::ADDR_NO_RANDOMIZE as libc::c_ulong,
+                );
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Elsewhere nvcc runs as it is.
+#[cfg(not(target_os = "linux"))]
+fn without_aslr(_: &mut Command) {}
 
 /// Compiles `unit` (a `.cu` in `dir`) for `target` into `<stem>.<target>.cubin` next to it.
 /// Returns the cubin path and the ptxas report of `entry`.
