@@ -78,27 +78,23 @@ pub fn run(common: &CommonArgs, opts: BuildOptions, color: ColorMode) -> u8 {
                 return exit::USAGE;
             }
         };
-    let tc = nvcc::find();
-    let results = match &tc {
-        Ok(tc) => {
-            let cache = (!opts.no_cache)
-                .then(Cache::default_dir)
-                .flatten()
-                .map(|d| Cache::at(&d));
-            let jobs = opts
-                .jobs
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
-            let progress = BuildProgress::new(!json && std::io::stderr().is_terminal(), &units);
-            let copts = CompileOptions {
-                jobs,
-                cache: cache.as_ref(),
-            };
-            let r = compile_all_with(tc, staging.path(), &checked, &units, &copts, &progress);
-            progress.finish();
-            Some((r, cache))
-        }
-        Err(_) => None,
-    };
+    let compiled = nvcc::find().map(|tc| {
+        let cache = (!opts.no_cache)
+            .then(Cache::default_dir)
+            .flatten()
+            .map(|d| Cache::at(&d));
+        let jobs = opts
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+        let progress = BuildProgress::new(!json && std::io::stderr().is_terminal(), &units);
+        let copts = CompileOptions {
+            jobs,
+            cache: cache.as_ref(),
+        };
+        let results = compile_all_with(&tc, staging.path(), &checked, &units, &copts, &progress);
+        progress.finish();
+        (tc, results, cache)
+    });
     // Sources (and the cubins that compiled) go into place even when nvcc is missing or fails.
     match staging.commit() {
         Ok(Some(warning)) => errln!("warning: {warning}"),
@@ -118,13 +114,12 @@ pub fn run(common: &CommonArgs, opts: BuildOptions, color: ColorMode) -> u8 {
             out.display()
         );
     }
-    let (tc, (results, cache)) = match (tc, results) {
-        (Ok(tc), Some(r)) => (tc, r),
-        (Err(e), _) => {
+    let (tc, results, cache) = match compiled {
+        Ok(c) => c,
+        Err(e) => {
             errln!("error: {e}");
             return exit::ABSENT;
         }
-        (Ok(_), None) => return exit::ABSENT,
     };
     for note in results.iter().filter_map(|j| j.cache_note.as_ref()) {
         errln!("warning: {note}");
@@ -146,6 +141,16 @@ pub fn run(common: &CommonArgs, opts: BuildOptions, color: ColorMode) -> u8 {
         );
     }
     let status = report_results(&checked, &units, &results, out, json, color);
+    if !json {
+        spec_only_units(&checked, &units);
+    }
+    summary(&results, cache.as_ref(), opts.no_cache, status, json);
+    status
+}
+
+/// The last line: how many kernels nvcc compiled and how many came from the cache (JSON: the
+/// `build-finished` object).
+fn summary(results: &[CompileJob], cache: Option<&Cache>, no_cache: bool, status: u8, json: bool) {
     let hits = results.iter().filter(|j| j.cache == CacheUse::Hit).count();
     let ran = results.len() - hits;
     if json {
@@ -154,23 +159,21 @@ pub fn run(common: &CommonArgs, opts: BuildOptions, color: ColorMode) -> u8 {
             json!({
                 "reason": "build-finished", "success": status == exit::OK,
                 "kernels": results.len(), "nvcc_runs": ran, "cache_hits": hits,
-                "cache_dir": cache.as_ref().map(|c| c.dir().display().to_string()),
+                "cache_dir": cache.map(|c| c.dir().display().to_string()),
             })
         );
-    } else {
-        spec_only_units(&checked, &units);
-        let from = match &cache {
-            Some(c) => format!("the build cache {}", c.dir().display()),
-            None if opts.no_cache => "the build cache (off: --no-cache)".to_string(),
-            None => format!("the build cache (off: set ${} or $HOME)", cache::DIR_ENV),
-        };
-        outln!(
-            "\n{} kernel{}: {ran} compiled by nvcc, {hits} from {from}",
-            results.len(),
-            if results.len() == 1 { "" } else { "s" }
-        );
+        return;
     }
-    status
+    let from = match cache {
+        Some(c) => format!("the build cache {}", c.dir().display()),
+        None if no_cache => "the build cache (off: --no-cache)".to_string(),
+        None => format!("the build cache (off: set ${} or $HOME)", cache::DIR_ENV),
+    };
+    outln!(
+        "\n{} kernel{}: {ran} compiled by nvcc, {hits} from {from}",
+        results.len(),
+        if results.len() == 1 { "" } else { "s" }
+    );
 }
 
 /// The kernels in job order; a cubin is named by its place in `out` (not the staging folder).
