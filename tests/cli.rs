@@ -240,6 +240,7 @@ fn nvcc_errors_in_inline_cuda_map_back_to_the_contract() {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bad_body_out");
     let o = mpkc()
         .args(["build", p.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .arg("--no-cache")
         .env("NO_COLOR", "1")
         .output()
         .unwrap();
@@ -258,7 +259,7 @@ fn build_of_the_stdlib_prints_the_budget_table_and_kernels() {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stdlib_out");
     let o = mpkc()
         .current_dir(root())
-        .args(["build", "--out", out.to_str().unwrap()])
+        .args(["build", "--no-cache", "--out", out.to_str().unwrap()])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));

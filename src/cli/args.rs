@@ -89,13 +89,17 @@ pub enum Command {
         /// Common options.
         #[command(flatten)]
         common: CommonArgs,
-        /// Output directory for generated files and cubins (created if absent; an existing
-        /// file is refused).
+        /// Output directory for generated files and cubins, replaced whole by each build
+        /// (it must be new, empty, or written by an earlier `mpkc build`; a file is refused).
         #[arg(long, default_value = "out", value_parser = out_dir)]
         out: PathBuf,
         /// Parallel nvcc jobs (default: available cores).
-        #[arg(long, short = 'j')]
+        #[arg(long, short = 'j', value_parser = parse_jobs)]
         jobs: Option<usize>,
+        /// Always run nvcc: neither read nor write the build cache ($MPKC_CACHE_DIR, else
+        /// $XDG_CACHE_HOME/mpkc, else ~/.cache/mpkc).
+        #[arg(long)]
+        no_cache: bool,
     },
     /// Run each contract's tasks on the GPU in mpkc's harness and compare with a float64 CPU
     /// reference (the embedded stdlib when no file is given).
@@ -221,6 +225,15 @@ pub struct CommonArgs {
     /// How to print diagnostics.
     #[arg(long, value_enum, default_value_t = MessageFormat::Human)]
     pub message_format: MessageFormat,
+}
+
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "expected a number of jobs of at least 1, got `{s}`"
+        )),
+    }
 }
 
 fn parse_kv(s: &str) -> Result<(String, String), String> {

@@ -3,17 +3,34 @@
 //! `{"reason": "kernel", …}` object per compiled kernel (cargo's artifact habit).
 
 use super::args::{CommonArgs, MessageFormat};
+use super::progress::BuildProgress;
 use super::{check_all, exit};
 use crate::diag::{codes, render_human, render_json, ColorMode, Diagnostic, SourceFile};
 use crate::driver::build::{
-    compile_all, generate_all, map_errors, write_all, CompileJob, UnitOutput,
+    compile_all_with, generate_all, map_errors, write_staged, CacheUse, CompileJob, CompileOptions,
+    UnitOutput,
 };
+use crate::driver::cache::{self, Cache};
+use crate::driver::outdir::Staging;
 use crate::driver::{nvcc, Checked};
 use serde_json::json;
+use std::io::IsTerminal;
 use std::path::Path;
 
+/// `mpkc build`'s own options.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildOptions<'a> {
+    /// `--out`.
+    pub out: &'a Path,
+    /// `-j`.
+    pub jobs: Option<usize>,
+    /// `--no-cache`.
+    pub no_cache: bool,
+}
+
 /// Runs `mpkc build`.
-pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMode) -> u8 {
+pub fn run(common: &CommonArgs, opts: BuildOptions, color: ColorMode) -> u8 {
+    let out = opts.out;
     let json = common.message_format == MessageFormat::Json;
     let checked = match check_all(common, color) {
         Ok(c) => c,
@@ -45,12 +62,46 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
         print_budget_table(&checked);
     }
     let units = generate_all(&checked);
-    if let Err(e) = write_all(out, &units) {
+    // Everything is written into a staging folder that takes the place of --out at the end.
+    let waiting = || {
         errln!(
-            "error: cannot write the generated files to {}: {e}",
+            "waiting for another mpkc build of {} to finish",
             out.display()
-        );
-        return exit::USAGE;
+        )
+    };
+    let staging =
+        match Staging::create(out, waiting).and_then(|s| write_staged(&s, &units).map(|()| s)) {
+            Ok(s) => s,
+            Err(e) => {
+                errln!("error: {e}");
+                return exit::USAGE;
+            }
+        };
+    let compiled = nvcc::find().map(|tc| {
+        let cache = (!opts.no_cache)
+            .then(Cache::default_dir)
+            .flatten()
+            .map(|d| Cache::at(&d));
+        let jobs = opts
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+        let progress = BuildProgress::new(!json && std::io::stderr().is_terminal(), &units);
+        let copts = CompileOptions {
+            jobs,
+            cache: cache.as_ref(),
+        };
+        let results = compile_all_with(&tc, staging.path(), &checked, &units, &copts, &progress);
+        progress.finish();
+        (tc, results, cache)
+    });
+    // Sources (and the cubins that compiled) go into place even when nvcc is missing or fails.
+    match staging.commit() {
+        Ok(Some(warning)) => errln!("warning: {warning}"),
+        Ok(None) => {}
+        Err(e) => {
+            errln!("error: {e}");
+            return exit::USAGE;
+        }
     }
     if !json {
         let files: usize = units.iter().map(|u| u.files.len()).sum();
@@ -62,15 +113,16 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
             out.display()
         );
     }
-    let tc = match nvcc::find() {
-        Ok(tc) => tc,
+    let (tc, results, cache) = match compiled {
+        Ok(c) => c,
         Err(e) => {
             errln!("error: {e}");
             return exit::ABSENT;
         }
     };
-    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
-    let results = compile_all(&tc, out, &checked, &units, jobs);
+    for note in results.iter().filter_map(|j| j.cache_note.as_ref()) {
+        errln!("warning: {note}");
+    }
     if !json {
         outln!(
             "\ncompiled with nvcc {} ({}), -Xptxas -v:",
@@ -87,17 +139,48 @@ pub fn run(common: &CommonArgs, out: &Path, jobs: Option<usize>, color: ColorMod
             "smem"
         );
     }
-    let status = report_results(&checked, &units, &results, json, color);
+    let status = report_results(&checked, &units, &results, out, json, color);
     if !json {
         spec_only_units(&checked, &units);
     }
+    summary(&results, cache.as_ref(), opts.no_cache, status, json);
     status
 }
 
+/// The last line: how many kernels nvcc compiled and how many came from the cache (JSON: the
+/// `build-finished` object).
+fn summary(results: &[CompileJob], cache: Option<&Cache>, no_cache: bool, status: u8, json: bool) {
+    let hits = results.iter().filter(|j| j.cache == CacheUse::Hit).count();
+    let ran = results.len() - hits;
+    if json {
+        outln!(
+            "{}",
+            json!({
+                "reason": "build-finished", "success": status == exit::OK,
+                "kernels": results.len(), "nvcc_runs": ran, "cache_hits": hits,
+                "cache_dir": cache.map(|c| c.dir().display().to_string()),
+            })
+        );
+        return;
+    }
+    let from = match cache {
+        Some(c) => format!("the build cache {}", c.dir().display()),
+        None if no_cache => "the build cache (off: --no-cache)".to_string(),
+        None => format!("the build cache (off: set ${} or $HOME)", cache::DIR_ENV),
+    };
+    outln!(
+        "\n{} kernel{}: {ran} compiled by nvcc, {hits} from {from}",
+        results.len(),
+        if results.len() == 1 { "" } else { "s" }
+    );
+}
+
+/// The kernels in job order; a cubin is named by its place in `out` (not the staging folder).
 fn report_results(
     checked: &[Checked],
     units: &[UnitOutput],
     results: &[CompileJob],
+    out: &Path,
     json: bool,
     color: ColorMode,
 ) -> u8 {
@@ -105,13 +188,18 @@ fn report_results(
     let mut reported = std::collections::BTreeSet::new();
     for j in results {
         let unit = &units[j.unit];
+        let placed = |staged: &Path| {
+            staged
+                .file_name()
+                .map_or_else(|| out.to_path_buf(), |n| out.join(n))
+        };
         match &j.result {
             Ok((cubin, r)) if json => outln!(
                 "{}",
                 json!({
-                    "reason": "kernel", "unit": unit.unit, "target": j.target.as_str(), "cubin": cubin.display().to_string(),
+                    "reason": "kernel", "unit": unit.unit, "target": j.target.as_str(), "cubin": placed(cubin).display().to_string(),
                     "registers": r.registers, "spill_bytes": r.spill_stores + r.spill_loads,
-                    "stack_bytes": r.stack_bytes, "smem_bytes": r.smem_bytes,
+                    "stack_bytes": r.stack_bytes, "smem_bytes": r.smem_bytes, "cache": j.cache.as_str(),
                 })
             ),
             Ok((cubin, r)) => outln!(
@@ -122,7 +210,7 @@ fn report_results(
                 r.spill_stores + r.spill_loads,
                 r.stack_bytes,
                 r.smem_bytes,
-                cubin.display()
+                placed(cubin).display()
             ),
             Err(f) => {
                 status = exit::EXTERNAL;

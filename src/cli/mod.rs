@@ -37,6 +37,7 @@ mod build;
 mod explain;
 mod fmt;
 mod inputs;
+mod progress;
 mod report;
 mod verify;
 
@@ -92,7 +93,20 @@ pub fn run(cli: Cli) -> u8 {
             predecessors,
         } => check(&common, predecessors.is_some(), color),
         Command::Plan { common, format } => plan(&common, format, color),
-        Command::Build { common, out, jobs } => build::run(&common, &out, jobs, color),
+        Command::Build {
+            common,
+            out,
+            jobs,
+            no_cache,
+        } => build::run(
+            &common,
+            build::BuildOptions {
+                out: &out,
+                jobs,
+                no_cache,
+            },
+            color,
+        ),
         Command::Verify { common, verify } => verify::run(&common, &verify, color),
         Command::Explain { code } => explain::run(&code),
         Command::Fmt { files, check } => fmt::run(&files, check, color),

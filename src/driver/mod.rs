@@ -1,10 +1,13 @@
 //! The driver: runs the stages over contract sources, finds and runs nvcc, and writes outputs.
 
 pub mod build;
+pub mod cache;
 mod clash;
 mod derived;
+pub mod fingerprint;
 pub mod input;
 pub mod nvcc;
+pub mod outdir;
 pub mod plan_view;
 pub mod predecessors;
 pub mod select;

@@ -5,6 +5,18 @@
 //! the project's local toolchain `.toolchain/cuda/nvidia/cu13/bin/nvcc` (installed from PyPI by
 //! `scripts/setup`), looked up from the current directory upwards and from the executable's
 //! directory upwards.
+//!
+//! `$MPKC_NVCC_WRAPPER` (a program name on `PATH` or a path, e.g. `sccache`) runs every compile
+//! as `<wrapper> <nvcc> <arguments>`; `nvcc --version` is always asked of nvcc itself.
+//!
+//! Determinism: ptxas 13.5 for sm_100a is not deterministic under address-space layout
+//! randomization: the same PTX assembles into one of two cubins that differ only in the uniform
+//! registers chosen for the tcgen05 MMA descriptors (`UTCHMMA gdesc[UR36], gdesc[UR38]` or
+//! `gdesc[UR38], gdesc[UR36]`, and the `R2UR`/`UIADD3.64` that fill them; about 3 runs in 10 give
+//! the other one), in `.text` and `.nv.capmerc.text`. The PTX from cicc is identical every time,
+//! and ptxas run without randomization gives the same cubin every time. So on Linux nvcc runs
+//! with `ADDR_NO_RANDOMIZE` (personality(2)), which its children (cicc, ptxas) inherit. Through a
+//! wrapper whose server runs the compile (sccache), the server's own layout applies.
 
 use crate::ir::Target;
 use std::path::{Path, PathBuf};
@@ -24,6 +36,10 @@ pub struct Toolchain {
     pub includes: Vec<PathBuf>,
     /// `release X.Y` from `nvcc --version`.
     pub version: String,
+    /// The whole `nvcc --version` output (part of the build cache's key).
+    pub version_text: String,
+    /// The program every compile runs through (`$MPKC_NVCC_WRAPPER`), if any.
+    pub wrapper: Option<PathBuf>,
 }
 
 impl Toolchain {
@@ -69,8 +85,31 @@ fn upwards(start: &Path, rel: &str) -> Option<PathBuf> {
     start.ancestors().map(|d| d.join(rel)).find(|p| is_file(p))
 }
 
-/// Finds nvcc, or says what was tried.
+/// The environment variable naming a compiler wrapper (e.g. `sccache`) for every nvcc compile.
+pub const WRAPPER_ENV: &str = "MPKC_NVCC_WRAPPER";
+
+/// `$MPKC_NVCC_WRAPPER` resolved to a file: a value with a `/` is a path, else a name on `PATH`.
+fn wrapper() -> Result<Option<PathBuf>, String> {
+    let Some(v) = std::env::var_os(WRAPPER_ENV).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let p = PathBuf::from(&v);
+    let found = if p.components().count() > 1 {
+        Some(p.clone()).filter(|p| is_file(p))
+    } else {
+        on_path(&v.to_string_lossy())
+    };
+    found.map(Some).ok_or_else(|| {
+        format!(
+            "${WRAPPER_ENV} is {}, which is neither a file nor a program on PATH; unset it or install the wrapper (scripts/setup installs sccache into .toolchain/sccache/bin)",
+            p.display()
+        )
+    })
+}
+
+/// Finds nvcc (and the wrapper of `$MPKC_NVCC_WRAPPER`), or says what was tried.
 pub fn find() -> Result<Toolchain, String> {
+    let wrapper = wrapper()?;
     let mut tried = Vec::new();
     let mut candidates: Vec<(PathBuf, &'static str)> = Vec::new();
     if let Some(v) = std::env::var_os("NVCC").filter(|v| !v.is_empty()) {
@@ -105,13 +144,22 @@ pub fn find() -> Result<Toolchain, String> {
                     .find_map(|l| l.split("release ").nth(1).map(|r| r.split(',').next().unwrap_or(r).trim().to_string()))
                     .unwrap_or_else(|| "unknown".to_string());
                 let mut includes = Vec::new();
-                if let Some(root) = nvcc.parent().and_then(Path::parent) {
+                // Through a symlink to the PyPI layout, CCCL is beside the real nvcc.
+                let real = nvcc.canonicalize().unwrap_or_else(|_| nvcc.clone());
+                if let Some(root) = real.parent().and_then(Path::parent) {
                     let cccl = root.join("include/cccl");
                     if cccl.is_dir() {
                         includes.push(cccl);
                     }
                 }
-                return Ok(Toolchain { nvcc, found_by, includes, version });
+                return Ok(Toolchain {
+                    nvcc,
+                    found_by,
+                    includes,
+                    version,
+                    version_text: text.into_owned(),
+                    wrapper,
+                });
             }
             _ if explicit => {
                 return Err(format!(
@@ -189,6 +237,115 @@ pub struct CompileFailure {
     pub not_started: bool,
 }
 
+/// The cubin nvcc writes for `unit` (`<stem>.cu`) and `target`: `<stem>.<target>.cubin`.
+pub fn cubin_name(unit: &str, target: Target) -> String {
+    crate::back::files::cubin_name(unit, target)
+}
+
+/// The arguments of nvcc (without the program) that compile `unit` for `target` into
+/// [`cubin_name`], relative to the build directory, with `extra` flags after mpkc's own.
+pub fn arguments(tc: &Toolchain, unit: &str, target: Target, extra: &[String]) -> Vec<String> {
+    let mut a = vec![
+        "-std=c++17".to_string(),
+        format!("-gencode={}", target.gencode()),
+        "-cubin".to_string(),
+        "-Xptxas".to_string(),
+        "-v".to_string(),
+        "-I.".to_string(),
+    ];
+    a.extend(extra.iter().cloned());
+    for inc in &tc.includes {
+        a.push("-isystem".to_string());
+        a.push(inc.to_string_lossy().into_owned());
+    }
+    a.push("-o".to_string());
+    a.push(cubin_name(unit, target));
+    a.push(unit.to_string());
+    a
+}
+
+/// A successful nvcc run: the cubin it wrote and its stderr (the `-Xptxas -v` report).
+#[derive(Clone, Debug)]
+pub struct NvccOutput {
+    /// The cubin, in the build directory.
+    pub cubin: PathBuf,
+    /// nvcc's stderr.
+    pub stderr: String,
+}
+
+/// Runs nvcc (through the wrapper, if any) in `dir` with `args` (from [`arguments`]), which
+/// write `cubin` (a file name in `dir`). An earlier `cubin` is removed first, so a failed
+/// compile leaves none. Errors: nvcc could not start, exited non-zero, or wrote no cubin.
+pub fn run(
+    tc: &Toolchain,
+    dir: &Path,
+    args: &[String],
+    cubin: &str,
+) -> Result<NvccOutput, CompileFailure> {
+    let _ = std::fs::remove_file(dir.join(cubin));
+    let (program, lead) = match &tc.wrapper {
+        Some(w) => (w.clone(), vec![tc.nvcc.to_string_lossy().into_owned()]),
+        None => (tc.nvcc.clone(), Vec::new()),
+    };
+    let command = std::iter::once(program.to_string_lossy().into_owned())
+        .chain(lead.iter().cloned())
+        .chain(args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut cmd = Command::new(&program);
+    cmd.current_dir(dir).args(&lead).args(args);
+    without_aslr(&mut cmd);
+    let out = cmd.output().map_err(|e| CompileFailure {
+        command: command.clone(),
+        stderr: e.to_string(),
+        not_started: true,
+    })?;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if !out.status.success() {
+        return Err(CompileFailure {
+            command,
+            stderr,
+            not_started: false,
+        });
+    }
+    if !dir.join(cubin).is_file() {
+        return Err(CompileFailure {
+            command,
+            stderr: format!("nvcc exited 0 but wrote no {cubin}\n{stderr}"),
+            not_started: false,
+        });
+    }
+    Ok(NvccOutput {
+        cubin: dir.join(cubin),
+        stderr,
+    })
+}
+
+/// Makes `cmd` (and the processes it starts) run without address-space layout randomization,
+/// for ptxas's sake (see the module documentation). Where personality(2) is refused, nothing
+/// changes.
+#[cfg(target_os = "linux")]
+fn without_aslr(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the child between fork and exec and only makes two
+    // personality(2) system calls, which are async-signal-safe and touch no shared state.
+    unsafe {
+        cmd.pre_exec(|| {
+            let current = libc::personality(0xffff_ffff);
+            if current != -1 {
+                libc::personality(
+                    current as libc::c_ulong | libc::ADDR_NO_RANDOMIZE as libc::c_ulong,
+                );
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Elsewhere nvcc runs as it is.
+#[cfg(not(target_os = "linux"))]
+fn without_aslr(_: &mut Command) {}
+
 /// Compiles `unit` (a `.cu` in `dir`) for `target` into `<stem>.<target>.cubin` next to it.
 /// Returns the cubin path and the ptxas report of `entry`.
 pub fn compile(
@@ -211,54 +368,10 @@ pub fn compile_with(
     target: Target,
     extra: &[String],
 ) -> Result<(PathBuf, PtxasReport), CompileFailure> {
-    let cubin = crate::back::files::cubin_name(unit, target);
-    // A failed compile must not leave an earlier cubin next to the new sources.
-    let _ = std::fs::remove_file(dir.join(&cubin));
-    let mut cmd = Command::new(&tc.nvcc);
-    cmd.current_dir(dir)
-        .arg("-std=c++17")
-        .arg(format!("-gencode={}", target.gencode()))
-        .arg("-cubin")
-        .arg("-Xptxas")
-        .arg("-v")
-        .arg("-I.")
-        .args(extra);
-    for inc in &tc.includes {
-        cmd.arg("-isystem").arg(inc);
-    }
-    cmd.arg("-o").arg(&cubin).arg(unit);
-    let mut command = format!(
-        "{} -std=c++17 -gencode={} -cubin -Xptxas -v -I.",
-        tc.nvcc.display(),
-        target.gencode()
-    );
-    for e in extra {
-        command.push(' ');
-        command.push_str(e);
-    }
-    command.push_str(&format!(" -o {cubin} {unit}"));
-    let out = cmd.output().map_err(|e| CompileFailure {
-        command: command.clone(),
-        stderr: e.to_string(),
-        not_started: true,
-    })?;
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    if !out.status.success() {
-        return Err(CompileFailure {
-            command,
-            stderr,
-            not_started: false,
-        });
-    }
-    if !dir.join(&cubin).is_file() {
-        return Err(CompileFailure {
-            command,
-            stderr: format!("nvcc exited 0 but wrote no {cubin}\n{stderr}"),
-            not_started: false,
-        });
-    }
-    let report = parse_ptxas(&stderr, entry).unwrap_or_default();
-    Ok((dir.join(cubin), report))
+    let args = arguments(tc, unit, target, extra);
+    let out = run(tc, dir, &args, &cubin_name(unit, target))?;
+    let report = parse_ptxas(&out.stderr, entry).unwrap_or_default();
+    Ok((out.cubin, report))
 }
 
 /// An nvcc error located in a file: `(file, line, message)`, from `file(line): error: message`.
