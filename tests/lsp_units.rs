@@ -4,11 +4,12 @@
 
 use lsp_server::Message;
 use lsp_types::Position;
+use mpkc::driver::cancel::Token;
 use mpkc::lsp::convert::LineIndex;
 use mpkc::lsp::document::Document;
 use mpkc::lsp::hover::hover;
 use mpkc::lsp::index::{build, Index, SymKind};
-use mpkc::lsp::transport::{parse, read_frame, Incoming};
+use mpkc::lsp::transport::{parse, read_frame, Frame, Incoming};
 use mpkc::span::Span;
 
 // ---- convert ----
@@ -94,7 +95,7 @@ fn house() -> Document {
         .find(|s| s.path.ends_with("linear_sm100_v2.mpk"))
         .unwrap()
         .text;
-    Document::analyze("linear_sm100_v2.mpk", text)
+    Document::analyze("linear_sm100_v2.mpk", text, &Token::new()).unwrap()
 }
 
 #[test]
@@ -174,15 +175,99 @@ fn instances_name_params() {
 
 // ---- transport ----
 
+/// Reads every frame of `input`, and the number of garbage bytes skipped.
+fn frames(input: &[u8]) -> (Vec<Frame>, usize) {
+    let mut r = std::io::BufReader::with_capacity(7, input);
+    let (mut out, mut skipped) = (Vec::new(), 0);
+    while let Some(f) = read_frame(&mut r, &mut |n| skipped += n).unwrap() {
+        out.push(f);
+    }
+    (out, skipped)
+}
+
+fn body(b: &[u8]) -> Frame {
+    Frame::Body(b.to_vec())
+}
+
 #[test]
 fn frames_with_loose_headers() {
-    let input =
-        b"Content-Length:2\n\n{}content-length: 3\r\nX: y\r\n\r\n[1]Content-Length: abc\r\n\r\n";
-    let mut r = std::io::BufReader::new(&input[..]);
-    assert_eq!(read_frame(&mut r).unwrap(), Some(Ok(b"{}".to_vec())));
-    assert_eq!(read_frame(&mut r).unwrap(), Some(Ok(b"[1]".to_vec())));
-    assert!(matches!(read_frame(&mut r).unwrap(), Some(Err(_))));
-    assert_eq!(read_frame(&mut r).unwrap(), None);
+    let (f, skipped) = frames(
+        b"Content-Length:2\n\n{}content-length: 3\r\nX: y\r\n\r\n[1]Content-Length: abc\r\n\r\n",
+    );
+    assert_eq!(f.len(), 3, "{f:?}");
+    assert_eq!(f[..2], [body(b"{}"), body(b"[1]")]);
+    assert!(matches!(&f[2], Frame::Bad(m) if m.contains("bad Content-Length `abc`")));
+    assert_eq!(skipped, 0);
+}
+
+#[test]
+fn a_short_content_length_resynchronises_at_the_next_header() {
+    // `Content-Length: 1` then `{}`: the body is `{`, then `}` is glued to the next header.
+    let (f, skipped) = frames(
+        b"Content-Length: 1\r\n\r\n{}Content-Length: 4\r\n\r\nnextContent-Length: 2\r\n\r\nok",
+    );
+    assert_eq!(f, [body(b"{"), body(b"next"), body(b"ok")]);
+    assert_eq!(skipped, 1);
+    // Too long by a few bytes: the clipped header is lost (an error), the frame after it is read.
+    let (f, _) = frames(
+        b"Content-Length: 5\r\n\r\n{}Content-Length: 4\r\n\r\nlostContent-Length: 2\r\n\r\nok",
+    );
+    assert_eq!(f.len(), 3, "{f:?}");
+    assert_eq!(f[0], body(b"{}Con"));
+    assert!(matches!(&f[1], Frame::Bad(m) if m.contains("without Content-Length")));
+    assert_eq!(f[2], body(b"ok"));
+    // Garbage lines between frames are skipped.
+    let (f, skipped) = frames(b"garbage\r\n\r\nContent-Length: 2\r\n\r\nok");
+    assert_eq!(f, [body(b"ok")]);
+    assert_eq!(skipped, 7);
+}
+
+#[test]
+fn huge_content_lengths_are_refused_without_allocating() {
+    for n in [
+        "100000000000",
+        "18446744073709551615",
+        "99999999999999999999999",
+        "-1",
+    ] {
+        let input = format!("Content-Length: {n}\r\n\r\nContent-Length: 2\r\n\r\nok");
+        let (f, _) = frames(input.as_bytes());
+        assert_eq!(f.len(), 2, "{n}: {f:?}");
+        assert!(matches!(&f[0], Frame::Bad(_)), "{n}: {f:?}");
+        assert_eq!(f[1], body(b"ok"), "{n}");
+    }
+    let (f, _) = frames(b"Content-Length: 100000000000\r\n\r\n");
+    assert!(
+        matches!(&f[..], [Frame::Bad(m)] if m.contains("64 MiB")),
+        "{f:?}"
+    );
+    // The limit itself is accepted; a body cut short is the end of input.
+    let (f, _) = frames(
+        format!(
+            "Content-Length: {}\r\n\r\nshort",
+            mpkc::lsp::transport::MAX_BODY
+        )
+        .as_bytes(),
+    );
+    assert!(f.is_empty(), "{f:?}");
+}
+
+#[test]
+fn a_long_line_without_a_line_end_is_not_kept_whole() {
+    // 10 MB of garbage without a line end, then a frame: skipped, the frame is read.
+    let mut input = vec![b'x'; 10 << 20];
+    input.extend_from_slice(b"Content-Length: 2\r\n\r\nok");
+    let (f, skipped) = frames(&input);
+    assert_eq!(f, [body(b"ok")]);
+    assert_eq!(skipped, 10 << 20);
+    // A header with a value too long to keep is refused, and the next frame read.
+    let mut input = b"Content-Length: ".to_vec();
+    input.extend(std::iter::repeat_n(b'1', 10_000));
+    input.extend_from_slice(b"\r\n\r\nContent-Length: 2\r\n\r\nok");
+    let (f, _) = frames(&input);
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert!(matches!(&f[0], Frame::Bad(_)));
+    assert_eq!(f[1], body(b"ok"));
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The driver: runs the stages over contract sources, finds and runs nvcc, and writes outputs.
 
 pub mod build;
+pub mod cancel;
 pub mod nvcc;
 pub mod plan_view;
 pub mod predecessors;
@@ -69,6 +70,9 @@ pub fn check_parsed(
         Err(ds) => sink.extend(ds.iter().cloned()),
         Ok(ast) => {
             for lowered in sema::lower_file(ast, sema_opts, &mut sink) {
+                if cancel::requested() {
+                    break;
+                }
                 if !lowered.clean {
                     continue;
                 }
@@ -108,6 +112,9 @@ pub fn check_sources_with(
         .iter()
         .map(|s| check_source(s, &sema_opts(s), check_opts))
         .collect();
+    if cancel::requested() {
+        return checked;
+    }
     let derived: Vec<Source> = checked.iter().flat_map(derived_sources).collect();
     let plain = SemaOptions::default();
     checked.extend(derived.iter().map(|s| check_source(s, &plain, check_opts)));
