@@ -1,6 +1,6 @@
 //! Unit-level tests of the language server's pieces (kept out of `src/lsp/` so that the server's
-//! own code holds no panicking shortcut): UTF-16 positions, hover text, the symbol index, and
-//! the tolerant transport.
+//! own code holds no panicking shortcut): UTF-16 positions, hover text, the symbol index, the
+//! tolerant transport, and the documents' text synchronisation.
 
 use lsp_server::Message;
 use lsp_types::Position;
@@ -312,4 +312,105 @@ fn classifies_bad_messages() {
         parse(br#"{"method":"initialized","params":{}}"#),
         Incoming::Msg(Message::Notification(_))
     ));
+}
+
+// ---- text synchronisation ----
+
+fn changed(
+    uri: &str,
+    version: i32,
+    changes: serde_json::Value,
+) -> lsp_types::DidChangeTextDocumentParams {
+    serde_json::from_value(serde_json::json!({
+        "textDocument": {"uri": uri, "version": version},
+        "contentChanges": changes,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn edits_apply_in_order_and_stale_versions_are_ignored() {
+    use mpkc::lsp::sync::{Docs, Ignored};
+    let uri: lsp_types::Uri = "file:///d/a.mpk".parse().unwrap();
+    let mut docs = Docs::default();
+    docs.open(uri.clone(), 1, "ab\ncd\n".into());
+    // A whole-text change, then two ranged edits on its result, in order.
+    docs.change(changed(
+        "file:///d/a.mpk",
+        2,
+        serde_json::json!([
+            {"text": "x\nyz\n"},
+            {"range": {"start": {"line": 1, "character": 1}, "end": {"line": 1, "character": 2}}, "text": "é"},
+            {"range": {"start": {"line": 1, "character": 2}, "end": {"line": 1, "character": 2}}, "text": "!"},
+        ]),
+    ))
+    .unwrap();
+    let doc = docs.get(&uri).unwrap();
+    assert_eq!((doc.version, doc.text.as_str()), (2, "x\nyé!\n"));
+    // Lower and repeated versions, and a document never opened: ignored.
+    for v in [1, 2] {
+        assert_eq!(
+            docs.change(changed(
+                "file:///d/a.mpk",
+                v,
+                serde_json::json!([{"text": "old"}])
+            )),
+            Err(Ignored::Stale {
+                uri: "file:///d/a.mpk".into(),
+                got: v,
+                current: 2
+            })
+        );
+    }
+    assert_eq!(
+        docs.change(changed(
+            "file:///d/b.mpk",
+            9,
+            serde_json::json!([{"text": "b"}])
+        )),
+        Err(Ignored::NotOpen("file:///d/b.mpk".into()))
+    );
+    assert_eq!(docs.len(), 1);
+    // No content changes: the version moves, the text stays.
+    docs.change(changed("file:///d/a.mpk", 3, serde_json::json!([])))
+        .unwrap();
+    let doc = docs.get(&uri).unwrap();
+    assert_eq!((doc.version, doc.text.as_str()), (3, "x\nyé!\n"));
+}
+
+#[test]
+fn only_the_analysis_is_coalesced() {
+    use mpkc::lsp::sync::Docs;
+    let uri: lsp_types::Uri = "file:///d/c.mpk".parse().unwrap();
+    let mut docs = Docs::default();
+    docs.open(uri.clone(), 1, "task t {}".into());
+    for v in 2..=50 {
+        docs.change(changed(
+            "file:///d/c.mpk",
+            v,
+            serde_json::json!([{"text": format!("// {v}")}]),
+        ))
+        .unwrap();
+    }
+    // One analysis waits, of the last version.
+    let p = docs.next_pending().unwrap();
+    assert_eq!((p.version, p.text.as_str()), (50, "// 50"));
+    assert!(docs.next_pending().is_none());
+    // A change while it runs: its result is stale, and the new version waits.
+    docs.change(changed("file:///d/c.mpk", 51, serde_json::json!([])))
+        .unwrap();
+    let analysed =
+        Document::analyze("c.mpk", p.text.to_string(), &Token::new()).map(std::sync::Arc::new);
+    assert!(!docs.finished(&p, analysed));
+    let q = docs.next_pending().unwrap();
+    assert_eq!((q.version, q.text.as_str()), (51, "// 50"));
+    let analysed =
+        Document::analyze("c.mpk", q.text.to_string(), &Token::new()).map(std::sync::Arc::new);
+    assert!(docs.finished(&q, analysed));
+    assert!(docs.get(&uri).unwrap().current().is_some());
+    assert!(docs.next_pending().is_none());
+    // A cancelled analysis gives nothing.
+    let token = Token::new();
+    token.cancel();
+    assert!(Document::analyze("c.mpk", house().text, &token).is_none());
 }
