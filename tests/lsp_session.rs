@@ -290,3 +290,42 @@ fn the_end_of_input_does_not_wait_for_the_running_analysis() {
     drop(s.tx.take());
     assert_eq!(s.status(), 1);
 }
+
+#[test]
+fn closed_documents_are_forgotten() {
+    // 1,200 documents opened and closed in one burst: none is kept, none analysed; then 1,200
+    // opened one by one and closed: each analysed once, none kept.
+    let mut queued = init();
+    for k in 0..1200 {
+        let uri = format!("file:///s/many/{k}.mpk");
+        queued.push(open(&uri, 1, &house()));
+        queued.push(note(
+            "textDocument/didClose",
+            json!({"textDocument": {"uri": uri}}),
+        ));
+    }
+    let mut s = Session::start(queued);
+    let stats = s.stats();
+    assert_eq!(
+        (&stats["openDocuments"], &stats["started"]),
+        (&json!(0), &json!(0)),
+        "{stats}"
+    );
+    for k in 0..1200 {
+        let uri = format!("file:///s/one-by-one/{k}.mpk");
+        s.send(open(&uri, 1, "task t { family consumer-no-smem }\n"));
+        s.diagnostics_until(&uri, 1);
+        s.send(note(
+            "textDocument/didClose",
+            json!({"textDocument": {"uri": uri}}),
+        ));
+    }
+    let stats = s.stats();
+    assert_eq!(
+        (&stats["openDocuments"], &stats["published"]),
+        (&json!(0), &json!(1200)),
+        "{stats}"
+    );
+    s.send(note("exit", Value::Null));
+    assert_eq!(s.status(), 1);
+}
