@@ -1,14 +1,15 @@
 //! Unit-level tests of the language server's pieces (kept out of `src/lsp/` so that the server's
-//! own code holds no panicking shortcut): UTF-16 positions, hover text, the symbol index, and
-//! the tolerant transport.
+//! own code holds no panicking shortcut): UTF-16 positions, hover text, the symbol index, the
+//! tolerant transport, and the documents' text synchronisation.
 
 use lsp_server::Message;
 use lsp_types::Position;
+use mpkc::driver::cancel::Token;
 use mpkc::lsp::convert::LineIndex;
 use mpkc::lsp::document::Document;
 use mpkc::lsp::hover::hover;
 use mpkc::lsp::index::{build, Index, SymKind};
-use mpkc::lsp::transport::{parse, read_frame, Incoming};
+use mpkc::lsp::transport::{parse, read_frame, Frame, Incoming};
 use mpkc::span::Span;
 
 // ---- convert ----
@@ -94,7 +95,7 @@ fn house() -> Document {
         .find(|s| s.path.ends_with("linear_sm100_v2.mpk"))
         .unwrap()
         .text;
-    Document::analyze("linear_sm100_v2.mpk", text)
+    Document::analyze("linear_sm100_v2.mpk", text, &Token::new()).unwrap()
 }
 
 #[test]
@@ -174,15 +175,99 @@ fn instances_name_params() {
 
 // ---- transport ----
 
+/// Reads every frame of `input`, and the number of garbage bytes skipped.
+fn frames(input: &[u8]) -> (Vec<Frame>, usize) {
+    let mut r = std::io::BufReader::with_capacity(7, input);
+    let (mut out, mut skipped) = (Vec::new(), 0);
+    while let Some(f) = read_frame(&mut r, &mut |n| skipped += n).unwrap() {
+        out.push(f);
+    }
+    (out, skipped)
+}
+
+fn body(b: &[u8]) -> Frame {
+    Frame::Body(b.to_vec())
+}
+
 #[test]
 fn frames_with_loose_headers() {
-    let input =
-        b"Content-Length:2\n\n{}content-length: 3\r\nX: y\r\n\r\n[1]Content-Length: abc\r\n\r\n";
-    let mut r = std::io::BufReader::new(&input[..]);
-    assert_eq!(read_frame(&mut r).unwrap(), Some(Ok(b"{}".to_vec())));
-    assert_eq!(read_frame(&mut r).unwrap(), Some(Ok(b"[1]".to_vec())));
-    assert!(matches!(read_frame(&mut r).unwrap(), Some(Err(_))));
-    assert_eq!(read_frame(&mut r).unwrap(), None);
+    let (f, skipped) = frames(
+        b"Content-Length:2\n\n{}content-length: 3\r\nX: y\r\n\r\n[1]Content-Length: abc\r\n\r\n",
+    );
+    assert_eq!(f.len(), 3, "{f:?}");
+    assert_eq!(f[..2], [body(b"{}"), body(b"[1]")]);
+    assert!(matches!(&f[2], Frame::Bad(m) if m.contains("bad Content-Length `abc`")));
+    assert_eq!(skipped, 0);
+}
+
+#[test]
+fn a_short_content_length_resynchronises_at_the_next_header() {
+    // `Content-Length: 1` then `{}`: the body is `{`, then `}` is glued to the next header.
+    let (f, skipped) = frames(
+        b"Content-Length: 1\r\n\r\n{}Content-Length: 4\r\n\r\nnextContent-Length: 2\r\n\r\nok",
+    );
+    assert_eq!(f, [body(b"{"), body(b"next"), body(b"ok")]);
+    assert_eq!(skipped, 1);
+    // Too long by a few bytes: the clipped header is lost (an error), the frame after it is read.
+    let (f, _) = frames(
+        b"Content-Length: 5\r\n\r\n{}Content-Length: 4\r\n\r\nlostContent-Length: 2\r\n\r\nok",
+    );
+    assert_eq!(f.len(), 3, "{f:?}");
+    assert_eq!(f[0], body(b"{}Con"));
+    assert!(matches!(&f[1], Frame::Bad(m) if m.contains("without Content-Length")));
+    assert_eq!(f[2], body(b"ok"));
+    // Garbage lines between frames are skipped.
+    let (f, skipped) = frames(b"garbage\r\n\r\nContent-Length: 2\r\n\r\nok");
+    assert_eq!(f, [body(b"ok")]);
+    assert_eq!(skipped, 7);
+}
+
+#[test]
+fn huge_content_lengths_are_refused_without_allocating() {
+    for n in [
+        "100000000000",
+        "18446744073709551615",
+        "99999999999999999999999",
+        "-1",
+    ] {
+        let input = format!("Content-Length: {n}\r\n\r\nContent-Length: 2\r\n\r\nok");
+        let (f, _) = frames(input.as_bytes());
+        assert_eq!(f.len(), 2, "{n}: {f:?}");
+        assert!(matches!(&f[0], Frame::Bad(_)), "{n}: {f:?}");
+        assert_eq!(f[1], body(b"ok"), "{n}");
+    }
+    let (f, _) = frames(b"Content-Length: 100000000000\r\n\r\n");
+    assert!(
+        matches!(&f[..], [Frame::Bad(m)] if m.contains("64 MiB")),
+        "{f:?}"
+    );
+    // The limit itself is accepted; a body cut short is the end of input.
+    let (f, _) = frames(
+        format!(
+            "Content-Length: {}\r\n\r\nshort",
+            mpkc::lsp::transport::MAX_BODY
+        )
+        .as_bytes(),
+    );
+    assert!(f.is_empty(), "{f:?}");
+}
+
+#[test]
+fn a_long_line_without_a_line_end_is_not_kept_whole() {
+    // 10 MB of garbage without a line end, then a frame: skipped, the frame is read.
+    let mut input = vec![b'x'; 10 << 20];
+    input.extend_from_slice(b"Content-Length: 2\r\n\r\nok");
+    let (f, skipped) = frames(&input);
+    assert_eq!(f, [body(b"ok")]);
+    assert_eq!(skipped, 10 << 20);
+    // A header with a value too long to keep is refused, and the next frame read.
+    let mut input = b"Content-Length: ".to_vec();
+    input.extend(std::iter::repeat_n(b'1', 10_000));
+    input.extend_from_slice(b"\r\n\r\nContent-Length: 2\r\n\r\nok");
+    let (f, _) = frames(&input);
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert!(matches!(&f[0], Frame::Bad(_)));
+    assert_eq!(f[1], body(b"ok"));
 }
 
 #[test]
@@ -227,4 +312,105 @@ fn classifies_bad_messages() {
         parse(br#"{"method":"initialized","params":{}}"#),
         Incoming::Msg(Message::Notification(_))
     ));
+}
+
+// ---- text synchronisation ----
+
+fn changed(
+    uri: &str,
+    version: i32,
+    changes: serde_json::Value,
+) -> lsp_types::DidChangeTextDocumentParams {
+    serde_json::from_value(serde_json::json!({
+        "textDocument": {"uri": uri, "version": version},
+        "contentChanges": changes,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn edits_apply_in_order_and_stale_versions_are_ignored() {
+    use mpkc::lsp::sync::{Docs, Ignored};
+    let uri: lsp_types::Uri = "file:///d/a.mpk".parse().unwrap();
+    let mut docs = Docs::default();
+    docs.open(uri.clone(), 1, "ab\ncd\n".into());
+    // A whole-text change, then two ranged edits on its result, in order.
+    docs.change(changed(
+        "file:///d/a.mpk",
+        2,
+        serde_json::json!([
+            {"text": "x\nyz\n"},
+            {"range": {"start": {"line": 1, "character": 1}, "end": {"line": 1, "character": 2}}, "text": "é"},
+            {"range": {"start": {"line": 1, "character": 2}, "end": {"line": 1, "character": 2}}, "text": "!"},
+        ]),
+    ))
+    .unwrap();
+    let doc = docs.get(&uri).unwrap();
+    assert_eq!((doc.version, doc.text.as_str()), (2, "x\nyé!\n"));
+    // Lower and repeated versions, and a document never opened: ignored.
+    for v in [1, 2] {
+        assert_eq!(
+            docs.change(changed(
+                "file:///d/a.mpk",
+                v,
+                serde_json::json!([{"text": "old"}])
+            )),
+            Err(Ignored::Stale {
+                uri: "file:///d/a.mpk".into(),
+                got: v,
+                current: 2
+            })
+        );
+    }
+    assert_eq!(
+        docs.change(changed(
+            "file:///d/b.mpk",
+            9,
+            serde_json::json!([{"text": "b"}])
+        )),
+        Err(Ignored::NotOpen("file:///d/b.mpk".into()))
+    );
+    assert_eq!(docs.len(), 1);
+    // No content changes: the version moves, the text stays.
+    docs.change(changed("file:///d/a.mpk", 3, serde_json::json!([])))
+        .unwrap();
+    let doc = docs.get(&uri).unwrap();
+    assert_eq!((doc.version, doc.text.as_str()), (3, "x\nyé!\n"));
+}
+
+#[test]
+fn only_the_analysis_is_coalesced() {
+    use mpkc::lsp::sync::Docs;
+    let uri: lsp_types::Uri = "file:///d/c.mpk".parse().unwrap();
+    let mut docs = Docs::default();
+    docs.open(uri.clone(), 1, "task t {}".into());
+    for v in 2..=50 {
+        docs.change(changed(
+            "file:///d/c.mpk",
+            v,
+            serde_json::json!([{"text": format!("// {v}")}]),
+        ))
+        .unwrap();
+    }
+    // One analysis waits, of the last version.
+    let p = docs.next_pending().unwrap();
+    assert_eq!((p.version, p.text.as_str()), (50, "// 50"));
+    assert!(docs.next_pending().is_none());
+    // A change while it runs: its result is stale, and the new version waits.
+    docs.change(changed("file:///d/c.mpk", 51, serde_json::json!([])))
+        .unwrap();
+    let analysed =
+        Document::analyze("c.mpk", p.text.to_string(), &Token::new()).map(std::sync::Arc::new);
+    assert!(!docs.finished(&p, analysed));
+    let q = docs.next_pending().unwrap();
+    assert_eq!((q.version, q.text.as_str()), (51, "// 50"));
+    let analysed =
+        Document::analyze("c.mpk", q.text.to_string(), &Token::new()).map(std::sync::Arc::new);
+    assert!(docs.finished(&q, analysed));
+    assert!(docs.get(&uri).unwrap().current().is_some());
+    assert!(docs.next_pending().is_none());
+    // A cancelled analysis gives nothing.
+    let token = Token::new();
+    token.cancel();
+    assert!(Document::analyze("c.mpk", house().text, &token).is_none());
 }

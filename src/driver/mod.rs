@@ -2,6 +2,7 @@
 
 pub mod build;
 pub mod cache;
+pub mod cancel;
 mod clash;
 mod derived;
 pub mod fingerprint;
@@ -104,6 +105,9 @@ pub fn check_parsed(
         Err(ds) => sink.extend(ds.iter().cloned()),
         Ok(ast) => {
             for lowered in sema::lower_file(ast, sema_opts, &mut sink) {
+                if cancel::requested() {
+                    break;
+                }
                 if !lowered.clean {
                     continue;
                 }
@@ -155,6 +159,9 @@ pub fn check_sources_with(
         .iter()
         .map(|s| check_source(s, &sema_opts(s), check_opts))
         .collect();
+    if cancel::requested() {
+        return checked;
+    }
     let derived: Vec<(usize, Source, Derived)> = checked
         .iter()
         .enumerate()

@@ -1,9 +1,11 @@
-//! One open document, analysed: the same pipeline as `mpkc check` (parse, lower every
-//! instance, check, plan), plus the symbol index. Re-run on every change (full sync).
+//! One open document, analysed: the CLI's own entry point, [`check_sources`] (parse, lower every
+//! instance, check, plan, the derived split-K reduce contracts, generated-file clashes), plus the
+//! symbol index. Re-run on every change (full sync), cancellably.
 
 use super::convert::LineIndex;
 use super::index::{self, Index};
-use crate::driver::{check_parsed, Checked, Source};
+use crate::driver::cancel::Token;
+use crate::driver::{check_sources, Checked, Source};
 use crate::front::ast;
 use crate::ir::TaskIr;
 use crate::valid::CheckedTask;
@@ -14,7 +16,8 @@ pub struct Document {
     pub text: String,
     /// Line starts.
     pub lines: LineIndex,
-    /// Diagnostics, checked instances and rejected ones.
+    /// What `mpkc check` reports for the file: every diagnostic (the driver attributes those of
+    /// derived contracts to the file), checked instances and rejected ones.
     pub checked: Checked,
     /// The AST when the file parses.
     pub ast: Option<ast::File>,
@@ -23,29 +26,35 @@ pub struct Document {
 }
 
 impl Document {
-    /// Analyses `text`, named `path` in messages.
-    pub fn analyze(path: &str, text: String) -> Document {
+    /// Analyses `text`, named `path` in messages, as `mpkc check path` would. `None` when
+    /// `token` is cancelled before the analysis ends (the partial result is dropped).
+    pub fn analyze(path: &str, text: String, token: &Token) -> Option<Document> {
         let source = Source {
             path: path.to_string(),
             text,
         };
-        let parsed = crate::front::parse_file(&source.text);
-        let checked = check_parsed(
-            &source,
-            parsed.as_ref(),
-            &Default::default(),
-            &Default::default(),
-        );
-        let ast = parsed.ok();
+        let mut all = token.run(|| {
+            check_sources(
+                std::slice::from_ref(&source),
+                &Default::default(),
+                &Default::default(),
+            )
+        });
+        if token.is_cancelled() || all.is_empty() {
+            return None;
+        }
+        // The file's own result comes first, the derived contracts' after it.
+        let checked = all.swap_remove(0);
+        let ast = crate::front::parse_file(&source.text).ok();
         let index = ast.as_ref().map(index::build).unwrap_or_default();
         let text = source.text;
-        Document {
+        Some(Document {
             lines: LineIndex::new(&text),
             text,
             checked,
             ast,
             index,
-        }
+        })
     }
 
     /// The checked instances of task `name`.

@@ -1,13 +1,15 @@
-//! The server's stdio transport: LSP base-protocol framing (`Content-Length` headers, `\r\n` or
-//! `\n` line ends, any header spacing), tolerant of bad input. A message that is not JSON, not a
-//! JSON-RPC message, or has an id the protocol types cannot carry is turned into an error reply
-//! (with its id, or `null` when it has none) instead of ending the server; only the end of stdin
-//! ends the reader.
+//! The server's stdio transport, tolerant of bad input: frames are read by [`super::frame`]
+//! (which resynchronises after a bad header and caps bodies at 64 MiB); a bad frame, or a message
+//! that is not JSON, not a JSON-RPC message, or has an id the protocol types cannot carry, is
+//! turned into an error reply (with its id, or `null` when it has none) instead of ending the
+//! server; only the end of stdin (or an I/O error on it) ends the reader.
 
 use crossbeam_channel::{Receiver, Sender};
 use lsp_server::Message;
 use serde_json::{json, Value};
-use std::io::{BufRead, Write};
+use std::io::Write;
+
+pub use super::frame::{read_frame, Frame, MAX_BODY};
 
 /// What the reader hands the server.
 #[derive(Debug)]
@@ -39,47 +41,6 @@ pub enum Outgoing {
         /// Message.
         message: String,
     },
-}
-
-/// Reads one framed body; `Ok(None)` at the end of input; `Err` with a description for a
-/// header that cannot be used (the body, if any, cannot be found: the next header is read).
-pub fn read_frame(r: &mut impl BufRead) -> std::io::Result<Option<Result<Vec<u8>, String>>> {
-    let mut length: Option<Result<usize, String>> = None;
-    let mut saw_header = false;
-    loop {
-        let mut raw = Vec::new();
-        if r.read_until(b'\n', &mut raw)? == 0 {
-            return Ok(None);
-        }
-        let line = String::from_utf8_lossy(&raw);
-        let l = line.trim_end_matches(['\r', '\n']);
-        if l.is_empty() {
-            if saw_header {
-                break;
-            }
-            continue;
-        }
-        saw_header = true;
-        if let Some((name, value)) = l.split_once(':') {
-            if name.trim().eq_ignore_ascii_case("content-length") {
-                length = Some(
-                    value
-                        .trim()
-                        .parse::<usize>()
-                        .map_err(|_| format!("bad Content-Length `{}`", value.trim())),
-                );
-            }
-        }
-    }
-    match length {
-        Some(Ok(n)) => {
-            let mut body = vec![0u8; n];
-            r.read_exact(&mut body)?;
-            Ok(Some(Ok(body)))
-        }
-        Some(Err(e)) => Ok(Some(Err(e))),
-        None => Ok(Some(Err("a header block without Content-Length".into()))),
-    }
 }
 
 /// Classifies one body.
@@ -125,10 +86,13 @@ pub fn stdio() -> (
         let stdin = std::io::stdin();
         let mut r = stdin.lock();
         loop {
-            let item = match read_frame(&mut r) {
+            let mut skipped = |n: usize| {
+                eprintln!("mpkc lsp: skipped {n} bytes of input that are not a frame header");
+            };
+            let item = match read_frame(&mut r, &mut skipped) {
                 Ok(None) | Err(_) => break,
-                Ok(Some(Ok(body))) => parse(&body),
-                Ok(Some(Err(e))) => Incoming::Invalid {
+                Ok(Some(Frame::Body(body))) => parse(&body),
+                Ok(Some(Frame::Bad(e))) => Incoming::Invalid {
                     id: None,
                     code: -32700,
                     message: e,
