@@ -23,7 +23,9 @@ fn files(dir: &Path, ext: Option<&str>, out: &mut Vec<PathBuf>) {
 
 fn found(target: &str) -> Vec<PathBuf> {
     let mut v = Vec::new();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz").join(target);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fuzz")
+        .join(target);
     files(&dir, None, &mut v);
     v.sort();
     v
@@ -56,4 +58,9 @@ fn check_inputs() {
 #[test]
 fn fmt_inputs() {
     replay("fmt", |d| props::fmt(&props::text_of(d)));
+}
+
+#[test]
+fn lsp_inputs() {
+    replay("lsp", props::lsp);
 }

@@ -62,7 +62,11 @@ pub fn check(text: &str) {
             }
             assert!(!d.message.is_empty(), "{}: empty message", d.code);
             let human = render_human(d, &file, ColorMode::Never);
-            assert!(human.contains(d.code), "{}: rendering lost the code", d.code);
+            assert!(
+                human.contains(d.code),
+                "{}: rendering lost the code",
+                d.code
+            );
             let json = render_json(d, &file);
             assert!(!json.contains('\n'), "{}: JSON spans lines", d.code);
             let v: serde_json::Value = serde_json::from_str(&json).expect("JSON diagnostic parses");
@@ -70,10 +74,18 @@ pub fn check(text: &str) {
         }
         let info = ContractInfo::new(&c.source.path, &c.source.text);
         for t in &c.tasks {
-            assert!(!t.plans.is_empty(), "{}: a checked task without a plan", t.ir.unit_name());
+            assert!(
+                !t.plans.is_empty(),
+                "{}: a checked task without a plan",
+                t.ir.unit_name()
+            );
             let once = back::generate(t, &info);
             assert!(!once.is_empty());
-            assert_eq!(once, back::generate(t, &info), "generation is not deterministic");
+            assert_eq!(
+                once,
+                back::generate(t, &info),
+                "generation is not deterministic"
+            );
         }
     }
 }
@@ -114,5 +126,180 @@ pub fn fmt(text: &str) {
     assert_eq!(tokens(&once), tokens(text), "fmt changed a token");
     let twice = mpkc::fmt::format(&once);
     assert_eq!(twice, once, "fmt is not idempotent");
-    assert_eq!(codes(FILE, &once), codes(FILE, text), "fmt changed the checker's verdict");
+    assert_eq!(
+        codes(FILE, &once),
+        codes(FILE, text),
+        "fmt changed the checker's verdict"
+    );
+}
+
+/// Reads the fuzz input as a small program for the language server's document path.
+struct Ops<'a>(&'a [u8]);
+
+impl Ops<'_> {
+    fn byte(&mut self) -> Option<u8> {
+        let (b, rest) = self.0.split_first()?;
+        self.0 = rest;
+        Some(*b)
+    }
+    fn u16(&mut self) -> Option<u32> {
+        Some(u32::from(self.byte()?) << 8 | u32::from(self.byte()?))
+    }
+    fn bytes(&mut self, n: usize) -> &[u8] {
+        let n = n.min(self.0.len());
+        let (a, rest) = self.0.split_at(n);
+        self.0 = rest;
+        a
+    }
+}
+
+fn position(ops: &mut Ops<'_>) -> Option<lsp_types::Position> {
+    Some(lsp_types::Position {
+        line: ops.u16()? % 512,
+        character: ops.u16()? % 512,
+    })
+}
+
+fn request(method: &str, id: i32, params: serde_json::Value) -> lsp_server::Request {
+    lsp_server::Request {
+        id: id.into(),
+        method: method.to_string(),
+        params,
+    }
+}
+
+/// The language server's change path over `data`: the bytes up to the first NUL are the
+/// opened text; the rest is a program of ranged edits (positions anywhere, in range or not),
+/// full replacements, analyses and requests (hover, definition, references, symbols,
+/// completion, formatting) at positions taken from the input. Every analysis publishes ranges
+/// inside the text with start ≤ end, every request is answered without an error, and the
+/// documents' text is the edits applied in order.
+pub fn lsp(data: &[u8]) {
+    use lsp_types::{Position, Range, TextDocumentContentChangeEvent};
+    use mpkc::driver::cancel::Token;
+    use mpkc::lsp::{analysis, requests, sync::Docs};
+    use serde_json::json;
+
+    let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+    let (text, mut ops) = (
+        text_of(&data[..split]),
+        Ops(data.get(split + 1..).unwrap_or(&[])),
+    );
+    let uri_text = "file:///fuzz/fuzz.mpk";
+    let uri: lsp_types::Uri = uri_text.parse().expect("a valid URI");
+    let mut docs = Docs::default();
+    docs.open(uri.clone(), 1, text.clone());
+    let mut expected = text;
+    let mut version = 1;
+    let mut id = 0;
+    let analyse = |docs: &mut Docs| {
+        while let Some(p) = docs.next_pending() {
+            let a = analysis::analyse(&p, &Token::new()).expect("an analysis without a cancel");
+            let lines = p.text.split('\n').count() as u32;
+            for d in &a.publish.diagnostics {
+                let (s, e) = (d.range.start, d.range.end);
+                assert!(
+                    (s.line, s.character) <= (e.line, e.character),
+                    "inverted range {:?} for {}",
+                    d.range,
+                    d.message
+                );
+                assert!(e.line < lines.max(1), "range {:?} past the text", d.range);
+            }
+            docs.finished(&p, Some(a.doc));
+        }
+    };
+    while let Some(op) = ops.byte() {
+        match op % 4 {
+            0 => {
+                // A ranged edit.
+                let (Some(a), Some(b), Some(n)) =
+                    (position(&mut ops), position(&mut ops), ops.byte())
+                else {
+                    break;
+                };
+                let insert = text_of(ops.bytes(usize::from(n % 32)));
+                let li = mpkc::lsp::convert::LineIndex::new(&expected);
+                let (x, y) = (li.offset(&expected, a), li.offset(&expected, b));
+                expected.replace_range(x.min(y)..x.max(y), &insert);
+                version += 1;
+                let change = TextDocumentContentChangeEvent {
+                    range: Some(Range { start: a, end: b }),
+                    range_length: None,
+                    text: insert,
+                };
+                let p = lsp_types::DidChangeTextDocumentParams {
+                    text_document: lsp_types::VersionedTextDocumentIdentifier {
+                        uri: uri.clone(),
+                        version,
+                    },
+                    content_changes: vec![change],
+                };
+                docs.change(p)
+                    .expect("a newer version of an open document is applied");
+            }
+            1 => analyse(&mut docs),
+            2 => {
+                let Some(kind) = ops.byte() else { break };
+                let pos = position(&mut ops).unwrap_or(Position {
+                    line: 0,
+                    character: 0,
+                });
+                let at = json!({"textDocument": {"uri": uri_text}, "position": pos});
+                let doc = json!({"textDocument": {"uri": uri_text}});
+                let req = match kind % 6 {
+                    0 => request("textDocument/hover", id, at),
+                    1 => request("textDocument/definition", id, at),
+                    2 => request(
+                        "textDocument/references",
+                        id,
+                        json!({"textDocument": {"uri": uri_text}, "position": pos,
+                               "context": {"includeDeclaration": true}}),
+                    ),
+                    3 => request("textDocument/documentSymbol", id, doc),
+                    4 => request("textDocument/completion", id, at),
+                    _ => request(
+                        "textDocument/formatting",
+                        id,
+                        json!({"textDocument": {"uri": uri_text},
+                               "options": {"tabSize": 2, "insertSpaces": true}}),
+                    ),
+                };
+                let resp = requests::answer(&docs, req);
+                assert_eq!(resp.id, id.into());
+                assert!(
+                    resp.response_result.is_ok(),
+                    "request {kind} failed: {:?}",
+                    resp.response_result
+                );
+                id += 1;
+            }
+            _ => {
+                // A full replacement by a slice of the input.
+                let Some(n) = ops.byte() else { break };
+                let t = text_of(ops.bytes(usize::from(n)));
+                expected = t.clone();
+                version += 1;
+                let p = lsp_types::DidChangeTextDocumentParams {
+                    text_document: lsp_types::VersionedTextDocumentIdentifier {
+                        uri: uri.clone(),
+                        version,
+                    },
+                    content_changes: vec![TextDocumentContentChangeEvent {
+                        range: None,
+                        range_length: None,
+                        text: t,
+                    }],
+                };
+                docs.change(p)
+                    .expect("a newer version of an open document is applied");
+            }
+        }
+        let current = docs.get(&uri).expect("the document stays open");
+        assert_eq!(
+            *current.text, expected,
+            "the edits were not applied in order"
+        );
+    }
+    analyse(&mut docs);
 }
