@@ -238,6 +238,8 @@ fn nvcc_errors_in_inline_cuda_map_back_to_the_contract() {
     let text = "task bad_body {\n  family consumer-no-smem\n  tensor y: f32[128] out\n  body cuda {\n    y[threadIdx.x] = undefined_symbol;\n  }\n}\n";
     let p = tmp("bad_body.mpk", text);
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bad_body_out");
+    // A folder from an older mpkc (before build output carried its stamp) would be refused.
+    let _ = std::fs::remove_dir_all(&out);
     let o = mpkc()
         .args(["build", p.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .arg("--no-cache")
@@ -257,6 +259,7 @@ fn nvcc_errors_in_inline_cuda_map_back_to_the_contract() {
 #[test]
 fn build_of_the_stdlib_prints_the_budget_table_and_kernels() {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stdlib_out");
+    let _ = std::fs::remove_dir_all(&out);
     let o = mpkc()
         .current_dir(root())
         .args(["build", "--no-cache", "--out", out.to_str().unwrap()])
@@ -327,6 +330,7 @@ fn build_reports_a_pipeline_the_backend_cannot_lower() {
         "a valid contract"
     );
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no_tile_out");
+    let _ = std::fs::remove_dir_all(&out);
     let o = mpkc()
         .args(["build", p.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .env("NO_COLOR", "1")
