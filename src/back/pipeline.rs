@@ -132,6 +132,56 @@ pub(crate) fn wait_stage_full(w: &mut Writer, s: &Sems, scales: bool) {
     }
 }
 
+/// Opens the loop over the task's K stages on the ring's consumer side (the sm_100a launcher, the
+/// sm_90a consumer warpgroup): the stage, the consumer cursor's parity (from phase 0), the waits on
+/// the stage's full barriers, the lines `after_wait` (a target's fence), then the matrix
+/// descriptors of both operands. The caller closes the loop.
+pub(crate) fn open_stage_loop(
+    w: &mut Writer,
+    task: &CheckedTask,
+    p: &PipelineShape,
+    s: &Sems,
+    after_wait: &[&str],
+) {
+    let ir = &task.ir;
+    let w0 = region_base(ir, ring_group(ir, p.w_ring));
+    let a0 = region_base(ir, ring_group(ir, p.a_ring));
+    w.open("for (int it = 0; it < K_ITERS; ++it)");
+    w.line("int const stage = it % NUM_STAGES;");
+    w.line(
+        "uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0",
+    );
+    wait_stage_full(w, s, matches!(p.operands, Operands::Fp8BlockScale { .. }));
+    for l in after_wait {
+        w.line(*l);
+    }
+    w.line(format!(
+        "uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"
+    ));
+    w.line(format!(
+        "uint64_t const a_desc = smem_desc(smem + task_desc->smem_region_offset({a0} + stage));"
+    ));
+}
+
+/// The launcher's first step on both targets: lane 0 re-initialises the barriers the launcher
+/// owns before anything lets a consumer arrive (consumer_done is load-bearing, contract doc §2.4).
+pub(crate) fn launcher_reinit(w: &mut Writer) {
+    w.comment("Re-init before anything that lets the consumers arrive (consumer_done is load-bearing, §2.4).");
+    w.line("if (mpkc::lane_id() == 0) reinit_launcher(sem);");
+    w.line("__syncwarp();");
+}
+
+/// The launcher's last step on both targets, after `consumer_done`: lane p releases physical page
+/// p once if the task uses it (I-P1, I-P3). `mma` names the instruction whose completion makes
+/// the pages free (`MMA` of tcgen05, `wgmma`).
+pub(crate) fn release_used_pages(w: &mut Writer, mma: &str) {
+    w.comment(format!(
+        "Every {mma} completed and the consumers are done: release each used page once (I-P1, I-P3)."
+    ));
+    w.line("int const page = mpkc::lane_id();");
+    w.line("if (page < MAX_SMEM_PAGES_PER_TASK && mpkc::rt::task_uses_page(task_desc, page)) mpkc::rt::finish_page(runtime_smem, page);");
+}
+
 /// The shape constants, TMA byte counts and L2 policies, as named `constexpr`s.
 pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
     let ir = &task.ir;

@@ -1,7 +1,10 @@
 //! The role functions of the sm_100a pipeline: loader (W4), launcher (W5), consumer (W0-3).
 
 use crate::back::consumer::ROLE_PARAMS;
-use crate::back::pipeline::{open_consumer, region_base, ring_group, wait_stage_full, Sems};
+use crate::back::pipeline::{
+    launcher_reinit, open_consumer, open_stage_loop, region_base, release_used_pages, ring_group,
+    Sems,
+};
 use crate::back::writer::Writer;
 use crate::valid::{CheckedTask, Epilogue, Operands, PipelineShape};
 
@@ -10,8 +13,6 @@ use crate::valid::{CheckedTask, Epilogue, Operands, PipelineShape};
 /// consumer_done, the lane-parallel release of the used pages and the dealloc.
 pub(super) fn launcher(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &Sems) {
     let ir = &task.ir;
-    let w0 = region_base(ir, ring_group(ir, p.w_ring));
-    let a0 = region_base(ir, ring_group(ir, p.a_ring));
     let scratch = region_base(ir, p.scratch);
     w.comment("Launcher (W5): TMEM and the tcgen05.mma loop.");
     w.open(format!(
@@ -21,9 +22,7 @@ pub(super) fn launcher(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     w.line("(void)iter_num;");
     w.line("extern __shared__ __align__(1024) char smem[];");
     w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
-    w.comment("Re-init before anything that lets the consumers arrive (consumer_done is load-bearing, §2.4).");
-    w.line("if (mpkc::lane_id() == 0) reinit_launcher(sem);");
-    w.line("__syncwarp();");
+    launcher_reinit(w);
     w.comment("The first stage landed only after the loader saw every page ready: the scratch page is ours.");
     w.line(format!(
         "mpkc::rt::mbar_wait(&sem[{} + 0], 0, \"{}\", 0);",
@@ -51,23 +50,11 @@ pub(super) fn launcher(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     ));
     w.line("mpkc::sm100::tcgen05_fence_after();");
     w.line("uint32_t const d_tmem = taddr + static_cast<uint32_t>(slot * BLOCK_N);");
-    w.open("for (int it = 0; it < K_ITERS; ++it)");
-    w.line("int const stage = it % NUM_STAGES;");
-    w.line(
-        "uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0",
-    );
     let fp8 = match &p.operands {
         Operands::Fp8BlockScale { sf_ring, .. } => Some(region_base(ir, ring_group(ir, *sf_ring))),
         Operands::Bf16 => None,
     };
-    wait_stage_full(w, s, fp8.is_some());
-    w.line("mpkc::sm100::tcgen05_fence_after();");
-    w.line(format!(
-        "uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"
-    ));
-    w.line(format!(
-        "uint64_t const a_desc = smem_desc(smem + task_desc->smem_region_offset({a0} + stage));"
-    ));
+    open_stage_loop(w, task, p, s, &["mpkc::sm100::tcgen05_fence_after();"]);
     if let Some(sf0) = &fp8 {
         w.comment("This stage's scales into TMEM (4 columns each, all 128 lanes), ordered before the MMAs.");
         w.line(format!("uint32_t const sf_smem = mpkc::sm100::smem_u32(smem + task_desc->smem_region_offset({sf0} + stage));"));
@@ -110,11 +97,7 @@ pub(super) fn launcher(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
         s.consumer_done.to_ascii_lowercase()
     ));
     w.line("mpkc::sm100::tcgen05_fence_after();");
-    w.comment(
-        "Every MMA completed and the consumers are done: release each used page once (I-P1, I-P3).",
-    );
-    w.line("int const page = mpkc::lane_id();");
-    w.line("if (page < MAX_SMEM_PAGES_PER_TASK && mpkc::rt::task_uses_page(task_desc, page)) mpkc::rt::finish_page(runtime_smem, page);");
+    release_used_pages(w, "MMA");
     w.line("mpkc::sm100::tmem_dealloc(taddr, TMEM_COLS);");
     w.close("");
     w.blank();

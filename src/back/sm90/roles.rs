@@ -1,7 +1,10 @@
 //! The launcher (W5) and consumer (W0-3) of the sm_90a pipeline; the loader is shared with sm_100a.
 
 use crate::back::consumer::ROLE_PARAMS;
-use crate::back::pipeline::{open_consumer, region_base, ring_group, wait_stage_full, Sems};
+use crate::back::pipeline::{
+    launcher_reinit, open_consumer, open_stage_loop, region_base, release_used_pages, ring_group,
+    Sems,
+};
 use crate::back::writer::Writer;
 use crate::valid::{CheckedTask, Epilogue, Operands, PipelineShape};
 
@@ -16,9 +19,7 @@ pub(super) fn launcher(w: &mut Writer, _task: &CheckedTask, s: &Sems) {
     w.line("(void)runtime_config;");
     w.line("(void)iter_num;");
     w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
-    w.comment("Re-init before anything that lets the consumers arrive (consumer_done is load-bearing, §2.4).");
-    w.line("if (mpkc::lane_id() == 0) reinit_launcher(sem);");
-    w.line("__syncwarp();");
+    launcher_reinit(w);
     w.comment("No TMEM to allocate: tmem_ready tells the consumers the launcher's barriers are re-initialised.");
     w.line(format!(
         "if (mpkc::lane_id() == 0) mpkc::rt::mbar_arrive(&sem[{}]);",
@@ -30,9 +31,7 @@ pub(super) fn launcher(w: &mut Writer, _task: &CheckedTask, s: &Sems) {
         s.consumer_done,
         s.consumer_done.to_ascii_lowercase()
     ));
-    w.comment("Every wgmma completed and the consumers are done: release each used page once (I-P1, I-P3).");
-    w.line("int const page = mpkc::lane_id();");
-    w.line("if (page < MAX_SMEM_PAGES_PER_TASK && mpkc::rt::task_uses_page(task_desc, page)) mpkc::rt::finish_page(runtime_smem, page);");
+    release_used_pages(w, "wgmma");
     w.close("");
     w.blank();
 }
@@ -41,8 +40,6 @@ pub(super) fn launcher(w: &mut Writer, _task: &CheckedTask, s: &Sems) {
 /// them, frees the stage, and runs the epilogue from its registers.
 pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &Sems) {
     let ir = &task.ir;
-    let w0 = region_base(ir, ring_group(ir, p.w_ring));
-    let a0 = region_base(ir, ring_group(ir, p.a_ring));
     let scratch = region_base(ir, p.scratch);
     let fp8 = match &p.operands {
         Operands::Fp8BlockScale { sf_ring, .. } => Some(region_base(ir, ring_group(ir, *sf_ring))),
@@ -65,18 +62,7 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     if fp8.is_some() {
         w.line("float blk[2][ACC_REGS];  // one 128-element K block, before its scales");
     }
-    w.open("for (int it = 0; it < K_ITERS; ++it)");
-    w.line("int const stage = it % NUM_STAGES;");
-    w.line(
-        "uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0",
-    );
-    wait_stage_full(w, s, fp8.is_some());
-    w.line(format!(
-        "uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"
-    ));
-    w.line(format!(
-        "uint64_t const a_desc = smem_desc(smem + task_desc->smem_region_offset({a0} + stage));"
-    ));
+    open_stage_loop(w, task, p, s, &[]);
     let target = if fp8.is_some() { "blk" } else { "acc" };
     w.line("mpkc::sm90::wgmma_fence();");
     w.line("#pragma unroll");
