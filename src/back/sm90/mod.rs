@@ -22,6 +22,7 @@ pub mod desc;
 mod roles;
 
 use super::banner::ContractInfo;
+use super::epilogue::fragment_helpers;
 use super::pipeline::{kernel_prologue, loader, registration, reinit_helpers, sem_names};
 use super::writer::Writer;
 use super::GenOptions;
@@ -48,6 +49,7 @@ pub fn emit(
     );
     descriptors(&mut w, p);
     wgmma_wrapper(&mut w, p);
+    fragment_helpers(&mut w, &roles::FRAGMENT);
     let sems = sem_names(task, p);
     let t90 = with_sm90_counts(task, p);
     w.comment("On sm_90a the ring's empty barriers are arrived by the 128 consumer threads, each after its");
