@@ -1,8 +1,8 @@
 //! The sm_90a lowering of the pipeline family (family A): `<unit>_sm90.cuh`, the same contract
 //! compiled for Hopper (docs/design.md, "Engines"). The loader's TMA ring, its full/empty barriers,
-//! the page protocol, init and re-init, region addressing and the dependency prefix are the
-//! sm_100a kernel's, unchanged; what differs is where the MMA runs and where the accumulator
-//! lives:
+//! the page protocol, init and re-init, region addressing, the dependency prefix and the epilogue
+//! (`back::epilogue`, over this target's accumulator fragment) are the sm_100a kernel's,
+//! unchanged; what differs is where the MMA runs and where the accumulator lives:
 //!
 //! - the consumer warpgroup (W0-3, warp 0 divisible by 4, I-R5) issues `wgmma.mma_async` itself,
 //!   A (the 128 weight rows, as two m64 halves) and B (the tokens) from SMEM through matrix
