@@ -7,6 +7,7 @@ use super::banner::{banner, ContractInfo};
 use super::names::upper;
 use super::writer::Writer;
 use crate::ir::{BodyIr, ParamValue, TaskIr, TensorIr};
+use crate::templates::Access;
 use crate::valid::CheckedTask;
 
 /// The role-body parameter list every role function takes (contract doc §3.3).
@@ -160,7 +161,10 @@ fn smem_view(w: &mut Writer, ir: &TaskIr) {
     w.blank();
 }
 
-fn pointer_decl(t: &TensorIr, name: &str, index: usize, output: bool) -> String {
+/// The typed pointer of a tensor. An input read as [`Access::Weight`] is `const __restrict__`
+/// (nvcc may read it with `ld.global.nc`); any other input has no `__restrict__`, so that nvcc
+/// never turns its loads into non-coherent ones: a task of the same launch may have written it.
+fn pointer_decl(t: &TensorIr, name: &str, index: usize, output: bool, access: Access) -> String {
     let ty = t.dtype.cuda_type();
     let dims: Vec<String> = t.dims.iter().map(|d| d.to_string()).collect();
     if output {
@@ -171,8 +175,12 @@ fn pointer_decl(t: &TensorIr, name: &str, index: usize, output: bool) -> String 
             dims.join(", ")
         )
     } else {
+        let (restrict, what) = match access {
+            Access::Weight => ("__restrict__ ", "weight, read-only for the launch"),
+            Access::Activation => ("", "written in this launch: coherent loads only"),
+        };
         format!(
-            "{ty} const *__restrict__ const {name} = static_cast<{ty} const *>(task_desc->input_ptrs[{index}]);  // `{}`: {}[{}]",
+            "{ty} const *{restrict}const {name} = static_cast<{ty} const *>(task_desc->input_ptrs[{index}]);  // `{}`: {}[{}], {what}",
             t.name,
             t.dtype,
             dims.join(", ")
@@ -198,16 +206,28 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
             .as_ref()
             .and_then(|b| b.tensors.iter().find(|(_, t)| *t == h).map(|(f, _)| *f))
     };
+    // The template says which inputs are weights; an inline body's inputs are all read as
+    // activations (the contract does not say, so the conservative default: coherent).
+    let access_of = |formal: &str| {
+        task.binding
+            .as_ref()
+            .and_then(|b| b.sig.inputs.iter().find(|f| f.name == formal))
+            .map_or(Access::Activation, |f| f.access)
+    };
+    if task.binding.is_none() && ir.inputs().next().is_some() {
+        w.comment("Inline body: the contract does not say which inputs are weights, so every input is read");
+        w.comment("as one a task of this launch may write (no __restrict__, never ld.global.nc).");
+    }
     for (i, (h, t)) in ir.inputs().enumerate() {
         let name = formal_of(h).unwrap_or(t.name.as_str());
         if task.binding.is_none() || formal_of(h).is_some() {
-            w.line(pointer_decl(t, name, i, false));
+            w.line(pointer_decl(t, name, i, false, access_of(name)));
         }
     }
     for (i, (h, t)) in ir.outputs().enumerate() {
         let name = formal_of(h).unwrap_or(t.name.as_str());
         if task.binding.is_none() || formal_of(h).is_some() {
-            w.line(pointer_decl(t, name, i, true));
+            w.line(pointer_decl(t, name, i, true, Access::Activation));
         }
     }
     w.line("int const task_offset = task_desc->task_metadata.task_offset;");

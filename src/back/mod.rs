@@ -8,6 +8,7 @@
 mod banner;
 mod consumer;
 mod design_doc;
+mod epilogue;
 pub mod files;
 pub mod harness;
 pub mod names;

@@ -132,6 +132,56 @@ pub(crate) fn wait_stage_full(w: &mut Writer, s: &Sems, scales: bool) {
     }
 }
 
+/// Opens the loop over the task's K stages on the ring's consumer side (the sm_100a launcher, the
+/// sm_90a consumer warpgroup): the stage, the consumer cursor's parity (from phase 0), the waits on
+/// the stage's full barriers, the lines `after_wait` (a target's fence), then the matrix
+/// descriptors of both operands. The caller closes the loop.
+pub(crate) fn open_stage_loop(
+    w: &mut Writer,
+    task: &CheckedTask,
+    p: &PipelineShape,
+    s: &Sems,
+    after_wait: &[&str],
+) {
+    let ir = &task.ir;
+    let w0 = region_base(ir, ring_group(ir, p.w_ring));
+    let a0 = region_base(ir, ring_group(ir, p.a_ring));
+    w.open("for (int it = 0; it < K_ITERS; ++it)");
+    w.line("int const stage = it % NUM_STAGES;");
+    w.line(
+        "uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0",
+    );
+    wait_stage_full(w, s, matches!(p.operands, Operands::Fp8BlockScale { .. }));
+    for l in after_wait {
+        w.line(*l);
+    }
+    w.line(format!(
+        "uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"
+    ));
+    w.line(format!(
+        "uint64_t const a_desc = smem_desc(smem + task_desc->smem_region_offset({a0} + stage));"
+    ));
+}
+
+/// The launcher's first step on both targets: lane 0 re-initialises the barriers the launcher
+/// owns before anything lets a consumer arrive (consumer_done is load-bearing, contract doc §2.4).
+pub(crate) fn launcher_reinit(w: &mut Writer) {
+    w.comment("Re-init before anything that lets the consumers arrive (consumer_done is load-bearing, §2.4).");
+    w.line("if (mpkc::lane_id() == 0) reinit_launcher(sem);");
+    w.line("__syncwarp();");
+}
+
+/// The launcher's last step on both targets, after `consumer_done`: lane p releases physical page
+/// p once if the task uses it (I-P1, I-P3). `mma` names the instruction whose completion makes
+/// the pages free (`MMA` of tcgen05, `wgmma`).
+pub(crate) fn release_used_pages(w: &mut Writer, mma: &str) {
+    w.comment(format!(
+        "Every {mma} completed and the consumers are done: release each used page once (I-P1, I-P3)."
+    ));
+    w.line("int const page = mpkc::lane_id();");
+    w.line("if (page < MAX_SMEM_PAGES_PER_TASK && mpkc::rt::task_uses_page(task_desc, page)) mpkc::rt::finish_page(runtime_smem, page);");
+}
+
 /// The shape constants, TMA byte counts and L2 policies, as named `constexpr`s.
 pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
     let ir = &task.ir;
@@ -329,6 +379,7 @@ pub(crate) fn loader(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &
     w.line(format!("if (!{isa}::elect_one()) return;"));
     w.line("extern __shared__ __align__(1024) char smem[];");
     w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
+    pages_fence(w, isa);
     w.line("CUtensorMap const *const map_w = task_desc->input_tma_desc_ptrs[IN_W][0];");
     w.line("CUtensorMap const *const map_a = task_desc->input_tma_desc_ptrs[IN_A][0];");
     w.line(format!("{isa}::prefetch_tensormap(map_w);"));
@@ -357,7 +408,10 @@ pub(crate) fn loader(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &
     w.comment(
         "The activations come from the task this one depends on: wait its event once (I-M9).",
     );
-    w.line("if (it == 0) mpkc::rt::mbar_wait(dep_ready, mpkc::rt::ring_phase(instruction_index), \"SEM_DEP_READY\", instruction_index);");
+    w.open("if (it == 0)");
+    w.line("mpkc::rt::mbar_wait(dep_ready, mpkc::rt::ring_phase(instruction_index), \"SEM_DEP_READY\", instruction_index);");
+    activations_fence(w, isa);
+    w.close("");
     if let Operands::Fp8BlockScale { sf_ring, .. } = &p.operands {
         let sf0 = region_base(ir, ring_group(ir, *sf_ring));
         w.comment("UE8M0 scales of this stage's 128-wide K block: the f32 scales are powers of two, so the byte is");
@@ -400,6 +454,31 @@ pub(crate) fn loader(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &
     w.close("");
     w.close("");
     w.blank();
+}
+
+/// The loader's fence between the generic stores earlier tasks made to this task's pages and the
+/// TMA writes of this task (finding: no proxy fence on that path).
+fn pages_fence(w: &mut Writer, isa: &str) {
+    w.comment("An earlier task on this SM may have written this task's pages with generic stores (a consumer-only");
+    w.comment("body's SMEM view, a TMEM-address scratch, an fp8 epilogue's amax); this task's TMA writes them in the");
+    w.comment("async proxy. PTX ISA 9.0 §8.6 \"Proxies\" and §9.7.9.25.2 \"Async Proxy\": accesses to one location");
+    w.comment("through two proxies need a proxy fence on the causality path between them. The reader fences, here,");
+    w.comment("after the page acquire (the loader prefix before this body) and before the first TMA: a proxy");
+    w.comment("fence acts within its thread and composes with the release/acquire that ordered the writers");
+    w.comment("before it (\"membar/fence\"), and this one fence in the only thread that issues TMA covers every");
+    w.comment("earlier writer, generated by mpkc or not, where a writer-side fence would have to be in all of them.");
+    w.line(format!("{isa}::fence_proxy_async_smem();"));
+}
+
+/// The loader's fence between the producer task's generic stores of the activations and this
+/// task's TMA loads of them (finding: no proxy fence on that path).
+fn activations_fence(w: &mut Writer, isa: &str) {
+    w.comment("The activations were written by the producer task's generic stores, ordered before this thread by");
+    w.comment("the event's release/acquire and SEM_DEP_READY; the TMA below reads them in the async proxy. As for");
+    w.comment("the pages (PTX ISA 9.0 §8.6, §9.7.9.25.2), the reader fences after that acquire and before its first");
+    w.comment("activation TMA: the producer may be any task of the launch, and the weights need none (written");
+    w.comment("before the launch).");
+    w.line(format!("{isa}::fence_proxy_async_global();"));
 }
 
 /// The `Registration` type: MPK's flags for the variant, `init_semaphores`, the role entry points.

@@ -4,7 +4,7 @@
 //! to one token index per row. Ties go to the lowest index. Regions as MPK's argmax_v2
 //! (contract doc §1.6c): `idx` (8 B per consumer warp) and `val` (2 B per consumer warp).
 
-use super::{int_const, Constant, Formal, RegionNeed, Shapes, Signature};
+use super::{int_const, Access, Constant, Formal, RegionNeed, Shapes, Signature};
 use crate::diag::Diagnostic;
 use crate::ir::{Dtype, ParamValue};
 
@@ -15,17 +15,20 @@ pub const PARTIAL: Signature = Signature {
         name: "logits",
         dtypes: &[Dtype::Bf16],
         rank: 2,
+        access: Access::Activation,
     }],
     outputs: &[
         Formal {
             name: "val",
             dtypes: &[Dtype::Bf16],
             rank: 2,
+            access: Access::Activation,
         },
         Formal {
             name: "idx",
             dtypes: &[Dtype::I64],
             rank: 2,
+            access: Access::Activation,
         },
     ],
     scalars: &[("chunk", false)],
@@ -41,17 +44,20 @@ pub const REDUCE: Signature = Signature {
             name: "val",
             dtypes: &[Dtype::Bf16],
             rank: 2,
+            access: Access::Activation,
         },
         Formal {
             name: "idx",
             dtypes: &[Dtype::I64],
             rank: 2,
+            access: Access::Activation,
         },
     ],
     outputs: &[Formal {
         name: "token",
         dtypes: &[Dtype::I64],
         rank: 1,
+        access: Access::Activation,
     }],
     scalars: &[("chunk", false)],
     needs_barrier: true,

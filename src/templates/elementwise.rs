@@ -1,7 +1,7 @@
 //! Region-less consumer bodies (family D): `silu_mul(x -> y)` and `embedding(ids, table -> y)`.
 //! Each task covers one slice of the last dimension for every row, in 8-element (16-byte) steps.
 
-use super::{int_const, Constant, Formal, RegionNeed, Shapes, Signature};
+use super::{int_const, Access, Constant, Formal, RegionNeed, Shapes, Signature};
 use crate::diag::Diagnostic;
 use crate::ir::Dtype;
 
@@ -12,11 +12,13 @@ pub const SILU_MUL: Signature = Signature {
         name: "x",
         dtypes: &[Dtype::Bf16],
         rank: 2,
+        access: Access::Activation,
     }],
     outputs: &[Formal {
         name: "y",
         dtypes: &[Dtype::Bf16],
         rank: 2,
+        access: Access::Activation,
     }],
     scalars: &[],
     needs_barrier: false,
@@ -31,17 +33,20 @@ pub const EMBEDDING: Signature = Signature {
             name: "ids",
             dtypes: &[Dtype::I32],
             rank: 1,
+            access: Access::Activation,
         },
         Formal {
             name: "table",
             dtypes: &[Dtype::Bf16],
             rank: 2,
+            access: Access::Weight,
         },
     ],
     outputs: &[Formal {
         name: "y",
         dtypes: &[Dtype::Bf16],
         rank: 2,
+        access: Access::Activation,
     }],
     scalars: &[],
     needs_barrier: false,
@@ -170,11 +175,13 @@ pub const SPLITK_REDUCE: Signature = Signature {
         name: "partials",
         dtypes: &[Dtype::F32],
         rank: 3,
+        access: Access::Activation,
     }],
     outputs: &[Formal {
         name: "y",
         dtypes: &[Dtype::Bf16],
         rank: 2,
+        access: Access::Activation,
     }],
     scalars: &[],
     needs_barrier: false,

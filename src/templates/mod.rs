@@ -5,7 +5,9 @@
 //!
 //! Inside a body these names are in scope: the role parameters (`task_desc`, `runtime_config`,
 //! `runtime_smem`, `instruction_index`, `iter_num`); `buf.<region>` (a `char *` per planned
-//! region, from `smem_region_offset`); each formal tensor as a typed pointer; the binding's
+//! region, from `smem_region_offset`); each formal tensor as a typed pointer (`const __restrict__`
+//! only for an [`Access::Weight`] input; a body reads every other input with coherent loads,
+//! never `mpkc::ld_global_nc_v8`); the binding's
 //! constants; `kConsumerThreads` (128), `kNumTasks`, `task_offset`, and `kSyncBarrier` when the
 //! template synchronises the consumer warpgroup.
 
@@ -17,6 +19,24 @@ use crate::diag::{codes, Diagnostic};
 use crate::ir::{BodyIr, Dtype, ParamType, ParamValue, TaskIr, TensorHandle};
 use crate::span::Span;
 
+/// How a body may read an input: whether a task of the same persistent launch can write it.
+///
+/// A contract does not say which of its tensors are model weights (a tensor is only `in` or
+/// `out`), so the template states it for each input formal from what the op is; an inline
+/// `body cuda` gets [`Access::Activation`] for every input, the conservative default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A model parameter (a norm weight, an embedding table): written by the host before the
+    /// launch and by no task during it, so the body may read it through the non-coherent path
+    /// (a `const __restrict__` pointer, `mpkc::ld_global_nc_v8`, i.e. `ld.global.nc`).
+    Weight,
+    /// Data a task of the same launch may have written moments before (activations, token ids,
+    /// partial results): read only with coherent loads, never `ld.global.nc`, whose data the PTX
+    /// ISA requires to be read-only for the whole kernel. The pointer has no `__restrict__`;
+    /// 16-byte vectors go through `mpkc::ld_global_v8` (`ld.global.cg`). Outputs are this too.
+    Activation,
+}
+
 /// A formal tensor of a template.
 #[derive(Clone, Copy, Debug)]
 pub struct Formal {
@@ -26,6 +46,8 @@ pub struct Formal {
     pub dtypes: &'static [Dtype],
     /// Number of dimensions.
     pub rank: usize,
+    /// How the body reads it.
+    pub access: Access,
 }
 
 /// A template's signature.

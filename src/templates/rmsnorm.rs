@@ -3,7 +3,7 @@
 //! (contract doc §1.6b): `input`, `weight`, `output` (2 × hidden bytes each) and `reduce`
 //! (one fp32 partial sum per consumer warp).
 
-use super::{int_const, Constant, Formal, RegionNeed, Shapes, Signature};
+use super::{int_const, Access, Constant, Formal, RegionNeed, Shapes, Signature};
 use crate::diag::Diagnostic;
 use crate::ir::Dtype;
 
@@ -15,17 +15,20 @@ pub const SIG: Signature = Signature {
             name: "x",
             dtypes: &[Dtype::Bf16],
             rank: 2,
+            access: Access::Activation,
         },
         Formal {
             name: "w",
             dtypes: &[Dtype::Bf16],
             rank: 1,
+            access: Access::Weight,
         },
     ],
     outputs: &[Formal {
         name: "y",
         dtypes: &[Dtype::Bf16],
         rank: 2,
+        access: Access::Activation,
     }],
     scalars: &[("eps", true)],
     needs_barrier: true,

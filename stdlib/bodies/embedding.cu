@@ -1,5 +1,6 @@
 // embedding: y[r, c] = table[ids[r], c] for this task's column slice; an id outside
-// [0, kVocab) gives a zero row.
+// [0, kVocab) gives a zero row. `table` is a weight (read-only for the launch: the non-coherent
+// path); `ids` may be written in the launch (the previous step's argmax): ordinary loads.
 int const col_begin = task_offset * kColsPerTask;
 int const col_end = col_begin + kColsPerTask < kHidden ? col_begin + kColsPerTask : kHidden;
 int const width = col_end - col_begin;

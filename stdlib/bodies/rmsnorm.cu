@@ -1,6 +1,7 @@
 // rmsnorm: y = x * rsqrt(mean(x^2) + eps) * w per row, fp32 accumulation.
 // Stage the weight once, then per row: stage x, reduce the sum of squares over the four
-// consumer warps through `reduce`, scale into `output`, store.
+// consumer warps through `reduce`, scale into `output`, store. `w` is a weight (read-only for the
+// launch: the non-coherent path); `x` is written by an earlier task of the launch (coherent loads).
 __nv_bfloat16 *const s_in = reinterpret_cast<__nv_bfloat16 *>(buf.input);
 __nv_bfloat16 *const s_w = reinterpret_cast<__nv_bfloat16 *>(buf.weight);
 __nv_bfloat16 *const s_out = reinterpret_cast<__nv_bfloat16 *>(buf.output);
@@ -19,7 +20,7 @@ for (int row = row_begin; row < row_end; ++row) {
   __nv_bfloat16 const *const xr = x + static_cast<int64_t>(row) * kHidden;
   float sum_sq = 0.f;
   for (int i = tid * 8; i < kHidden; i += kConsumerThreads * 8) {
-    mpkc::Bf16x8 const v = mpkc::ld_global_nc_v8(xr + i);
+    mpkc::Bf16x8 const v = mpkc::ld_global_v8(xr + i);
     mpkc::st_v8(s_in + i, v);
     #pragma unroll
     for (int j = 0; j < 4; ++j) {

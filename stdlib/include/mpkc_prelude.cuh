@@ -67,10 +67,24 @@ struct alignas(16) Bf16x8 {
   __nv_bfloat162 h[4];
 };
 
-/// Loads 8 consecutive bf16 from global memory (16-byte aligned), bypassing L1.
+/// Loads 8 consecutive bf16 from global memory (16-byte aligned) through the non-coherent
+/// read-only path (`__ldg`, `ld.global.nc`). Only for data that no task of the launch writes
+/// (model weights): the PTX ISA allows `ld.global.nc` only on data read-only for the whole
+/// kernel, and in a persistent launch an activation is written by another task moments before
+/// it is read, which this path may not see.
 __device__ __forceinline__ Bf16x8 ld_global_nc_v8(__nv_bfloat16 const *p) {
   Bf16x8 r;
   uint4 const v = __ldg(reinterpret_cast<uint4 const *>(p));
+  *reinterpret_cast<uint4 *>(&r) = v;
+  return r;
+}
+
+/// Loads 8 consecutive bf16 from global memory (16-byte aligned) coherently: `__ldcg`
+/// (`ld.global.cg`, cached in L2, not in L1), a weak load that the task's dependency wait orders
+/// after the producer's stores. For activations and anything else a task of the launch writes.
+__device__ __forceinline__ Bf16x8 ld_global_v8(__nv_bfloat16 const *p) {
+  Bf16x8 r;
+  uint4 const v = __ldcg(reinterpret_cast<uint4 const *>(p));
   *reinterpret_cast<uint4 *>(&r) = v;
   return r;
 }

@@ -15,6 +15,7 @@
 namespace mpkc::sm100 {
 
 using mpkc::tma::elect_one;
+using mpkc::tma::fence_proxy_async_global;
 using mpkc::tma::fence_proxy_async_smem;
 using mpkc::tma::mbar_arrive_expect_tx;
 using mpkc::tma::prefetch_tensormap;

@@ -14,6 +14,7 @@
 namespace mpkc::sm90 {
 
 using mpkc::tma::elect_one;
+using mpkc::tma::fence_proxy_async_global;
 using mpkc::tma::fence_proxy_async_smem;
 using mpkc::tma::mbar_arrive_expect_tx;
 using mpkc::tma::prefetch_tensormap;

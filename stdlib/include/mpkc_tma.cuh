@@ -53,4 +53,9 @@ __device__ __forceinline__ void tma_load_3d(void *dst, CUtensorMap const *map, u
 /// (TMA, tcgen05.cp, tcgen05.mma operand reads).
 __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
+/// `fence.proxy.async.global`: orders generic-proxy accesses to global memory before (in this
+/// thread, or ordered before it by a synchronization it observed) against its later async-proxy
+/// accesses (TMA loads), and the reverse (PTX ISA 9.0, §8.6 "Proxies", "membar/fence").
+__device__ __forceinline__ void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;" ::: "memory"); }
+
 }  // namespace mpkc::tma

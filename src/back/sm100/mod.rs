@@ -14,6 +14,7 @@ pub mod desc;
 mod roles;
 
 use super::banner::ContractInfo;
+use super::epilogue::fragment_helpers;
 use super::pipeline::{kernel_prologue, loader, registration, reinit_helpers, sem_names};
 use super::writer::Writer;
 use super::GenOptions;
@@ -38,6 +39,7 @@ pub fn emit(
         "mpkc_sm100.cuh",
     );
     descriptors(&mut w, p);
+    fragment_helpers(&mut w, &roles::FRAGMENT);
     let sems = sem_names(task, p);
     reinit_helpers(&mut w, task, opts);
     loader(&mut w, task, p, &sems, "mpkc::sm100");

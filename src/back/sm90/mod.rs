@@ -1,8 +1,8 @@
 //! The sm_90a lowering of the pipeline family (family A): `<unit>_sm90.cuh`, the same contract
 //! compiled for Hopper (docs/design.md, "Engines"). The loader's TMA ring, its full/empty barriers,
-//! the page protocol, init and re-init, region addressing and the dependency prefix are the
-//! sm_100a kernel's, unchanged; what differs is where the MMA runs and where the accumulator
-//! lives:
+//! the page protocol, init and re-init, region addressing, the dependency prefix and the epilogue
+//! (`back::epilogue`, over this target's accumulator fragment) are the sm_100a kernel's,
+//! unchanged; what differs is where the MMA runs and where the accumulator lives:
 //!
 //! - the consumer warpgroup (W0-3, warp 0 divisible by 4, I-R5) issues `wgmma.mma_async` itself,
 //!   A (the 128 weight rows, as two m64 halves) and B (the tokens) from SMEM through matrix
@@ -22,6 +22,7 @@ pub mod desc;
 mod roles;
 
 use super::banner::ContractInfo;
+use super::epilogue::fragment_helpers;
 use super::pipeline::{kernel_prologue, loader, registration, reinit_helpers, sem_names};
 use super::writer::Writer;
 use super::GenOptions;
@@ -48,6 +49,7 @@ pub fn emit(
     );
     descriptors(&mut w, p);
     wgmma_wrapper(&mut w, p);
+    fragment_helpers(&mut w, &roles::FRAGMENT);
     let sems = sem_names(task, p);
     let t90 = with_sm90_counts(task, p);
     w.comment("On sm_90a the ring's empty barriers are arrived by the 128 consumer threads, each after its");

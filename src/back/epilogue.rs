@@ -1,0 +1,165 @@
+//! The epilogue both pipeline lowerings share: what the consumer warpgroup (W0-3) does with its
+//! accumulator once the tile's MMAs completed — `store bf16`, `residual add`, `split_k f32`,
+//! `quant e4m3` — written once, so that `mpkc verify` running the sm_90a lowering on an H200
+//! also runs the sm_100a epilogue's code.
+//!
+//! A lowering states only where its accumulator lives: it emits the fragment helpers of its
+//! layout with [`fragment_helpers`] (`FRAG_ELEMS` f32 per thread, and for element `e` the token
+//! `frag_token(lane, e)`, the output column `frag_row(tile, warp, lane, e)` and the value
+//! `frag_value(acc, e)`), and, for `quant e4m3`, the step that reduces the per-token maxima of its
+//! warp ([`Fragment::warp_amax`]); everything else is this module's text, identical on both
+//! targets.
+
+use super::pipeline::region_base;
+use super::writer::Writer;
+use crate::valid::{CheckedTask, Epilogue, PipelineShape};
+
+/// The accumulator fragment of one consumer thread on one target.
+pub(crate) struct Fragment {
+    /// What a thread holds, in one comment line per entry.
+    pub doc: &'static [&'static str],
+    /// The C++ expression of `FRAG_ELEMS` (elements per thread).
+    pub elems: &'static str,
+    /// The C++ type of the accumulator parameter of `frag_value` (e.g. `float const (&acc)[BLOCK_N]`).
+    pub acc_param: &'static str,
+    /// Body lines of `frag_row(tile, warp, lane, e)` (ending in a `return`).
+    pub row: &'static [&'static str],
+    /// Body lines of `frag_token(lane, e)`.
+    pub token: &'static [&'static str],
+    /// Body lines of `frag_value(acc, e)`.
+    pub value: &'static [&'static str],
+    /// Emits the warp's maxima of |acc| per token into `amax[warp * BLOCK_N + n]` (`quant e4m3`);
+    /// the named barrier that publishes them follows.
+    pub warp_amax: fn(&mut Writer),
+}
+
+/// Emits `FRAG_ELEMS` and the three force-inlined fragment helpers of `f`.
+pub(crate) fn fragment_helpers(w: &mut Writer, f: &Fragment) {
+    for d in f.doc {
+        w.comment(*d);
+    }
+    w.line(format!(
+        "constexpr int FRAG_ELEMS = {};  // accumulator elements per consumer thread",
+        f.elems
+    ));
+    let helper = |w: &mut Writer, head: String, body: &[&str]| {
+        w.open(format!("__device__ __forceinline__ {head}"));
+        for l in body {
+            w.line(*l);
+        }
+        w.close("");
+    };
+    w.comment("Output column (weight row) of element `e` of tile `tile`'s fragment.");
+    helper(
+        w,
+        "int frag_row(int tile, int warp, int lane, int e)".to_string(),
+        f.row,
+    );
+    w.comment("Token (output row) of element `e`.");
+    helper(w, "int frag_token(int lane, int e)".to_string(), f.token);
+    w.comment("The f32 accumulator value of element `e`.");
+    helper(
+        w,
+        format!("float frag_value({}, int e)", f.acc_param),
+        f.value,
+    );
+    w.blank();
+}
+
+/// The loop over this thread's fragment, `n` and `row` of element `e` defined; the caller
+/// writes the body and closes the loop.
+fn open_fragment_loop(w: &mut Writer) {
+    w.line("#pragma unroll");
+    w.open("for (int e = 0; e < FRAG_ELEMS; ++e)");
+    w.line("int const n = frag_token(lane, e);  // token");
+    w.line("int const row = frag_row(tile, warp, lane, e);  // output column");
+}
+
+/// The epilogue of the consumer role after its accumulator `acc` is complete (in registers on
+/// sm_90a, loaded from TMEM on sm_100a): the output pointer, then the contract's epilogue over
+/// the fragment of `f`. `warp`, `lane`, `smem` and `acc` are in scope.
+pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, f: &Fragment) {
+    let ir = &task.ir;
+    let out = &ir.tensors[p.output];
+    let ct = out.dtype.cuda_type();
+    w.line("int const tile = task_desc->task_metadata.task_offset % NUM_TILES;");
+    w.line(format!(
+        "{ct} *const out = static_cast<{ct} *>(task_desc->output_ptrs[OUT_C]);  // `{}`",
+        out.name
+    ));
+    match p.epilogue {
+        Epilogue::StoreBf16 => {
+            open_fragment_loop(w);
+            w.line("if (n < M_REAL) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(frag_value(acc, e));");
+            w.close("");
+        }
+        Epilogue::ResidualAdd => residual_add(w, task, p),
+        Epilogue::SplitKF32 => {
+            w.line("int const split = task_desc->task_metadata.task_offset / NUM_TILES;");
+            w.comment("f32 partial of this split: [SPLITS, M_REAL, N]; the generated reduce task sums them.");
+            open_fragment_loop(w);
+            w.line("if (n < M_REAL) out[(static_cast<int64_t>(split) * M_REAL + n) * N + row] = frag_value(acc, e);");
+            w.close("");
+        }
+        Epilogue::QuantE4m3 => quant_e4m3(w, task, p, f),
+    }
+}
+
+/// `residual add`: every residual load of the thread before its first output store.
+fn residual_add(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
+    let ir = &task.ir;
+    let r = p
+        .residual
+        .map(|h| ir.tensors[h].name.clone())
+        .unwrap_or_default();
+    w.line(format!("__nv_bfloat16 const *const res = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[IN_R]);  // `{r}`, an activation: coherent loads"));
+    w.comment("`out` may alias `res` (an in-place residual stream), so a load placed after a store cannot be");
+    w.comment(
+        "moved above it: loads and stores interleaved would wait one round trip per element before",
+    );
+    w.comment(
+        "consumer_done. Every residual element of the fragment is loaded into registers first, all",
+    );
+    w.comment("FRAG_ELEMS loads in flight together; element e of `out` reads only element e of `res`, so the");
+    w.comment("result is the same when out == res.");
+    w.line("__nv_bfloat16 r[FRAG_ELEMS];");
+    open_fragment_loop(w);
+    w.line(
+        "r[e] = n < M_REAL ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);",
+    );
+    w.close("");
+    w.comment("The accumulator is rounded to bf16 before the add, as MPK's residual linear does.");
+    open_fragment_loop(w);
+    w.line("if (n < M_REAL) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(frag_value(acc, e))) + __bfloat162float(r[e]));");
+    w.close("");
+}
+
+/// `quant e4m3`: the warp maxima per token (the lowering's step) meet in the scratch region after
+/// the TMEM address slot; one power-of-two scale per token; thread 0 writes the scales.
+fn quant_e4m3(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, f: &Fragment) {
+    let ir = &task.ir;
+    let scratch = region_base(ir, p.scratch);
+    let (sc, bar) = p.out_scale.unwrap_or((p.output, 1));
+    w.comment("amax per token over the tile's 128 rows: each warp's maxima, then the 4 warps' through the");
+    w.comment(
+        "scratch region (after the TMEM address slot) and one named barrier of the 128 threads.",
+    );
+    w.line(format!("float *const amax = reinterpret_cast<float *>(smem + task_desc->smem_region_offset({scratch}) + 16);"));
+    (f.warp_amax)(w);
+    w.line(format!("mpkc::named_barrier_sync({bar}, 128);"));
+    w.comment("A power-of-two scale with |x / scale| <= 448, the largest e4m3.");
+    w.line("auto token_scale = [&](int n) {");
+    w.line("  float const m = fmaxf(fmaxf(amax[n], amax[BLOCK_N + n]), fmaxf(amax[2 * BLOCK_N + n], amax[3 * BLOCK_N + n]));");
+    w.line("  return m > 0.f ? exp2f(ceilf(log2f(m / 448.f))) : 1.f;");
+    w.line("};");
+    w.line(format!(
+        "float *const scales = static_cast<float *>(task_desc->output_ptrs[{}]);  // `{}`",
+        ir.outputs().position(|(x, _)| x == sc).unwrap_or(1),
+        ir.tensors[sc].name
+    ));
+    w.line("if (threadIdx.x == 0)");
+    w.line("  for (int n = 0; n < M_REAL; ++n) scales[static_cast<int64_t>(n) * NUM_TILES + tile] = token_scale(n);");
+    open_fragment_loop(w);
+    w.line("if (n < M_REAL) out[static_cast<int64_t>(n) * N + row] = __nv_fp8_e4m3(frag_value(acc, e) / token_scale(n));");
+    w.close("");
+}
