@@ -123,7 +123,10 @@ fn run_oracle(dir: &Path, name: &str, units: &[Unit]) -> BTreeMap<String, Verdic
     let exe = dir.join(name);
     let oracle_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle");
     let mut cmd = Command::new(&tc.nvcc);
+    // -O1: GCC emits fewer of CuTe's inline functions, which compiles faster than -O0.
     cmd.arg("-std=c++17")
+        .arg("-Xcompiler")
+        .arg("-O1")
         .arg("-I")
         .arg(cutlass_include())
         .arg("-I")
@@ -213,7 +216,8 @@ fn batches(units: Vec<Unit>, k: usize) -> Vec<Vec<Unit>> {
 fn every_stdlib_pipeline_layout_equals_cutlass() {
     let all = units(&stdlib::sources());
     assert!(
-        all.iter().filter(|u| u.scales).count() >= 6 && all.iter().filter(|u| !u.scales).count() >= 7,
+        all.iter().filter(|u| u.scales).count() >= 6
+            && all.iter().filter(|u| !u.scales).count() >= 7,
         "the bf16 and fp8 stdlib pipelines: {:?}",
         all.iter().map(|u| &u.name).collect::<Vec<_>>()
     );
@@ -222,7 +226,8 @@ fn every_stdlib_pipeline_layout_equals_cutlass() {
 }
 
 /// The contract text of a legal variant of a stdlib pipeline: tile N `n`, tile K `bk`, `stages`
-/// stages (the SMEM budget allowing), TMEM columns and accumulator slots that fit.
+/// stages (the SMEM budget allowing), TMEM columns and accumulator slots that fit, and sm_90a as a
+/// target while the warpgroup's accumulator registers fit (E0506: N for bf16, 2N for fp8, <= 240).
 fn variant(fp8: bool, n: i64, bk: i64, stages: i64) -> Source {
     let (base, path) = if fp8 {
         ("linear_fp8_blockscale", "stdlib/linear_fp8_blockscale.mpk")
@@ -237,7 +242,11 @@ fn variant(fp8: bool, n: i64, bk: i64, stages: i64) -> Source {
     let name = format!("{base}_n{n}_k{bk}_s{stages}");
     let b_blocks = (n + 127) / 128;
     let sf_cols = if fp8 { 4 * (1 + b_blocks) } else { 0 };
-    let slots = if 2 * n + stages * sf_cols <= 512 { 2 } else { 1 };
+    let slots = if 2 * n + stages * sf_cols <= 512 {
+        2
+    } else {
+        1
+    };
     let cols = ((slots * n + stages * sf_cols).max(32) as u64).next_power_of_two();
     let mut t: String = text
         .lines()
@@ -245,17 +254,27 @@ fn variant(fp8: bool, n: i64, bk: i64, stages: i64) -> Source {
         .collect::<Vec<_>>()
         .join("\n");
     let chunks = if fp8 { bk / 128 } else { bk / 64 };
-    let (row, mma_k) = if fp8 { (128, 32) } else { (64, 16) };
+    let (row, mma_k, eb) = if fp8 { (128, 32, 1) } else { (64, 16, 2) };
+    let sm90 = if fp8 { 2 * n <= 240 } else { n <= 240 };
+    if !sm90 {
+        t = t.replace("targets sm_100a, sm_90a", "targets sm_100a");
+    }
     t = t
         .replace(&format!("task {base}"), &format!("task {name}"))
-        .replace("tile M 128, N 16, K 128", &format!("tile M 128, N {n}, K {bk}"))
-        .replace(&format!("m128 n16 k{mma_k}"), &format!("m128 n{n} k{mma_k}"))
         .replace(
-            &format!("box [{row}, 16, {}]", 128 * if fp8 { 1 } else { 2 } / row),
+            "tile M 128, N 16, K 128",
+            &format!("tile M 128, N {n}, K {bk}"),
+        )
+        .replace(
+            &format!("m128 n16 k{mma_k}"),
+            &format!("m128 n{n} k{mma_k}"),
+        )
+        .replace(
+            &format!("box [{row}, 16, {eb}]"),
             &format!("box [{row}, {n}, {chunks}]"),
         )
         .replace(
-            &format!("box [{row}, 128, {}]", 128 * if fp8 { 1 } else { 2 } / row),
+            &format!("box [{row}, 128, {eb}]"),
             &format!("box [{row}, 128, {chunks}]"),
         )
         .replace("tmem slots 2", &format!("tmem slots {slots}"))
@@ -287,24 +306,260 @@ fn stages_for(fp8: bool, n: i64, bk: i64, cap: i64) -> i64 {
     ((200 * 1024) / per).clamp(1, cap)
 }
 
+/// The sweep: each legal tile shape the lowering has a branch or a boundary for. CuTe host code costs
+/// about 7 s (bf16) or 12 s (fp8) of compile per tile shape here, so every legal tile N for both
+/// element types (48 shapes, about eight minutes) is out of budget; instead: bf16 tile N 16 (the
+/// house tile), 32, 48, 112, 144, 240 and 256 (mpkc's E0503 takes multiples of 16 for M 128; 128,
+/// the weights' box rows too, is E0013: the recogniser tells the tensors apart by box rows),
+/// fp8 tile N 8 and 24 (tcgen05.ld .x8), 64, 120 (one 128-token scale block), 136 (two) and 256
+/// (the largest MMA-N, with one accumulator slot); tile K 64, 128 and 256 (one, two and four
+/// 128-byte rows per operand row); 1 to 6 stages (fp8: 5, three staged regions of at most 16).
+fn sweep() -> Vec<Source> {
+    let mut out = Vec::new();
+    for n in [16, 32, 48, 112, 144, 240, 256] {
+        out.push(variant(false, n, 128, stages_for(false, n, 128, 4)));
+    }
+    for (n, bk, stages) in [(16, 64, 6), (144, 64, 3), (16, 256, 2), (256, 256, 1)] {
+        out.push(variant(
+            false,
+            n,
+            bk,
+            stages.min(stages_for(false, n, bk, 8)),
+        ));
+    }
+    for (n, stages) in [(8, 1), (24, 3), (64, 4), (120, 5), (136, 2), (256, 1)] {
+        out.push(variant(
+            true,
+            n,
+            128,
+            stages.min(stages_for(true, n, 128, 8)),
+        ));
+    }
+    out
+}
+
 #[test]
 fn a_sweep_of_legal_tiles_equals_cutlass() {
-    let mut sources = Vec::new();
-    for fp8 in [false, true] {
-        for n in (8..=256).step_by(8) {
-            let stages = stages_for(fp8, n, 128, if n % 16 == 0 { 4 } else { 3 });
-            sources.push(variant(fp8, n, 128, stages));
-        }
-    }
-    // K per stage (bf16: one to four 128-byte rows per operand row) and stage counts.
-    for (n, bk, stages) in [(8, 64, 2), (16, 64, 6), (136, 64, 3), (16, 256, 2), (64, 256, 1), (256, 256, 1), (24, 128, 1), (16, 128, 6)] {
-        sources.push(variant(false, n, bk, stages.min(stages_for(false, n, bk, 8))));
-    }
-    for (n, stages) in [(16, 1), (16, 6), (136, 2), (256, 1)] {
-        sources.push(variant(true, n, 128, stages.min(stages_for(true, n, 128, 8))));
-    }
+    let sources = sweep();
     let all = units(&sources);
-    assert_eq!(all.len(), sources.len(), "every sweep contract is one legal unit");
+    assert_eq!(
+        all.len(),
+        sources.len(),
+        "every sweep contract is one legal unit"
+    );
     let dir = scratch("oracle_sweep");
-    assert_eq!(assert_all_agree(&dir, batches(all, 4)), sources.len());
+    assert_eq!(assert_all_agree(&dir, batches(all, 2)), sources.len());
+}
+
+/// One way to break a layout header: `to` in place of occurrence `nth` of `from`.
+struct Mutation {
+    what: String,
+    from: String,
+    nth: usize,
+    to: String,
+}
+
+fn mutation(what: &str, from: &str, nth: usize, to: &str) -> Mutation {
+    Mutation {
+        what: what.to_string(),
+        from: from.to_string(),
+        nth,
+        to: to.to_string(),
+    }
+}
+
+/// The value of occurrence `nth` of the constant `static constexpr TYPE NAME = 0x…` in `header`,
+/// with its text.
+fn constant(header: &str, decl: &str, nth: usize) -> (u64, String) {
+    let at = header
+        .match_indices(decl)
+        .nth(nth)
+        .unwrap_or_else(|| panic!("no {decl} #{nth} in the header"))
+        .0;
+    let rest = &header[at + decl.len()..];
+    let hex: String = rest.chars().take_while(|c| c.is_ascii_hexdigit()).collect();
+    (
+        u64::from_str_radix(&hex, 16).unwrap(),
+        format!("{decl}{hex}"),
+    )
+}
+
+/// Each field of each descriptor of `u`, its top bit flipped: the fields' positions from mpkc's
+/// field tables (where the descriptor is documented), the values from the header.
+fn descriptor_mutations(u: &Unit) -> Vec<Mutation> {
+    use mpkc::back::sm100::desc::{
+        instr_desc_f16, instr_desc_mxf8f6f4, smem_desc, F16Format, SmemLayout,
+    };
+    let mut out = Vec::new();
+    let mut flip =
+        |decl: &str, nth: usize, digits: usize, fields: Vec<mpkc::back::sm100::desc::Field>| {
+            let (v, text) = constant(&u.header, decl, nth);
+            for f in fields {
+                let bad = v ^ (1u64 << (f.lo + f.width - 1));
+                out.push(mutation(
+                    &format!(
+                        "{decl} field {} (bits {}..{})",
+                        f.name,
+                        f.lo,
+                        f.lo + f.width
+                    ),
+                    &text,
+                    0,
+                    &format!("{decl}{bad:0digits$X}"),
+                ));
+            }
+        };
+    let idesc = if u.scales {
+        instr_desc_mxf8f6f4(128, 16).1
+    } else {
+        instr_desc_f16(F16Format::Bf16, F16Format::Bf16, 128, 16).1
+    };
+    flip("static constexpr uint32_t I_DESC = 0x", 0, 8, idesc);
+    flip(
+        "static constexpr uint64_t SMEM_DESC = 0x",
+        0,
+        16,
+        smem_desc(SmemLayout::Swizzle128B, 0, 1024).1,
+    );
+    if u.scales {
+        flip(
+            "static constexpr uint64_t SF_DESC = 0x",
+            0,
+            16,
+            smem_desc(SmemLayout::SwizzleNone, 16, 128).1,
+        );
+    }
+    if u.sm90 {
+        flip(
+            "static constexpr uint64_t SMEM_DESC = 0x",
+            1,
+            16,
+            mpkc::back::sm90::desc::wgmma_smem_desc().1,
+        );
+    }
+    out
+}
+
+/// Each term of the layout functions changed in turn (the TMA boxes are not here: the header's
+/// own static_asserts reject a wrong box at compile time).
+fn term_mutations() -> Vec<Mutation> {
+    let a_mma =
+        "return stage_desc + (Tiles::a_offset(0, static_cast<uint32_t>(j * Tiles::MMA_K)) >> 4);";
+    let a_mma_bad = "return stage_desc + (Tiles::a_offset(0, static_cast<uint32_t>(j * Tiles::MMA_K / 2)) >> 4);";
+    vec![
+        mutation("operand K-chunk stride", "(k * ELEM_BYTES / 128) * rows * 128", 0, "(k * ELEM_BYTES / 128) * rows * 64"),
+        mutation("operand row stride", "r * 128 + (((k", 0, "r * 128 + 16 + (((k"),
+        mutation("128-byte swizzle row phase", "((r % 8) * 16)", 0, "((r % 4) * 16)"),
+        mutation("128-byte swizzle unit", "% 128) ^", 0, "% 64) ^"),
+        mutation("sm100 descriptor start address", "return desc | static_cast<uint64_t>((addr & 0x3FFFFu) >> 4);", 0, "return desc | static_cast<uint64_t>((addr & 0x3FFFFu) >> 3);"),
+        mutation("sm100 weight MMA K step", "return stage_desc + (Tiles::w_offset(0, static_cast<uint32_t>(j * Tiles::MMA_K)) >> 4);", 0, "return stage_desc + (Tiles::w_offset(0, static_cast<uint32_t>(j * Tiles::MMA_K / 2)) >> 4);"),
+        mutation("sm100 activation MMA K step", a_mma, 0, a_mma_bad),
+        mutation("sm100 scale id in the instruction descriptor", "(sf_id(j) << 4)", 0, "(sf_id(j) << 5)"),
+        mutation("sm100 scale id of MMA j", "return static_cast<uint32_t>(j % 4);", 0, "return static_cast<uint32_t>((j + 1) % 4);"),
+        mutation("accumulator lane", "return (m << 16) +", 0, "return (m << 15) +"),
+        mutation("accumulator slot stride", "static_cast<uint32_t>(slot * Tiles::BLOCK_N) + n;", 0, "static_cast<uint32_t>(slot * (Tiles::BLOCK_N + 8)) + n;"),
+        mutation("accumulator column", "static_cast<uint32_t>(slot * Tiles::BLOCK_N) + n;", 0, "static_cast<uint32_t>(slot * Tiles::BLOCK_N) + (n ^ 1);"),
+        mutation("tcgen05.ld lane base", "static_cast<uint32_t>(32 * warp)", 0, "static_cast<uint32_t>(16 * warp)"),
+        mutation("tcgen05.ld row", "return 32 * warp + lane;", 0, "return 32 * warp + (lane ^ 1);"),
+        mutation("tcgen05.ld column", "return c + j;", 0, "return c + (j ^ 1);"),
+        mutation("scale SMEM A row", "return 16 * (m % 32) + 4 * (m / 32) + s;", 0, "return 4 * (m % 32) + 16 * (m / 32) + s;"),
+        mutation("scale SMEM B word", "4 * (n % 128 / 32)", 0, "4 * (n % 64 / 32)"),
+        mutation("scale SMEM B row", "16 * (n % 32)", 0, "16 * (n % 16)"),
+        mutation("scale staging: the weight scale in word 0 only (issue 10)", "rows[r] = Row{{wword, wword, wword, wword}};", 0, "rows[r] = Row{{wword, 0u, 0u, 0u}};"),
+        mutation("scale staging: token of (row, word)", "int const n = 128 * b + 32 * j + r;", 0, "int const n = 128 * b + 32 * r + j;"),
+        mutation("scale staging: padding", "PAD_WORD = 0x7F7F7F7Fu", 0, "PAD_WORD = 0u"),
+        mutation("scale staging: byte replication", "ue8m0(ws) * 0x01010101u", 0, "ue8m0(ws) * 0x00000101u"),
+        mutation("UE8M0 byte", "return (f32_bits(x) >> 23) & 0xFFu;", 0, "return (f32_bits(x) >> 23) & 0x7Fu;"),
+        mutation("UE8M0 exactness", "e != 0u && ", 0, ""),
+        mutation("scale TMEM: B after A", "return sfa_tmem(stage) + 4u + ", 0, "return sfa_tmem(stage) + 2u + "),
+        mutation("scale TMEM: after the accumulators", "static constexpr uint32_t SF_COL = ", 0, "static constexpr uint32_t SF_COL = -16 + "),
+        mutation("scale operand: the scale id in bits 30-31", "return col | (sf_id(j) << 30);", 0, "return col;"),
+        mutation("tcgen05.cp source", "return desc_at(SF_DESC, addr);", 0, "return desc_at(SF_DESC, addr + 16);"),
+        mutation("sm90 descriptor start address", "return SMEM_DESC | static_cast<uint64_t>((addr & 0x3FFFFu) >> 4);", 0, "return SMEM_DESC | static_cast<uint64_t>((addr & 0x3FFFFu) >> 3);"),
+        mutation("sm90 m64 half", "static_cast<uint32_t>(64 * h)", 0, "static_cast<uint32_t>(32 * h)"),
+        mutation("sm90 activation MMA K step", a_mma, 1, a_mma_bad),
+        mutation("sm90 accumulator registers", "static constexpr int ACC_REGS = ", 0, "static constexpr int ACC_REGS = 2 + "),
+        mutation("wgmma fragment row of a lane", "16 * warp + lane / 4", 0, "16 * warp + lane / 8"),
+        mutation("wgmma fragment row of a register", "8 * ((i / 2) % 2)", 0, "8 * (i % 2)"),
+        mutation("wgmma fragment column of a lane", "2 * (lane % 4)", 0, "2 * (lane % 8)"),
+        mutation("wgmma fragment column of a register", "8 * (i / 4)", 0, "4 * (i / 4)"),
+    ]
+}
+
+/// `u` with `m` applied, renamed `name` so that it coexists with the others in one program; None
+/// where the unit has no such term.
+fn mutant(u: &Unit, m: &Mutation, name: &str) -> Option<Unit> {
+    let (at, _) = u.header.match_indices(&m.from).nth(m.nth)?;
+    let mut h = String::with_capacity(u.header.len());
+    h.push_str(&u.header[..at]);
+    h.push_str(&m.to);
+    h.push_str(&u.header[at + m.from.len()..]);
+    let h = h.replace(
+        &format!("namespace kernel::{}::layout", u.name),
+        &format!("namespace kernel::{name}::layout"),
+    );
+    Some(Unit {
+        name: name.to_string(),
+        header: h,
+        ..u.clone()
+    })
+}
+
+#[test]
+fn every_mutation_of_a_layout_header_fails_the_oracle() {
+    let all = units(&stdlib::sources());
+    let base: Vec<Unit> = all
+        .into_iter()
+        .filter(|u| u.name == "linear_sm100_v2" || u.name == "linear_fp8_blockscale_q_b")
+        .collect();
+    assert_eq!(base.len(), 2);
+    let mut program = base.clone();
+    // (mutation, the mutant units it made)
+    let mut made: Vec<(String, Vec<String>)> = Vec::new();
+    let mut all_mutations: Vec<(Option<usize>, Mutation)> =
+        term_mutations().into_iter().map(|m| (None, m)).collect();
+    for (i, u) in base.iter().enumerate() {
+        all_mutations.extend(descriptor_mutations(u).into_iter().map(|m| (Some(i), m)));
+    }
+    for (k, (only, m)) in all_mutations.iter().enumerate() {
+        let mut names = Vec::new();
+        for (i, u) in base.iter().enumerate() {
+            if only.is_some_and(|o| o != i) {
+                continue;
+            }
+            let name = format!("{}_m{k}", u.name);
+            if let Some(x) = mutant(u, m, &name) {
+                names.push(name);
+                program.push(x);
+            }
+        }
+        assert!(
+            !names.is_empty(),
+            "mutation `{}` applies to no unit: `{}` not found",
+            m.what,
+            m.from
+        );
+        made.push((m.what.clone(), names));
+    }
+    assert!(made.len() >= 60, "{} mutations", made.len());
+    let dir = scratch("oracle_mutants");
+    let verdicts = run_oracle(&dir, "mutants", &program);
+    for u in &base {
+        let v = &verdicts[&u.name];
+        assert_eq!(
+            v.failures, 0,
+            "the unmutated {} fails: {:?}",
+            u.name, v.lines
+        );
+    }
+    let survivors: Vec<String> = made
+        .iter()
+        .filter(|(_, names)| names.iter().all(|n| verdicts[n].failures == 0))
+        .map(|(what, names)| format!("{what} ({})", names.join(", ")))
+        .collect();
+    assert!(
+        survivors.is_empty(),
+        "the oracle did not notice these changes to the layout headers:\n  {}",
+        survivors.join("\n  ")
+    );
 }

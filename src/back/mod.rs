@@ -88,9 +88,7 @@ pub fn generate_with(
                     | Emitter::PipelineSm90
                     | Emitter::DesignDoc,
                     None,
-                ) => {
-                    return None
-                }
+                ) => return None,
             };
             Some(GeneratedFile {
                 kind: f.emitter.kind(),

@@ -80,6 +80,12 @@ pub fn emit(task: &CheckedTask, p: &PipelineShape, info: &ContractInfo) -> Strin
 }
 
 /// `constexpr` member lines: `static constexpr TYPE NAME = VALUE;  // why`.
-pub(crate) fn member(w: &mut Writer, ty: &str, name: &str, value: impl std::fmt::Display, why: &str) {
+pub(crate) fn member(
+    w: &mut Writer,
+    ty: &str,
+    name: &str,
+    value: impl std::fmt::Display,
+    why: &str,
+) {
     w.line(format!("static constexpr {ty} {name} = {value};  // {why}"));
 }

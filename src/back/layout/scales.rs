@@ -23,15 +23,69 @@ pub(super) fn emit(w: &mut Writer, p: &PipelineShape, w_name: &str, a_name: &str
     w.comment("first, then one block per 128 tokens. tcgen05.cp.32x128b.warpx4 copies each block to 4 TMEM");
     w.comment("columns of all four lane quarters; the MMA reads row m0 + 32j from column j, byte s (scale id).");
     w.open("struct Scales");
-    member(w, "int", "SF_VEC", 32, "K elements per scale factor (block32)");
-    member(w, "int", "SUB_BLOCKS", p.block_k / 32, "scale factors per row and stage: BLOCK_K / SF_VEC");
-    member(w, "int", "K_BLOCKS", p.k / 128, "columns of the f32 scale tensors: K / 128");
-    member(w, "int", "TOKENS", p.m_real.min(p.block_n), "tokens with a scale: min(M_REAL, BLOCK_N)");
-    member(w, "int", "B_BLOCKS", blocks, "128-token blocks of B scale factors: ceil(BLOCK_N / 128)");
-    member(w, "uint32_t", "BLOCK_BYTES", 512, "one block: 32 rows of 16 bytes");
-    member(w, "uint32_t", "B_OFFSET", 512, "the B blocks follow the A block");
-    member(w, "uint32_t", "BYTES", 512 * (1 + blocks), "a stage's scale factors");
-    member(w, "uint32_t", "PAD_WORD", "0x7F7F7F7Fu", "UE8M0 127 = 1.0 for tokens past TOKENS");
+    member(
+        w,
+        "int",
+        "SF_VEC",
+        32,
+        "K elements per scale factor (block32)",
+    );
+    member(
+        w,
+        "int",
+        "SUB_BLOCKS",
+        p.block_k / 32,
+        "scale factors per row and stage: BLOCK_K / SF_VEC",
+    );
+    member(
+        w,
+        "int",
+        "K_BLOCKS",
+        p.k / 128,
+        "columns of the f32 scale tensors: K / 128",
+    );
+    member(
+        w,
+        "int",
+        "TOKENS",
+        p.m_real.min(p.block_n),
+        "tokens with a scale: min(M_REAL, BLOCK_N)",
+    );
+    member(
+        w,
+        "int",
+        "B_BLOCKS",
+        blocks,
+        "128-token blocks of B scale factors: ceil(BLOCK_N / 128)",
+    );
+    member(
+        w,
+        "uint32_t",
+        "BLOCK_BYTES",
+        512,
+        "one block: 32 rows of 16 bytes",
+    );
+    member(
+        w,
+        "uint32_t",
+        "B_OFFSET",
+        512,
+        "the B blocks follow the A block",
+    );
+    member(
+        w,
+        "uint32_t",
+        "BYTES",
+        512 * (1 + blocks),
+        "a stage's scale factors",
+    );
+    member(
+        w,
+        "uint32_t",
+        "PAD_WORD",
+        "0x7F7F7F7Fu",
+        "UE8M0 127 = 1.0 for tokens past TOKENS",
+    );
     w.comment("Byte of A-operand row m (weight row of the tile, m < 128), K sub-block s.");
     w.open("MPKC_HD static constexpr uint32_t a_byte(uint32_t m, uint32_t s)");
     w.line("return 16 * (m % 32) + 4 * (m / 32) + s;");

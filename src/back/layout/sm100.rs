@@ -26,7 +26,12 @@ pub(super) fn emit(w: &mut Writer, p: &PipelineShape) {
     let (idesc, fields) = if fp8 {
         instr_desc_mxf8f6f4(p.block_m as u32, p.block_n as u32)
     } else {
-        instr_desc_f16(F16Format::Bf16, F16Format::Bf16, p.block_m as u32, p.block_n as u32)
+        instr_desc_f16(
+            F16Format::Bf16,
+            F16Format::Bf16,
+            p.block_m as u32,
+            p.block_n as u32,
+        )
     };
     w.comment(if fp8 {
         "Instruction descriptor of tcgen05.mma.kind::mxf8f6f4.block_scale (CuTe UMMA::InstrDescriptorBlockScaled):"
@@ -36,14 +41,26 @@ pub(super) fn emit(w: &mut Writer, p: &PipelineShape) {
     for l in decode_lines(&fields) {
         w.comment(format!("  {l}"));
     }
-    member(w, "uint32_t", "I_DESC", format!("0x{idesc:08X}u"), "the fields above");
+    member(
+        w,
+        "uint32_t",
+        "I_DESC",
+        format!("0x{idesc:08X}u"),
+        "the fields above",
+    );
     let (sdesc, sfields) = smem_desc(SmemLayout::Swizzle128B, 0, 1024);
     w.comment("SMEM matrix descriptor of both operands, K-major under 128-byte swizzle (CuTe UMMA::SmemDescriptor);");
     w.comment("LBO is not used for swizzled K-major layouts (PTX ISA, tcgen05 \"leading dimension byte offset\"):");
     for l in decode_lines(&sfields) {
         w.comment(format!("  {l}"));
     }
-    member(w, "uint64_t", "SMEM_DESC", format!("0x{sdesc:016X}ull"), "the fields above");
+    member(
+        w,
+        "uint64_t",
+        "SMEM_DESC",
+        format!("0x{sdesc:016X}ull"),
+        "the fields above",
+    );
     if fp8 {
         let (sf, sf_fields) = smem_desc(SmemLayout::SwizzleNone, 16, 128);
         w.comment("SMEM descriptor of a scale-factor block for tcgen05.cp.32x128b: 8-row core matrices of 16 bytes,");
@@ -51,7 +68,13 @@ pub(super) fn emit(w: &mut Writer, p: &PipelineShape) {
         for l in decode_lines(&sf_fields) {
             w.comment(format!("  {l}"));
         }
-        member(w, "uint64_t", "SF_DESC", format!("0x{sf:016X}ull"), "the fields above");
+        member(
+            w,
+            "uint64_t",
+            "SF_DESC",
+            format!("0x{sf:016X}ull"),
+            "the fields above",
+        );
     }
     w.comment("`desc` with the start address of SMEM byte address `addr` (>> 4) in bits 0-13.");
     w.open("MPKC_HD static constexpr uint64_t desc_at(uint64_t desc, uint32_t addr)");
@@ -75,11 +98,15 @@ pub(super) fn emit(w: &mut Writer, p: &PipelineShape) {
     w.comment("Descriptor of MMA j's weight (A) operand, from the descriptor of the stage base: the start address");
     w.comment("of element (0, j * MMA_K).");
     w.open("MPKC_HD static constexpr uint64_t w_mma(uint64_t stage_desc, int j)");
-    w.line("return stage_desc + (Tiles::w_offset(0, static_cast<uint32_t>(j * Tiles::MMA_K)) >> 4);");
+    w.line(
+        "return stage_desc + (Tiles::w_offset(0, static_cast<uint32_t>(j * Tiles::MMA_K)) >> 4);",
+    );
     w.close("");
     w.comment("Descriptor of MMA j's activation (B) operand, likewise.");
     w.open("MPKC_HD static constexpr uint64_t a_mma(uint64_t stage_desc, int j)");
-    w.line("return stage_desc + (Tiles::a_offset(0, static_cast<uint32_t>(j * Tiles::MMA_K)) >> 4);");
+    w.line(
+        "return stage_desc + (Tiles::a_offset(0, static_cast<uint32_t>(j * Tiles::MMA_K)) >> 4);",
+    );
     w.close("");
     member(w, "int", "ACC_SLOTS", p.acc_slots, "accumulator slots");
     w.comment("TMEM address (lane << 16 | column, from the allocation's base) of accumulator element (row m, token n)");
@@ -87,7 +114,13 @@ pub(super) fn emit(w: &mut Writer, p: &PipelineShape) {
     w.open("MPKC_HD static constexpr uint32_t acc_tmem(int slot, uint32_t m, uint32_t n)");
     w.line("return (m << 16) + static_cast<uint32_t>(slot * Tiles::BLOCK_N) + n;");
     w.close("");
-    member(w, "int", "LD_COLS", ld_cols(p), &format!("the epilogue's tcgen05.ld.32x32b.x{}", ld_cols(p)));
+    member(
+        w,
+        "int",
+        "LD_COLS",
+        ld_cols(p),
+        &format!("the epilogue's tcgen05.ld.32x32b.x{}", ld_cols(p)),
+    );
     w.comment("The address warp `warp` (0-3) of the consumers passes to its tcgen05.ld of columns c .. c + LD_COLS - 1");
     w.comment("(a warp reaches lanes 32w .. 32w + 31 only).");
     w.open("MPKC_HD static constexpr uint32_t ld_tmem(int slot, int warp, int c)");
@@ -103,9 +136,27 @@ pub(super) fn emit(w: &mut Writer, p: &PipelineShape) {
     w.close("");
     if fp8 {
         let blocks = b_blocks(p);
-        member(w, "uint32_t", "SF_COL", p.acc_slots * p.block_n, "first TMEM column of the scale factors");
-        member(w, "uint32_t", "SF_STAGE_COLS", 4 * (1 + blocks), "TMEM columns of a stage's scale factors: 4 for A, 4 per B block");
-        member(w, "uint32_t", "TMEM_END", format!("SF_COL + {} * SF_STAGE_COLS", p.stages), "one past the last TMEM column used");
+        member(
+            w,
+            "uint32_t",
+            "SF_COL",
+            p.acc_slots * p.block_n,
+            "first TMEM column of the scale factors",
+        );
+        member(
+            w,
+            "uint32_t",
+            "SF_STAGE_COLS",
+            4 * (1 + blocks),
+            "TMEM columns of a stage's scale factors: 4 for A, 4 per B block",
+        );
+        member(
+            w,
+            "uint32_t",
+            "TMEM_END",
+            format!("SF_COL + {} * SF_STAGE_COLS", p.stages),
+            "one past the last TMEM column used",
+        );
         w.comment("TMEM column of stage `stage`'s A scale factors: the tcgen05.cp destination.");
         w.open("MPKC_HD static constexpr uint32_t sfa_tmem(int stage)");
         w.line("return SF_COL + static_cast<uint32_t>(stage) * SF_STAGE_COLS;");
@@ -124,7 +175,13 @@ pub(super) fn emit(w: &mut Writer, p: &PipelineShape) {
         w.line("return desc_at(SF_DESC, addr);");
         w.close("");
     } else {
-        member(w, "uint32_t", "TMEM_END", "ACC_SLOTS * Tiles::BLOCK_N", "one past the last TMEM column used");
+        member(
+            w,
+            "uint32_t",
+            "TMEM_END",
+            "ACC_SLOTS * Tiles::BLOCK_N",
+            "one past the last TMEM column used",
+        );
     }
     w.close(";");
     w.blank();

@@ -15,9 +15,23 @@ pub(super) fn emit(w: &mut Writer, p: &PipelineShape) {
     for l in decode_lines(&fields) {
         w.comment(format!("  {l}"));
     }
-    super::member(w, "uint64_t", "SMEM_DESC", format!("0x{sdesc:016X}ull"), "the fields above");
-    super::member(w, "int", "ACC_REGS", p.block_n / 2, "f32 accumulator registers per thread and m64 half: 64 x BLOCK_N / 128");
-    w.comment("`SMEM_DESC` with the start address of SMEM byte address `addr` (>> 4) in bits 0-13.");
+    super::member(
+        w,
+        "uint64_t",
+        "SMEM_DESC",
+        format!("0x{sdesc:016X}ull"),
+        "the fields above",
+    );
+    super::member(
+        w,
+        "int",
+        "ACC_REGS",
+        p.block_n / 2,
+        "f32 accumulator registers per thread and m64 half: 64 x BLOCK_N / 128",
+    );
+    w.comment(
+        "`SMEM_DESC` with the start address of SMEM byte address `addr` (>> 4) in bits 0-13.",
+    );
     w.open("MPKC_HD static constexpr uint64_t desc_at(uint32_t addr)");
     w.line("return SMEM_DESC | static_cast<uint64_t>((addr & 0x3FFFFu) >> 4);");
     w.close("");
@@ -27,9 +41,13 @@ pub(super) fn emit(w: &mut Writer, p: &PipelineShape) {
     w.close("");
     w.comment("Descriptor of wgmma j's activation operand, from the stage base's.");
     w.open("MPKC_HD static constexpr uint64_t a_mma(uint64_t stage_desc, int j)");
-    w.line("return stage_desc + (Tiles::a_offset(0, static_cast<uint32_t>(j * Tiles::MMA_K)) >> 4);");
+    w.line(
+        "return stage_desc + (Tiles::a_offset(0, static_cast<uint32_t>(j * Tiles::MMA_K)) >> 4);",
+    );
     w.close("");
-    w.comment("Row (weight row of the tile) of accumulator register i of thread (warp, lane) in half h.");
+    w.comment(
+        "Row (weight row of the tile) of accumulator register i of thread (warp, lane) in half h.",
+    );
     w.open("MPKC_HD static constexpr int acc_row(int h, int warp, int lane, int i)");
     w.line("return 64 * h + 16 * warp + lane / 4 + 8 * ((i / 2) % 2);");
     w.close("");

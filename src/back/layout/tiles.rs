@@ -22,20 +22,60 @@ pub(super) fn emit(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    w.comment("Operand tiles of one stage in SMEM, K-major under the 128-byte swizzle, as the TMA boxes");
+    w.comment(
+        "Operand tiles of one stage in SMEM, K-major under the 128-byte swizzle, as the TMA boxes",
+    );
     w.comment("{128-byte row, rows, K chunks} write them: chunk c holds every row's elements");
     w.comment("[c * ROW_ELEMS, (c + 1) * ROW_ELEMS), row r at r * 128 bytes, and the 16-byte unit u of a row");
-    w.comment("at unit u ^ (r % 8). Stage bases are 1024-aligned (the pattern repeats every 8 rows).");
+    w.comment(
+        "at unit u ^ (r % 8). Stage bases are 1024-aligned (the pattern repeats every 8 rows).",
+    );
     w.open("struct Tiles");
-    member(w, "int", "BLOCK_M", p.block_m, "weight rows per tile (MMA-M)");
+    member(
+        w,
+        "int",
+        "BLOCK_M",
+        p.block_m,
+        "weight rows per tile (MMA-M)",
+    );
     member(w, "int", "BLOCK_N", p.block_n, "tokens per tile (MMA-N)");
     member(w, "int", "BLOCK_K", p.block_k, "K elements per stage");
-    member(w, "int", "ELEM_BYTES", p.elem_bytes, "bytes per operand element");
+    member(
+        w,
+        "int",
+        "ELEM_BYTES",
+        p.elem_bytes,
+        "bytes per operand element",
+    );
     member(w, "int", "MMA_K", p.mma_k, "K elements per MMA instruction");
-    member(w, "int", "ROW_ELEMS", 128 / p.elem_bytes, "elements in one 128-byte swizzle row");
-    member(w, "int", "K_CHUNKS", p.block_k * p.elem_bytes / 128, "128-byte rows per operand row and stage");
-    member(w, "int", "MMAS_PER_STAGE", p.block_k / p.mma_k, "MMA instructions per stage");
-    member(w, "int", "SWIZZLE_BYTES", 128, "the tensor maps' swizzle (`swizzle 128B`)");
+    member(
+        w,
+        "int",
+        "ROW_ELEMS",
+        128 / p.elem_bytes,
+        "elements in one 128-byte swizzle row",
+    );
+    member(
+        w,
+        "int",
+        "K_CHUNKS",
+        p.block_k * p.elem_bytes / 128,
+        "128-byte rows per operand row and stage",
+    );
+    member(
+        w,
+        "int",
+        "MMAS_PER_STAGE",
+        p.block_k / p.mma_k,
+        "MMA instructions per stage",
+    );
+    member(
+        w,
+        "int",
+        "SWIZZLE_BYTES",
+        128,
+        "the tensor maps' swizzle (`swizzle 128B`)",
+    );
     w.line(format!(
         "static constexpr int W_BOX[3] = {{{}}};  // weight tensor map box (elements, innermost first)",
         list(boxes(p.weights))
@@ -52,7 +92,9 @@ pub(super) fn emit(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
     w.open("MPKC_HD static constexpr uint32_t w_offset(uint32_t row, uint32_t k)");
     w.line("return offset(BLOCK_M, row, k);");
     w.close("");
-    w.comment("Byte offset of activation element (token n, k) in an A stage (n < BLOCK_N, k < BLOCK_K).");
+    w.comment(
+        "Byte offset of activation element (token n, k) in an A stage (n < BLOCK_N, k < BLOCK_K).",
+    );
     w.open("MPKC_HD static constexpr uint32_t a_offset(uint32_t n, uint32_t k)");
     w.line("return offset(BLOCK_N, n, k);");
     w.close("");

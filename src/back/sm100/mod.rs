@@ -64,7 +64,9 @@ fn descriptors(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
         w.line(format!("static_assert(layout::Scales::BYTES <= raw_{sf}_bytes(), \"E0304: a stage's scale factors exceed its SF region\");"));
     }
     w.blank();
-    w.comment("The descriptor of the operand at `p`: SMEM_DESC with the start address (>> 4) OR-ed in.");
+    w.comment(
+        "The descriptor of the operand at `p`: SMEM_DESC with the start address (>> 4) OR-ed in.",
+    );
     w.open("__device__ __forceinline__ uint64_t smem_desc(void const *p)");
     w.line("return layout::Sm100::desc_at(layout::Sm100::SMEM_DESC, mpkc::sm100::smem_u32(p));");
     w.close("");

@@ -142,10 +142,13 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     w.comment("Thread (warp w, lane l) holds accumulator row 32w + l: BLOCK_N f32 columns, one per token.");
     w.line("float acc[BLOCK_N];");
     let step = crate::back::layout::sm100_ld_cols(p);
+    w.line(format!("static_assert(layout::Sm100::LD_COLS == {step}, \"the layout's tcgen05.ld width is the wrapper's\");"));
     w.line("#pragma unroll");
     w.open("for (int c = 0; c < BLOCK_N; c += layout::Sm100::LD_COLS)");
     w.line(format!("uint32_t r[{step}];"));
-    w.line(format!("mpkc::sm100::tmem_ld_32x32b_x{step}(taddr + layout::Sm100::ld_tmem(slot, warp, c), r);"));
+    w.line(format!(
+        "mpkc::sm100::tmem_ld_32x32b_x{step}(taddr + layout::Sm100::ld_tmem(slot, warp, c), r);"
+    ));
     w.line("mpkc::sm100::tmem_wait_ld();");
     w.line("#pragma unroll");
     w.line(format!(

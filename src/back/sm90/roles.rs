@@ -55,7 +55,9 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
         p.epilogue.as_str()
     ));
     w.comment("Fragment of wgmma m64nN (f32): thread (warp w, lane l) holds in d[i] of half h (weight rows");
-    w.comment("64h..64h+63) row layout::Sm90::acc_row(h, w, l, i) and token layout::Sm90::acc_col(l, i).");
+    w.comment(
+        "64h..64h+63) row layout::Sm90::acc_row(h, w, l, i) and token layout::Sm90::acc_col(l, i).",
+    );
     open_consumer(w, s);
     w.line("float acc[2][ACC_REGS];");
     w.line("#pragma unroll");
