@@ -23,7 +23,9 @@ fn files(dir: &Path, ext: Option<&str>, out: &mut Vec<PathBuf>) {
 
 fn found(target: &str) -> Vec<PathBuf> {
     let mut v = Vec::new();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz").join(target);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fuzz")
+        .join(target);
     files(&dir, None, &mut v);
     v.sort();
     v

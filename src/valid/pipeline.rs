@@ -419,7 +419,18 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
     let stages = i64::from(ir.stages.map_or(1, |(s, _)| s));
     let operands = if fp8 {
         match fp8_scales(
-            ir, w, a, w_ring, n, k, m_real, (bn, bk), stages, acc_slots, tmem_cols, sink,
+            ir,
+            w,
+            a,
+            w_ring,
+            n,
+            k,
+            m_real,
+            (bn, bk),
+            stages,
+            acc_slots,
+            tmem_cols,
+            sink,
         ) {
             Some(o) => o,
             None => return None,

@@ -62,7 +62,11 @@ pub fn check(text: &str) {
             }
             assert!(!d.message.is_empty(), "{}: empty message", d.code);
             let human = render_human(d, &file, ColorMode::Never);
-            assert!(human.contains(d.code), "{}: rendering lost the code", d.code);
+            assert!(
+                human.contains(d.code),
+                "{}: rendering lost the code",
+                d.code
+            );
             let json = render_json(d, &file);
             assert!(!json.contains('\n'), "{}: JSON spans lines", d.code);
             let v: serde_json::Value = serde_json::from_str(&json).expect("JSON diagnostic parses");
@@ -70,10 +74,18 @@ pub fn check(text: &str) {
         }
         let info = ContractInfo::new(&c.source.path, &c.source.text);
         for t in &c.tasks {
-            assert!(!t.plans.is_empty(), "{}: a checked task without a plan", t.ir.unit_name());
+            assert!(
+                !t.plans.is_empty(),
+                "{}: a checked task without a plan",
+                t.ir.unit_name()
+            );
             let once = back::generate(t, &info);
             assert!(!once.is_empty());
-            assert_eq!(once, back::generate(t, &info), "generation is not deterministic");
+            assert_eq!(
+                once,
+                back::generate(t, &info),
+                "generation is not deterministic"
+            );
         }
     }
 }
@@ -114,5 +126,9 @@ pub fn fmt(text: &str) {
     assert_eq!(tokens(&once), tokens(text), "fmt changed a token");
     let twice = mpkc::fmt::format(&once);
     assert_eq!(twice, once, "fmt is not idempotent");
-    assert_eq!(codes(FILE, &once), codes(FILE, text), "fmt changed the checker's verdict");
+    assert_eq!(
+        codes(FILE, &once),
+        codes(FILE, text),
+        "fmt changed the checker's verdict"
+    );
 }

@@ -124,11 +124,15 @@ pub(super) fn emit(w: &mut Writer, p: &PipelineShape, w_name: &str, a_name: &str
     w.comment(format!("`{a_name}` and the element."));
     w.open("MPKC_HD static inline void stage(uint8_t *sf, float const *w_scale, float const *a_scale, int tile, int kb)");
     w.line("int const w_at = tile * K_BLOCKS + kb;");
-    w.line("float const ws = w_scale[w_at];");
+    w.line("float ws = w_scale[w_at];");
     w.line("float as[TOKENS];");
     w.line("MPKC_UNROLL");
     w.line("for (int n = 0; n < TOKENS; ++n) as[n] = a_scale[n * K_BLOCKS + kb];");
     w.line("#if defined(__CUDA_ARCH__) && defined(MPKC_BOUNDED_WAITS)");
+    w.line("#ifdef MPKC_INJECT_BAD_SCALE");
+    w.line("// fault injection (mpkc verify --inject bad-scale=I): CTA 0 sees weight scale I times 1.5");
+    w.line("if (blockIdx.x == 0 && w_at == MPKC_INJECT_BAD_SCALE) ws *= 1.5f;");
+    w.line("#endif");
     w.line(format!(
         "if (!exact_in_ue8m0(ws)) ::mpkc::rt::report_bad_scale(\"{w_name}\", w_at, ws);"
     ));
