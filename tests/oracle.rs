@@ -563,3 +563,51 @@ fn every_mutation_of_a_layout_header_fails_the_oracle() {
         survivors.join("\n  ")
     );
 }
+
+/// The fp8 tiles the scale staging does not lower are E0013 at `build` (lowering errors) with a
+/// span and a `help:`, not a wrong kernel: a tile K other than 128 (one scale block per stage, four
+/// scale ids), and a scale-factor region without room for the 128-token blocks of tile N.
+#[test]
+fn fp8_tiles_the_scale_staging_cannot_lower_are_e0013() {
+    let lowering = |src: Source| {
+        let checked = check_sources(
+            &[src.clone()],
+            &SemaOptions::default(),
+            &CheckOptions::default(),
+        );
+        assert!(!checked[0].has_errors(), "{:#?}", checked[0].diags);
+        let t = &checked[0].tasks[0];
+        assert!(t.pipeline.is_none());
+        let d = t.lowering_errors.first().expect("a lowering error").clone();
+        (src.text, d)
+    };
+    let (text, d) = lowering(variant(true, 16, 256, 2));
+    assert_eq!(d.code, "E0013");
+    assert!(d.message.contains("not tile K 256"), "{}", d.message);
+    let s = d.main_span();
+    assert!(
+        text[s.start..s.end].starts_with("tile M 128, N 16, K 256"),
+        "{}",
+        &text[s.start..s.end]
+    );
+    assert!(d.help.as_deref().is_some_and(|h| h.contains("K 128")));
+    let mut short = variant(true, 136, 128, 2);
+    short.text = short.text.replace(
+        "region SF[stage] { bytes 1536;",
+        "region SF[stage] { bytes 1024;",
+    );
+    let (text, d) = lowering(short);
+    assert_eq!(d.code, "E0013");
+    assert!(
+        d.message.contains("1536 bytes for tile N 136, not 1024"),
+        "{}",
+        d.message
+    );
+    let s = d.main_span();
+    assert!(
+        text[s.start..s.end].contains("SF"),
+        "{}",
+        &text[s.start..s.end]
+    );
+    assert_eq!(d.help.as_deref(), Some("write `bytes 1536`"));
+}
