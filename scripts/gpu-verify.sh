@@ -75,6 +75,7 @@ if [ "$MODE" = all ] || [ "$MODE" = inject ]; then
   run_inject count-off silu_mul_v2 'SEM_DEP_READY'
   run_inject reinit-drop linear_sm100_v2 're-init was dropped'
   run_inject reinit-drop linear_fp8_blockscale_q_b 're-init was dropped'
+  run_inject bad-scale linear_fp8_blockscale_q_b 'W_scale\[0\] = .* is not a power of two'
 fi
 
 if [ "$MODE" = all ] || [ "$MODE" = sanitize ]; then

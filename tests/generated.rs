@@ -129,6 +129,56 @@ fn spec_headers_are_host_safe() {
         .any(|(n, _)| *n == "mpkc_spec_support.h"));
 }
 
+/// The layout headers (`<unit>_layout.h`, the math the pipeline kernels and tests/oracle.rs share)
+/// are host-safe too: plain C++17 without CUDA compiles them, all together, warning-free, and their
+/// functions are usable in constant expressions.
+#[test]
+fn layout_headers_are_host_safe_constexpr() {
+    let units = generate_all(&checked());
+    let dir = scratch_dir("layout_host_safe");
+    write_all(&dir, &units).unwrap();
+    let mut tu = String::new();
+    let mut n = 0;
+    for u in &units {
+        for f in u.files.iter().filter(|f| f.kind == FileKind::LayoutHeader) {
+            assert!(
+                !f.text.contains("asm(") && !f.text.contains("asm volatile"),
+                "{}",
+                f.name
+            );
+            tu.push_str(&format!(
+                "#include \"{}\"\nstatic_assert(kernel::{1}::layout::Sm100::w_mma(kernel::{1}::layout::Sm100::desc_at(kernel::{1}::layout::Sm100::SMEM_DESC, 0x400u), 1) != 0, \"\");\n",
+                f.name, u.unit
+            ));
+            n += 1;
+        }
+    }
+    assert!(
+        n >= 13,
+        "every stdlib pipeline unit has a layout header ({n})"
+    );
+    tu.push_str("int main() { return 0; }\n");
+    std::fs::write(dir.join("layout.cc"), tu).unwrap();
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
+    let out = Command::new(&cxx)
+        .current_dir(&dir)
+        .args([
+            "-std=c++17",
+            "-fsyntax-only",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "layout.cc",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("the host C++ compiler `{cxx}` is needed for this test: {e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Every generated kernel compiles with nvcc for every target its contract declares, with no
 /// spills and no stack (local memory). Needs nvcc: `scripts/setup` installs it.
 #[test]

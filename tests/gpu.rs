@@ -121,6 +121,7 @@ fn injected_faults_fail_with_a_named_barrier_or_page() {
         ("page-double", "argmax_reduce", "released twice"),
         ("count-off", "linear_sm100_v2", "op ordinal 0"),
         ("reinit-drop", "linear_sm100_v2", "re-init was dropped"),
+        ("bad-scale", "linear_fp8_blockscale_q_b", "W_scale[0] = "),
         ("region-short", "linear_sm100_v2", "E0304"),
     ] {
         let o = verify(&[

@@ -45,6 +45,17 @@ fn build_and_inspect(sources: &[Source], dir: &str) -> usize {
             j.target
         );
         let task = &checked[u.source].tasks[u.task];
+        if let Some(p) = task
+            .pipeline
+            .as_ref()
+            .filter(|p| matches!(p.operands, mpkc::valid::Operands::Fp8BlockScale { .. }))
+        {
+            let sass = tc.sass(&cubin).unwrap_or_else(|e| panic!("cuobjdump: {e}"));
+            let tokens = p.m_real.min(p.block_n) as usize;
+            if let Err(e) = scale_loads_precede_stores(&sass, 1 + tokens) {
+                panic!("{} {}: {e}", u.unit, j.target);
+            }
+        }
         if task.pipeline.is_some() && j.target == Target::Sm90a {
             inspect_sm90(
                 &tc.sass(&cubin).unwrap_or_else(|e| panic!("cuobjdump: {e}")),
@@ -86,6 +97,120 @@ fn build_and_inspect(sources: &[Source], dir: &str) -> usize {
         );
     }
     pipelines
+}
+
+/// The SASS instructions (opcode and operands) of a cuobjdump listing, in order.
+fn instructions(sass: &str) -> Vec<&str> {
+    sass.lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let rest = l.strip_prefix("/*")?;
+            let (_, ins) = rest.split_once("*/")?;
+            let ins = ins.trim();
+            (!ins.is_empty()).then_some(ins)
+        })
+        .collect()
+}
+
+/// The opcode of an instruction, without its predicate.
+fn opcode(ins: &str) -> &str {
+    let ins = ins.trim_start();
+    let ins = if ins.starts_with('@') {
+        ins.split_once(' ').map_or(ins, |(_, r)| r.trim_start())
+    } else {
+        ins
+    };
+    ins.split_whitespace().next().unwrap_or("")
+}
+
+/// Issue 10, item 2: in the fp8 loader (the subroutine that issues the TMA loads) the stage's scale
+/// staging issues every global (generic) load of the f32 scales before its first SMEM store, and
+/// no load between that store and the proxy fence that publishes the stage: one round trip per
+/// stage instead of a load -> store -> load chain. `loads` is how many it must see (1 + tokens).
+fn scale_loads_precede_stores(sass: &str, loads: usize) -> Result<(), String> {
+    let ins = instructions(sass);
+    // Subroutines end with an unpredicated RET; the loader is the one with the TMA loads and stores.
+    let mut start = 0;
+    for (i, x) in ins.iter().enumerate() {
+        if !(x.starts_with("RET") && opcode(x).starts_with("RET")) {
+            continue;
+        }
+        let body = &ins[start..=i];
+        start = i + 1;
+        let is_loader = body.iter().any(|x| opcode(x).starts_with("UTMALDG"))
+            && body.iter().any(|x| opcode(x).starts_with("STS"));
+        if !is_loader {
+            continue;
+        }
+        let first_store = body
+            .iter()
+            .position(|x| opcode(x).starts_with("STS"))
+            .unwrap();
+        let is_load = |x: &&str| {
+            let o = opcode(x);
+            o.starts_with("LDG.") || o.starts_with("LD.")
+        };
+        let fence = body[first_store..]
+            .iter()
+            .position(|x| opcode(x).starts_with("FENCE.VIEW.ASYNC"))
+            .map(|f| first_store + f)
+            .ok_or("no proxy fence after the scale stores")?;
+        if let Some(l) = body[first_store..fence].iter().find(|x| is_load(x)) {
+            return Err(format!(
+                "a scale load after the first scale store (`{}` before `{l}`): load -> store -> load chain",
+                body[first_store]
+            ));
+        }
+        // The loads since the last barrier or TMA instruction before the first store.
+        let from = body[..first_store]
+            .iter()
+            .rposition(|x| opcode(x).starts_with("SYNCS") || opcode(x).starts_with("UTMALDG"))
+            .map_or(0, |p| p + 1);
+        let n = body[from..first_store]
+            .iter()
+            .filter(|x| is_load(x))
+            .count();
+        if n < loads {
+            return Err(format!(
+                "{n} loads before the first scale store, want the stage's {loads} scales"
+            ));
+        }
+        return Ok(());
+    }
+    Err("no subroutine with both TMA loads and SMEM stores (the fp8 loader)".into())
+}
+
+/// The check above rejects the pre-fix loader: these are lines of its sm_100a SASS (nvcc 13.5,
+/// before issue 10), a scale load between scale stores.
+#[test]
+fn the_scale_order_check_rejects_the_chained_loader() {
+    let old = "
+        /*4570*/                   UTMALDG.3D [UR8], [UR4], desc[UR6] ;
+        /*4580*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R14+URZ+0xa0], R5 ;
+        /*4600*/                   LD.E R34, desc[UR4][R34.64] ;
+        /*4610*/                   STS.128 [R28], R4 ;
+        /*4620*/                   LD.E R30, desc[UR4][R10.64] ;
+        /*4630*/                   STS.128 [R28+0x10], R44 ;
+        /*4640*/                   STS.128 [R28+0x200], R32 ;
+        /*4650*/                   LD.E R5, desc[UR4][R10.64+0x30] ;
+        /*4660*/                   STS.128 [R28+0x20], R48 ;
+        /*4700*/                   FENCE.VIEW.ASYNC.S ;
+        /*4710*/                   RET.REL.NODEC R12 0x0 ;
+    ";
+    let e = scale_loads_precede_stores(old, 2).unwrap_err();
+    assert!(e.contains("load -> store -> load"), "{e}");
+    let fixed = old
+        .replace("LD.E R30, desc[UR4][R10.64] ;", "NOP ;")
+        .replace("LD.E R5, desc[UR4][R10.64+0x30] ;", "NOP ;")
+        .replace(
+            "LD.E R34, desc[UR4][R34.64] ;",
+            "LD.E R34, desc[UR4][R34.64] ;\n /*4608*/ LD.E R30, desc[UR4][R10.64] ;",
+        );
+    assert_eq!(scale_loads_precede_stores(&fixed, 2), Ok(()));
+    assert!(
+        scale_loads_precede_stores(&fixed, 3).is_err(),
+        "counts the loads"
+    );
 }
 
 /// The sm_90a lowering: wgmma as HGMMA (bf16) or QGMMA (e4m3, Hopper's fp8 wgmma), the TMA
@@ -135,21 +260,29 @@ fn house_linear_descriptors_are_mpks() {
         &CheckOptions::default(),
     );
     let units = generate_all(&checked);
-    let cuh = units
-        .iter()
-        .find(|u| u.unit == "linear_sm100_v2")
-        .and_then(|u| u.files.iter().find(|f| f.kind == FileKind::Kernel))
-        .expect("the house linear has a kernel");
+    let file = |kind| {
+        units
+            .iter()
+            .find(|u| u.unit == "linear_sm100_v2")
+            .and_then(|u| u.files.iter().find(|f| f.kind == kind))
+            .expect("the house linear has a kernel and a layout header")
+    };
+    let cuh = file(FileKind::Kernel);
+    // The descriptors live in the layout header the kernel includes (tests/oracle.rs).
+    let layout = file(FileKind::LayoutHeader);
     assert!(
-        cuh.text
-            .contains("constexpr uint32_t I_DESC = 0x08040490u;"),
+        layout
+            .text
+            .contains("static constexpr uint32_t I_DESC = 0x08040490u;"),
         "instruction descriptor"
     );
     assert!(
-        cuh.text
-            .contains("constexpr uint64_t SMEM_DESC = 0x4000404000000000ull;"),
+        layout
+            .text
+            .contains("static constexpr uint64_t SMEM_DESC = 0x4000404000000000ull;"),
         "SMEM descriptor"
     );
+    assert!(cuh.text.contains("#include \"linear_sm100_v2_layout.h\""));
     assert!(
         cuh.text
             .contains("constexpr uint32_t W_STAGE_TX_BYTES = 32768;")

@@ -119,3 +119,39 @@ fn the_other_faults_compile_into_the_test_build() {
         }
     }
 }
+
+/// `--inject bad-scale`: the fp8 case's test build compiles for both targets with the fault's
+/// define, its layout header holds the injection and the scale check it trips; a case without
+/// block scales is not applicable.
+#[test]
+fn the_bad_scale_fault_compiles_into_the_fp8_test_build() {
+    let tc = nvcc::find().expect("nvcc (run scripts/setup)");
+    let checked = checked();
+    for target in [Target::Sm90a, Target::Sm100a] {
+        let mut all = cases(&checked, target);
+        all.retain(|c| c.name == "linear_fp8_blockscale_q_b" || c.name == "linear_sm100_v2");
+        assert_eq!(all.len(), 2);
+        let dir = scratch_dir(&format!("verify_build_bad_scale_{target}"));
+        let (defines, na) =
+            write_test_build(&dir, &checked, &all, Some(&Inject::BadScale(Some(2)))).unwrap();
+        assert_eq!(defines, vec!["-DMPKC_INJECT_BAD_SCALE=2".to_string()]);
+        assert_eq!(na.len(), 1, "{na:?}");
+        assert!(
+            na[0].0 == "linear_sm100_v2" && na[0].1.contains("no block scales"),
+            "{na:?}"
+        );
+        let fp8: Vec<_> = all
+            .into_iter()
+            .filter(|c| c.name != "linear_sm100_v2")
+            .collect();
+        let r = compile_cases(&tc, &dir, &fp8, target, &test_flags(2000, &defines), jobs());
+        assert!(matches!(r[0], Some(Ok(_))), "{target}: {r:?}");
+        let layout =
+            std::fs::read_to_string(dir.join("linear_fp8_blockscale_q_b_layout.h")).unwrap();
+        assert!(layout.contains("fault injection (mpkc verify --inject bad-scale=I)"));
+        assert!(layout.contains("::mpkc::rt::report_bad_scale(\"W_scale\", w_at, ws)"));
+        assert!(
+            layout.contains("::mpkc::rt::report_bad_scale(\"A_scale\", n * K_BLOCKS + kb, as[n])")
+        );
+    }
+}

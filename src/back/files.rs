@@ -13,6 +13,8 @@ use crate::valid::CheckedTask;
 pub enum Emitter {
     /// `<unit>_spec.h`: the host-safe spec header (every family).
     SpecHeader,
+    /// `<unit>_layout.h` of a pipeline: the host-safe layout header both kernels include.
+    LayoutHeader,
     /// `<unit>.cuh` of a pipeline: the sm_100a kernel.
     PipelineSm100,
     /// `<unit>_sm90.cuh` of a pipeline that declares sm_90a: the sm_90a kernel.
@@ -30,6 +32,7 @@ impl Emitter {
     pub fn describe(self) -> &'static str {
         match self {
             Emitter::SpecHeader => "the spec header",
+            Emitter::LayoutHeader => "the layout header",
             Emitter::PipelineSm100 => "the sm_100a kernel",
             Emitter::PipelineSm90 => "the sm_90a kernel",
             Emitter::DesignDoc => "the design document",
@@ -42,6 +45,7 @@ impl Emitter {
     pub fn kind(self) -> FileKind {
         match self {
             Emitter::SpecHeader => FileKind::SpecHeader,
+            Emitter::LayoutHeader => FileKind::LayoutHeader,
             Emitter::PipelineSm100 | Emitter::PipelineSm90 | Emitter::Consumer => FileKind::Kernel,
             Emitter::DesignDoc => FileKind::DesignDoc,
             Emitter::Harness => FileKind::Harness,
@@ -59,13 +63,14 @@ pub struct PlannedFile {
 }
 
 /// The source files `build` writes for `task`, in write order: the spec header; for a pipeline
-/// the sm_100a kernel, the sm_90a kernel where sm_90a is declared, the design document and the
+/// the layout header, the sm_100a kernel, the sm_90a kernel where sm_90a is declared, the design document and the
 /// harness; for a consumer-only family the kernel and the harness.
 pub fn sources(task: &CheckedTask) -> Vec<PlannedFile> {
     let unit = task.ir.unit_name();
     let file = |name: String, emitter| PlannedFile { name, emitter };
     let mut out = vec![file(format!("{unit}_spec.h"), Emitter::SpecHeader)];
     if task.pipeline.is_some() {
+        out.push(file(super::layout::file_name(&unit), Emitter::LayoutHeader));
         out.push(file(format!("{unit}.cuh"), Emitter::PipelineSm100));
         if task.ir.targets.iter().any(|t| t.target == Target::Sm90a) {
             out.push(file(format!("{unit}_sm90.cuh"), Emitter::PipelineSm90));

@@ -11,6 +11,7 @@ mod design_doc;
 mod epilogue;
 pub mod files;
 pub mod harness;
+pub mod layout;
 pub mod names;
 mod pipeline;
 pub mod sm100;
@@ -29,6 +30,8 @@ use crate::valid::CheckedTask;
 pub enum FileKind {
     /// `<unit>_spec.h`: host-safe header.
     SpecHeader,
+    /// `<unit>_layout.h` of a pipeline: the host-safe layout math its kernels use.
+    LayoutHeader,
     /// `<unit>.cuh`: device code of the task's roles.
     Kernel,
     /// `<unit>_harness.cu`: the translation unit nvcc compiles per target and `verify` runs.
@@ -73,15 +76,20 @@ pub fn generate_with(
         .filter_map(|f| {
             let text = match (f.emitter, &task.pipeline) {
                 (Emitter::SpecHeader, _) => spec_h::emit(task, info),
+                (Emitter::LayoutHeader, Some(p)) => layout::emit(task, p, info),
                 (Emitter::PipelineSm100, Some(p)) => sm100::emit(task, p, info, opts),
                 (Emitter::PipelineSm90, Some(p)) => sm90::emit(task, p, info, opts),
                 (Emitter::DesignDoc, Some(p)) => design_doc::emit(task, p, info),
                 (Emitter::Consumer, _) => consumer::emit(task, info),
                 (Emitter::Harness, _) => harness::emit(task, info),
                 // `files::sources` plans the pipeline files only for a task with a pipeline.
-                (Emitter::PipelineSm100 | Emitter::PipelineSm90 | Emitter::DesignDoc, None) => {
-                    return None
-                }
+                (
+                    Emitter::LayoutHeader
+                    | Emitter::PipelineSm100
+                    | Emitter::PipelineSm90
+                    | Emitter::DesignDoc,
+                    None,
+                ) => return None,
             };
             Some(GeneratedFile {
                 kind: f.emitter.kind(),

@@ -91,6 +91,7 @@ pub(crate) fn kernel_prologue(
     w.line("#include \"mpkc_prelude.cuh\"");
     w.line(format!("#include \"{isa_header}\""));
     w.line(format!("#include \"{unit}_spec.h\""));
+    w.line(format!("#include \"{}\"", super::layout::file_name(&unit)));
     w.blank();
     w.open_namespace(&format!("kernel::{unit}"));
     w.blank();
@@ -261,15 +262,6 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
             ir.tensors[*w_scale].name
         ));
         w.line(format!("constexpr int IN_A_SCALE = {};  // `{}`: f32 [M_REAL, K / 128] activation group scales", idx_in(*a_scale), ir.tensors[*a_scale].name));
-        w.line("constexpr int K_BLOCKS = K / 128;  // 128-wide scale blocks along K");
-        w.line(format!(
-            "constexpr uint32_t SFA_COL = {};  // TMEM column of stage 0's A scales (4 per stage)",
-            p.acc_slots * p.block_n
-        ));
-        w.line(format!(
-            "constexpr uint32_t SFB_COL = {};  // TMEM column of stage 0's B scales (4 per stage)",
-            p.acc_slots * p.block_n + p.stages * 4
-        ));
     }
     if let Some(r) = p.residual {
         w.line(format!(
@@ -414,25 +406,14 @@ pub(crate) fn loader(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &
     w.close("");
     if let Operands::Fp8BlockScale { sf_ring, .. } = &p.operands {
         let sf0 = region_base(ir, ring_group(ir, *sf_ring));
-        w.comment("UE8M0 scales of this stage's 128-wide K block: the f32 scales are powers of two, so the byte is");
-        w.comment("their exponent. 32 rows of 16 bytes for A (replicated to the 4 lane quarters by the copy: the");
-        w.comment("tile's 128 rows share one block scale) and 32 for B (token n in row n); the 4 bytes of a word");
-        w.comment("are the 4 K sub-blocks of 32 (sf_id 0-3).");
+        w.comment("UE8M0 scale factors of this stage's 128-wide K block (layout::Scales::stage: every load first,");
+        w.comment("then the rows the MMA's scale layout asks for).");
         w.line(format!(
-            "char *const sf = smem + task_desc->smem_region_offset({sf0} + stage);"
+            "uint8_t *const sf = reinterpret_cast<uint8_t *>(smem + task_desc->smem_region_offset({sf0} + stage));"
         ));
         w.line("float const *const w_scale = static_cast<float const *>(task_desc->input_ptrs[IN_W_SCALE]);");
         w.line("float const *const a_scale = static_cast<float const *>(task_desc->input_ptrs[IN_A_SCALE]);");
-        w.line("int const kb = split * K_ITERS + it;");
-        w.line("uint32_t const wbyte = (__float_as_uint(w_scale[tile * K_BLOCKS + kb]) >> 23) & 0xFFu;");
-        w.line("uint4 const wrow = make_uint4(wbyte * 0x01010101u, 0u, 0u, 0u);");
-        w.open("for (int r = 0; r < 32; ++r)");
-        w.line("reinterpret_cast<uint4 *>(sf)[r] = wrow;");
-        w.line("uint32_t const abyte = r < M_REAL ? (__float_as_uint(a_scale[r * K_BLOCKS + kb]) >> 23) & 0xFFu : 127u;");
-        w.line(
-            "reinterpret_cast<uint4 *>(sf + 512)[r] = make_uint4(abyte * 0x01010101u, 0u, 0u, 0u);",
-        );
-        w.close("");
+        w.line("layout::Scales::stage(sf, w_scale, a_scale, tile, split * K_ITERS + it);");
         w.comment("Generic-proxy writes, read by tcgen05.cp (async proxy): fence, then publish.");
         w.line(format!("{isa}::fence_proxy_async_smem();"));
         w.line(format!(

@@ -150,7 +150,8 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub only: Option<String>,
     /// Test-only fault injection: region-short[=NAME], page-skip[=P], page-double[=P],
-    /// count-off[=K], reinit-drop[=K]. The case must then fail with a message naming it.
+    /// count-off[=K], reinit-drop[=K], bad-scale[=I]. The case must then fail with a message
+    /// naming it.
     #[arg(long, value_name = "FAULT")]
     pub inject: Option<crate::driver::verify::Inject>,
     /// Keep the test build (sources, cubins, child logs) in this directory (created if

@@ -30,6 +30,9 @@ pub enum Inject {
     /// A role's start-of-task re-init dropped (`reinit-drop[=K]`: op ordinal K, default the
     /// first re-initialised one).
     ReinitDrop(Option<usize>),
+    /// A block scale that is not a power of two (`bad-scale[=I]`: CTA 0's fp8 loader sees weight
+    /// scale element I, default 0, times 1.5): the staging's check must trap naming it.
+    BadScale(Option<usize>),
 }
 
 impl std::str::FromStr for Inject {
@@ -52,7 +55,8 @@ impl std::str::FromStr for Inject {
             "page-double" => Inject::PageDouble(num(arg)?),
             "count-off" => Inject::CountOff(num(arg)?),
             "reinit-drop" => Inject::ReinitDrop(num(arg)?),
-            _ => return Err(format!("unknown fault `{kind}`: region-short[=NAME], page-skip[=P], page-double[=P], count-off[=K], reinit-drop[=K]")),
+            "bad-scale" => Inject::BadScale(num(arg)?),
+            _ => return Err(format!("unknown fault `{kind}`: region-short[=NAME], page-skip[=P], page-double[=P], count-off[=K], reinit-drop[=K], bad-scale[=I]")),
         })
     }
 }
@@ -235,6 +239,15 @@ pub fn apply_inject(
                 return Err(format!("op ordinal {k} has no re-init owner"));
             }
             opts.drop_reinit = Some(k);
+        }
+        Some(Inject::BadScale(i)) => {
+            let scaled = task.pipeline.as_ref().is_some_and(|p| {
+                matches!(p.operands, crate::valid::Operands::Fp8BlockScale { .. })
+            });
+            if !scaled {
+                return Err("no block scales (not a block-scaled fp8 pipeline)".into());
+            }
+            defines.push(format!("-DMPKC_INJECT_BAD_SCALE={}", i.unwrap_or(0)));
         }
     }
     Ok((t, opts, defines))

@@ -419,7 +419,18 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
     let stages = i64::from(ir.stages.map_or(1, |(s, _)| s));
     let operands = if fp8 {
         match fp8_scales(
-            ir, w, a, w_ring, n, k, m_real, bm, bn, stages, acc_slots, tmem_cols, sink,
+            ir,
+            w,
+            a,
+            w_ring,
+            n,
+            k,
+            m_real,
+            (bn, bk),
+            stages,
+            acc_slots,
+            tmem_cols,
+            sink,
         ) {
             Some(o) => o,
             None => return None,
@@ -461,7 +472,11 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
     })
 }
 
-/// The scale tensors and the scale-factor ring of a block-scaled fp8 pipeline.
+/// The scale tensors and the scale-factor ring of a block-scaled fp8 pipeline. A stage holds one
+/// 128-wide K block (tile K 128: four UE8M0 scale ids of the 32-wide MMA K, CuTe's
+/// `InstrDescriptorBlockScaled::a_sf_id_`); its scale factors take 512 bytes and 4 TMEM columns
+/// for the 128 weight rows and as much again per 128 tokens (CUTLASS's K-major scale-factor atom,
+/// `Sm1xxBlockScaledBasicChunk`, with MMA-N rounded up to 128).
 #[allow(clippy::too_many_arguments)]
 fn fp8_scales(
     ir: &TaskIr,
@@ -471,8 +486,7 @@ fn fp8_scales(
     n: i64,
     k: i64,
     m_real: i64,
-    bm: i64,
-    bn: i64,
+    (bn, bk): (i64, i64),
     stages: i64,
     acc_slots: i64,
     tmem_cols: i64,
@@ -513,22 +527,28 @@ fn fp8_scales(
         sink.push(unsupported(ir.family_span, "block-scaled fp8 needs a scale-factor ring `loader -> launcher (threads 1), shares_empty` the weight ring".into(), "declare `region SF[stage] { bytes 1024; align 128; pack }` and `channel sf_ring: SF, loader -> launcher (threads 1), shares_empty w_ring`"));
         return None;
     };
+    if bk != 128 {
+        let span = ir.tile.as_ref().map_or(ir.family_span, |t| t.span);
+        sink.push(unsupported(span, format!("block-scaled fp8 stages one 128-wide scale block per stage (4 scale ids of the MMA's K 32), not tile K {bk}"), "write `tile M 128, N …, K 128` and a box of one 128-byte row per stage"));
+        return None;
+    }
+    let b_blocks = (bn + 127) / 128;
+    let sf_bytes = 512 * (1 + b_blocks);
     if let ChannelStorageIr::Region(g) = c.storage {
         let size = ir.region_groups[g]
             .members
             .first()
             .map_or(0, |h| ir.regions[*h].size);
-        if size < 1024 {
-            sink.push(unsupported(ir.region_groups[g].head_span, format!("a scale-factor stage holds 32 rows of 16 bytes for A and for B, 1024 bytes, not {size}"), "write `bytes 1024`"));
+        if size < sf_bytes {
+            sink.push(unsupported(ir.region_groups[g].head_span, format!("a scale-factor stage holds 32 rows of 16 bytes for the 128 weight rows and as many per 128 tokens, {sf_bytes} bytes for tile N {bn}, not {size}"), &format!("write `bytes {sf_bytes}`")));
             return None;
         }
     }
-    let need = acc_slots * bn + stages * 8;
+    let need = acc_slots * bn + stages * 4 * (1 + b_blocks);
     if tmem_cols < need {
-        sink.push(unsupported(ir.family_span, format!("TMEM needs {acc_slots} x {bn} accumulator columns and 4 + 4 scale columns per stage ({stages} stages): {need} > {tmem_cols}"), "allocate more `tmem cols` (a power of two)"));
+        sink.push(unsupported(ir.family_span, format!("TMEM needs {acc_slots} x {bn} accumulator columns and {} scale columns per stage ({stages} stages): {need} > {tmem_cols}", 4 * (1 + b_blocks)), "allocate more `tmem cols` (a power of two)"));
         return None;
     }
-    let _ = bm;
     Some(Operands::Fp8BlockScale {
         w_scale,
         a_scale,

@@ -261,6 +261,19 @@ __device__ __forceinline__ void check_page_acquired(int p, int seq) {
     __trap();
   }
 }
+
+/// Test builds: traps naming the block scale `tensor[index]` whose f32 `value` a UE8M0 byte cannot
+/// hold (not 2^e with -126 <= e <= 127): the byte is the exponent, so the kernel would scale by a
+/// rounded-down power of two and compute a wrong result without a word (contract doc §7.1: the
+/// block-scaled fp8 scales are powers of two). Called by the generated layout::Scales::stage.
+__device__ __noinline__ void report_bad_scale(char const *tensor, int index, float value) {
+  int const warp = static_cast<int>(threadIdx.x >> 5);
+  int const e = static_cast<int>((__float_as_uint(value) >> 23) & 0xFFu) - 127;
+  printf("mpkc: scale: CTA %d %s (warp %d) task %d: %s[%d] = %.9g is not a power of two: UE8M0 holds 2^e only, "
+         "the kernel would use 2^%d\n",
+         static_cast<int>(blockIdx.x), role_name(warp), warp, dbg.seq[warp], tensor, index, static_cast<double>(value), e);
+  __trap();
+}
 #endif
 
 /// Waits until the phase with `parity` completed (I-M7 parities). `what`/`index` name the

@@ -163,7 +163,10 @@ pub enum SmemLayout {
 
 /// The 64-bit SMEM matrix descriptor with the start address left 0 (OR-ed in per use as
 /// `smem_addr >> 4`). For K-major operands under 128-byte swizzle, the stride byte offset is
-/// 1024 bytes (8 rows of 128 bytes) and the leading byte offset is unused (0).
+/// 1024 bytes (8 rows of 128 bytes) and the leading byte offset is unused (PTX ISA, tcgen05
+/// "leading dimension byte offset": "not used, assumed to be 1"; MPK's linear writes 0). For
+/// the scale-factor blocks of `tcgen05.cp.32x128b` (no swizzle, 16-byte rows) the stride is 128
+/// bytes (8 rows of 16 bytes) and the leading byte offset 16, as CUTLASS writes it.
 pub fn smem_desc(layout: SmemLayout, lbo_bytes: u32, sbo_bytes: u32) -> (u64, Vec<Field>) {
     let name = match layout {
         SmemLayout::SwizzleNone => "no swizzle",
@@ -191,7 +194,7 @@ pub fn smem_desc(layout: SmemLayout, lbo_bytes: u32, sbo_bytes: u32) -> (u64, Ve
             32,
             14,
             u64::from((sbo_bytes & 0x3FFFF) >> 4),
-            format!("SBO {sbo_bytes} B >> 4 (8 rows x 128 B)"),
+            format!("SBO {sbo_bytes} B >> 4 (from one 8-row core matrix group to the next)"),
         ),
         field("version", 46, 2, 1, "1 on sm_100"),
         field("base_offset", 49, 3, 0, "operand bases 1024-aligned"),

@@ -15,11 +15,12 @@ mod roles;
 
 use super::banner::ContractInfo;
 use super::epilogue::fragment_helpers;
-use super::pipeline::{kernel_prologue, loader, registration, reinit_helpers, sem_names};
+use super::pipeline::{
+    kernel_prologue, loader, registration, reinit_helpers, ring_group, sem_names,
+};
 use super::writer::Writer;
 use super::GenOptions;
 use crate::valid::{CheckedTask, Operands, PipelineShape};
-use desc::{decode_lines, instr_desc_f16, instr_desc_mxf8f6f4, smem_desc, F16Format, SmemLayout};
 
 /// Emits the pipeline kernel header.
 pub fn emit(
@@ -38,7 +39,7 @@ pub fn emit(
         "sm_100a: TMA ring -> tcgen05.mma into TMEM",
         "mpkc_sm100.cuh",
     );
-    descriptors(&mut w, p);
+    descriptors(&mut w, task, p);
     fragment_helpers(&mut w, &roles::FRAGMENT);
     let sems = sem_names(task, p);
     reinit_helpers(&mut w, task, opts);
@@ -50,56 +51,26 @@ pub fn emit(
     w.finish()
 }
 
-fn descriptors(w: &mut Writer, p: &PipelineShape) {
-    let fp8 = matches!(p.operands, Operands::Fp8BlockScale { .. });
-    let (idesc, ifields) = if fp8 {
-        instr_desc_mxf8f6f4(p.block_m as u32, p.block_n as u32)
-    } else {
-        instr_desc_f16(
-            F16Format::Bf16,
-            F16Format::Bf16,
-            p.block_m as u32,
-            p.block_n as u32,
-        )
-    };
-    w.comment(if fp8 {
-        "Instruction descriptor of tcgen05.mma.kind::mxf8f6f4.block_scale (CuTe UMMA::InstrDescriptorBlockScaled):"
-    } else {
-        "Instruction descriptor of tcgen05.mma.kind::f16 (CuTe UMMA::InstrDescriptor):"
-    });
-    for l in decode_lines(&ifields) {
-        w.comment(format!("  {l}"));
+/// The kernel's ties to `<unit>_layout.h` (which holds the descriptors, offsets and TMEM
+/// addresses; `layout::Sm100`): static_asserts that it is this kernel's, and `smem_desc`.
+fn descriptors(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
+    w.comment("Descriptors, SMEM offsets, TMEM addresses and scale positions come from layout:: (the unit's");
+    w.comment("_layout.h, checked against CUTLASS by tests/oracle.rs).");
+    w.line("static_assert(layout::Tiles::BLOCK_M == BLOCK_M && layout::Tiles::BLOCK_N == BLOCK_N && layout::Tiles::BLOCK_K == BLOCK_K && layout::Tiles::ELEM_BYTES == ELEM_BYTES && layout::Tiles::MMA_K == MMA_K && layout::Sm100::ACC_SLOTS == ACC_SLOTS, \"the layout header is this kernel's\");");
+    w.line("static_assert(layout::Sm100::TMEM_END <= TMEM_COLS, \"E0013: the accumulator slots and the scale factors fit the allocated TMEM columns (I-T2)\");");
+    if let Operands::Fp8BlockScale { sf_ring, .. } = &p.operands {
+        let ir = &task.ir;
+        let sf = ir.regions[ir.region_groups[ring_group(ir, *sf_ring)].members[0]]
+            .name
+            .to_ascii_lowercase();
+        w.line(format!("static_assert(layout::Scales::BYTES <= raw_{sf}_bytes(), \"E0304: a stage's scale factors exceed its SF region\");"));
     }
-    w.line(format!("constexpr uint32_t I_DESC = 0x{idesc:08X}u;"));
     w.blank();
-    let (sdesc, sfields) = smem_desc(SmemLayout::Swizzle128B, 0, 1024);
-    w.comment("SMEM matrix descriptor of both operands, K-major under 128-byte swizzle (CuTe UMMA::SmemDescriptor):");
-    for l in decode_lines(&sfields) {
-        w.comment(format!("  {l}"));
-    }
-    w.line(format!("constexpr uint64_t SMEM_DESC = 0x{sdesc:016X}ull;"));
-    w.comment(
-        "Within a stage: the next 128-byte K chunk of W is BLOCK_M rows of 128 bytes further, of A",
-    );
-    w.comment("BLOCK_N rows; the next MMA inside a chunk is MMA_K elements = 32 bytes further (stays in the atom, I-T5).");
-    w.line("constexpr uint32_t W_CHUNK_BYTES = BLOCK_M * 128;");
-    w.line("constexpr uint32_t A_CHUNK_BYTES = BLOCK_N * 128;");
-    w.line("constexpr uint32_t MMA_K_STEP_BYTES = MMA_K * ELEM_BYTES;");
-    w.blank();
-    if fp8 {
-        let (sf, sfields) = smem_desc(SmemLayout::SwizzleNone, 0, 128);
-        w.comment("SMEM descriptor of a scale-factor block for tcgen05.cp.32x128b: 32 rows of 16 bytes, no swizzle:");
-        for l in decode_lines(&sfields) {
-            w.comment(format!("  {l}"));
-        }
-        w.line(format!("constexpr uint64_t SF_DESC = 0x{sf:016X}ull;"));
-        w.blank();
-    }
     w.comment(
         "The descriptor of the operand at `p`: SMEM_DESC with the start address (>> 4) OR-ed in.",
     );
     w.open("__device__ __forceinline__ uint64_t smem_desc(void const *p)");
-    w.line("return SMEM_DESC | static_cast<uint64_t>((mpkc::sm100::smem_u32(p) & 0x3FFFFu) >> 4);");
+    w.line("return layout::Sm100::desc_at(layout::Sm100::SMEM_DESC, mpkc::sm100::smem_u32(p));");
     w.close("");
     w.blank();
 }

@@ -13,11 +13,12 @@ use crate::valid::{CheckedTask, Operands, PipelineShape};
 pub(super) const FRAGMENT: Fragment = Fragment {
     doc: &[
         "The accumulator fragment on sm_100a: consumer thread (warp w, lane l) loads TMEM lane 32w + l (the",
-        "lane-quarter rule), i.e. tile row 32w + l, as BLOCK_N f32 columns, one per token.",
+        "lane-quarter rule), i.e. tile row layout::Sm100::ld_row(w, l), as BLOCK_N f32 columns, one per token",
+        "(acc[layout::Sm100::ld_col(c, j)] is register j of the load of columns c ...).",
     ],
     elems: "BLOCK_N",
     acc_param: "float const (&acc)[BLOCK_N]",
-    row: &["(void)e;", "return tile * BLOCK_M + warp * 32 + lane;"],
+    row: &["(void)e;", "return tile * BLOCK_M + layout::Sm100::ld_row(warp, lane);"],
     token: &["(void)lane;", "return e;"],
     value: &["return acc[e];"],
     warp_amax,
@@ -75,34 +76,31 @@ pub(super) fn launcher(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
         s.acc_empty.to_ascii_lowercase()
     ));
     w.line("mpkc::sm100::tcgen05_fence_after();");
-    w.line("uint32_t const d_tmem = taddr + static_cast<uint32_t>(slot * BLOCK_N);");
+    w.line("uint32_t const d_tmem = taddr + layout::Sm100::acc_tmem(slot, 0, 0);");
     let fp8 = match &p.operands {
         Operands::Fp8BlockScale { sf_ring, .. } => Some(region_base(ir, ring_group(ir, *sf_ring))),
         Operands::Bf16 => None,
     };
     open_stage_loop(w, task, p, s, &["mpkc::sm100::tcgen05_fence_after();"]);
     if let Some(sf0) = &fp8 {
-        w.comment("This stage's scales into TMEM (4 columns each, all 128 lanes), ordered before the MMAs.");
+        w.comment("This stage's scale factors into TMEM (the A block, then one block per 128 tokens; each to");
+        w.comment("4 columns of all 128 lanes), ordered before the MMAs.");
         w.line(format!("uint32_t const sf_smem = mpkc::sm100::smem_u32(smem + task_desc->smem_region_offset({sf0} + stage));"));
-        w.line("uint32_t const sfa = taddr + SFA_COL + static_cast<uint32_t>(stage * 4);");
-        w.line("uint32_t const sfb = taddr + SFB_COL + static_cast<uint32_t>(stage * 4);");
-        w.line("mpkc::sm100::tmem_cp_32x128b_warpx4(sfa, SF_DESC | static_cast<uint64_t>((sf_smem & 0x3FFFFu) >> 4));");
-        w.line("mpkc::sm100::tmem_cp_32x128b_warpx4(sfb, SF_DESC | static_cast<uint64_t>(((sf_smem + 512) & 0x3FFFFu) >> 4));");
+        w.line("uint32_t const sfa = taddr + layout::Sm100::sfa_tmem(stage);");
+        w.line("uint32_t const sfb = taddr + layout::Sm100::sfb_tmem(stage, 0);");
+        w.line("mpkc::sm100::tmem_cp_32x128b_warpx4(sfa, layout::Sm100::sf_desc(sf_smem));");
+        w.line("#pragma unroll");
+        w.line("for (int b = 0; b < layout::Scales::B_BLOCKS; ++b) mpkc::sm100::tmem_cp_32x128b_warpx4(taddr + layout::Sm100::sfb_tmem(stage, b), layout::Sm100::sf_desc(sf_smem + layout::Scales::B_OFFSET + static_cast<uint32_t>(b) * layout::Scales::BLOCK_BYTES));");
     }
     w.line("#pragma unroll");
-    w.open("for (int kc = 0; kc < K_CHUNKS; ++kc)");
-    w.line("#pragma unroll");
-    w.open("for (int kk = 0; kk < MMAS_PER_CHUNK; ++kk)");
-    w.line("uint64_t const wa = w_desc + ((kc * W_CHUNK_BYTES + kk * MMA_K_STEP_BYTES) >> 4);");
-    w.line("uint64_t const ab = a_desc + ((kc * A_CHUNK_BYTES + kk * MMA_K_STEP_BYTES) >> 4);");
+    w.open("for (int j = 0; j < layout::Tiles::MMAS_PER_STAGE; ++j)");
+    w.line("uint64_t const wa = layout::Sm100::w_mma(w_desc, j);");
+    w.line("uint64_t const ab = layout::Sm100::a_mma(a_desc, j);");
     if fp8.is_some() {
-        w.line("uint32_t const sf_id = static_cast<uint32_t>(kc * MMAS_PER_CHUNK + kk);  // byte of the scale words");
-        w.line("uint32_t const idesc = I_DESC | (sf_id << 4) | (sf_id << 29);");
-        w.line("mpkc::sm100::mma_mxf8f6f4_block_scale(d_tmem, wa, ab, idesc, sfa, sfb, it > 0 || kc > 0 || kk > 0);");
+        w.line("mpkc::sm100::mma_mxf8f6f4_block_scale(d_tmem, wa, ab, layout::Sm100::idesc(j), layout::Sm100::sf_operand(sfa, j), layout::Sm100::sf_operand(sfb, j), it > 0 || j > 0);");
     } else {
-        w.line("mpkc::sm100::mma_f16(d_tmem, wa, ab, I_DESC, it > 0 || kc > 0 || kk > 0);");
+        w.line("mpkc::sm100::mma_f16(d_tmem, wa, ab, layout::Sm100::idesc(j), it > 0 || j > 0);");
     }
-    w.close("");
     w.close("");
     w.comment("Frees the stage once these MMAs have read it.");
     w.line(format!(
@@ -152,19 +150,18 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     w.line("mpkc::sm100::tcgen05_fence_after();");
     w.comment("Thread (warp w, lane l) holds accumulator row 32w + l: BLOCK_N f32 columns, one per token.");
     w.line("float acc[BLOCK_N];");
-    let (step, ld) = if p.block_n % 16 == 0 {
-        (16, "tmem_ld_32x32b_x16")
-    } else {
-        (8, "tmem_ld_32x32b_x8")
-    };
+    let step = crate::back::layout::sm100_ld_cols(p);
+    w.line(format!("static_assert(layout::Sm100::LD_COLS == {step}, \"the layout's tcgen05.ld width is the wrapper's\");"));
     w.line("#pragma unroll");
-    w.open(format!("for (int c = 0; c < BLOCK_N; c += {step})"));
+    w.open("for (int c = 0; c < BLOCK_N; c += layout::Sm100::LD_COLS)");
     w.line(format!("uint32_t r[{step}];"));
-    w.line(format!("mpkc::sm100::{ld}(taddr + (static_cast<uint32_t>(warp * 32) << 16) + static_cast<uint32_t>(slot * BLOCK_N + c), r);"));
+    w.line(format!(
+        "mpkc::sm100::tmem_ld_32x32b_x{step}(taddr + layout::Sm100::ld_tmem(slot, warp, c), r);"
+    ));
     w.line("mpkc::sm100::tmem_wait_ld();");
     w.line("#pragma unroll");
     w.line(format!(
-        "for (int j = 0; j < {step}; ++j) acc[c + j] = __uint_as_float(r[j]);"
+        "for (int j = 0; j < {step}; ++j) acc[layout::Sm100::ld_col(c, j)] = __uint_as_float(r[j]);"
     ));
     w.close("");
     epilogue::emit(w, task, p, &FRAGMENT);

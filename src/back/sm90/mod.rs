@@ -28,7 +28,6 @@ use super::writer::Writer;
 use super::GenOptions;
 use crate::plan::sems::empty_of;
 use crate::valid::{CheckedTask, Operands, PipelineShape};
-use desc::wgmma_smem_desc;
 
 /// Emits `<unit>_sm90.cuh`.
 pub fn emit(
@@ -81,22 +80,13 @@ fn with_sm90_counts(task: &CheckedTask, p: &PipelineShape) -> CheckedTask {
     t
 }
 
+/// The kernel's ties to `<unit>_layout.h` (`layout::Sm90` holds the descriptors and the
+/// accumulator fragment): static_asserts that it is this kernel's, and `smem_desc`.
 fn descriptors(w: &mut Writer, p: &PipelineShape) {
-    let (sdesc, fields) = wgmma_smem_desc();
-    w.comment("wgmma SMEM matrix descriptor of both operands, K-major under 128-byte swizzle (CuTe GMMA::GmmaDescriptor):");
-    for l in super::sm100::desc::decode_lines(&fields) {
-        w.comment(format!("  {l}"));
-    }
-    w.line(format!("constexpr uint64_t SMEM_DESC = 0x{sdesc:016X}ull;"));
-    w.comment("Within a stage: the next 128-byte K chunk of W is BLOCK_M rows of 128 bytes further, of A BLOCK_N");
-    w.comment("rows; the second m64 half of W is 64 rows (8 swizzle atoms of 1024 B) further; the next wgmma inside a");
-    w.comment("chunk is MMA_K elements = 32 bytes further (inside the swizzle atom, I-T5).");
-    w.line("constexpr uint32_t W_CHUNK_BYTES = BLOCK_M * 128;");
-    w.line("constexpr uint32_t A_CHUNK_BYTES = BLOCK_N * 128;");
-    w.line("constexpr uint32_t W_HALF_BYTES = 64 * 128;");
-    w.line("constexpr uint32_t MMA_K_STEP_BYTES = MMA_K * ELEM_BYTES;");
-    w.comment("Accumulator registers per thread per m64 half: 64 x BLOCK_N f32 over 128 threads.");
-    w.line("constexpr int ACC_REGS = BLOCK_N / 2;");
+    w.comment("Descriptors, SMEM offsets, the accumulator fragment and scale positions come from layout:: (the");
+    w.comment("unit's _layout.h, checked against CUTLASS by tests/oracle.rs).");
+    w.line("static_assert(layout::Tiles::BLOCK_M == BLOCK_M && layout::Tiles::BLOCK_N == BLOCK_N && layout::Tiles::BLOCK_K == BLOCK_K && layout::Tiles::ELEM_BYTES == ELEM_BYTES && layout::Tiles::MMA_K == MMA_K, \"the layout header is this kernel's\");");
+    w.line("constexpr int ACC_REGS = layout::Sm90::ACC_REGS;  // accumulator registers per thread and m64 half");
     w.line(format!(
         "static_assert(BLOCK_M == 128 && BLOCK_N % 8 == 0 && BLOCK_N >= 8 && BLOCK_N <= 256, \"E0504: wgmma m64nNk{} needs N a multiple of 8 in [8, 256]\");",
         p.mma_k
@@ -109,7 +99,7 @@ fn descriptors(w: &mut Writer, p: &PipelineShape) {
         "The descriptor of the operand at `p`: SMEM_DESC with the start address (>> 4) OR-ed in.",
     );
     w.open("__device__ __forceinline__ uint64_t smem_desc(void const *p)");
-    w.line("return SMEM_DESC | static_cast<uint64_t>((mpkc::sm90::smem_u32(p) & 0x3FFFFu) >> 4);");
+    w.line("return layout::Sm90::desc_at(mpkc::sm90::smem_u32(p));");
     w.close("");
     w.blank();
 }

@@ -14,7 +14,7 @@ use crate::valid::{CheckedTask, Operands, PipelineShape};
 pub(super) const FRAGMENT: Fragment = Fragment {
     doc: &[
         "The accumulator fragment on sm_90a (wgmma m64nN, f32): thread (warp w, lane l) holds in acc[h][i] row",
-        "16w + l/4 + 8((i/2)%2) of m64 half h (weight rows 64h..64h+63) and token 8(i/4) + 2(l%4) + i%2;",
+        "layout::Sm90::acc_row(h, w, l, i) (m64 half h: weight rows 64h..64h+63) and token layout::Sm90::acc_col(l, i);",
         "element e is acc[e / ACC_REGS][e % ACC_REGS].",
     ],
     elems: "2 * ACC_REGS",
@@ -22,11 +22,11 @@ pub(super) const FRAGMENT: Fragment = Fragment {
     row: &[
         "int const h = e / ACC_REGS;",
         "int const i = e % ACC_REGS;",
-        "return tile * BLOCK_M + h * 64 + warp * 16 + (lane >> 2) + 8 * ((i >> 1) & 1);",
+        "return tile * BLOCK_M + layout::Sm90::acc_row(h, warp, lane, i);",
     ],
     token: &[
         "int const i = e % ACC_REGS;",
-        "return 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);",
+        "return layout::Sm90::acc_col(lane, i);",
     ],
     value: &["return acc[e / ACC_REGS][e % ACC_REGS];"],
     warp_amax,
@@ -89,6 +89,10 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
         p.block_n,
         p.epilogue.as_str()
     ));
+    w.comment("Fragment of wgmma m64nN (f32): thread (warp w, lane l) holds in d[i] of half h (weight rows");
+    w.comment(
+        "64h..64h+63) row layout::Sm90::acc_row(h, w, l, i) and token layout::Sm90::acc_col(l, i).",
+    );
     open_consumer(w, s);
     w.line("float acc[2][ACC_REGS];");
     w.line("#pragma unroll");
@@ -102,19 +106,16 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     let target = if fp8.is_some() { "blk" } else { "acc" };
     w.line("mpkc::sm90::wgmma_fence();");
     w.line("#pragma unroll");
-    w.open("for (int kc = 0; kc < K_CHUNKS; ++kc)");
-    w.line("#pragma unroll");
-    w.open("for (int kk = 0; kk < MMAS_PER_CHUNK; ++kk)");
-    w.line("uint64_t const ab = a_desc + ((kc * A_CHUNK_BYTES + kk * MMA_K_STEP_BYTES) >> 4);");
+    w.open("for (int j = 0; j < layout::Tiles::MMAS_PER_STAGE; ++j)");
+    w.line("uint64_t const ab = layout::Sm90::a_mma(a_desc, j);");
     w.line("#pragma unroll");
     w.open("for (int h = 0; h < 2; ++h)");
-    w.line("uint64_t const wa = w_desc + ((kc * W_CHUNK_BYTES + h * W_HALF_BYTES + kk * MMA_K_STEP_BYTES) >> 4);");
+    w.line("uint64_t const wa = layout::Sm90::w_mma(w_desc, h, j);");
     if fp8.is_some() {
-        w.line("wgmma(blk[h], wa, ab, kk > 0);");
+        w.line("wgmma(blk[h], wa, ab, j > 0);");
     } else {
         w.line("wgmma(acc[h], wa, ab, true);");
     }
-    w.close("");
     w.close("");
     w.close("");
     w.line("mpkc::sm90::wgmma_commit_group();");
@@ -122,14 +123,15 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     w.line(format!("mpkc::sm90::fence_registers({target}[0]);"));
     w.line(format!("mpkc::sm90::fence_registers({target}[1]);"));
     if let Some(sf0) = &fp8 {
-        w.comment("The stage's UE8M0 scale bytes, as the loader wrote them: the weight block's in row 0, token n's");
-        w.comment("in row n of the second half (2^(byte - 127)); applied in f32 outside the MMA.");
+        w.comment("The stage's UE8M0 scale bytes as the loader staged them for tcgen05 (layout::Scales, one function");
+        w.comment("for both targets): the weight block's at row 0, token n's at its B row (2^(byte - 127)); applied");
+        w.comment("in f32 outside the MMA.");
         w.line(format!("uint8_t const *const sf = reinterpret_cast<uint8_t const *>(smem + task_desc->smem_region_offset({sf0} + stage));"));
-        w.line("float const w_scale = __uint_as_float(static_cast<uint32_t>(sf[0]) << 23);");
+        w.line("float const w_scale = __uint_as_float(static_cast<uint32_t>(sf[layout::Scales::a_byte(0, 0)]) << 23);");
         w.line("#pragma unroll");
         w.open("for (int i = 0; i < ACC_REGS; ++i)");
-        w.line("int const n = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);");
-        w.line("float const s = w_scale * __uint_as_float(static_cast<uint32_t>(sf[512 + 16 * n]) << 23);");
+        w.line("int const n = layout::Sm90::acc_col(lane, i);");
+        w.line("float const s = w_scale * __uint_as_float(static_cast<uint32_t>(sf[layout::Scales::b_byte(static_cast<uint32_t>(n), 0)]) << 23);");
         w.line("acc[0][i] = fmaf(blk[0][i], s, acc[0][i]);");
         w.line("acc[1][i] = fmaf(blk[1][i], s, acc[1][i]);");
         w.close("");
