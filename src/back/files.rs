@@ -71,7 +71,10 @@ pub fn sources(task: &CheckedTask) -> Vec<PlannedFile> {
     let mut out = vec![file(format!("{unit}_spec.h"), Emitter::SpecHeader)];
     if task.pipeline.is_some() {
         out.push(file(super::layout::file_name(&unit), Emitter::LayoutHeader));
-        out.push(file(format!("{unit}.cuh"), Emitter::PipelineSm100));
+        // One kernel per declared target, none for a target the contract does not declare.
+        if task.ir.targets.iter().any(|t| t.target == Target::Sm100a) {
+            out.push(file(format!("{unit}.cuh"), Emitter::PipelineSm100));
+        }
         if task.ir.targets.iter().any(|t| t.target == Target::Sm90a) {
             out.push(file(format!("{unit}_sm90.cuh"), Emitter::PipelineSm90));
         }

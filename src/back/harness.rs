@@ -32,28 +32,30 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
     w.finish()
 }
 
-/// Whether `task` has a separate sm_90a kernel (`<unit>_sm90.cuh`).
-fn has_sm90_kernel(task: &CheckedTask) -> bool {
-    task.pipeline.is_some()
-        && task
-            .ir
-            .targets
-            .iter()
-            .any(|t| t.target == crate::ir::Target::Sm90a)
+/// Which pipeline kernels `task` has: (`<unit>.cuh` for sm_100a, `<unit>_sm90.cuh` for sm_90a),
+/// one per declared target; consumer families have the one `<unit>.cuh` for every target.
+fn pipeline_kernels(task: &CheckedTask) -> Option<(bool, bool)> {
+    use crate::ir::Target;
+    task.pipeline.as_ref()?;
+    let has = |t: Target| task.ir.targets.iter().any(|d| d.target == t);
+    Some((has(Target::Sm100a), has(Target::Sm90a)))
 }
 
-/// `#include`s the task's kernel: for a pipeline declaring sm_90a, the wgmma lowering in device
-/// passes below sm_100 and the tcgen05 one otherwise.
+/// `#include`s the task's kernel: for a pipeline declaring both targets, the wgmma lowering in
+/// device passes below sm_100 and the tcgen05 one otherwise; a pipeline declaring one target, that
+/// target's kernel alone.
 fn include_kernel(w: &mut Writer, task: &CheckedTask) {
     let unit = task.ir.unit_name();
-    if has_sm90_kernel(task) {
-        w.line("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 1000");
-        w.line(format!("#include \"{unit}_sm90.cuh\""));
-        w.line("#else");
-        w.line(format!("#include \"{unit}.cuh\""));
-        w.line("#endif");
-    } else {
-        w.line(format!("#include \"{unit}.cuh\""));
+    match pipeline_kernels(task) {
+        Some((true, true)) => {
+            w.line("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 1000");
+            w.line(format!("#include \"{unit}_sm90.cuh\""));
+            w.line("#else");
+            w.line(format!("#include \"{unit}.cuh\""));
+            w.line("#endif");
+        }
+        Some((false, true)) => w.line(format!("#include \"{unit}_sm90.cuh\"")),
+        _ => w.line(format!("#include \"{unit}.cuh\"")),
     }
 }
 

@@ -40,24 +40,6 @@ pub fn run(common: &CommonArgs, opts: BuildOptions, color: ColorMode) -> u8 {
         super::report::summary(&checked, common.message_format);
         return exit::ERRORS;
     }
-    // Valid contracts the backends cannot lower (E0013): an error of `build`, not of `check`.
-    let mut lowering = false;
-    for c in &checked {
-        let shown = c.display_source();
-        let file = SourceFile::new(&shown.path, &shown.text);
-        for d in c.tasks.iter().flat_map(|t| t.lowering_errors.iter()) {
-            lowering = true;
-            let d = c.attribute(d.clone());
-            if json {
-                outln!("{}", render_json(&d, &file));
-            } else {
-                err!("{}", render_human(&d, &file, color));
-            }
-        }
-    }
-    if lowering {
-        return exit::ERRORS;
-    }
     if !json {
         print_budget_table(&checked);
     }

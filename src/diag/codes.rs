@@ -5,7 +5,8 @@
 //! Families: `E00xx` syntax and semantics, `E01xx` SMEM/planner (I-S*), `E02xx` page lifecycle
 //! (I-P*), `E03xx` semaphores (I-M*), `E04xx` roles/threads/barriers (I-R*), `E05xx`
 //! TMEM/tcgen05/TMA (I-T*), `E06xx` host wiring (I-H*), `E07xx` external tools. The `backend`
-//! and `tools` families are reported by `mpkc build` (code generation and nvcc), not `check`.
+//! family (what the lowering cannot express) is reported by `check`, like every other rule, so
+//! that what check accepts is what build generates; only `tools` (nvcc) is `build`'s alone.
 
 /// One registered code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,6 +96,7 @@ registry! {
     LINEAR_LIMITS = "E0601", "wiring", Some("I-H5"), "a pipeline exceeds the linear family's limits (16 tokens, N a multiple of 128)";
     GRID_WIDE = "E0602", "wiring", Some("I-H4"), "grid-wide granularity lacks skip_after_step0 or a written justification";
     LEVER_DEFAULT_ON = "W0603", "wiring", Some("I-H7"), "a lever defaults on, which changes the default build";
+    TASK_SLOTS = "E0604", "wiring", Some("I-H1"), "a task has more input or output tensors than the TaskDesc has pointer slots";
 
     NVCC_FAILED = "E0701", "tools", None, "nvcc rejected the generated code";
 }

@@ -56,6 +56,16 @@ pub(super) fn family_items(ir: &TaskIr, sink: &mut Sink) {
         if let Some((_, s)) = ir.tmem_cols {
             sink.push(not_here("TMEM", s));
         }
+        // Op-private semaphores and tensor maps are lowered for the pipeline's roles only: a
+        // consumer body gets no `init_semaphores` entry and no tensor map for them.
+        for s in ir.sems.values() {
+            sink.push(not_here("op-private semaphores", s.span));
+        }
+        for t in ir.tensors.values() {
+            if let Some(tma) = &t.tma {
+                sink.push(not_here("TMA loads (tensor maps)", tma.span));
+            }
+        }
     }
     if fam == Family::Pipeline {
         if ir.mma.is_none() {

@@ -72,9 +72,6 @@ pub struct CheckedTask {
     pub ordinals: Vec<Ordinal>,
     /// The recognised pipeline (family A).
     pub pipeline: Option<PipelineShape>,
-    /// Why the pipeline backend cannot lower this task (`E0013`), reported by `build`: the
-    /// contract itself is valid.
-    pub lowering_errors: Vec<crate::diag::Diagnostic>,
     /// The page plan of each declared target (same order as `ir.targets`).
     pub plans: Vec<(TargetIr, Geometry, PagePlan)>,
 }
@@ -129,24 +126,26 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     sems::reinit(&ir, sink);
     sems::shared_empty(&ir, sink);
     sems::channel_shape(&ir, sink);
+    sems::shared_storage(&ir, sink);
     sems::roles_bound(&ir, sink);
     wiring::linear_limits(&ir, sink);
     wiring::tiles_per_task(&ir, sink);
     wiring::grid_wide(&ir, sink);
     wiring::levers(&ir, sink);
+    wiring::task_slots(&ir, sink);
     smem::target_capacity(&ir, sink);
     let ordinals = crate::plan::sems::allocate(&ir);
     sems::ordinal_budget(&ir, &ordinals, sink);
     if sink.error_count() == before {
         protocol::check(&ir, &ordinals, sink);
     }
-    let mut lowering = Sink::new();
+    // What the backends cannot lower is an error of `check` (E0013), so that what check accepts is
+    // what build generates.
     let pipeline = if sink.error_count() == before {
-        pipeline::analyze(&ir, &mut lowering)
+        pipeline::analyze(&ir, sink)
     } else {
         None
     };
-    let lowering_errors = lowering.into_sorted();
     let plans = smem::budget(&ir, opts, sink);
     if let Some(plans) = &plans {
         smem::swizzle_alignment(&ir, plans, sink);
@@ -157,7 +156,6 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
             binding,
             ordinals,
             pipeline,
-            lowering_errors,
             plans,
         }),
         _ => Err(ir),

@@ -202,11 +202,22 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         ));
         return None;
     };
-    let acc = ir
+    let mut tmem_channels = ir
         .channels
         .iter()
-        .find(|(_, c)| matches!(c.storage, ChannelStorageIr::Tmem))
-        .map(|(h, _)| h);
+        .filter(|(_, c)| matches!(c.storage, ChannelStorageIr::Tmem));
+    let acc = tmem_channels.next().map(|(h, _)| h);
+    if let Some((_, extra)) = tmem_channels.next() {
+        sink.push(unsupported(
+            extra.span,
+            format!(
+                "a second TMEM channel `{}`: the pipeline lowers one accumulator channel",
+                extra.name
+            ),
+            "remove the channel, or give the one accumulator channel more slots",
+        ));
+        return None;
+    }
     let tr = ir
         .sems
         .iter()

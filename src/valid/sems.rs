@@ -107,6 +107,29 @@ fn check_threads(
                 .note("each arriving thread arrives once per phase; a count the role cannot reach never completes")
                 .help(format!("arrive with between 1 and {have} threads of the {role}")),
         );
+        return;
+    }
+    // What the pipeline lowering arrives (I-M2): every thread of the consumer warpgroup, one
+    // elected lane of a single-warp role. A declared count the kernel does not arrive would be
+    // model-checked against arrivals that never happen: a smaller consumer set completes the phase
+    // after its first warp, while the other warps still read what the phase frees.
+    if ir.family != crate::ir::Family::Pipeline {
+        return;
+    }
+    let lowered = if role == RoleKind::Consumer { have } else { 1 };
+    if *n != lowered {
+        let who = if role == RoleKind::Consumer {
+            format!("all {have} threads of the consumer warpgroup, after each has finished its reads")
+        } else {
+            format!("one elected lane of the {role}")
+        };
+        sink.push(
+            Diagnostic::error(codes::SEM_COUNT, format!("`{name}` declares {n} thread arrivals per phase from the {role}, but the pipeline lowering arrives with {lowered}"))
+                .primary(span, format!("threads {n}"))
+                .note(format!("the kernel arrives on this barrier from {who}; with count {n} the phase would complete after the first {n} arrivals"))
+                .note("a subset arriving for the whole role needs a named barrier over all its readers first, which the pipeline lowering does not emit")
+                .help(format!("write `threads {lowered}` and `count {lowered}`")),
+        );
     }
 }
 
@@ -257,6 +280,39 @@ pub(super) fn roles_bound(ir: &TaskIr, sink: &mut Sink) {
 
 /// A region ring's depth equals its region's stages, and every ring has an empty edge (own or
 /// shared): without one the producer refills a stage before its consumer released it.
+/// I-M3 / I-S1: each ring owns its stage region. The loader writes a channel's stage at the base
+/// of its region's stage, so two channels on one region write the same bytes: the second TMA
+/// overwrites the first (E0306).
+pub(super) fn shared_storage(ir: &TaskIr, sink: &mut Sink) {
+    let mut owner: Vec<Option<&crate::ir::ChannelIr>> = vec![None; ir.region_groups.len()];
+    for ch in ir.channels.values() {
+        let crate::ir::ChannelStorageIr::Region(g) = ch.storage else {
+            continue;
+        };
+        let Some(slot) = owner.get_mut(g) else { continue };
+        match slot {
+            None => *slot = Some(ch),
+            Some(first) => {
+                let region = &ir.region_groups[g];
+                sink.push(
+                    Diagnostic::error(
+                        codes::CHANNEL_SHAPE,
+                        format!(
+                            "channels `{}` and `{}` both store their stages in region `{}`",
+                            first.name, ch.name, region.name
+                        ),
+                    )
+                    .primary(ch.span, format!("`{}` writes region `{}` here", ch.name, region.name))
+                    .secondary(first.span, format!("`{}` already writes it", first.name))
+                    .secondary(region.head_span, "one region")
+                    .note("the loader lands each channel's stage at the base of its region's stage: both TMA loads write the same bytes and the second overwrites the first")
+                    .help(format!("give `{}` its own staged region (`region {}_{}[stage] {{ ... }}`)", ch.name, region.name, ch.name)),
+                );
+            }
+        }
+    }
+}
+
 pub(super) fn channel_shape(ir: &TaskIr, sink: &mut Sink) {
     for ch in ir.channels.values() {
         if let crate::ir::ChannelStorageIr::Region(g) = ch.storage {

@@ -56,19 +56,49 @@ pub(super) fn footprint(ir: &TaskIr, sink: &mut Sink) {
         return;
     };
     let width = slot_columns(ir).unwrap_or(m.n);
-    for ch in ir.channels.values() {
-        if !matches!(ch.storage, crate::ir::ChannelStorageIr::Tmem) {
-            continue;
+    // Every TMEM channel lives in the one allocation, side by side: their columns add up.
+    let tmem: Vec<_> = ir
+        .channels
+        .values()
+        .filter(|ch| matches!(ch.storage, crate::ir::ChannelStorageIr::Tmem))
+        .collect();
+    let need = tmem.iter().fold(0i64, |acc, ch| {
+        acc.saturating_add(i64::from(ch.depth).saturating_mul(width))
+    });
+    if need > cols {
+        let terms = tmem
+            .iter()
+            .map(|ch| format!("`{}` {} x {width}", ch.name, ch.depth))
+            .collect::<Vec<_>>()
+            .join(" + ");
+        let what = if tmem.len() == 1 {
+            format!(
+                "channel `{}` needs {} slots x {width} columns = {need} TMEM columns",
+                tmem[0].name, tmem[0].depth
+            )
+        } else {
+            format!(
+                "the {} TMEM channels need {terms} = {need} columns",
+                tmem.len()
+            )
+        };
+        let mut d = Diagnostic::error(
+            codes::TMEM_FOOTPRINT,
+            format!("{what} but the task allocates {cols}"),
+        );
+        for (i, ch) in tmem.iter().enumerate() {
+            let label = format!("{} slots of {width} columns", ch.depth);
+            // The primary label on the channel that takes the sum past the allocation.
+            d = if i + 1 == tmem.len() {
+                d.primary(ch.span, label)
+            } else {
+                d.secondary(ch.span, label)
+            };
         }
-        let need = i64::from(ch.depth).saturating_mul(width);
-        if need > cols {
-            sink.push(
-                Diagnostic::error(codes::TMEM_FOOTPRINT, format!("channel `{}` needs {} slots x {width} columns = {need} TMEM columns but the task allocates {cols}", ch.name, ch.depth))
-                    .primary(ch.span, format!("{} slots of {width} columns", ch.depth))
-                    .secondary(span, format!("{cols} columns"))
-                    .note("an f32 accumulator of MMA-N columns per slot lives in TMEM lanes 0-127")
-                    .help(format!("allocate `tmem cols {}`", (need as u64).next_power_of_two().max(32))),
-            );
-        }
+        sink.push(
+            d.secondary(span, format!("{cols} columns"))
+                .note("each slot is an f32 accumulator of tile-N columns in TMEM lanes 0-127; the channels share the one allocation")
+                .help(format!("allocate `tmem cols {}`", (need as u64).next_power_of_two().max(32))),
+        );
     }
 }

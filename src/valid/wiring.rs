@@ -5,7 +5,61 @@
 //! appears in the generated variant string (I-H3).
 
 use crate::diag::{codes, Diagnostic, Sink};
-use crate::ir::{Family, GranularityIr, TaskIr};
+use crate::ir::{Family, GranularityIr, TaskIr, TensorIr};
+
+/// Input pointer slots of a TaskDesc (`input_ptrs[MPKC_MAX_INPUTS]` in
+/// `stdlib/include/mpkc_runtime.cuh`; a unit test keeps the two equal).
+pub const MAX_INPUTS: usize = 8;
+/// Output pointer slots of a TaskDesc (`output_ptrs[MPKC_MAX_OUTPUTS]`).
+pub const MAX_OUTPUTS: usize = 4;
+
+/// I-H1: the registration maps the contract's inputs onto `input_ptrs[0..]` and its outputs onto
+/// `output_ptrs[0..]` in declaration order; a task with more tensors than slots would index past
+/// them (E0604).
+pub(super) fn task_slots(ir: &TaskIr, sink: &mut Sink) {
+    if ir.family == Family::Helper {
+        return; // a helper is called with its caller's pointers, it has no TaskDesc
+    }
+    let inputs: Vec<&TensorIr> = ir.inputs().map(|(_, t)| t).collect();
+    let outputs: Vec<&TensorIr> = ir.outputs().map(|(_, t)| t).collect();
+    for (list, max, what, field) in [
+        (&inputs, MAX_INPUTS, "input", "input_ptrs"),
+        (&outputs, MAX_OUTPUTS, "output", "output_ptrs"),
+    ] {
+        if list.len() <= max {
+            continue;
+        }
+        let first_over = list[max];
+        let mut d = Diagnostic::error(
+            codes::TASK_SLOTS,
+            format!(
+                "task `{}` has {} {what} tensors; the TaskDesc holds {max} (`{field}[{max}]`)",
+                ir.name,
+                list.len()
+            ),
+        )
+        .primary(
+            first_over.span,
+            format!(
+                "{what} {} of {}: past `{field}[{}]`",
+                max + 1,
+                list.len(),
+                max - 1
+            ),
+        );
+        for t in &list[max + 1..] {
+            d = d.secondary(t.span, format!("{what} past the slots"));
+        }
+        sink.push(
+            d.note(format!(
+                "{what}s take `{field}[0..]` in declaration order (`inout` tensors count as outputs)"
+            ))
+            .help(format!(
+                "at most {max} {what} tensors: pack tensors that share a dtype into one buffer and index it, or split the task"
+            )),
+        );
+    }
+}
 
 /// Linear-family limits for pipelines (I-H5): at most 16 tokens (one BLOCK_N = 16 activation
 /// tile per task), output columns a multiple of the 128-row MMA tile.
@@ -114,5 +168,23 @@ pub(super) fn levers(ir: &TaskIr, sink: &mut Sink) {
                 .note("new levers are additive and default off; flipping a default needs a measured gain (contract doc §6.3)")
                 .help("write `default off` and turn it on per build"),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The slot counts here are the ones the runtime header declares.
+    #[test]
+    fn slots_match_the_runtime_header() {
+        let h = include_str!("../../stdlib/include/mpkc_runtime.cuh");
+        let define = |name: &str| -> usize {
+            let line = h
+                .lines()
+                .find(|l| l.starts_with(&format!("#define {name} ")))
+                .unwrap_or_else(|| panic!("{name} in mpkc_runtime.cuh"));
+            line.split_whitespace().nth(2).unwrap().parse().unwrap()
+        };
+        assert_eq!(define("MPKC_MAX_INPUTS"), super::MAX_INPUTS);
+        assert_eq!(define("MPKC_MAX_OUTPUTS"), super::MAX_OUTPUTS);
     }
 }

@@ -81,6 +81,29 @@ pub fn check(text: &str) {
             );
             let once = back::generate(t, &info);
             assert!(!once.is_empty());
+            // What check accepts is what build generates (issue 11): a checked pipeline task has a
+            // lowering, and every task gets a kernel for each target it declares.
+            if t.ir.family == mpkc::ir::Family::Pipeline {
+                assert!(
+                    t.pipeline.is_some(),
+                    "{}: checked clean but the backend cannot lower it",
+                    t.ir.unit_name()
+                );
+            }
+            if t.ir.family != mpkc::ir::Family::Helper {
+                let kernels = once.iter().filter(|f| f.name.ends_with(".cuh")).count();
+                let wanted = if t.ir.family == mpkc::ir::Family::Pipeline {
+                    t.ir.targets.len()
+                } else {
+                    1
+                };
+                assert_eq!(
+                    kernels,
+                    wanted,
+                    "{}: kernels per declared target",
+                    t.ir.unit_name()
+                );
+            }
             assert_eq!(
                 once,
                 back::generate(t, &info),
