@@ -444,7 +444,7 @@ pub(crate) fn int_const(name: &str, value: i64, comment: impl Into<String>) -> C
     Constant {
         name: name.to_string(),
         cty: "int",
-        value: value.to_string(),
+        value: crate::back::names::int_literal(value),
         comment: comment.into(),
     }
 }
