@@ -57,7 +57,7 @@ type Bound = Result<(Vec<Constant>, Vec<RegionNeed>, &'static str, &'static str)
 
 /// Columns per task: `ceil(cols / tasks)` rounded up to a multiple of 8.
 fn cols_per_task(cols: i64, tasks: i64) -> i64 {
-    let per = cols.saturating_add(tasks - 1) / tasks;
+    let per = crate::ir::exact::ceil_div(cols, tasks);
     per.saturating_add(7) / 8 * 8
 }
 
@@ -217,7 +217,7 @@ pub(super) fn bind_splitk_reduce(s: &Shapes<'_>) -> Bound {
         ),
         int_const(
             "kColsPerTask",
-            y[1].saturating_add(s.tasks() - 1) / s.tasks(),
+            crate::ir::exact::ceil_div(y[1], s.tasks()),
             "ceil(kCols / kNumTasks)",
         ),
     ];

@@ -3,7 +3,7 @@
 //! tasks that take tensor maps.
 
 use crate::diag::{codes, Diagnostic, Sink};
-use crate::ir::{ArrivalIr, ChannelStorageIr, Swizzle, TaskIr};
+use crate::ir::{exact, ArrivalIr, ChannelStorageIr, Swizzle, TaskIr};
 
 /// `cuTensorMapEncodeTiled`: box extents are at most 256 elements, ranks 1 to 5.
 pub const MAX_BOX_EXTENT: i64 = 256;
@@ -39,8 +39,8 @@ pub(super) fn boxes(ir: &TaskIr, sink: &mut Sink) {
                 );
             }
         }
-        let inner_bytes = m.box_dims[0].saturating_mul(t.dtype.bytes());
-        if m.swizzle != Swizzle::None && inner_bytes != m.swizzle.span_bytes() {
+        let inner_bytes = exact::mul(m.box_dims[0], t.dtype.bytes());
+        if m.swizzle != Swizzle::None && inner_bytes != i128::from(m.swizzle.span_bytes()) {
             let fit = m.swizzle.span_bytes() / t.dtype.bytes();
             sink.push(
                 Diagnostic::error(
@@ -60,7 +60,7 @@ pub(super) fn boxes(ir: &TaskIr, sink: &mut Sink) {
             );
         }
         if let Some(&inner) = t.dims.last() {
-            let stride = inner.saturating_mul(t.dtype.bytes());
+            let stride = exact::mul(inner, t.dtype.bytes());
             if t.dims.len() > 1 && stride % 16 != 0 {
                 sink.push(
                     Diagnostic::error(codes::TMA_STRIDE, format!("rows of `{}` are {stride} bytes apart; TMA global strides must be multiples of 16 bytes", t.name))

@@ -1,7 +1,7 @@
 //! TMEM rules (I-T1).
 
 use crate::diag::{codes, Diagnostic, Sink};
-use crate::ir::TaskIr;
+use crate::ir::{exact, TaskIr};
 
 /// I-T1: `tcgen05.alloc` takes a power-of-two column count in [32, 512].
 pub(super) fn tmem_cols(ir: &TaskIr, sink: &mut Sink) {
@@ -60,14 +60,14 @@ pub(super) fn footprint(ir: &TaskIr, sink: &mut Sink) {
         if !matches!(ch.storage, crate::ir::ChannelStorageIr::Tmem) {
             continue;
         }
-        let need = i64::from(ch.depth).saturating_mul(width);
-        if need > cols {
+        let need = exact::mul(i64::from(ch.depth), width);
+        if need > i128::from(cols) {
             sink.push(
                 Diagnostic::error(codes::TMEM_FOOTPRINT, format!("channel `{}` needs {} slots x {width} columns = {need} TMEM columns but the task allocates {cols}", ch.name, ch.depth))
                     .primary(ch.span, format!("{} slots of {width} columns", ch.depth))
                     .secondary(span, format!("{cols} columns"))
                     .note("an f32 accumulator of MMA-N columns per slot lives in TMEM lanes 0-127")
-                    .help(format!("allocate `tmem cols {}`", (need as u64).next_power_of_two().max(32))),
+                    .help(format!("allocate `tmem cols {}`", need.max(0).unsigned_abs().next_power_of_two().max(32))),
             );
         }
     }
