@@ -25,7 +25,8 @@ pub struct Env<'a> {
     pub stage: Option<i64>,
     /// The tile, once known.
     pub tile: Option<&'a TileIr>,
-    /// Params whose value was rejected: uses of them are follow-on errors.
+    /// Names whose value was rejected (params, `stages`, `tile.M`/`tile.N`/`tile.K`): uses of
+    /// them are follow-on errors.
     pub poisoned: Option<&'a [String]>,
 }
 
@@ -100,6 +101,11 @@ impl<'a> Env<'a> {
         }
     }
 
+    /// True when `name` (a param, `stages` or `tile.M`/`tile.N`/`tile.K`) was rejected.
+    fn is_poisoned(&self, name: &str) -> bool {
+        self.poisoned.is_some_and(|p| p.iter().any(|x| x == name))
+    }
+
     fn neg(&self, e: &Expr, inner: &Expr) -> Result<Num, Diagnostic> {
         match self.num(inner)? {
             Num::Int(v) => exact(e, -i128::from(v), || format!("-({v})")).map(Num::Int),
@@ -143,6 +149,18 @@ impl<'a> Env<'a> {
                     e,
                     &format!("{first}.{}", parts[1].node),
                     "only `tile.M`, `tile.N` and `tile.K` are dotted names",
+                ));
+            }
+            let dim = match parts[1].node.as_str() {
+                "M" | "m" => Some("tile.M"),
+                "N" | "n" => Some("tile.N"),
+                "K" | "k" => Some("tile.K"),
+                _ => None,
+            };
+            if let Some(dim) = dim.filter(|d| self.is_poisoned(d)) {
+                return Err(Diagnostic::error(
+                    crate::diag::FOLLOW_ON,
+                    format!("`{dim}` has no usable value"),
                 ));
             }
             let Some(tile) = self.tile else {

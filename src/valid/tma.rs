@@ -80,11 +80,20 @@ pub(super) fn expect_tx(ir: &TaskIr, sink: &mut Sink) {
         let ArrivalIr::Tma(tensors) = &ch.full_arrival else {
             continue;
         };
-        let mut bytes: i64 = 0;
+        // Exact; `None` when a box is beyond 128 bits, which only extents `boxes` rejects reach.
+        let mut bytes: Option<i128> = Some(0);
         for h in tensors {
             let t = &ir.tensors[*h];
             match &t.tma {
-                Some(m) => bytes = bytes.saturating_add(m.box_bytes(t.dtype).unwrap_or(i64::MAX)),
+                Some(m) => {
+                    let one = m
+                        .box_dims
+                        .iter()
+                        .try_fold(i128::from(t.dtype.bytes()), |acc, d| {
+                            acc.checked_mul(i128::from(*d))
+                        });
+                    bytes = bytes.zip(one).and_then(|(a, b)| a.checked_add(b));
+                }
                 None => sink.push(
                     Diagnostic::error(
                         codes::EXPECT_TX,
@@ -110,8 +119,10 @@ pub(super) fn expect_tx(ir: &TaskIr, sink: &mut Sink) {
             ),
             ChannelStorageIr::Region(g) => {
                 let group = &ir.region_groups[*g];
-                if let Some(r) = group.members.first().map(|h| &ir.regions[*h]) {
-                    if bytes > r.size {
+                if let (Some(r), Some(bytes)) =
+                    (group.members.first().map(|h| &ir.regions[*h]), bytes)
+                {
+                    if bytes > i128::from(r.size) {
                         sink.push(
                             Diagnostic::error(
                                 codes::EXPECT_TX,
