@@ -52,8 +52,12 @@ fn value(c: &Checked, name: &str) -> ParamValue {
 }
 
 fn stdlib(name: &str) -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib").join(name))
-        .unwrap()
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("stdlib")
+            .join(name),
+    )
+    .unwrap()
 }
 
 /// Finding 4: `param e: f64 = 2.4e-324` (or `int = 99999999999999999999`) next to
@@ -69,7 +73,10 @@ fn a_bad_literal_hides_nothing_else() {
     ] {
         let other = task("u", "  param r: int in 1..=2 = 7", "");
         let q = "  param q: int in 1..=2 = 5";
-        let default = format!("{}{other}", task("t", &format!("  param e: {ty} = {bad}\n{q}"), ""));
+        let default = format!(
+            "{}{other}",
+            task("t", &format!("  param e: {ty} = {bad}\n{q}"), "")
+        );
         let inst = format!(
             "{}{other}",
             task(
@@ -78,7 +85,10 @@ fn a_bad_literal_hides_nothing_else() {
                 &format!("  instance i(e = {bad})\n")
             )
         );
-        let cli_text = format!("{}{other}", task("t", &format!("  param e: {ty} = {good}\n{q}"), ""));
+        let cli_text = format!(
+            "{}{other}",
+            task("t", &format!("  param e: {ty} = {good}\n{q}"), "")
+        );
         let want = {
             let mut w = vec![code, "E0006", "E0006"];
             w.sort_unstable();
@@ -135,19 +145,43 @@ fn a_rejected_value_has_no_follow_on_errors() {
         .replace("tile M 128,", "tile M p * 16,");
     assert!(!check(&base, &[]).has_errors());
     let cases: Vec<(String, Vec<(&str, &str)>, Vec<&str>)> = vec![
-        (base.replace("in 1..=8 = 8", "in 1..=8 = 100"), vec![], vec!["E0006"]),
+        (
+            base.replace("in 1..=8 = 8", "in 1..=8 = 100"),
+            vec![],
+            vec!["E0006"],
+        ),
         (
             base.replace("  stages 6", "  stages 6\n  instance big(p = 100)"),
             vec![],
             vec!["E0006"],
         ),
         (base.clone(), vec![("p", "100")], vec!["E0006"]),
-        (base.replace("stages 6", "stages p"), vec![("p", "100")], vec!["E0006"]),
+        (
+            base.replace("stages 6", "stages p"),
+            vec![("p", "100")],
+            vec!["E0006"],
+        ),
         (base.replace("stages 6", "stages 0"), vec![], vec!["E0006"]),
-        (base.replace("stages 6", "stages 1/0"), vec![], vec!["E0004"]),
-        (base.replace("stages 6", "stages p * 10"), vec![], vec!["E0006"]),
-        (base.replace("tile M p * 16", "tile M 1/0"), vec![], vec!["E0004"]),
-        (base.replace("tile M p * 16", "tile M -16"), vec![], vec!["E0004"]),
+        (
+            base.replace("stages 6", "stages 1/0"),
+            vec![],
+            vec!["E0004"],
+        ),
+        (
+            base.replace("stages 6", "stages p * 10"),
+            vec![],
+            vec!["E0006"],
+        ),
+        (
+            base.replace("tile M p * 16", "tile M 1/0"),
+            vec![],
+            vec!["E0004"],
+        ),
+        (
+            base.replace("tile M p * 16", "tile M -16"),
+            vec![],
+            vec!["E0004"],
+        ),
         (
             base.replace("K 128", "K 99999999999999999999"),
             vec![],
@@ -170,12 +204,16 @@ fn sums_and_strides_are_exact() {
     assert_eq!(codes(&c), ["E0103"], "{e:#?}");
     let d = e[0];
     assert!(
-        d.message.contains("regions need 13835058055282163712 bytes"),
+        d.message
+            .contains("regions need 13835058055282163712 bytes"),
         "{}",
         d.message
     );
     let notes = d.notes.join("\n");
-    assert!(notes.contains("= 13835058055282163712 bytes, 13835058055281939456 over"), "{notes}");
+    assert!(
+        notes.contains("= 13835058055282163712 bytes, 13835058055281939456 over"),
+        "{notes}"
+    );
     assert!(notes.contains("at least 844424930131968 pages"), "{notes}");
     let help = d.help.as_deref().unwrap();
     assert!(help.contains("by 13835058055281939456 bytes"), "{help}");
@@ -194,7 +232,9 @@ fn sums_and_strides_are_exact() {
         .collect();
     assert_eq!(strides.len(), 2, "{:#?}", c.diags);
     assert!(
-        strides[0].message.contains("9223372036854775810 bytes apart"),
+        strides[0]
+            .message
+            .contains("9223372036854775810 bytes apart"),
         "{}",
         strides[0].message
     );
@@ -222,7 +262,10 @@ fn intermediate_results_do_not_overflow() {
     }
     for (expr, exact) in [
         ("align_up(9223372036854775807, 2)", "9223372036854775808"),
-        ("ceil_div(9223372036854775807, 1) + 1", "9223372036854775808"),
+        (
+            "ceil_div(9223372036854775807, 1) + 1",
+            "9223372036854775808",
+        ),
         ("(-9223372036854775807 - 1) / -1", "9223372036854775808"),
         ("-(-9223372036854775807 - 1)", "9223372036854775808"),
         ("9223372036854775807 * 2", "18446744073709551614"),
@@ -234,7 +277,10 @@ fn intermediate_results_do_not_overflow() {
     }
     // The stdlib linear's granularity `ceil_div(N, tile.M)` at N = i64::MAX: no overflow, the
     // task count's own range is the one error.
-    let c = check(&stdlib("linear_sm100_v2.mpk"), &[("N", "9223372036854775807")]);
+    let c = check(
+        &stdlib("linear_sm100_v2.mpk"),
+        &[("N", "9223372036854775807")],
+    );
     assert_eq!(codes(&c), ["E0006"], "{:#?}", c.diags);
     assert!(errors(&c)[0].message.contains("72057594037927936 tasks"));
 }
@@ -248,7 +294,10 @@ fn the_minimum_int_can_be_written_and_generated() {
     let decl = format!("  param h: int in {min}..=0 = {min}\n  param w: int = -0x8000000000000000");
     for (text, overrides) in [
         (task("t", &decl, ""), vec![]),
-        (task("t", &decl.replace(&format!("= {min}\n"), "= 0\n"), ""), vec![("h", min)]),
+        (
+            task("t", &decl.replace(&format!("= {min}\n"), "= 0\n"), ""),
+            vec![("h", min)],
+        ),
         (
             task(
                 "t",
@@ -262,7 +311,11 @@ fn the_minimum_int_can_be_written_and_generated() {
         assert_eq!(value(&c, "h"), ParamValue::Int(i64::MIN), "{text}");
         assert_eq!(value(&c, "w"), ParamValue::Int(i64::MIN), "{text}");
     }
-    for bad in ["9223372036854775808", "-9223372036854775809", "0 - 9223372036854775808"] {
+    for bad in [
+        "9223372036854775808",
+        "-9223372036854775809",
+        "0 - 9223372036854775808",
+    ] {
         let c = check(&task("t", &format!("  param h: int = {bad}"), ""), &[]);
         let e = errors(&c);
         assert_eq!(codes(&c), ["E0004"], "{bad}: {e:#?}");
@@ -313,7 +366,14 @@ fn the_minimum_int_can_be_written_and_generated() {
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
     let out = Command::new(&cxx)
         .current_dir(&dir)
-        .args(["-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "imin.cc"])
+        .args([
+            "-std=c++17",
+            "-fsyntax-only",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "imin.cc",
+        ])
         .output()
         .unwrap_or_else(|e| panic!("the host C++ compiler `{cxx}` is needed for this test: {e}"));
     assert!(
@@ -344,12 +404,18 @@ fn f32_ranges_hold_in_f32() {
         );
     }
     // In f64 the value lies inside.
-    let c = check(&task("t", "  param a: f64 in 0.0..1.0 = 0.99999999", ""), &[]);
+    let c = check(
+        &task("t", "  param a: f64 in 0.0..1.0 = 0.99999999", ""),
+        &[],
+    );
     assert_eq!(value(&c, "a"), ParamValue::Float(0.99999999));
     // Bounds are rounded as values are: 0.1 lies in `..=0.1` and is generated as `0.1f`.
     let c = check(&task("tf", "  param a: f32 in 0.0..=0.1 = 0.1", ""), &[]);
     assert_eq!(value(&c, "a"), ParamValue::Float(f64::from(0.1f32)));
-    let c2 = check(&task("tf", "  param a: f32 in 0.0..0.1 = 0.100000001", ""), &[]);
+    let c2 = check(
+        &task("tf", "  param a: f32 in 0.0..0.1 = 0.100000001", ""),
+        &[],
+    );
     assert_eq!(codes(&c2), ["E0006"], "{:#?}", c2.diags);
     let units = generate_all(std::slice::from_ref(&c));
     let spec = units
