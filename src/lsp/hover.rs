@@ -67,7 +67,11 @@ pub fn hover(doc: &Document, offset: usize) -> Option<String> {
                             format!(
                                 ", TMA box {:?} ({} B per box)",
                                 m.box_dims,
-                                m.box_bytes(t.dtype).unwrap_or(0)
+                                // A rejected box may overflow 64 bits: say so, never a wrong number.
+                                m.box_bytes(t.dtype).map_or_else(
+                                    || format!("more than {}", i64::MAX),
+                                    |b| b.to_string()
+                                )
                             )
                         })
                         .unwrap_or_default();

@@ -58,7 +58,8 @@ type Bound = Result<(Vec<Constant>, Vec<RegionNeed>, &'static str, &'static str)
 /// Columns per task: `ceil(cols / tasks)` rounded up to a multiple of 8.
 fn cols_per_task(cols: i64, tasks: i64) -> i64 {
     let per = crate::ir::exact::ceil_div(cols, tasks);
-    per.saturating_add(7) / 8 * 8
+    // `cols` ≤ 2^31 - 1 here (bound extents are checked first), so this cannot overflow.
+    crate::ir::exact::ceil_div(per, 8) * 8
 }
 
 /// Checks `x` is `[rows, 2n]`, `y` is `[rows, n]`, `n % 8 == 0`.
