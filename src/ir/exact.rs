@@ -12,13 +12,13 @@ pub fn mul(a: i64, b: i64) -> i128 {
     i128::from(a) * i128::from(b)
 }
 
-/// ⌈a / b⌉, exactly, for `b > 0` (any `a`; the result of `i64`s always fits in `i64` as `b ≥ 1`).
+/// ⌈a / b⌉, exactly, for `b ≥ 1` (any `a`; the result always fits in `i64` as `b ≥ 1`).
 ///
 /// # Panics
 ///
-/// Never for `b > 0`; `b ≤ 0` is the caller's error (it divides by zero or rounds the wrong way).
+/// When `b` is 0, like `/`: callers check divisors positive first (task counts, chunks, page
+/// and tile sizes are validated or constants).
 pub fn ceil_div(a: i64, b: i64) -> i64 {
-    debug_assert!(b > 0, "ceil_div by {b}");
     let q = a.div_euclid(b);
     if a.rem_euclid(b) == 0 {
         q

@@ -334,9 +334,9 @@ fn as_f64(n: Num) -> f64 {
     }
 }
 
-/// ⌈a / b⌉ for `b > 0`, exactly.
+/// ⌈a / b⌉ for `b > 0` (checked by the callers), exactly.
 fn ceil_div(a: i64, b: i64) -> i128 {
-    (i128::from(a) + i128::from(b) - 1).div_euclid(i128::from(b))
+    i128::from(crate::ir::exact::ceil_div(a, b))
 }
 
 /// `r`, the exact result of evaluating `e`, as an `i64`; outside `i64` it is an overflow of `what`.
