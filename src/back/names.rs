@@ -166,9 +166,30 @@ pub fn c_string(s: &str) -> String {
     out
 }
 
-/// A C++ `float` literal with the exact shortest round-trip digits of `v`.
+/// A C++ `float` literal: the shortest digits that read back as `v` rounded to `f32`.
 pub fn float_literal(v: f64) -> String {
-    format!("{}f", double_literal(v))
+    // `v` is an `f32` param's value (rounded to f32 by sema), so the shortest f32 text reads
+    // back as exactly it.
+    float_suffix(&format!("{:?}", v as f32))
+}
+
+fn float_suffix(s: &str) -> String {
+    if s.contains(['.', 'e', 'E']) || s.contains("inf") || s.contains("NaN") {
+        format!("{s}f")
+    } else {
+        format!("{s}.0f")
+    }
+}
+
+/// A C++ integer constant of value `v`. `i64::MIN` is written `(-9223372036854775807 - 1)`: its
+/// magnitude has no signed 64-bit literal, and `-9223372036854775808` is the negation of an
+/// unsigned constant (g++: "integer constant is so large that it is unsigned").
+pub fn int_literal(v: i64) -> String {
+    if v == i64::MIN {
+        format!("({} - 1)", i64::MIN + 1)
+    } else {
+        v.to_string()
+    }
 }
 
 /// A C++ `double` literal with the exact shortest round-trip digits of `v` (`1e-300`, `2.0`).
@@ -194,5 +215,8 @@ mod tests {
         assert_eq!(double_literal(1e-300), "1e-300");
         assert_eq!(double_literal(7168.0), "7168.0");
         assert_eq!(c_string("a\"b"), "\"a\\\"b\"");
+        assert_eq!(int_literal(i64::MIN), "(-9223372036854775807 - 1)");
+        assert_eq!(int_literal(i64::MIN + 1), "-9223372036854775807");
+        assert_eq!(int_literal(i64::MAX), "9223372036854775807");
     }
 }

@@ -4,7 +4,7 @@
 //! page plan as a comment, the semaphore table as data and the named-barrier registry.
 
 use super::banner::{banner, ContractInfo};
-use super::names::{c_string, double_literal, float_literal, upper};
+use super::names::{c_string, double_literal, float_literal, int_literal, upper};
 use super::writer::Writer;
 use crate::ir::{ParamType, ParamValue, RoleKind, TaskIr};
 use crate::plan::pages::{PagePlan, NUM_PAGES, PAGE_SIZE};
@@ -45,7 +45,7 @@ fn params(w: &mut Writer, ir: &TaskIr) {
         let val = match (&p.value, p.ty) {
             (ParamValue::Float(f), ParamType::F64) => double_literal(*f),
             (ParamValue::Float(f), _) => float_literal(*f),
-            (ParamValue::Int(v), _) => v.to_string(),
+            (ParamValue::Int(v), _) => int_literal(*v),
             (ParamValue::Bool(b), _) => b.to_string(),
         };
         w.line(format!("inline constexpr {ty} {} = {val};", p.name));

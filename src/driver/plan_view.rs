@@ -4,6 +4,12 @@ use crate::ir::{TargetIr, TaskIr};
 use crate::plan::pages::{Geometry, PagePlan, NUM_PAGES, PAGE_SIZE};
 use serde_json::json;
 
+/// An exact byte count as JSON: a number, or its decimal digits as a string beyond 64 bits (which
+/// JSON numbers cannot carry exactly; a placed plan never gets there).
+fn exact_json(n: i128) -> serde_json::Value {
+    i64::try_from(n).map_or_else(|_| n.to_string().into(), serde_json::Value::from)
+}
+
 /// One JSON object (one line): `{task, instance, target, pages_used, bytes, max_byte_end,
 /// release_order, regions: [{name, ordinal, size, pages, offset}]}`.
 pub fn plan_json(ir: &TaskIr, target: &TargetIr, plan: &PagePlan) -> String {
@@ -17,7 +23,7 @@ pub fn plan_json(ir: &TaskIr, target: &TargetIr, plan: &PagePlan) -> String {
         "instance": ir.instance,
         "target": target.target.as_str(),
         "pages_used": plan.pages_used,
-        "bytes": ir.region_bytes(),
+        "bytes": exact_json(ir.region_bytes()),
         "max_byte_end": plan.max_byte_end,
         "release_order": plan.release_order,
         "regions": regions,

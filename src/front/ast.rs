@@ -498,10 +498,13 @@ impl BinOp {
 /// Expression forms.
 #[derive(Clone, Debug)]
 pub enum ExprKind {
-    /// Integer literal (already checked to fit in `i64`).
+    /// Integer literal that fits in `i64`.
     Int(i64),
     /// Float literal.
     Float(f64),
+    /// A number literal no `i64`/`f64` holds as written; evaluating it reports it (see
+    /// `front::literal`).
+    BadLit(BadLit),
     /// A name (`hidden`, `stages`, `stage`) or dotted name (`tile.N`).
     Path(Vec<Ident>),
     /// `-e`.
@@ -510,6 +513,28 @@ pub enum ExprKind {
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// `f(args)`.
     Call(Ident, Vec<Expr>),
+}
+
+/// A literal kept as written because no `i64`/`f64` holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadLit {
+    /// The literal as written.
+    pub text: String,
+    /// Why it has no value.
+    pub kind: BadLitKind,
+}
+
+/// Why a literal has no value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BadLitKind {
+    /// An integer of 2^63 or more; `is_i64_min_magnitude`: exactly 2^63, which `-` makes
+    /// `i64::MIN`.
+    IntTooLarge {
+        /// The literal is 2^63.
+        is_i64_min_magnitude: bool,
+    },
+    /// A float with a non-zero digit that reads as 0 (`2.4e-324`).
+    FloatTooSmall,
 }
 
 impl std::fmt::Display for Expr {
@@ -525,6 +550,7 @@ impl std::fmt::Display for Expr {
         match &self.kind {
             ExprKind::Int(v) => write!(f, "{v}"),
             ExprKind::Float(v) => write!(f, "{v:?}"),
+            ExprKind::BadLit(b) => write!(f, "{}", b.text),
             ExprKind::Path(p) => {
                 let parts: Vec<&str> = p.iter().map(|i| i.node.as_str()).collect();
                 write!(f, "{}", parts.join("."))

@@ -389,9 +389,8 @@ fn build_mma<'a>(mut i: impl Iterator<Item = Pair<'a, Rule>>, span: Span, d: &mu
                 let s = first.as_str();
                 let axis = s.chars().next().unwrap_or('m');
                 let digits = &s[1..];
-                let val = parse_int(digits, Span::new(mspan.start + 1, mspan.end), d);
                 let e = Expr {
-                    kind: ExprKind::Int(val),
+                    kind: super::literal::int_literal(digits),
                     span: Span::new(mspan.start + 1, mspan.end),
                 };
                 dims.push((
@@ -773,7 +772,8 @@ fn build_granularity<'a>(
     Granularity { kind, args, span }
 }
 
-/// Parses an integer literal (decimal with `_`, or `0x` hex); overflow is an `E0004` diagnostic.
+/// Parses the digits of a warp name (`W4`); overflow is an `E0004` diagnostic. (Literals in
+/// expressions are [`super::literal`]'s: they are reported when evaluated.)
 fn parse_int(text: &str, span: Span, d: &mut Diags) -> i64 {
     let clean: String = text.chars().filter(|c| *c != '_').collect();
     let parsed = if let Some(h) = clean.strip_prefix("0x") {
@@ -788,29 +788,10 @@ fn parse_int(text: &str, span: Span, d: &mut Diags) -> i64 {
                 format!("integer literal `{text}` does not fit in 64 bits"),
             )
             .primary(span, "too large")
-            .help("use a value below 9223372036854775808"),
+            .help(format!("integers are 64-bit: {}..={}", i64::MIN, i64::MAX)),
         );
         0
     })
-}
-
-/// Parses a float literal (the grammar guarantees its form). A literal too large for f64 reads as
-/// infinity, which the param checks report; one with a non-zero digit that reads as 0 (`1e-400`)
-/// is an `E0006` diagnostic here, as no f64 holds it.
-fn parse_float(text: &str, span: Span, d: &mut Diags) -> f64 {
-    let v = text.parse::<f64>().unwrap_or(f64::NAN);
-    let mantissa = text.split(['e', 'E']).next().unwrap_or(text);
-    if v == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
-        d.push(
-            Diagnostic::error(
-                codes::OUT_OF_RANGE,
-                format!("float literal `{text}` is too small for f64: it reads as 0"),
-            )
-            .primary(span, "rounds to 0")
-            .help("write 0, or a value of magnitude at least 5e-324 (the smallest f64)"),
-        );
-    }
-    v
 }
 
 /// Expressions are bounded so that building and evaluating them cannot exhaust the stack.
@@ -910,8 +891,8 @@ fn unary(parts: &[Pair<'_, Rule>], pos: &mut usize, d: &mut Diags) -> Expr {
 fn build_primary(p: Pair<'_, Rule>, d: &mut Diags) -> Expr {
     let span = span_of(&p);
     let kind = match p.as_rule() {
-        Rule::int_lit => ExprKind::Int(parse_int(p.as_str(), span, d)),
-        Rule::float_lit => ExprKind::Float(parse_float(p.as_str(), span, d)),
+        Rule::int_lit => super::literal::int_literal(p.as_str()),
+        Rule::float_lit => super::literal::float_literal(p.as_str()),
         Rule::path => ExprKind::Path(p.into_inner().map(ident).collect()),
         Rule::paren_expr => {
             let e = p
@@ -1022,8 +1003,16 @@ mod tests {
     }
 
     #[test]
-    fn huge_literal_is_a_diagnostic() {
-        let errs = parse_file("task t { stages 99999999999999999999999 }").unwrap_err();
-        assert_eq!(errs[0].code, "E0004");
+    fn huge_literal_is_kept_for_evaluation() {
+        // Not a parse error (it would hide the rest of the file): evaluation reports it, E0004.
+        let f = parse_ok("task t { stages 99999999999999999999999 }");
+        let Item::Stages(e, _) = &f.tasks[0].items[0] else {
+            panic!()
+        };
+        let ExprKind::BadLit(b) = &e.kind else {
+            panic!("{e:?}")
+        };
+        assert_eq!(b.text, "99999999999999999999999");
+        assert_eq!(b.diagnostic(e.span).code, "E0004");
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod ast;
 mod build;
+mod literal;
 mod parse;
 mod value;
 

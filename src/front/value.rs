@@ -14,8 +14,8 @@ use pest::Parser;
 ///
 /// The text belongs to no file, so every span of the result and of its diagnostics is `anchor`
 /// (e.g. the param's name in its declaration). A syntax error is an `E0001` diagnostic whose
-/// message names the 1-based character of `text` where it is; an integer literal that does not
-/// fit in 64 bits is `E0004`, as in a file.
+/// message names the 1-based character of `text` where it is. A literal no `i64`/`f64` holds is
+/// kept as [`ExprKind::BadLit`] and reported when the value is evaluated, as in a file.
 ///
 /// # Errors
 ///
@@ -72,7 +72,7 @@ fn anchor_value(v: &mut Value, anchor: Span) {
 fn anchor_expr(e: &mut Expr, anchor: Span) {
     e.span = anchor;
     match &mut e.kind {
-        ExprKind::Int(_) | ExprKind::Float(_) => {}
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::BadLit(_) => {}
         ExprKind::Path(parts) => parts.iter_mut().for_each(|p| p.span = anchor),
         ExprKind::Neg(inner) => anchor_expr(inner, anchor),
         ExprKind::Binary(_, l, r) => {

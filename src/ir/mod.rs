@@ -2,6 +2,7 @@
 //! stage array expanded. Plain data with spans; cross-references are handles.
 
 mod arena;
+pub mod exact;
 mod types;
 
 pub use arena::{Arena, Handle};
@@ -128,10 +129,8 @@ impl TaskIr {
             .map(|(h, _)| h)
     }
 
-    /// Sum of declared region sizes in bytes.
-    pub fn region_bytes(&self) -> i64 {
-        self.regions
-            .values()
-            .fold(0i64, |acc, r| acc.saturating_add(r.size))
+    /// Sum of declared region sizes in bytes, exactly (see [`exact`]).
+    pub fn region_bytes(&self) -> i128 {
+        exact::sum(self.regions.values().map(|r| r.size))
     }
 }

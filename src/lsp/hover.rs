@@ -48,7 +48,14 @@ pub fn hover(doc: &Document, offset: usize) -> Option<String> {
                 .chain(rejected.iter().copied())
             {
                 if let Some(p) = ir.params.get(&sym.name) {
-                    let _ = writeln!(out, "- {}: {}", inst(ir), p.value);
+                    // An `f32` value is held rounded to f32: its shortest f32 text (`1e-6`).
+                    let value = match (&p.value, p.ty) {
+                        (crate::ir::ParamValue::Float(f), crate::ir::ParamType::F32) => {
+                            format!("{:e}", *f as f32)
+                        }
+                        (v, _) => v.to_string(),
+                    };
+                    let _ = writeln!(out, "- {}: {value}", inst(ir));
                 }
             }
         }
@@ -67,7 +74,11 @@ pub fn hover(doc: &Document, offset: usize) -> Option<String> {
                             format!(
                                 ", TMA box {:?} ({} B per box)",
                                 m.box_dims,
-                                m.box_bytes(t.dtype).unwrap_or(0)
+                                // A rejected box may overflow 64 bits: say so, never a wrong number.
+                                m.box_bytes(t.dtype).map_or_else(
+                                    || format!("more than {}", i64::MAX),
+                                    |b| b.to_string()
+                                )
                             )
                         })
                         .unwrap_or_default();

@@ -3,6 +3,11 @@
 //! Names resolve to params (integers only here), `stages`, `stage` (inside a stage array) and
 //! `tile.M` / `tile.N` / `tile.K`. Built-ins: `align_up(x, a)`, `ceil_div(a, b)`, `min(…)`,
 //! `max(…)`. Overflow, division by zero and non-positive alignments are `E0004` diagnostics.
+//!
+//! Every operation is computed exactly (in `i128`, which holds any product or sum of two `i64`)
+//! and overflows only when its result lies outside `i64`: `ceil_div(9223372036854775807, 2)` is
+//! 4611686018427387904 and `(-9223372036854775807 - 1) % -1` is 0. `/` and `%` truncate toward
+//! zero, as in C++; `ceil_div(a, b)` is ⌈a / b⌉ and `align_up(x, a)` is `ceil_div(x, a) * a`.
 
 use crate::diag::{codes, Diagnostic};
 use crate::front::ast::{BinOp, Expr, ExprKind};
@@ -20,7 +25,8 @@ pub struct Env<'a> {
     pub stage: Option<i64>,
     /// The tile, once known.
     pub tile: Option<&'a TileIr>,
-    /// Params whose value was rejected: uses of them are follow-on errors.
+    /// Names whose value was rejected (params, `stages`, `tile.M`/`tile.N`/`tile.K`): uses of
+    /// them are follow-on errors.
     pub poisoned: Option<&'a [String]>,
 }
 
@@ -66,12 +72,13 @@ impl<'a> Env<'a> {
         match &e.kind {
             ExprKind::Int(v) => Ok(Num::Int(*v)),
             ExprKind::Float(f) => Ok(Num::Float(*f)),
-            ExprKind::Neg(inner) => match self.num(inner)? {
-                Num::Int(v) => v
-                    .checked_neg()
+            ExprKind::BadLit(b) => Err(b.diagnostic(e.span)),
+            ExprKind::Neg(inner) => match &inner.kind {
+                ExprKind::BadLit(b) => b
+                    .negated()
                     .map(Num::Int)
-                    .ok_or_else(|| overflow(e, format!("-({v})"))),
-                Num::Float(f) => Ok(Num::Float(-f)),
+                    .ok_or_else(|| b.diagnostic(inner.span)),
+                _ => self.neg(e, inner),
             },
             ExprKind::Path(parts) => self.path(e, parts),
             ExprKind::Binary(op, l, r) => {
@@ -94,6 +101,18 @@ impl<'a> Env<'a> {
         }
     }
 
+    /// True when `name` (a param, `stages` or `tile.M`/`tile.N`/`tile.K`) was rejected.
+    fn is_poisoned(&self, name: &str) -> bool {
+        self.poisoned.is_some_and(|p| p.iter().any(|x| x == name))
+    }
+
+    fn neg(&self, e: &Expr, inner: &Expr) -> Result<Num, Diagnostic> {
+        match self.num(inner)? {
+            Num::Int(v) => exact(e, -i128::from(v), || format!("-({v})")).map(Num::Int),
+            Num::Float(f) => Ok(Num::Float(-f)),
+        }
+    }
+
     fn int_binop(
         &self,
         e: &Expr,
@@ -111,14 +130,15 @@ impl<'a> Env<'a> {
             .secondary(e.span, "in this expression")
             .help("make the divisor non-zero"));
         }
+        let (x, y) = (i128::from(a), i128::from(b));
         let r = match op {
-            BinOp::Add => a.checked_add(b),
-            BinOp::Sub => a.checked_sub(b),
-            BinOp::Mul => a.checked_mul(b),
-            BinOp::Div => a.checked_div(b),
-            BinOp::Rem => a.checked_rem(b),
+            BinOp::Add => x + y,
+            BinOp::Sub => x - y,
+            BinOp::Mul => x * y,
+            BinOp::Div => x / y,
+            BinOp::Rem => x % y,
         };
-        r.ok_or_else(|| overflow(e, format!("{a} {} {b}", op.symbol())))
+        exact(e, r, || format!("{a} {} {b}", op.symbol()))
     }
 
     fn path(&self, e: &Expr, parts: &[crate::front::ast::Ident]) -> Result<Num, Diagnostic> {
@@ -129,6 +149,18 @@ impl<'a> Env<'a> {
                     e,
                     &format!("{first}.{}", parts[1].node),
                     "only `tile.M`, `tile.N` and `tile.K` are dotted names",
+                ));
+            }
+            let dim = match parts[1].node.as_str() {
+                "M" | "m" => Some("tile.M"),
+                "N" | "n" => Some("tile.N"),
+                "K" | "k" => Some("tile.K"),
+                _ => None,
+            };
+            if let Some(dim) = dim.filter(|d| self.is_poisoned(d)) {
+                return Err(Diagnostic::error(
+                    crate::diag::FOLLOW_ON,
+                    format!("`{dim}` has no usable value"),
                 ));
             }
             let Some(tile) = self.tile else {
@@ -257,8 +289,8 @@ impl<'a> Env<'a> {
                     .primary(args[1].span, format!("evaluates to {a}"))
                     .help("align to a positive power of two such as 16, 128 or 1024"));
                 }
-                let r = x.checked_add(a - 1).map(|v| v.div_euclid(a) * a);
-                r.ok_or_else(|| overflow(e, format!("align_up({x}, {a})")))
+                let r = ceil_div(x, a) * i128::from(a);
+                exact(e, r, || format!("align_up({x}, {a})"))
             }
             "ceil_div" => {
                 arity(2)?;
@@ -271,9 +303,7 @@ impl<'a> Env<'a> {
                     .primary(args[1].span, format!("evaluates to {b}"))
                     .help("divide by a positive number"));
                 }
-                a.checked_add(b - 1)
-                    .map(|v| v.div_euclid(b))
-                    .ok_or_else(|| overflow(e, format!("ceil_div({a}, {b})")))
+                exact(e, ceil_div(a, b), || format!("ceil_div({a}, {b})"))
             }
             "min" | "max" => {
                 if vals.is_empty() {
@@ -304,10 +334,20 @@ fn as_f64(n: Num) -> f64 {
     }
 }
 
-fn overflow(e: &Expr, what: String) -> Diagnostic {
+/// ⌈a / b⌉ for `b > 0` (checked by the callers), exactly.
+fn ceil_div(a: i64, b: i64) -> i128 {
+    i128::from(crate::ir::exact::ceil_div(a, b))
+}
+
+/// `r`, the exact result of evaluating `e`, as an `i64`; outside `i64` it is an overflow of `what`.
+fn exact(e: &Expr, r: i128, what: impl FnOnce() -> String) -> Result<i64, Diagnostic> {
+    i64::try_from(r).map_err(|_| overflow(e, what(), r))
+}
+
+fn overflow(e: &Expr, what: String, exact: i128) -> Diagnostic {
     Diagnostic::error(
         codes::ARITH,
-        format!("integer overflow evaluating `{what}`"),
+        format!("integer overflow evaluating `{what}`: the result {exact} does not fit in 64 bits"),
     )
     .primary(e.span, "overflows 64-bit signed arithmetic")
     .help("sizes are bytes of a 224 KiB pool; check the units of the operands")

@@ -19,6 +19,10 @@ pub(super) struct Cx<'s> {
     pub poisoned: Vec<String>,
     /// Tensors whose declaration was rejected: uses of them are follow-on errors.
     pub rejected_tensors: Vec<String>,
+    /// Region groups (names as declared) whose declaration was rejected: uses are follow-ons.
+    pub rejected_regions: Vec<String>,
+    /// Channels whose declaration was rejected: uses of them are follow-on errors.
+    pub rejected_channels: Vec<String>,
 }
 
 impl Cx<'_> {
@@ -162,6 +166,8 @@ pub(super) fn lower_instance(
         ir,
         poisoned,
         rejected_tensors: Vec::new(),
+        rejected_regions: Vec::new(),
+        rejected_channels: Vec::new(),
     };
     targets(&mut cx, c);
     if let Some((e, s)) = c.task_id {
@@ -415,6 +421,10 @@ fn tile(cx: &mut Cx<'_>, c: &Collected<'_>) {
         }
         seen.push((axis, name.span));
         let v = cx.non_negative(e, "tile extent");
+        if v.is_none() {
+            // Reported (or itself a follow-on): uses of `tile.M` are follow-on errors.
+            cx.poisoned.push(format!("tile.{axis}"));
+        }
         match axis {
             'M' => t.m = v,
             'N' => t.n = v,

@@ -1,6 +1,10 @@
 //! Regions: attribute evaluation and stage-array expansion (`W[stage]` → `W_0 … W_{stages-1}`,
 //! `stage` bound to the index inside the block). Defaults follow MPK's `TaskSmemRegion`:
 //! alignment 1, page count −1 (derive), not packable, release step 0, contiguous.
+//!
+//! A declaration is lowered whole or not at all: a stage array with a rejected member (or a
+//! rejected `stages`) adds no region, and its name goes to `Cx::rejected_regions`, so a channel
+//! over it is a follow-on error rather than a ring of the wrong depth or an unknown name.
 
 use super::lower::Cx;
 use crate::diag::{codes, Diagnostic};
@@ -24,6 +28,7 @@ pub(super) fn regions(cx: &mut Cx<'_>, c: &super::collect::Collected<'_>) {
                 Some((n, _)) => n,
                 None if cx.poisoned.iter().any(|p| p == "stages") => {
                     cx.report(Diagnostic::error(crate::diag::FOLLOW_ON, "stages rejected"));
+                    cx.rejected_regions.push(r.name.node.clone());
                     continue;
                 }
                 None => {
@@ -35,13 +40,15 @@ pub(super) fn regions(cx: &mut Cx<'_>, c: &super::collect::Collected<'_>) {
                         .primary(s, "a stage array")
                         .help("declare `stages N` in the task"),
                     );
+                    cx.rejected_regions.push(r.name.node.clone());
                     continue;
                 }
             },
         };
         check_attr_duplicates(cx, r);
         let group = cx.ir.region_groups.len();
-        let mut members = Vec::new();
+        let mut lowered = Vec::new();
+        let mut whole = true;
         for stage in 0..count {
             let staged = r.staged.is_some();
             let name = if staged {
@@ -59,14 +66,24 @@ pub(super) fn regions(cx: &mut Cx<'_>, c: &super::collect::Collected<'_>) {
                     .secondary(prev, "already declared here")
                     .help("stage arrays expand to NAME_0, NAME_1, …; rename one region"),
                 );
+                whole = false;
                 break;
             }
             let Some(region) = lower_one(cx, r, name, group, staged.then_some(stage)) else {
+                whole = false;
                 break;
             };
             taken.entry(region.name.clone()).or_insert(region.span);
-            members.push(cx.ir.regions.append(region));
+            lowered.push(region);
         }
+        if !whole {
+            cx.rejected_regions.push(r.name.node.clone());
+            continue;
+        }
+        let members = lowered
+            .into_iter()
+            .map(|region| cx.ir.regions.append(region))
+            .collect();
         cx.ir.region_groups.push(RegionGroup {
             name: r.name.node.clone(),
             members,

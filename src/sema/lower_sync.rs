@@ -78,6 +78,8 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
     // Shared empty edges may point forward: resolve names after every channel exists.
     let mut pending_shares: Vec<(Handle<ChannelIr>, &ast::Ident, crate::span::Span)> = Vec::new();
     for ch in &c.channels {
+        // Every `continue` below rejects the channel (after reporting why, or a follow-on).
+        cx.rejected_channels.push(ch.name.node.clone());
         let Some((storage, default_depth)) = storage(cx, ch) else {
             continue;
         };
@@ -188,6 +190,7 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
         let Some((producer, consumer, full_arrival)) = edge else {
             continue;
         };
+        cx.rejected_channels.pop();
         let h = cx.ir.channels.append(ChannelIr {
             name: ch.name.node.clone(),
             storage,
@@ -229,6 +232,10 @@ fn resolve_shares(
                 .help("name the channel that owns the empty barriers"),
             ),
             Some(t) => set_shared(cx, h, EmptyEdge::Shared(t, span)),
+            None if cx.rejected_channels.contains(&other.node) => cx.report(Diagnostic::error(
+                crate::diag::FOLLOW_ON,
+                format!("channel `{}` was rejected", other.node),
+            )),
             None => cx.report(
                 Diagnostic::error(
                     codes::UNKNOWN_NAME,
@@ -267,6 +274,13 @@ fn storage(cx: &mut Cx<'_>, ch: &ast::Channel) -> Option<(ChannelStorageIr, Opti
                 .iter()
                 .position(|g| g.name == region.node)
             else {
+                if cx.rejected_regions.contains(&region.node) {
+                    cx.report(Diagnostic::error(
+                        crate::diag::FOLLOW_ON,
+                        format!("region `{}` was rejected", region.node),
+                    ));
+                    return None;
+                }
                 cx.report(
                     Diagnostic::error(
                         codes::UNKNOWN_NAME,

@@ -3,7 +3,7 @@
 //! inside the type's own range, lower bound first, not empty. Integers are compared exactly.
 
 use super::eval::{Env, Num};
-use super::param_ty::{float_text, TypeLimits};
+use super::param_ty::{float_text, float_text_in, TypeLimits};
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::front::ast;
 use crate::ir::{ParamType, ParamValue};
@@ -21,6 +21,8 @@ enum Bounds {
 pub(super) struct Range {
     bounds: Bounds,
     inclusive: bool,
+    /// `f32` bounds (rounded to single precision) print as the shortest f32 text.
+    single: bool,
     /// The range as written (`in` excluded).
     pub span: Span,
 }
@@ -44,7 +46,11 @@ impl Range {
         let op = if self.inclusive { "..=" } else { ".." };
         match self.bounds {
             Bounds::Int(lo, hi) => format!("{lo}{op}{hi}"),
-            Bounds::Float(lo, hi) => format!("{}{op}{}", float_text(lo), float_text(hi)),
+            Bounds::Float(lo, hi) => format!(
+                "{}{op}{}",
+                float_text_in(lo, self.single),
+                float_text_in(hi, self.single)
+            ),
         }
     }
 }
@@ -85,6 +91,7 @@ pub(super) fn declared_range(
     let range = Range {
         bounds,
         inclusive: r.inclusive,
+        single: limits.single(),
         span: r.span,
     };
     let (inverted, equal) = match bounds {
@@ -183,7 +190,8 @@ fn bound(
         }),
     };
     match problem {
-        None => Some(n),
+        // Compared in the declared type: an `f32` bound is rounded to single precision, as values are.
+        None => Some(limits.convert(n)),
         Some((code, message, label, help)) => {
             sink.push(
                 Diagnostic::error(code, message)

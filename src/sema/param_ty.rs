@@ -90,6 +90,21 @@ impl TypeLimits {
         }
     }
 
+    /// `n` (of the type's kind, already [`check`](Self::check)ed) as a value of the type: a
+    /// float of `f32` is rounded to single precision, so ranges compare and code generation
+    /// prints the value the type holds (`0.99999999` is `1.0` in `f32`).
+    pub fn convert(&self, n: Num) -> Num {
+        match (*self, n) {
+            (TypeLimits::Float { single: true }, Num::Float(f)) => Num::Float(f64::from(f as f32)),
+            _ => n,
+        }
+    }
+
+    /// True for `f32`, whose values print as the shortest single-precision text.
+    pub fn single(&self) -> bool {
+        matches!(self, TypeLimits::Float { single: true })
+    }
+
     /// The type's range as text: `-2147483648..=2147483647`, `±3.4028235e38`.
     pub fn text(&self) -> String {
         match self {
@@ -140,4 +155,14 @@ pub(super) fn num_text(n: Num) -> String {
 /// A float as the shortest text that reads back as the same f64 (`1e-6`, `0.5`, `2.0`).
 pub(super) fn float_text(f: f64) -> String {
     format!("{f:?}")
+}
+
+/// A value of a float type as text: for `f32` (`single`), the shortest text that reads back as
+/// the same f32 (`0.1`, not `0.10000000149011612`).
+pub(super) fn float_text_in(f: f64, single: bool) -> String {
+    if single {
+        format!("{:?}", f as f32)
+    } else {
+        float_text(f)
+    }
 }

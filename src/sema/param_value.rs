@@ -4,7 +4,7 @@
 
 use super::eval::{Env, Num};
 use super::param_range::Range;
-use super::param_ty::{num_text, TypeLimits, Violation};
+use super::param_ty::{float_text_in, num_text, TypeLimits, Violation};
 use crate::diag::{codes, Diagnostic};
 use crate::front::ast;
 use crate::ir::{ParamType, ParamValue};
@@ -12,7 +12,9 @@ use crate::span::Span;
 
 /// The value `v` gives param `p` of type `ty` with checked range `range`.
 ///
-/// Integers stay exact (`i64`); an integer value of a float param becomes that float. The span of
+/// Integers stay exact (`i64`); an integer value of a float param becomes that float; an `f32`
+/// value is rounded to single precision before the declared range is checked, so the range holds
+/// for the value the generated code uses. The span of
 /// every diagnostic is `v`'s (the caller says where the value came from).
 ///
 /// # Errors
@@ -46,17 +48,19 @@ pub(super) fn param_value(
         (Num::Int(i), false) => Num::Float(i as f64),
         (n, _) => n,
     };
+    let mut held = n;
     if let Some(limits) = TypeLimits::of(ty) {
         if let Some(why) = limits.check(n) {
             return Err(outside_type(e.span, p, ty, n, why, &limits));
         }
+        held = limits.convert(n);
     }
-    let value = match n {
+    let value = match held {
         Num::Int(i) => ParamValue::Int(i),
         Num::Float(f) => ParamValue::Float(f),
     };
     match range {
-        Some(r) if !r.contains(&value) => Err(outside_range(e.span, p, n, r)),
+        Some(r) if !r.contains(&value) => Err(outside_range(e.span, p, n, held, r)),
         _ => Ok(value),
     }
 }
@@ -122,13 +126,21 @@ fn outside_type(
     .help(help)
 }
 
-fn outside_range(span: Span, p: &ast::Param, n: Num, r: &Range) -> Diagnostic {
-    let (name, value, range) = (&p.name.node, num_text(n), r.text());
+fn outside_range(span: Span, p: &ast::Param, n: Num, held: Num, r: &Range) -> Diagnostic {
+    let (name, declared, range) = (&p.name.node, &p.ty.node, r.text());
+    let value = match (n, held) {
+        (Num::Float(f), Num::Float(h)) if f != h => format!(
+            "{}, which is {} in `{declared}`,",
+            num_text(n),
+            float_text_in(h, true)
+        ),
+        _ => num_text(n),
+    };
     Diagnostic::error(
         codes::OUT_OF_RANGE,
         format!("param `{name}` is {value} but must lie in {range}"),
     )
-    .primary(span, format!("value {value}"))
+    .primary(span, format!("value {}", num_text(n)))
     .secondary(r.span, "allowed range")
     .help(format!("choose a value of `{name}` inside {range}"))
 }

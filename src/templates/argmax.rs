@@ -101,7 +101,7 @@ pub(super) fn bind_partial(s: &Shapes<'_>, scalars: &[(&'static str, ParamValue)
         errs.push(s.error("logits", format!("chunk {chunk} must be positive and fit in 32 bits (it is packed as chunk << 32 | index)"), "use a chunk of 256 to 65536 logits".into()));
         return Err(errs);
     }
-    let chunks = vocab.saturating_add(chunk - 1) / chunk;
+    let chunks = crate::ir::exact::ceil_div(vocab, chunk);
     for f in ["val", "idx"] {
         if s.dims(f) != [rows, chunks] {
             errs.push(s.error(

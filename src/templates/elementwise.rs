@@ -57,8 +57,9 @@ type Bound = Result<(Vec<Constant>, Vec<RegionNeed>, &'static str, &'static str)
 
 /// Columns per task: `ceil(cols / tasks)` rounded up to a multiple of 8.
 fn cols_per_task(cols: i64, tasks: i64) -> i64 {
-    let per = cols.saturating_add(tasks - 1) / tasks;
-    per.saturating_add(7) / 8 * 8
+    let per = crate::ir::exact::ceil_div(cols, tasks);
+    // `cols` ≤ 2^31 - 1 here (bound extents are checked first), so this cannot overflow.
+    crate::ir::exact::ceil_div(per, 8) * 8
 }
 
 /// Checks `x` is `[rows, 2n]`, `y` is `[rows, n]`, `n % 8 == 0`.
@@ -217,7 +218,7 @@ pub(super) fn bind_splitk_reduce(s: &Shapes<'_>) -> Bound {
         ),
         int_const(
             "kColsPerTask",
-            y[1].saturating_add(s.tasks() - 1) / s.tasks(),
+            crate::ir::exact::ceil_div(y[1], s.tasks()),
             "ceil(kCols / kNumTasks)",
         ),
     ];

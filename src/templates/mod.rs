@@ -259,7 +259,15 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
     }
     for (formal, h) in &bound {
         let t = &ir.tensors[*h];
-        if t.dims.iter().any(|d| *d > i64::from(i32::MAX)) || t.elements().is_none() {
+        if t.dims.iter().all(|d| *d <= i64::from(i32::MAX)) && t.elements().is_none() {
+            // Every extent fits 32 bits but their product does not fit 64: say that, exactly.
+            errs.push(
+                Diagnostic::error(codes::BODY_MISMATCH, format!("the extents of `{}` multiply to more than {} elements, which body `{}` cannot index", t.name, i64::MAX, sig.name))
+                    .primary(t.span, format!("{:?}", t.dims))
+                    .secondary(*span, format!("bound to `{formal}` here"))
+                    .help("split the tensor over more tasks or use smaller extents"),
+            );
+        } else if t.dims.iter().any(|d| *d > i64::from(i32::MAX)) {
             errs.push(
                 Diagnostic::error(codes::BODY_MISMATCH, format!("`{}` has an extent above 2^31 - 1, which body `{}` indexes with 32-bit ints", t.name, sig.name))
                     .primary(t.span, format!("{:?}", t.dims))
@@ -444,7 +452,7 @@ pub(crate) fn int_const(name: &str, value: i64, comment: impl Into<String>) -> C
     Constant {
         name: name.to_string(),
         cty: "int",
-        value: value.to_string(),
+        value: crate::back::names::int_literal(value),
         comment: comment.into(),
     }
 }

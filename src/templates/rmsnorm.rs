@@ -77,7 +77,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
     if !errs.is_empty() {
         return Err(errs);
     }
-    let rows_per_task = rows.saturating_add(s.tasks() - 1) / s.tasks();
+    let rows_per_task = crate::ir::exact::ceil_div(rows, s.tasks());
     let constants = vec![
         int_const("kRows", rows, format!("rows of `{}`", s.tensor_name("x"))),
         int_const(

@@ -3,7 +3,7 @@
 //! (TMEM on sm_100a, the registers of one warpgroup on sm_90a).
 
 use crate::diag::{codes, Diagnostic, Sink};
-use crate::ir::{Dtype, MmaEngine, MmaIr, Target, TaskIr};
+use crate::ir::{exact, Dtype, MmaEngine, MmaIr, Target, TaskIr};
 
 /// The register budget of one thread under `__launch_bounds__(256, 1)` (contract doc §3.5).
 pub const MAX_REGS_PER_THREAD: i64 = 255;
@@ -214,8 +214,8 @@ pub(super) fn accumulator_registers(ir: &TaskIr, sink: &mut Sink) {
         None => (m.m, m.n),
     };
     let per_elem = if m.d == Dtype::F16 { 1 } else { 2 };
-    let regs = tm.saturating_mul(tn).saturating_mul(per_elem) / 2 / 128;
-    if regs > MAX_REGS_PER_THREAD {
+    let regs = exact::mul(tm, tn) * i128::from(per_elem) / 2 / 128;
+    if regs > i128::from(MAX_REGS_PER_THREAD) {
         let fits_tmem = ir.tmem_cols.is_some_and(|(c, _)| tn <= c) && tn <= 512;
         let on100 = if fits_tmem && ir.targets.iter().any(|t| t.target == Target::Sm100a) {
             " (on sm_100a it lives in TMEM and fits)"

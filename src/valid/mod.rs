@@ -139,17 +139,17 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     if sink.error_count() == before {
         protocol::check(&ir, &ordinals, sink);
     }
+    let plans = smem::budget(&ir, opts, sink);
+    if let Some(plans) = &plans {
+        smem::swizzle_alignment(&ir, plans, sink);
+    }
     // What the backends cannot lower is an error of `check` (E0013), so that what check accepts is
-    // what build generates.
+    // what build generates. Only a contract that keeps every rule is lowered.
     let pipeline = if sink.error_count() == before {
         pipeline::analyze(&ir, sink)
     } else {
         None
     };
-    let plans = smem::budget(&ir, opts, sink);
-    if let Some(plans) = &plans {
-        smem::swizzle_alignment(&ir, plans, sink);
-    }
     match plans {
         Some(plans) if sink.error_count() == before => Ok(CheckedTask {
             ir,

@@ -543,20 +543,21 @@ fn fp8_scales(
         sink.push(unsupported(span, format!("block-scaled fp8 stages one 128-wide scale block per stage (4 scale ids of the MMA's K 32), not tile K {bk}"), "write `tile M 128, N …, K 128` and a box of one 128-byte row per stage"));
         return None;
     }
-    let b_blocks = (bn + 127) / 128;
+    // Exact (tile N is any i64 here): the byte and column counts are i128.
+    let b_blocks = i128::from(crate::ir::exact::ceil_div(bn, 128));
     let sf_bytes = 512 * (1 + b_blocks);
     if let ChannelStorageIr::Region(g) = c.storage {
         let size = ir.region_groups[g]
             .members
             .first()
             .map_or(0, |h| ir.regions[*h].size);
-        if size < sf_bytes {
+        if i128::from(size) < sf_bytes {
             sink.push(unsupported(ir.region_groups[g].head_span, format!("a scale-factor stage holds 32 rows of 16 bytes for the 128 weight rows and as many per 128 tokens, {sf_bytes} bytes for tile N {bn}, not {size}"), &format!("write `bytes {sf_bytes}`")));
             return None;
         }
     }
-    let need = acc_slots * bn + stages * 4 * (1 + b_blocks);
-    if tmem_cols < need {
+    let need = i128::from(acc_slots) * i128::from(bn) + i128::from(stages) * 4 * (1 + b_blocks);
+    if i128::from(tmem_cols) < need {
         sink.push(unsupported(ir.family_span, format!("TMEM needs {acc_slots} x {bn} accumulator columns and {} scale columns per stage ({stages} stages): {need} > {tmem_cols}", 4 * (1 + b_blocks)), "allocate more `tmem cols` (a power of two)"));
         return None;
     }

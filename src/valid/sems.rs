@@ -119,7 +119,9 @@ fn check_threads(
     let lowered = if role == RoleKind::Consumer { have } else { 1 };
     if *n != lowered {
         let who = if role == RoleKind::Consumer {
-            format!("all {have} threads of the consumer warpgroup, after each has finished its reads")
+            format!(
+                "all {have} threads of the consumer warpgroup, after each has finished its reads"
+            )
         } else {
             format!("one elected lane of the {role}")
         };
@@ -289,7 +291,9 @@ pub(super) fn shared_storage(ir: &TaskIr, sink: &mut Sink) {
         let crate::ir::ChannelStorageIr::Region(g) = ch.storage else {
             continue;
         };
-        let Some(slot) = owner.get_mut(g) else { continue };
+        let Some(slot) = owner.get_mut(g) else {
+            continue;
+        };
         match slot {
             None => *slot = Some(ch),
             Some(first) => {

@@ -1,7 +1,7 @@
 //! SMEM and planner rules (I-S1, I-S2, I-S3, I-S4, I-S5, I-S8), run on MPK's own algorithm.
 
 use crate::diag::{codes, Diagnostic, Sink};
-use crate::ir::{ArrivalIr, ChannelStorageIr, RegionIr, TargetIr, TaskIr};
+use crate::ir::{exact, ArrivalIr, ChannelStorageIr, RegionIr, TargetIr, TaskIr};
 use crate::plan::pages::{self, Geometry, PagePlan, PlanError, RegionRequest, PAGE_SIZE};
 
 use super::CheckOptions;
@@ -39,8 +39,11 @@ fn region_rules(ir: &TaskIr, sink: &mut Sink) -> bool {
                     .help(format!("use a power of two, e.g. `align {up}`")),
             );
         }
-        if r.page_count >= 0 && r.size >= 0 && r.page_count.saturating_mul(PAGE_SIZE) < r.size {
-            let need = (r.size + PAGE_SIZE - 1) / PAGE_SIZE;
+        if r.page_count >= 0
+            && r.size >= 0
+            && exact::mul(r.page_count, PAGE_SIZE) < i128::from(r.size)
+        {
+            let need = exact::ceil_div(r.size, PAGE_SIZE);
             sink.push(
                 Diagnostic::error(
                     codes::REGION_PAGES,
@@ -49,7 +52,7 @@ fn region_rules(ir: &TaskIr, sink: &mut Sink) -> bool {
                         r.name,
                         r.page_count,
                         if r.page_count == 1 { "" } else { "s" },
-                        r.page_count * PAGE_SIZE,
+                        exact::mul(r.page_count, PAGE_SIZE),
                         r.size
                     ),
                 )
@@ -153,8 +156,8 @@ pub(super) fn budget(
             capacity_bytes: t.smem_capacity_bytes,
             ..Geometry::default()
         };
-        let total: i64 = reqs.iter().fold(0i64, |a, r| a.saturating_add(r.size));
-        if total > g.capacity_bytes {
+        let total = exact::sum(reqs.iter().map(|r| r.size));
+        if total > i128::from(g.capacity_bytes) {
             sink.push(over_budget(ir, t, &g, &reqs, total));
             continue;
         }
@@ -186,23 +189,31 @@ pub(super) fn budget(
     (plans.len() == ir.targets.len()).then_some(plans)
 }
 
-/// Pages the regions would take with unlimited pages (the page total of an over-budget set).
-fn pages_needed(reqs: &[RegionRequest]) -> usize {
+/// The pages the regions would take with more pages (the page total of an over-budget set), as
+/// words: "N pages" as MPK's planner places them on 64 pages, else "at least N pages" (the total
+/// bytes over the page size, a true lower bound).
+fn pages_needed(reqs: &[RegionRequest], total: i128) -> String {
     let g = Geometry {
         page_size: PAGE_SIZE,
         num_pages: 64,
         capacity_bytes: 64 * PAGE_SIZE,
     };
-    pages::plan(reqs, &pages::identity_order(&g), &g)
-        .map(|p| p.pages_used)
-        .unwrap_or(0)
+    match pages::plan(reqs, &pages::identity_order(&g), &g) {
+        Ok(p) if !p.exceeds_capacity(&g) => format!("{} pages", p.pages_used),
+        _ => format!(
+            "at least {} pages",
+            exact::ceil_div_wide(total, PAGE_SIZE).max(64)
+        ),
+    }
 }
 
-fn group_bytes(ir: &TaskIr, g: usize) -> i64 {
-    ir.region_groups[g]
-        .members
-        .iter()
-        .fold(0i64, |a, h| a.saturating_add(ir.regions[*h].size))
+fn group_bytes(ir: &TaskIr, g: usize) -> i128 {
+    exact::sum(
+        ir.region_groups[g]
+            .members
+            .iter()
+            .map(|h| ir.regions[*h].size),
+    )
 }
 
 fn group_label(ir: &TaskIr, gi: usize) -> String {
@@ -219,7 +230,7 @@ fn group_label(ir: &TaskIr, gi: usize) -> String {
             format!(
                 "{} stages, {} bytes in all",
                 sizes.len(),
-                sizes.iter().fold(0i64, |a, b| a.saturating_add(*b))
+                exact::sum(sizes.iter().copied())
             )
         }
     } else {
@@ -250,7 +261,7 @@ fn breakdown(ir: &TaskIr) -> String {
 }
 
 /// The cheapest fix: the largest stage count that fits, else shrinking the largest region.
-fn cheapest_fix(ir: &TaskIr, g: &Geometry, total: i64) -> String {
+fn cheapest_fix(ir: &TaskIr, g: &Geometry, total: i128) -> String {
     if let Some((stages, _)) = ir.stages {
         for s in (1..stages).rev() {
             let reqs: Vec<RegionRequest> = ir
@@ -259,8 +270,8 @@ fn cheapest_fix(ir: &TaskIr, g: &Geometry, total: i64) -> String {
                 .filter(|r| r.stage.is_none_or(|k| k < s))
                 .map(to_req)
                 .collect();
-            let bytes: i64 = reqs.iter().fold(0i64, |a, r| a.saturating_add(r.size));
-            if bytes > g.capacity_bytes {
+            let bytes = exact::sum(reqs.iter().map(|r| r.size));
+            if bytes > i128::from(g.capacity_bytes) {
                 continue;
             }
             if let Ok(p) = pages::plan(&reqs, &pages::identity_order(g), g) {
@@ -277,7 +288,7 @@ fn cheapest_fix(ir: &TaskIr, g: &Geometry, total: i64) -> String {
     match largest {
         Some(r) => format!(
             "shrink the regions by {} bytes, e.g. `{}` ({} bytes)",
-            total - g.capacity_bytes,
+            total - i128::from(g.capacity_bytes),
             r.name,
             r.size
         ),
@@ -303,7 +314,7 @@ fn over_budget(
     t: &TargetIr,
     g: &Geometry,
     reqs: &[RegionRequest],
-    total: i64,
+    total: i128,
 ) -> Diagnostic {
     let mut groups: Vec<usize> = (0..ir.region_groups.len()).collect();
     groups.sort_by_key(|&gi| (std::cmp::Reverse(group_bytes(ir, gi)), gi));
@@ -325,7 +336,8 @@ fn over_budget(
     }
     // A single large region whose size is a sum: show its terms as written.
     let biggest = ir.regions.values().max_by_key(|r| r.size);
-    if let Some(r) = biggest.filter(|r| !r.bytes_terms.is_empty() && r.size * 2 > total) {
+    if let Some(r) = biggest.filter(|r| !r.bytes_terms.is_empty() && exact::mul(r.size, 2) > total)
+    {
         let terms: Vec<String> = r
             .bytes_terms
             .iter()
@@ -338,13 +350,19 @@ fn over_budget(
             r.size
         ));
     }
-    d.note(format!("{} = {total} bytes, {} over the {} of {}", breakdown(ir), total - g.capacity_bytes, g.capacity_bytes, t.target))
-        .note(format!(
-            "the regions would take {} pages of {PAGE_SIZE} bytes; a task has 14, and the last holds only {}",
-            pages_needed(reqs),
-            g.page_capacity(13)
-        ))
-        .help(cheapest_fix(ir, g, total))
+    d.note(format!(
+        "{} = {total} bytes, {} over the {} of {}",
+        breakdown(ir),
+        total - i128::from(g.capacity_bytes),
+        g.capacity_bytes,
+        t.target
+    ))
+    .note(format!(
+        "the regions would take {} of {PAGE_SIZE} bytes; a task has 14, and the last holds only {}",
+        pages_needed(reqs, total),
+        g.page_capacity(13)
+    ))
+    .help(cheapest_fix(ir, g, total))
 }
 
 /// E0106 (I-S4): first-fit cannot place the region at `index`. When a small exhaustive search
@@ -359,10 +377,10 @@ fn placement_failure(
     let r = ir.regions.values().nth(index);
     let span = r.map_or(ir.span, |r| r.span);
     let name = r.map_or("?", |r| r.name.as_str());
-    let total: i64 = reqs.iter().fold(0i64, |a, r| a.saturating_add(r.size));
+    let total = exact::sum(reqs.iter().map(|r| r.size));
     let size = reqs.get(index).map_or(0, |r| r.size);
     let derived_pages = if size > 0 {
-        (size + PAGE_SIZE - 1) / PAGE_SIZE
+        exact::ceil_div(size, PAGE_SIZE)
     } else {
         0
     };

@@ -3,7 +3,7 @@
 //! tasks that take tensor maps.
 
 use crate::diag::{codes, Diagnostic, Sink};
-use crate::ir::{ArrivalIr, ChannelStorageIr, Swizzle, TaskIr};
+use crate::ir::{exact, ArrivalIr, ChannelStorageIr, Swizzle, TaskIr};
 
 /// `cuTensorMapEncodeTiled`: box extents are at most 256 elements, ranks 1 to 5.
 pub const MAX_BOX_EXTENT: i64 = 256;
@@ -39,8 +39,8 @@ pub(super) fn boxes(ir: &TaskIr, sink: &mut Sink) {
                 );
             }
         }
-        let inner_bytes = m.box_dims[0].saturating_mul(t.dtype.bytes());
-        if m.swizzle != Swizzle::None && inner_bytes != m.swizzle.span_bytes() {
+        let inner_bytes = exact::mul(m.box_dims[0], t.dtype.bytes());
+        if m.swizzle != Swizzle::None && inner_bytes != i128::from(m.swizzle.span_bytes()) {
             let fit = m.swizzle.span_bytes() / t.dtype.bytes();
             sink.push(
                 Diagnostic::error(
@@ -60,7 +60,7 @@ pub(super) fn boxes(ir: &TaskIr, sink: &mut Sink) {
             );
         }
         if let Some(&inner) = t.dims.last() {
-            let stride = inner.saturating_mul(t.dtype.bytes());
+            let stride = exact::mul(inner, t.dtype.bytes());
             if t.dims.len() > 1 && stride % 16 != 0 {
                 sink.push(
                     Diagnostic::error(codes::TMA_STRIDE, format!("rows of `{}` are {stride} bytes apart; TMA global strides must be multiples of 16 bytes", t.name))
@@ -80,11 +80,20 @@ pub(super) fn expect_tx(ir: &TaskIr, sink: &mut Sink) {
         let ArrivalIr::Tma(tensors) = &ch.full_arrival else {
             continue;
         };
-        let mut bytes: i64 = 0;
+        // Exact; `None` when a box is beyond 128 bits, which only extents `boxes` rejects reach.
+        let mut bytes: Option<i128> = Some(0);
         for h in tensors {
             let t = &ir.tensors[*h];
             match &t.tma {
-                Some(m) => bytes = bytes.saturating_add(m.box_bytes(t.dtype).unwrap_or(i64::MAX)),
+                Some(m) => {
+                    let one = m
+                        .box_dims
+                        .iter()
+                        .try_fold(i128::from(t.dtype.bytes()), |acc, d| {
+                            acc.checked_mul(i128::from(*d))
+                        });
+                    bytes = bytes.zip(one).and_then(|(a, b)| a.checked_add(b));
+                }
                 None => sink.push(
                     Diagnostic::error(
                         codes::EXPECT_TX,
@@ -110,8 +119,10 @@ pub(super) fn expect_tx(ir: &TaskIr, sink: &mut Sink) {
             ),
             ChannelStorageIr::Region(g) => {
                 let group = &ir.region_groups[*g];
-                if let Some(r) = group.members.first().map(|h| &ir.regions[*h]) {
-                    if bytes > r.size {
+                if let (Some(r), Some(bytes)) =
+                    (group.members.first().map(|h| &ir.regions[*h]), bytes)
+                {
+                    if bytes > i128::from(r.size) {
                         sink.push(
                             Diagnostic::error(
                                 codes::EXPECT_TX,

@@ -1,7 +1,7 @@
 //! TMEM rules (I-T1).
 
 use crate::diag::{codes, Diagnostic, Sink};
-use crate::ir::TaskIr;
+use crate::ir::{exact, TaskIr};
 
 /// I-T1: `tcgen05.alloc` takes a power-of-two column count in [32, 512].
 pub(super) fn tmem_cols(ir: &TaskIr, sink: &mut Sink) {
@@ -62,10 +62,12 @@ pub(super) fn footprint(ir: &TaskIr, sink: &mut Sink) {
         .values()
         .filter(|ch| matches!(ch.storage, crate::ir::ChannelStorageIr::Tmem))
         .collect();
-    let need = tmem.iter().fold(0i64, |acc, ch| {
-        acc.saturating_add(i64::from(ch.depth).saturating_mul(width))
-    });
-    if need > cols {
+    // Exact (I-T2 compared in i128): no product or sum saturates.
+    let need: i128 = tmem
+        .iter()
+        .map(|ch| exact::mul(i64::from(ch.depth), width))
+        .sum();
+    if need > i128::from(cols) {
         let terms = tmem
             .iter()
             .map(|ch| format!("`{}` {} x {width}", ch.name, ch.depth))
@@ -98,7 +100,7 @@ pub(super) fn footprint(ir: &TaskIr, sink: &mut Sink) {
         sink.push(
             d.secondary(span, format!("{cols} columns"))
                 .note("each slot is an f32 accumulator of tile-N columns in TMEM lanes 0-127; the channels share the one allocation")
-                .help(format!("allocate `tmem cols {}`", (need as u64).next_power_of_two().max(32))),
+                .help(format!("allocate `tmem cols {}`", need.max(0).unsigned_abs().next_power_of_two().max(32))),
         );
     }
 }
