@@ -2,6 +2,7 @@
 
 pub mod ast;
 mod build;
+pub mod cuda;
 mod parse;
 mod value;
 
