@@ -60,7 +60,8 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// An external program failed.
     pub const EXTERNAL: u8 = 3;
-    /// Something needed is absent.
+    /// Something needed is absent: nvcc, a GPU, or a writable place for an output (a file or
+    /// folder that cannot be created, written or renamed: permission, space, a file-size limit).
     pub const ABSENT: u8 = 4;
 }
 
