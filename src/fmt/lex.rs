@@ -59,12 +59,6 @@ pub fn lex(text: &str) -> Vec<Token> {
             i += 1;
             continue;
         }
-        if text[i..].starts_with('\u{feff}') {
-            // A byte-order mark is whitespace (the grammar's too).
-            space = true;
-            i += '\u{feff}'.len_utf8();
-            continue;
-        }
         let start = i;
         let kind = if text[i..].starts_with("//") {
             i = text[i..].find('\n').map_or(b.len(), |e| i + e);

@@ -17,6 +17,10 @@
 //!   whitespace between tokens (as in the grammar) and kept inside a comment, string or CUDA body;
 //! - two tokens are never written together when they would lex as something else (`. .` stays
 //!   apart rather than becoming `..`).
+//! - a byte-order mark (U+FEFF) opening the file stays, and none is added. U+FEFF is not
+//!   whitespace (Unicode's White_Space leaves it out, and so does the grammar): elsewhere it is a
+//!   token like any other character, kept (a file holding one does not parse, so `mpkc fmt`
+//!   refuses it with the syntax error), and inside comments, strings and CUDA bodies it is text.
 //!
 //! The result lexes to the same tokens as the input after [`normalize_line_breaks`] (up to
 //! trailing whitespace of comments and of an unterminated last token), and formatting it again
@@ -111,9 +115,20 @@ fn gap(prev: &Token, cur: &Token) -> &'static str {
     " "
 }
 
+/// A byte-order mark: kept as the first character of the output when the input starts with one.
+const BOM: char = '\u{feff}';
+
 /// Formats `text`. The caller makes sure it parses (`mpkc fmt` refuses files with syntax
 /// errors); any text is accepted and only whitespace changes.
 pub fn format(text: &str) -> String {
+    match text.strip_prefix(BOM) {
+        Some(rest) => format!("{BOM}{}", format_body(rest)),
+        None => format_body(text),
+    }
+}
+
+/// [`format`] of a text without its byte-order mark.
+fn format_body(text: &str) -> String {
     let text = normalize_line_breaks(text);
     let tokens = lex::lex(&text);
     let mut out = String::new();
