@@ -11,7 +11,8 @@ Exit status:
      fault in the kernel)
   2  usage error
   3  an external program failed (nvcc, ptxas, a CUDA driver call outside the kernel)
-  4  something needed is absent (no nvcc for `build`, no GPU or driver for `verify`)";
+  4  something needed is absent (no nvcc for `build`, no GPU or driver for `verify`, no
+     writable place for an output: permission, space, a file-size limit)";
 
 /// mpkc: MPK Runtime-V2 op contracts to spec headers, kernels and page plans.
 #[derive(Debug, Parser)]

@@ -56,7 +56,7 @@ pub fn run(common: &CommonArgs, opts: BuildOptions, color: ColorMode) -> u8 {
             Ok(s) => s,
             Err(e) => {
                 errln!("error: {e}");
-                return exit::USAGE;
+                return out_error_status(&e);
             }
         };
     let compiled = nvcc::find().map(|tc| {
@@ -82,7 +82,7 @@ pub fn run(common: &CommonArgs, opts: BuildOptions, color: ColorMode) -> u8 {
         Ok(None) => {}
         Err(e) => {
             errln!("error: {e}");
-            return exit::USAGE;
+            return out_error_status(&e);
         }
     }
     if !json {
@@ -291,5 +291,17 @@ fn print_budget_table(checked: &[Checked]) {
                 targets.join(", ")
             );
         }
+    }
+}
+
+/// The exit status of an output problem: 2 when `--out` names something a build may not replace,
+/// 4 when the output cannot be written there (the run needs a writable place for its output and
+/// the environment lacks it: permission, space, a file-size limit; not 2, the command line is
+/// right, and not 3, no external program failed).
+fn out_error_status(e: &crate::driver::outdir::OutError) -> u8 {
+    if e.is_usage() {
+        exit::USAGE
+    } else {
+        exit::ABSENT
     }
 }

@@ -1,53 +1,49 @@
 //! `mpkc fmt [--check] FILE...`: rewrite contracts in the canonical layout (`crate::fmt`), or
-//! with `--check` list the ones that are not (exit 1). `-` reads stdin and writes stdout (for
-//! editors). A file with syntax errors is reported and left alone. With no file, `--check`
-//! checks the embedded stdlib.
+//! with `--check` list the ones that are not (exit 1). The inputs are read as `check` reads
+//! them ([`super::inputs`]): `-` once (stdin, formatted to stdout, for editors), a directory for
+//! its own `*.mpk` files, a file that is not UTF-8 as an `E0001` diagnostic at its first invalid
+//! byte. A file with syntax errors is reported and left alone. With no file, `--check` checks
+//! the embedded stdlib. A file that cannot be written back exits 4 (docs/design.md,
+//! "Conventions": the run needs a writable place for its output and the environment lacks it).
 
-use super::exit;
+use super::{exit, inputs};
 use crate::diag::{render_human, ColorMode, SourceFile};
-use crate::driver::Source;
-use std::io::Read as _;
-use std::path::PathBuf;
+use std::io::Write as _;
+use std::path::Path;
 
 /// Diagnostics printed for a file that does not parse.
 const MAX_SHOWN: usize = 10;
 
 /// Runs `mpkc fmt`.
-pub fn run(files: &[PathBuf], check: bool, color: ColorMode) -> u8 {
+pub fn run(files: &[std::path::PathBuf], check: bool, color: ColorMode) -> u8 {
     if files.is_empty() && !check {
         errln!("error: name the files to format (or `-` for stdin); `mpkc fmt --check` alone checks the embedded stdlib");
         return exit::USAGE;
     }
-    let sources: Vec<(Option<PathBuf>, Source)> = if files.is_empty() {
-        crate::driver::stdlib::sources()
-            .into_iter()
-            .map(|s| (None, s))
-            .collect()
-    } else {
-        let mut v = Vec::new();
-        for f in files {
-            let (path, text) = if f.as_os_str() == "-" {
-                let mut t = String::new();
-                if let Err(e) = std::io::stdin().read_to_string(&mut t) {
-                    errln!("error: cannot read stdin: {e}");
-                    return exit::USAGE;
-                }
-                ("<stdin>".to_string(), t)
-            } else {
-                match std::fs::read_to_string(f) {
-                    Ok(t) => (f.to_string_lossy().replace('\\', "/"), t),
-                    Err(e) => {
-                        errln!("error: cannot read {}: {e}", f.display());
-                        return exit::USAGE;
-                    }
-                }
-            };
-            v.push((Some(f.clone()), Source { path, text }));
+    let sources = match inputs::load_files(files) {
+        Ok(s) => s,
+        Err(e) => {
+            errln!("error: {e}");
+            return exit::USAGE;
         }
-        v
     };
     let mut status = exit::OK;
-    for (file, src) in &sources {
+    for (file, loaded) in &sources {
+        let src = match loaded {
+            Ok(src) => src,
+            Err(not_utf8) => {
+                let shown = SourceFile::new(&not_utf8.source.path, &not_utf8.source.text);
+                for d in &not_utf8.diags {
+                    err!("{}", render_human(d, &shown, color));
+                }
+                errln!(
+                    "error: {} is not UTF-8; not formatted",
+                    not_utf8.source.path
+                );
+                status = exit::ERRORS;
+                continue;
+            }
+        };
         if let Err(diags) = crate::front::parse_file(&src.text) {
             // A few are enough to say why; `mpkc check` lists them all.
             let file = SourceFile::new(&src.path, &src.text);
@@ -88,12 +84,29 @@ pub fn run(files: &[PathBuf], check: bool, color: ColorMode) -> u8 {
             );
             status = exit::ERRORS;
         } else if let Some(f) = file {
-            if let Err(e) = std::fs::write(f, &formatted) {
+            if let Err(e) = write_in_place(f, &formatted) {
                 errln!("error: cannot write {}: {e}", f.display());
-                return exit::USAGE;
+                return exit::ABSENT;
             }
             outln!("formatted {}", src.path);
         }
     }
     status
+}
+
+/// Replaces the contents of `path` with `text` all at once: written to a temporary file beside
+/// it (with its permissions) and renamed over it, so that a failed write (no space, a file-size
+/// limit) leaves the contract as it was rather than cut short. A symbolic link is followed.
+fn write_in_place(path: &Path, text: &str) -> std::io::Result<()> {
+    let target = std::fs::canonicalize(path)?;
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".mpkc-fmt-")
+        .tempfile_in(dir)?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    tmp.as_file()
+        .set_permissions(std::fs::metadata(&target)?.permissions())?;
+    tmp.persist(&target).map_err(|e| e.error)?;
+    Ok(())
 }

@@ -1,4 +1,4 @@
-//! The inputs of `check`, `plan`, `build` and `verify`: files, `-` for stdin, directories (their
+//! The inputs of `check`, `plan`, `build`, `verify` and `fmt`: files, `-` for stdin, directories (their
 //! own `*.mpk` files, sorted by name, not their subdirectories'), or the embedded stdlib when
 //! none is given. A file that is not UTF-8 becomes a diagnostic of that file
 //! ([`driver::input::decode`]); a file or directory that cannot be read is a usage error.
@@ -49,8 +49,17 @@ fn read(path: &Path) -> Result<Loaded, String> {
 /// the embedded stdlib when `files` is empty. `Err` is a usage error's message: an input that
 /// cannot be read, a directory without contracts, `-` given twice.
 pub fn load(files: &[PathBuf]) -> Result<Vec<Loaded>, String> {
+    Ok(load_files(files)?.into_iter().map(|(_, l)| l).collect())
+}
+
+/// [`load`], each input with the file it came from (`-` for stdin, `None` for the stdlib):
+/// what `fmt` writes back to.
+pub fn load_files(files: &[PathBuf]) -> Result<Vec<(Option<PathBuf>, Loaded)>, String> {
     if files.is_empty() {
-        return Ok(driver::stdlib::sources().into_iter().map(Ok).collect());
+        return Ok(driver::stdlib::sources()
+            .into_iter()
+            .map(|s| (None, Ok(s)))
+            .collect());
     }
     let mut out = Vec::new();
     let mut stdin_read = false;
@@ -65,13 +74,17 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Loaded>, String> {
                 .lock()
                 .read_to_end(&mut bytes)
                 .map_err(|e| format!("cannot read standard input: {e}"))?;
-            out.push(driver::input::decode(STDIN_NAME.to_string(), bytes));
+            out.push((
+                Some(f.clone()),
+                driver::input::decode(STDIN_NAME.to_string(), bytes),
+            ));
         } else if f.is_dir() {
             for p in contracts_in(f)? {
-                out.push(read(&p)?);
+                let l = read(&p)?;
+                out.push((Some(p), l));
             }
         } else {
-            out.push(read(f)?);
+            out.push((Some(f.clone()), read(f)?));
         }
     }
     Ok(out)

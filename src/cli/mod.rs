@@ -60,7 +60,8 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// An external program failed.
     pub const EXTERNAL: u8 = 3;
-    /// Something needed is absent.
+    /// Something needed is absent: nvcc, a GPU, or a writable place for an output (a file or
+    /// folder that cannot be created, written or renamed: permission, space, a file-size limit).
     pub const ABSENT: u8 = 4;
 }
 
@@ -138,14 +139,17 @@ pub(crate) fn options(common: &CommonArgs) -> Result<(SemaOptions, CheckOptions)
 
 /// Loads and checks every source, printing diagnostics. `Err` carries an exit status.
 pub(crate) fn check_all(common: &CommonArgs, color: ColorMode) -> Result<Vec<Checked>, u8> {
-    check_all_with(common, color, |_| Vec::new())
+    check_all_with(common, color, |_| Vec::new(), &[])
 }
 
-/// [`check_all`] with `--param` overrides added per source (`verify --m`).
+/// [`check_all`] with `--param` overrides added per source by another option (`verify --m`),
+/// and `restate`: `(as sema words it, as the user wrote it)` pairs, e.g. (`--param m=0`,
+/// `--m 0`), so that a diagnostic about such a value names the option the user gave.
 pub(crate) fn check_all_with(
     common: &CommonArgs,
     color: ColorMode,
     extra_overrides: impl Fn(&Source) -> Vec<(String, String)>,
+    restate: &[(String, String)],
 ) -> Result<Vec<Checked>, u8> {
     let (sema, opts) = options(common).map_err(|e| {
         errln!("error: {e}");
@@ -185,7 +189,20 @@ pub(crate) fn check_all_with(
         },
         &opts,
     );
-    let checked = inputs::merge(loaded, checked);
+    let mut checked = inputs::merge(loaded, checked);
+    for d in checked.iter_mut().flat_map(|c| c.diags.iter_mut()) {
+        for (said, written) in restate {
+            let fix = |s: &mut String| {
+                if s.contains(said.as_str()) {
+                    *s = s.replace(said.as_str(), written);
+                }
+            };
+            fix(&mut d.message);
+            d.labels.iter_mut().for_each(|l| fix(&mut l.message));
+            d.notes.iter_mut().for_each(fix);
+            d.help.iter_mut().for_each(fix);
+        }
+    }
     for c in &checked {
         report::print_diagnostics(c, common.message_format, color);
     }

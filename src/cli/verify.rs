@@ -65,14 +65,24 @@ impl From<&OutputResult> for OutputRow {
 const RESULT_TAG: &str = "mpkc-result: ";
 
 fn check(common: &CommonArgs, m: Option<i64>, color: ColorMode) -> Result<Vec<Checked>, u8> {
-    let checked = super::check_all_with(common, color, |s| match m {
-        Some(m) => driver::declared_params(s)
-            .into_iter()
-            .filter(|p| p == "m" || p == "m_real")
-            .map(|p| (p, m.to_string()))
-            .collect(),
-        None => Vec::new(),
-    })?;
+    // `--m` sets `m` and `m_real`; a diagnostic about its value names `--m`, as written.
+    let restate: Vec<(String, String)> = m
+        .iter()
+        .flat_map(|m| ["m", "m_real"].map(|p| (format!("`--param {p}={m}`"), format!("`--m {m}`"))))
+        .collect();
+    let checked = super::check_all_with(
+        common,
+        color,
+        |s| match m {
+            Some(m) => driver::declared_params(s)
+                .into_iter()
+                .filter(|p| p == "m" || p == "m_real")
+                .map(|p| (p, m.to_string()))
+                .collect(),
+            None => Vec::new(),
+        },
+        &restate,
+    )?;
     if checked.iter().any(Checked::has_errors) {
         report::summary(&checked, common.message_format);
         return Err(exit::ERRORS);
@@ -294,7 +304,8 @@ fn parent(
                 "error: cannot write the test build to {}: {e}",
                 dir.display()
             );
-            return exit::USAGE;
+            // The environment lacks a writable place for the output (docs/design.md).
+            return exit::ABSENT;
         }
     };
     let tc = match nvcc::find() {

@@ -5,10 +5,30 @@ use super::{Checked, Source};
 use crate::diag::{codes, Diagnostic};
 use crate::span::Span;
 
+/// What stands for each byte that is not UTF-8 in the text a non-UTF-8 file is shown with: one
+/// ASCII byte per invalid byte, so that every offset, line and column of the shown text is the
+/// file's own (U+FFFD would take three bytes and shift everything after it).
+pub const INVALID_BYTE_SHOWN_AS: u8 = b'?';
+
+/// `bytes` with each byte of each invalid UTF-8 sequence replaced by [`INVALID_BYTE_SHOWN_AS`]:
+/// valid UTF-8 of exactly the same length, whose byte offsets are the file's.
+fn shown_text(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.extend_from_slice(chunk.valid().as_bytes());
+        out.extend(std::iter::repeat_n(
+            INVALID_BYTE_SHOWN_AS,
+            chunk.invalid().len(),
+        ));
+    }
+    String::from_utf8(out).unwrap_or_else(|e| unreachable!("only ASCII was added: {e}"))
+}
+
 /// The contract in `bytes`, displayed as `path`; or, when they are not UTF-8, the result of
-/// checking it: one `E0001` error at the first invalid byte (its byte offset, line and column
-/// in the message), shown in the text decoded with U+FFFD replacements (the bytes before the
-/// first invalid one, so the error's offset, are the file's own).
+/// checking it: one `E0001` error whose span is exactly the first invalid sequence's bytes
+/// (`0xFF` alone, or `0xE2 0x82` of a cut three-byte character), naming them with their byte
+/// offset, line and column (columns in bytes, as the JSON form counts). The file is shown with
+/// each invalid byte as `?` ([`INVALID_BYTE_SHOWN_AS`]), so all offsets are the real file's.
 pub fn decode(path: String, bytes: Vec<u8>) -> Result<Source, Box<Checked>> {
     let err = match String::from_utf8(bytes) {
         Ok(text) => return Ok(Source { path, text }),
@@ -16,8 +36,16 @@ pub fn decode(path: String, bytes: Vec<u8>) -> Result<Source, Box<Checked>> {
     };
     let at = err.utf8_error().valid_up_to();
     let bytes = err.into_bytes();
-    let bad = bytes.get(at).copied().unwrap_or_default();
-    let text = String::from_utf8_lossy(&bytes).into_owned();
+    // The first invalid sequence: `error_len`, or (cut off by the end of the file) the rest.
+    let len = std::str::from_utf8(&bytes[at..])
+        .err()
+        .and_then(|e| e.error_len())
+        .unwrap_or(bytes.len() - at);
+    let bad: Vec<String> = bytes[at..at + len]
+        .iter()
+        .map(|b| format!("0x{b:02X}"))
+        .collect();
+    let text = shown_text(&bytes);
     let prefix = &bytes[..at];
     let line = prefix.iter().filter(|&&b| b == b'\n').count() + 1;
     let column = at
@@ -26,15 +54,19 @@ pub fn decode(path: String, bytes: Vec<u8>) -> Result<Source, Box<Checked>> {
             .rposition(|&b| b == b'\n')
             .map_or(0, |i| i + 1)
         + 1;
-    // The replacement character that stands for the invalid byte in `text`.
-    let width = text[at..].chars().next().map_or(0, char::len_utf8);
+    let what = if len == 1 {
+        format!("byte {}", bad[0])
+    } else {
+        format!("bytes {}", bad.join(" "))
+    };
     let d = Diagnostic::error(
         codes::SYNTAX,
         format!(
-            "the file is not UTF-8: byte 0x{bad:02X} at byte offset {at} (line {line}, column {column}) is not valid UTF-8"
+            "the file is not UTF-8: {what} at byte offset {at} (line {line}, column {column}) {} not valid UTF-8",
+            if len == 1 { "is" } else { "are" }
         ),
     )
-    .primary(Span::new(at, at + width), "first invalid byte")
+    .primary(Span::new(at, at + len), if len == 1 { "first invalid byte (shown as `?`)" } else { "first invalid sequence (shown as `?`)" })
     .note("mpkc reads contracts as UTF-8 text; nothing else in this file was checked")
     .help("save the file as UTF-8 (e.g. `iconv -f LATIN1 -t UTF-8`), or remove the byte");
     Err(Box::new(Checked {
@@ -67,7 +99,7 @@ mod tests {
             "{}",
             d.message
         );
-        assert_eq!(d.main_span().start, 13);
-        assert_eq!(&c.source.text[d.main_span().range()], "\u{FFFD}");
+        assert_eq!(d.main_span().range(), 13..14);
+        assert_eq!(c.source.text, "task t {\n  x ?? }\n");
     }
 }

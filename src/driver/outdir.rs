@@ -70,6 +70,15 @@ pub enum OutError {
     },
 }
 
+impl OutError {
+    /// Whether the command line is at fault (`--out` names something a build may not replace:
+    /// exit 2) rather than the environment (a folder or file that cannot be created, written or
+    /// renamed: no permission, no space, a file-size limit; exit 4, docs/design.md "Conventions").
+    pub fn is_usage(&self) -> bool {
+        matches!(self, OutError::NotAFolder(_) | OutError::NotOurs(_))
+    }
+}
+
 /// A build's staging folder for `--out`, and the lock that keeps other builds of the same
 /// `--out` waiting. Dropped without [`Staging::commit`], it removes the staging folder.
 #[derive(Debug)]

@@ -59,12 +59,6 @@ pub fn lex(text: &str) -> Vec<Token> {
             i += 1;
             continue;
         }
-        if text[i..].starts_with('\u{feff}') {
-            // A byte-order mark is whitespace (the grammar's too).
-            space = true;
-            i += '\u{feff}'.len_utf8();
-            continue;
-        }
         let start = i;
         let kind = if text[i..].starts_with("//") {
             i = text[i..].find('\n').map_or(b.len(), |e| i + e);
@@ -162,40 +156,11 @@ fn number_end(text: &str, start: usize) -> usize {
     i
 }
 
-/// End (exclusive) of the balanced `{ … }` starting at `i`: braces inside strings, character
-/// literals and comments do not count (as the grammar's `cuda_block`).
+/// End (exclusive) of the balanced `{ … }` starting at `start`, lexed as C++ by
+/// [`crate::front::cuda`] (as the grammar's `cuda_block`); the end of the text when it does not
+/// close.
 fn raw_block_end(text: &str, start: usize) -> usize {
-    let b = text.as_bytes();
-    let mut depth = 0usize;
-    let mut i = start;
-    while i < b.len() {
-        match b[i] {
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return i + 1;
-                }
-            }
-            q @ (b'"' | b'\'') => {
-                i += 1;
-                while i < b.len() && b[i] != q {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                i = text[i..].find('\n').map_or(b.len(), |e| i + e);
-                continue;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i = text[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    b.len()
+    crate::front::cuda::block_end(text, start).unwrap_or(text.len())
 }
 
 #[cfg(test)]

@@ -17,6 +17,11 @@
 //!   whitespace between tokens (as in the grammar) and kept inside a comment, string or CUDA body;
 //! - two tokens are never written together when they would lex as something else (`. .` stays
 //!   apart rather than becoming `..`).
+//! - U+FEFF is not whitespace (Unicode's White_Space leaves it out, and so does the grammar,
+//!   which accepts it only as a byte-order mark opening the file): it is a one-character token,
+//!   never added or removed, with the author's spacing around it (so a byte-order mark stays glued
+//!   to what follows). A file holding one elsewhere does not parse, so `mpkc fmt` refuses it;
+//!   inside comments, strings and CUDA bodies it is text.
 //!
 //! The result lexes to the same tokens as the input after [`normalize_line_breaks`] (up to
 //! trailing whitespace of comments and of an unterminated last token), and formatting it again
@@ -106,6 +111,10 @@ fn gap(prev: &Token, cur: &Token) -> &'static str {
         return " ";
     }
     if is(cur, "-") || is(prev, "-") || is(cur, "(") || is(cur, "[") {
+        return keep;
+    }
+    // A byte-order mark keeps the author's spacing: none is added after one opening the file.
+    if is(cur, "\u{feff}") || is(prev, "\u{feff}") {
         return keep;
     }
     " "
@@ -252,6 +261,20 @@ roles consumer W0 .. W3\n body cuda {\n    int a = 1;   // kept\n  }\n\n\n}\n\n"
             ("x 1 . 5", "x 1. 5\n"),
             ("r 1 .. = 4", "r 1.. = 4\n"),
             ("/* open \n", "/* open \n"),
+        ] {
+            let once = format(input);
+            assert_eq!(once, want, "{input:?}");
+            assert_eq!(format(&once), once, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_a_token_never_added_or_removed() {
+        for (input, want) in [
+            ("\u{feff}task  t { }", "\u{feff}task t { }\n"),
+            ("\u{feff}\n\ntask t { }", "\u{feff}\n\ntask t { }\n"),
+            ("\r\u{feff}", "\u{feff}\n"),
+            ("task t {\u{feff} }", "task t {\u{feff} }\n"),
         ] {
             let once = format(input);
             assert_eq!(once, want, "{input:?}");

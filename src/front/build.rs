@@ -801,6 +801,9 @@ const MAX_EXPR_DEPTH: usize = 64;
 
 thread_local! {
     static EXPR_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Whether the expression being built (the outermost one) has reported its nesting already:
+    /// every argument of a call at the limit is too deep, but that is one problem, one report.
+    static DEPTH_REPORTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 fn too_complex(span: Span, what: String, d: &mut Diags) -> Expr {
@@ -830,7 +833,16 @@ fn build_expr(p: Pair<'_, Rule>, d: &mut Diags) -> Expr {
         );
     }
     let depth = EXPR_DEPTH.with(|c| c.get());
+    if depth == 0 {
+        DEPTH_REPORTED.with(|r| r.set(false));
+    }
     if depth >= MAX_EXPR_DEPTH {
+        if DEPTH_REPORTED.with(|r| r.replace(true)) {
+            return Expr {
+                kind: ExprKind::Int(0),
+                span,
+            };
+        }
         return too_complex(span, format!("nested more than {MAX_EXPR_DEPTH} deep"), d);
     }
     EXPR_DEPTH.with(|c| c.set(depth + 1));

@@ -157,7 +157,7 @@ pub(crate) fn syntax_diagnostic(err: &pest::error::Error<Rule>, src: &str) -> Di
     if !help.is_empty() {
         d = d.help(help);
     }
-    d
+    super::bom::explain_stray(d, src)
 }
 
 /// Phrases of the item keywords, collapsed into one phrase when many are expected at once.

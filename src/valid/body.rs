@@ -376,44 +376,16 @@ fn buf_uses(code: &str) -> Vec<(usize, String)> {
         .collect()
 }
 
-/// `code` with comments and string/char literals replaced by spaces (byte offsets kept), so that
-/// scans for `buf.NAME` or `__syncthreads` see only code.
+/// `code` with comments and string/char literals (as C++ lexes them, [`crate::front::cuda`])
+/// replaced by spaces (byte offsets and line breaks kept), so that scans for `buf.NAME` or
+/// `__syncthreads` see only code.
 pub(super) fn strip_comments_and_strings(code: &str) -> String {
-    let b = code.as_bytes();
-    let mut out = b.to_vec();
-    let mut i = 0;
-    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
-        for x in &mut out[from..to] {
+    let mut out = code.as_bytes().to_vec();
+    for r in crate::front::cuda::comments_and_literals(code) {
+        for x in &mut out[r] {
             if *x != b'\n' {
                 *x = b' ';
             }
-        }
-    };
-    while i < b.len() {
-        match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                let end = b[i..]
-                    .iter()
-                    .position(|&c| c == b'\n')
-                    .map_or(b.len(), |p| i + p);
-                blank(&mut out, i, end);
-                i = end;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                let end = code[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2);
-                blank(&mut out, i, end);
-                i = end;
-            }
-            q @ (b'"' | b'\'') => {
-                let mut j = i + 1;
-                while j < b.len() && b[j] != q {
-                    j += if b[j] == b'\\' { 2 } else { 1 };
-                }
-                let end = (j + 1).min(b.len());
-                blank(&mut out, i, end);
-                i = end;
-            }
-            _ => i += 1,
         }
     }
     String::from_utf8(out).unwrap_or_default()
