@@ -306,18 +306,7 @@ pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
             report(i, w.len(), format!("the inline body calls `{w}`, a block-wide barrier"), "the other warps of the CTA run other tasks' roles: a block-wide barrier deadlocks them (I-R2)", "synchronise the 128 consumer threads with a named barrier: `mpkc::named_barrier_sync(BAR_<NAME>, kConsumerThreads)`");
         }
     }
-    for (i, _) in code
-        .match_indices("bar.sync 0")
-        .chain(code.match_indices("barrier.sync 0"))
-    {
-        report(
-            i,
-            10,
-            "the inline body syncs hardware barrier 0, the block-wide barrier".to_string(),
-            "barrier 0 spans all 256 threads of the worker (I-R2)",
-            "use a named barrier declared in the contract",
-        );
-    }
+    // Raw PTX barriers live in string literals, blanked here: `asm_barriers` reads them.
     for (i, _) in code.match_indices("named_barrier_sync(") {
         let arg: String = code[i + 19..]
             .chars()

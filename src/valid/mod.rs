@@ -32,6 +32,7 @@
 //! - I-H1/I-H2/I-H3/I-H6/I-H8: the registration and the spec come from the one contract; spec
 //!   headers are host-safe (tested with the host compiler).
 
+mod asm_barriers;
 mod body;
 mod mma;
 mod names;
@@ -110,6 +111,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     let binding = body::template(&ir, sink);
     body::region_use(&ir, binding.as_ref(), sink);
     body::inline_body_rules(&ir, sink);
+    asm_barriers::asm_barriers(&ir, sink);
     body::tensors_used(&ir, binding.as_ref(), sink);
     roles::roles(&ir, sink);
     roles::barriers(&ir, sink);

@@ -1,0 +1,234 @@
+//! Hardware barriers written as raw PTX inside an inline body's `asm(...)` strings (I-R2).
+//!
+//! `bar.sync`, `bar.arrive`, `bar.red` and their `barrier[.cta]` spellings (PTX ISA, "Parallel
+//! Synchronization and Communication Instructions: bar, barrier") name a CTA barrier by id and,
+//! optionally, the number of threads taking part. In a persistent worker the other warps run
+//! other tasks' roles, so every id and count an inline body uses must be one the contract
+//! declares (`barrier NAME = named(ID, threads N)`): id 0 is the block-wide barrier, id 8 the
+//! runtime's consumer page claim (contract doc §3.4), and an instruction without a count waits
+//! for every thread of the CTA. Ids and counts given as `asm` operands (`%0`) are not visible
+//! here and are not checked.
+
+use crate::diag::{codes, Diagnostic, Sink};
+use crate::front::cuda::{token, Piece};
+use crate::ir::{BodyIr, TaskIr};
+use crate::span::Span;
+
+/// One barrier instruction found in a string literal: byte range (in the body's code), the
+/// operation, and the literal id and count if written as numbers.
+#[derive(Debug, PartialEq, Eq)]
+struct Found {
+    at: std::ops::Range<usize>,
+    op: String,
+    id: Operand,
+    count: Option<Operand>,
+}
+
+/// An instruction operand: a decimal or hex literal, or anything else (a `%n` register).
+#[derive(Debug, PartialEq, Eq)]
+enum Operand {
+    Literal(i64),
+    Other,
+}
+
+/// I-R2: every PTX barrier instruction in an inline body's string literals uses an id and a
+/// thread count the contract declares, never 0 or 8, and never the whole CTA (E0406).
+pub(super) fn asm_barriers(ir: &TaskIr, sink: &mut Sink) {
+    let Some(BodyIr::Cuda {
+        code, code_span, ..
+    }) = &ir.body
+    else {
+        return;
+    };
+    let at =
+        |r: &std::ops::Range<usize>| Span::new(code_span.start + r.start, code_span.start + r.end);
+    for f in scan(code) {
+        let span = at(&f.at);
+        let Operand::Literal(id) = f.id else { continue };
+        let error = |msg: String| Diagnostic::error(codes::BODY_SYNC, msg).primary(span, "here");
+        if id == 0 || id == 8 {
+            sink.push(
+                error(format!("the inline body's `{}` uses hardware barrier {id}, which the runtime reserves", f.op))
+                    .note("barrier 0 spans all 256 threads of the worker; 8 is the runtime's consumer page claim (contract doc §3.4)")
+                    .help("declare `barrier NAME = named(ID, threads 128)` with an id in 1-15 other than 8, and use that id"),
+            );
+            continue;
+        }
+        let Some((_, decl)) = ir.barriers.iter().find(|(_, b)| b.id == id) else {
+            let declared: Vec<String> = ir
+                .barriers
+                .values()
+                .map(|b| format!("`{}` = {}", b.name, b.id))
+                .collect();
+            let mut d = error(format!(
+                "the inline body's `{}` uses barrier {id}, which no `barrier` of the contract declares",
+                f.op
+            ))
+            .note("an undeclared id may be another role's or another task's barrier in the same CTA");
+            if !declared.is_empty() {
+                d = d.note(format!("declared: {}", declared.join(", ")));
+            }
+            sink.push(d.help(format!(
+                "declare `barrier NAME = named({id}, threads N)` and use its id"
+            )));
+            continue;
+        };
+        match f.count {
+            None => sink.push(
+                error(format!("the inline body's `{}` on barrier {id} gives no thread count, so it waits for every thread of the CTA", f.op))
+                    .secondary(decl.span, format!("`{}` has {} threads", decl.name, decl.threads))
+                    .note("without a count, bar.sync/bar.arrive expect all 256 threads of the worker; the other warps run other roles and never arrive")
+                    .help(format!("write the count: `bar.sync {id}, {};`", decl.threads)),
+            ),
+            Some(Operand::Literal(n)) if n != decl.threads => sink.push(
+                error(format!("the inline body's `{}` on barrier {id} counts {n} threads, but `{}` is declared for {}", f.op, decl.name, decl.threads))
+                    .secondary(decl.threads_span, format!("threads {}", decl.threads))
+                    .note("every use of a barrier id must agree on its thread count, or the barrier completes early or never")
+                    .help(format!("write `{}` or change the declaration", decl.threads)),
+            ),
+            Some(_) => {}
+        }
+    }
+}
+
+/// Every barrier instruction inside the string literals of `code`.
+fn scan(code: &str) -> Vec<Found> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < code.len() {
+        let (end, piece) = token(code, i);
+        if piece == Piece::Literal && code[i..end].contains('"') {
+            scan_literal(&code[i..end], i, &mut out);
+        }
+        i = end;
+    }
+    out
+}
+
+/// The barrier instructions of one literal's text starting at byte `base` of the body.
+fn scan_literal(lit: &str, base: usize, out: &mut Vec<Found>) {
+    let b = lit.as_bytes();
+    let mut i = 0;
+    while let Some(k) = lit[i..].find("bar") {
+        let start = i + k;
+        i = start + 3;
+        if start > 0
+            && (b[start - 1].is_ascii_alphanumeric()
+                || b[start - 1] == b'_'
+                || b[start - 1] == b'.')
+        {
+            continue;
+        }
+        let Some((end, found)) = instruction(lit, start) else {
+            continue;
+        };
+        out.push(Found {
+            at: base + start..base + end,
+            ..found
+        });
+        i = end;
+    }
+}
+
+/// Parses `bar[rier][.cta].{sync,arrive,red}[.modifiers] a[, b[, c[, d]]]` at `start`.
+fn instruction(lit: &str, start: usize) -> Option<(usize, Found)> {
+    let rest = &lit[start..];
+    let name_len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
+        .unwrap_or(rest.len());
+    let name = &rest[..name_len];
+    let parts: Vec<&str> = name.split('.').collect();
+    let mut p = parts.iter().copied();
+    if !matches!(p.next(), Some("bar" | "barrier")) {
+        return None;
+    }
+    let mut kind = p.next()?;
+    if kind == "cta" {
+        kind = p.next()?;
+    }
+    if !matches!(kind, "sync" | "arrive" | "red") {
+        return None;
+    }
+    // Operands up to `;`, a newline, or the end of the literal.
+    let ops_text = &rest[name_len..];
+    let ops_end = ops_text.find([';', '\n', '"']).unwrap_or(ops_text.len());
+    let ops: Vec<&str> = ops_text[..ops_end]
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    // bar.red's first operand is its destination register.
+    let ops = if kind == "red" {
+        ops.get(1..)?
+    } else {
+        &ops[..]
+    };
+    let id = operand(ops.first()?);
+    let count = match kind {
+        // bar.red.op d, a{, b}, {!}c: a count exists only when three source operands are given.
+        "red" => (ops.len() == 3).then(|| operand(ops[1])),
+        _ => ops.get(1).map(|s| operand(s)),
+    };
+    let end = start + name_len + ops_end;
+    Some((
+        end,
+        Found {
+            at: 0..0,
+            op: name.to_string(),
+            id,
+            count,
+        },
+    ))
+}
+
+fn operand(s: &str) -> Operand {
+    let s = s.trim();
+    let v = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        i64::from_str_radix(h, 16).ok()
+    } else {
+        s.parse::<i64>().ok()
+    };
+    v.map_or(Operand::Other, Operand::Literal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ops(code: &str) -> Vec<(String, Operand, Option<Operand>)> {
+        scan(code)
+            .into_iter()
+            .map(|f| (f.op, f.id, f.count))
+            .collect()
+    }
+
+    #[test]
+    fn finds_every_spelling_in_literals_only() {
+        use Operand::*;
+        let code = r#"asm volatile("bar.sync 5, 64;"); asm("barrier.cta.arrive.aligned 3, 128;\n");
+            // asm("bar.sync 0;");
+            asm("bar.red.popc.u32 %0, 7, 128, %1;" : "=r"(x) : "r"(p)); int bar = 0;
+            asm volatile("barrier.sync %0, 128;" :: "r"(id)); asm("bar.sync 9;");"#;
+        assert_eq!(
+            ops(code),
+            vec![
+                ("bar.sync".into(), Literal(5), Some(Literal(64))),
+                (
+                    "barrier.cta.arrive.aligned".into(),
+                    Literal(3),
+                    Some(Literal(128))
+                ),
+                ("bar.red.popc.u32".into(), Literal(7), Some(Literal(128))),
+                ("barrier.sync".into(), Other, Some(Literal(128))),
+                ("bar.sync".into(), Literal(9), None),
+            ]
+        );
+    }
+
+    #[test]
+    fn names_that_merely_contain_bar_are_not_instructions() {
+        assert!(
+            scan(r#"asm("foobar.sync 1, 2;"); asm("mbarrier.arrive.b64 %0, [%1];");"#).is_empty()
+        );
+    }
+}
