@@ -112,7 +112,10 @@ pub fn check_parsed(
                     continue;
                 }
                 match valid::check(lowered.ir.clone(), check_opts, &mut sink) {
-                    Some(t) => tasks.push(t),
+                    Some(t) if range_ends_hold(ast, sema_opts, check_opts, &t.ir, &mut sink) => {
+                        tasks.push(t)
+                    }
+                    Some(t) => rejected.push(t.ir),
                     None => rejected.push(lowered.ir),
                 }
             }
@@ -130,6 +133,51 @@ pub fn check_parsed(
         rejected,
         derived: None,
     }
+}
+
+/// Checks `ir` (an instance that checked clean) again with each ranged integer param at each
+/// end of its declared range (issue 11, case 10; [`sema::lower_range_ends`]): what the range
+/// admits must fit, not only the default. Each new error is reported once per item, with a note
+/// naming the param's value and a label on its range. Returns false when any was reported.
+fn range_ends_hold(
+    ast: &front::ast::File,
+    sema_opts: &SemaOptions,
+    check_opts: &CheckOptions,
+    ir: &crate::ir::TaskIr,
+    sink: &mut Sink,
+) -> bool {
+    let mut seen: Vec<(&'static str, Option<crate::span::Span>)> = Vec::new();
+    let mut held = true;
+    for end in sema::lower_range_ends(ast, sema_opts, ir) {
+        if cancel::requested() {
+            break;
+        }
+        let mut scratch = Sink::new();
+        if valid::check(end.ir, check_opts, &mut scratch).is_some() {
+            continue;
+        }
+        let which = if end.top { "highest" } else { "lowest" };
+        for d in scratch.into_sorted() {
+            if d.severity != crate::diag::Severity::Error {
+                continue;
+            }
+            let key = (d.code, d.labels.iter().find(|l| l.primary).map(|l| l.span));
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            held = false;
+            let mut d = d
+                .secondary(end.range_span, format!("`{}` may be {}", end.param, end.value))
+                .note(format!(
+                    "with `{} = {}`, the {which} value its declared range `{}` admits: a range promises that every value in it checks",
+                    end.param, end.value, end.range_text
+                ));
+            d.message = format!("at `{} = {}`: {}", end.param, end.value, d.message);
+            sink.push(d);
+        }
+    }
+    held
 }
 
 /// Checks every source, then the contracts mpkc derives from them (the reduce task of each

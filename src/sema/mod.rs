@@ -14,6 +14,9 @@ mod param_range;
 mod param_ty;
 mod param_value;
 mod params;
+mod range_ends;
+
+pub use range_ends::{lower_range_ends, RangeEnd};
 
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::front::ast;

@@ -41,6 +41,16 @@ impl Range {
         }
     }
 
+    /// The lowest and highest integer inside an integer range (`..` excludes its upper bound);
+    /// `None` for a float range.
+    pub fn int_ends(&self) -> Option<(i64, i64)> {
+        match self.bounds {
+            Bounds::Int(lo, hi) if self.inclusive => Some((lo, hi)),
+            Bounds::Int(lo, hi) => Some((lo, hi.checked_sub(1)?)),
+            Bounds::Float(..) => None,
+        }
+    }
+
     /// The range as text, bounds printed exactly: `0..=9007199254740992`, `0.0..1.0`.
     pub fn text(&self) -> String {
         let op = if self.inclusive { "..=" } else { ".." };
