@@ -328,25 +328,32 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
 
 /// One force-inlined re-init helper per role that owns barriers (I-M4, I-M5): `mbarrier.init`
 /// of each with its count, then the init fence (as a call, nvcc reorders the fence).
-pub(crate) fn reinit_helpers(w: &mut Writer, task: &CheckedTask, opts: &GenOptions) {
+pub(crate) fn reinit_helpers(
+    w: &mut Writer,
+    task: &CheckedTask,
+    opts: &GenOptions,
+    target: crate::ir::Target,
+) {
+    let table = super::spec_h::sem_table_name(target);
     for role in [RoleKind::Loader, RoleKind::Launcher] {
         let owned: Vec<_> = task
             .ordinals
             .iter()
-            .filter(|o| o.reinit == Some(role))
+            .enumerate()
+            .filter(|(_, o)| o.reinit == Some(role))
             .collect();
         w.comment(format!("Start-of-task re-init by the {role} of the barriers it arrives asynchronously or last (I-M4)."));
         w.open(format!(
             "__device__ __forceinline__ void reinit_{role}(uint64_t *sem)"
         ));
-        for o in owned {
+        for (i, o) in owned {
             if opts.drop_reinit == Some(o.ordinal) {
                 w.line(format!("// fault injection (mpkc verify --inject reinit-drop): the re-init of {} is dropped", o.name));
                 continue;
             }
             w.line(format!(
-                "mpkc::rt::mbar_reinit(&sem[{}], {});  // {}",
-                o.ordinal, o.count, o.name
+                "mpkc::rt::mbar_reinit(&sem[{table}[{i}].ordinal], {table}[{i}].count);  // {}: {}",
+                o.name, o.count
             ));
         }
         w.line("mpkc::rt::fence_mbar_init();");
@@ -463,7 +470,7 @@ fn activations_fence(w: &mut Writer, isa: &str) {
 }
 
 /// The `Registration` type: MPK's flags for the variant, `init_semaphores`, the role entry points.
-pub(crate) fn registration(w: &mut Writer, task: &CheckedTask) {
+pub(crate) fn registration(w: &mut Writer, task: &CheckedTask, target: crate::ir::Target) {
     let ir = &task.ir;
     w.comment("What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3): every");
     w.comment("role body is non-empty but the storer's; page mode 1 (the loader prefix waits every page and frees");
@@ -479,12 +486,14 @@ pub(crate) fn registration(w: &mut Writer, task: &CheckedTask) {
     w.line("static constexpr bool kAutoLoaderPageLifecycle = true;");
     w.line("static constexpr bool kAutoConsumerFinish = false;");
     w.line("static constexpr bool kLauncherDepPrefix = true;");
-    w.comment("init_semaphores: every ordinal with its arrival count, then the init fence (I-M2).");
+    let table = super::spec_h::sem_table_name(target);
+    w.comment(format!("init_semaphores: every ordinal with its arrival count from spec.h's {table} (the table of this"));
+    w.comment("target's lowering), then the init fence (I-M2).");
     w.open("__device__ static void init_semaphores(uint64_t *sem)");
-    for o in &task.ordinals {
+    for (i, o) in task.ordinals.iter().enumerate() {
         w.line(format!(
-            "mpkc::rt::mbar_init(&sem[{}], {});  // {}",
-            o.ordinal, o.count, o.name
+            "mpkc::rt::mbar_init(&sem[{table}[{i}].ordinal], {table}[{i}].count);  // {}: {}",
+            o.name, o.count
         ));
     }
     w.line("mpkc::rt::fence_mbar_init();");

@@ -8,7 +8,7 @@ use super::names::{c_string, double_literal, float_literal, int_literal, upper};
 use super::writer::Writer;
 use crate::ir::{ParamType, ParamValue, RoleKind, TaskIr};
 use crate::plan::pages::{PagePlan, NUM_PAGES, PAGE_SIZE};
-use crate::plan::sems::Ordinal;
+use crate::plan::sems::{for_target, Ordinal};
 use crate::valid::CheckedTask;
 
 /// Emits the spec header.
@@ -28,7 +28,7 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
     regions(&mut w, task);
     page_map(&mut w, ir, task.primary_plan());
     smem_info(&mut w, task);
-    sems(&mut w, ir, &task.ordinals);
+    sems(&mut w, ir, &task.ordinals, &task.ir.targets);
     barriers(&mut w, ir);
     w.close_namespace(&format!("kernel::{unit}"));
     w.finish()
@@ -188,7 +188,14 @@ fn role(r: Option<RoleKind>) -> &'static str {
     }
 }
 
-fn sems(w: &mut Writer, ir: &TaskIr, table: &[Ordinal]) {
+/// The name of `target`'s semaphore table in `spec.h`: `kSems_sm100a`, `kSems_sm90a`.
+pub(crate) fn sem_table_name(target: crate::ir::Target) -> String {
+    format!("kSems_{}", target.as_str().replace('_', ""))
+}
+
+/// The ordinal enum, then one semaphore table per declared target ([`for_target`]): what that
+/// target's kernel initialises (its `init_semaphores` reads the table).
+fn sems(w: &mut Writer, ir: &TaskIr, table: &[Ordinal], targets: &[crate::ir::TargetIr]) {
     w.comment("Op-private semaphore ordinals (ordinal k at op_sem_base + 8k; at most 31, I-M1).");
     w.line(format!(
         "inline constexpr int NUM_OP_SEMS = {};",
@@ -216,8 +223,20 @@ fn sems(w: &mut Writer, ir: &TaskIr, table: &[Ordinal]) {
     }
     w.close(";");
     w.blank();
-    w.comment("ordinal | name | count | producer -> consumer | arrival | re-init at task start by");
-    w.open("inline constexpr ::mpkc::SemSpec kSems[NUM_OP_SEMS] =");
+    for t in targets {
+        let table = for_target(ir, table, t.target);
+        w.comment(format!("{}: ordinal | name | count | producer -> consumer | arrival | re-init at task start by", t.target.as_str()));
+        w.open(format!(
+            "inline constexpr ::mpkc::SemSpec {}[NUM_OP_SEMS] =",
+            sem_table_name(t.target)
+        ));
+        sem_rows(w, &table);
+        w.close(";");
+    }
+    w.blank();
+}
+
+fn sem_rows(w: &mut Writer, table: &[Ordinal]) {
     for o in table {
         let arrival = match o.arrival {
             crate::ir::ArrivalIr::Tma(_) => "::mpkc::Arrival::TmaCompleteTx",
@@ -234,9 +253,6 @@ fn sems(w: &mut Writer, ir: &TaskIr, table: &[Ordinal]) {
             role(o.reinit)
         ));
     }
-    w.close(";");
-    let _ = ir;
-    w.blank();
 }
 
 fn barriers(w: &mut Writer, ir: &TaskIr) {

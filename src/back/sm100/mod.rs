@@ -42,11 +42,11 @@ pub fn emit(
     descriptors(&mut w, task, p);
     fragment_helpers(&mut w, &roles::FRAGMENT);
     let sems = sem_names(task, p);
-    reinit_helpers(&mut w, task, opts);
+    reinit_helpers(&mut w, task, opts, crate::ir::Target::Sm100a);
     loader(&mut w, task, p, &sems, "mpkc::sm100");
     roles::launcher(&mut w, task, p, &sems);
     roles::consumer(&mut w, task, p, &sems);
-    registration(&mut w, task);
+    registration(&mut w, task, crate::ir::Target::Sm100a);
     w.close_namespace(&format!("kernel::{unit}"));
     w.finish()
 }

@@ -26,7 +26,8 @@ use super::epilogue::fragment_helpers;
 use super::pipeline::{kernel_prologue, loader, registration, reinit_helpers, sem_names};
 use super::writer::Writer;
 use super::GenOptions;
-use crate::plan::sems::empty_of;
+use crate::ir::Target;
+use crate::plan::sems::for_target;
 use crate::valid::{CheckedTask, Operands, PipelineShape};
 
 /// Emits `<unit>_sm90.cuh`.
@@ -50,33 +51,24 @@ pub fn emit(
     wgmma_wrapper(&mut w, p);
     fragment_helpers(&mut w, &roles::FRAGMENT);
     let sems = sem_names(task, p);
-    let t90 = with_sm90_counts(task, p);
+    let t90 = with_sm90_counts(task);
     w.comment("On sm_90a the ring's empty barriers are arrived by the 128 consumer threads, each after its");
     w.comment("wgmma.wait_group and its last read of the stage (count 128), not by a tcgen05.commit (count 1).");
     w.blank();
-    reinit_helpers(&mut w, &t90, opts);
+    reinit_helpers(&mut w, &t90, opts, Target::Sm90a);
     loader(&mut w, &t90, p, &sems, "mpkc::sm90");
     roles::launcher(&mut w, &t90, &sems);
     roles::consumer(&mut w, &t90, p, &sems);
-    registration(&mut w, &t90);
+    registration(&mut w, &t90, Target::Sm90a);
     w.close_namespace(&format!("kernel::{unit}"));
     w.finish()
 }
 
-/// `task` with the init counts of the sm_90a mapping: the ring's empty barriers count the 128
-/// consumer threads that read the stage.
-fn with_sm90_counts(task: &CheckedTask, p: &PipelineShape) -> CheckedTask {
+/// `task` with the ordinal table of the sm_90a mapping ([`for_target`]): the ring's empty
+/// barriers count the 128 consumer threads that read the stage.
+fn with_sm90_counts(task: &CheckedTask) -> CheckedTask {
     let mut t = task.clone();
-    let empties: Vec<usize> = (0..p.stages.max(0) as u32)
-        .filter_map(|s| empty_of(&task.ir, &task.ordinals, p.w_ring, s))
-        .collect();
-    for o in t
-        .ordinals
-        .iter_mut()
-        .filter(|o| empties.contains(&o.ordinal))
-    {
-        o.count = 128 + (o.count - 1);
-    }
+    t.ordinals = for_target(&task.ir, &task.ordinals, Target::Sm90a);
     t
 }
 
