@@ -117,3 +117,32 @@ fn lsp_outline_and_index_of_long_lines_take_linear_time() {
         assert_eq!(ix.symbols.len(), n + 3);
     });
 }
+
+/// The syntax errors of `text`: the strict parse's first one and the recovery's.
+fn syntax_errors(text: &str) -> Vec<mpkc::diag::Diagnostic> {
+    match mpkc::front::parse_file(text) {
+        Ok(_) => Vec::new(),
+        Err(d) => d,
+    }
+}
+
+#[test]
+fn one_syntax_error_per_line_is_each_reported_in_linear_time() {
+    for make in [stray_token_lines, bad_param_lines] {
+        let text = make(50);
+        let errors = syntax_errors(&text);
+        assert_eq!(errors.len(), 50, "{text}");
+        let line_starts: Vec<usize> = text.match_indices("task").map(|(i, _)| i).collect();
+        for (k, d) in errors.iter().enumerate() {
+            assert_eq!(d.code, "E0001");
+            let at = d.main_span().start;
+            assert!(
+                line_starts[k] < at && line_starts.get(k + 1).is_none_or(|&n| at < n),
+                "error {k} at {at}"
+            );
+        }
+        assert_linear_time("syntax errors, one per line", 200, |n| {
+            assert_eq!(syntax_errors(&make(n)).len(), n);
+        });
+    }
+}

@@ -3,6 +3,7 @@
 pub mod ast;
 mod build;
 mod parse;
+mod recover;
 mod value;
 
 pub use build::parse_file;
