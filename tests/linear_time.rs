@@ -146,3 +146,87 @@ fn one_syntax_error_per_line_is_each_reported_in_linear_time() {
         });
     }
 }
+
+/// `check --predecessors all` over `region_tasks(n)` (JSON lines).
+fn predecessors_report(n: usize) -> String {
+    let path =
+        std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("region_tasks_{n}.mpk"));
+    std::fs::write(&path, region_tasks(n)).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_mpkc"))
+        .args(["check", "--predecessors", "all", "--message-format", "json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn the_predecessors_report_grows_linearly_with_the_tasks() {
+    let small = predecessors_report(100);
+    let large = predecessors_report(1000);
+    assert!(
+        large.len() < 12 * small.len(),
+        "{} bytes for 100 tasks, {} for 1000",
+        small.len(),
+        large.len()
+    );
+    let lines: Vec<serde_json::Value> = large
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &serde_json::Value| v.get("reason").is_some())
+        .collect();
+    let reports: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|v| v["reason"] == "predecessors")
+        .collect();
+    assert_eq!(reports.len(), 1000);
+    let mut cut = false;
+    for r in &reports {
+        let named = r["exposed_after"].as_array().unwrap().len();
+        let total = r["exposed_after_total"].as_u64().unwrap() as usize;
+        assert_eq!(named, total.min(8), "{r}");
+        cut |= total > named;
+    }
+    assert!(cut, "some task is exposed after more than 8 known tasks");
+    // Every known release order is listed once, at the end.
+    let last = lines.last().unwrap();
+    assert_eq!(last["reason"], "predecessor-orders");
+    let units: Vec<&str> = last["orders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["unit"].as_str().unwrap())
+        .collect();
+    for k in 0..1000 {
+        let name = format!("r{k}");
+        assert_eq!(units.iter().filter(|u| **u == name).count(), 1, "{name}");
+    }
+}
+
+#[test]
+fn the_predecessors_report_takes_linear_time() {
+    use mpkc::driver::{check_source, predecessors, Source};
+    assert_linear_time("check --predecessors all", 30, |n| {
+        let c = check_source(
+            &Source {
+                path: "r.mpk".into(),
+                text: region_tasks(n),
+            },
+            &Default::default(),
+            &Default::default(),
+        );
+        let known: Vec<(String, Vec<usize>)> = c
+            .tasks
+            .iter()
+            .map(|t| (t.ir.unit_name(), t.primary_plan().release_order.clone()))
+            .collect();
+        let tasks: Vec<_> = c.tasks.iter().collect();
+        assert!(predecessors::report(&tasks, &known).lines().count() >= n);
+    });
+}
