@@ -70,9 +70,16 @@ pub(crate) fn further_errors(src: &str, after: usize) -> Vec<Diagnostic> {
 fn parse_piece(rule: Rule, src: &str, pos: usize, limit: usize) -> Result<usize, Diagnostic> {
     match MpkParser::parse(rule, &src[pos..limit]) {
         Ok(mut pairs) => {
-            let end = pairs.next().map_or(0, |p| p.as_span().end());
-            // A piece always reads something, so the walk moves on.
-            Ok(pos + end.max(1))
+            let mut end = pos + pairs.next().map_or(0, |p| p.as_span().end());
+            // A piece always reads something; should one not, the walk still moves on by a
+            // whole character.
+            if end == pos {
+                end = src[pos..]
+                    .chars()
+                    .next()
+                    .map_or(src.len(), |c| pos + c.len_utf8());
+            }
+            Ok(end)
         }
         Err(e) => {
             // Positions are relative to `pos` whichever end the text has; the rest of the file
