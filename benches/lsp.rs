@@ -10,6 +10,11 @@
 //!   it is analysed, a newer change until the running analysis is abandoned (during the parse
 //!   and during the checks), `exit` and the end of input while it is analysed until the loop
 //!   returns.
+//! - Long lines (issue 9, hostile finding 2): UTF-16 conversions of every item of one line, and
+//!   the outline of tasks on one line, at 1x and 10x.
+
+#[path = "../tests/support/hostile_inputs.rs"]
+mod hostile_inputs;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use crossbeam_channel::{Receiver, Sender};
@@ -318,5 +323,46 @@ fn five_mb_document(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, change_to_diagnostics, churn, five_mb_document);
+/// Issue 9's hostile finding 2, long lines: the UTF-16 position of every item of one line
+/// (1,000 and 10,000 items) and back, and the outline of tasks written on one line (100 and
+/// 1,000 tasks). Each should take about 10x as long at 10x the input.
+fn long_lines(c: &mut Criterion) {
+    use mpkc::lsp::convert::LineIndex;
+    use mpkc::lsp::document::Document;
+    use mpkc::lsp::nav::document_symbols;
+    let mut g = c.benchmark_group("long lines");
+    g.sample_size(10);
+    for n in [1_000, 10_000] {
+        let text = hostile_inputs::many_params_line(n).replace("; param", "; /* é */ param");
+        let starts: Vec<usize> = text.match_indices("param q").map(|(i, _)| i).collect();
+        g.bench_function(
+            format!("position and offset of {n} items on one line"),
+            |b| {
+                b.iter(|| {
+                    let lines = LineIndex::new(&text);
+                    starts
+                        .iter()
+                        .map(|&at| lines.offset(&text, lines.position(&text, at)))
+                        .sum::<usize>()
+                })
+            },
+        );
+    }
+    let token = Token::new();
+    for n in [100, 1_000] {
+        let doc = Document::analyze("t.mpk", hostile_inputs::tasks_one_line(n), &token).unwrap();
+        g.bench_function(format!("documentSymbol of {n} tasks on one line"), |b| {
+            b.iter(|| document_symbols(&doc).len())
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    change_to_diagnostics,
+    churn,
+    five_mb_document,
+    long_lines
+);
 criterion_main!(benches);

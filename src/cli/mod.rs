@@ -221,10 +221,11 @@ fn check(common: &CommonArgs, predecessors: bool, color: ColorMode) -> u8 {
             .map(|s| driver::check_source(s, &Default::default(), &Default::default()))
             .collect();
         let mut known: Vec<(String, Vec<usize>)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for c in stdlib.iter().chain(checked.iter()) {
             for t in &c.tasks {
                 let entry = (t.ir.unit_name(), t.primary_plan().release_order.clone());
-                if !known.contains(&entry) {
+                if seen.insert(entry.clone()) {
                     known.push(entry);
                 }
             }

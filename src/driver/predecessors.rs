@@ -9,6 +9,7 @@
 use crate::ir::TargetIr;
 use crate::plan::pages::{self, Geometry, PagePlan, NUM_PAGES};
 use crate::valid::{request_list, CheckedTask};
+use std::collections::HashMap;
 
 /// One exposure: page 13 at `position` in the predecessor's order makes logical page `logical`
 /// (holding `bytes`) land on physical page 13, `over` bytes past the capacity.
@@ -63,21 +64,80 @@ pub fn exposures(task: &CheckedTask, target: &TargetIr) -> Vec<Exposure> {
         .collect()
 }
 
-/// The known tasks (name, release order) whose release order, as a predecessor, overflows `task`.
-pub fn exposing_predecessors<'a>(
-    task: &CheckedTask,
-    target: &TargetIr,
+/// The most known predecessors a report names for one task instance and target; the rest are
+/// counted, and every known release order is listed once at the end of the report, so that the
+/// report grows with the tasks plus the known tasks, not with their product (issue 9, class 7).
+pub const NAMED_PREDECESSORS: usize = 8;
+
+/// The known tasks (unit name, release order after identity), grouped by distinct release
+/// order, with the verdicts already planned: a task is planned once per distinct order, and
+/// tasks with the same regions on the same capacity share one verdict per order, so `n`
+/// instances of a few task shapes cost `shapes × distinct orders` plans, not `n × known tasks`.
+#[derive(Debug)]
+pub struct KnownOrders<'a> {
     known: &'a [(String, Vec<usize>)],
-) -> Vec<&'a (String, Vec<usize>)> {
-    let g = Geometry {
-        capacity_bytes: target.smem_capacity_bytes,
-        ..Geometry::default()
-    };
-    let reqs = request_list(&task.ir);
-    known
-        .iter()
-        .filter(|(_, order)| pages::plan(&reqs, order, &g).is_ok_and(|p| p.exceeds_capacity(&g)))
-        .collect()
+    /// Each distinct release order with the indexes into `known` of the tasks that have it.
+    orders: Vec<(&'a [usize], Vec<usize>)>,
+    /// Per task shape (its region requests and capacity): whether each distinct order exposes it.
+    verdicts: HashMap<String, Vec<bool>>,
+}
+
+impl<'a> KnownOrders<'a> {
+    /// Groups `known` by release order (one pass).
+    pub fn new(known: &'a [(String, Vec<usize>)]) -> KnownOrders<'a> {
+        let mut index: HashMap<&[usize], usize> = HashMap::new();
+        let mut orders: Vec<(&[usize], Vec<usize>)> = Vec::new();
+        for (i, (_, order)) in known.iter().enumerate() {
+            let k = *index.entry(order).or_insert_with(|| {
+                orders.push((order, Vec::new()));
+                orders.len() - 1
+            });
+            orders[k].1.push(i);
+        }
+        KnownOrders {
+            known,
+            orders,
+            verdicts: HashMap::new(),
+        }
+    }
+
+    /// The known tasks whose release order, as a predecessor, overflows `task` on `target`: how
+    /// many, and the first [`NAMED_PREDECESSORS`] of them in the order of `known`.
+    pub fn exposing(
+        &mut self,
+        task: &CheckedTask,
+        target: &TargetIr,
+    ) -> (usize, Vec<&'a (String, Vec<usize>)>) {
+        let g = Geometry {
+            capacity_bytes: target.smem_capacity_bytes,
+            ..Geometry::default()
+        };
+        let reqs = request_list(&task.ir);
+        let orders = &self.orders;
+        let verdict = self
+            .verdicts
+            .entry(format!("{} {reqs:?}", g.capacity_bytes))
+            .or_insert_with(|| {
+                orders
+                    .iter()
+                    .map(|(o, _)| pages::plan(&reqs, o, &g).is_ok_and(|p| p.exceeds_capacity(&g)))
+                    .collect()
+            });
+        let exposing: Vec<&Vec<usize>> = orders
+            .iter()
+            .zip(verdict.iter())
+            .filter(|(_, &v)| v)
+            .map(|((_, tasks), _)| tasks)
+            .collect();
+        let total = exposing.iter().map(|t| t.len()).sum();
+        let mut first: Vec<usize> = exposing
+            .iter()
+            .flat_map(|t| t.iter().take(NAMED_PREDECESSORS).copied())
+            .collect();
+        first.sort_unstable();
+        first.truncate(NAMED_PREDECESSORS);
+        (total, first.into_iter().map(|i| &self.known[i]).collect())
+    }
 }
 
 /// Consecutive positions of page 13 with the same outcome: `first..=last`.
@@ -127,8 +187,10 @@ pub struct TargetReport<'a> {
     pub target: &'a TargetIr,
     /// Every exposing position of page 13 (empty: safe after every order).
     pub exposures: Vec<Exposure>,
-    /// The known tasks whose release order exposes it.
+    /// The first [`NAMED_PREDECESSORS`] known tasks whose release order exposes it.
     pub predecessors: Vec<&'a (String, Vec<usize>)>,
+    /// How many known tasks' release orders expose it.
+    pub predecessors_total: usize,
 }
 
 /// The verdicts for `tasks` on each of their targets, with `known` predecessors (unit name,
@@ -137,20 +199,22 @@ pub fn reports<'a>(
     tasks: &[&'a CheckedTask],
     known: &'a [(String, Vec<usize>)],
 ) -> Vec<TargetReport<'a>> {
+    let mut known = KnownOrders::new(known);
     let mut out = Vec::new();
     for t in tasks {
         for (target, _, _) in &t.plans {
             let exposures = exposures(t, target);
-            let predecessors = if exposures.is_empty() {
-                Vec::new()
+            let (predecessors_total, predecessors) = if exposures.is_empty() {
+                (0, Vec::new())
             } else {
-                exposing_predecessors(t, target, known)
+                known.exposing(t, target)
             };
             out.push(TargetReport {
                 task: t,
                 target,
                 exposures,
                 predecessors,
+                predecessors_total,
             });
         }
     }
@@ -161,6 +225,7 @@ pub fn reports<'a>(
 /// and one per exposing known predecessor.
 pub fn report(tasks: &[&CheckedTask], known: &[(String, Vec<usize>)]) -> String {
     let mut out = String::new();
+    let mut cut = false;
     for r in reports(tasks, known) {
         let name = r.task.ir.unit_name();
         let target = r.target.target;
@@ -191,6 +256,20 @@ pub fn report(tasks: &[&CheckedTask], known: &[(String, Vec<usize>)]) -> String 
             for (p, order) in &r.predecessors {
                 out.push_str(&format!("  exposed after {p} (release order {order:?})\n"));
             }
+            let more = r.predecessors_total - r.predecessors.len();
+            if more > 0 {
+                cut = true;
+                out.push_str(&format!(
+                    "  and after {more} more known {} (release orders listed below)\n",
+                    if more == 1 { "task" } else { "tasks" },
+                ));
+            }
+        }
+    }
+    if cut {
+        out.push_str("known release orders:\n");
+        for (u, order) in known {
+            out.push_str(&format!("  {u}: {order:?}\n"));
         }
     }
     out
@@ -199,10 +278,15 @@ pub fn report(tasks: &[&CheckedTask], known: &[(String, Vec<usize>)]) -> String 
 /// The JSON-lines report (`--message-format json`): one object per task instance and target,
 /// `{"reason": "predecessors", "task", "instance", "unit", "target", "safe", "exposed_positions",
 /// "runs": [{"first", "last", "logical_page", "bytes_used", "bytes_over"}], "exposed_after":
-/// [{"unit", "release_order"}]}`, each followed by a newline.
+/// [{"unit", "release_order"}], "exposed_after_total"}` (`exposed_after` names at most
+/// [`NAMED_PREDECESSORS`] of the `exposed_after_total`), each followed by a newline; when one
+/// was cut, a last object `{"reason": "predecessor-orders", "orders": [{"unit",
+/// "release_order"}]}` lists every known release order once.
 pub fn report_json(tasks: &[&CheckedTask], known: &[(String, Vec<usize>)]) -> String {
     let mut out = String::new();
+    let mut cut = false;
     for r in reports(tasks, known) {
+        cut |= r.predecessors_total > r.predecessors.len();
         let runs: Vec<serde_json::Value> = runs(&r.exposures)
             .iter()
             .map(|x| {
@@ -225,7 +309,17 @@ pub fn report_json(tasks: &[&CheckedTask], known: &[(String, Vec<usize>)]) -> St
             "exposed_positions": r.exposures.iter().map(|e| e.position).collect::<Vec<_>>(),
             "runs": runs,
             "exposed_after": after,
+            "exposed_after_total": r.predecessors_total,
         });
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    if cut {
+        let orders: Vec<serde_json::Value> = known
+            .iter()
+            .map(|(u, o)| serde_json::json!({"unit": u, "release_order": o}))
+            .collect();
+        let v = serde_json::json!({"reason": "predecessor-orders", "orders": orders});
         out.push_str(&v.to_string());
         out.push('\n');
     }

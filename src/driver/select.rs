@@ -5,6 +5,7 @@
 use super::Source;
 use crate::diag::suggest;
 use crate::front::{self, ast};
+use std::collections::HashSet;
 
 /// A command-line selection that matches nothing in any input (code `E0010`, a usage error: it
 /// names no place in a file).
@@ -16,11 +17,13 @@ pub struct Unmatched {
     pub help: String,
 }
 
-/// What the inputs declare: `(task, instance)` pairs and param names, in input order.
+/// What the inputs declare: `(task, instance)` pairs and param names, in input order (each
+/// param name once; `seen` makes that test constant-time, so collecting is linear in the items).
 #[derive(Debug, Default)]
 struct Declared {
     instances: Vec<(String, String)>,
     params: Vec<String>,
+    seen: HashSet<String>,
 }
 
 /// The declarations of `sources`, or `None` when one does not parse (its syntax errors are
@@ -35,7 +38,8 @@ fn declared(sources: &[Source]) -> Option<Declared> {
                     ast::Item::Instance(i) => {
                         d.instances.push((t.name.node.clone(), i.name.node.clone()))
                     }
-                    ast::Item::Param(p) if !d.params.contains(&p.name.node) => {
+                    ast::Item::Param(p) if !d.seen.contains(&p.name.node) => {
+                        d.seen.insert(p.name.node.clone());
                         d.params.push(p.name.node.clone())
                     }
                     _ => {}
@@ -54,6 +58,9 @@ pub fn unmatched(
     instance: Option<&str>,
     params: &[(String, String)],
 ) -> Vec<Unmatched> {
+    if instance.is_none() && params.is_empty() {
+        return Vec::new();
+    }
     let Some(d) = declared(sources) else {
         return Vec::new();
     };
@@ -86,12 +93,11 @@ pub fn unmatched(
             });
         }
     }
-    let mut reported: Vec<&str> = Vec::new();
+    let mut reported: HashSet<&str> = HashSet::new();
     for (name, value) in params {
-        if d.params.contains(name) || reported.contains(&name.as_str()) {
+        if d.seen.contains(name) || !reported.insert(name) {
             continue;
         }
-        reported.push(name);
         let mean = suggest(name, d.params.iter().map(String::as_str))
             .map(|s| format!("did you mean `{s}`? "))
             .unwrap_or_default();

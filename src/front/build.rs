@@ -32,7 +32,7 @@ fn ident(p: Pair<'_, Rule>) -> Ident {
 }
 
 /// Parses a whole file. On a syntax error, reports it and keeps looking for further syntax
-/// errors item by item; the AST is returned only when there were none.
+/// errors piece by piece ([`super::recover`], linear in the file); the AST is returned only when there were none.
 pub fn parse_file(src: &str) -> Result<File, Diags> {
     match MpkParser::parse(Rule::file, src) {
         Ok(mut pairs) => {
@@ -50,44 +50,10 @@ pub fn parse_file(src: &str) -> Result<File, Diags> {
         Err(e) => {
             let first = syntax_diagnostic(&e, src);
             let mut diags = vec![first.clone()];
-            diags.extend(recover(src, first.main_span().start));
+            diags.extend(super::recover::further_errors(src, first.main_span().start));
             Err(diags)
         }
     }
-}
-
-/// Lenient re-parse: every junk item after `after` is parsed on its own to report its own error.
-fn recover(src: &str, after: usize) -> Diags {
-    let mut out = Vec::new();
-    let Ok(mut pairs) = MpkParser::parse(Rule::file_lenient, src) else {
-        return out;
-    };
-    let Some(file) = pairs.next() else { return out };
-    for t in file.into_inner() {
-        if t.as_rule() != Rule::task_lenient {
-            continue;
-        }
-        for it in t.into_inner() {
-            if it.as_rule() != Rule::junk_item {
-                continue;
-            }
-            let start = it.as_span().start();
-            let text = it.as_str();
-            if start + text.len() <= after {
-                continue;
-            }
-            if let Err(e) = MpkParser::parse(Rule::single_item, text) {
-                let mut d = syntax_diagnostic(&e, text);
-                for l in &mut d.labels {
-                    l.span = Span::new(l.span.start + start, l.span.end + start);
-                }
-                if d.main_span().start > after {
-                    out.push(d);
-                }
-            }
-        }
-    }
-    out
 }
 
 fn build_file(p: Pair<'_, Rule>, d: &mut Diags) -> File {

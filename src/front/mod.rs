@@ -6,6 +6,7 @@ mod build;
 pub mod cuda;
 mod literal;
 mod parse;
+mod recover;
 mod value;
 
 pub use build::parse_file;

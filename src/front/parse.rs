@@ -32,7 +32,7 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         Rule::arrow => "`->`",
         Rule::range_incl => "`..=`",
         Rule::range_excl => "`..`",
-        Rule::kw_task => "`task`",
+        Rule::kw_task | Rule::rec_task_head => "`task`",
         Rule::expr | Rule::primary | Rule::path | Rule::call | Rule::paren_expr => "an expression",
         Rule::neg => "`-`",
         Rule::add | Rule::sub | Rule::mul | Rule::div | Rule::rem => "an operator",

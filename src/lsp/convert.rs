@@ -9,17 +9,46 @@ use lsp_types::{
     DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Position, Range,
     Uri,
 };
+use std::cell::Cell;
+
+/// Bytes between two UTF-16 checkpoints of a [`LineIndex`].
+const CHUNK: usize = 256;
+
+thread_local! {
+    static BYTES_SCANNED: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Bytes this thread's [`LineIndex`] conversions have scanned past a checkpoint so far (building
+/// an index scans the text once and is not counted). Each conversion scans at most two chunks,
+/// however long the line, so tests compare this count at 1x and 10x the input.
+pub fn bytes_scanned() -> usize {
+    BYTES_SCANNED.with(Cell::get)
+}
 
 /// Byte offsets of line starts, for converting positions. Lines end at `\n`, `\r\n` or a lone
-/// `\r`, as the protocol counts them.
+/// `\r`, as the protocol counts them. UTF-16 code units are counted at fixed byte intervals, so
+/// a conversion costs `O(log n)` plus at most two chunks, whatever the length of the line: `n`
+/// conversions on one long line cost `O(n)`, not `O(n × line length)`.
 #[derive(Clone, Debug)]
 pub struct LineIndex {
     /// (start, end of content) of each line, in bytes.
     lines: Vec<(usize, usize)>,
+    /// `units_before[k]`: UTF-16 code units of the characters that start in `text[..k * CHUNK]`.
+    units_before: Vec<usize>,
+}
+
+/// UTF-16 code units of the character whose UTF-8 encoding starts with byte `b` (0 for a
+/// continuation byte: the character is counted at its first byte).
+fn units_of_lead(b: u8) -> usize {
+    match b {
+        0x80..=0xBF => 0,
+        0xF0..=0xFF => 2,
+        _ => 1,
+    }
 }
 
 impl LineIndex {
-    /// The index of `text`.
+    /// The index of `text` (one pass over it).
     pub fn new(text: &str) -> LineIndex {
         let b = text.as_bytes();
         let mut lines = Vec::new();
@@ -44,7 +73,29 @@ impl LineIndex {
             i += 1;
         }
         lines.push((start, b.len()));
-        LineIndex { lines }
+        let mut units_before = Vec::with_capacity(b.len() / CHUNK + 2);
+        let mut n = 0;
+        for chunk in b.chunks(CHUNK) {
+            units_before.push(n);
+            n += chunk.iter().map(|&c| units_of_lead(c)).sum::<usize>();
+        }
+        units_before.push(n);
+        LineIndex {
+            lines,
+            units_before,
+        }
+    }
+
+    /// UTF-16 code units of the characters that start in `text[..pos]` (`pos` clamped).
+    fn units_to(&self, text: &str, pos: usize) -> usize {
+        let pos = pos.min(text.len());
+        let k = pos / CHUNK;
+        BYTES_SCANNED.with(|c| c.set(c.get() + (pos - k * CHUNK)));
+        self.units_before[k]
+            + text.as_bytes()[k * CHUNK..pos]
+                .iter()
+                .map(|&c| units_of_lead(c))
+                .sum::<usize>()
     }
 
     /// The LSP position of byte `offset` in `text` (clamped to the text; an offset inside a
@@ -59,26 +110,40 @@ impl LineIndex {
             .partition_point(|(s, _)| *s <= offset)
             .saturating_sub(1);
         let (start, end) = self.lines[line];
-        let col: usize = text
-            .get(start..offset.min(end))
-            .map_or(0, |s| s.chars().map(char::len_utf16).sum());
+        let col = self
+            .units_to(text, offset.min(end))
+            .saturating_sub(self.units_to(text, start));
         Position {
             line: line as u32,
             character: col as u32,
         }
     }
 
-    /// The byte offset of LSP position `p` in `text` (clamped to the line's end).
+    /// The byte offset of LSP position `p` in `text` (clamped to the line's end; a position
+    /// inside a surrogate pair counts as the pair's character's end).
     pub fn offset(&self, text: &str, p: Position) -> usize {
         let Some(&(start, end)) = self.lines.get(p.line as usize) else {
             return text.len();
         };
-        let mut units = 0u32;
-        for (i, c) in text[start..end].char_indices() {
-            if units >= p.character {
-                return start + i;
+        let target = self.units_to(text, start) + p.character as usize;
+        // The last checkpoint before `target` units: every boundary up to it has fewer units.
+        let k = self
+            .units_before
+            .partition_point(|&u| u < target)
+            .saturating_sub(1);
+        let from = start.max(k * CHUNK).min(end);
+        let mut units = self.units_to(text, from);
+        let b = text.as_bytes();
+        for (i, &c) in b.iter().enumerate().take(end).skip(from) {
+            BYTES_SCANNED.with(|n| n.set(n.get() + 1));
+            let w = units_of_lead(c);
+            if w == 0 {
+                continue;
             }
-            units += c.len_utf16() as u32;
+            if units >= target {
+                return i;
+            }
+            units += w;
         }
         end
     }

@@ -4,6 +4,7 @@
 use super::document::Document;
 use super::index::SymKind;
 use lsp_types::{CompletionItem, CompletionItemKind, DocumentSymbol, Location, SymbolKind, Uri};
+use std::collections::HashMap;
 
 /// The declaration of the symbol at byte `offset`.
 pub fn definition(doc: &Document, uri: &Uri, offset: usize) -> Option<Location> {
@@ -61,20 +62,21 @@ pub fn document_symbols(doc: &Document) -> Vec<DocumentSymbol> {
         selection_range: doc.lines.range(&doc.text, s.name_span),
         children,
     };
-    doc.index
-        .symbols
-        .iter()
-        .filter(|s| s.kind == SymKind::Task)
-        .map(|t| {
-            let kids: Vec<DocumentSymbol> = doc
-                .index
-                .symbols
-                .iter()
-                .filter(|s| s.task == t.task && s.kind != SymKind::Task)
-                .map(|s| sym(s, None))
-                .collect();
-            sym(t, Some(kids))
-        })
+    // One pass: each declaration goes to its task's children (symbols are in source order, a
+    // task before its declarations), so the outline costs O(symbols), not O(tasks × symbols).
+    let mut outline: Vec<(usize, Vec<DocumentSymbol>)> = Vec::new();
+    let mut task_of: HashMap<usize, usize> = HashMap::new();
+    for (i, s) in doc.index.symbols.iter().enumerate() {
+        if s.kind == SymKind::Task {
+            task_of.insert(s.task, outline.len());
+            outline.push((i, Vec::new()));
+        } else if let Some(&t) = task_of.get(&s.task) {
+            outline[t].1.push(sym(s, None));
+        }
+    }
+    outline
+        .into_iter()
+        .map(|(i, kids)| sym(&doc.index.symbols[i], Some(kids)))
         .collect()
 }
 
