@@ -133,6 +133,7 @@ pub(crate) fn options(common: &CommonArgs) -> Result<(SemaOptions, CheckOptions)
         },
         CheckOptions {
             preferred: common.preferred.clone(),
+            ..CheckOptions::default()
         },
     ))
 }

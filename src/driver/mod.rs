@@ -148,12 +148,17 @@ fn range_ends_hold(
 ) -> bool {
     let mut seen: Vec<(&'static str, Option<crate::span::Span>)> = Vec::new();
     let mut held = true;
+    // `ir` passed the model check: an end with the same protocol need not repeat it.
+    let opts = CheckOptions {
+        proven_model: Some(valid::model_key(ir)),
+        ..check_opts.clone()
+    };
     for end in sema::lower_range_ends(ast, sema_opts, ir) {
         if cancel::requested() {
             break;
         }
         let mut scratch = Sink::new();
-        if valid::check(end.ir, check_opts, &mut scratch).is_some() {
+        if valid::check(end.ir, &opts, &mut scratch).is_some() {
             continue;
         }
         let which = if end.top { "highest" } else { "lowest" };
