@@ -152,6 +152,16 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
             "one MMA covers the tile: make `tile M` and `tile N` the MMA's m and n",
         ));
     }
+    // The kernels cover a tile with one 128-row MMA (TMEM lanes 0-127 on sm_100a, two m64
+    // wgmmas on sm_90a) and the house linear's 128-row weight tiles (I-H5).
+    if bm != 128 {
+        sink.push(unsupported(
+            tile.span,
+            format!("tile M {bm}: the pipeline lowers 128-row tiles (one m128 MMA per tile)"),
+            "use `tile M 128` with an m128 MMA",
+        ));
+        return None;
+    }
     if bk % swizzle_elems != 0 || bk % m.k != 0 || bk == 0 {
         sink.push(unsupported(tile.span, format!("tile K {bk} is not a multiple of {swizzle_elems} (one 128-byte swizzle row of {elem})"), "use `tile K 128`"));
         return None;
