@@ -36,7 +36,11 @@ fn vscode_extension_and_grammar() {
         .split('}')
         .next()
         .unwrap();
-    let keywords: Vec<&str> = kw_block.split('"').skip(1).step_by(2).collect();
+    // `kw_family | kw_targets | …`: each rule `kw_X` is the keyword `X`.
+    let keywords: Vec<&str> = kw_block
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter_map(|w| w.strip_prefix("kw_"))
+        .collect();
     assert!(keywords.len() >= 20, "{keywords:?}");
     let kw_regex = grammar["repository"]["keywords"]["patterns"][0]["match"]
         .as_str()

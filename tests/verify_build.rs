@@ -111,7 +111,21 @@ fn the_other_faults_compile_into_the_test_build() {
             Inject::ReinitDrop(_) => {
                 assert!(kernel.contains("fault injection (mpkc verify --inject reinit-drop)"))
             }
-            Inject::CountOff(_) => assert!(kernel.contains("mbar_init(&sem[0], 2)"), "count 1 + 1"),
+            // The kernel initialises from spec.h's table, which holds the injected count.
+            Inject::CountOff(_) => {
+                let spec = std::fs::read_to_string(dir.join("linear_sm100_v2_spec.h")).unwrap();
+                assert!(
+                    kernel.contains("mbar_init(&sem[kSems_sm90a[0].ordinal], kSems_sm90a[0].count);  // w_ring.full[0]: 2"),
+                    "count 1 + 1 in the kernel"
+                );
+                let sm90 = &spec[spec
+                    .find("kSems_sm90a[NUM_OP_SEMS]")
+                    .expect("the sm_90a table")..];
+                assert!(
+                    sm90.contains("{\"w_ring.full[0]\", 0, 2,"),
+                    "count 1 + 1 in spec.h"
+                );
+            }
             _ => assert!(
                 defines.iter().any(|d| d.starts_with("-DMPKC_INJECT_PAGE_")),
                 "{defines:?}"
