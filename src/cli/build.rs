@@ -134,12 +134,13 @@ pub fn run(common: &CommonArgs, opts: BuildOptions, color: ColorMode) -> u8 {
 fn summary(results: &[CompileJob], cache: Option<&Cache>, no_cache: bool, status: u8, json: bool) {
     let hits = results.iter().filter(|j| j.cache == CacheUse::Hit).count();
     let ran = results.len() - hits;
+    let failed = results.iter().filter(|j| j.result.is_err()).count();
     if json {
         outln!(
             "{}",
             json!({
                 "reason": "build-finished", "success": status == exit::OK,
-                "kernels": results.len(), "nvcc_runs": ran, "cache_hits": hits,
+                "kernels": results.len(), "nvcc_runs": ran, "cache_hits": hits, "failed": failed,
                 "cache_dir": cache.map(|c| c.dir().display().to_string()),
             })
         );
@@ -150,10 +151,17 @@ fn summary(results: &[CompileJob], cache: Option<&Cache>, no_cache: bool, status
         None if no_cache => "the build cache (off: --no-cache)".to_string(),
         None => format!("the build cache (off: set ${} or $HOME)", cache::DIR_ENV),
     };
+    // A kernel nvcc rejected is counted as rejected, not as compiled.
+    let rejected = if failed == 0 {
+        String::new()
+    } else {
+        format!(", {failed} rejected by nvcc")
+    };
     outln!(
-        "\n{} kernel{}: {ran} compiled by nvcc, {hits} from {from}",
+        "\n{} kernel{}: {} compiled by nvcc{rejected}, {hits} from {from}",
         results.len(),
-        if results.len() == 1 { "" } else { "s" }
+        if results.len() == 1 { "" } else { "s" },
+        ran.saturating_sub(failed)
     );
 }
 
