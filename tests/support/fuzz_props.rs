@@ -218,7 +218,8 @@ pub fn lsp(data: &[u8]) {
     let analyse = |docs: &mut Docs| {
         while let Some(p) = docs.next_pending() {
             let a = analysis::analyse(&p, &Token::new()).expect("an analysis without a cancel");
-            let lines = p.text.split('\n').count() as u32;
+            // Lines as the protocol counts them: `\n`, `\r\n` and a lone `\r` end a line.
+            let lines = p.text.replace("\r\n", "\n").split(['\n', '\r']).count() as u32;
             for d in &a.publish.diagnostics {
                 let (s, e) = (d.range.start, d.range.end);
                 assert!(
