@@ -4,10 +4,36 @@ pub mod ast;
 mod bom;
 mod build;
 pub mod cuda;
+mod expr;
 mod literal;
 mod parse;
 mod recover;
 mod value;
 
 pub use build::parse_file;
+
+/// The keywords that start an item inside a task, as the grammar's `item_keyword` lists them
+/// (error recovery resumes at one; the language server completes them).
+pub const ITEM_KEYWORDS: &[&str] = &[
+    "family",
+    "targets",
+    "task_id",
+    "param",
+    "tensor",
+    "tile",
+    "stages",
+    "mma",
+    "tmem",
+    "region",
+    "channel",
+    "sem",
+    "roles",
+    "barrier",
+    "body",
+    "epilogue",
+    "granularity",
+    "lever",
+    "instance",
+    "setmaxnreg",
+];
 pub use value::parse_value;

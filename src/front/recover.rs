@@ -120,30 +120,6 @@ fn find_from(b: &[u8], from: usize, pat: &[u8]) -> Option<usize> {
         .map(|k| from + k)
 }
 
-/// Item keywords, as the grammar's `item_keyword` lists them.
-const ITEM_KEYWORDS: &[&str] = &[
-    "family",
-    "targets",
-    "task_id",
-    "param",
-    "tensor",
-    "tile",
-    "stages",
-    "mma",
-    "tmem",
-    "region",
-    "channel",
-    "sem",
-    "roles",
-    "barrier",
-    "body",
-    "epilogue",
-    "granularity",
-    "lever",
-    "instance",
-    "setmaxnreg",
-];
-
 /// The keyword of `words` that `src` holds at byte `i`, as a whole word.
 fn keyword_at(src: &[u8], i: usize, words: &[&str]) -> bool {
     let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
@@ -176,7 +152,8 @@ fn resync(src: &str, start: usize, err: usize) -> (usize, Mode) {
             if (line_start || (depth == 0 && word_start)) && keyword_at(b, i, &["task"]) {
                 return (i, Mode::Top);
             }
-            if (line_start || (after_semi && depth == 0)) && keyword_at(b, i, ITEM_KEYWORDS) {
+            if (line_start || (after_semi && depth == 0)) && keyword_at(b, i, super::ITEM_KEYWORDS)
+            {
                 return (i, Mode::Items);
             }
         }

@@ -80,29 +80,10 @@ pub fn document_symbols(doc: &Document) -> Vec<DocumentSymbol> {
         .collect()
 }
 
-/// Keywords and words of the language, for completion.
+/// Words of the language other than the item keywords ([`crate::front::ITEM_KEYWORDS`]), for
+/// completion.
 const KEYWORDS: &[&str] = &[
     "task",
-    "family",
-    "targets",
-    "task_id",
-    "param",
-    "tensor",
-    "tile",
-    "stages",
-    "mma",
-    "tmem",
-    "region",
-    "channel",
-    "sem",
-    "roles",
-    "barrier",
-    "body",
-    "epilogue",
-    "granularity",
-    "lever",
-    "instance",
-    "setmaxnreg",
     "pipeline",
     "consumer",
     "consumer-monolith",
@@ -192,7 +173,7 @@ pub fn completion(doc: &Document) -> Vec<CompletionItem> {
             });
         }
     }
-    for k in KEYWORDS {
+    for k in crate::front::ITEM_KEYWORDS.iter().chain(KEYWORDS) {
         if seen.insert((*k).to_string()) {
             items.push(CompletionItem {
                 label: (*k).to_string(),

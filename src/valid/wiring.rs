@@ -182,6 +182,7 @@ mod tests {
                 .lines()
                 .find(|l| l.starts_with(&format!("#define {name} ")))
                 .unwrap_or_else(|| panic!("{name} in mpkc_runtime.cuh"));
+            // Test-only (cfg(test)): reads mpkc's own header, never user input.
             line.split_whitespace().nth(2).unwrap().parse().unwrap()
         };
         assert_eq!(define("MPKC_MAX_INPUTS"), super::MAX_INPUTS);
