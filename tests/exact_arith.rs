@@ -3,6 +3,9 @@
 //! follow-on errors; sums and strides are exact; intermediate results do not overflow; the
 //! minimum int can be written and is generated as valid C++; `f32` ranges hold in `f32`.
 
+#[path = "support/host_cxx.rs"]
+mod host_cxx;
+
 use mpkc::back::{FileKind, SUPPORT_HEADERS};
 use mpkc::diag::Diagnostic;
 use mpkc::driver::build::generate_all;
@@ -11,7 +14,6 @@ use mpkc::ir::ParamValue;
 use mpkc::sema::SemaOptions;
 use mpkc::valid::CheckOptions;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn check(text: &str, overrides: &[(&str, &str)]) -> Checked {
     let opts = SemaOptions {
@@ -365,24 +367,7 @@ fn the_minimum_int_can_be_written_and_generated() {
         spec.name
     );
     std::fs::write(dir.join("imin.cc"), tu).unwrap();
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
-    let out = Command::new(&cxx)
-        .current_dir(&dir)
-        .args([
-            "-std=c++17",
-            "-fsyntax-only",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "imin.cc",
-        ])
-        .output()
-        .unwrap_or_else(|e| panic!("the host C++ compiler `{cxx}` is needed for this test: {e}"));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    host_cxx::compile(&dir, "imin.cc", &["-fsyntax-only", "-Wextra"]);
 }
 
 /// Finding 9: an `f32` value is checked against its range after rounding to `f32`:

@@ -2,6 +2,9 @@
 //! `--param` on the command line; exact integer ranges; each type's own range; `f64` generated as
 //! `double`; range declarations checked; a rejected value reported once.
 
+#[path = "support/host_cxx.rs"]
+mod host_cxx;
+
 use mpkc::back::{FileKind, SUPPORT_HEADERS};
 use mpkc::diag::Diagnostic;
 use mpkc::driver::build::generate_all;
@@ -356,23 +359,7 @@ fn param_types_generate_their_cpp_types() {
         spec.name
     );
     std::fs::write(dir.join("types.cc"), tu).unwrap();
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
-    let out = Command::new(&cxx)
-        .current_dir(&dir)
-        .args([
-            "-std=c++17",
-            "-fsyntax-only",
-            "-Wall",
-            "-Werror",
-            "types.cc",
-        ])
-        .output()
-        .unwrap_or_else(|e| panic!("the host C++ compiler `{cxx}` is needed for this test: {e}"));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    host_cxx::compile(&dir, "types.cc", &["-fsyntax-only"]);
 }
 
 /// Template scalars are `float` or integer: an `f64` param passed as rmsnorm's `eps` is an
