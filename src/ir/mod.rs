@@ -3,9 +3,11 @@
 
 mod arena;
 pub mod exact;
+mod sync;
 mod types;
 
 pub use arena::{Arena, Handle};
+pub use sync::*;
 pub use types::*;
 
 use crate::span::Span;
