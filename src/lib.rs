@@ -14,6 +14,7 @@ pub mod fmt;
 pub mod front;
 pub mod gpu;
 pub mod ir;
+pub mod lower;
 pub mod lsp;
 pub mod plan;
 pub mod sema;

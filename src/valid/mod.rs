@@ -87,6 +87,9 @@ pub struct CheckedTask {
     pub ordinals: Vec<Ordinal>,
     /// The recognised pipeline (family A).
     pub pipeline: Option<PipelineShape>,
+    /// The role program of each declared target (same order as `ir.targets`): what the model
+    /// check proved and what the kernels, `spec.h`'s tables and `init_semaphores` render.
+    pub programs: Vec<crate::lower::RoleProgram>,
     /// The page plan of each declared target (same order as `ir.targets`).
     pub plans: Vec<(TargetIr, Geometry, PagePlan)>,
 }
@@ -157,7 +160,17 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
         .as_ref()
         .is_some_and(|k| *k == model_key(&ir));
     if sink.error_count() == before && !proven {
-        protocol::check(&ir, &ordinals, sink);
+        let progs: Vec<_> = ir
+            .targets
+            .iter()
+            .map(|t| {
+                (
+                    crate::lower::lower(&ir, &ordinals, t.target, None),
+                    crate::plan::sems::for_target(&ir, &ordinals, t.target),
+                )
+            })
+            .collect();
+        protocol::check(&ir, &progs, sink);
     }
     let plans = smem::budget(&ir, opts, sink);
     if let Some(plans) = &plans {
@@ -171,13 +184,21 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
         None
     };
     match plans {
-        Some(plans) if sink.error_count() == before => Ok(CheckedTask {
-            ir,
-            binding,
-            ordinals,
-            pipeline,
-            plans,
-        }),
+        Some(plans) if sink.error_count() == before => {
+            let programs = ir
+                .targets
+                .iter()
+                .map(|t| crate::lower::lower(&ir, &ordinals, t.target, pipeline.as_ref()))
+                .collect();
+            Ok(CheckedTask {
+                ir,
+                binding,
+                ordinals,
+                pipeline,
+                programs,
+                plans,
+            })
+        }
         _ => Err(ir),
     }
 }

@@ -142,6 +142,15 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         sink.push(unsupported(m.span, format!("MMA {} {} ({} x {} -> {})", if m.engine == MmaEngine::Tcgen05 { "tcgen05" } else { "wgmma" }, m.kind, m.a, m.b, m.d), "use `mma tcgen05 f16 (bf16 x bf16 -> f32)` or `mma tcgen05 mxf8f6f4 (e4m3 x e4m3 -> f32)`"));
         return None;
     }
+    // Model-only clauses: the kernels run K_ITERS >= 1 trips per task and never drain (I-M8).
+    for c in ir.channels.values() {
+        if let Some((_, _, span)) = c.early_exit {
+            sink.push(unsupported(span, format!("`early_exit` on `{}`: every pipeline task runs K_ITERS >= 1 K iterations, so no zero-trip path exists to lower", c.name), "remove the `early_exit` clause; give every split at least one K tile (`splits` at most K / tile.K)"));
+        }
+        if let Some(span) = c.drain {
+            sink.push(unsupported(span, format!("`drain` on `{}`: the pipeline lowering never drains a ring at task end (I-M8)", c.name), "remove the `drain` clause: the role re-init at the next task's start resets the ring"));
+        }
+    }
     let elem_bytes: i64 = if fp8 { 1 } else { 2 };
     let elem = if fp8 { Dtype::E4m3 } else { Dtype::Bf16 };
     let swizzle_elems = 128 / elem_bytes;

@@ -15,370 +15,149 @@
 mod sim;
 
 use crate::diag::{codes, Diagnostic, Sink};
-use crate::ir::{
-    ArrivalIr, ChannelIr, ChannelStorageIr, EmptyEdge, GranularityIr, Handle, RoleKind, TaskIr,
-};
-use crate::plan::sems::{empty_of, full_of, Ordinal};
+use crate::ir::{ChannelStorageIr, EmptyEdge, TaskIr};
+use crate::lower::{BarRef, BarrierSource, Index, LoopKind, Op as RpOp, RoleProgram};
+use crate::plan::sems::Ordinal;
 use sim::{Delivery, Fault, Interleave, Machine, Op, Program, Site};
 
-const ROLES: [RoleKind; 4] = [
-    RoleKind::Consumer,
-    RoleKind::Loader,
-    RoleKind::Launcher,
-    RoleKind::Storer,
-];
-
-/// The roles' programs for one task with `trips` K iterations.
-fn programs(ir: &TaskIr, table: &[Ordinal], trips: u64) -> Vec<Program> {
-    ROLES
+/// The roles' programs of one task with `trips` K iterations: `prog` flattened.
+fn programs(prog: &RoleProgram, trips: u64) -> Vec<Program> {
+    prog.roles
         .iter()
-        .map(|&r| Program {
-            role: r,
-            ops: program(ir, table, r, trips),
+        .map(|r| {
+            let mut ops = Vec::new();
+            flatten(prog, &r.ops, trips, Env::default(), &mut ops);
+            Program { role: r.kind, ops }
         })
         .collect()
 }
 
-fn site(what: &'static str, span: crate::span::Span) -> Site {
-    Site { what, span }
+/// The loop variables in scope.
+#[derive(Clone, Copy, Default)]
+struct Env {
+    tile: u64,
+    k: u64,
 }
 
-fn is_async(a: &ArrivalIr) -> bool {
-    a.is_async()
-}
-
-fn weight(a: &ArrivalIr, count: i64) -> i64 {
-    match a {
-        ArrivalIr::Threads(n) => *n,
-        _ => count,
-    }
-}
-
-/// The channels sharing `owner`'s empty edge, owner first, in declaration order.
-fn group(ir: &TaskIr, owner: Handle<ChannelIr>) -> Vec<Handle<ChannelIr>> {
-    let mut g = vec![owner];
-    g.extend(
-        ir.channels
-            .iter()
-            .filter(|(_, c)| matches!(c.empty, EmptyEdge::Shared(o, _) if o == owner))
-            .map(|(h, _)| h),
-    );
-    g
-}
-
-fn program(ir: &TaskIr, table: &[Ordinal], role: RoleKind, trips: u64) -> Vec<Op> {
-    let mut ops = Vec::new();
-    for o in table.iter().filter(|o| o.reinit == Some(role)) {
-        ops.push(Op::Reinit(o.ordinal));
-    }
-    one_shots(ir, table, role, false, &mut ops);
-    let tiles = match &ir.granularity {
-        GranularityIr::PerTile { tiles_per_task, .. } => (*tiles_per_task).max(1) as u64,
-        GranularityIr::GridWide { .. } => 1,
+/// The ordinal, parity and expected phase of a wait from phase `start` on `b`.
+fn slot(prog: &RoleProgram, b: &BarRef, env: Env) -> (usize, u64) {
+    let f = prog.barrier(b.bar);
+    let i = match b.index {
+        Index::Fixed(i) => u64::from(i),
+        Index::Iter(LoopKind::Tiles) => env.tile,
+        Index::Iter(LoopKind::KIters) => env.k,
     };
-    let outer: Vec<Handle<ChannelIr>> = ir
-        .channels
-        .iter()
-        .filter(|(_, c)| matches!(c.storage, ChannelStorageIr::Tmem))
-        .map(|(h, _)| h)
-        .collect();
-    // Ring groups: a channel with its own (or no) empty edge, plus those sharing it.
-    let owners: Vec<Handle<ChannelIr>> = ir
-        .channels
-        .iter()
-        .filter(|(_, c)| {
-            matches!(c.storage, ChannelStorageIr::Region(_))
-                && !matches!(c.empty, EmptyEdge::Shared(..))
-        })
-        .map(|(h, _)| h)
-        .collect();
-    for j in 0..tiles {
-        for &h in &outer {
-            acquire_slot(ir, table, role, h, j, &mut ops);
-        }
-        if trips == 0 {
-            early_exit(ir, table, role, &mut ops);
-        }
-        for i in 0..trips {
-            for &owner in &owners {
-                ring_trip(ir, table, role, owner, i, &mut ops);
-            }
-        }
-        for &h in &outer {
-            release_slot(ir, table, role, h, j, &mut ops);
-        }
-    }
-    for &owner in &owners {
-        drain(ir, table, role, owner, trips, &mut ops);
-    }
-    one_shots(ir, table, role, true, &mut ops);
-    ops
+    let slots = u64::from(f.slots.max(1));
+    (f.first + (i % slots) as usize, i / slots)
 }
 
-fn one_shots(ir: &TaskIr, table: &[Ordinal], role: RoleKind, at_end: bool, ops: &mut Vec<Op>) {
-    for (h, s) in ir.sems.iter().filter(|(_, s)| s.at_end == at_end) {
-        let Some(o) = table
-            .iter()
-            .find(|o| o.source == crate::plan::sems::OrdinalSource::Sem(h))
-        else {
-            continue;
-        };
-        if s.producer == role {
-            ops.push(Op::Arrive {
-                bar: o.ordinal,
-                weight: weight(&s.arrival, s.count),
-                is_async: is_async(&s.arrival),
-            });
-        }
-        if s.consumer == role {
-            ops.push(Op::Wait {
-                bar: o.ordinal,
-                parity: 0,
-                expect: Some(0),
-                site: site("waits", s.span),
-            });
-        }
-    }
-}
-
-fn lap(use_index: u64, depth: u64) -> (u64, u64) {
-    (use_index % depth, use_index / depth)
-}
-
-/// Producer: wait the slot's empty barrier (cursor parity 1 ^ lap); consumer: wait its full.
-fn acquire_slot(
-    ir: &TaskIr,
-    table: &[Ordinal],
-    role: RoleKind,
-    h: Handle<ChannelIr>,
-    j: u64,
-    ops: &mut Vec<Op>,
-) {
-    let ch = &ir.channels[h];
-    let depth = u64::from(ch.depth.max(1));
-    let (s, l) = lap(j, depth);
-    let slot = s as u32;
-    if ch.producer == role {
-        if let Some(e) = empty_of(ir, table, h, slot) {
-            let expect = l.checked_sub(1);
-            ops.push(Op::Wait {
-                bar: e,
-                parity: 1 ^ (l & 1) as u32,
-                expect,
-                site: site("waits the empty barrier", ch.span),
-            });
-        }
-    }
-    if ch.consumer == role {
-        if let Some(f) = full_of(table, h, slot) {
-            ops.push(Op::Wait {
-                bar: f,
-                parity: (l & 1) as u32,
-                expect: Some(l),
-                site: site("waits the full barrier", ch.span),
-            });
-        }
-    }
-}
-
-/// Producer: arrive the full barrier; empty arriver: arrive the empty barrier.
-fn release_slot(
-    ir: &TaskIr,
-    table: &[Ordinal],
-    role: RoleKind,
-    h: Handle<ChannelIr>,
-    j: u64,
-    ops: &mut Vec<Op>,
-) {
-    let ch = &ir.channels[h];
-    let depth = u64::from(ch.depth.max(1));
-    let (s, _) = lap(j, depth);
-    let slot = s as u32;
-    if ch.producer == role {
-        if let Some(f) = full_of(table, h, slot) {
-            let count = table[f].count;
-            ops.push(Op::Arrive {
-                bar: f,
-                weight: weight(&ch.full_arrival, count),
-                is_async: is_async(&ch.full_arrival),
-            });
-        }
-    }
-    if let EmptyEdge::Own {
-        role: er, arrival, ..
-    } = &ch.empty
-    {
-        if *er == role {
-            if let Some(e) = empty_of(ir, table, h, slot) {
-                ops.push(Op::Arrive {
-                    bar: e,
-                    weight: weight(arrival, table[e].count),
-                    is_async: is_async(arrival),
+/// Appends the mbarrier operations of `ops` run with `trips` K iterations: waits keep their
+/// parities and the phase they mean, thread arrivals weigh the threads that execute them, TMA
+/// loads and commits are one asynchronous arrival, everything else is no operation of the model.
+fn flatten(prog: &RoleProgram, ops: &[RpOp], trips: u64, env: Env, out: &mut Vec<Op>) {
+    for op in ops {
+        match op {
+            RpOp::Reinit { ordinals } => out.extend(ordinals.iter().map(|&o| Op::Reinit(o))),
+            RpOp::Wait { bar, start, site } => {
+                let (ordinal, lap) = slot(prog, bar, env);
+                out.push(Op::Wait {
+                    bar: ordinal,
+                    parity: u32::from(*start) ^ (lap & 1) as u32,
+                    expect: if *start == 1 {
+                        lap.checked_sub(1)
+                    } else {
+                        Some(lap)
+                    },
+                    site: Site {
+                        what: site.what,
+                        span: site.span,
+                    },
                 });
             }
-        }
-    }
-}
-
-/// One K iteration of a ring group (owner plus the channels sharing its empty edge).
-fn ring_trip(
-    ir: &TaskIr,
-    table: &[Ordinal],
-    role: RoleKind,
-    owner: Handle<ChannelIr>,
-    i: u64,
-    ops: &mut Vec<Op>,
-) {
-    let members = group(ir, owner);
-    let o = &ir.channels[owner];
-    let depth = u64::from(o.depth.max(1));
-    let (s, l) = lap(i, depth);
-    let slot = s as u32;
-    if o.producer == role {
-        if let Some(e) = empty_of(ir, table, owner, slot) {
-            ops.push(Op::Wait {
-                bar: e,
-                parity: 1 ^ (l & 1) as u32,
-                expect: l.checked_sub(1),
-                site: site("waits the empty barrier", o.span),
-            });
-        }
-    }
-    for &h in &members {
-        let ch = &ir.channels[h];
-        if ch.producer == role {
-            if let Some(f) = full_of(table, h, slot) {
-                ops.push(Op::Arrive {
-                    bar: f,
-                    weight: weight(&ch.full_arrival, table[f].count),
-                    is_async: is_async(&ch.full_arrival),
-                });
+            RpOp::Arrive { bar, threads, .. } => out.push(Op::Arrive {
+                bar: slot(prog, bar, env).0,
+                weight: i64::from(*threads),
+                is_async: false,
+            }),
+            RpOp::StageScales { bar, .. } => out.push(Op::Arrive {
+                bar: slot(prog, bar, env).0,
+                weight: 1,
+                is_async: false,
+            }),
+            RpOp::TmaLoad { bar, .. } | RpOp::Commit { bar } => out.push(Op::Arrive {
+                bar: slot(prog, bar, env).0,
+                weight: 1,
+                is_async: true,
+            }),
+            RpOp::Step(_) => {}
+            RpOp::Elect { body } => flatten(prog, body, trips, env, out),
+            RpOp::Loop { kind, body } => {
+                let n = match kind {
+                    LoopKind::Tiles => u64::from(prog.tiles),
+                    LoopKind::KIters => trips,
+                };
+                for i in 0..n {
+                    let env = match kind {
+                        LoopKind::Tiles => Env { tile: i, ..env },
+                        LoopKind::KIters => Env { k: i, ..env },
+                    };
+                    flatten(prog, body, trips, env, out);
+                }
             }
-        }
-    }
-    let empty_role = match &o.empty {
-        EmptyEdge::Own { role, .. } => Some(*role),
-        _ => None,
-    };
-    for &h in &members {
-        let ch = &ir.channels[h];
-        if ch.consumer == role || (empty_role == Some(role) && ch.consumer != role) {
-            if let Some(f) = full_of(table, h, slot) {
-                ops.push(Op::Wait {
-                    bar: f,
-                    parity: (l & 1) as u32,
-                    expect: Some(l),
-                    site: site("waits the full barrier", ch.span),
-                });
+            RpOp::EarlyExit {
+                bar,
+                weight,
+                is_async,
+                ..
+            } => {
+                if trips == 0 {
+                    out.push(Op::Arrive {
+                        bar: slot(prog, bar, env).0,
+                        weight: *weight,
+                        is_async: *is_async,
+                    });
+                }
             }
-        }
-    }
-    if let EmptyEdge::Own {
-        role: er, arrival, ..
-    } = &o.empty
-    {
-        if *er == role {
-            if let Some(e) = empty_of(ir, table, owner, slot) {
-                ops.push(Op::Arrive {
-                    bar: e,
-                    weight: weight(arrival, table[e].count),
-                    is_async: is_async(arrival),
-                });
+            RpOp::Drain { bar, span } => {
+                let f = prog.barrier(*bar);
+                let laps = trips.div_ceil(u64::from(f.slots.max(1)));
+                if laps == 0 {
+                    continue;
+                }
+                for s in 0..f.slots as usize {
+                    out.push(Op::Wait {
+                        bar: f.first + s,
+                        parity: ((laps - 1) & 1) as u32,
+                        expect: Some(laps - 1),
+                        site: Site {
+                            what: "drains the empty barrier",
+                            span: *span,
+                        },
+                    });
+                }
             }
         }
     }
 }
 
-/// `early_exit ROLE arrives EDGE`: with zero trips, the role arrives slot 0 of that edge once.
-fn early_exit(ir: &TaskIr, table: &[Ordinal], role: RoleKind, ops: &mut Vec<Op>) {
-    for (h, ch) in ir.channels.iter() {
-        let Some((r, empty, span)) = ch.early_exit else {
-            continue;
-        };
-        let _ = span;
-        if r != role {
-            continue;
-        }
-        let (bar, arrival) = if empty {
-            let a = match &ch.empty {
-                EmptyEdge::Own { arrival, .. } => arrival.clone(),
-                EmptyEdge::Shared(o, _) => match &ir.channels[*o].empty {
-                    EmptyEdge::Own { arrival, .. } => arrival.clone(),
-                    _ => ArrivalIr::Commit,
-                },
-                EmptyEdge::None => continue,
-            };
-            (empty_of(ir, table, h, 0), a)
-        } else {
-            (full_of(table, h, 0), ch.full_arrival.clone())
-        };
-        if let Some(b) = bar {
-            ops.push(Op::Arrive {
-                bar: b,
-                weight: weight(&arrival, table[b].count),
-                is_async: arrival.is_async(),
-            });
-        }
-    }
-}
-
-/// `drain`: at task end the producer waits every stage's empty barrier for the release of the
-/// lap it believes every stage reached (ceil(trips / depth) fills each).
-fn drain(
-    ir: &TaskIr,
-    table: &[Ordinal],
-    role: RoleKind,
-    owner: Handle<ChannelIr>,
-    trips: u64,
-    ops: &mut Vec<Op>,
-) {
-    let o = &ir.channels[owner];
-    let Some(span) = o
-        .drain
-        .or_else(|| group(ir, owner).iter().find_map(|h| ir.channels[*h].drain))
-    else {
-        return;
-    };
-    if o.producer != role {
-        return;
-    }
-    let depth = u64::from(o.depth.max(1));
-    let laps = trips.div_ceil(depth);
-    if laps == 0 {
-        return;
-    }
-    for s in 0..o.depth {
-        if let Some(e) = empty_of(ir, table, owner, s) {
-            ops.push(Op::Wait {
-                bar: e,
-                parity: ((laps - 1) & 1) as u32,
-                expect: Some(laps - 1),
-                site: site("drains the empty barrier", span),
-            });
-        }
-    }
-}
-
-/// Phases each barrier must complete in a task of `trips` iterations.
-fn expected_phases(ir: &TaskIr, table: &[Ordinal], trips: u64) -> Vec<u64> {
-    let tiles = match &ir.granularity {
-        GranularityIr::PerTile { tiles_per_task, .. } => (*tiles_per_task).max(1) as u64,
-        GranularityIr::GridWide { .. } => 1,
-    };
-    table
-        .iter()
-        .map(|o| match &o.source {
-            crate::plan::sems::OrdinalSource::Sem(_) => 1,
-            crate::plan::sems::OrdinalSource::Full(h, s)
-            | crate::plan::sems::OrdinalSource::Empty(h, s) => {
-                let ch = &ir.channels[*h];
+/// Phases each barrier must complete in a task of `trips` iterations: one per one-shot; for a
+/// channel slot, the uses of that slot (a TMEM channel is used once per tile, a ring once per
+/// tile and trip); none for a barrier the target does not use.
+fn expected_phases(ir: &TaskIr, prog: &RoleProgram, trips: u64) -> Vec<u64> {
+    let tiles = u64::from(prog.tiles);
+    prog.ordinals()
+        .map(|(_, b, s)| match b.source {
+            _ if !b.used => 0,
+            BarrierSource::Sem(_) => 1,
+            BarrierSource::Full(h) | BarrierSource::Empty(h) => {
+                let ch = &ir.channels[h];
                 let d = u64::from(ch.depth.max(1));
                 let uses = if matches!(ch.storage, ChannelStorageIr::Tmem) {
                     tiles
                 } else {
                     trips * tiles
                 };
-                let s = u64::from(*s);
+                let s = u64::from(s);
                 uses / d + u64::from(s < uses % d)
             }
         })
@@ -407,10 +186,51 @@ struct Finding {
     all_trips: Vec<u64>,
 }
 
-/// Runs the model check. Returns one diagnostic per distinct fault (smallest trip count first).
-pub(super) fn check(ir: &TaskIr, table: &[Ordinal], sink: &mut Sink) {
+/// Runs the model check of each target's program (`progs`, with that target's ordinal table).
+/// Returns one diagnostic per distinct fault (smallest trip count first); a fault of one target
+/// only says which.
+pub(super) fn check(ir: &TaskIr, progs: &[(RoleProgram, Vec<Ordinal>)], sink: &mut Sink) {
+    let mut all: Vec<(Diagnostic, Vec<crate::ir::Target>)> = Vec::new();
+    let mut seen_models: Vec<(Vec<Vec<Op>>, Vec<i64>, u64, Vec<Diagnostic>)> = Vec::new();
+    for (prog, table) in progs {
+        let counts: Vec<i64> = table.iter().map(|o| o.count).collect();
+        let key: Vec<Vec<Op>> = (prog.min_trips..=prog.min_trips + 2)
+            .flat_map(|t| programs(prog, t).into_iter().map(|p| p.ops))
+            .collect();
+        let diags = match seen_models
+            .iter()
+            .find(|(k, c, m, _)| *k == key && *c == counts && *m == prog.min_trips)
+        {
+            Some((_, _, _, d)) => d.clone(),
+            None => {
+                let d = check_one(ir, prog, table);
+                seen_models.push((key, counts, prog.min_trips, d.clone()));
+                d
+            }
+        };
+        for d in diags {
+            match all
+                .iter_mut()
+                .find(|(x, _)| x.message == d.message && x.code == d.code)
+            {
+                Some((_, ts)) => ts.push(prog.target),
+                None => all.push((d, vec![prog.target])),
+            }
+        }
+    }
+    for (d, ts) in all {
+        if ts.len() < progs.len() {
+            let names: Vec<&str> = ts.iter().map(|t| t.as_str()).collect();
+            sink.push(d.note(format!("in the {} lowering", names.join(" and "))));
+        } else {
+            sink.push(d);
+        }
+    }
+}
+
+fn check_one(ir: &TaskIr, prog: &RoleProgram, table: &[Ordinal]) -> Vec<Diagnostic> {
     if table.is_empty() {
-        return;
+        return Vec::new();
     }
     let counts: Vec<i64> = table.iter().map(|o| o.count).collect();
     let max_trips = u64::from(ir.stages.map_or(1, |(s, _)| s)) + 1;
@@ -429,8 +249,8 @@ pub(super) fn check(ir: &TaskIr, table: &[Ordinal], sink: &mut Sink) {
             }),
         }
     };
-    for trips in 0..=max_trips {
-        let progs = programs(ir, table, trips);
+    for trips in prog.min_trips..=max_trips.max(prog.min_trips) {
+        let progs = programs(prog, trips);
         for order in orders(progs.len()) {
             for il in [Interleave::RoundRobin, Interleave::Greedy] {
                 // One task alone, arrivals delivered at once: deadlocks, flips, accounting.
@@ -447,7 +267,7 @@ pub(super) fn check(ir: &TaskIr, table: &[Ordinal], sink: &mut Sink) {
                     );
                     continue;
                 }
-                let expected = expected_phases(ir, table, trips);
+                let expected = expected_phases(ir, prog, trips);
                 for (bar, ((done, pending), want)) in
                     m.phases().into_iter().zip(expected).enumerate()
                 {
@@ -473,11 +293,12 @@ pub(super) fn check(ir: &TaskIr, table: &[Ordinal], sink: &mut Sink) {
                 // Two consecutive tasks on the same ring slot, async arrivals landing late.
                 let depth = u64::from(ir.stages.map_or(1, |(s, _)| s));
                 let mut previous: Vec<u64> = vec![0, 1, depth.saturating_sub(1), depth, depth + 1];
+                previous.retain(|&p| p >= prog.min_trips);
                 previous.sort_unstable();
                 previous.dedup();
                 for prev in previous {
                     let mut m = Machine::new(&counts);
-                    let first = programs(ir, table, prev);
+                    let first = programs(prog, prev);
                     if m.run_task(&first, &order, il, Delivery::Lazy).is_some() {
                         continue; // reported by the single-task runs
                     }
@@ -496,9 +317,7 @@ pub(super) fn check(ir: &TaskIr, table: &[Ordinal], sink: &mut Sink) {
             }
         }
     }
-    for f in findings {
-        sink.push(diagnostic(ir, table, &f));
-    }
+    findings.iter().map(|f| diagnostic(ir, table, f)).collect()
 }
 
 /// One report per problem: a deadlock or flip per waiting site, an accounting error per barrier.

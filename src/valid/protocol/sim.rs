@@ -19,7 +19,7 @@ pub struct Site {
 }
 
 /// One operation of a role's program.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op {
     /// `mbarrier.init` again at task start (role re-init, I-M4).
     Reinit(usize),

@@ -1,0 +1,496 @@
+//! Builds each role's operations from the contract's channels and sems on one target (the order
+//! of contract doc §3.2): the role's re-init first; the one-shot sems `at start`; per tile, the
+//! TMEM slot acquired, the K loop over every ring group (the producer waits the stage's empty
+//! barrier from phase 1 and fills it; readers wait the fulls from phase 0, then the empty
+//! arriver frees it), the TMEM slot handed over; then the sems `at end`. With the linear
+//! engine's binding, its [`Step`]s and TMA loads go in at their places; they add no wait and no
+//! arrival.
+
+use super::program::*;
+use super::target::{self, has_tmem, mma_role, ring_reader};
+use crate::ir::{
+    ArrivalIr, ChannelIr, ChannelStorageIr, EmptyEdge, GranularityIr, Handle, RoleKind, Target,
+    TaskIr,
+};
+use crate::plan::sems::Ordinal;
+use crate::valid::{Operands, PipelineShape};
+
+/// The roles of a program, in the model check's order.
+const ROLES: [RoleKind; 4] = [
+    RoleKind::Consumer,
+    RoleKind::Loader,
+    RoleKind::Launcher,
+    RoleKind::Storer,
+];
+
+struct Cx<'a> {
+    ir: &'a TaskIr,
+    target: Target,
+    bars: Vec<Barrier>,
+    linear: Option<&'a PipelineShape>,
+}
+
+pub(super) fn program(
+    ir: &TaskIr,
+    table: &[Ordinal],
+    target: Target,
+    linear: Option<&PipelineShape>,
+) -> RoleProgram {
+    let cx = Cx {
+        ir,
+        target,
+        bars: target::barriers(ir, table, target),
+        linear,
+    };
+    let roles = ROLES
+        .iter()
+        .map(|&kind| Role {
+            kind,
+            threads: role_threads(ir, kind),
+            ops: cx.role(kind),
+        })
+        .collect();
+    let tiles = match &ir.granularity {
+        GranularityIr::PerTile { tiles_per_task, .. } => {
+            u32::try_from(*tiles_per_task).unwrap_or(1).max(1)
+        }
+        GranularityIr::GridWide { .. } => 1,
+    };
+    RoleProgram {
+        target,
+        barriers: cx.bars,
+        roles,
+        // The linear lowering runs K_ITERS >= 1 trips (E0013 otherwise). A contract that states
+        // a zero-trip path (`early_exit`) is model-checked on it too; the lowering then rejects
+        // the clause (E0013), having no such path.
+        min_trips: u64::from(
+            ir.family == crate::ir::Family::Pipeline
+                && ir.channels.values().all(|c| c.early_exit.is_none()),
+        ),
+        tiles,
+        lowered: linear.is_some(),
+    }
+}
+
+/// Threads of `kind` in the task's role binding (32 per warp).
+fn role_threads(ir: &TaskIr, kind: RoleKind) -> u32 {
+    ir.roles
+        .iter()
+        .find(|r| r.kind == kind)
+        .map_or(32, |r| u32::try_from(r.threads()).unwrap_or(32))
+}
+
+impl Cx<'_> {
+    fn full(&self, ch: Handle<ChannelIr>) -> Option<BarrierId> {
+        target::find(&self.bars, BarrierSource::Full(ch))
+    }
+
+    /// The owner of `ch`'s empty edge (itself, or the channel it shares with).
+    fn owner(&self, ch: Handle<ChannelIr>) -> Option<Handle<ChannelIr>> {
+        match self.ir.channels[ch].empty {
+            EmptyEdge::Shared(o, _) => Some(o),
+            EmptyEdge::Own { .. } => Some(ch),
+            EmptyEdge::None => None,
+        }
+    }
+
+    fn empty(&self, ch: Handle<ChannelIr>) -> Option<BarrierId> {
+        self.owner(ch)
+            .and_then(|o| target::find(&self.bars, BarrierSource::Empty(o)))
+    }
+
+    fn uses_channel(&self, ch: Handle<ChannelIr>) -> bool {
+        has_tmem(self.target) || !matches!(self.ir.channels[ch].storage, ChannelStorageIr::Tmem)
+    }
+
+    /// The channels sharing `owner`'s empty edge, owner first, in declaration order.
+    fn group(&self, owner: Handle<ChannelIr>) -> Vec<Handle<ChannelIr>> {
+        let mut g = vec![owner];
+        g.extend(
+            self.ir
+                .channels
+                .iter()
+                .filter(|(_, c)| matches!(c.empty, EmptyEdge::Shared(o, _) if o == owner))
+                .map(|(h, _)| h),
+        );
+        g
+    }
+
+    /// `role`'s arrival of `arrival` on `bar`, from inside an elected block when `elected`.
+    fn arrive(&self, role: RoleKind, arrival: &ArrivalIr, bar: BarRef, elected: bool) -> Op {
+        match arrival {
+            ArrivalIr::Commit | ArrivalIr::Tma(_) => Op::Commit { bar },
+            ArrivalIr::Threads(_) => {
+                let threads = role_threads(self.ir, role);
+                if threads > 32 {
+                    Op::Arrive {
+                        bar,
+                        by: ThreadSet::All,
+                        threads,
+                    }
+                } else {
+                    Op::Arrive {
+                        bar,
+                        by: if elected || role == RoleKind::Loader {
+                            ThreadSet::Elected
+                        } else {
+                            ThreadSet::Lane0
+                        },
+                        threads: 1,
+                    }
+                }
+            }
+        }
+    }
+
+    fn role(&self, role: RoleKind) -> Vec<Op> {
+        let mut ops = Vec::new();
+        let owned: Vec<usize> = self
+            .bars
+            .iter()
+            .filter(|b| b.reinit == Some(role))
+            .flat_map(|b| (0..b.slots as usize).map(move |s| b.first + s))
+            .collect();
+        if !owned.is_empty()
+            || (self.linear.is_some() && role != RoleKind::Consumer && role != RoleKind::Storer)
+        {
+            ops.push(Op::Reinit { ordinals: owned });
+        }
+        let tmem: Vec<Handle<ChannelIr>> = self
+            .ir
+            .channels
+            .iter()
+            .filter(|(h, c)| matches!(c.storage, ChannelStorageIr::Tmem) && self.uses_channel(*h))
+            .map(|(h, _)| h)
+            .collect();
+        let owners: Vec<Handle<ChannelIr>> = self
+            .ir
+            .channels
+            .iter()
+            .filter(|(_, c)| {
+                matches!(c.storage, ChannelStorageIr::Region(_))
+                    && !matches!(c.empty, EmptyEdge::Shared(..))
+            })
+            .map(|(h, _)| h)
+            .collect();
+        let sm100_launcher = self.target == Target::Sm100a && role == RoleKind::Launcher;
+        // sm_100a: the launcher allocates TMEM into the scratch region only after the first stage
+        // landed, i.e. after the loader saw every page ready (I-P5).
+        if sm100_launcher && !tmem.is_empty() {
+            if let Some((first_ring, bar)) = owners
+                .iter()
+                .find(|&&o| self.ir.channels[o].consumer == RoleKind::Launcher)
+                .and_then(|&o| self.full(o).map(|b| (o, b)))
+            {
+                ops.push(Op::Wait {
+                    bar: BarRef {
+                        bar,
+                        index: Index::Fixed(0),
+                    },
+                    start: 0,
+                    site: Site {
+                        what: "waits the first stage before allocating TMEM",
+                        span: self.ir.channels[first_ring].span,
+                    },
+                });
+                if self.linear.is_some() {
+                    ops.push(Op::Step(Step::TmemAlloc));
+                }
+            }
+        }
+        self.one_shots(role, false, &mut ops);
+        if self.linear.is_some() && self.target == Target::Sm90a && role == RoleKind::Launcher {
+            ops.push(Op::Step(Step::SyncWarp));
+        }
+        let mut tile = Vec::new();
+        for &h in &tmem {
+            self.acquire_slot(role, h, sm100_launcher, &mut tile);
+        }
+        if self.linear.is_some() && role == RoleKind::Consumer && !tmem.is_empty() {
+            tile.push(Op::Step(Step::AccLoad));
+        }
+        for (h, c) in self.ir.channels.iter() {
+            if let Some((r, empty, span)) = c.early_exit {
+                if r == role {
+                    self.early_exit(h, empty, span, sm100_launcher, &mut tile);
+                }
+            }
+        }
+        let mut k_loop = Vec::new();
+        for &owner in &owners {
+            self.ring_trip(role, owner, sm100_launcher, &mut k_loop);
+        }
+        if !k_loop.is_empty() {
+            tile.push(Op::Loop {
+                kind: LoopKind::KIters,
+                body: k_loop,
+            });
+        }
+        if self.linear.is_some() && role == RoleKind::Consumer {
+            tile.push(Op::Step(Step::Epilogue));
+        }
+        for &h in &tmem {
+            self.release_slot(role, h, sm100_launcher, &mut tile);
+        }
+        if !tile.is_empty() {
+            let l = Op::Loop {
+                kind: LoopKind::Tiles,
+                body: tile,
+            };
+            if sm100_launcher {
+                ops.push(Op::Elect { body: vec![l] });
+            } else {
+                ops.push(l);
+            }
+        }
+        for &owner in &owners {
+            self.drain(role, owner, &mut ops);
+        }
+        if self.linear.is_some() && sm100_launcher {
+            ops.push(Op::Step(Step::SyncWarp));
+        }
+        self.one_shots(role, true, &mut ops);
+        if self.linear.is_some() && role == RoleKind::Launcher {
+            ops.push(Op::Step(Step::PageRelease));
+            if sm100_launcher && !tmem.is_empty() {
+                ops.push(Op::Step(Step::TmemDealloc));
+            }
+        }
+        ops
+    }
+
+    fn one_shots(&self, role: RoleKind, at_end: bool, ops: &mut Vec<Op>) {
+        for (h, s) in self.ir.sems.iter().filter(|(_, s)| s.at_end == at_end) {
+            let Some(bar) = target::find(&self.bars, BarrierSource::Sem(h)) else {
+                continue;
+            };
+            let bar = BarRef {
+                bar,
+                index: Index::Fixed(0),
+            };
+            if s.producer == role {
+                ops.push(self.arrive(role, &s.arrival, bar, false));
+            }
+            if s.consumer == role {
+                ops.push(Op::Wait {
+                    bar,
+                    start: 0,
+                    site: Site {
+                        what: "waits",
+                        span: s.span,
+                    },
+                });
+            }
+        }
+    }
+
+    /// A TMEM slot: the producer waits its empty barrier, the consumer its full one.
+    fn acquire_slot(&self, role: RoleKind, h: Handle<ChannelIr>, elected: bool, ops: &mut Vec<Op>) {
+        let _ = elected;
+        let ch = &self.ir.channels[h];
+        let index = Index::Iter(LoopKind::Tiles);
+        if ch.producer == role {
+            if let Some(bar) = self.empty(h) {
+                ops.push(Op::Wait {
+                    bar: BarRef { bar, index },
+                    start: 1,
+                    site: Site {
+                        what: "waits the empty barrier",
+                        span: ch.span,
+                    },
+                });
+            }
+        }
+        if ch.consumer == role {
+            if let Some(bar) = self.full(h) {
+                ops.push(Op::Wait {
+                    bar: BarRef { bar, index },
+                    start: 0,
+                    site: Site {
+                        what: "waits the full barrier",
+                        span: ch.span,
+                    },
+                });
+            }
+        }
+    }
+
+    /// The TMEM slot handed over: the producer fills it, the empty arriver frees it.
+    fn release_slot(&self, role: RoleKind, h: Handle<ChannelIr>, elected: bool, ops: &mut Vec<Op>) {
+        let ch = &self.ir.channels[h];
+        let index = Index::Iter(LoopKind::Tiles);
+        if ch.producer == role {
+            if let Some(bar) = self.full(h) {
+                ops.push(self.arrive(role, &ch.full_arrival, BarRef { bar, index }, elected));
+            }
+        }
+        if let Some((er, arrival)) = target::empty_edge(self.ir, h, self.target) {
+            if er == role {
+                if let Some(bar) = self.empty(h) {
+                    ops.push(self.arrive(role, &arrival, BarRef { bar, index }, elected));
+                }
+            }
+        }
+    }
+
+    /// The producer's fill of `h`'s stage: its TMA loads (one expect_tx arrival), the scale
+    /// staging of block-scaled fp8, or its declared arrival.
+    fn fill(&self, role: RoleKind, h: Handle<ChannelIr>, bar: BarRef, elected: bool) -> Op {
+        let ch = &self.ir.channels[h];
+        let group = match ch.storage {
+            ChannelStorageIr::Region(g) => Some(g),
+            ChannelStorageIr::Tmem => None,
+        };
+        match (&ch.full_arrival, group) {
+            (ArrivalIr::Tma(tensors), Some(group)) if !tensors.is_empty() => {
+                let bytes = tensors
+                    .iter()
+                    .map(|&t| {
+                        let t = &self.ir.tensors[t];
+                        t.tma.as_ref().and_then(|m| m.box_bytes(t.dtype)).unwrap_or(0)
+                    })
+                    .sum();
+                Op::TmaLoad {
+                    tensor: tensors[0],
+                    bar,
+                    group,
+                    bytes,
+                }
+            }
+            (ArrivalIr::Threads(_), Some(group))
+                if self.linear.is_some_and(|p| {
+                    matches!(p.operands, Operands::Fp8BlockScale { sf_ring, .. } if sf_ring == h)
+                }) =>
+            {
+                Op::StageScales { bar, group }
+            }
+            (a, _) => self.arrive(role, a, bar, elected),
+        }
+    }
+
+    /// One K iteration of a ring group (owner plus the channels sharing its empty edge).
+    fn ring_trip(
+        &self,
+        role: RoleKind,
+        owner: Handle<ChannelIr>,
+        elected: bool,
+        ops: &mut Vec<Op>,
+    ) {
+        let members = self.group(owner);
+        let o = &self.ir.channels[owner];
+        let index = Index::Iter(LoopKind::KIters);
+        if o.producer == role {
+            if let Some(bar) = self.empty(owner) {
+                ops.push(Op::Wait {
+                    bar: BarRef { bar, index },
+                    start: 1,
+                    site: Site {
+                        what: "waits the empty barrier",
+                        span: o.span,
+                    },
+                });
+            }
+            let mut dep_waited = false;
+            for &h in &members {
+                let ch = &self.ir.channels[h];
+                if ch.producer != role {
+                    continue;
+                }
+                let Some(bar) = self.full(h) else { continue };
+                // Data another task wrote (everything but the weights) is loaded only after the
+                // task's dependency (I-M9): the wait goes before the first such load.
+                if let Some(p) = self.linear {
+                    let weights = matches!(&ch.full_arrival, ArrivalIr::Tma(t) if t.as_slice() == [p.weights]);
+                    if !dep_waited && !weights {
+                        ops.push(Op::Step(Step::DepWait));
+                        dep_waited = true;
+                    }
+                }
+                ops.push(self.fill(role, h, BarRef { bar, index }, elected));
+            }
+        }
+        let empty = target::empty_edge(self.ir, owner, self.target);
+        let mut waited = false;
+        for &h in &members {
+            let reader = ring_reader(self.ir, h, self.target);
+            let frees = empty.as_ref().is_some_and(|(r, _)| *r == role);
+            if reader == role || (frees && reader != role) {
+                if let Some(bar) = self.full(h) {
+                    ops.push(Op::Wait {
+                        bar: BarRef { bar, index },
+                        start: 0,
+                        site: Site {
+                            what: "waits the full barrier",
+                            span: self.ir.channels[h].span,
+                        },
+                    });
+                    waited = true;
+                }
+            }
+        }
+        if waited && self.linear.is_some() && role == mma_role(self.target) {
+            ops.push(Op::Step(Step::StageMma));
+        }
+        if let Some((er, arrival)) = empty {
+            if er == role {
+                if let Some(bar) = self.empty(owner) {
+                    ops.push(self.arrive(role, &arrival, BarRef { bar, index }, elected));
+                }
+            }
+        }
+    }
+
+    /// `early_exit ROLE arrives EDGE`: with zero trips, the role arrives slot 0 of that edge.
+    fn early_exit(
+        &self,
+        h: Handle<ChannelIr>,
+        empty: bool,
+        span: crate::span::Span,
+        elected: bool,
+        ops: &mut Vec<Op>,
+    ) {
+        let _ = elected;
+        let (bar, arrival) = if empty {
+            let Some(owner) = self.owner(h) else { return };
+            let Some((_, a)) = target::empty_edge(self.ir, owner, self.target) else {
+                return;
+            };
+            (self.empty(h), a)
+        } else {
+            (self.full(h), self.ir.channels[h].full_arrival.clone())
+        };
+        let Some(bar) = bar else { return };
+        let count = self.bars[usize::from(bar.0)].count;
+        let weight = match arrival {
+            ArrivalIr::Threads(n) => n,
+            _ => count,
+        };
+        ops.push(Op::EarlyExit {
+            bar: BarRef {
+                bar,
+                index: Index::Fixed(0),
+            },
+            weight,
+            is_async: arrival.is_async(),
+            span,
+        });
+    }
+
+    /// `drain` on a ring group the role produces.
+    fn drain(&self, role: RoleKind, owner: Handle<ChannelIr>, ops: &mut Vec<Op>) {
+        let o = &self.ir.channels[owner];
+        let Some(span) = o.drain.or_else(|| {
+            self.group(owner)
+                .iter()
+                .find_map(|h| self.ir.channels[*h].drain)
+        }) else {
+            return;
+        };
+        if o.producer != role {
+            return;
+        }
+        if let Some(bar) = self.empty(owner) {
+            ops.push(Op::Drain { bar, span });
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! A text listing of a [`RoleProgram`], one operation per line, for snapshots and reviews.
+
+use super::program::*;
+use std::fmt::Write as _;
+
+/// The program as text: the barrier table of its target, then each role's operations.
+pub fn dump(p: &RoleProgram) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "target {} (min trips {}, tiles {}, {})",
+        p.target.as_str(),
+        p.min_trips,
+        p.tiles,
+        if p.lowered {
+            "lowered"
+        } else {
+            "protocol only"
+        }
+    );
+    for b in &p.barriers {
+        let _ = writeln!(
+            s,
+            "  bar {:<22} ordinals {}..{} count {:>3} {} -> {} ({}){}{}",
+            b.label,
+            b.first,
+            b.first + b.slots as usize,
+            b.count,
+            b.producer,
+            b.waiter,
+            b.arrival.kind_str(),
+            b.reinit.map_or(String::new(), |r| format!(", reinit {r}")),
+            if b.used { "" } else { ", unused" }
+        );
+    }
+    for r in &p.roles {
+        let _ = writeln!(s, "  {} ({} threads):", r.kind, r.threads);
+        ops(p, &r.ops, 2, &mut s);
+    }
+    s
+}
+
+fn bar(p: &RoleProgram, b: &BarRef) -> String {
+    let f = p.barrier(b.bar);
+    match b.index {
+        Index::Fixed(i) => format!("{}[{}]", f.label, i % f.slots.max(1)),
+        Index::Iter(LoopKind::KIters) => format!("{}[it % {}]", f.label, f.slots),
+        Index::Iter(LoopKind::Tiles) => format!("{}[tile % {}]", f.label, f.slots),
+    }
+}
+
+fn ops(p: &RoleProgram, list: &[Op], depth: usize, s: &mut String) {
+    let pad = "  ".repeat(depth);
+    for op in list {
+        let _ = match op {
+            Op::Reinit { ordinals } => writeln!(s, "{pad}reinit {ordinals:?}"),
+            Op::Wait { bar: b, start, .. } => {
+                writeln!(s, "{pad}wait {} from phase {start}", bar(p, b))
+            }
+            Op::Arrive {
+                bar: b,
+                by,
+                threads,
+            } => {
+                writeln!(s, "{pad}arrive {} by {by:?} ({threads})", bar(p, b))
+            }
+            Op::TmaLoad {
+                tensor,
+                bar: b,
+                group,
+                bytes,
+            } => writeln!(
+                s,
+                "{pad}tma {tensor:?} -> group {group}, {} (+{bytes} B)",
+                bar(p, b)
+            ),
+            Op::StageScales { bar: b, group } => {
+                writeln!(
+                    s,
+                    "{pad}stage scales -> group {group}, arrive {}",
+                    bar(p, b)
+                )
+            }
+            Op::Commit { bar: b } => writeln!(s, "{pad}commit {}", bar(p, b)),
+            Op::Step(st) => writeln!(s, "{pad}{st:?}"),
+            Op::Loop { kind, body } => {
+                let _ = writeln!(s, "{pad}loop {kind:?}:");
+                ops(p, body, depth + 1, s);
+                Ok(())
+            }
+            Op::Elect { body } => {
+                let _ = writeln!(s, "{pad}elect:");
+                ops(p, body, depth + 1, s);
+                Ok(())
+            }
+            Op::EarlyExit { bar: b, weight, .. } => {
+                writeln!(s, "{pad}early exit: arrive {} x{weight}", bar(p, b))
+            }
+            Op::Drain { bar: b, .. } => writeln!(s, "{pad}drain {}", p.barrier(*b).label),
+        };
+    }
+}

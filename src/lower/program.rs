@@ -1,0 +1,274 @@
+//! The role program: what one task instance does on one target, as every role's ordered
+//! operations (issue 11). The protocol model check (`valid::protocol`) runs on it, and the
+//! pipeline kernels, `spec.h`'s semaphore tables and `init_semaphores` are rendered from it, so
+//! what is checked is what is generated.
+
+use crate::ir::{ArrivalIr, Handle, RoleKind, Target, TensorIr};
+use crate::span::Span;
+
+/// Index of a [`Barrier`] in [`RoleProgram::barriers`]: an mbarrier family (the `slots` barriers
+/// of one channel edge, or a one-shot sem), never a name split again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BarrierId(pub u16);
+
+/// Where a barrier family comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarrierSource {
+    /// The full barriers of a channel.
+    Full(Handle<crate::ir::ChannelIr>),
+    /// The empty barriers of a channel (the owner of a shared empty edge).
+    Empty(Handle<crate::ir::ChannelIr>),
+    /// A one-shot sem.
+    Sem(Handle<crate::ir::SemIr>),
+}
+
+/// One mbarrier family with this target's init count (I-M2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Barrier {
+    /// The ordinal of slot 0; slot `s` is ordinal `first + s` (the same on every target, I-M3).
+    pub first: usize,
+    /// Slots (a channel's depth; 1 for a one-shot).
+    pub slots: u32,
+    /// Arrivals per phase on this target (sm_90a ring empties: the 128 consumer threads).
+    pub count: i64,
+    /// How it is arrived on this target.
+    pub arrival: ArrivalIr,
+    /// The arriving role on this target.
+    pub producer: RoleKind,
+    /// The waiting role on this target.
+    pub waiter: RoleKind,
+    /// The role that re-initialises it at task start (I-M4), if any.
+    pub reinit: Option<RoleKind>,
+    /// False where this target's lowering never waits or arrives it (sm_90a has no TMEM: the
+    /// accumulator channel's barriers are initialised and never used).
+    pub used: bool,
+    /// `w_ring.full`, `tmem_ready`: the family as diagnostics name it.
+    pub label: String,
+    /// `SEM_W_RING_FULL`: the `SemOrdinal` constant of slot 0, made here once for `spec.h` and
+    /// the kernels.
+    pub c_name: String,
+    /// What it belongs to.
+    pub source: BarrierSource,
+    /// The declaration it comes from.
+    pub span: Span,
+}
+
+/// The loops of a role program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoopKind {
+    /// The task's tiles (`tiles_per_task`, I-P6: one for a pipeline): the TMEM slot cursor.
+    Tiles,
+    /// The K iterations of one tile (`K_ITERS` in the kernel; swept by the model check).
+    KIters,
+}
+
+/// Which slot and lap of a barrier family an operation uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Index {
+    /// A fixed use index (slot `i % slots`, lap `i / slots`).
+    Fixed(u32),
+    /// The enclosing loop's iteration variable.
+    Iter(LoopKind),
+}
+
+/// A barrier slot: family and use index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BarRef {
+    /// The family.
+    pub bar: BarrierId,
+    /// The use.
+    pub index: Index,
+}
+
+/// Which threads of a role execute an arrival.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadSet {
+    /// Lane 0 of a single-warp role (`if (lane == 0)`): one arrival.
+    Lane0,
+    /// The one thread that runs the role's elected code (the loader's elected lane, the
+    /// launcher's MMA issuer): one arrival.
+    Elected,
+    /// Every thread of the role (the consumer warpgroup: 128 arrivals).
+    All,
+}
+
+/// Where an operation comes from, for the model check's diagnostics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Site {
+    /// What the operation is (`waits the full barrier`, `drains the empty barrier`, …).
+    pub what: &'static str,
+    /// The declaration that implies it.
+    pub span: Span,
+}
+
+/// The work of the linear engine that is not synchronisation (the model check skips it; the
+/// target's renderer writes it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// sm_100a launcher: allocate the task's TMEM columns into the scratch region's address slot,
+    /// then publish it to the warp (`tcgen05.alloc`, I-T1).
+    TmemAlloc,
+    /// sm_100a launcher: `tcgen05.dealloc` after the consumers are done (I-T1).
+    TmemDealloc,
+    /// The stage's MMAs: sm_100a `tcgen05.mma` (with the stage's scale factors copied to TMEM
+    /// for block-scaled fp8) issued by the elected launcher lane; sm_90a `wgmma` by the consumer
+    /// warpgroup, waited, with the fp8 block scales applied in f32.
+    StageMma,
+    /// sm_100a consumer: load the warp's 32 TMEM lanes of the accumulator slot (`tcgen05.ld`).
+    AccLoad,
+    /// The consumer's epilogue over its accumulator fragment (`store bf16`, `residual add`,
+    /// `split_k f32`, `quant e4m3`).
+    Epilogue,
+    /// The launcher's lane-parallel release of each page the task uses, once (I-P1, I-P3).
+    PageRelease,
+    /// The loader's wait on the task's dependency (`SEM_DEP_READY`) before its first load of
+    /// data another task wrote, on the first K iteration only (I-M9).
+    DepWait,
+    /// `__syncwarp()`: reconverge before lane-parallel work (I-P4).
+    SyncWarp,
+}
+
+/// One operation of a role.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Re-init at task start of the barrier ordinals this role owns on this target, then the
+    /// init fence (I-M4, I-M5).
+    Reinit {
+        /// Ordinals, ascending.
+        ordinals: Vec<usize>,
+    },
+    /// `mbarrier.try_wait.parity` until it passes. The cursor starts at phase `start` (1 for a
+    /// producer waiting an empty barrier, 0 for a waiter of a full one); its parity at use `i` of
+    /// a family of `slots` is `start ^ ((i / slots) & 1)`.
+    Wait {
+        /// The slot.
+        bar: BarRef,
+        /// The cursor's starting phase parity.
+        start: u8,
+        /// For diagnostics.
+        site: Site,
+    },
+    /// Thread arrivals: `threads` of them, from `by` (the model's weight is `threads`, what the
+    /// kernel executes, never the contract's count).
+    Arrive {
+        /// The slot.
+        bar: BarRef,
+        /// Who arrives.
+        by: ThreadSet,
+        /// How many threads that is.
+        threads: u32,
+    },
+    /// A TMA load of one box of `tensor` into the ring stage of `group`, completing on `bar`
+    /// with `bytes` of expect_tx: one asynchronous arrival (I-M6).
+    TmaLoad {
+        /// The tensor.
+        tensor: Handle<TensorIr>,
+        /// The full barrier slot.
+        bar: BarRef,
+        /// The region group of the ring (stage `it % stages`).
+        group: usize,
+        /// Bytes of the box.
+        bytes: i64,
+    },
+    /// The loader writes a stage's UE8M0 scale factors with generic stores into `group`, fences
+    /// the proxies and arrives `bar` (one thread arrival).
+    StageScales {
+        /// The full barrier slot.
+        bar: BarRef,
+        /// The SF ring's region group.
+        group: usize,
+    },
+    /// `tcgen05.commit` on `bar`: one asynchronous arrival when the issued MMAs complete.
+    Commit {
+        /// The slot.
+        bar: BarRef,
+    },
+    /// Work that is not synchronisation.
+    Step(Step),
+    /// A loop over `kind`.
+    Loop {
+        /// What it iterates.
+        kind: LoopKind,
+        /// Its body.
+        body: Vec<Op>,
+    },
+    /// Code one elected lane runs (the sm_100a launcher's MMA issue).
+    Elect {
+        /// Its body.
+        body: Vec<Op>,
+    },
+    /// `early_exit ROLE arrives EDGE` (model only: the linear lowering rejects it, its K loop
+    /// never runs zero trips).
+    EarlyExit {
+        /// The slot arrived when the task has zero trips.
+        bar: BarRef,
+        /// Arrivals.
+        weight: i64,
+        /// Whether they are asynchronous.
+        is_async: bool,
+        /// The clause.
+        span: Span,
+    },
+    /// `drain` (model only; I-M8 forbids it): the producer waits every stage's empty barrier
+    /// for the lap it believes each reached.
+    Drain {
+        /// The empty barrier family.
+        bar: BarrierId,
+        /// The clause.
+        span: Span,
+    },
+}
+
+/// One role's program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Role {
+    /// The role.
+    pub kind: RoleKind,
+    /// Its threads (32 per warp of its binding, I-R1).
+    pub threads: u32,
+    /// Its operations in program order.
+    pub ops: Vec<Op>,
+}
+
+/// What one task instance does on one target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoleProgram {
+    /// The target.
+    pub target: Target,
+    /// Every mbarrier family, in ordinal order.
+    pub barriers: Vec<Barrier>,
+    /// Consumer, loader, launcher, storer.
+    pub roles: Vec<Role>,
+    /// The smallest K trip count the kernel runs (the linear lowering's `K_ITERS >= 1`; 0 where
+    /// a contract is only model-checked), for the model check's sweep.
+    pub min_trips: u64,
+    /// Tiles per task (one for a pipeline, I-P6).
+    pub tiles: u32,
+    /// Whether the linear engine's work ([`Step`]s, TMA loads) is in the program; false for the
+    /// protocol-only program of a contract the linear lowering rejected.
+    pub lowered: bool,
+}
+
+impl RoleProgram {
+    /// The barrier family `id`.
+    pub fn barrier(&self, id: BarrierId) -> &Barrier {
+        &self.barriers[usize::from(id.0)]
+    }
+
+    /// The program of `kind`, if the task has that role.
+    pub fn role(&self, kind: RoleKind) -> Option<&Role> {
+        self.roles.iter().find(|r| r.kind == kind)
+    }
+
+    /// Number of op-private ordinals (I-M1).
+    pub fn ordinal_count(&self) -> usize {
+        self.barriers.iter().map(|b| b.slots as usize).sum()
+    }
+
+    /// The ordinals of the table in order, as (family, slot).
+    pub fn ordinals(&self) -> impl Iterator<Item = (usize, &Barrier, u32)> + '_ {
+        self.barriers
+            .iter()
+            .flat_map(|b| (0..b.slots).map(move |s| (b.first + s as usize, b, s)))
+    }
+}
