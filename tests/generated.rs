@@ -249,6 +249,18 @@ fn no_orphan_snapshots() {
             expected.insert(format!("gen__{}.snap", f.name.replace('.', "_")));
         }
     }
+    // tests/role_program.rs: one listing per target of every stdlib pipeline unit.
+    for c in checked() {
+        for t in c.tasks.iter().filter(|t| t.pipeline.is_some()) {
+            for p in &t.programs {
+                expected.insert(format!(
+                    "role_program__{}__{}.snap",
+                    t.ir.unit_name(),
+                    p.target.as_str()
+                ));
+            }
+        }
+    }
     let mut stack = vec![root.join("tests/ui")];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap() {

@@ -14,6 +14,7 @@ pub mod harness;
 pub mod layout;
 pub mod names;
 mod pipeline;
+mod roles;
 pub mod sm100;
 pub mod sm90;
 mod spec_h;

@@ -4,54 +4,12 @@
 
 use super::consumer::{ROLE_ARGS, ROLE_PARAMS};
 use super::names::upper;
+use super::roles::{ops_of, render, RoleCx};
 use super::writer::Writer;
 use super::GenOptions;
-use crate::ir::{ChannelStorageIr, RoleKind, TaskIr};
-use crate::plan::sems::{empty_of, full_of};
+use crate::ir::{RoleKind, TaskIr};
+use crate::lower::{Op, RoleProgram};
 use crate::valid::{CheckedTask, Operands, PipelineShape};
-
-/// The first ordinal of each barrier group the roles use, by name in the spec's `SemOrdinal`.
-pub(crate) struct Sems {
-    pub sf_full: String,
-    pub w_full: String,
-    pub a_full: String,
-    pub ring_empty: String,
-    pub acc_full: String,
-    pub acc_empty: String,
-    pub tmem_ready: String,
-    pub consumer_done: String,
-}
-
-pub(crate) fn sem_names(task: &CheckedTask, p: &PipelineShape) -> Sems {
-    let ir = &task.ir;
-    let t = &task.ordinals;
-    let name_of = |ord: Option<usize>| -> String {
-        ord.map(|o| {
-            let base = t[o]
-                .name
-                .split('[')
-                .next()
-                .unwrap_or(&t[o].name)
-                .replace('.', "_");
-            format!("SEM_{}", upper(&base))
-        })
-        .unwrap_or_else(|| "0".to_string())
-    };
-    let sf_full = match &p.operands {
-        Operands::Fp8BlockScale { sf_ring, .. } => name_of(full_of(t, *sf_ring, 0)),
-        Operands::Bf16 => "0".to_string(),
-    };
-    Sems {
-        sf_full,
-        w_full: name_of(full_of(t, p.w_ring, 0)),
-        a_full: name_of(full_of(t, p.a_ring, 0)),
-        ring_empty: name_of(empty_of(ir, t, p.w_ring, 0)),
-        acc_full: name_of(full_of(t, p.acc, 0)),
-        acc_empty: name_of(empty_of(ir, t, p.acc, 0)),
-        tmem_ready: format!("SEM_{}", upper(&ir.sems[p.tmem_ready].name)),
-        consumer_done: format!("SEM_{}", upper(&ir.sems[p.consumer_done].name)),
-    }
-}
 
 /// The region ordinal name of the first stage of a ring, or of the scratch region.
 pub(crate) fn region_base(ir: &TaskIr, group: usize) -> String {
@@ -62,10 +20,11 @@ pub(crate) fn region_base(ir: &TaskIr, group: usize) -> String {
     )
 }
 
+/// The region group a ring channel stores its stages in.
 pub(crate) fn ring_group(ir: &TaskIr, ch: crate::ir::Handle<crate::ir::ChannelIr>) -> usize {
     match ir.channels[ch].storage {
-        ChannelStorageIr::Region(g) => g,
-        ChannelStorageIr::Tmem => 0,
+        crate::ir::ChannelStorageIr::Region(g) => g,
+        crate::ir::ChannelStorageIr::Tmem => 0,
     }
 }
 
@@ -98,9 +57,9 @@ pub(crate) fn kernel_prologue(
     constants(w, task, p);
 }
 
-/// Opens the consumer role (W0-3, threads 0..127): its SMEM, op semaphores, warp and lane, and
-/// the wait on `tmem_ready` (the launcher's re-init is done) that both lowerings start with.
-pub(crate) fn open_consumer(w: &mut Writer, s: &Sems) {
+/// Opens the consumer role (W0-3, threads 0..127): its SMEM, op semaphores, warp and lane; the
+/// role program's operations follow.
+pub(crate) fn open_consumer(w: &mut Writer) {
     w.open(format!(
         "__device__ __noinline__ void consumer({ROLE_PARAMS})"
     ));
@@ -111,57 +70,6 @@ pub(crate) fn open_consumer(w: &mut Writer, s: &Sems) {
     w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
     w.line("int const warp = mpkc::warp_id();");
     w.line("int const lane = mpkc::lane_id();");
-    w.line(format!(
-        "mpkc::rt::mbar_wait(&sem[{}], 0, \"{}\", 0);",
-        s.tmem_ready,
-        s.tmem_ready.to_ascii_lowercase()
-    ));
-}
-
-/// The waits of the consumer cursor on stage `stage`'s full barriers (weights, activations,
-/// and the fp8 scales when `scales`), parity `full_parity`.
-pub(crate) fn wait_stage_full(w: &mut Writer, s: &Sems, scales: bool) {
-    let mut fulls = vec![&s.w_full, &s.a_full];
-    if scales {
-        fulls.push(&s.sf_full);
-    }
-    for f in fulls {
-        w.line(format!(
-            "mpkc::rt::mbar_wait(&sem[{f} + stage], full_parity, \"{}\", stage);",
-            f.to_ascii_lowercase()
-        ));
-    }
-}
-
-/// Opens the loop over the task's K stages on the ring's consumer side (the sm_100a launcher, the
-/// sm_90a consumer warpgroup): the stage, the consumer cursor's parity (from phase 0), the waits on
-/// the stage's full barriers, the lines `after_wait` (a target's fence), then the matrix
-/// descriptors of both operands. The caller closes the loop.
-pub(crate) fn open_stage_loop(
-    w: &mut Writer,
-    task: &CheckedTask,
-    p: &PipelineShape,
-    s: &Sems,
-    after_wait: &[&str],
-) {
-    let ir = &task.ir;
-    let w0 = region_base(ir, ring_group(ir, p.w_ring));
-    let a0 = region_base(ir, ring_group(ir, p.a_ring));
-    w.open("for (int it = 0; it < K_ITERS; ++it)");
-    w.line("int const stage = it % NUM_STAGES;");
-    w.line(
-        "uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0",
-    );
-    wait_stage_full(w, s, matches!(p.operands, Operands::Fp8BlockScale { .. }));
-    for l in after_wait {
-        w.line(*l);
-    }
-    w.line(format!(
-        "uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"
-    ));
-    w.line(format!(
-        "uint64_t const a_desc = smem_desc(smem + task_desc->smem_region_offset({a0} + stage));"
-    ));
 }
 
 /// The launcher's first step on both targets: lane 0 re-initialises the barriers the launcher
@@ -326,34 +234,33 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
     w.blank();
 }
 
-/// One force-inlined re-init helper per role that owns barriers (I-M4, I-M5): `mbarrier.init`
-/// of each with its count, then the init fence (as a call, nvcc reorders the fence).
-pub(crate) fn reinit_helpers(
-    w: &mut Writer,
-    task: &CheckedTask,
-    opts: &GenOptions,
-    target: crate::ir::Target,
-) {
-    let table = super::spec_h::sem_table_name(target);
+/// One force-inlined re-init helper per role that re-initialises barriers in `prog` (I-M4,
+/// I-M5): `mbarrier.init` of each with this target's count, then the init fence (as a call, nvcc
+/// reorders the fence).
+pub(crate) fn reinit_helpers(w: &mut Writer, prog: &RoleProgram, opts: &GenOptions) {
+    let table = super::spec_h::sem_table_name(prog.target);
     for role in [RoleKind::Loader, RoleKind::Launcher] {
-        let owned: Vec<_> = task
-            .ordinals
+        let owned: Vec<usize> = ops_of(prog, role)
             .iter()
-            .enumerate()
-            .filter(|(_, o)| o.reinit == Some(role))
-            .collect();
+            .find_map(|o| match o {
+                Op::Reinit { ordinals } => Some(ordinals.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
         w.comment(format!("Start-of-task re-init by the {role} of the barriers it arrives asynchronously or last (I-M4)."));
         w.open(format!(
             "__device__ __forceinline__ void reinit_{role}(uint64_t *sem)"
         ));
-        for (i, o) in owned {
-            if opts.drop_reinit == Some(o.ordinal) {
-                w.line(format!("// fault injection (mpkc verify --inject reinit-drop): the re-init of {} is dropped", o.name));
+        for (k, b, slot) in prog.ordinals().filter(|(k, _, _)| owned.contains(k)) {
+            let name = format!("{}[{slot}]", b.label);
+            let name = if b.slots <= 1 { b.label.clone() } else { name };
+            if opts.drop_reinit == Some(k) {
+                w.line(format!("// fault injection (mpkc verify --inject reinit-drop): the re-init of {name} is dropped"));
                 continue;
             }
             w.line(format!(
-                "mpkc::rt::mbar_reinit(&sem[{table}[{i}].ordinal], {table}[{i}].count);  // {}: {}",
-                o.name, o.count
+                "mpkc::rt::mbar_reinit(&sem[{table}[{k}].ordinal], {table}[{k}].count);  // {name}: {}",
+                b.count(slot)
             ));
         }
         w.line("mpkc::rt::fence_mbar_init();");
@@ -362,13 +269,16 @@ pub(crate) fn reinit_helpers(
     }
 }
 
-/// Loader (W4): one elected lane issues the TMA loads of each stage after the stage's shared
-/// empty barrier frees it (producer cursor from parity 1), and waits the task's dependency once
-/// before the first activation load. No end-of-task drain (I-M8).
-pub(crate) fn loader(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &Sems, isa: &str) {
-    let ir = &task.ir;
-    let w0 = region_base(ir, ring_group(ir, p.w_ring));
-    let a0 = region_base(ir, ring_group(ir, p.a_ring));
+/// Loader (W4): one elected lane runs the loader's operations of `prog`: the TMA loads of each
+/// stage after the stage's shared empty barrier frees it (producer cursor from parity 1), the
+/// dependency wait before the first load of data another task wrote. No end-of-task drain (I-M8).
+pub(crate) fn loader(
+    w: &mut Writer,
+    task: &CheckedTask,
+    prog: &RoleProgram,
+    engine: &dyn super::roles::Engine,
+) {
+    let isa = engine.isa();
     w.comment("Loader (W4): TMA of the weight and activation stages.");
     w.open(format!(
         "__device__ __noinline__ void loader({ROLE_PARAMS})"
@@ -383,63 +293,16 @@ pub(crate) fn loader(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &
     w.line("CUtensorMap const *const map_a = task_desc->input_tma_desc_ptrs[IN_A][0];");
     w.line(format!("{isa}::prefetch_tensormap(map_w);"));
     w.line(format!("{isa}::prefetch_tensormap(map_a);"));
-    w.line("reinit_loader(sem);");
     w.line("int const tile = task_desc->task_metadata.task_offset % NUM_TILES;");
     w.line("int const split = task_desc->task_metadata.task_offset / NUM_TILES;");
     w.line("uint64_t *const dep_ready = &runtime_smem.dynamic_semaphores[instruction_index % INSTRUCTION_RING_SIZE][SEM_DEP_READY];");
-    w.open("for (int it = 0; it < K_ITERS; ++it)");
-    w.line("int const stage = it % NUM_STAGES;");
-    w.line("uint32_t const free_parity = ((it / NUM_STAGES) & 1) ^ 1;  // producer cursor starts at phase 1");
-    w.line(format!(
-        "mpkc::rt::mbar_wait(&sem[{} + stage], free_parity, \"{}\", stage);",
-        s.ring_empty,
-        s.ring_empty.to_ascii_lowercase()
-    ));
-    w.line("int const k_chunk = (split * K_ITERS + it) * K_CHUNKS;");
-    w.line(format!(
-        "char *const w_dst = smem + task_desc->smem_region_offset({w0} + stage);"
-    ));
-    w.line(format!("{isa}::tma_load_3d(w_dst, map_w, &sem[{} + stage], 0, tile * BLOCK_M, k_chunk, W_L2_POLICY);", s.w_full));
-    w.line(format!(
-        "{isa}::mbar_arrive_expect_tx(&sem[{} + stage], W_STAGE_TX_BYTES);",
-        s.w_full
-    ));
-    w.comment(
-        "The activations come from the task this one depends on: wait its event once (I-M9).",
-    );
-    w.open("if (it == 0)");
-    w.line("mpkc::rt::mbar_wait(dep_ready, mpkc::rt::ring_phase(instruction_index), \"SEM_DEP_READY\", instruction_index);");
-    activations_fence(w, isa);
-    w.close("");
-    if let Operands::Fp8BlockScale { sf_ring, .. } = &p.operands {
-        let sf0 = region_base(ir, ring_group(ir, *sf_ring));
-        w.comment("UE8M0 scale factors of this stage's 128-wide K block (layout::Scales::stage: every load first,");
-        w.comment("then the rows the MMA's scale layout asks for).");
-        w.line(format!(
-            "uint8_t *const sf = reinterpret_cast<uint8_t *>(smem + task_desc->smem_region_offset({sf0} + stage));"
-        ));
-        w.line("float const *const w_scale = static_cast<float const *>(task_desc->input_ptrs[IN_W_SCALE]);");
-        w.line("float const *const a_scale = static_cast<float const *>(task_desc->input_ptrs[IN_A_SCALE]);");
-        w.line("layout::Scales::stage(sf, w_scale, a_scale, tile, split * K_ITERS + it);");
-        w.comment("Generic-proxy writes, read by tcgen05.cp (async proxy): fence, then publish.");
-        w.line(format!("{isa}::fence_proxy_async_smem();"));
-        w.line(format!(
-            "mpkc::rt::mbar_arrive(&sem[{} + stage]);",
-            s.sf_full
-        ));
-    }
-    w.line(format!(
-        "char *const a_dst = smem + task_desc->smem_region_offset({a0} + stage);"
-    ));
-    w.line(format!(
-        "{isa}::tma_load_3d(a_dst, map_a, &sem[{} + stage], 0, 0, k_chunk, A_L2_POLICY);",
-        s.a_full
-    ));
-    w.line(format!(
-        "{isa}::mbar_arrive_expect_tx(&sem[{} + stage], A_STAGE_TX_BYTES);",
-        s.a_full
-    ));
-    w.close("");
+    let cx = RoleCx {
+        ir: &task.ir,
+        prog,
+        role: RoleKind::Loader,
+        engine,
+    };
+    render(w, &cx, ops_of(prog, RoleKind::Loader));
     w.close("");
     w.blank();
 }
@@ -460,7 +323,7 @@ fn pages_fence(w: &mut Writer, isa: &str) {
 
 /// The loader's fence between the producer task's generic stores of the activations and this
 /// task's TMA loads of them (finding: no proxy fence on that path).
-fn activations_fence(w: &mut Writer, isa: &str) {
+pub(crate) fn activations_fence(w: &mut Writer, isa: &str) {
     w.comment("The activations were written by the producer task's generic stores, ordered before this thread by");
     w.comment("the event's release/acquire and SEM_DEP_READY; the TMA below reads them in the async proxy. As for");
     w.comment("the pages (PTX ISA 9.0 §8.6, §9.7.9.25.2), the reader fences after that acquire and before its first");
@@ -470,7 +333,7 @@ fn activations_fence(w: &mut Writer, isa: &str) {
 }
 
 /// The `Registration` type: MPK's flags for the variant, `init_semaphores`, the role entry points.
-pub(crate) fn registration(w: &mut Writer, task: &CheckedTask, target: crate::ir::Target) {
+pub(crate) fn registration(w: &mut Writer, task: &CheckedTask, prog: &RoleProgram) {
     let ir = &task.ir;
     w.comment("What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3): every");
     w.comment("role body is non-empty but the storer's; page mode 1 (the loader prefix waits every page and frees");
@@ -486,40 +349,47 @@ pub(crate) fn registration(w: &mut Writer, task: &CheckedTask, target: crate::ir
     w.line("static constexpr bool kAutoLoaderPageLifecycle = true;");
     w.line("static constexpr bool kAutoConsumerFinish = false;");
     w.line("static constexpr bool kLauncherDepPrefix = true;");
-    let table = super::spec_h::sem_table_name(target);
+    let table = super::spec_h::sem_table_name(prog.target);
     w.comment(format!("init_semaphores: every ordinal with its arrival count from spec.h's {table} (the table of this"));
     w.comment("target's lowering), then the init fence (I-M2).");
     w.open("__device__ static void init_semaphores(uint64_t *sem)");
-    for (i, o) in task.ordinals.iter().enumerate() {
+    let name = |b: &crate::lower::Barrier, slot: u32| {
+        if b.slots <= 1 {
+            b.label.clone()
+        } else {
+            format!("{}[{slot}]", b.label)
+        }
+    };
+    for (k, b, slot) in prog.ordinals() {
         w.line(format!(
-            "mpkc::rt::mbar_init(&sem[{table}[{i}].ordinal], {table}[{i}].count);  // {}: {}",
-            o.name, o.count
+            "mpkc::rt::mbar_init(&sem[{table}[{k}].ordinal], {table}[{k}].count);  // {}: {}",
+            name(b, slot),
+            b.count(slot)
         ));
     }
     w.line("mpkc::rt::fence_mbar_init();");
     w.close("");
-    let mask: u32 = task
-        .ordinals
-        .iter()
-        .filter(|o| o.reinit.is_some() && o.ordinal < 31)
-        .fold(0, |m, o| m | (1u32 << o.ordinal));
+    let mask: u32 = prog
+        .ordinals()
+        .filter(|(k, b, _)| b.reinit.is_some() && *k < 31)
+        .fold(0, |m, (k, _, _)| m | (1u32 << k));
     w.comment("Op ordinals a role re-initialises at task start (bit k = ordinal k; the harness checks them).");
     w.line(format!(
         "static constexpr uint32_t kReinitOrdinals = 0x{mask:08X}u;"
     ));
     w.open("__device__ static char const *ordinal_name(int k)");
     w.open("switch (k)");
-    for o in &task.ordinals {
-        w.line(format!("case {}: return \"{}\";", o.ordinal, o.name));
+    for (k, b, slot) in prog.ordinals() {
+        w.line(format!("case {k}: return \"{}\";", name(b, slot)));
     }
     w.line("default: return \"?\";");
     w.close("");
     w.close("");
     w.open("__device__ static char const *reinit_owner(int k)");
     w.open("switch (k)");
-    for o in task.ordinals.iter().filter(|o| o.reinit.is_some()) {
-        if let Some(r) = o.reinit {
-            w.line(format!("case {}: return \"{r}\";", o.ordinal));
+    for (k, b, _) in prog.ordinals() {
+        if let Some(r) = b.reinit {
+            w.line(format!("case {k}: return \"{r}\";"));
         }
     }
     w.line("default: return \"none\";");

@@ -7,8 +7,8 @@ use super::banner::{banner, ContractInfo};
 use super::names::{c_string, double_literal, float_literal, int_literal, upper};
 use super::writer::Writer;
 use crate::ir::{ParamType, ParamValue, RoleKind, TaskIr};
+use crate::lower::RoleProgram;
 use crate::plan::pages::{PagePlan, NUM_PAGES, PAGE_SIZE};
-use crate::plan::sems::{for_target, Ordinal};
 use crate::valid::CheckedTask;
 
 /// Emits the spec header.
@@ -28,7 +28,7 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
     regions(&mut w, task);
     page_map(&mut w, ir, task.primary_plan());
     smem_info(&mut w, task);
-    sems(&mut w, ir, &task.ordinals, &task.ir.targets);
+    sems(&mut w, &task.programs);
     barriers(&mut w, ir);
     w.close_namespace(&format!("kernel::{unit}"));
     w.finish()
@@ -193,64 +193,57 @@ pub(crate) fn sem_table_name(target: crate::ir::Target) -> String {
     format!("kSems_{}", target.as_str().replace('_', ""))
 }
 
-/// The ordinal enum, then one semaphore table per declared target ([`for_target`]): what that
-/// target's kernel initialises (its `init_semaphores` reads the table).
-fn sems(w: &mut Writer, ir: &TaskIr, table: &[Ordinal], targets: &[crate::ir::TargetIr]) {
+/// The ordinal enum, then one semaphore table per declared target, each read from that
+/// target's role program: what that target's kernel initialises (its `init_semaphores` reads
+/// the table) and what the model check proved (issue 11, case 12).
+fn sems(w: &mut Writer, programs: &[RoleProgram]) {
+    let n = programs.first().map_or(0, RoleProgram::ordinal_count);
     w.comment("Op-private semaphore ordinals (ordinal k at op_sem_base + 8k; at most 31, I-M1).");
-    w.line(format!(
-        "inline constexpr int NUM_OP_SEMS = {};",
-        table.len()
-    ));
+    w.line(format!("inline constexpr int NUM_OP_SEMS = {n};"));
     w.line("static_assert(NUM_OP_SEMS <= 31, \"E0301: a ring slot holds 31 op-private mbarriers (I-M1)\");");
-    if table.is_empty() {
+    let Some(first) = programs.first().filter(|_| n > 0) else {
         w.blank();
         return;
-    }
+    };
     w.blank();
     w.comment("First ordinal of each channel edge and of each one-shot sem.");
     w.open("enum SemOrdinal : int");
-    let mut seen = std::collections::BTreeSet::new();
-    for o in table {
-        let base = o
-            .name
-            .split('[')
-            .next()
-            .unwrap_or(&o.name)
-            .replace('.', "_");
-        if seen.insert(base.clone()) {
-            w.line(format!("SEM_{} = {},", upper(&base), o.ordinal));
-        }
+    for b in &first.barriers {
+        w.line(format!("{} = {},", b.c_name, b.first));
     }
     w.close(";");
     w.blank();
-    for t in targets {
-        let table = for_target(ir, table, t.target);
-        w.comment(format!("{}: ordinal | name | count | producer -> consumer | arrival | re-init at task start by", t.target.as_str()));
+    for p in programs {
+        w.comment(format!("{}: ordinal | name | count | producer -> consumer | arrival | re-init at task start by", p.target.as_str()));
         w.open(format!(
             "inline constexpr ::mpkc::SemSpec {}[NUM_OP_SEMS] =",
-            sem_table_name(t.target)
+            sem_table_name(p.target)
         ));
-        sem_rows(w, &table);
+        sem_rows(w, p);
         w.close(";");
     }
     w.blank();
 }
 
-fn sem_rows(w: &mut Writer, table: &[Ordinal]) {
-    for o in table {
-        let arrival = match o.arrival {
+fn sem_rows(w: &mut Writer, p: &RoleProgram) {
+    for (k, b, slot) in p.ordinals() {
+        let arrival = match b.arrival {
             crate::ir::ArrivalIr::Tma(_) => "::mpkc::Arrival::TmaCompleteTx",
             crate::ir::ArrivalIr::Commit => "::mpkc::Arrival::Commit",
             crate::ir::ArrivalIr::Threads(_) => "::mpkc::Arrival::Thread",
         };
+        let name = if b.slots <= 1 {
+            b.label.clone()
+        } else {
+            format!("{}[{slot}]", b.label)
+        };
         w.line(format!(
-            "{{{}, {}, {}, {}, {}, {arrival}, {}}},",
-            c_string(&o.name),
-            o.ordinal,
-            o.count,
-            role(Some(o.producer)),
-            role(Some(o.consumer)),
-            role(o.reinit)
+            "{{{}, {k}, {}, {}, {}, {arrival}, {}}},",
+            c_string(&name),
+            b.count(slot),
+            role(Some(b.producer)),
+            role(Some(b.waiter)),
+            role(b.reinit)
         ));
     }
 }

@@ -219,6 +219,15 @@ pub fn apply_inject(
                     return Err(format!("no op ordinal {k}"));
                 };
                 o.count += 1;
+                // The tables and kernels render the role programs: lower them again from the
+                // changed ordinal table.
+                let programs = t
+                    .ir
+                    .targets
+                    .iter()
+                    .map(|x| crate::lower::lower(&t.ir, &t.ordinals, x.target, t.pipeline.as_ref()))
+                    .collect();
+                t.programs = programs;
             }
         }
         Some(Inject::ReinitDrop(k)) => {

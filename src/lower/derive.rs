@@ -194,7 +194,9 @@ impl Cx<'_> {
                     },
                 });
                 if self.linear.is_some() {
-                    ops.push(Op::Step(Step::TmemAlloc));
+                    ops.push(Op::Step(Step::TmemAlloc {
+                        scratch: self.linear.map_or(0, |p| p.scratch),
+                    }));
                 }
             }
         }
@@ -207,7 +209,9 @@ impl Cx<'_> {
             self.acquire_slot(role, h, sm100_launcher, &mut tile);
         }
         if self.linear.is_some() && role == RoleKind::Consumer && !tmem.is_empty() {
-            tile.push(Op::Step(Step::AccLoad));
+            tile.push(Op::Step(Step::AccLoad {
+                scratch: self.linear.map_or(0, |p| p.scratch),
+            }));
         }
         for (h, c) in self.ir.channels.iter() {
             if let Some((r, empty, span)) = c.early_exit {
@@ -227,7 +231,9 @@ impl Cx<'_> {
             });
         }
         if self.linear.is_some() && role == RoleKind::Consumer {
-            tile.push(Op::Step(Step::Epilogue));
+            tile.push(Op::Step(Step::Epilogue {
+                scratch: self.linear.map_or(0, |p| p.scratch),
+            }));
         }
         for &h in &tmem {
             self.release_slot(role, h, sm100_launcher, &mut tile);
@@ -350,8 +356,14 @@ impl Cx<'_> {
                         t.tma.as_ref().and_then(|m| m.box_bytes(t.dtype)).unwrap_or(0)
                     })
                     .sum();
+                let operand = match self.linear {
+                    Some(p) if tensors[0] == p.weights => Operand::Weights,
+                    Some(p) if tensors[0] == p.acts => Operand::Activations,
+                    _ => Operand::Other,
+                };
                 Op::TmaLoad {
                     tensor: tensors[0],
+                    operand,
                     bar,
                     group,
                     bytes,
@@ -428,8 +440,22 @@ impl Cx<'_> {
                 }
             }
         }
-        if waited && self.linear.is_some() && role == mma_role(self.target) {
-            ops.push(Op::Step(Step::StageMma));
+        if let Some(p) = self
+            .linear
+            .filter(|_| waited && role == mma_role(self.target))
+        {
+            let group = |h: Handle<ChannelIr>| match self.ir.channels[h].storage {
+                ChannelStorageIr::Region(g) => g,
+                ChannelStorageIr::Tmem => 0,
+            };
+            ops.push(Op::Step(Step::StageMma {
+                w: group(p.w_ring),
+                a: group(p.a_ring),
+                sf: match p.operands {
+                    Operands::Fp8BlockScale { sf_ring, .. } => Some(group(sf_ring)),
+                    Operands::Bf16 => None,
+                },
+            }));
         }
         if let Some((er, arrival)) = empty {
             if er == role {
@@ -460,7 +486,7 @@ impl Cx<'_> {
             (self.full(h), self.ir.channels[h].full_arrival.clone())
         };
         let Some(bar) = bar else { return };
-        let count = self.bars[usize::from(bar.0)].count;
+        let count = self.bars[usize::from(bar.0)].count(0);
         let weight = match arrival {
             ArrivalIr::Threads(n) => n,
             _ => count,

@@ -25,7 +25,7 @@ pub fn dump(p: &RoleProgram) -> String {
             b.label,
             b.first,
             b.first + b.slots as usize,
-            b.count,
+            b.count(0),
             b.producer,
             b.waiter,
             b.arrival.kind_str(),
@@ -66,12 +66,14 @@ fn ops(p: &RoleProgram, list: &[Op], depth: usize, s: &mut String) {
             }
             Op::TmaLoad {
                 tensor,
+                operand,
                 bar: b,
                 group,
                 bytes,
             } => writeln!(
                 s,
-                "{pad}tma {tensor:?} -> group {group}, {} (+{bytes} B)",
+                "{pad}tma {} ({operand:?}) -> group {group}, {} (+{bytes} B)",
+                tensor.index(),
                 bar(p, b)
             ),
             Op::StageScales { bar: b, group } => {

@@ -29,8 +29,9 @@ pub struct Barrier {
     pub first: usize,
     /// Slots (a channel's depth; 1 for a one-shot).
     pub slots: u32,
-    /// Arrivals per phase on this target (sm_90a ring empties: the 128 consumer threads).
-    pub count: i64,
+    /// Arrivals per phase of each slot on this target (sm_90a ring empties: the 128 consumer
+    /// threads); equal across slots but where `mpkc verify --inject count-off` changed one.
+    pub counts: Vec<i64>,
     /// How it is arrived on this target.
     pub arrival: ArrivalIr,
     /// The arriving role on this target.
@@ -101,24 +102,53 @@ pub struct Site {
     pub span: Span,
 }
 
+/// What a TMA-loaded tensor is to the linear engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    /// The weights `[N, K]`: box at (0, tile * BLOCK_M, k).
+    Weights,
+    /// The activations `[m_real, K]`: box at (0, 0, k).
+    Activations,
+    /// Not an operand of the engine (a protocol-only program).
+    Other,
+}
+
 /// The work of the linear engine that is not synchronisation (the model check skips it; the
 /// target's renderer writes it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
-    /// sm_100a launcher: allocate the task's TMEM columns into the scratch region's address slot,
-    /// then publish it to the warp (`tcgen05.alloc`, I-T1).
-    TmemAlloc,
+    /// sm_100a launcher: allocate the task's TMEM columns into the address slot of region group
+    /// `scratch`, then publish it to the warp (`tcgen05.alloc`, I-T1).
+    TmemAlloc {
+        /// The region group holding the TMEM address.
+        scratch: usize,
+    },
     /// sm_100a launcher: `tcgen05.dealloc` after the consumers are done (I-T1).
     TmemDealloc,
     /// The stage's MMAs: sm_100a `tcgen05.mma` (with the stage's scale factors copied to TMEM
     /// for block-scaled fp8) issued by the elected launcher lane; sm_90a `wgmma` by the consumer
     /// warpgroup, waited, with the fp8 block scales applied in f32.
-    StageMma,
-    /// sm_100a consumer: load the warp's 32 TMEM lanes of the accumulator slot (`tcgen05.ld`).
-    AccLoad,
+    StageMma {
+        /// The weight ring's region group (MMA A under swap-AB).
+        w: usize,
+        /// The activation ring's region group (MMA B).
+        a: usize,
+        /// The scale-factor ring's region group (block-scaled fp8).
+        sf: Option<usize>,
+    },
+    /// sm_100a consumer: load the warp's 32 TMEM lanes of the accumulator slot (`tcgen05.ld`),
+    /// the TMEM address read from region group `scratch`.
+    AccLoad {
+        /// The region group holding the TMEM address.
+        scratch: usize,
+    },
     /// The consumer's epilogue over its accumulator fragment (`store bf16`, `residual add`,
-    /// `split_k f32`, `quant e4m3`).
-    Epilogue,
+    /// `split_k f32`, `quant e4m3`); `quant e4m3` meets the warps' maxima in region group
+    /// `scratch`.
+    Epilogue {
+        /// The scratch region group.
+        scratch: usize,
+    },
     /// The launcher's lane-parallel release of each page the task uses, once (I-P1, I-P3).
     PageRelease,
     /// The loader's wait on the task's dependency (`SEM_DEP_READY`) before its first load of
@@ -163,6 +193,8 @@ pub enum Op {
     TmaLoad {
         /// The tensor.
         tensor: Handle<TensorIr>,
+        /// What it is to the MMA (its box coordinates and constants follow).
+        operand: Operand,
         /// The full barrier slot.
         bar: BarRef,
         /// The region group of the ring (stage `it % stages`).
@@ -247,6 +279,17 @@ pub struct RoleProgram {
     /// Whether the linear engine's work ([`Step`]s, TMA loads) is in the program; false for the
     /// protocol-only program of a contract the linear lowering rejected.
     pub lowered: bool,
+}
+
+impl Barrier {
+    /// The init count of slot `slot`.
+    pub fn count(&self, slot: u32) -> i64 {
+        self.counts
+            .get(slot as usize)
+            .or(self.counts.first())
+            .copied()
+            .unwrap_or(1)
+    }
 }
 
 impl RoleProgram {

@@ -80,6 +80,7 @@ pub fn barriers(ir: &TaskIr, table: &[Ordinal], target: Target) -> Vec<Barrier> 
         if slot > 0 {
             if let Some(b) = out.last_mut().filter(|b| b.source == source) {
                 b.slots += 1;
+                b.counts.push(o.count);
                 continue;
             }
         }
@@ -93,7 +94,7 @@ pub fn barriers(ir: &TaskIr, table: &[Ordinal], target: Target) -> Vec<Barrier> 
         out.push(Barrier {
             first: o.ordinal,
             slots: 1,
-            count: o.count,
+            counts: vec![o.count],
             arrival: o.arrival.clone(),
             producer: o.producer,
             waiter: match source {

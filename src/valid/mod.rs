@@ -53,6 +53,7 @@ use crate::templates::Binding;
 
 pub use names::MAX_UNIT_NAME;
 pub use pipeline::{Epilogue, Operands, PipelineShape};
+pub use protocol::model_text;
 pub use smem::{raw_plans, request_list};
 
 /// Options of a check run.
@@ -95,6 +96,11 @@ pub struct CheckedTask {
 }
 
 impl CheckedTask {
+    /// The role program of `target` (a declared target: `programs` has one per declared target).
+    pub fn program(&self, target: crate::ir::Target) -> Option<&crate::lower::RoleProgram> {
+        self.programs.iter().find(|p| p.target == target)
+    }
+
     /// The plan the spec header records: the first target's.
     pub fn primary_plan(&self) -> &PagePlan {
         &self.plans[0].2

@@ -142,6 +142,18 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         sink.push(unsupported(m.span, format!("MMA {} {} ({} x {} -> {})", if m.engine == MmaEngine::Tcgen05 { "tcgen05" } else { "wgmma" }, m.kind, m.a, m.b, m.d), "use `mma tcgen05 f16 (bf16 x bf16 -> f32)` or `mma tcgen05 mxf8f6f4 (e4m3 x e4m3 -> f32)`"));
         return None;
     }
+    // The kernels re-initialise barriers from the loader's elected lane and the launcher's lane 0
+    // (I-M4); a consumer or storer re-init has no place in them.
+    let owners = ir
+        .channels
+        .values()
+        .map(|c| (Some(c.reinit), c.span, &c.name))
+        .chain(ir.sems.values().map(|x| (x.reinit, x.span, &x.name)));
+    for (r, span, name) in owners {
+        if let Some(r @ (RoleKind::Consumer | RoleKind::Storer | RoleKind::Controller)) = r {
+            sink.push(unsupported(span, format!("`{name}` is re-initialised by the {r}: the pipeline lowering re-initialises barriers in the loader and the launcher only"), "write `reinit launcher` (or `reinit loader`)"));
+        }
+    }
     // Model-only clauses: the kernels run K_ITERS >= 1 trips per task and never drain (I-M8).
     for c in ir.channels.values() {
         if let Some((_, _, span)) = c.early_exit {

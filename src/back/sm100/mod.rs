@@ -15,9 +15,7 @@ mod roles;
 
 use super::banner::ContractInfo;
 use super::epilogue::fragment_helpers;
-use super::pipeline::{
-    kernel_prologue, loader, registration, reinit_helpers, ring_group, sem_names,
-};
+use super::pipeline::{kernel_prologue, loader, registration, reinit_helpers, ring_group};
 use super::writer::Writer;
 use super::GenOptions;
 use crate::valid::{CheckedTask, Operands, PipelineShape};
@@ -41,12 +39,15 @@ pub fn emit(
     );
     descriptors(&mut w, task, p);
     fragment_helpers(&mut w, &roles::FRAGMENT);
-    let sems = sem_names(task, p);
-    reinit_helpers(&mut w, task, opts, crate::ir::Target::Sm100a);
-    loader(&mut w, task, p, &sems, "mpkc::sm100");
-    roles::launcher(&mut w, task, p, &sems);
-    roles::consumer(&mut w, task, p, &sems);
-    registration(&mut w, task, crate::ir::Target::Sm100a);
+    let Some(prog) = task.program(crate::ir::Target::Sm100a) else {
+        return w.finish();
+    };
+    let engine = roles::Sm100 { task, p };
+    reinit_helpers(&mut w, prog, opts);
+    loader(&mut w, task, prog, &engine);
+    roles::launcher(&mut w, &engine, prog);
+    roles::consumer(&mut w, &engine, prog);
+    registration(&mut w, task, prog);
     w.close_namespace(&format!("kernel::{unit}"));
     w.finish()
 }

@@ -2,12 +2,12 @@
 
 use crate::back::consumer::ROLE_PARAMS;
 use crate::back::epilogue::{self, Fragment};
-use crate::back::pipeline::{
-    launcher_reinit, open_consumer, open_stage_loop, region_base, release_used_pages, ring_group,
-    Sems,
-};
+use crate::back::pipeline::{open_consumer, region_base, release_used_pages};
+use crate::back::roles::{ops_of, render, Engine, RoleCx};
 use crate::back::writer::Writer;
-use crate::valid::{CheckedTask, Operands, PipelineShape};
+use crate::ir::{ChannelStorageIr, RoleKind};
+use crate::lower::{BarRef, BarrierSource, RoleProgram, Step};
+use crate::valid::{CheckedTask, PipelineShape};
 
 /// The accumulator fragment of a consumer thread on sm_100a: TMEM lane 32w + l of the tile.
 pub(super) const FRAGMENT: Fragment = Fragment {
@@ -35,54 +35,63 @@ fn warp_amax(w: &mut Writer) {
     w.close("");
 }
 
-/// Launcher (W5): re-init, TMEM alloc after the first stage landed, tmem_ready, the MMA loop on
-/// one elected lane (a commit frees each stage, a commit fills the accumulator), then, after
-/// consumer_done, the lane-parallel release of the used pages and the dealloc.
-pub(super) fn launcher(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &Sems) {
-    let ir = &task.ir;
-    let scratch = region_base(ir, p.scratch);
-    w.comment("Launcher (W5): TMEM and the tcgen05.mma loop.");
-    w.open(format!(
-        "__device__ __noinline__ void launcher({ROLE_PARAMS})"
-    ));
-    w.line("(void)runtime_config;");
-    w.line("(void)iter_num;");
-    w.line("extern __shared__ __align__(1024) char smem[];");
-    w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
-    launcher_reinit(w);
-    w.comment("The first stage landed only after the loader saw every page ready: the scratch page is ours.");
-    w.line(format!(
-        "mpkc::rt::mbar_wait(&sem[{} + 0], 0, \"{}\", 0);",
-        s.w_full,
-        s.w_full.to_ascii_lowercase()
-    ));
-    w.line(format!("uint32_t *const taddr_slot = reinterpret_cast<uint32_t *>(smem + task_desc->smem_region_offset({scratch}));"));
-    w.line("mpkc::sm100::tmem_alloc(taddr_slot, TMEM_COLS);");
-    w.line("mpkc::sm100::tcgen05_fence_before();");
-    w.line("__syncwarp();");
-    w.line("uint32_t const taddr = *taddr_slot;  // cached: the scratch page may be released before dealloc");
-    w.line(format!(
-        "if (mpkc::lane_id() == 0) mpkc::rt::mbar_arrive(&sem[{}]);",
-        s.tmem_ready
-    ));
-    w.open("if (mpkc::sm100::elect_one())");
-    w.comment(
-        "One tile per task (I-P6): accumulator slot 0, first use, so the producer parity is 1.",
-    );
-    w.line("int const slot = 0;");
-    w.line(format!(
-        "mpkc::rt::mbar_wait(&sem[{} + slot], 1, \"{}\", slot);",
-        s.acc_empty,
-        s.acc_empty.to_ascii_lowercase()
-    ));
+/// The sm_100a engine: tcgen05 MMAs issued by the launcher into TMEM.
+pub(super) struct Sm100<'a> {
+    pub task: &'a CheckedTask,
+    pub p: &'a PipelineShape,
+}
+
+impl Engine for Sm100<'_> {
+    fn isa(&self) -> &'static str {
+        "mpkc::sm100"
+    }
+
+    fn before_arrive(&self, w: &mut Writer, prog: &RoleProgram, bar: &BarRef) {
+        // A TMEM slot handed back: its reads are ordered before the arrival (tcgen05 memory model).
+        if let BarrierSource::Empty(h) = prog.barrier(bar.bar).source {
+            if matches!(self.task.ir.channels[h].storage, ChannelStorageIr::Tmem) {
+                w.line("mpkc::sm100::tcgen05_fence_before();");
+            }
+        }
+    }
+
+    fn step(&self, w: &mut Writer, _role: RoleKind, step: &Step) {
+        let ir = &self.task.ir;
+        match step {
+            Step::TmemAlloc { scratch } => {
+                let scratch = region_base(ir, *scratch);
+                w.line(format!("uint32_t *const taddr_slot = reinterpret_cast<uint32_t *>(smem + task_desc->smem_region_offset({scratch}));"));
+                w.line("mpkc::sm100::tmem_alloc(taddr_slot, TMEM_COLS);");
+                w.line("mpkc::sm100::tcgen05_fence_before();");
+                w.line("__syncwarp();");
+                w.line("uint32_t const taddr = *taddr_slot;  // cached: the scratch page may be released before dealloc");
+            }
+            Step::StageMma { w: wg, a, sf } => stage_mma(w, ir, *wg, *a, *sf),
+            Step::AccLoad { scratch } => acc_load(w, ir, self.p, *scratch),
+            Step::Epilogue { .. } => epilogue::emit(w, self.task, self.p, &FRAGMENT),
+            Step::PageRelease => {
+                w.line("mpkc::sm100::tcgen05_fence_after();");
+                release_used_pages(w, "MMA");
+            }
+            Step::TmemDealloc => w.line("mpkc::sm100::tmem_dealloc(taddr, TMEM_COLS);"),
+            Step::DepWait | Step::SyncWarp => {}
+        }
+    }
+}
+
+/// The stage's MMAs on the elected launcher lane: the descriptors of both operands, the stage's
+/// scale factors into TMEM (block-scaled fp8), one tcgen05.mma per MMA_K.
+fn stage_mma(w: &mut Writer, ir: &crate::ir::TaskIr, wg: usize, a: usize, sf: Option<usize>) {
+    let (w0, a0) = (region_base(ir, wg), region_base(ir, a));
     w.line("mpkc::sm100::tcgen05_fence_after();");
-    w.line("uint32_t const d_tmem = taddr + layout::Sm100::acc_tmem(slot, 0, 0);");
-    let fp8 = match &p.operands {
-        Operands::Fp8BlockScale { sf_ring, .. } => Some(region_base(ir, ring_group(ir, *sf_ring))),
-        Operands::Bf16 => None,
-    };
-    open_stage_loop(w, task, p, s, &["mpkc::sm100::tcgen05_fence_after();"]);
-    if let Some(sf0) = &fp8 {
+    w.line(format!(
+        "uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"
+    ));
+    w.line(format!(
+        "uint64_t const a_desc = smem_desc(smem + task_desc->smem_region_offset({a0} + stage));"
+    ));
+    if let Some(sf) = sf {
+        let sf0 = region_base(ir, sf);
         w.comment("This stage's scale factors into TMEM (the A block, then one block per 128 tokens; each to");
         w.comment("4 columns of all 128 lanes), ordered before the MMAs.");
         w.line(format!("uint32_t const sf_smem = mpkc::sm100::smem_u32(smem + task_desc->smem_region_offset({sf0} + stage));"));
@@ -92,62 +101,25 @@ pub(super) fn launcher(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
         w.line("#pragma unroll");
         w.line("for (int b = 0; b < layout::Scales::B_BLOCKS; ++b) mpkc::sm100::tmem_cp_32x128b_warpx4(taddr + layout::Sm100::sfb_tmem(stage, b), layout::Sm100::sf_desc(sf_smem + layout::Scales::B_OFFSET + static_cast<uint32_t>(b) * layout::Scales::BLOCK_BYTES));");
     }
+    w.line("uint32_t const d_tmem = taddr + layout::Sm100::acc_tmem(slot, 0, 0);");
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < layout::Tiles::MMAS_PER_STAGE; ++j)");
     w.line("uint64_t const wa = layout::Sm100::w_mma(w_desc, j);");
     w.line("uint64_t const ab = layout::Sm100::a_mma(a_desc, j);");
-    if fp8.is_some() {
+    if sf.is_some() {
         w.line("mpkc::sm100::mma_mxf8f6f4_block_scale(d_tmem, wa, ab, layout::Sm100::idesc(j), layout::Sm100::sf_operand(sfa, j), layout::Sm100::sf_operand(sfb, j), it > 0 || j > 0);");
     } else {
         w.line("mpkc::sm100::mma_f16(d_tmem, wa, ab, layout::Sm100::idesc(j), it > 0 || j > 0);");
     }
     w.close("");
-    w.comment("Frees the stage once these MMAs have read it.");
-    w.line(format!(
-        "mpkc::sm100::mma_commit(&sem[{} + stage]);",
-        s.ring_empty
-    ));
-    w.close("");
-    w.line(format!(
-        "mpkc::sm100::mma_commit(&sem[{} + slot]);",
-        s.acc_full
-    ));
-    w.close("");
-    w.comment("Reconverge before lane-parallel work (I-P4).");
-    w.line("__syncwarp();");
-    w.line(format!(
-        "mpkc::rt::mbar_wait(&sem[{}], 0, \"{}\", 0);",
-        s.consumer_done,
-        s.consumer_done.to_ascii_lowercase()
-    ));
-    w.line("mpkc::sm100::tcgen05_fence_after();");
-    release_used_pages(w, "MMA");
-    w.line("mpkc::sm100::tmem_dealloc(taddr, TMEM_COLS);");
-    w.close("");
-    w.blank();
 }
 
-/// Consumer (W0-3): wait tmem_ready and the accumulator, load warp w's 32 TMEM lanes (32w..32w+31,
-/// the lane-quarter rule), run the epilogue, free the slot, arrive consumer_done.
-pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &Sems) {
-    let ir = &task.ir;
-    let scratch = region_base(ir, p.scratch);
-    w.comment(format!(
-        "Consumer (W0-3): the `{}` epilogue of one {}x{} accumulator tile.",
-        p.epilogue.as_str(),
-        p.block_m,
-        p.block_n
-    ));
-    open_consumer(w, s);
+/// The consumer's load of its warp's 32 TMEM lanes (32w..32w+31, the lane-quarter rule) of the
+/// accumulator slot: BLOCK_N f32 columns per thread.
+fn acc_load(w: &mut Writer, ir: &crate::ir::TaskIr, p: &PipelineShape, scratch: usize) {
+    let scratch = region_base(ir, scratch);
     w.line("mpkc::sm100::tcgen05_fence_after();");
     w.line(format!("uint32_t const taddr = *reinterpret_cast<uint32_t const *>(smem + task_desc->smem_region_offset({scratch}));"));
-    w.line("int const slot = 0;");
-    w.line(format!(
-        "mpkc::rt::mbar_wait(&sem[{} + slot], 0, \"{}\", slot);",
-        s.acc_full,
-        s.acc_full.to_ascii_lowercase()
-    ));
-    w.line("mpkc::sm100::tcgen05_fence_after();");
     w.comment("Thread (warp w, lane l) holds accumulator row 32w + l: BLOCK_N f32 columns, one per token.");
     w.line("float acc[BLOCK_N];");
     let step = crate::back::layout::sm100_ld_cols(p);
@@ -164,16 +136,48 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
         "for (int j = 0; j < {step}; ++j) acc[layout::Sm100::ld_col(c, j)] = __uint_as_float(r[j]);"
     ));
     w.close("");
-    epilogue::emit(w, task, p, &FRAGMENT);
-    w.line("mpkc::sm100::tcgen05_fence_before();");
-    w.line(format!(
-        "mpkc::rt::mbar_arrive(&sem[{} + slot]);  // the slot is free (128 arrivals)",
-        s.acc_empty
+}
+
+/// Launcher (W5): its operations of the sm_100a program (re-init, TMEM alloc after the first
+/// stage landed, tmem_ready, the MMA loop on one elected lane, consumer_done, the page release
+/// and the dealloc).
+pub(super) fn launcher(w: &mut Writer, e: &Sm100<'_>, prog: &RoleProgram) {
+    w.comment("Launcher (W5): TMEM and the tcgen05.mma loop.");
+    w.open(format!(
+        "__device__ __noinline__ void launcher({ROLE_PARAMS})"
     ));
-    w.line(format!(
-        "mpkc::rt::mbar_arrive(&sem[{}]);  // done with TMEM (128 arrivals)",
-        s.consumer_done
+    w.line("(void)runtime_config;");
+    w.line("(void)iter_num;");
+    w.line("extern __shared__ __align__(1024) char smem[];");
+    w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
+    let cx = RoleCx {
+        ir: &e.task.ir,
+        prog,
+        role: RoleKind::Launcher,
+        engine: e,
+    };
+    render(w, &cx, ops_of(prog, RoleKind::Launcher));
+    w.close("");
+    w.blank();
+}
+
+/// Consumer (W0-3): its operations of the sm_100a program (tmem_ready, the accumulator slot, the
+/// TMEM load and the epilogue, the slot handed back, consumer_done).
+pub(super) fn consumer(w: &mut Writer, e: &Sm100<'_>, prog: &RoleProgram) {
+    w.comment(format!(
+        "Consumer (W0-3): the `{}` epilogue of one {}x{} accumulator tile.",
+        e.p.epilogue.as_str(),
+        e.p.block_m,
+        e.p.block_n
     ));
+    open_consumer(w);
+    let cx = RoleCx {
+        ir: &e.task.ir,
+        prog,
+        role: RoleKind::Consumer,
+        engine: e,
+    };
+    render(w, &cx, ops_of(prog, RoleKind::Consumer));
     w.close("");
     w.blank();
 }

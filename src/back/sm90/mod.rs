@@ -15,19 +15,18 @@
 //!   owns, arrives `tmem_ready` (the handshake that orders that re-init before any consumer
 //!   arrival, contract doc §2.4), waits `consumer_done` and releases the used pages once.
 //!
-//! The accumulator channel's barriers are initialised (the spec's ordinal table is one for both
-//! targets) but never arrived on sm_90a.
+//! The accumulator channel's barriers are initialised (the ordinals are the same on both
+//! targets) but never used on sm_90a: its role program has no operation on them.
 
 pub mod desc;
 mod roles;
 
 use super::banner::ContractInfo;
 use super::epilogue::fragment_helpers;
-use super::pipeline::{kernel_prologue, loader, registration, reinit_helpers, sem_names};
+use super::pipeline::{kernel_prologue, loader, registration, reinit_helpers};
 use super::writer::Writer;
 use super::GenOptions;
 use crate::ir::Target;
-use crate::plan::sems::for_target;
 use crate::valid::{CheckedTask, Operands, PipelineShape};
 
 /// Emits `<unit>_sm90.cuh`.
@@ -50,26 +49,20 @@ pub fn emit(
     descriptors(&mut w, p);
     wgmma_wrapper(&mut w, p);
     fragment_helpers(&mut w, &roles::FRAGMENT);
-    let sems = sem_names(task, p);
-    let t90 = with_sm90_counts(task);
+    let Some(prog) = task.program(Target::Sm90a) else {
+        return w.finish();
+    };
     w.comment("On sm_90a the ring's empty barriers are arrived by the 128 consumer threads, each after its");
     w.comment("wgmma.wait_group and its last read of the stage (count 128), not by a tcgen05.commit (count 1).");
     w.blank();
-    reinit_helpers(&mut w, &t90, opts, Target::Sm90a);
-    loader(&mut w, &t90, p, &sems, "mpkc::sm90");
-    roles::launcher(&mut w, &t90, &sems);
-    roles::consumer(&mut w, &t90, p, &sems);
-    registration(&mut w, &t90, Target::Sm90a);
+    let engine = roles::Sm90 { task, p };
+    reinit_helpers(&mut w, prog, opts);
+    loader(&mut w, task, prog, &engine);
+    roles::launcher(&mut w, &engine, prog);
+    roles::consumer(&mut w, &engine, prog);
+    registration(&mut w, task, prog);
     w.close_namespace(&format!("kernel::{unit}"));
     w.finish()
-}
-
-/// `task` with the ordinal table of the sm_90a mapping ([`for_target`]): the ring's empty
-/// barriers count the 128 consumer threads that read the stage.
-fn with_sm90_counts(task: &CheckedTask) -> CheckedTask {
-    let mut t = task.clone();
-    t.ordinals = for_target(&task.ir, &task.ordinals, Target::Sm90a);
-    t
 }
 
 /// The kernel's ties to `<unit>_layout.h` (`layout::Sm90` holds the descriptors and the

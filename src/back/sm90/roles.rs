@@ -2,11 +2,11 @@
 
 use crate::back::consumer::ROLE_PARAMS;
 use crate::back::epilogue::{self, Fragment};
-use crate::back::pipeline::{
-    launcher_reinit, open_consumer, open_stage_loop, region_base, release_used_pages, ring_group,
-    Sems,
-};
+use crate::back::pipeline::{open_consumer, region_base, release_used_pages};
+use crate::back::roles::{ops_of, render, Engine, RoleCx};
 use crate::back::writer::Writer;
+use crate::ir::RoleKind;
+use crate::lower::{RoleProgram, Step};
 use crate::valid::{CheckedTask, Operands, PipelineShape};
 
 /// The accumulator fragment of a consumer thread on sm_90a: the wgmma m64nN f32 layout of both
@@ -47,63 +47,44 @@ fn warp_amax(w: &mut Writer) {
     w.close("");
 }
 
-/// Launcher (W5) without TMEM: re-init, `tmem_ready` (the re-init is done), then after
-/// `consumer_done` the lane-parallel release of the used pages (I-P1, I-P3).
-pub(super) fn launcher(w: &mut Writer, _task: &CheckedTask, s: &Sems) {
-    w.comment("Launcher (W5): on sm_90a the consumer warpgroup issues the MMAs; the launcher keeps the barrier");
-    w.comment("re-init, the tmem_ready handshake and the page release after consumer_done.");
-    w.open(format!(
-        "__device__ __noinline__ void launcher({ROLE_PARAMS})"
-    ));
-    w.line("(void)runtime_config;");
-    w.line("(void)iter_num;");
-    w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
-    launcher_reinit(w);
-    w.comment("No TMEM to allocate: tmem_ready tells the consumers the launcher's barriers are re-initialised.");
-    w.line(format!(
-        "if (mpkc::lane_id() == 0) mpkc::rt::mbar_arrive(&sem[{}]);",
-        s.tmem_ready
-    ));
-    w.line("__syncwarp();");
-    w.line(format!(
-        "mpkc::rt::mbar_wait(&sem[{}], 0, \"{}\", 0);",
-        s.consumer_done,
-        s.consumer_done.to_ascii_lowercase()
-    ));
-    release_used_pages(w, "wgmma");
-    w.close("");
-    w.blank();
+/// The sm_90a engine: wgmma issued by the consumer warpgroup into registers.
+pub(super) struct Sm90<'a> {
+    pub task: &'a CheckedTask,
+    pub p: &'a PipelineShape,
 }
 
-/// Consumer (W0-3): the warpgroup waits each stage, issues the wgmma of both m64 halves, waits
-/// them, frees the stage, and runs the epilogue from its registers.
-pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s: &Sems) {
-    let ir = &task.ir;
-    let fp8 = match &p.operands {
-        Operands::Fp8BlockScale { sf_ring, .. } => Some(region_base(ir, ring_group(ir, *sf_ring))),
-        Operands::Bf16 => None,
-    };
-    w.comment(format!(
-        "Consumer (W0-3): wgmma of the {}x{} tile into registers, then the `{}` epilogue.",
-        p.block_m,
-        p.block_n,
-        p.epilogue.as_str()
-    ));
-    w.comment("Fragment of wgmma m64nN (f32): thread (warp w, lane l) holds in d[i] of half h (weight rows");
-    w.comment(
-        "64h..64h+63) row layout::Sm90::acc_row(h, w, l, i) and token layout::Sm90::acc_col(l, i).",
-    );
-    open_consumer(w, s);
-    w.line("float acc[2][ACC_REGS];");
-    w.line("#pragma unroll");
-    w.line("for (int h = 0; h < 2; ++h)");
-    w.line("  #pragma unroll");
-    w.line("  for (int i = 0; i < ACC_REGS; ++i) acc[h][i] = 0.f;");
-    if fp8.is_some() {
-        w.line("float blk[2][ACC_REGS];  // one 128-element K block, before its scales");
+impl Engine for Sm90<'_> {
+    fn isa(&self) -> &'static str {
+        "mpkc::sm90"
     }
-    open_stage_loop(w, task, p, s, &[]);
-    let target = if fp8.is_some() { "blk" } else { "acc" };
+
+    fn step(&self, w: &mut Writer, _role: RoleKind, step: &Step) {
+        let ir = &self.task.ir;
+        match step {
+            Step::StageMma { w: wg, a, sf } => stage_mma(w, ir, *wg, *a, *sf),
+            Step::Epilogue { .. } => epilogue::emit(w, self.task, self.p, &FRAGMENT),
+            Step::PageRelease => release_used_pages(w, "wgmma"),
+            // No TMEM on sm_90a: the lowering places none of these.
+            Step::TmemAlloc { .. }
+            | Step::TmemDealloc
+            | Step::AccLoad { .. }
+            | Step::DepWait
+            | Step::SyncWarp => {}
+        }
+    }
+}
+
+/// The stage's wgmma of both m64 halves by the warpgroup, waited, then (fp8) the block's scales
+/// applied in f32; the stage is free for this thread afterwards.
+fn stage_mma(w: &mut Writer, ir: &crate::ir::TaskIr, wg: usize, a: usize, sf: Option<usize>) {
+    let (w0, a0) = (region_base(ir, wg), region_base(ir, a));
+    w.line(format!(
+        "uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"
+    ));
+    w.line(format!(
+        "uint64_t const a_desc = smem_desc(smem + task_desc->smem_region_offset({a0} + stage));"
+    ));
+    let target = if sf.is_some() { "blk" } else { "acc" };
     w.line("mpkc::sm90::wgmma_fence();");
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < layout::Tiles::MMAS_PER_STAGE; ++j)");
@@ -111,7 +92,7 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     w.line("#pragma unroll");
     w.open("for (int h = 0; h < 2; ++h)");
     w.line("uint64_t const wa = layout::Sm90::w_mma(w_desc, h, j);");
-    if fp8.is_some() {
+    if sf.is_some() {
         w.line("wgmma(blk[h], wa, ab, j > 0);");
     } else {
         w.line("wgmma(acc[h], wa, ab, true);");
@@ -122,7 +103,8 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     w.line("mpkc::sm90::wgmma_wait_group<0>();");
     w.line(format!("mpkc::sm90::fence_registers({target}[0]);"));
     w.line(format!("mpkc::sm90::fence_registers({target}[1]);"));
-    if let Some(sf0) = &fp8 {
+    if let Some(sf) = sf {
+        let sf0 = region_base(ir, sf);
         w.comment("The stage's UE8M0 scale bytes as the loader staged them for tcgen05 (layout::Scales, one function");
         w.comment("for both targets): the weight block's at row 0, token n's at its B row (2^(byte - 127)); applied");
         w.comment("in f32 outside the MMA.");
@@ -138,16 +120,62 @@ pub(super) fn consumer(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, s:
     }
     w.comment("This thread is done with the stage (its wgmma completed, its scale reads done): one of the 128");
     w.comment("arrivals that free it (the tcgen05.commit's single arrival on sm_100a).");
-    w.line(format!(
-        "mpkc::rt::mbar_arrive(&sem[{} + stage]);",
-        s.ring_empty
+}
+
+/// Launcher (W5) without TMEM: its operations of the sm_90a program (re-init, `tmem_ready`, which
+/// orders that re-init before any consumer arrival, contract doc §2.4; then after
+/// `consumer_done` the lane-parallel release of the used pages, I-P1, I-P3).
+pub(super) fn launcher(w: &mut Writer, e: &Sm90<'_>, prog: &RoleProgram) {
+    w.comment("Launcher (W5): on sm_90a the consumer warpgroup issues the MMAs; the launcher keeps the barrier");
+    w.comment("re-init, the tmem_ready handshake and the page release after consumer_done.");
+    w.open(format!(
+        "__device__ __noinline__ void launcher({ROLE_PARAMS})"
     ));
+    w.line("(void)runtime_config;");
+    w.line("(void)iter_num;");
+    w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
+    let cx = RoleCx {
+        ir: &e.task.ir,
+        prog,
+        role: RoleKind::Launcher,
+        engine: e,
+    };
+    render(w, &cx, ops_of(prog, RoleKind::Launcher));
     w.close("");
-    epilogue::emit(w, task, p, &FRAGMENT);
-    w.line(format!(
-        "mpkc::rt::mbar_arrive(&sem[{}]);  // done with the task's SMEM (128 arrivals)",
-        s.consumer_done
+    w.blank();
+}
+
+/// Consumer (W0-3): its operations of the sm_90a program: per stage the wgmma of both m64 halves,
+/// waited, the stage freed; then the epilogue from its registers and consumer_done.
+pub(super) fn consumer(w: &mut Writer, e: &Sm90<'_>, prog: &RoleProgram) {
+    let p = e.p;
+    let fp8 = matches!(p.operands, Operands::Fp8BlockScale { .. });
+    w.comment(format!(
+        "Consumer (W0-3): wgmma of the {}x{} tile into registers, then the `{}` epilogue.",
+        p.block_m,
+        p.block_n,
+        p.epilogue.as_str()
     ));
+    w.comment("Fragment of wgmma m64nN (f32): thread (warp w, lane l) holds in d[i] of half h (weight rows");
+    w.comment(
+        "64h..64h+63) row layout::Sm90::acc_row(h, w, l, i) and token layout::Sm90::acc_col(l, i).",
+    );
+    open_consumer(w);
+    w.line("float acc[2][ACC_REGS];");
+    w.line("#pragma unroll");
+    w.line("for (int h = 0; h < 2; ++h)");
+    w.line("  #pragma unroll");
+    w.line("  for (int i = 0; i < ACC_REGS; ++i) acc[h][i] = 0.f;");
+    if fp8 {
+        w.line("float blk[2][ACC_REGS];  // one 128-element K block, before its scales");
+    }
+    let cx = RoleCx {
+        ir: &e.task.ir,
+        prog,
+        role: RoleKind::Consumer,
+        engine: e,
+    };
+    render(w, &cx, ops_of(prog, RoleKind::Consumer));
     w.close("");
     w.blank();
 }

@@ -32,6 +32,39 @@ fn programs(prog: &RoleProgram, trips: u64) -> Vec<Program> {
         .collect()
 }
 
+/// The model check's view of `prog` with `trips` K iterations, one line per mbarrier operation of
+/// each role (re-init, wait with parity and meant phase, arrival with weight): what the model
+/// simulates, for tests that compare two programs' synchronisation.
+pub fn model_text(prog: &RoleProgram, trips: u64) -> String {
+    programs(prog, trips)
+        .iter()
+        .map(|p| {
+            let ops: Vec<String> = p
+                .ops
+                .iter()
+                .map(|o| match o {
+                    Op::Reinit(b) => format!("reinit {b}"),
+                    Op::Wait {
+                        bar,
+                        parity,
+                        expect,
+                        ..
+                    } => format!("wait {bar} parity {parity} phase {expect:?}"),
+                    Op::Arrive {
+                        bar,
+                        weight,
+                        is_async,
+                    } => format!(
+                        "arrive {bar} x{weight}{}",
+                        if *is_async { " async" } else { "" }
+                    ),
+                })
+                .collect();
+            format!("{}: {}\n", p.role, ops.join("; "))
+        })
+        .collect()
+}
+
 /// The loop variables in scope.
 #[derive(Clone, Copy, Default)]
 struct Env {

@@ -1,0 +1,234 @@
+//! Renders a role's operations from its [`RoleProgram`] (issue 11): every wait, arrival, TMA
+//! load, commit, re-init and loop the model check proved is written here, in program order, on
+//! both targets; what differs per target is only how an engine [`Step`] is written
+//! ([`Engine::step`]) and the fences around TMEM hand-overs.
+
+use super::names::upper;
+use super::pipeline::{activations_fence, launcher_reinit, region_base};
+use super::writer::Writer;
+use crate::ir::{RoleKind, TaskIr};
+use crate::lower::{
+    BarRef, BarrierSource, Index, LoopKind, Op, Operand, RoleProgram, Step, ThreadSet,
+};
+
+/// What a target renders itself.
+pub(crate) trait Engine {
+    /// The ISA wrapper namespace (`mpkc::sm100`, `mpkc::sm90`).
+    fn isa(&self) -> &'static str;
+    /// Writes one engine step.
+    fn step(&self, w: &mut Writer, role: RoleKind, step: &Step);
+    /// Lines before `role` arrives `bar` (sm_100a: `tcgen05.fence::before_thread_sync` before
+    /// a TMEM slot is handed back).
+    fn before_arrive(&self, w: &mut Writer, prog: &RoleProgram, bar: &BarRef) {
+        let _ = (w, prog, bar);
+    }
+}
+
+/// The context of one role's rendering.
+pub(crate) struct RoleCx<'a> {
+    pub ir: &'a TaskIr,
+    pub prog: &'a RoleProgram,
+    pub role: RoleKind,
+    pub engine: &'a dyn Engine,
+}
+
+/// `&sem[SEM_X + slot]` and the slot expression of `bar`.
+pub(crate) fn sem_slot(prog: &RoleProgram, bar: &BarRef) -> (String, String) {
+    let b = prog.barrier(bar.bar);
+    if b.slots <= 1 {
+        return (format!("&sem[{}]", b.c_name), "0".to_string());
+    }
+    let slot = match bar.index {
+        Index::Fixed(i) => (i % b.slots).to_string(),
+        Index::Iter(LoopKind::KIters) => "stage".to_string(),
+        Index::Iter(LoopKind::Tiles) => "slot".to_string(),
+    };
+    (format!("&sem[{} + {slot}]", b.c_name), slot)
+}
+
+/// The parity a wait from phase `start` passes on, as C++.
+fn parity(prog: &RoleProgram, bar: &BarRef, start: u8) -> String {
+    let b = prog.barrier(bar.bar);
+    match bar.index {
+        Index::Fixed(i) => (u32::from(start) ^ ((i / b.slots.max(1)) & 1)).to_string(),
+        Index::Iter(LoopKind::KIters) => if start == 1 {
+            "free_parity"
+        } else {
+            "full_parity"
+        }
+        .to_string(),
+        // One tile per task (I-P6): the slot's first use.
+        Index::Iter(LoopKind::Tiles) => start.to_string(),
+    }
+}
+
+fn uses(ops: &[Op], pred: &dyn Fn(&Op) -> bool) -> bool {
+    ops.iter().any(|o| {
+        pred(o)
+            || match o {
+                Op::Loop { body, .. } | Op::Elect { body } => uses(body, pred),
+                _ => false,
+            }
+    })
+}
+
+fn waits_from(ops: &[Op], kind: LoopKind, from: u8) -> bool {
+    uses(
+        ops,
+        &|o| matches!(o, Op::Wait { bar, start, .. } if bar.index == Index::Iter(kind) && *start == from),
+    )
+}
+
+fn refs_loop(ops: &[Op], kind: LoopKind) -> bool {
+    uses(ops, &|o| match o {
+        Op::Wait { bar, .. }
+        | Op::Arrive { bar, .. }
+        | Op::Commit { bar }
+        | Op::TmaLoad { bar, .. }
+        | Op::StageScales { bar, .. } => bar.index == Index::Iter(kind),
+        _ => false,
+    })
+}
+
+/// Writes `ops` of the role in `cx`.
+pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
+    let isa = cx.engine.isa();
+    let mut k_chunk = false;
+    for op in ops {
+        match op {
+            Op::Reinit { .. } => match cx.role {
+                RoleKind::Launcher => launcher_reinit(w),
+                r => w.line(format!("reinit_{r}(sem);")),
+            },
+            Op::Wait { bar, start, site } => {
+                let (at, slot) = sem_slot(cx.prog, bar);
+                let b = cx.prog.barrier(bar.bar);
+                if site.what.starts_with("waits the first stage") {
+                    w.comment("The first stage landed only after the loader saw every page ready: the scratch page is ours.");
+                }
+                w.line(format!(
+                    "mpkc::rt::mbar_wait({at}, {}, \"{}\", {slot});",
+                    parity(cx.prog, bar, *start),
+                    b.c_name.to_ascii_lowercase()
+                ));
+            }
+            Op::Arrive { bar, by, threads } => {
+                cx.engine.before_arrive(w, cx.prog, bar);
+                let (at, _) = sem_slot(cx.prog, bar);
+                match by {
+                    ThreadSet::Lane0 => w.line(format!(
+                        "if (mpkc::lane_id() == 0) mpkc::rt::mbar_arrive({at});"
+                    )),
+                    ThreadSet::Elected => w.line(format!("mpkc::rt::mbar_arrive({at});")),
+                    ThreadSet::All => w.line(format!(
+                        "mpkc::rt::mbar_arrive({at});  // {}: every {} thread, {threads} arrivals",
+                        cx.prog.barrier(bar.bar).label,
+                        cx.role
+                    )),
+                }
+            }
+            Op::Commit { bar } => {
+                let b = cx.prog.barrier(bar.bar);
+                if matches!(b.source, BarrierSource::Empty(_)) {
+                    w.comment("Frees the stage once these MMAs have read it.");
+                }
+                let (at, _) = sem_slot(cx.prog, bar);
+                w.line(format!("{isa}::mma_commit({at});"));
+            }
+            Op::TmaLoad {
+                operand,
+                bar,
+                group,
+                ..
+            } => {
+                if !k_chunk {
+                    w.line("int const k_chunk = (split * K_ITERS + it) * K_CHUNKS;");
+                    k_chunk = true;
+                }
+                let (x, coords) = match operand {
+                    Operand::Weights => ("w", "0, tile * BLOCK_M, k_chunk"),
+                    Operand::Activations | Operand::Other => ("a", "0, 0, k_chunk"),
+                };
+                let (at, _) = sem_slot(cx.prog, bar);
+                let base = region_base(cx.ir, *group);
+                let big = upper(x);
+                w.line(format!(
+                    "char *const {x}_dst = smem + task_desc->smem_region_offset({base} + stage);"
+                ));
+                w.line(format!(
+                    "{isa}::tma_load_3d({x}_dst, map_{x}, {at}, {coords}, {big}_L2_POLICY);"
+                ));
+                w.line(format!(
+                    "{isa}::mbar_arrive_expect_tx({at}, {big}_STAGE_TX_BYTES);"
+                ));
+            }
+            Op::StageScales { bar, group } => {
+                let sf0 = region_base(cx.ir, *group);
+                let (at, _) = sem_slot(cx.prog, bar);
+                w.comment("UE8M0 scale factors of this stage's 128-wide K block (layout::Scales::stage: every load first,");
+                w.comment("then the rows the MMA's scale layout asks for).");
+                w.line(format!(
+                    "uint8_t *const sf = reinterpret_cast<uint8_t *>(smem + task_desc->smem_region_offset({sf0} + stage));"
+                ));
+                w.line("float const *const w_scale = static_cast<float const *>(task_desc->input_ptrs[IN_W_SCALE]);");
+                w.line("float const *const a_scale = static_cast<float const *>(task_desc->input_ptrs[IN_A_SCALE]);");
+                w.line("layout::Scales::stage(sf, w_scale, a_scale, tile, split * K_ITERS + it);");
+                w.comment(
+                    "Generic-proxy writes, read by tcgen05.cp (async proxy): fence, then publish.",
+                );
+                w.line(format!("{isa}::fence_proxy_async_smem();"));
+                w.line(format!("mpkc::rt::mbar_arrive({at});"));
+            }
+            Op::Step(Step::DepWait) => {
+                w.comment("The activations come from the task this one depends on: wait its event once (I-M9).");
+                w.open("if (it == 0)");
+                w.line("mpkc::rt::mbar_wait(dep_ready, mpkc::rt::ring_phase(instruction_index), \"SEM_DEP_READY\", instruction_index);");
+                activations_fence(w, isa);
+                w.close("");
+            }
+            Op::Step(Step::SyncWarp) => {
+                w.comment("Reconverge before lane-parallel work (I-P4).");
+                w.line("__syncwarp();");
+            }
+            Op::Step(s) => cx.engine.step(w, cx.role, s),
+            Op::Loop {
+                kind: LoopKind::KIters,
+                body,
+            } => {
+                w.open("for (int it = 0; it < K_ITERS; ++it)");
+                w.line("int const stage = it % NUM_STAGES;");
+                if waits_from(body, LoopKind::KIters, 1) {
+                    w.line("uint32_t const free_parity = ((it / NUM_STAGES) & 1) ^ 1;  // producer cursor starts at phase 1");
+                }
+                if waits_from(body, LoopKind::KIters, 0) {
+                    w.line("uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0");
+                }
+                render(w, cx, body);
+                w.close("");
+            }
+            Op::Loop {
+                kind: LoopKind::Tiles,
+                body,
+            } => {
+                // One tile per task (I-P6, `tiles_per_task 1`): the loop runs once, slot 0.
+                if refs_loop(body, LoopKind::Tiles) {
+                    w.comment("One tile per task (I-P6): accumulator slot 0, its first use.");
+                    w.line("int const slot = 0;");
+                }
+                render(w, cx, body);
+            }
+            Op::Elect { body } => {
+                w.open(format!("if ({isa}::elect_one())"));
+                render(w, cx, body);
+                w.close("");
+            }
+            // Model-only: the linear lowering rejects both (E0013).
+            Op::EarlyExit { .. } | Op::Drain { .. } => {}
+        }
+    }
+}
+
+/// The role's operations, or none when the program has no such role.
+pub(crate) fn ops_of(prog: &RoleProgram, role: RoleKind) -> &[Op] {
+    prog.role(role).map_or(&[], |r| r.ops.as_slice())
+}

@@ -1,0 +1,115 @@
+//! The role program (issue 11): one per declared target of every stdlib unit. Its listing is a
+//! snapshot; the synchronisation the model check proved (the protocol-only program, lowered
+//! before the linear engine's binding is known) is the synchronisation of the program the
+//! kernels render; every barrier a target uses has both a waiter and an arrival in it.
+
+use mpkc::driver::{check_source, stdlib};
+use mpkc::lower::{self, BarRef, Op, RoleProgram};
+use mpkc::sema::SemaOptions;
+use mpkc::valid::{model_text, CheckOptions, CheckedTask};
+
+fn units() -> Vec<CheckedTask> {
+    stdlib::sources()
+        .iter()
+        .flat_map(|s| check_source(s, &SemaOptions::default(), &CheckOptions::default()).tasks)
+        .collect()
+}
+
+fn pipelines() -> Vec<CheckedTask> {
+    units()
+        .into_iter()
+        .filter(|t| t.pipeline.is_some())
+        .collect()
+}
+
+#[test]
+fn one_program_per_declared_target() {
+    for t in units() {
+        let targets: Vec<_> = t.ir.targets.iter().map(|x| x.target).collect();
+        let got: Vec<_> = t.programs.iter().map(|p| p.target).collect();
+        assert_eq!(got, targets, "{}", t.ir.unit_name());
+        for p in &t.programs {
+            assert_eq!(p.lowered, t.pipeline.is_some(), "{}", t.ir.unit_name());
+            assert_eq!(p.ordinal_count(), t.ordinals.len(), "{}", t.ir.unit_name());
+        }
+    }
+}
+
+#[test]
+fn dumps() {
+    let mut n = 0;
+    for t in pipelines() {
+        for p in &t.programs {
+            n += 1;
+            insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
+                insta::assert_snapshot!(format!("role_program__{}__{}", t.ir.unit_name(), p.target.as_str()), lower::dump::dump(p));
+            });
+        }
+    }
+    let expected: usize = pipelines().iter().map(|t| t.ir.targets.len()).sum();
+    assert_eq!(n, expected);
+}
+
+/// The model check runs on the protocol-only program; the kernels render the lowered one. The
+/// engine's work may add no wait, arrival or re-init, for any trip count.
+#[test]
+fn lowering_adds_no_synchronisation() {
+    for t in pipelines() {
+        for p in &t.programs {
+            let bare = lower::lower(&t.ir, &t.ordinals, p.target, None);
+            assert!(!bare.lowered);
+            for trips in 0..=5 {
+                assert_eq!(
+                    model_text(&bare, trips),
+                    model_text(p, trips),
+                    "{} on {}: {trips} trips",
+                    t.ir.unit_name(),
+                    p.target.as_str()
+                );
+            }
+        }
+    }
+}
+
+fn refs(ops: &[Op], waits: &mut Vec<BarRef>, arrivals: &mut Vec<BarRef>) {
+    for op in ops {
+        match op {
+            Op::Wait { bar, .. } => waits.push(*bar),
+            Op::Arrive { bar, .. }
+            | Op::TmaLoad { bar, .. }
+            | Op::StageScales { bar, .. }
+            | Op::Commit { bar } => arrivals.push(*bar),
+            Op::Loop { body, .. } | Op::Elect { body } => refs(body, waits, arrivals),
+            _ => {}
+        }
+    }
+}
+
+/// Every barrier family a target uses is waited and arrived by the roles the table names;
+/// one it does not use (sm_90a's TMEM accumulator) is neither.
+#[test]
+fn every_used_barrier_is_waited_and_arrived() {
+    for t in pipelines() {
+        for p in &t.programs {
+            check_barriers(&t, p);
+        }
+    }
+}
+
+fn check_barriers(t: &CheckedTask, p: &RoleProgram) {
+    for (i, b) in p.barriers.iter().enumerate() {
+        let id = lower::BarrierId(i as u16);
+        let mut by = |role| {
+            let (mut w, mut a) = (Vec::new(), Vec::new());
+            if let Some(r) = p.role(role) {
+                refs(&r.ops, &mut w, &mut a);
+            }
+            (w.iter().any(|x| x.bar == id), a.iter().any(|x| x.bar == id))
+        };
+        let (waited, _) = by(b.waiter);
+        let (_, arrived) = by(b.producer);
+        let what = format!("{} on {}: {}", t.ir.unit_name(), p.target.as_str(), b.label);
+        assert_eq!(waited, b.used, "{what}: waited by the {}", b.waiter);
+        assert_eq!(arrived, b.used, "{what}: arrived by the {}", b.producer);
+    }
+}
