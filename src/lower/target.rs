@@ -66,10 +66,38 @@ pub fn empty_edge(
     }
 }
 
+/// The ordinal table as `target`'s kernel initialises it (issue 11, case 12; I-M2): the same
+/// ordinals, names and order on every target, with the counts, producers and arrivals of that
+/// target's lowering. On sm_90a the empty barriers of a region ring the launcher frees by
+/// `commit` are arrived by the 128 consumer threads ([`empty_edge`]): count `128 + (count - 1)`,
+/// the thread arrivals replacing the one commit arrival.
+pub fn table(ir: &TaskIr, table: &[Ordinal], target: Target) -> Vec<Ordinal> {
+    let mut out = table.to_vec();
+    for o in &mut out {
+        let OrdinalSource::Empty(ch, _) = o.source else {
+            continue;
+        };
+        let declared = match &ir.channels[ch].empty {
+            EmptyEdge::Own { role, arrival, .. } => (*role, arrival.clone()),
+            _ => continue,
+        };
+        if let Some((role, arrival)) = empty_edge(ir, ch, target) {
+            if (role, &arrival) != (declared.0, &declared.1) {
+                if let ArrivalIr::Threads(n) = arrival {
+                    o.count = n + (o.count - 1);
+                }
+                o.producer = role;
+                o.arrival = arrival;
+            }
+        }
+    }
+    out
+}
+
 /// The barrier families of `table` on `target`, in ordinal order, with this target's counts,
-/// producers and arrivals ([`crate::plan::sems::for_target`] gives the same table per ordinal).
-pub fn barriers(ir: &TaskIr, table: &[Ordinal], target: Target) -> Vec<Barrier> {
-    let table = crate::plan::sems::for_target(ir, table, target);
+/// producers and arrivals ([`table`] per ordinal).
+pub fn barriers(ir: &TaskIr, ordinals: &[Ordinal], target: Target) -> Vec<Barrier> {
+    let table = table(ir, ordinals, target);
     let mut out: Vec<Barrier> = Vec::new();
     for o in &table {
         let (source, slot) = match o.source {

@@ -8,10 +8,7 @@
 //! (W full 0-5, A full 6-11, shared empty 12-17, acc full 18-19, acc empty 20-21, tmem_ready 22,
 //! consumer_done 23).
 
-use crate::ir::{
-    ArrivalIr, ChannelIr, ChannelStorageIr, EmptyEdge, Family, Handle, RoleKind, SemIr, Target,
-    TaskIr,
-};
+use crate::ir::{ArrivalIr, ChannelIr, EmptyEdge, Handle, RoleKind, SemIr, TaskIr};
 use crate::span::Span;
 
 /// Ordinal k of a task lives at `op_sem_base + 8k`, i.e. `dynamic_semaphores[slot][1 + k]`;
@@ -134,46 +131,6 @@ pub fn full_of(table: &[Ordinal], ch: Handle<ChannelIr>, slot: u32) -> Option<us
         .iter()
         .find(|o| o.source == OrdinalSource::Full(ch, slot))
         .map(|o| o.ordinal)
-}
-
-/// Threads of the consumer warpgroup (W0-3), the role that reads a stage on sm_90a.
-const CONSUMER_THREADS: i64 = 128;
-
-/// The ordinal table as `target`'s kernel initialises it (issue 11, case 12; I-M2): the same
-/// ordinals, names and order on every target, with the counts, producers and arrivals of that
-/// target's lowering.
-///
-/// On sm_100a the table is the contract's. On sm_90a a pipeline has no tcgen05: the consumer
-/// warpgroup issues wgmma and frees each SMEM stage itself once its last read is done, so the
-/// empty barriers of a ring that the launcher releases by `commit` are arrived by the 128
-/// consumer threads instead (count `128 + (count - 1)`: the thread arrivals replace the one
-/// commit arrival). Both `spec.h` (one table per declared target) and each kernel's
-/// `init_semaphores` read this table, so the two cannot differ.
-pub fn for_target(ir: &TaskIr, table: &[Ordinal], target: Target) -> Vec<Ordinal> {
-    let mut out = table.to_vec();
-    if target != Target::Sm90a || ir.family != Family::Pipeline {
-        return out;
-    }
-    for o in &mut out {
-        let OrdinalSource::Empty(ch, _) = o.source else {
-            continue;
-        };
-        let c = &ir.channels[ch];
-        let released_by_commit = matches!(
-            c.empty,
-            EmptyEdge::Own {
-                role: RoleKind::Launcher,
-                arrival: ArrivalIr::Commit,
-                ..
-            }
-        );
-        if released_by_commit && matches!(c.storage, ChannelStorageIr::Region(_)) {
-            o.count = CONSUMER_THREADS + (o.count - 1);
-            o.producer = RoleKind::Consumer;
-            o.arrival = ArrivalIr::Threads(CONSUMER_THREADS);
-        }
-    }
-    out
 }
 
 /// The ordinal of the empty barrier serving `ch` at `slot` (following a shared edge).

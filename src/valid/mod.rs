@@ -172,7 +172,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
             .map(|t| {
                 (
                     crate::lower::lower(&ir, &ordinals, t.target, None),
-                    crate::plan::sems::for_target(&ir, &ordinals, t.target),
+                    crate::lower::target::table(&ir, &ordinals, t.target),
                 )
             })
             .collect();
