@@ -113,3 +113,81 @@ fn check_barriers(t: &CheckedTask, p: &RoleProgram) {
         assert_eq!(arrived, b.used, "{what}: arrived by the {}", b.producer);
     }
 }
+
+/// Issue 11, case 3: `consumer_done` arrived by 32 of the 128 consumer threads. Without a named
+/// barrier over all four warps first, the launcher may give TMEM back while warps 1-3 still
+/// load the accumulator (E0312); with `bar.sync` over 128 threads before warp 0's arrival the
+/// program is clean. The model checks the program the kernels render, warp by warp.
+#[test]
+fn a_partial_arrival_needs_the_named_barrier_first() {
+    use mpkc::ir::{RoleKind, Target};
+    use mpkc::lower::{BarrierSource, ThreadSet};
+    let t = pipelines()
+        .into_iter()
+        .find(|t| t.ir.unit_name() == "linear_sm100_v2")
+        .unwrap();
+    let table = lower::target::table(&t.ir, &t.ordinals, Target::Sm100a);
+    let base = t.program(Target::Sm100a).unwrap().clone();
+    let done = base
+        .barriers
+        .iter()
+        .position(|b| b.label == "consumer_done")
+        .unwrap();
+    assert!(matches!(base.barriers[done].source, BarrierSource::Sem(_)));
+    let partial = |with_sync: bool| {
+        let mut p = base.clone();
+        p.barriers[done].counts = vec![32];
+        let table: Vec<_> = table
+            .iter()
+            .cloned()
+            .map(|mut o| {
+                if o.ordinal == p.barriers[done].first {
+                    o.count = 32;
+                }
+                o
+            })
+            .collect();
+        let consumer = p
+            .roles
+            .iter_mut()
+            .find(|r| r.kind == RoleKind::Consumer)
+            .unwrap();
+        let at = consumer
+            .ops
+            .iter()
+            .position(|o| matches!(o, Op::Arrive { bar, .. } if usize::from(bar.bar.0) == done))
+            .unwrap();
+        let Op::Arrive { bar, .. } = consumer.ops[at].clone() else {
+            unreachable!()
+        };
+        consumer.ops[at] = Op::Arrive {
+            bar,
+            by: ThreadSet::First(32),
+            threads: 32,
+        };
+        if with_sync {
+            consumer.ops.insert(
+                at,
+                Op::NamedSync {
+                    id: 1,
+                    threads: 128,
+                    span: t.ir.span,
+                },
+            );
+        }
+        mpkc::valid::model_check(&t.ir, &p, &table)
+    };
+    let codes = |d: Vec<mpkc::diag::Diagnostic>| d.iter().map(|d| d.code).collect::<Vec<_>>();
+    assert!(codes(mpkc::valid::model_check(&t.ir, &base, &table)).is_empty());
+    let without = partial(false);
+    assert!(
+        codes(without.clone()).contains(&"E0312"),
+        "{:?}",
+        without.iter().map(|d| &d.message).collect::<Vec<_>>()
+    );
+    assert!(
+        codes(partial(true)).is_empty(),
+        "{:?}",
+        partial(true).iter().map(|d| &d.message).collect::<Vec<_>>()
+    );
+}

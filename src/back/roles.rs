@@ -120,6 +120,11 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                         "if (mpkc::lane_id() == 0) mpkc::rt::mbar_arrive({at});"
                     )),
                     ThreadSet::Elected => w.line(format!("mpkc::rt::mbar_arrive({at});")),
+                    ThreadSet::First(n) => w.line(format!(
+                        "if (threadIdx.x < {n}) mpkc::rt::mbar_arrive({at});  // {}: the first {n} {} threads, after the named barrier over all of them",
+                        cx.prog.barrier(bar.bar).label,
+                        cx.role
+                    )),
                     ThreadSet::All => w.line(format!(
                         "mpkc::rt::mbar_arrive({at});  // {}: every {} thread, {threads} arrivals",
                         cx.prog.barrier(bar.bar).label,
@@ -221,6 +226,10 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 w.open(format!("if ({isa}::elect_one())"));
                 render(w, cx, body);
                 w.close("");
+            }
+            Op::NamedSync { id, threads, .. } => {
+                w.comment("Every reader of the role is done before a subset arrives for it.");
+                w.line(format!("mpkc::named_barrier_sync({id}, {threads});"));
             }
             // Model-only: the linear lowering rejects both (E0013).
             Op::EarlyExit { .. } | Op::Drain { .. } => {}

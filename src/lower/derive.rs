@@ -81,6 +81,12 @@ fn role_threads(ir: &TaskIr, kind: RoleKind) -> u32 {
 }
 
 impl Cx<'_> {
+    /// Whether the task is a pipeline: its roles run the engine's steps (the model check reads
+    /// their memory effects even where the linear binding is absent).
+    fn pipeline(&self) -> bool {
+        self.ir.family == crate::ir::Family::Pipeline
+    }
+
     fn full(&self, ch: Handle<ChannelIr>) -> Option<BarrierId> {
         target::find(&self.bars, BarrierSource::Full(ch))
     }
@@ -193,7 +199,7 @@ impl Cx<'_> {
                         span: self.ir.channels[first_ring].span,
                     },
                 });
-                if self.linear.is_some() {
+                if self.pipeline() {
                     ops.push(Op::Step(Step::TmemAlloc {
                         scratch: self.linear.map_or(0, |p| p.scratch),
                     }));
@@ -201,16 +207,17 @@ impl Cx<'_> {
             }
         }
         self.one_shots(role, false, &mut ops);
-        if self.linear.is_some() && self.target == Target::Sm90a && role == RoleKind::Launcher {
+        if self.pipeline() && self.target == Target::Sm90a && role == RoleKind::Launcher {
             ops.push(Op::Step(Step::SyncWarp));
         }
         let mut tile = Vec::new();
         for &h in &tmem {
             self.acquire_slot(role, h, sm100_launcher, &mut tile);
         }
-        if self.linear.is_some() && role == RoleKind::Consumer && !tmem.is_empty() {
+        if self.pipeline() && role == RoleKind::Consumer && !tmem.is_empty() {
             tile.push(Op::Step(Step::AccLoad {
                 scratch: self.linear.map_or(0, |p| p.scratch),
+                span: self.ir.channels[tmem[0]].span,
             }));
         }
         for (h, c) in self.ir.channels.iter() {
@@ -230,9 +237,12 @@ impl Cx<'_> {
                 body: k_loop,
             });
         }
-        if self.linear.is_some() && role == RoleKind::Consumer {
+        if self.pipeline() && role == RoleKind::Consumer {
             tile.push(Op::Step(Step::Epilogue {
                 scratch: self.linear.map_or(0, |p| p.scratch),
+                // `quant e4m3` meets the warps' maxima in the scratch region.
+                smem: self.ir.epilogues.iter().any(|e| e.0 == "quant"),
+                span: self.ir.epilogues.first().map_or(self.ir.span, |e| e.2),
             }));
         }
         for &h in &tmem {
@@ -252,11 +262,11 @@ impl Cx<'_> {
         for &owner in &owners {
             self.drain(role, owner, &mut ops);
         }
-        if self.linear.is_some() && sm100_launcher {
+        if self.pipeline() && sm100_launcher {
             ops.push(Op::Step(Step::SyncWarp));
         }
         self.one_shots(role, true, &mut ops);
-        if self.linear.is_some() && role == RoleKind::Launcher {
+        if self.pipeline() && role == RoleKind::Launcher {
             ops.push(Op::Step(Step::PageRelease));
             if sm100_launcher && !tmem.is_empty() {
                 ops.push(Op::Step(Step::TmemDealloc));
@@ -440,20 +450,27 @@ impl Cx<'_> {
                 }
             }
         }
-        if let Some(p) = self
-            .linear
-            .filter(|_| waited && role == mma_role(self.target))
-        {
+        if self.pipeline() && waited && role == mma_role(self.target) {
             let group = |h: Handle<ChannelIr>| match self.ir.channels[h].storage {
                 ChannelStorageIr::Region(g) => g,
                 ChannelStorageIr::Tmem => 0,
             };
-            ops.push(Op::Step(Step::StageMma {
-                w: group(p.w_ring),
-                a: group(p.a_ring),
-                sf: match p.operands {
-                    Operands::Fp8BlockScale { sf_ring, .. } => Some(group(sf_ring)),
-                    Operands::Bf16 => None,
+            ops.push(Op::Step(match self.linear {
+                Some(p) => Step::StageMma {
+                    span: self.ir.channels[p.w_ring].span,
+                    w: group(p.w_ring),
+                    a: group(p.a_ring),
+                    sf: match p.operands {
+                        Operands::Fp8BlockScale { sf_ring, .. } => Some(group(sf_ring)),
+                        Operands::Bf16 => None,
+                    },
+                },
+                // Without the engine's binding: the ring group read, for the model check.
+                None => Step::StageMma {
+                    span: o.span,
+                    w: group(owner),
+                    a: group(owner),
+                    sf: None,
                 },
             }));
         }

@@ -84,7 +84,10 @@ fn ops(p: &RoleProgram, list: &[Op], depth: usize, s: &mut String) {
                 )
             }
             Op::Commit { bar: b } => writeln!(s, "{pad}commit {}", bar(p, b)),
-            Op::Step(st) => writeln!(s, "{pad}{st:?}"),
+            Op::NamedSync { id, threads, .. } => {
+                writeln!(s, "{pad}bar.sync {id}, {threads}")
+            }
+            Op::Step(st) => writeln!(s, "{pad}{}", step(st)),
             Op::Loop { kind, body } => {
                 let _ = writeln!(s, "{pad}loop {kind:?}:");
                 ops(p, body, depth + 1, s);
@@ -100,5 +103,30 @@ fn ops(p: &RoleProgram, list: &[Op], depth: usize, s: &mut String) {
             }
             Op::Drain { bar: b, .. } => writeln!(s, "{pad}drain {}", p.barrier(*b).label),
         };
+    }
+}
+
+fn step(st: &Step) -> String {
+    match st {
+        Step::TmemAlloc { scratch } => format!("tmem alloc (address in group {scratch})"),
+        Step::TmemDealloc => "tmem dealloc".to_string(),
+        Step::StageMma { w, a, sf, .. } => match sf {
+            Some(sf) => format!("stage mma (groups {w} x {a}, scales {sf})"),
+            None => format!("stage mma (groups {w} x {a})"),
+        },
+        Step::AccLoad { scratch, .. } => format!("accumulator load (address in group {scratch})"),
+        Step::Epilogue { smem, .. } => {
+            format!(
+                "epilogue{}",
+                if *smem {
+                    " (reads the scratch region)"
+                } else {
+                    ""
+                }
+            )
+        }
+        Step::PageRelease => "release the used pages".to_string(),
+        Step::DepWait => "wait the dependency (first K iteration)".to_string(),
+        Step::SyncWarp => "__syncwarp".to_string(),
     }
 }

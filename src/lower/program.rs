@@ -91,6 +91,21 @@ pub enum ThreadSet {
     Elected,
     /// Every thread of the role (the consumer warpgroup: 128 arrivals).
     All,
+    /// The role's first `n` threads (`threads n after B`: after the named barrier over all of
+    /// them, a subset arrives for the role).
+    First(u32),
+}
+
+impl ThreadSet {
+    /// How many of the threads of warp `warp` of a role of `threads` threads arrive.
+    pub fn in_warp(self, warp: u32, threads: u32) -> u32 {
+        let n = match self {
+            ThreadSet::Lane0 | ThreadSet::Elected => 1,
+            ThreadSet::All => threads,
+            ThreadSet::First(n) => n,
+        };
+        n.saturating_sub(32 * warp).min(32)
+    }
 }
 
 /// Where an operation comes from, for the model check's diagnostics.
@@ -129,6 +144,8 @@ pub enum Step {
     /// for block-scaled fp8) issued by the elected launcher lane; sm_90a `wgmma` by the consumer
     /// warpgroup, waited, with the fp8 block scales applied in f32.
     StageMma {
+        /// The weight ring's declaration (the stage's SMEM read, for the model check).
+        span: Span,
         /// The weight ring's region group (MMA A under swap-AB).
         w: usize,
         /// The activation ring's region group (MMA B).
@@ -141,6 +158,8 @@ pub enum Step {
     AccLoad {
         /// The region group holding the TMEM address.
         scratch: usize,
+        /// The accumulator channel (what the model check names for a read of freed TMEM).
+        span: Span,
     },
     /// The consumer's epilogue over its accumulator fragment (`store bf16`, `residual add`,
     /// `split_k f32`, `quant e4m3`); `quant e4m3` meets the warps' maxima in region group
@@ -148,6 +167,10 @@ pub enum Step {
     Epilogue {
         /// The scratch region group.
         scratch: usize,
+        /// Whether it reads SMEM (`quant e4m3`'s maxima in the scratch region).
+        smem: bool,
+        /// The `epilogue` item.
+        span: Span,
     },
     /// The launcher's lane-parallel release of each page the task uses, once (I-P1, I-P3).
     PageRelease,
@@ -217,6 +240,15 @@ pub enum Op {
     },
     /// Work that is not synchronisation.
     Step(Step),
+    /// `bar.sync id, threads`: the named barrier a subset's arrival follows (`after`).
+    NamedSync {
+        /// The barrier id (1-7, 9-15: 0 and 8 are the runtime's).
+        id: u8,
+        /// Threads it gathers.
+        threads: u32,
+        /// The barrier's declaration.
+        span: Span,
+    },
     /// A loop over `kind`.
     Loop {
         /// What it iterates.

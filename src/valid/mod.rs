@@ -53,7 +53,7 @@ use crate::templates::Binding;
 
 pub use names::MAX_UNIT_NAME;
 pub use pipeline::{Epilogue, Operands, PipelineShape};
-pub use protocol::model_text;
+pub use protocol::{check_one as model_check, model_text};
 pub use smem::{raw_plans, request_list};
 
 /// Options of a check run.

@@ -66,8 +66,8 @@ impl Engine for Sm100<'_> {
                 w.line("__syncwarp();");
                 w.line("uint32_t const taddr = *taddr_slot;  // cached: the scratch page may be released before dealloc");
             }
-            Step::StageMma { w: wg, a, sf } => stage_mma(w, ir, *wg, *a, *sf),
-            Step::AccLoad { scratch } => acc_load(w, ir, self.p, *scratch),
+            Step::StageMma { w: wg, a, sf, .. } => stage_mma(w, ir, *wg, *a, *sf),
+            Step::AccLoad { scratch, .. } => acc_load(w, ir, self.p, *scratch),
             Step::Epilogue { .. } => epilogue::emit(w, self.task, self.p, &FRAGMENT),
             Step::PageRelease => {
                 w.line("mpkc::sm100::tcgen05_fence_after();");

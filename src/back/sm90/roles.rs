@@ -61,7 +61,7 @@ impl Engine for Sm90<'_> {
     fn step(&self, w: &mut Writer, _role: RoleKind, step: &Step) {
         let ir = &self.task.ir;
         match step {
-            Step::StageMma { w: wg, a, sf } => stage_mma(w, ir, *wg, *a, *sf),
+            Step::StageMma { w: wg, a, sf, .. } => stage_mma(w, ir, *wg, *a, *sf),
             Step::Epilogue { .. } => epilogue::emit(w, self.task, self.p, &FRAGMENT),
             Step::PageRelease => release_used_pages(w, "wgmma"),
             // No TMEM on sm_90a: the lowering places none of these.

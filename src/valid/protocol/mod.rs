@@ -16,20 +16,50 @@ mod sim;
 
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::{ChannelStorageIr, EmptyEdge, TaskIr};
-use crate::lower::{BarRef, BarrierSource, Index, LoopKind, Op as RpOp, RoleProgram};
+use crate::lower::{BarRef, BarrierSource, Index, LoopKind, Op as RpOp, RoleProgram, Step};
 use crate::plan::sems::Ordinal;
-use sim::{Delivery, Fault, Interleave, Machine, Op, Program, Site};
+use sim::{Delivery, Fault, Interleave, Machine, Op, Program, Resource, Site};
 
 /// The roles' programs of one task with `trips` K iterations: `prog` flattened.
+///
+/// A role of several warps in which a subset arrives for the role or a named barrier gathers
+/// warps is modelled warp by warp (each warp reads, syncs and arrives on its own), so that an
+/// arrival that lets another role give back memory before the last warp read it is found (E0312).
 fn programs(prog: &RoleProgram, trips: u64) -> Vec<Program> {
-    prog.roles
-        .iter()
-        .map(|r| {
+    let mut out = Vec::new();
+    for r in &prog.roles {
+        let warps = (r.threads / 32).max(1);
+        let list: Vec<Option<u32>> = if warps > 1 && per_warp(&r.ops) {
+            (0..warps).map(Some).collect()
+        } else {
+            vec![None]
+        };
+        for warp in list {
             let mut ops = Vec::new();
-            flatten(prog, &r.ops, trips, Env::default(), &mut ops);
-            Program { role: r.kind, ops }
-        })
-        .collect()
+            let env = Env {
+                warp,
+                threads: r.threads,
+                ..Env::default()
+            };
+            flatten(prog, &r.ops, trips, env, &mut ops);
+            out.push(Program {
+                role: r.kind,
+                warp,
+                ops,
+            });
+        }
+    }
+    out
+}
+
+/// Whether a role's operations need it modelled warp by warp.
+fn per_warp(ops: &[RpOp]) -> bool {
+    ops.iter().any(|o| match o {
+        RpOp::NamedSync { .. } => true,
+        RpOp::Arrive { by, .. } => matches!(by, crate::lower::ThreadSet::First(_)),
+        RpOp::Loop { body, .. } | RpOp::Elect { body } => per_warp(body),
+        _ => false,
+    })
 }
 
 /// The model check's view of `prog` with `trips` K iterations, one line per mbarrier operation of
@@ -44,6 +74,9 @@ pub fn model_text(prog: &RoleProgram, trips: u64) -> String {
                 .iter()
                 .map(|o| match o {
                     Op::Reinit(b) => format!("reinit {b}"),
+                    Op::Sync { id, parties, .. } => format!("bar.sync {id} x{parties}"),
+                    Op::Read { res, .. } => format!("read {res:?}"),
+                    Op::Reuse { res } => format!("give back {res:?}"),
                     Op::Wait {
                         bar,
                         parity,
@@ -70,6 +103,10 @@ pub fn model_text(prog: &RoleProgram, trips: u64) -> String {
 struct Env {
     tile: u64,
     k: u64,
+    /// The warp of the role, when modelled warp by warp.
+    warp: Option<u32>,
+    /// The role's threads.
+    threads: u32,
 }
 
 /// The ordinal, parity and expected phase of a wait from phase `start` on `b`.
@@ -107,11 +144,31 @@ fn flatten(prog: &RoleProgram, ops: &[RpOp], trips: u64, env: Env, out: &mut Vec
                     },
                 });
             }
-            RpOp::Arrive { bar, threads, .. } => out.push(Op::Arrive {
-                bar: slot(prog, bar, env).0,
-                weight: i64::from(*threads),
-                is_async: false,
-            }),
+            RpOp::Arrive { bar, by, threads } => {
+                let weight = match env.warp {
+                    Some(w) => by.in_warp(w, env.threads),
+                    None => *threads,
+                };
+                if weight > 0 {
+                    out.push(Op::Arrive {
+                        bar: slot(prog, bar, env).0,
+                        weight: i64::from(weight),
+                        is_async: false,
+                    });
+                }
+            }
+            RpOp::NamedSync { id, threads, span } => {
+                if env.warp.is_some() {
+                    out.push(Op::Sync {
+                        id: *id,
+                        parties: threads / 32,
+                        site: Site {
+                            what: "syncs the named barrier",
+                            span: *span,
+                        },
+                    });
+                }
+            }
             RpOp::StageScales { bar, .. } => out.push(Op::Arrive {
                 bar: slot(prog, bar, env).0,
                 weight: 1,
@@ -122,7 +179,7 @@ fn flatten(prog: &RoleProgram, ops: &[RpOp], trips: u64, env: Env, out: &mut Vec
                 weight: 1,
                 is_async: true,
             }),
-            RpOp::Step(_) => {}
+            RpOp::Step(step) => out.extend(step_effect(step)),
             RpOp::Elect { body } => flatten(prog, body, trips, env, out),
             RpOp::Loop { kind, body } => {
                 let n = match kind {
@@ -170,6 +227,33 @@ fn flatten(prog: &RoleProgram, ops: &[RpOp], trips: u64, env: Env, out: &mut Vec
                 }
             }
         }
+    }
+}
+
+/// What an engine step does to memory another role gives back: the consumer's TMEM load and
+/// SMEM reads are reads, the launcher's dealloc and page release give the memory back.
+fn step_effect(step: &Step) -> Option<Op> {
+    let read = |res, what, span| {
+        Some(Op::Read {
+            res,
+            site: Site { what, span },
+        })
+    };
+    match step {
+        Step::AccLoad { span, .. } => {
+            read(Resource::Tmem, "loads the accumulator from TMEM", *span)
+        }
+        Step::StageMma { span, .. } => read(Resource::Pages, "reads the stage's SMEM", *span),
+        Step::Epilogue {
+            smem: true, span, ..
+        } => read(Resource::Pages, "reads the scratch region", *span),
+        Step::TmemDealloc => Some(Op::Reuse {
+            res: Resource::Tmem,
+        }),
+        Step::PageRelease => Some(Op::Reuse {
+            res: Resource::Pages,
+        }),
+        _ => None,
     }
 }
 
@@ -261,7 +345,9 @@ pub(super) fn check(ir: &TaskIr, progs: &[(RoleProgram, Vec<Ordinal>)], sink: &m
     }
 }
 
-fn check_one(ir: &TaskIr, prog: &RoleProgram, table: &[Ordinal]) -> Vec<Diagnostic> {
+/// The model check of one target's program with that target's ordinal table
+/// (`lower::target::table`): one diagnostic per distinct fault.
+pub fn check_one(ir: &TaskIr, prog: &RoleProgram, table: &[Ordinal]) -> Vec<Diagnostic> {
     if table.is_empty() {
         return Vec::new();
     }
@@ -285,7 +371,17 @@ fn check_one(ir: &TaskIr, prog: &RoleProgram, table: &[Ordinal]) -> Vec<Diagnost
     for trips in prog.min_trips..=max_trips.max(prog.min_trips) {
         let progs = programs(prog, trips);
         for order in orders(progs.len()) {
-            for il in [Interleave::RoundRobin, Interleave::Greedy] {
+            // A lagging warp matters only where a role is modelled warp by warp; it runs with
+            // the first order only (the others' order barely matters when one program waits).
+            let mut ils = vec![Interleave::RoundRobin, Interleave::Greedy];
+            if order == orders(progs.len())[0] {
+                ils.extend(
+                    (0..progs.len())
+                        .filter(|&i| progs[i].warp.is_some())
+                        .map(Interleave::Laggard),
+                );
+            }
+            for il in ils {
                 // One task alone, arrivals delivered at once: deadlocks, flips, accounting.
                 let mut m = Machine::new(&counts);
                 if let Some(f) = m.run_task(&progs, &order, il, Delivery::Immediate) {
@@ -357,6 +453,8 @@ fn check_one(ir: &TaskIr, prog: &RoleProgram, table: &[Ordinal]) -> Vec<Diagnost
 fn fault_key(f: &Fault) -> (u8, usize, crate::span::Span) {
     match f {
         Fault::Deadlock { site, .. } => (0, 0, site.span),
+        Fault::SyncDeadlock { site, .. } => (3, 0, site.span),
+        Fault::UseAfterRelease { site, .. } => (4, 0, site.span),
         Fault::EarlyFlip { site, .. } => (1, 0, site.span),
         Fault::Arrivals { bar, .. } => (2, *bar, crate::span::Span::default()),
     }
@@ -432,6 +530,40 @@ fn diagnostic(ir: &TaskIr, table: &[Ordinal], f: &Finding) -> Diagnostic {
                 Some(_) => "arrive each barrier exactly once per phase its waiter waits".to_string(),
             })
         }
+        Fault::UseAfterRelease {
+            role,
+            warp,
+            res,
+            site,
+        } => {
+            let (what, giver) = match res {
+                Resource::Tmem => ("TMEM", "the launcher deallocated it"),
+                Resource::Pages => ("the task's SMEM pages", "the launcher released them"),
+            };
+            let who = match warp {
+                Some(w) => format!("warp {w} of the {role}"),
+                None => format!("the {role}"),
+            };
+            Diagnostic::error(
+                codes::USE_AFTER_RELEASE,
+                format!("at {when}, {who} reads {what} after {giver}: an arrival let the launcher go on before every reader was done"),
+            )
+            .primary(site.span, format!("{who} {} here", site.what))
+            .note("an arrival from fewer threads than the role reads with completes the phase as soon as those threads arrive; the other warps may still be reading")
+            .help("arrive from every reading thread (`threads 128`), or from a subset after a named barrier over all readers: `threads 32 after B` with `barrier B = named(id, threads 128)`")
+        }
+        Fault::SyncDeadlock {
+            role,
+            id,
+            parties,
+            arrived,
+            site,
+        } => Diagnostic::error(
+            codes::DEADLOCK,
+            format!("deadlock at {when}: the {role}'s named barrier {id} waits for {parties} warps, but {arrived} reach it"),
+        )
+        .primary(site.span, format!("the {role} {} here", site.what))
+        .help("every warp the barrier counts must reach it: check the waits before it"),
         Fault::Arrivals {
             bar,
             expected,

@@ -37,6 +37,22 @@ pub enum Op {
         weight: i64,
         is_async: bool,
     },
+    /// `bar.sync id`: blocks until `parties` programs (warps) reached it.
+    Sync { id: u8, parties: u32, site: Site },
+    /// A read of `res` (the TMEM accumulator, the task's SMEM pages).
+    Read { res: Resource, site: Site },
+    /// `res` is given back (TMEM dealloc, page release): a later read of it in this task reads
+    /// memory that is no longer the task's.
+    Reuse { res: Resource },
+}
+
+/// What a role reads and another gives back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resource {
+    /// The task's TMEM columns.
+    Tmem,
+    /// The task's SMEM pages.
+    Pages,
 }
 
 /// A role's program for one task.
@@ -44,6 +60,8 @@ pub enum Op {
 pub struct Program {
     /// The role.
     pub role: RoleKind,
+    /// The warp of the role this program is, where the role is modelled warp by warp.
+    pub warp: Option<u32>,
     /// Its operations in program order.
     pub ops: Vec<Op>,
 }
@@ -86,6 +104,21 @@ pub enum Fault {
         site: Site,
         stray: bool,
     },
+    /// A role read `res` after another gave it back.
+    UseAfterRelease {
+        role: RoleKind,
+        warp: Option<u32>,
+        res: Resource,
+        site: Site,
+    },
+    /// A named barrier never gathers its parties: `arrived` of `parties` warps reached it.
+    SyncDeadlock {
+        role: RoleKind,
+        id: u8,
+        parties: u32,
+        arrived: u32,
+        site: Site,
+    },
     /// At task end a barrier completed `completed` phases where the protocol fills `expected`,
     /// or holds arrivals that complete no phase.
     Arrivals {
@@ -113,6 +146,9 @@ pub enum Interleave {
     RoundRobin,
     /// Each role runs until it blocks, in turn.
     Greedy,
+    /// Program `n` is the slowest: the others run until they block, and it takes one step only
+    /// when none of them can (a warp that lags behind its warpgroup).
+    Laggard(usize),
 }
 
 /// A barrier file shared by consecutive tasks on one ring slot.
@@ -121,6 +157,12 @@ pub struct Machine {
     bars: Vec<Bar>,
     in_flight: Vec<InFlight>,
     epoch: u64,
+    /// Named barriers: (id, arrived this generation, generation).
+    syncs: Vec<(u8, u32, u64)>,
+    /// Per program: the generation of the named barrier it waits at.
+    at_sync: Vec<Option<u64>>,
+    /// Resources given back in this task.
+    released: Vec<Resource>,
 }
 
 impl Machine {
@@ -139,6 +181,9 @@ impl Machine {
                 .collect(),
             in_flight: Vec::new(),
             epoch: 0,
+            syncs: Vec::new(),
+            at_sync: Vec::new(),
+            released: Vec::new(),
         }
     }
 
@@ -179,6 +224,9 @@ impl Machine {
         delivery: Delivery,
     ) -> Option<Fault> {
         self.controller_init();
+        self.syncs.clear();
+        self.at_sync = vec![None; progs.len()];
+        self.released.clear();
         // Strays of the previous task land after the controller's init, before any role runs:
         // the worst case the role re-init must absorb (I-M4).
         for f in std::mem::take(&mut self.in_flight) {
@@ -188,13 +236,16 @@ impl Machine {
         loop {
             let mut progressed = false;
             for &r in order {
-                let steps = if il == Interleave::Greedy {
-                    usize::MAX
-                } else {
+                if il == Interleave::Laggard(r) {
+                    continue;
+                }
+                let steps = if il == Interleave::RoundRobin {
                     1
+                } else {
+                    usize::MAX
                 };
                 for _ in 0..steps {
-                    match self.step(&progs[r], &mut pc[r], delivery) {
+                    match self.step(r, &progs[r], &mut pc[r], delivery) {
                         Step::Done | Step::Blocked => break,
                         Step::Advanced => progressed = true,
                         Step::Fault(f) => return Some(f),
@@ -208,6 +259,15 @@ impl Machine {
                     }
                 }
                 return None;
+            }
+            if let (false, Interleave::Laggard(l)) = (progressed, il) {
+                if l < progs.len() {
+                    match self.step(l, &progs[l], &mut pc[l], delivery) {
+                        Step::Advanced => continue,
+                        Step::Fault(f) => return Some(f),
+                        Step::Done | Step::Blocked => {}
+                    }
+                }
             }
             if !progressed {
                 if let Some(f) = self.in_flight.first().cloned() {
@@ -235,24 +295,35 @@ impl Machine {
                     .or_else(|| blocked.first())
                     .cloned()
                     .unwrap_or_else(|| unreachable!("a role is unfinished"));
-                if let Op::Wait {
-                    bar, parity, site, ..
-                } = op
-                {
-                    return Some(Fault::Deadlock {
-                        role: r,
-                        bar,
-                        parity,
-                        phase: self.bars[bar].phase,
-                        site,
-                    });
+                match op {
+                    Op::Wait {
+                        bar, parity, site, ..
+                    } => {
+                        return Some(Fault::Deadlock {
+                            role: r,
+                            bar,
+                            parity,
+                            phase: self.bars[bar].phase,
+                            site,
+                        })
+                    }
+                    Op::Sync { id, parties, site } => {
+                        let arrived = self.syncs.iter().find(|s| s.0 == id).map_or(0, |s| s.1);
+                        return Some(Fault::SyncDeadlock {
+                            role: r,
+                            id,
+                            parties,
+                            arrived,
+                            site,
+                        });
+                    }
+                    _ => unreachable!("only waits and named barriers block"),
                 }
-                unreachable!("only waits block");
             }
         }
     }
 
-    fn step(&mut self, prog: &Program, pc: &mut usize, delivery: Delivery) -> Step {
+    fn step(&mut self, r: usize, prog: &Program, pc: &mut usize, delivery: Delivery) -> Step {
         let Some(op) = prog.ops.get(*pc) else {
             return Step::Done;
         };
@@ -288,6 +359,40 @@ impl Machine {
                     });
                 }
             }
+            Op::Sync { id, parties, .. } => {
+                let i = match self.syncs.iter().position(|s| s.0 == *id) {
+                    Some(i) => i,
+                    None => {
+                        self.syncs.push((*id, 0, 0));
+                        self.syncs.len() - 1
+                    }
+                };
+                match self.at_sync[r] {
+                    None => {
+                        // Arrive at the barrier; the last party releases the generation.
+                        self.at_sync[r] = Some(self.syncs[i].2);
+                        self.syncs[i].1 += 1;
+                        if self.syncs[i].1 >= *parties {
+                            self.syncs[i].1 = 0;
+                            self.syncs[i].2 += 1;
+                        }
+                        return Step::Advanced;
+                    }
+                    Some(g) if self.syncs[i].2 > g => self.at_sync[r] = None,
+                    Some(_) => return Step::Blocked,
+                }
+            }
+            Op::Read { res, site } => {
+                if self.released.contains(res) {
+                    return Step::Fault(Fault::UseAfterRelease {
+                        role: prog.role,
+                        warp: prog.warp,
+                        res: *res,
+                        site: site.clone(),
+                    });
+                }
+            }
+            Op::Reuse { res } => self.released.push(*res),
             Op::Arrive {
                 bar,
                 weight,
@@ -332,6 +437,7 @@ mod tests {
     #[test]
     fn fresh_barrier_passes_parity_1_and_blocks_parity_0() {
         let p = Program {
+            warp: None,
             role: RoleKind::Loader,
             ops: vec![Op::Wait {
                 bar: 0,
@@ -346,6 +452,7 @@ mod tests {
             None
         );
         let p = Program {
+            warp: None,
             role: RoleKind::Loader,
             ops: vec![Op::Wait {
                 bar: 0,
@@ -364,6 +471,7 @@ mod tests {
     #[test]
     fn a_double_arrival_flips_the_phase_early() {
         let prod = Program {
+            warp: None,
             role: RoleKind::Launcher,
             ops: vec![
                 Op::Arrive {
@@ -379,6 +487,7 @@ mod tests {
             ],
         };
         let cons = Program {
+            warp: None,
             role: RoleKind::Consumer,
             ops: vec![Op::Wait {
                 bar: 0,
