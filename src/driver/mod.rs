@@ -104,6 +104,9 @@ pub fn check_parsed(
     match parsed {
         Err(ds) => sink.extend(ds.iter().cloned()),
         Ok(ast) => {
+            // Instances of one contract often share their protocol (only sizes differ): one
+            // that passed the model check proves the others with the same key.
+            let mut proven: Vec<String> = Vec::new();
             for lowered in sema::lower_file(ast, sema_opts, &mut sink) {
                 if cancel::requested() {
                     break;
@@ -111,7 +114,16 @@ pub fn check_parsed(
                 if !lowered.clean {
                     continue;
                 }
-                match valid::check(lowered.ir.clone(), check_opts, &mut sink) {
+                let key = valid::model_key(&lowered.ir);
+                let opts = CheckOptions {
+                    proven_model: proven.contains(&key).then(|| key.clone()),
+                    ..check_opts.clone()
+                };
+                let checked = valid::check(lowered.ir.clone(), &opts, &mut sink);
+                if checked.is_some() && !proven.contains(&key) {
+                    proven.push(key);
+                }
+                match checked {
                     Some(t) if range_ends_hold(ast, sema_opts, check_opts, &t.ir, &mut sink) => {
                         tasks.push(t)
                     }

@@ -81,10 +81,10 @@ fn role_threads(ir: &TaskIr, kind: RoleKind) -> u32 {
 }
 
 impl Cx<'_> {
-    /// Whether the task is a pipeline: its roles run the engine's steps (the model check reads
-    /// their memory effects even where the linear binding is absent).
+    /// Whether the linear engine's steps go in (the contract has its binding); the model check
+    /// reads their memory effects from the lowered program.
     fn pipeline(&self) -> bool {
-        self.ir.family == crate::ir::Family::Pipeline
+        self.linear.is_some()
     }
 
     fn full(&self, ch: Handle<ChannelIr>) -> Option<BarrierId> {

@@ -67,13 +67,24 @@ pub struct CheckOptions {
     pub proven_model: Option<String>,
 }
 
-/// What the protocol model check reads of `ir`: its channels, sems, stages, roles and ordinal
-/// table, as text. Two tasks with the same key get the same model-check result.
+/// What the protocol model check reads of `ir`: its channels, sems, stages, roles, ordinal
+/// table, targets, tiles per task, epilogues and named barriers, as text. Two tasks with the same key get the same model-check result.
 pub fn model_key(ir: &TaskIr) -> String {
     let table = crate::plan::sems::allocate(ir);
     format!(
-        "{:?}|{:?}|{:?}|{:?}|{:?}",
-        ir.channels, ir.sems, ir.stages, ir.roles, table
+        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        ir.channels,
+        ir.sems,
+        ir.stages,
+        ir.roles,
+        table,
+        ir.targets,
+        match &ir.granularity {
+            crate::ir::GranularityIr::PerTile { tiles_per_task, .. } => *tiles_per_task,
+            crate::ir::GranularityIr::GridWide { .. } => 1,
+        },
+        ir.epilogues,
+        ir.barriers
     )
 }
 
@@ -165,13 +176,22 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
         .proven_model
         .as_ref()
         .is_some_and(|k| *k == model_key(&ir));
+    // The linear lowering's binding, where the contract has one: the model check runs on the
+    // program the kernels render (its engine steps' reads included). Its diagnostics (E0013) are
+    // reported only for an otherwise clean task, after the SMEM budget.
+    let mut lowering = Sink::new();
+    let pipeline = if sink.error_count() == before {
+        pipeline::analyze(&ir, &mut lowering)
+    } else {
+        None
+    };
     if sink.error_count() == before && !proven {
         let progs: Vec<_> = ir
             .targets
             .iter()
             .map(|t| {
                 (
-                    crate::lower::lower(&ir, &ordinals, t.target, None),
+                    crate::lower::lower(&ir, &ordinals, t.target, pipeline.as_ref()),
                     crate::lower::target::table(&ir, &ordinals, t.target),
                 )
             })
@@ -184,11 +204,9 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     }
     // What the backends cannot lower is an error of `check` (E0013), so that what check accepts is
     // what build generates. Only a contract that keeps every rule is lowered.
-    let pipeline = if sink.error_count() == before {
-        pipeline::analyze(&ir, sink)
-    } else {
-        None
-    };
+    if sink.error_count() == before {
+        sink.extend(lowering.into_sorted());
+    }
     match plans {
         Some(plans) if sink.error_count() == before => {
             let programs = ir

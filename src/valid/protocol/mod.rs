@@ -368,23 +368,77 @@ pub fn check_one(ir: &TaskIr, prog: &RoleProgram, table: &[Ordinal]) -> Vec<Diag
             }),
         }
     };
-    for trips in prog.min_trips..=max_trips.max(prog.min_trips) {
-        let progs = programs(prog, trips);
-        for order in orders(progs.len()) {
-            // A lagging warp matters only where a role is modelled warp by warp; it runs with
-            // the first order only (the others' order barely matters when one program waits).
-            let mut ils = vec![Interleave::RoundRobin, Interleave::Greedy];
-            if order == orders(progs.len())[0] {
-                ils.extend(
-                    (0..progs.len())
-                        .filter(|&i| progs[i].warp.is_some())
-                        .map(Interleave::Laggard),
-                );
+    let hi = max_trips.max(prog.min_trips);
+    let by_trips: Vec<Vec<Program>> = (0..=hi).map(|t| programs(prog, t)).collect();
+    let n = by_trips[0].len();
+    // Every order with round-robin and greedy stepping; with the first order, each warp modelled
+    // on its own also lagging behind the others (the order barely matters when one waits).
+    let mut schedules: Vec<(Vec<usize>, Interleave)> = Vec::new();
+    for (k, order) in orders(n).into_iter().enumerate() {
+        for il in [Interleave::RoundRobin, Interleave::Greedy] {
+            schedules.push((order.clone(), il));
+        }
+        if k == 0 {
+            for i in (0..n).filter(|&i| by_trips[0][i].warp.is_some()) {
+                schedules.push((order.clone(), Interleave::Laggard(i)));
             }
-            for il in ils {
-                // One task alone, arrivals delivered at once: deadlocks, flips, accounting.
-                let mut m = Machine::new(&counts);
-                if let Some(f) = m.run_task(&progs, &order, il, Delivery::Immediate) {
+        }
+    }
+    // Two consecutive tasks on the same ring slot: the first task's run, with its asynchronous
+    // arrivals landing late, depends on its own trips and the schedule only; it is run once.
+    let depth = u64::from(ir.stages.map_or(1, |(s, _)| s));
+    let mut previous: Vec<u64> = vec![0, 1, depth.saturating_sub(1), depth, depth + 1];
+    previous.retain(|&p| p >= prog.min_trips && p <= hi);
+    previous.sort_unstable();
+    previous.dedup();
+    let after_first: Vec<Vec<Option<Machine>>> = schedules
+        .iter()
+        .map(|(order, il)| {
+            previous
+                .iter()
+                .map(|&prev| {
+                    let mut m = Machine::new(&counts);
+                    // A faulty first task is reported by the single-task runs.
+                    match m.run_task(&by_trips[prev as usize], order, *il, Delivery::Lazy) {
+                        None => Some(m),
+                        Some(_) => None,
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    for trips in prog.min_trips..=hi {
+        let progs = &by_trips[trips as usize];
+        let expected = expected_phases(ir, prog, trips);
+        for (si, (order, il)) in schedules.iter().enumerate() {
+            // One task alone, arrivals delivered at once: deadlocks, flips, accounting.
+            let mut m = Machine::new(&counts);
+            if let Some(f) = m.run_task(progs, order, *il, Delivery::Immediate) {
+                seen(
+                    Finding {
+                        fault: f,
+                        trips,
+                        previous: None,
+                        all_trips: Vec::new(),
+                    },
+                    &mut findings,
+                );
+                continue;
+            }
+            for (bar, ((done, pending), want)) in m
+                .phases()
+                .into_iter()
+                .zip(expected.iter().copied())
+                .enumerate()
+            {
+                if done != want || pending != 0 {
+                    let f = Fault::Arrivals {
+                        bar,
+                        expected: want,
+                        completed: done,
+                        pending,
+                        site: None,
+                    };
                     seen(
                         Finding {
                             fault: f,
@@ -394,54 +448,22 @@ pub fn check_one(ir: &TaskIr, prog: &RoleProgram, table: &[Ordinal]) -> Vec<Diag
                         },
                         &mut findings,
                     );
+                }
+            }
+            for (pi, &prev) in previous.iter().enumerate() {
+                let Some(mut m) = after_first[si][pi].clone() else {
                     continue;
-                }
-                let expected = expected_phases(ir, prog, trips);
-                for (bar, ((done, pending), want)) in
-                    m.phases().into_iter().zip(expected).enumerate()
-                {
-                    if done != want || pending != 0 {
-                        let f = Fault::Arrivals {
-                            bar,
-                            expected: want,
-                            completed: done,
-                            pending,
-                            site: None,
-                        };
-                        seen(
-                            Finding {
-                                fault: f,
-                                trips,
-                                previous: None,
-                                all_trips: Vec::new(),
-                            },
-                            &mut findings,
-                        );
-                    }
-                }
-                // Two consecutive tasks on the same ring slot, async arrivals landing late.
-                let depth = u64::from(ir.stages.map_or(1, |(s, _)| s));
-                let mut previous: Vec<u64> = vec![0, 1, depth.saturating_sub(1), depth, depth + 1];
-                previous.retain(|&p| p >= prog.min_trips);
-                previous.sort_unstable();
-                previous.dedup();
-                for prev in previous {
-                    let mut m = Machine::new(&counts);
-                    let first = programs(prog, prev);
-                    if m.run_task(&first, &order, il, Delivery::Lazy).is_some() {
-                        continue; // reported by the single-task runs
-                    }
-                    if let Some(f) = m.run_task(&progs, &order, il, Delivery::Lazy) {
-                        seen(
-                            Finding {
-                                fault: f,
-                                trips,
-                                previous: Some(prev),
-                                all_trips: Vec::new(),
-                            },
-                            &mut findings,
-                        );
-                    }
+                };
+                if let Some(f) = m.run_task(progs, order, *il, Delivery::Lazy) {
+                    seen(
+                        Finding {
+                            fault: f,
+                            trips,
+                            previous: Some(prev),
+                            all_trips: Vec::new(),
+                        },
+                        &mut findings,
+                    );
                 }
             }
         }
