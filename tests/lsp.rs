@@ -191,6 +191,22 @@ fn a_session_with_the_house_linear() {
         "{h}"
     );
 
+    // Hover on a ring: each target's rows (issue 11): sm_100a frees a stage by tcgen05.commit
+    // (count 1), sm_90a by the 128 consumer threads.
+    let h = c
+        .request("textDocument/hover", tp("channel w_ring", 8))
+        .response_result
+        .unwrap();
+    let md = h["contents"]["value"].as_str().unwrap();
+    assert!(
+        md.contains(
+            "| sm_100a | 12 | `w_ring.empty[0]` | 1 | launcher → loader | tcgen05.commit |"
+        ) && md.contains(
+            "| sm_90a | 12 | `w_ring.empty[0]` | 128 | consumer → loader | thread arrive |"
+        ),
+        "{md}"
+    );
+
     // Definition: `W` in `channel w_ring: W` is the region.
     let def = c
         .request("textDocument/definition", tp("channel w_ring: W", 16))

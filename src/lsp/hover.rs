@@ -157,7 +157,7 @@ fn task_hover(out: &mut String, task: &str, checked: &[&CheckedTask], rejected: 
                 t.ir.region_bytes(),
                 g.capacity_bytes,
                 plan.pages_used,
-                t.ordinals.len()
+                t.program(target.target).map_or(0, |p| p.ordinal_count())
             );
         }
     }
@@ -253,13 +253,32 @@ fn ordinal_hover(out: &mut String, kind: SymKind, name: &str, checked: &[&Checke
         );
         return;
     };
-    let prefix = format!("{name}.");
-    let mine: Vec<_> = t
-        .ordinals
-        .iter()
-        .filter(|o| o.name == name || o.name.starts_with(&prefix))
-        .collect();
-    if mine.is_empty() {
+    // One row per target and ordinal, from that target's role program: the counts and roles its
+    // kernel initialises and the model check proved (sm_90a ring empties: 128 consumer threads).
+    let mut rows = Vec::new();
+    for p in &t.programs {
+        for (k, b, slot) in p
+            .ordinals()
+            .filter(|(_, b, _)| b.label == name || b.label.starts_with(&format!("{name}.")))
+        {
+            let barrier = if b.slots <= 1 {
+                b.label.clone()
+            } else {
+                format!("{}[{slot}]", b.label)
+            };
+            let reinit = b.reinit.map_or("none".to_string(), |r| r.to_string());
+            rows.push(format!(
+                "| {} | {k} | `{barrier}` | {} | {} → {} | {} | {reinit} |{}",
+                p.target,
+                b.count(slot),
+                b.producer,
+                b.waiter,
+                b.arrival.kind_str(),
+                if b.used { "" } else { " unused on this target" }
+            ));
+        }
+    }
+    if rows.is_empty() {
         let _ = writeln!(
             out,
             "Shares the barriers of another channel (no ordinals of its own)."
@@ -268,15 +287,10 @@ fn ordinal_hover(out: &mut String, kind: SymKind, name: &str, checked: &[&Checke
     }
     let _ = writeln!(
         out,
-        "| ordinal | barrier | count | producer → consumer | arrival | re-init |"
+        "| target | ordinal | barrier | count | producer → waiter | arrival | re-init |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|");
-    for o in mine {
-        let reinit = o.reinit.map_or("none".to_string(), |r| r.to_string());
-        let _ = writeln!(
-            out,
-            "| {} | `{}` | {} | {} → {} | {:?} | {reinit} |",
-            o.ordinal, o.name, o.count, o.producer, o.consumer, o.arrival
-        );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    for r in rows {
+        let _ = writeln!(out, "{r}");
     }
 }
