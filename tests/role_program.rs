@@ -42,7 +42,7 @@ fn dumps() {
         for p in &t.programs {
             n += 1;
             insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
-                insta::assert_snapshot!(format!("role_program__{}__{}", t.ir.unit_name(), p.target.as_str()), lower::dump::dump(p));
+                insta::assert_snapshot!(format!("role_program__{}__{}", t.ir.unit_name(), p.target.as_str()), lower::dump::dump(p, &t.ir));
             });
         }
     }

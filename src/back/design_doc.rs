@@ -1,12 +1,15 @@
-//! `<unit>.spec.md`: the Stage-1 design document of a pipeline task, rendered from the contract
-//! and its checked plan: engine choice and why, region plan with the page map and the budget,
-//! the semaphore ordinal table, roles, granularity and the descriptors.
+//! `<unit>.spec.md`: the Stage-1 design document of a pipeline task, rendered from the contract,
+//! its checked plan and its role programs: engine choice and why, region plan with the page map
+//! and the budget, the semaphore table and each role's operations per target (what the model
+//! check proved and the kernels run), granularity and the descriptors of the MMA it issues.
 
 use super::banner::ContractInfo;
-use super::sm100::desc::{decode_lines, instr_desc_f16, smem_desc, F16Format, SmemLayout};
-use crate::ir::RoleKind;
+use super::sm100::desc::{
+    decode_lines, instr_desc_f16, instr_desc_mxf8f6f4, smem_desc, F16Format, SmemLayout,
+};
+use crate::ir::{RoleKind, Target};
 use crate::plan::pages::{NUM_PAGES, PAGE_SIZE};
-use crate::valid::{CheckedTask, Epilogue, PipelineShape};
+use crate::valid::{CheckedTask, Epilogue, Operands, PipelineShape};
 use std::fmt::Write as _;
 
 /// Emits the design document.
@@ -27,8 +30,16 @@ pub fn emit(task: &CheckedTask, p: &PipelineShape, info: &ContractInfo) -> Strin
     sems(&mut s, task);
     roles(&mut s, task);
     granularity(&mut s, task, p);
-    descriptors(&mut s, p);
+    descriptors(&mut s, task, p);
     s
+}
+
+/// The MMA instruction of the sm_100a lowering, as PTX names it.
+fn mma_kind(p: &PipelineShape) -> &'static str {
+    match p.operands {
+        Operands::Bf16 => "tcgen05.mma.cta_group::1.kind::f16",
+        Operands::Fp8BlockScale { .. } => "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale",
+    }
 }
 
 fn engine(s: &mut String, task: &CheckedTask, p: &PipelineShape) {
@@ -38,14 +49,29 @@ fn engine(s: &mut String, task: &CheckedTask, p: &PipelineShape) {
     let _ = writeln!(s, "## Engine\n");
     let _ = writeln!(
         s,
-        "Family A (pipeline) on sm_100a: a TMA ring of {} stages feeds `tcgen05.mma.kind::f16` m{}n{}k{} into TMEM; \
+        "Family A (pipeline) on sm_100a: a TMA ring of {} stages feeds `{}` m{}n{}k{} into TMEM; \
 the consumer warpgroup runs the `{}` epilogue.\n",
         p.stages,
+        mma_kind(p),
         p.block_m,
         p.block_n,
         p.mma_k,
         p.epilogue.as_str()
     );
+    if task.program(Target::Sm90a).is_some() {
+        let _ = writeln!(
+            s,
+            "On sm_90a the same contract lowers to `wgmma.mma_async` m64n{}k{} issued by the consumer warpgroup (two m64 halves per tile), the accumulator in registers{}; \
+the ring's stages are freed by the 128 consumer threads instead of a tcgen05.commit.\n",
+            p.block_n,
+            if matches!(p.operands, Operands::Fp8BlockScale { .. }) { 32 } else { 16 },
+            if matches!(p.operands, Operands::Fp8BlockScale { .. }) {
+                ", each 128-element K block's weight and activation scales applied in f32"
+            } else {
+                ""
+            }
+        );
+    }
     let _ = writeln!(s, "Why, step by step:\n");
     let _ = writeln!(s, "1. The op reduces K = {} of a weight matrix `{}` [{} x {}]: GEMM-shaped work, which is what the pipeline idiom is for (contract doc §8.2, U3).", p.k, w.name, p.n, p.k);
     let _ = writeln!(
@@ -75,7 +101,7 @@ a tile's accumulator is {} x {} f32 = {} TMEM columns per slot.",
     );
     let _ = writeln!(
         s,
-        "4. {} K iterations of {} per task over {} stages{}; the protocol model check covers 0 to {} trips.",
+        "4. {} K iterations of {} per task over {} stages{}; the protocol model check covers 1 to {} trips.",
         p.k_iters,
         p.block_k,
         p.stages,
@@ -171,52 +197,69 @@ fn role_name(r: Option<RoleKind>) -> String {
 
 fn sems(s: &mut String, task: &CheckedTask) {
     let _ = writeln!(s, "## Semaphore ordinals\n");
-    let _ = writeln!(
-        s,
-        "{} of 31 ordinals (op_sem_base + 8k).\n",
-        task.ordinals.len()
-    );
-    let _ = writeln!(
-        s,
-        "| ordinal | barrier | count | producer → consumer | arrival | re-init at task start by |"
-    );
-    let _ = writeln!(s, "|---|---|---|---|---|---|");
-    for o in &task.ordinals {
+    for p in &task.programs {
         let _ = writeln!(
             s,
-            "| {} | `{}` | {} | {} → {} | {} | {} |",
-            o.ordinal,
-            o.name,
-            o.count,
-            o.producer,
-            o.consumer,
-            o.arrival.kind_str(),
-            role_name(o.reinit)
+            "{}: {} of 31 ordinals (op_sem_base + 8k), as its kernel initialises them.\n",
+            p.target,
+            p.ordinal_count()
         );
+        let _ = writeln!(
+            s,
+            "| ordinal | barrier | count | producer → waiter | arrival | re-init at task start by |"
+        );
+        let _ = writeln!(s, "|---|---|---|---|---|---|");
+        for (k, b, slot) in p.ordinals() {
+            let name = if b.slots <= 1 {
+                b.label.clone()
+            } else {
+                format!("{}[{slot}]", b.label)
+            };
+            let _ = writeln!(
+                s,
+                "| {k} | `{name}` | {} | {} → {} | {}{} | {} |",
+                b.count(slot),
+                b.producer,
+                b.waiter,
+                b.arrival.kind_str(),
+                if b.used {
+                    ""
+                } else {
+                    " (unused on this target)"
+                },
+                role_name(b.reinit)
+            );
+        }
+        let _ = writeln!(s);
     }
-    let _ = writeln!(s);
 }
 
 fn roles(s: &mut String, task: &CheckedTask) {
     let _ = writeln!(s, "## Roles\n");
-    let _ = writeln!(s, "| role | warps | does |");
-    let _ = writeln!(s, "|---|---|---|");
-    for r in &task.ir.roles {
-        let does = match r.kind {
-            RoleKind::Loader => "re-inits its barriers; per stage: waits the shared empty barrier, TMA of W and A, expect_tx; waits the dependency before the first A",
-            RoleKind::Launcher => "dependency prefix; re-inits its barriers; TMEM alloc after the first stage landed; tmem_ready; MMAs per stage with a commit per stage and one for the accumulator; after consumer_done releases the used pages and deallocs",
-            RoleKind::Consumer => "waits tmem_ready and the accumulator; tcgen05.ld of its 32 TMEM lanes; epilogue; frees the slot; consumer_done",
-            RoleKind::Storer => "nothing",
-            RoleKind::Controller => "the runtime's: init_semaphores",
-        };
-        let warps = if r.first_warp == r.last_warp {
-            format!("W{}", r.first_warp)
-        } else {
-            format!("W{}-W{}", r.first_warp, r.last_warp)
-        };
-        let _ = writeln!(s, "| {} | {warps} | {does} |", r.kind);
+    let _ = writeln!(
+        s,
+        "Each role's operations in program order, from the role program of each target (the model check ran on these; the kernels render them).\n"
+    );
+    for p in &task.programs {
+        let _ = writeln!(s, "### {}\n", p.target);
+        for r in &task.ir.roles {
+            let warps = if r.first_warp == r.last_warp {
+                format!("W{}", r.first_warp)
+            } else {
+                format!("W{}-W{}", r.first_warp, r.last_warp)
+            };
+            let text = crate::lower::dump::role_text(p, &task.ir, r.kind);
+            if text.is_empty() {
+                let _ = writeln!(s, "- {} ({warps}): nothing", r.kind);
+                continue;
+            }
+            let _ = writeln!(s, "- {} ({warps}):\n\n```", r.kind);
+            let _ = write!(s, "{text}");
+            let _ = writeln!(s, "```");
+        }
+        let _ = writeln!(s);
     }
-    let _ = writeln!(s, "\nPages: page mode 1 (the loader prefix waits every page and frees the unused ones), `auto_consumer_finish = false` (the launcher releases the used ones).\n");
+    let _ = writeln!(s, "Pages: page mode 1 (the loader prefix waits every page and frees the unused ones), `auto_consumer_finish = false` (the launcher releases the used ones).\n");
 }
 
 fn granularity(s: &mut String, task: &CheckedTask, p: &PipelineShape) {
@@ -234,25 +277,52 @@ fn granularity(s: &mut String, task: &CheckedTask, p: &PipelineShape) {
     );
 }
 
-fn descriptors(s: &mut String, p: &PipelineShape) {
+fn descriptors(s: &mut String, task: &CheckedTask, p: &PipelineShape) {
     let _ = writeln!(s, "## Descriptors\n");
-    let (i, f) = instr_desc_f16(
-        F16Format::Bf16,
-        F16Format::Bf16,
-        p.block_m as u32,
-        p.block_n as u32,
-    );
-    let _ = writeln!(s, "Instruction descriptor `0x{i:08X}`:\n\n```");
-    for l in decode_lines(&f) {
-        let _ = writeln!(s, "{l}");
+    if task.program(Target::Sm100a).is_some() {
+        let (i, f) = match p.operands {
+            Operands::Bf16 => instr_desc_f16(
+                F16Format::Bf16,
+                F16Format::Bf16,
+                p.block_m as u32,
+                p.block_n as u32,
+            ),
+            Operands::Fp8BlockScale { .. } => {
+                instr_desc_mxf8f6f4(p.block_m as u32, p.block_n as u32)
+            }
+        };
+        let _ = writeln!(
+            s,
+            "sm_100a `{}` instruction descriptor `0x{i:08X}`{}:\n\n```",
+            mma_kind(p),
+            if matches!(p.operands, Operands::Fp8BlockScale { .. }) {
+                " (the scale-factor ids OR-ed in per MMA)"
+            } else {
+                ""
+            }
+        );
+        for l in decode_lines(&f) {
+            let _ = writeln!(s, "{l}");
+        }
+        let (d, f) = smem_desc(SmemLayout::Swizzle128B, 0, 1024);
+        let _ = writeln!(
+            s,
+            "```\n\nsm_100a SMEM descriptor `0x{d:016X}` (start address OR-ed in per use):\n\n```"
+        );
+        for l in decode_lines(&f) {
+            let _ = writeln!(s, "{l}");
+        }
+        let _ = writeln!(s, "```\n");
     }
-    let (d, f) = smem_desc(SmemLayout::Swizzle128B, 0, 1024);
-    let _ = writeln!(
-        s,
-        "```\n\nSMEM descriptor `0x{d:016X}` (start address OR-ed in per use):\n\n```"
-    );
-    for l in decode_lines(&f) {
-        let _ = writeln!(s, "{l}");
+    if task.program(Target::Sm90a).is_some() {
+        let (d, f) = super::sm90::desc::wgmma_smem_desc();
+        let _ = writeln!(
+            s,
+            "sm_90a wgmma SMEM descriptor `0x{d:016X}` (start address OR-ed in per use):\n\n```"
+        );
+        for l in decode_lines(&f) {
+            let _ = writeln!(s, "{l}");
+        }
+        let _ = writeln!(s, "```");
     }
-    let _ = writeln!(s, "```");
 }

@@ -1,10 +1,21 @@
 //! A text listing of a [`RoleProgram`], one operation per line, for snapshots and reviews.
 
 use super::program::*;
+use crate::ir::{RoleKind, TaskIr};
 use std::fmt::Write as _;
 
+/// The operations of `role` in `p`, one per line, indented by nesting (loops, elect), tensors
+/// named from `ir`.
+pub fn role_text(p: &RoleProgram, ir: &TaskIr, role: RoleKind) -> String {
+    let mut s = String::new();
+    if let Some(r) = p.role(role) {
+        ops(p, ir, &r.ops, 0, &mut s);
+    }
+    s
+}
+
 /// The program as text: the barrier table of its target, then each role's operations.
-pub fn dump(p: &RoleProgram) -> String {
+pub fn dump(p: &RoleProgram, ir: &TaskIr) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -35,7 +46,7 @@ pub fn dump(p: &RoleProgram) -> String {
     }
     for r in &p.roles {
         let _ = writeln!(s, "  {} ({} threads):", r.kind, r.threads);
-        ops(p, &r.ops, 2, &mut s);
+        ops(p, ir, &r.ops, 2, &mut s);
     }
     s
 }
@@ -49,7 +60,7 @@ fn bar(p: &RoleProgram, b: &BarRef) -> String {
     }
 }
 
-fn ops(p: &RoleProgram, list: &[Op], depth: usize, s: &mut String) {
+fn ops(p: &RoleProgram, ir: &TaskIr, list: &[Op], depth: usize, s: &mut String) {
     let pad = "  ".repeat(depth);
     for op in list {
         let _ = match op {
@@ -72,8 +83,8 @@ fn ops(p: &RoleProgram, list: &[Op], depth: usize, s: &mut String) {
                 bytes,
             } => writeln!(
                 s,
-                "{pad}tma {} ({operand:?}) -> group {group}, {} (+{bytes} B)",
-                tensor.index(),
+                "{pad}tma `{}` ({operand:?}) -> group {group}, {} (+{bytes} B)",
+                ir.tensors[*tensor].name,
                 bar(p, b)
             ),
             Op::StageScales { bar: b, group } => {
@@ -90,12 +101,12 @@ fn ops(p: &RoleProgram, list: &[Op], depth: usize, s: &mut String) {
             Op::Step(st) => writeln!(s, "{pad}{}", step(st)),
             Op::Loop { kind, body } => {
                 let _ = writeln!(s, "{pad}loop {kind:?}:");
-                ops(p, body, depth + 1, s);
+                ops(p, ir, body, depth + 1, s);
                 Ok(())
             }
             Op::Elect { body } => {
                 let _ = writeln!(s, "{pad}elect:");
-                ops(p, body, depth + 1, s);
+                ops(p, ir, body, depth + 1, s);
                 Ok(())
             }
             Op::EarlyExit { bar: b, weight, .. } => {
