@@ -151,6 +151,14 @@ impl Cx<'_> {
 
     fn role(&self, role: RoleKind) -> Vec<Op> {
         let mut ops = Vec::new();
+        // Consumer-only families: the body on the consumer warpgroup is the whole program (their
+        // contracts hold no channel and no op semaphore, E0011).
+        if self.ir.family != crate::ir::Family::Pipeline {
+            if role == RoleKind::Consumer && self.ir.body.is_some() {
+                ops.push(Op::Step(Step::Body));
+            }
+            return ops;
+        }
         let owned: Vec<usize> = self
             .bars
             .iter()

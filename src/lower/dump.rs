@@ -139,5 +139,6 @@ fn step(st: &Step) -> String {
         Step::PageRelease => "release the used pages".to_string(),
         Step::DepWait => "wait the dependency (first K iteration)".to_string(),
         Step::SyncWarp => "__syncwarp".to_string(),
+        Step::Body => "the body (runtime page prefix and suffix around it)".to_string(),
     }
 }

@@ -179,6 +179,9 @@ pub enum Step {
     DepWait,
     /// `__syncwarp()`: reconverge before lane-parallel work (I-P4).
     SyncWarp,
+    /// A consumer-only family's body (a template or inline CUDA) on the consumer warpgroup, with
+    /// the runtime's page prefix and suffix around it (page mode 2, contract doc §4).
+    Body,
 }
 
 /// One operation of a role.
