@@ -61,6 +61,9 @@ if [ "$MODE" = all ] || [ "$MODE" = verify ]; then
   run_verify "stdlib, M = 1, 4 tasks per CTA" "$OUT/verify-m1.log" --m 1
   run_verify "stdlib, M = 16, 4 tasks per CTA" "$OUT/verify-m16.log" --m 16
   run_verify "stdlib, contract M, 7 tasks per CTA, seed 2" "$OUT/verify-t7.log" --tasks 7 --seed 2
+  # Issue 11, case 3: a 32-thread arrival after a named barrier over the 128 consumer threads.
+  run_verify "examples/linear_partial_arrival.mpk, M = 16, 4 tasks per CTA" "$OUT/verify-partial-m16.log" examples/linear_partial_arrival.mpk --m 16
+  run_verify "examples/linear_partial_arrival.mpk, M = 1, 7 tasks per CTA" "$OUT/verify-partial-t7.log" examples/linear_partial_arrival.mpk --m 1 --tasks 7
   grep -E '^  (PASS|FAIL|SKIP)' "$OUT/verify-m1.log" "$OUT/verify-m16.log" | sed -e "s|$OUT/||" >"$OUT/verify-cases.txt"
 fi
 

@@ -74,7 +74,7 @@ registry! {
     CHANNEL_SHAPE = "E0306", "sems", Some("I-M3"), "a channel's depth differs from its ring's stages, or a ring has no empty edge";
     DEADLOCK = "E0310", "sems", Some("I-M8"), "the protocol model check finds a wait that can never complete";
     ARRIVALS = "E0311", "sems", Some("I-M7"), "the protocol model check finds a lost or double arrival, or a wait that passes on the wrong phase";
-    USE_AFTER_RELEASE = "E0312", "sems", Some("I-P1"), "the protocol model check finds a read of TMEM or SMEM after another role gave it back";
+    USE_AFTER_RELEASE = "E0312", "backend", Some("I-P1"), "the protocol model check finds a read of TMEM or SMEM in the lowered program after another role gave it back";
 
     BARRIER_ID = "E0401", "roles", Some("I-R2"), "a named barrier id is outside 1-15 or reserved by the runtime";
     BARRIER_THREADS = "E0402", "roles", Some("I-R2"), "a named barrier's thread count is not the 128 consumer threads";

@@ -253,15 +253,15 @@ pub enum Arrival {
     Tma(Vec<Ident>, Span),
     /// `tcgen05.commit` (one arrival).
     Commit(Span),
-    /// N threads arrive.
-    Threads(Expr, Span),
+    /// N threads arrive, after the named barrier (`threads 32 after B`) when given.
+    Threads(Expr, Option<Ident>, Span),
 }
 
 impl Arrival {
     /// The arrival's span.
     pub fn span(&self) -> Span {
         match self {
-            Arrival::Tma(_, s) | Arrival::Commit(s) | Arrival::Threads(_, s) => *s,
+            Arrival::Tma(_, s) | Arrival::Commit(s) | Arrival::Threads(_, _, s) => *s,
         }
     }
 }

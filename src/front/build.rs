@@ -454,11 +454,20 @@ fn build_arrival(p: Pair<'_, Rule>, d: &mut Diags) -> Arrival {
         ),
         Rule::arrival_commit => Arrival::Commit(span),
         Rule::arrival_threads => {
-            let e = a
-                .into_inner()
-                .find(|c| c.as_rule() == Rule::expr)
-                .unwrap_or_else(|| unreachable!("threads expr"));
-            Arrival::Threads(build_expr(e, d), span)
+            let mut e = None;
+            let mut after = None;
+            for c in a.into_inner() {
+                match c.as_rule() {
+                    Rule::expr => e = Some(build_expr(c, d)),
+                    Rule::ident => after = Some(ident(c)),
+                    _ => {}
+                }
+            }
+            Arrival::Threads(
+                e.unwrap_or_else(|| unreachable!("threads expr")),
+                after,
+                span,
+            )
         }
         r => unreachable!("{r:?} in build_arrival"),
     }

@@ -194,9 +194,10 @@ pub(super) fn lower_instance(
     }
     super::lower_regions::regions(&mut cx, c);
     super::lower_sync::roles(&mut cx, c);
+    // Named barriers first: `threads N after B` in channels and sems names them.
+    super::lower_sync::barriers(&mut cx, c);
     super::lower_sync::channels(&mut cx, c);
     super::lower_sync::sems(&mut cx, c);
-    super::lower_sync::barriers(&mut cx, c);
     super::lower_body::body(&mut cx, c);
     super::lower_body::granularity(&mut cx, c);
     levers_and_epilogue(&mut cx, c);
