@@ -86,3 +86,35 @@ fn case12_each_target_has_its_table() {
         "mbar_init(&sem[kSems_sm90a[12].ordinal], kSems_sm90a[12].count);  // w_ring.empty[0]: 128"
     ));
 }
+
+/// The stdlib's lever says what it changes, and both kernels read its define (default off, the
+/// weights' own policy; on, evict_normal) where the loader's TMA of the weights takes its policy.
+#[test]
+fn the_lever_is_lowered_under_its_define() {
+    let checked: Vec<_> = mpkc::driver::stdlib::sources()
+        .iter()
+        .filter(|s| s.path.contains("linear_sm100_v2"))
+        .map(|s| mpkc::driver::check_source(s, &SemaOptions::default(), &CheckOptions::default()))
+        .collect();
+    let units = generate_all(&checked);
+    let kernels: Vec<_> = units[0]
+        .files
+        .iter()
+        .filter(|f| f.kind == FileKind::Kernel)
+        .collect();
+    assert_eq!(kernels.len(), 2);
+    for k in kernels {
+        assert!(
+            k.text
+                .contains("#ifndef MPK_LINEAR_L2_NORMAL\n#define MPK_LINEAR_L2_NORMAL 0"),
+            "{}",
+            k.name
+        );
+        assert!(
+            k.text.contains("constexpr uint64_t W_L2_POLICY = MPK_LINEAR_L2_NORMAL ? 0x16F0000000000000ull : 0x12F0000000000000ull;"),
+            "{}",
+            k.name
+        );
+        assert!(k.text.contains("k_chunk, W_L2_POLICY);"), "{}", k.name);
+    }
+}

@@ -443,6 +443,9 @@ pub struct Lever {
     pub name: Ident,
     /// The default.
     pub default_on: Spanned<bool>,
+    /// What it changes when on: `l2 TENSOR HINT` (the tensor and the policy), with the span of
+    /// the effect.
+    pub effect: Option<(Ident, Ident, Span)>,
     /// Whole declaration.
     pub span: Span,
 }

@@ -168,9 +168,15 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
             let name = ident(i.next()?);
             let oo = i.next()?;
             let on = oo.as_str().starts_with("on");
+            let effect = i.find(|p| p.as_rule() == Rule::lever_effect).and_then(|e| {
+                let es = span_of(&e);
+                let mut w = e.into_inner().filter(|p| p.as_rule() == Rule::ident);
+                Some((ident(w.next()?), ident(w.next()?), es))
+            });
             Item::Lever(Lever {
                 name,
                 default_on: Spanned::new(on, span_of(&oo)),
+                effect,
                 span,
             })
         }

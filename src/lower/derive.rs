@@ -422,9 +422,26 @@ impl Cx<'_> {
                     Some(p) if tensors[0] == p.acts => Operand::Activations,
                     _ => Operand::Other,
                 };
+                let t = &self.ir.tensors[tensors[0]];
+                let l2 = L2Policy {
+                    default: t
+                        .tma
+                        .as_ref()
+                        .and_then(|m| m.l2)
+                        .unwrap_or(crate::ir::L2Hint::EvictNormal),
+                    lever: self.ir.levers.iter().find_map(|l| match &l.effect {
+                        Some(crate::ir::LeverEffect::L2 { tensor, hint, .. })
+                            if *tensor == tensors[0] =>
+                        {
+                            Some((l.name.clone(), *hint))
+                        }
+                        _ => None,
+                    }),
+                };
                 Op::TmaLoad {
                     tensor: tensors[0],
                     operand,
+                    l2,
                     bar,
                     group,
                     bytes,

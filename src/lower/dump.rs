@@ -81,11 +81,16 @@ fn ops(p: &RoleProgram, ir: &TaskIr, list: &[Op], depth: usize, s: &mut String) 
                 bar: b,
                 group,
                 bytes,
+                l2,
             } => writeln!(
                 s,
-                "{pad}tma `{}` ({operand:?}) -> group {group}, {} (+{bytes} B)",
+                "{pad}tma `{}` ({operand:?}) -> group {group}, {} (+{bytes} B), l2 {:?}{}",
                 ir.tensors[*tensor].name,
-                bar(p, b)
+                bar(p, b),
+                l2.default,
+                l2.lever
+                    .as_ref()
+                    .map_or(String::new(), |(n, h)| format!(" ({h:?} with {n} on)"))
             ),
             Op::StageScales { bar: b, group } => {
                 writeln!(
