@@ -55,17 +55,23 @@ fn file<'a>(u: &'a UnitOutput, kind: FileKind, name_ends: &str) -> &'a str {
         .text
 }
 
-/// Case 1 as the issue states it: the house linear with and without the line. Before, no
-/// generated file mentioned it and the `.cuh` was identical; now both kernels' `Registration`
-/// and the harness carry the values, and nothing else differs in the kernels.
+/// Case 1 as the issue states it (`tests/cases/issue11/01_setmaxnreg.mpk`, the house linear with
+/// the line) against the same contract without it. Before, no generated file mentioned it and
+/// the `.cuh` was identical; now both kernels' `Registration` and the harness carry the values,
+/// and nothing else differs in the kernels.
 #[test]
 fn case01_the_line_reaches_the_registration_and_the_harness() {
-    let without = check(&[src("linear.mpk", house_linear().to_string())]);
-    let with = check(&[src("linear.mpk", with_line(house_linear(), LINE))]);
+    let path = "tests/cases/issue11/01_setmaxnreg.mpk";
+    let text =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+    let line = format!("  {LINE}\n");
+    assert!(text.contains(&line), "{path} declares `{LINE}`");
+    let with = check(&[src(path, text.clone())]);
+    let without = check(&[src(path, text.replace(&line, ""))]);
     clean(&without);
     clean(&with);
     let (a, b) = (&generate_all(&without)[0], &generate_all(&with)[0]);
-    for cuh in ["linear_sm100_v2.cuh", "linear_sm100_v2_sm90.cuh"] {
+    for cuh in ["case01_setmaxnreg.cuh", "case01_setmaxnreg_sm90.cuh"] {
         let (a, b) = (
             file(a, FileKind::Kernel, cuh),
             file(b, FileKind::Kernel, cuh),
