@@ -295,6 +295,7 @@ fn registration(w: &mut Writer, task: &CheckedTask) {
     w.line("static constexpr bool kAutoLoaderPageLifecycle = true;");
     w.line("static constexpr bool kAutoConsumerFinish = true;");
     w.line("static constexpr bool kLauncherDepPrefix = false;");
+    super::setmaxnreg::registration_members(w, ir);
     // A consumer-only family declares no op semaphore (E0011): its role program has no barrier.
     w.line("__device__ static void init_semaphores(uint64_t *) {}");
     w.comment("No op-private barrier, hence none re-initialised by a role (harness checks, I-M4).");

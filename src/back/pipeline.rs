@@ -377,6 +377,7 @@ pub(crate) fn registration(w: &mut Writer, task: &CheckedTask, prog: &RoleProgra
     w.line("static constexpr bool kAutoLoaderPageLifecycle = true;");
     w.line("static constexpr bool kAutoConsumerFinish = false;");
     w.line("static constexpr bool kLauncherDepPrefix = true;");
+    super::setmaxnreg::registration_members(w, ir);
     let table = super::spec_h::sem_table_name(prog.target);
     w.comment(format!("init_semaphores: every ordinal with its arrival count from spec.h's {table} (the table of this"));
     w.comment("target's lowering), then the init fence (I-M2).");
