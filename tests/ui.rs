@@ -1,5 +1,5 @@
 //! UI tests (rustc's habit): every `tests/ui/<family>/<name>.mpk` is checked; its rendered
-//! diagnostics are an insta snapshot under `snapshots/`, and its `//~ ERROR E0103` (or
+//! diagnostics are an insta snapshot `snapshots/ui/<family>/<name>.snap`, and its `//~ ERROR E0103` (or
 //! `//~ WARNING`) annotations must match the diagnostics exactly: each annotation is a
 //! diagnostic with that code whose primary span starts on the annotated line, and each error is
 //! annotated. Files named `pass_*.mpk` must check clean. Each file is checked as `mpkc check FILE`
@@ -57,10 +57,15 @@ fn line_of(text: &str, pos: usize) -> usize {
     text[..pos.min(text.len())].matches('\n').count() + 1
 }
 
-fn snapshot_name(path: &str) -> String {
-    path.trim_start_matches("tests/")
-        .trim_end_matches(".mpk")
-        .replace('/', "__")
+/// Where the snapshot of UI test `tests/ui/<family>/<name>.mpk` lives: directory
+/// `snapshots/ui/<family>` (relative to this file, as insta's `snapshot_path`) and snapshot
+/// `<name>`.
+fn snapshot_place(path: &str) -> (String, String) {
+    let rel = path
+        .trim_start_matches("tests/ui/")
+        .trim_end_matches(".mpk");
+    let (family, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    (format!("../snapshots/ui/{family}"), name.to_string())
 }
 
 #[test]
@@ -121,8 +126,9 @@ fn ui() {
                 "{path}: annotations {want:?} but diagnostics {got:?}\n{rendered}"
             ));
         }
-        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
-            insta::assert_snapshot!(snapshot_name(&path), rendered);
+        let (dir, name) = snapshot_place(&path);
+        insta::with_settings!({snapshot_path => dir, prepend_module_to_snapshot => false, omit_expression => true}, {
+            insta::assert_snapshot!(name, rendered);
         });
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
