@@ -51,8 +51,7 @@ fn verify_with(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Output {
 /// a file it finds there that is no ELF object ("file too short") fails the `dlopen` instead of
 /// letting the search go on (glibc's `open_verify`), so the real `libcuda.so.1` is never reached.
 fn driver_hiding_dir() -> PathBuf {
-    let dir = PathBuf::from(std::env::temp_dir())
-        .join(format!("mpkc-gpu-test-no-libcuda-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("mpkc-gpu-test-no-libcuda-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for lib in ["cuda", "nvcuda"] {
