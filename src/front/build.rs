@@ -285,6 +285,7 @@ fn build_tensor<'a>(
     let dtype = ident(i.next().unwrap_or_else(|| unreachable!("tensor dtype")));
     let mut dims = Vec::new();
     let mut direction = None;
+    let mut role = None;
     let mut tma = None;
     for c in i {
         match c.as_rule() {
@@ -297,6 +298,7 @@ fn build_tensor<'a>(
                 };
                 direction = Some(Spanned::new(dir, span_of(&c)));
             }
+            Rule::tensor_role => role = Some(build_tensor_role(c)),
             Rule::tma_spec => tma = Some(build_tma(c, d)),
             r => unreachable!("{r:?} in build_tensor"),
         }
@@ -307,9 +309,34 @@ fn build_tensor<'a>(
         dtype,
         dims,
         direction,
+        role,
         tma,
         span,
     }
+}
+
+fn build_tensor_role(p: Pair<'_, Rule>) -> Spanned<TensorRole> {
+    let span = span_of(&p);
+    let r = p
+        .into_inner()
+        .next()
+        .unwrap_or_else(|| unreachable!("tensor_role child"));
+    let role = match r.as_rule() {
+        Rule::role_word => match r.as_str() {
+            "weight" => TensorRole::Weight,
+            "activation" => TensorRole::Activation,
+            "residual" => TensorRole::Residual,
+            "output" => TensorRole::Output,
+            _ => TensorRole::Partials,
+        },
+        Rule::role_scale => TensorRole::ScaleOf(ident(
+            r.into_inner()
+                .find(|c| c.as_rule() == Rule::ident)
+                .unwrap_or_else(|| unreachable!("scale of ident")),
+        )),
+        x => unreachable!("{x:?} in build_tensor_role"),
+    };
+    Spanned::new(role, span)
 }
 
 fn build_tma(p: Pair<'_, Rule>, d: &mut Diags) -> TmaSpec {

@@ -59,6 +59,9 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         Rule::instance_decl | Rule::kw_instance => "`instance`",
         Rule::setmaxnreg_decl | Rule::kw_setmaxnreg => "`setmaxnreg`",
         Rule::direction => "`in` or `out`",
+        Rule::tensor_role | Rule::role_word | Rule::role_scale | Rule::kw_scale | Rule::kw_of => {
+            "a tensor role (`weight`, `activation`, `residual`, `output`, `partials`, `scale of T`)"
+        }
         Rule::param_range | Rule::kw_in => "`in LO..=HI`",
         Rule::tma_spec | Rule::kw_tma => "`tma(...)`",
         Rule::tma_opt | Rule::tma_box | Rule::tma_swizzle | Rule::tma_l2 => "`box`, `swizzle` or `l2`",

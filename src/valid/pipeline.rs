@@ -116,6 +116,14 @@ fn unsupported(span: crate::span::Span, what: String, help: &str) -> Diagnostic 
         .help(help.to_string())
 }
 
+/// The one tensor that states `role`, if any.
+fn role_tensor(ir: &TaskIr, role: TensorRole) -> Option<TensorHandle> {
+    ir.tensors
+        .iter()
+        .find(|(_, t)| t.role() == Some(role))
+        .map(|(h, _)| h)
+}
+
 /// Recognises the house pipeline in `ir`, or reports why not.
 pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
     if ir.family != Family::Pipeline {
@@ -200,7 +208,14 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
             })
             .map(|(h, _)| *h)
     };
-    let (Some(w), Some(a)) = (by_rows(bm), by_rows(bn).filter(|h| Some(*h) != by_rows(bm))) else {
+    // Bound by the declared roles; a contract without them falls back to the box rows.
+    let (rw, ra) = (
+        role_tensor(ir, TensorRole::Weight),
+        role_tensor(ir, TensorRole::Activation),
+    );
+    let w = rw.or_else(|| by_rows(bm));
+    let a = ra.or_else(|| by_rows(bn).filter(|h| Some(*h) != w));
+    let (Some(w), Some(a)) = (w, a) else {
         sink.push(unsupported(ir.family_span, format!("no TMA weight tensor with a box of {bm} rows and activation tensor with a box of {bn} rows"), "load weights with `tma(box [64, 128, 2], swizzle 128B)` and activations with `tma(box [64, 16, 2], swizzle 128B)`"));
         return None;
     };
@@ -375,7 +390,13 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
             "write `granularity per_tile(tasks ceil_div(N, tile.M) * splits, tiles_per_task 1)`",
         ));
     }
-    let output = ir.outputs().next().map(|(h, _)| h);
+    let output = role_tensor(ir, TensorRole::Output)
+        .or_else(|| role_tensor(ir, TensorRole::Partials))
+        .or_else(|| {
+            ir.outputs()
+                .find(|(_, t)| !matches!(t.role(), Some(TensorRole::ScaleOf(_))))
+                .map(|(h, _)| h)
+        });
     let Some(output) = output else {
         sink.push(unsupported(
             ir.family_span,
@@ -404,10 +425,11 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         ));
     }
     let residual = if epilogue == Epilogue::ResidualAdd {
-        let r = ir
-            .inputs()
-            .find(|(h, t)| *h != w && *h != a && t.tma.is_none())
-            .map(|(h, _)| h);
+        let r = role_tensor(ir, TensorRole::Residual).or_else(|| {
+            ir.inputs()
+                .find(|(h, t)| *h != w && *h != a && t.tma.is_none() && t.role().is_none())
+                .map(|(h, _)| h)
+        });
         match r {
             Some(h)
                 if ir.tensors[h].dtype == Dtype::Bf16 && ir.tensors[h].dims == vec![m_real, n] =>
@@ -428,11 +450,12 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         None
     };
     let out_scale = if epilogue == Epilogue::QuantE4m3 {
-        let sc = ir
-            .outputs()
-            .nth(1)
-            .filter(|(_, t)| t.dtype == Dtype::F32 && t.dims == vec![m_real, n / bm.max(1)])
-            .map(|(h, _)| h);
+        let sc = role_tensor(ir, TensorRole::ScaleOf(output))
+            .or_else(|| ir.outputs().map(|(h, _)| h).find(|h| *h != output))
+            .filter(|h| {
+                let t = &ir.tensors[*h];
+                t.dtype == Dtype::F32 && t.dims == vec![m_real, n / bm.max(1)]
+            });
         let bar = ir
             .barriers
             .values()
@@ -541,14 +564,30 @@ fn fp8_scales(
             })
             .map(|(h, _)| h)
     };
-    let (Some(w_scale), Some(a_scale)) = (
-        f32_input(vec![n / 128, k / 128]),
-        f32_input(vec![m_real, k / 128]),
-    ) else {
+    // Bound by `scale of W` / `scale of A`; their shapes must still be the block-scale shapes.
+    let shaped = |h: Option<TensorHandle>, dims: Vec<i64>| {
+        h.filter(|h| ir.tensors[*h].dtype == Dtype::F32 && ir.tensors[*h].dims == dims)
+    };
+    let (ws, as_) = (
+        role_tensor(ir, TensorRole::ScaleOf(w)),
+        role_tensor(ir, TensorRole::ScaleOf(a)),
+    );
+    let (w_scale, a_scale) = if ws.is_some() || as_.is_some() {
+        (
+            shaped(ws, vec![n / 128, k / 128]),
+            shaped(as_, vec![m_real, k / 128]),
+        )
+    } else {
+        (
+            f32_input(vec![n / 128, k / 128]),
+            f32_input(vec![m_real, k / 128]),
+        )
+    };
+    let (Some(w_scale), Some(a_scale)) = (w_scale, a_scale) else {
         sink.push(unsupported(
             ir.family_span,
             format!("block-scaled fp8 needs f32 inputs [{}, {}] (128x128 weight block scales) and [{m_real}, {}] (1x128 activation scales)", n / 128, k / 128, k / 128),
-            "declare `tensor W_scale: f32[N / 128, K / 128] in` and `tensor A_scale: f32[m_real, K / 128] in`",
+            "declare `tensor W_scale: f32[N / 128, K / 128] in scale of W` and `tensor A_scale: f32[m_real, K / 128] in scale of A`",
         ));
         return None;
     };
