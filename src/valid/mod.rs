@@ -41,6 +41,7 @@ mod protocol;
 mod roles;
 mod sems;
 mod smem;
+mod tensor_roles;
 mod tma;
 mod tmem;
 mod wiring;
@@ -142,6 +143,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     let before = sink.error_count();
     names::names(&ir, sink);
     body::family_items(&ir, sink);
+    tensor_roles::pipeline_roles(&ir, sink);
     let binding = body::template(&ir, sink);
     body::region_use(&ir, binding.as_ref(), sink);
     body::inline_body_rules(&ir, sink);

@@ -1,5 +1,6 @@
 //! What the sm_100a pipeline backend lowers: the house linear shape (contract doc §3.2, §7),
-//! recognised from the contract's tensors, rings, accumulator channel and one-shot sems, for any
+//! bound from the contract's tensor roles (`weight`, `activation`, `scale of W`, `residual`,
+//! `output`, `partials`; never from shapes), rings, accumulator channel and one-shot sems, for any
 //! legal tile, stage count and epilogue. A contract of the pipeline family that does not have
 //! this shape is reported (`E0013`) instead of reaching code generation.
 
@@ -195,42 +196,34 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         sink.push(unsupported(tile.span, format!("tile K {bk} is not a multiple of {swizzle_elems} (one 128-byte swizzle row of {elem})"), "use `tile K 128`"));
         return None;
     }
-    // The two TMA tensors: weights box rows = tile M, activations box rows = tile N.
-    let tma_tensors: Vec<(TensorHandle, &TensorIr)> =
-        ir.tensors.iter().filter(|(_, t)| t.tma.is_some()).collect();
-    let by_rows = |rows: i64| {
-        tma_tensors
+    // The two TMA operands, bound by their declared roles (every pipeline tensor states one).
+    let tma_role = |role: TensorRole| {
+        ir.tensors
             .iter()
-            .find(|(_, t)| {
-                t.tma
-                    .as_ref()
-                    .is_some_and(|x| x.box_dims.get(1) == Some(&rows))
-            })
-            .map(|(h, _)| *h)
+            .find(|(_, t)| t.role() == Some(role) && t.tma.is_some())
+            .map(|(h, _)| h)
     };
-    // Bound by the declared roles; a contract without them falls back to the box rows.
-    let (rw, ra) = (
-        role_tensor(ir, TensorRole::Weight),
-        role_tensor(ir, TensorRole::Activation),
-    );
-    let w = rw.or_else(|| by_rows(bm));
-    let a = ra.or_else(|| by_rows(bn).filter(|h| Some(*h) != w));
-    let (Some(w), Some(a)) = (w, a) else {
-        sink.push(unsupported(ir.family_span, format!("no TMA weight tensor with a box of {bm} rows and activation tensor with a box of {bn} rows"), "load weights with `tma(box [64, 128, 2], swizzle 128B)` and activations with `tma(box [64, 16, 2], swizzle 128B)`"));
+    let (Some(w), Some(a)) = (
+        tma_role(TensorRole::Weight),
+        tma_role(TensorRole::Activation),
+    ) else {
+        sink.push(unsupported(ir.family_span, "no TMA `weight` and `activation` tensors".into(), "declare `tensor W: bf16[N, K] in weight tma(box [64, 128, 2], swizzle 128B)` and `tensor A: bf16[m_real, K] in activation tma(box [64, 16, 2], swizzle 128B)`"));
         return None;
     };
-    for h in [w, a] {
+    // The weights' box covers a tile's tile-M rows, the activations' its tile-N tokens.
+    for (h, rows) in [(w, bm), (a, bn)] {
         let t = &ir.tensors[h];
         let ok = t.dtype == elem
             && t.dims.len() == 2
             && t.tma.as_ref().is_some_and(|x| {
                 x.box_dims.len() == 3
                     && x.box_dims[0] == swizzle_elems
+                    && x.box_dims[1] == rows
                     && x.box_dims[2] * swizzle_elems == bk
                     && x.swizzle == Swizzle::B128
             });
         if !ok {
-            sink.push(unsupported(t.span, format!("`{}` must be a 2-D {elem} tensor with `tma(box [{swizzle_elems}, rows, {}], swizzle 128B)`", t.name, bk / swizzle_elems), "use a rank-3 box {128-byte row, rows, tile K / row} under 128B swizzle"));
+            sink.push(unsupported(t.span, format!("`{}` must be a 2-D {elem} tensor with `tma(box [{swizzle_elems}, {rows}, {}], swizzle 128B)`", t.name, bk / swizzle_elems), "use a rank-3 box {128-byte row, the tile's rows, tile K / row} under 128B swizzle"));
         }
     }
     let ring_of = |h: TensorHandle| {
@@ -390,18 +383,13 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
             "write `granularity per_tile(tasks ceil_div(N, tile.M) * splits, tiles_per_task 1)`",
         ));
     }
-    let output = role_tensor(ir, TensorRole::Output)
-        .or_else(|| role_tensor(ir, TensorRole::Partials))
-        .or_else(|| {
-            ir.outputs()
-                .find(|(_, t)| !matches!(t.role(), Some(TensorRole::ScaleOf(_))))
-                .map(|(h, _)| h)
-        });
+    let output =
+        role_tensor(ir, TensorRole::Output).or_else(|| role_tensor(ir, TensorRole::Partials));
     let Some(output) = output else {
         sink.push(unsupported(
             ir.family_span,
-            "no output tensor".into(),
-            "declare `tensor C: bf16[m_real, N] out`",
+            "no `output` or `partials` tensor".into(),
+            "declare `tensor C: bf16[m_real, N] out output`",
         ));
         return None;
     };
@@ -425,12 +413,7 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         ));
     }
     let residual = if epilogue == Epilogue::ResidualAdd {
-        let r = role_tensor(ir, TensorRole::Residual).or_else(|| {
-            ir.inputs()
-                .find(|(h, t)| *h != w && *h != a && t.tma.is_none() && t.role().is_none())
-                .map(|(h, _)| h)
-        });
-        match r {
+        match role_tensor(ir, TensorRole::Residual) {
             Some(h)
                 if ir.tensors[h].dtype == Dtype::Bf16 && ir.tensors[h].dims == vec![m_real, n] =>
             {
@@ -439,9 +422,8 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
             _ => {
                 sink.push(unsupported(
                     ir.family_span,
-                    "a residual epilogue needs a bf16 input `[m_real, N]` loaded without TMA"
-                        .into(),
-                    "declare `tensor R: bf16[m_real, N] in`",
+                    "a residual epilogue needs a bf16 `residual` input `[m_real, N]`".into(),
+                    "declare `tensor R: bf16[m_real, N] in residual`",
                 ));
                 return None;
             }
@@ -450,12 +432,10 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         None
     };
     let out_scale = if epilogue == Epilogue::QuantE4m3 {
-        let sc = role_tensor(ir, TensorRole::ScaleOf(output))
-            .or_else(|| ir.outputs().map(|(h, _)| h).find(|h| *h != output))
-            .filter(|h| {
-                let t = &ir.tensors[*h];
-                t.dtype == Dtype::F32 && t.dims == vec![m_real, n / bm.max(1)]
-            });
+        let sc = role_tensor(ir, TensorRole::ScaleOf(output)).filter(|h| {
+            let t = &ir.tensors[*h];
+            t.dtype == Dtype::F32 && t.dims == vec![m_real, n / bm.max(1)]
+        });
         let bar = ir
             .barriers
             .values()
@@ -470,8 +450,8 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
             _ => {
                 sink.push(unsupported(
                     ir.family_span,
-                    format!("`quant e4m3` needs a second output f32 [{m_real}, {}] for the scales, a consumer named barrier, and a scratch region of at least {} bytes (the TMEM address and 4 x {bn} partial maxima)", n / bm.max(1), 16 + 16 * bn),
-                    "declare `tensor Y_scale: f32[m_real, N / 128] out`, `barrier epi = named(3, threads 128)` and `region scratch { bytes 272; align 16; pack }`",
+                    format!("`quant e4m3` needs an output `scale of` the output, f32 [{m_real}, {}], a consumer named barrier, and a scratch region of at least {} bytes (the TMEM address and 4 x {bn} partial maxima)", n / bm.max(1), 16 + 16 * bn),
+                    "declare `tensor Y_scale: f32[m_real, N / 128] out scale of Y`, `barrier epi = named(3, threads 128)` and `region scratch { bytes 272; align 16; pack }`",
                 ));
                 return None;
             }
@@ -557,48 +537,26 @@ fn fp8_scales(
     tmem_cols: i64,
     sink: &mut Sink,
 ) -> Option<Operands> {
-    let f32_input = |dims: Vec<i64>| {
-        ir.inputs()
-            .find(|(h, t)| {
-                *h != w && *h != a && t.tma.is_none() && t.dtype == Dtype::F32 && t.dims == dims
-            })
-            .map(|(h, _)| h)
-    };
-    // Bound by `scale of W` / `scale of A`; their shapes must still be the block-scale shapes.
+    // Bound by `scale of W` / `scale of A`; their shapes must be the block-scale shapes.
     let shaped = |h: Option<TensorHandle>, dims: Vec<i64>| {
         h.filter(|h| ir.tensors[*h].dtype == Dtype::F32 && ir.tensors[*h].dims == dims)
     };
-    let (ws, as_) = (
+    let w_scale = shaped(
         role_tensor(ir, TensorRole::ScaleOf(w)),
-        role_tensor(ir, TensorRole::ScaleOf(a)),
+        vec![n / 128, k / 128],
     );
-    let (w_scale, a_scale) = if ws.is_some() || as_.is_some() {
-        (
-            shaped(ws, vec![n / 128, k / 128]),
-            shaped(as_, vec![m_real, k / 128]),
-        )
-    } else {
-        (
-            f32_input(vec![n / 128, k / 128]),
-            f32_input(vec![m_real, k / 128]),
-        )
-    };
+    let a_scale = shaped(
+        role_tensor(ir, TensorRole::ScaleOf(a)),
+        vec![m_real, k / 128],
+    );
     let (Some(w_scale), Some(a_scale)) = (w_scale, a_scale) else {
         sink.push(unsupported(
             ir.family_span,
-            format!("block-scaled fp8 needs f32 inputs [{}, {}] (128x128 weight block scales) and [{m_real}, {}] (1x128 activation scales)", n / 128, k / 128, k / 128),
+            format!("block-scaled fp8 needs `scale of` inputs f32 [{}, {}] for the weights (128x128 blocks) and [{m_real}, {}] for the activations (1x128 groups)", n / 128, k / 128, k / 128),
             "declare `tensor W_scale: f32[N / 128, K / 128] in scale of W` and `tensor A_scale: f32[m_real, K / 128] in scale of A`",
         ));
         return None;
     };
-    if w_scale == a_scale {
-        sink.push(unsupported(
-            ir.family_span,
-            "the weight and activation scales must be two tensors".into(),
-            "declare both scale tensors",
-        ));
-        return None;
-    }
     let sf = ir.channels.iter().find(|(_, c)| {
         c.full_arrival == ArrivalIr::Threads(1)
             && c.producer == RoleKind::Loader
