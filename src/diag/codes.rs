@@ -63,6 +63,7 @@ registry! {
     NO_SMEM_REGIONS = "E0112", "smem", Some("I-S11"), "a consumer-no-smem task declares regions";
     TARGET_CAPACITY = "E0113", "smem", Some("I-S6"), "a target's SMEM capacity exceeds what the hardware lets a block opt into";
     REGION_RANGE = "E0114", "smem", Some("I-S1"), "a region's alignment, page count or release step is out of MPK's 32-bit range";
+    HELD_ALIGN = "E0115", "smem", Some("I-S1"), "a region holding typed members (mbarriers, the TMEM address) is aligned or planned below what they need";
 
     TILES_PER_TASK = "E0201", "pages", Some("I-P6"), "a pipeline task covers more than one tile, so a bounds-fail return would skip the page release";
 

@@ -277,6 +277,21 @@ pub enum RegionAttr {
     Pages(Expr, Span),
     /// `contiguous BOOL`.
     Contiguous(bool, Span),
+    /// `holds T[n] name, …`: the typed members the region holds, in layout order.
+    Holds(Vec<Held>, Span),
+}
+
+/// One member of `holds`: `mbarrier[6]`, `tmem_addr`, `f32[4 * tile.N] amax`.
+#[derive(Clone, Debug)]
+pub struct Held {
+    /// The member type as written (`mbarrier`, `u64`, `tmem_addr` or a dtype).
+    pub ty: Ident,
+    /// The element count (`[n]`; one when absent).
+    pub count: Option<Expr>,
+    /// The member's name, if given.
+    pub name: Option<Ident>,
+    /// The whole member.
+    pub span: Span,
 }
 
 /// How a barrier is arrived.

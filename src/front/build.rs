@@ -442,6 +442,14 @@ fn build_region<'a>(
                     Rule::attr_pack => RegionAttr::Pack(aspan),
                     Rule::attr_release => RegionAttr::Release(build_expr(expr_child(), d), aspan),
                     Rule::attr_pages => RegionAttr::Pages(build_expr(expr_child(), d), aspan),
+                    Rule::attr_holds => RegionAttr::Holds(
+                        a.clone()
+                            .into_inner()
+                            .filter(|x| x.as_rule() == Rule::held)
+                            .map(|h| build_held(h, d))
+                            .collect(),
+                        aspan,
+                    ),
                     Rule::attr_contiguous => {
                         let b = a
                             .clone()
@@ -461,6 +469,28 @@ fn build_region<'a>(
         name,
         staged,
         attrs,
+        span,
+    }
+}
+
+fn build_held(p: Pair<'_, Rule>, d: &mut Diags) -> Held {
+    let span = span_of(&p);
+    let mut ty = None;
+    let mut count = None;
+    let mut name = None;
+    for c in p.into_inner() {
+        match c.as_rule() {
+            Rule::ident => ty = Some(ident(c)),
+            Rule::expr => count = Some(build_expr(c, d)),
+            Rule::held_name => name = Some(ident(c)),
+            Rule::lbracket | Rule::rbracket => {}
+            r => unreachable!("{r:?} in build_held"),
+        }
+    }
+    Held {
+        ty: ty.unwrap_or_else(|| unreachable!("held type")),
+        count,
+        name,
         span,
     }
 }
@@ -875,6 +905,22 @@ mod tests {
         let errs = parse_file(src).unwrap_err();
         assert!(errs.len() >= 2, "{errs:#?}");
         assert!(errs.iter().all(|e| e.code == "E0001"));
+    }
+
+    #[test]
+    fn holds_members_stop_at_the_next_attribute() {
+        let f = parse_ok("task t { region s { holds tmem_addr, f32[4] amax bytes 32 pack } }");
+        let Item::Region(r) = &f.tasks[0].items[0] else {
+            panic!()
+        };
+        let RegionAttr::Holds(m, _) = &r.attrs[0] else {
+            panic!("{:?}", r.attrs)
+        };
+        assert_eq!(m.len(), 2);
+        assert!(m[0].name.is_none() && m[0].count.is_none());
+        assert_eq!(m[1].name.as_ref().map(|n| n.node.as_str()), Some("amax"));
+        assert!(matches!(r.attrs[1], RegionAttr::Bytes(..)));
+        assert!(matches!(r.attrs[2], RegionAttr::Pack(..)));
     }
 
     #[test]

@@ -69,13 +69,16 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         Rule::tile_dim => "a tile dimension like `M 128`",
         Rule::mma_dim | Rule::mma_dim_tok | Rule::mma_axis => "an MMA extent like `m128`",
         Rule::stage_suffix | Rule::kw_stage => "`[stage]`",
+        Rule::attr_holds | Rule::kw_holds | Rule::held | Rule::held_name => {
+            "a member like `mbarrier[6]`, `tmem_addr` or `f32[64] amax`"
+        }
         Rule::region_attr
         | Rule::attr_bytes
         | Rule::attr_align
         | Rule::attr_pack
         | Rule::attr_release
         | Rule::attr_pages
-        | Rule::attr_contiguous => "a region attribute (`bytes`, `align`, `pack`, `release`, `pages`, `contiguous`)",
+        | Rule::attr_contiguous => "a region attribute (`holds`, `bytes`, `align`, `pack`, `release`, `pages`, `contiguous`)",
         Rule::channel_storage | Rule::tmem_slots | Rule::region_ring => "a region ring or `tmem slots N`",
         Rule::channel_clause
         | Rule::edge

@@ -575,6 +575,10 @@ pub struct RegionIr {
     pub align_span: Span,
     /// The `pages` attribute, if given.
     pub pages_span: Option<Span>,
+    /// The typed members of `holds`, laid out in order (empty when the region states none).
+    pub holds: Vec<super::HeldIr>,
+    /// The `holds` attribute, if given.
+    pub holds_span: Option<Span>,
 }
 
 /// A declared region or stage array.

@@ -237,6 +237,10 @@ impl Resolver<'_> {
                         | RegionAttr::Align(e, _)
                         | RegionAttr::Release(e, _)
                         | RegionAttr::Pages(e, _) => self.expr(e),
+                        RegionAttr::Holds(members, _) => members
+                            .iter()
+                            .filter_map(|m| m.count.as_ref())
+                            .for_each(|e| self.expr(e)),
                         RegionAttr::Pack(_) | RegionAttr::Contiguous(..) => {}
                     }
                 }

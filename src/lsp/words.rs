@@ -1,8 +1,10 @@
 //! Hover on the words of the language that are not names: a tensor's role (`weight`,
-//! `scale of W`, …). The text says what the word makes the lowering do.
+//! `scale of W`, …) and a region's typed members (`holds mbarrier[6]`, with each member's
+//! offset in every instance). The text says what the word makes the lowering do.
 
 use super::document::Document;
-use crate::front::ast::{Item, TensorRole};
+use crate::front::ast::{Item, RegionAttr, TensorRole};
+use std::fmt::Write as _;
 
 /// The explanation of a tensor role.
 fn role_text(role: &TensorRole) -> String {
@@ -44,7 +46,66 @@ pub fn hover(doc: &Document, offset: usize) -> Option<String> {
                     return Some(role_text(&r.node));
                 }
             }
+            if let Item::Region(r) = item {
+                for a in &r.attrs {
+                    let RegionAttr::Holds(members, _) = a else {
+                        continue;
+                    };
+                    for (i, m) in members.iter().enumerate() {
+                        if (m.span.start..=m.span.end).contains(&offset) {
+                            return Some(member_text(doc, &task.name.node, &r.name.node, i));
+                        }
+                    }
+                }
+            }
         }
     }
     None
+}
+
+/// The hover of member `i` of region `region`'s `holds`: type, size and offset per instance.
+fn member_text(doc: &Document, task: &str, region: &str, i: usize) -> String {
+    let mut out = String::new();
+    let mut first = true;
+    for ir in doc.instances(task).map(|t| &t.ir).chain(doc.rejected(task)) {
+        let Some(r) = ir
+            .region_groups
+            .iter()
+            .find(|g| g.name == region)
+            .and_then(|g| g.members.first())
+            .map(|h| &ir.regions[*h])
+        else {
+            continue;
+        };
+        let Some(m) = r.holds.get(i) else { continue };
+        if first {
+            let name = m
+                .name
+                .as_deref()
+                .map_or(String::new(), |n| format!(" `{n}`"));
+            let _ = writeln!(
+                out,
+                "**member{name} of region `{region}`**: {}, {} B each, aligned to {}\n",
+                m.ty.name(),
+                m.ty.bytes(),
+                m.ty.align()
+            );
+            first = false;
+        }
+        let inst = ir
+            .instance
+            .as_ref()
+            .map_or("(no instance)".to_string(), |n| format!("instance `{n}`"));
+        let _ = writeln!(
+            out,
+            "- {inst}: {} x {} B at byte {} of the region",
+            m.count,
+            m.ty.bytes(),
+            m.offset
+        );
+    }
+    if first {
+        out.push_str("A typed member of the region (`holds`): laid out in order, each at a multiple of its alignment.");
+    }
+    out
 }

@@ -294,29 +294,48 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
             sink.push(unsupported(c.span, "the accumulator channel must go launcher -> consumer (commit)".into(), "write `tmem slots 2, launcher -> consumer (commit), empty by consumer (threads 128)`"));
         }
     }
-    let ring_groups: Vec<usize> = [w_ring, a_ring]
-        .iter()
-        .filter_map(|h| match ir.channels[*h].storage {
-            ChannelStorageIr::Region(g) => Some(g),
-            ChannelStorageIr::Tmem => None,
+    // The region holding the TMEM address says so (`holds tmem_addr`); the kernels read the
+    // address at the region's base.
+    let holders: Vec<usize> = (0..ir.region_groups.len())
+        .filter(|g| {
+            ir.region_groups[*g]
+                .members
+                .first()
+                .is_some_and(|h| ir.regions[*h].member_of(HeldType::TmemAddr).is_some())
         })
         .collect();
-    let scratch: Vec<usize> = (0..ir.region_groups.len())
-        .filter(|g| !ring_groups.contains(g) && !ir.region_groups[*g].staged)
-        .collect();
-    let scratch = match scratch.as_slice() {
-        [g] if ir.region_groups[*g]
-            .members
-            .first()
-            .is_some_and(|h| ir.regions[*h].size >= 4) =>
-        {
-            *g
+    let scratch = match holders.as_slice() {
+        [g] => *g,
+        [] => {
+            sink.push(unsupported(
+                ir.family_span,
+                "no region holds the TMEM address".into(),
+                "declare `region scratch { holds tmem_addr; bytes 16; align 16; pack; release 7 }`",
+            ));
+            return None;
         }
-        _ => {
-            sink.push(unsupported(ir.family_span, "it needs exactly one region besides the rings, of at least 4 bytes, for the TMEM address".into(), "declare `region scratch { bytes 16; align 16; pack }`"));
+        [a, b, ..] => {
+            sink.push(unsupported(
+                ir.region_groups[*b].head_span,
+                format!(
+                    "regions `{}` and `{}` both hold the TMEM address",
+                    ir.region_groups[*a].name, ir.region_groups[*b].name
+                ),
+                "keep `holds tmem_addr` on one unstaged region",
+            ));
             return None;
         }
     };
+    let group = &ir.region_groups[scratch];
+    let taddr = group
+        .members
+        .first()
+        .and_then(|h| ir.regions[*h].member_of(HeldType::TmemAddr))
+        .map_or(0, |m| m.offset);
+    if group.staged || taddr != 0 {
+        sink.push(unsupported(group.head_span, format!("the TMEM address in `{}` is {}: the kernels keep it at the base of one unstaged region", group.name, if group.staged { "staged".to_string() } else { format!("at byte {taddr}") }), "make `tmem_addr` the first member of an unstaged region"));
+        return None;
+    }
     let epilogue = match ir.epilogues.as_slice() {
         [] => Epilogue::StoreBf16,
         [(k, v, span)] => {
@@ -441,17 +460,25 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
             .values()
             .find(|b| b.by == RoleKind::Consumer)
             .map(|b| b.id);
-        let scratch_bytes = ir.region_groups[scratch]
+        // The warps' maxima meet in the scratch's `amax` member, which the epilogue reads at
+        // byte 16 (4 warps x tile N f32).
+        let amax = ir.region_groups[scratch]
             .members
             .first()
-            .map_or(0, |h| ir.regions[*h].size);
+            .and_then(|h| {
+                ir.regions[*h]
+                    .holds
+                    .iter()
+                    .find(|m| m.name.as_deref() == Some("amax"))
+            })
+            .filter(|m| m.ty == HeldType::Elem(Dtype::F32) && m.offset == 16 && m.count >= 4 * bn);
         match (sc, bar) {
-            (Some(h), Some(id)) if scratch_bytes >= 16 + 16 * bn => Some((h, id)),
+            (Some(h), Some(id)) if amax.is_some() => Some((h, id)),
             _ => {
                 sink.push(unsupported(
                     ir.family_span,
-                    format!("`quant e4m3` needs an output `scale of` the output, f32 [{m_real}, {}], a consumer named barrier, and a scratch region of at least {} bytes (the TMEM address and 4 x {bn} partial maxima)", n / bm.max(1), 16 + 16 * bn),
-                    "declare `tensor Y_scale: f32[m_real, N / 128] out scale of Y`, `barrier epi = named(3, threads 128)` and `region scratch { bytes 272; align 16; pack }`",
+                    format!("`quant e4m3` needs an output `scale of` the output, f32 [{m_real}, {}], a consumer named barrier, and the scratch region holding the 4 x {bn} partial maxima `f32[4 * tile.N] amax` at byte 16 (after the TMEM address)", n / bm.max(1)),
+                    "declare `tensor Y_scale: f32[m_real, N / 128] out scale of Y`, `barrier epi = named(3, threads 128)` and `region scratch { holds tmem_addr, u8[12] pad, f32[4 * tile.N] amax; align 16; pack }`",
                 ));
                 return None;
             }
