@@ -322,7 +322,7 @@ fn predecessors_all_reports_page_13_exposure() {
 
 #[test]
 fn check_and_build_report_a_pipeline_the_backend_cannot_lower() {
-    let text = "task no_tile {\n  family pipeline\n  targets sm_100a\n  tensor W: bf16[7168, 2048] in tma(box [64, 128, 2], swizzle 128B)\n  tensor C: bf16[16, 7168] out\n  mma tcgen05 f16 (bf16 x bf16 -> f32) m128 n16 k16\n  tmem cols 32\n  stages 2\n  region W[stage] { bytes 32768; align 1024 }\n  channel w_ring: W, loader -> launcher (tma W), empty by launcher (commit)\n}\n";
+    let text = "task no_tile {\n  family pipeline\n  targets sm_100a\n  tensor W: bf16[7168, 2048] in weight tma(box [64, 128, 2], swizzle 128B)\n  tensor C: bf16[16, 7168] out output\n  mma tcgen05 f16 (bf16 x bf16 -> f32) m128 n16 k16\n  tmem cols 32\n  stages 2\n  region W[stage] { bytes 32768; align 1024 }\n  channel w_ring: W, loader -> launcher (tma W), empty by launcher (commit)\n}\n";
     let p = tmp("no_tile.mpk", text);
     // What check accepts is what build generates: the lowering's E0013 is an error of `check`
     // (and so of the editor), not found first by `build`.

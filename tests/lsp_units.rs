@@ -128,6 +128,49 @@ fn region_and_channel_hovers() {
     );
 }
 
+/// The role words hover with what they mean; a tensor's hover names its role; `scale of W`
+/// refers to `W`; completion offers the words.
+#[test]
+fn tensor_role_hovers_and_completion() {
+    let text = mpkc::driver::stdlib::sources()
+        .into_iter()
+        .find(|s| s.path.ends_with("linear_fp8_blockscale.mpk"))
+        .unwrap()
+        .text;
+    let d = Document::analyze("linear_fp8_blockscale.mpk", text, &Token::new()).unwrap();
+    let at = d.text.find("in weight").unwrap() + "in ".len();
+    let h = hover(&d, at).unwrap();
+    assert!(h.contains("**tensor role `weight`**"), "{h}");
+    let at = d.text.find("in scale of W").unwrap() + "in ".len();
+    let h = hover(&d, at).unwrap();
+    assert!(h.contains("The block scales of `W`"), "{h}");
+    let at = d.text.find("tensor W_scale").unwrap() + "tensor ".len();
+    let h = hover(&d, at).unwrap();
+    assert!(h.contains("role: the block scales of `W`"), "{h}");
+    // `W` in `scale of W` is a reference to the tensor W.
+    let at = d.text.find("in scale of W").unwrap() + "in scale of ".len();
+    let h = hover(&d, at).unwrap();
+    assert!(
+        h.starts_with("**tensor `W`**") && h.contains("role: weight"),
+        "{h}"
+    );
+    let words: Vec<String> = mpkc::lsp::nav::completion(&d)
+        .into_iter()
+        .map(|c| c.label)
+        .collect();
+    for w in [
+        "weight",
+        "activation",
+        "residual",
+        "output",
+        "partials",
+        "scale",
+        "of",
+    ] {
+        assert!(words.iter().any(|x| x == w), "no `{w}` in {words:?}");
+    }
+}
+
 // ---- index ----
 
 fn index(text: &str) -> Index {

@@ -303,14 +303,14 @@ fn stages_for(fp8: bool, n: i64, bk: i64, cap: i64) -> i64 {
 /// The sweep: each legal tile shape the lowering has a branch or a boundary for. CuTe host code costs
 /// about 7 s (bf16) or 12 s (fp8) of compile per tile shape here, so every legal tile N for both
 /// element types (48 shapes, about eight minutes) is out of budget; instead: bf16 tile N 16 (the
-/// house tile), 32, 48, 112, 144, 240 and 256 (mpkc's E0503 takes multiples of 16 for M 128; 128,
-/// the weights' box rows too, is E0013: the recogniser tells the tensors apart by box rows),
+/// house tile), 32, 48, 112, 128, 144, 240 and 256 (mpkc's E0503 takes multiples of 16 for M 128;
+/// 128, the weights' box rows too, is bound by the tensors' declared roles, issue 11 C1c),
 /// fp8 tile N 8 and 24 (tcgen05.ld .x8), 64, 120 (one 128-token scale block), 136 (two) and 256
 /// (the largest MMA-N, with one accumulator slot); tile K 64, 128 and 256 (one, two and four
 /// 128-byte rows per operand row); 1 to 6 stages (fp8: 5, three staged regions of at most 16).
 fn sweep() -> Vec<Source> {
     let mut out = Vec::new();
-    for n in [16, 32, 48, 112, 144, 240, 256] {
+    for n in [16, 32, 48, 112, 128, 144, 240, 256] {
         out.push(variant(false, n, 128, stages_for(false, n, 128, 4)));
     }
     for (n, bk, stages) in [(16, 64, 6), (144, 64, 3), (16, 256, 2), (256, 256, 1)] {

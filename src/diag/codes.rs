@@ -39,7 +39,7 @@ registry! {
     UNKNOWN_NAME = "E0002", "syntax", None, "a name does not resolve to a declaration of the expected kind";
     DUPLICATE = "E0003", "syntax", None, "a name or a single-use item is declared twice";
     ARITH = "E0004", "syntax", None, "an integer expression overflows, divides by zero or is negative where it may not be";
-    TYPE_MISMATCH = "E0005", "syntax", None, "a value has the wrong type (float for an integer, unknown dtype or type, a range bound of the other kind)";
+    TYPE_MISMATCH = "E0005", "syntax", None, "a value has the wrong type (float for an integer, unknown dtype or type, a range bound of the other kind, a direction its tensor role contradicts)";
     OUT_OF_RANGE = "E0006", "syntax", None, "a parameter value lies outside its type or its declared range, or that range is inverted or empty";
     MISSING = "E0007", "syntax", None, "a required item or parameter value is missing";
     BAD_KEYWORD = "E0008", "syntax", None, "an item names a family, target, swizzle, hint or role that does not exist";
@@ -64,6 +64,7 @@ registry! {
     NO_SMEM_REGIONS = "E0112", "smem", Some("I-S11"), "a consumer-no-smem task declares regions";
     TARGET_CAPACITY = "E0113", "smem", Some("I-S6"), "a target's SMEM capacity exceeds what the hardware lets a block opt into";
     REGION_RANGE = "E0114", "smem", Some("I-S1"), "a region's alignment, page count or release step is out of MPK's 32-bit range";
+    HELD_ALIGN = "E0115", "smem", Some("I-S1"), "a region holding typed members (mbarriers, the TMEM address) is aligned or planned below what they need";
 
     TILES_PER_TASK = "E0201", "pages", Some("I-P6"), "a pipeline task covers more than one tile, so a bounds-fail return would skip the page release";
 

@@ -167,7 +167,38 @@ pub enum Direction {
     InOut,
 }
 
-/// `tensor NAME: DTYPE[dims] in|out [tma(...)]`.
+/// A tensor's role as written: what the tensor is to the op.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TensorRole {
+    /// `weight`: read-only operand of the op (the MMA's weights in a pipeline).
+    Weight,
+    /// `activation`: the per-token operand.
+    Activation,
+    /// `residual`: added to the result in the epilogue.
+    Residual,
+    /// `output`: the op's result.
+    Output,
+    /// `partials`: f32 split-K partial sums.
+    Partials,
+    /// `scale of T`: the block scales of tensor `T`.
+    ScaleOf(Ident),
+}
+
+impl TensorRole {
+    /// The role as written (`scale of W`).
+    pub fn text(&self) -> String {
+        match self {
+            TensorRole::Weight => "weight".into(),
+            TensorRole::Activation => "activation".into(),
+            TensorRole::Residual => "residual".into(),
+            TensorRole::Output => "output".into(),
+            TensorRole::Partials => "partials".into(),
+            TensorRole::ScaleOf(t) => format!("scale of {}", t.node),
+        }
+    }
+}
+
+/// `tensor NAME: DTYPE[dims] in|out [ROLE] [tma(...)]`.
 #[derive(Clone, Debug)]
 pub struct Tensor {
     /// Name.
@@ -178,6 +209,8 @@ pub struct Tensor {
     pub dims: Vec<Expr>,
     /// In or out.
     pub direction: Spanned<Direction>,
+    /// What the tensor is to the op (`weight`, `scale of W`, …), when stated.
+    pub role: Option<Spanned<TensorRole>>,
     /// TMA description, if loaded through a tensor map.
     pub tma: Option<TmaSpec>,
     /// Whole declaration.
@@ -244,6 +277,21 @@ pub enum RegionAttr {
     Pages(Expr, Span),
     /// `contiguous BOOL`.
     Contiguous(bool, Span),
+    /// `holds T[n] name, …`: the typed members the region holds, in layout order.
+    Holds(Vec<Held>, Span),
+}
+
+/// One member of `holds`: `mbarrier[6]`, `tmem_addr`, `f32[4 * tile.N] amax`.
+#[derive(Clone, Debug)]
+pub struct Held {
+    /// The member type as written (`mbarrier`, `u64`, `tmem_addr` or a dtype).
+    pub ty: Ident,
+    /// The element count (`[n]`; one when absent).
+    pub count: Option<Expr>,
+    /// The member's name, if given.
+    pub name: Option<Ident>,
+    /// The whole member.
+    pub span: Span,
 }
 
 /// How a barrier is arrived.

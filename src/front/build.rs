@@ -291,6 +291,7 @@ fn build_tensor<'a>(
     let dtype = ident(i.next().unwrap_or_else(|| unreachable!("tensor dtype")));
     let mut dims = Vec::new();
     let mut direction = None;
+    let mut role = None;
     let mut tma = None;
     for c in i {
         match c.as_rule() {
@@ -303,6 +304,7 @@ fn build_tensor<'a>(
                 };
                 direction = Some(Spanned::new(dir, span_of(&c)));
             }
+            Rule::tensor_role => role = Some(build_tensor_role(c)),
             Rule::tma_spec => tma = Some(build_tma(c, d)),
             r => unreachable!("{r:?} in build_tensor"),
         }
@@ -313,9 +315,34 @@ fn build_tensor<'a>(
         dtype,
         dims,
         direction,
+        role,
         tma,
         span,
     }
+}
+
+fn build_tensor_role(p: Pair<'_, Rule>) -> Spanned<TensorRole> {
+    let span = span_of(&p);
+    let r = p
+        .into_inner()
+        .next()
+        .unwrap_or_else(|| unreachable!("tensor_role child"));
+    let role = match r.as_rule() {
+        Rule::role_word => match r.as_str() {
+            "weight" => TensorRole::Weight,
+            "activation" => TensorRole::Activation,
+            "residual" => TensorRole::Residual,
+            "output" => TensorRole::Output,
+            _ => TensorRole::Partials,
+        },
+        Rule::role_scale => TensorRole::ScaleOf(ident(
+            r.into_inner()
+                .find(|c| c.as_rule() == Rule::ident)
+                .unwrap_or_else(|| unreachable!("scale of ident")),
+        )),
+        x => unreachable!("{x:?} in build_tensor_role"),
+    };
+    Spanned::new(role, span)
 }
 
 fn build_tma(p: Pair<'_, Rule>, d: &mut Diags) -> TmaSpec {
@@ -421,6 +448,14 @@ fn build_region<'a>(
                     Rule::attr_pack => RegionAttr::Pack(aspan),
                     Rule::attr_release => RegionAttr::Release(build_expr(expr_child(), d), aspan),
                     Rule::attr_pages => RegionAttr::Pages(build_expr(expr_child(), d), aspan),
+                    Rule::attr_holds => RegionAttr::Holds(
+                        a.clone()
+                            .into_inner()
+                            .filter(|x| x.as_rule() == Rule::held)
+                            .map(|h| build_held(h, d))
+                            .collect(),
+                        aspan,
+                    ),
                     Rule::attr_contiguous => {
                         let b = a
                             .clone()
@@ -440,6 +475,28 @@ fn build_region<'a>(
         name,
         staged,
         attrs,
+        span,
+    }
+}
+
+fn build_held(p: Pair<'_, Rule>, d: &mut Diags) -> Held {
+    let span = span_of(&p);
+    let mut ty = None;
+    let mut count = None;
+    let mut name = None;
+    for c in p.into_inner() {
+        match c.as_rule() {
+            Rule::ident => ty = Some(ident(c)),
+            Rule::expr => count = Some(build_expr(c, d)),
+            Rule::held_name => name = Some(ident(c)),
+            Rule::lbracket | Rule::rbracket => {}
+            r => unreachable!("{r:?} in build_held"),
+        }
+    }
+    Held {
+        ty: ty.unwrap_or_else(|| unreachable!("held type")),
+        count,
+        name,
         span,
     }
 }
@@ -863,6 +920,22 @@ mod tests {
         let errs = parse_file(src).unwrap_err();
         assert!(errs.len() >= 2, "{errs:#?}");
         assert!(errs.iter().all(|e| e.code == "E0001"));
+    }
+
+    #[test]
+    fn holds_members_stop_at_the_next_attribute() {
+        let f = parse_ok("task t { region s { holds tmem_addr, f32[4] amax bytes 32 pack } }");
+        let Item::Region(r) = &f.tasks[0].items[0] else {
+            panic!()
+        };
+        let RegionAttr::Holds(m, _) = &r.attrs[0] else {
+            panic!("{:?}", r.attrs)
+        };
+        assert_eq!(m.len(), 2);
+        assert!(m[0].name.is_none() && m[0].count.is_none());
+        assert_eq!(m[1].name.as_ref().map(|n| n.node.as_str()), Some("amax"));
+        assert!(matches!(r.attrs[1], RegionAttr::Bytes(..)));
+        assert!(matches!(r.attrs[2], RegionAttr::Pack(..)));
     }
 
     #[test]

@@ -59,6 +59,9 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         Rule::instance_decl | Rule::kw_instance => "`instance`",
         Rule::setmaxnreg_decl | Rule::kw_setmaxnreg => "`setmaxnreg`",
         Rule::direction => "`in` or `out`",
+        Rule::tensor_role | Rule::role_word | Rule::role_scale | Rule::kw_scale | Rule::kw_of => {
+            "a tensor role (`weight`, `activation`, `residual`, `output`, `partials`, `scale of T`)"
+        }
         Rule::param_range | Rule::kw_in => "`in LO..=HI`",
         Rule::tma_spec | Rule::kw_tma => "`tma(...)`",
         Rule::tma_opt | Rule::tma_box | Rule::tma_swizzle | Rule::tma_l2 => "`box`, `swizzle` or `l2`",
@@ -66,13 +69,16 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         Rule::tile_dim => "a tile dimension like `M 128`",
         Rule::mma_dim | Rule::mma_dim_tok | Rule::mma_axis => "an MMA extent like `m128`",
         Rule::stage_suffix | Rule::kw_stage => "`[stage]`",
+        Rule::attr_holds | Rule::kw_holds | Rule::held | Rule::held_name => {
+            "a member like `mbarrier[6]`, `tmem_addr` or `f32[64] amax`"
+        }
         Rule::region_attr
         | Rule::attr_bytes
         | Rule::attr_align
         | Rule::attr_pack
         | Rule::attr_release
         | Rule::attr_pages
-        | Rule::attr_contiguous => "a region attribute (`bytes`, `align`, `pack`, `release`, `pages`, `contiguous`)",
+        | Rule::attr_contiguous => "a region attribute (`holds`, `bytes`, `align`, `pack`, `release`, `pages`, `contiguous`)",
         Rule::channel_storage | Rule::tmem_slots | Rule::region_ring => "a region ring or `tmem slots N`",
         Rule::channel_clause
         | Rule::edge

@@ -3,10 +3,12 @@
 
 mod arena;
 pub mod exact;
+mod held;
 mod sync;
 mod types;
 
 pub use arena::{Arena, Handle};
+pub use held::{layout as layout_held, HeldIr, HeldType};
 pub use sync::*;
 pub use types::*;
 

@@ -434,11 +434,61 @@ pub struct TensorIr {
     pub direction: Direction,
     /// TMA description.
     pub tma: Option<TmaIr>,
+    /// What the tensor is to the op, as the contract states it, with the role's span.
+    pub role: Option<(TensorRole, Span)>,
     /// Declaration.
     pub span: Span,
 }
 
+/// What a tensor is to the op (`tensor W: … in weight`). The lowering binds tensors by role; the
+/// direction must agree (`E0005`): `weight`, `activation`, `residual` and the scale of an input
+/// are read (`in`), `output`, `partials` and the scale of an output are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TensorRole {
+    /// `weight`: the read-only operand (a pipeline's MMA weights, an rmsnorm's gamma).
+    Weight,
+    /// `activation`: the per-token operand.
+    Activation,
+    /// `residual`: added to the result by the epilogue.
+    Residual,
+    /// `output`: the op's result.
+    Output,
+    /// `partials`: f32 split-K partial sums.
+    Partials,
+    /// `scale of T`: the block scales of tensor `T` (an input's scales are read, an output's
+    /// written).
+    ScaleOf(Handle<TensorIr>),
+}
+
+impl TensorRole {
+    /// Whether a tensor of this role is written by the task, given whether the scaled tensor
+    /// (for `scale of T`) is written.
+    pub fn is_written(self, scaled_is_written: bool) -> bool {
+        match self {
+            TensorRole::Weight | TensorRole::Activation | TensorRole::Residual => false,
+            TensorRole::Output | TensorRole::Partials => true,
+            TensorRole::ScaleOf(_) => scaled_is_written,
+        }
+    }
+
+    /// The role word (`scale of` without the tensor's name).
+    pub fn word(self) -> &'static str {
+        match self {
+            TensorRole::Weight => "weight",
+            TensorRole::Activation => "activation",
+            TensorRole::Residual => "residual",
+            TensorRole::Output => "output",
+            TensorRole::Partials => "partials",
+            TensorRole::ScaleOf(_) => "scale of",
+        }
+    }
+}
+
 impl TensorIr {
+    /// The stated role, without its span.
+    pub fn role(&self) -> Option<TensorRole> {
+        self.role.map(|(r, _)| r)
+    }
     /// Number of elements (checked).
     pub fn elements(&self) -> Option<i64> {
         self.dims
@@ -525,6 +575,10 @@ pub struct RegionIr {
     pub align_span: Span,
     /// The `pages` attribute, if given.
     pub pages_span: Option<Span>,
+    /// The typed members of `holds`, laid out in order (empty when the region states none).
+    pub holds: Vec<super::HeldIr>,
+    /// The `holds` attribute, if given.
+    pub holds_span: Option<Span>,
 }
 
 /// A declared region or stage array.

@@ -7,7 +7,7 @@
 use super::document::Document;
 use super::index::SymKind;
 use crate::driver::plan_view::plan_text;
-use crate::ir::{TaskIr, MAX_OPTIN_SMEM_BYTES};
+use crate::ir::{TaskIr, TensorRole, MAX_OPTIN_SMEM_BYTES};
 use crate::plan::pages::NUM_PAGES;
 use crate::valid::CheckedTask;
 use std::fmt::Write as _;
@@ -24,7 +24,9 @@ fn inst(ir: &TaskIr) -> String {
 
 /// The hover text of the symbol at byte `offset`, if any.
 pub fn hover(doc: &Document, offset: usize) -> Option<String> {
-    let i = doc.index.at(offset)?;
+    let Some(i) = doc.index.at(offset) else {
+        return super::words::hover(doc, offset);
+    };
     let sym = &doc.index.symbols[i];
     let task = doc
         .index
@@ -82,9 +84,16 @@ pub fn hover(doc: &Document, offset: usize) -> Option<String> {
                             )
                         })
                         .unwrap_or_default();
+                    let role = match t.role() {
+                        Some(TensorRole::ScaleOf(x)) => {
+                            format!(", role: the block scales of `{}`", ir.tensors[x].name)
+                        }
+                        Some(r) => format!(", role: {}", r.word()),
+                        None => String::new(),
+                    };
                     let _ = writeln!(
                         out,
-                        "- {}: {}{:?} {:?}{tma}",
+                        "- {}: {}{:?} {:?}{role}{tma}",
                         inst(ir),
                         t.dtype,
                         t.dims,

@@ -5,7 +5,7 @@
 
 use crate::front::ast::{
     self, Arrival, ChannelClause, ChannelStorage, Expr, ExprKind, GranValue, Ident, Item,
-    RegionAttr, SemClause, Value,
+    RegionAttr, SemClause, TensorRole, Value,
 };
 use crate::span::Span;
 use std::collections::HashMap;
@@ -224,6 +224,9 @@ impl Resolver<'_> {
             }
             Item::Tensor(t) => {
                 t.dims.iter().for_each(|d| self.expr(d));
+                if let Some(TensorRole::ScaleOf(of)) = t.role.as_ref().map(|r| &r.node) {
+                    self.name(of, &[SymKind::Tensor]);
+                }
                 if let Some(b) = t.tma.as_ref().and_then(|m| m.boxes.as_ref()) {
                     b.node.iter().for_each(|d| self.expr(d));
                 }
@@ -239,6 +242,10 @@ impl Resolver<'_> {
                         | RegionAttr::Align(e, _)
                         | RegionAttr::Release(e, _)
                         | RegionAttr::Pages(e, _) => self.expr(e),
+                        RegionAttr::Holds(members, _) => members
+                            .iter()
+                            .filter_map(|m| m.count.as_ref())
+                            .for_each(|e| self.expr(e)),
                         RegionAttr::Pack(_) | RegionAttr::Contiguous(..) => {}
                     }
                 }

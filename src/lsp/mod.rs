@@ -27,6 +27,7 @@ pub mod requests;
 pub mod session;
 pub mod sync;
 pub mod transport;
+pub mod words;
 
 use lsp_types::{
     CompletionOptions, HoverProviderCapability, OneOf, SaveOptions, ServerCapabilities,

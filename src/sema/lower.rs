@@ -188,6 +188,7 @@ pub(super) fn lower_instance(
     stages(&mut cx, c);
     tile(&mut cx, c);
     tensors(&mut cx, c);
+    super::lower_roles::roles(&mut cx, c);
     mma(&mut cx, c);
     if let Some((e, s)) = c.tmem {
         cx.ir.tmem_cols = cx.non_negative(e, "TMEM column count").map(|v| (v, s));
@@ -499,6 +500,7 @@ fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
             dims,
             direction: t.direction.node,
             tma,
+            role: None,
             span: t.span,
         });
     }

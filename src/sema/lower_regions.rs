@@ -1,6 +1,8 @@
 //! Regions: attribute evaluation and stage-array expansion (`W[stage]` → `W_0 … W_{stages-1}`,
 //! `stage` bound to the index inside the block). Defaults follow MPK's `TaskSmemRegion`:
-//! alignment 1, page count −1 (derive), not packable, release step 0, contiguous.
+//! alignment 1, page count −1 (derive), not packable, release step 0, contiguous. A region that
+//! `holds` typed members lays them out in order; its `bytes` defaults to their size, and a
+//! smaller one is `E0110`.
 //!
 //! A declaration is lowered whole or not at all: a stage array with a rejected member (or a
 //! rejected `stages`) adds no region, and its name goes to `Cx::rejected_regions`, so a channel
@@ -9,7 +11,7 @@
 use super::lower::Cx;
 use crate::diag::{codes, Diagnostic};
 use crate::front::ast::{self, RegionAttr};
-use crate::ir::{RegionGroup, RegionIr};
+use crate::ir::{layout_held, HeldType, RegionGroup, RegionIr};
 use crate::span::Span;
 use std::collections::HashMap;
 
@@ -104,6 +106,7 @@ fn check_attr_duplicates(cx: &mut Cx<'_>, r: &ast::Region) {
             RegionAttr::Release(_, s) => ("release", *s),
             RegionAttr::Pages(_, s) => ("pages", *s),
             RegionAttr::Contiguous(_, s) => ("contiguous", *s),
+            RegionAttr::Holds(_, s) => ("holds", *s),
         };
         if let Some((_, prev)) = seen.iter().find(|(x, _)| *x == k) {
             let prev = *prev;
@@ -143,11 +146,14 @@ fn lower_one(
         bytes_terms: Vec::new(),
         align_span: r.span,
         pages_span: None,
+        holds: Vec::new(),
+        holds_span: None,
     };
     let mut env = cx.env();
     env.stage = stage.map(i64::from);
     let mut errors = Vec::new();
     let mut have_bytes = false;
+    let mut held_size = None;
     let mut ok = true;
     for a in &r.attrs {
         // Region sizes and alignments are checked against I-S1 by `valid`, so negative values
@@ -195,11 +201,111 @@ fn lower_one(
                 }
             }
             RegionAttr::Contiguous(b, _) => out.contiguous = *b,
+            RegionAttr::Holds(members, s) => {
+                out.holds_span = Some(*s);
+                let mut typed = Vec::new();
+                for m in members {
+                    let ty = HeldType::parse(&m.ty.node);
+                    if ty.is_none() {
+                        errors.push(
+                            Diagnostic::error(
+                                codes::TYPE_MISMATCH,
+                                format!("unknown member type `{}`", m.ty.node),
+                            )
+                            .primary(m.ty.span, "not a member type")
+                            .help("regions hold `mbarrier`, `u64`, `tmem_addr` or elements of a dtype (`f32[64] amax`)"),
+                        );
+                    }
+                    let count = match &m.count {
+                        None => Some(1),
+                        Some(e) => match env.non_negative(e, "member count") {
+                            Ok(v) => Some(v),
+                            Err(d) => {
+                                errors.push(d);
+                                None
+                            }
+                        },
+                    };
+                    match (ty, count) {
+                        (Some(t), Some(n)) => {
+                            typed.push((t, n, m.name.as_ref().map(|x| x.node.clone()), m.span))
+                        }
+                        _ => ok = false,
+                    }
+                }
+                if ok {
+                    match layout_held(&typed) {
+                        Some((held, size)) => {
+                            out.holds = held;
+                            held_size = Some(size);
+                        }
+                        None => {
+                            errors.push(
+                                Diagnostic::error(
+                                    codes::ARITH,
+                                    format!(
+                                        "the members of region `{}` overflow 64 bits",
+                                        r.name.node
+                                    ),
+                                )
+                                .primary(*s, "too large")
+                                .help("give the members counts the SMEM can hold"),
+                            );
+                            ok = false;
+                        }
+                    }
+                }
+            }
         }
     }
     cx.sink.extend(errors);
+    // `bytes` defaults to the members' laid-out size; a smaller one cannot hold them (E0110).
+    if let Some(need) = held_size {
+        if !have_bytes {
+            out.size = need;
+            have_bytes = true;
+        } else if ok && out.size < need {
+            let list: Vec<String> = out
+                .holds
+                .iter()
+                .map(|h| {
+                    format!(
+                        "{}{} at {}",
+                        h.ty.name(),
+                        if h.count == 1 {
+                            String::new()
+                        } else {
+                            format!("[{}]", h.count)
+                        },
+                        h.offset
+                    )
+                })
+                .collect();
+            cx.report(
+                Diagnostic::error(
+                    codes::REGION_USE,
+                    format!(
+                        "region `{}` is {} bytes but holds {need} ({})",
+                        out.name,
+                        out.size,
+                        list.join(", ")
+                    ),
+                )
+                .primary(out.bytes_span, format!("{} bytes", out.size))
+                .secondary(
+                    out.holds_span.unwrap_or(r.span),
+                    format!("{need} bytes laid out"),
+                )
+                .help(format!(
+                    "write `bytes {need}`, or leave `bytes` out: it defaults to the members' size"
+                )),
+            );
+            return None;
+        }
+    }
     if !have_bytes {
-        if stage.unwrap_or(0) == 0 {
+        // A rejected `holds` was reported: its size is unknown, not missing.
+        if stage.unwrap_or(0) == 0 && out.holds_span.is_none() {
             cx.report(
                 Diagnostic::error(
                     codes::MISSING,

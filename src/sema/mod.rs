@@ -9,6 +9,7 @@ pub mod eval;
 mod lower;
 mod lower_body;
 mod lower_regions;
+mod lower_roles;
 mod lower_sync;
 mod param_range;
 mod param_ty;

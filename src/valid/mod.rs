@@ -34,6 +34,7 @@
 
 mod asm_barriers;
 mod body;
+mod held;
 mod mma;
 mod names;
 mod pipeline;
@@ -41,6 +42,7 @@ mod protocol;
 mod roles;
 mod sems;
 mod smem;
+mod tensor_roles;
 mod tma;
 mod tmem;
 mod wiring;
@@ -142,6 +144,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     let before = sink.error_count();
     names::names(&ir, sink);
     body::family_items(&ir, sink);
+    tensor_roles::pipeline_roles(&ir, sink);
     let binding = body::template(&ir, sink);
     body::region_use(&ir, binding.as_ref(), sink);
     body::inline_body_rules(&ir, sink);
@@ -170,6 +173,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     wiring::levers(&ir, sink);
     wiring::task_slots(&ir, sink);
     smem::target_capacity(&ir, sink);
+    held::declared(&ir, sink);
     let ordinals = crate::plan::sems::allocate(&ir);
     sems::ordinal_budget(&ir, &ordinals, sink);
     let proven = opts
@@ -201,6 +205,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     let plans = smem::budget(&ir, opts, sink);
     if let Some(plans) = &plans {
         smem::swizzle_alignment(&ir, plans, sink);
+        held::planned(&ir, plans, sink);
     }
     // What the backends cannot lower is an error of `check` (E0013), so that what check accepts is
     // what build generates. Only a contract that keeps every rule is lowered.

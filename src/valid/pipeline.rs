@@ -1,5 +1,6 @@
 //! What the sm_100a pipeline backend lowers: the house linear shape (contract doc §3.2, §7),
-//! recognised from the contract's tensors, rings, accumulator channel and one-shot sems, for any
+//! bound from the contract's tensor roles (`weight`, `activation`, `scale of W`, `residual`,
+//! `output`, `partials`; never from shapes), rings, accumulator channel and one-shot sems, for any
 //! legal tile, stage count and epilogue. A contract of the pipeline family that does not have
 //! this shape is reported (`E0013`) instead of reaching code generation.
 
@@ -116,6 +117,14 @@ fn unsupported(span: crate::span::Span, what: String, help: &str) -> Diagnostic 
         .help(help.to_string())
 }
 
+/// The one tensor that states `role`, if any.
+fn role_tensor(ir: &TaskIr, role: TensorRole) -> Option<TensorHandle> {
+    ir.tensors
+        .iter()
+        .find(|(_, t)| t.role() == Some(role))
+        .map(|(h, _)| h)
+}
+
 /// Recognises the house pipeline in `ir`, or reports why not.
 pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
     if ir.family != Family::Pipeline {
@@ -187,35 +196,34 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         sink.push(unsupported(tile.span, format!("tile K {bk} is not a multiple of {swizzle_elems} (one 128-byte swizzle row of {elem})"), "use `tile K 128`"));
         return None;
     }
-    // The two TMA tensors: weights box rows = tile M, activations box rows = tile N.
-    let tma_tensors: Vec<(TensorHandle, &TensorIr)> =
-        ir.tensors.iter().filter(|(_, t)| t.tma.is_some()).collect();
-    let by_rows = |rows: i64| {
-        tma_tensors
+    // The two TMA operands, bound by their declared roles (every pipeline tensor states one).
+    let tma_role = |role: TensorRole| {
+        ir.tensors
             .iter()
-            .find(|(_, t)| {
-                t.tma
-                    .as_ref()
-                    .is_some_and(|x| x.box_dims.get(1) == Some(&rows))
-            })
-            .map(|(h, _)| *h)
+            .find(|(_, t)| t.role() == Some(role) && t.tma.is_some())
+            .map(|(h, _)| h)
     };
-    let (Some(w), Some(a)) = (by_rows(bm), by_rows(bn).filter(|h| Some(*h) != by_rows(bm))) else {
-        sink.push(unsupported(ir.family_span, format!("no TMA weight tensor with a box of {bm} rows and activation tensor with a box of {bn} rows"), "load weights with `tma(box [64, 128, 2], swizzle 128B)` and activations with `tma(box [64, 16, 2], swizzle 128B)`"));
+    let (Some(w), Some(a)) = (
+        tma_role(TensorRole::Weight),
+        tma_role(TensorRole::Activation),
+    ) else {
+        sink.push(unsupported(ir.family_span, "no TMA `weight` and `activation` tensors".into(), "declare `tensor W: bf16[N, K] in weight tma(box [64, 128, 2], swizzle 128B)` and `tensor A: bf16[m_real, K] in activation tma(box [64, 16, 2], swizzle 128B)`"));
         return None;
     };
-    for h in [w, a] {
+    // The weights' box covers a tile's tile-M rows, the activations' its tile-N tokens.
+    for (h, rows) in [(w, bm), (a, bn)] {
         let t = &ir.tensors[h];
         let ok = t.dtype == elem
             && t.dims.len() == 2
             && t.tma.as_ref().is_some_and(|x| {
                 x.box_dims.len() == 3
                     && x.box_dims[0] == swizzle_elems
+                    && x.box_dims[1] == rows
                     && x.box_dims[2] * swizzle_elems == bk
                     && x.swizzle == Swizzle::B128
             });
         if !ok {
-            sink.push(unsupported(t.span, format!("`{}` must be a 2-D {elem} tensor with `tma(box [{swizzle_elems}, rows, {}], swizzle 128B)`", t.name, bk / swizzle_elems), "use a rank-3 box {128-byte row, rows, tile K / row} under 128B swizzle"));
+            sink.push(unsupported(t.span, format!("`{}` must be a 2-D {elem} tensor with `tma(box [{swizzle_elems}, {rows}, {}], swizzle 128B)`", t.name, bk / swizzle_elems), "use a rank-3 box {128-byte row, the tile's rows, tile K / row} under 128B swizzle"));
         }
     }
     let ring_of = |h: TensorHandle| {
@@ -286,29 +294,48 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
             sink.push(unsupported(c.span, "the accumulator channel must go launcher -> consumer (commit)".into(), "write `tmem slots 2, launcher -> consumer (commit), empty by consumer (threads 128)`"));
         }
     }
-    let ring_groups: Vec<usize> = [w_ring, a_ring]
-        .iter()
-        .filter_map(|h| match ir.channels[*h].storage {
-            ChannelStorageIr::Region(g) => Some(g),
-            ChannelStorageIr::Tmem => None,
+    // The region holding the TMEM address says so (`holds tmem_addr`); the kernels read the
+    // address at the region's base.
+    let holders: Vec<usize> = (0..ir.region_groups.len())
+        .filter(|g| {
+            ir.region_groups[*g]
+                .members
+                .first()
+                .is_some_and(|h| ir.regions[*h].member_of(HeldType::TmemAddr).is_some())
         })
         .collect();
-    let scratch: Vec<usize> = (0..ir.region_groups.len())
-        .filter(|g| !ring_groups.contains(g) && !ir.region_groups[*g].staged)
-        .collect();
-    let scratch = match scratch.as_slice() {
-        [g] if ir.region_groups[*g]
-            .members
-            .first()
-            .is_some_and(|h| ir.regions[*h].size >= 4) =>
-        {
-            *g
+    let scratch = match holders.as_slice() {
+        [g] => *g,
+        [] => {
+            sink.push(unsupported(
+                ir.family_span,
+                "no region holds the TMEM address".into(),
+                "declare `region scratch { holds tmem_addr; bytes 16; align 16; pack; release 7 }`",
+            ));
+            return None;
         }
-        _ => {
-            sink.push(unsupported(ir.family_span, "it needs exactly one region besides the rings, of at least 4 bytes, for the TMEM address".into(), "declare `region scratch { bytes 16; align 16; pack }`"));
+        [a, b, ..] => {
+            sink.push(unsupported(
+                ir.region_groups[*b].head_span,
+                format!(
+                    "regions `{}` and `{}` both hold the TMEM address",
+                    ir.region_groups[*a].name, ir.region_groups[*b].name
+                ),
+                "keep `holds tmem_addr` on one unstaged region",
+            ));
             return None;
         }
     };
+    let group = &ir.region_groups[scratch];
+    let taddr = group
+        .members
+        .first()
+        .and_then(|h| ir.regions[*h].member_of(HeldType::TmemAddr))
+        .map_or(0, |m| m.offset);
+    if group.staged || taddr != 0 {
+        sink.push(unsupported(group.head_span, format!("the TMEM address in `{}` is {}: the kernels keep it at the base of one unstaged region", group.name, if group.staged { "staged".to_string() } else { format!("at byte {taddr}") }), "make `tmem_addr` the first member of an unstaged region"));
+        return None;
+    }
     let epilogue = match ir.epilogues.as_slice() {
         [] => Epilogue::StoreBf16,
         [(k, v, span)] => {
@@ -375,12 +402,13 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
             "write `granularity per_tile(tasks ceil_div(N, tile.M) * splits, tiles_per_task 1)`",
         ));
     }
-    let output = ir.outputs().next().map(|(h, _)| h);
+    let output =
+        role_tensor(ir, TensorRole::Output).or_else(|| role_tensor(ir, TensorRole::Partials));
     let Some(output) = output else {
         sink.push(unsupported(
             ir.family_span,
-            "no output tensor".into(),
-            "declare `tensor C: bf16[m_real, N] out`",
+            "no `output` or `partials` tensor".into(),
+            "declare `tensor C: bf16[m_real, N] out output`",
         ));
         return None;
     };
@@ -404,11 +432,7 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         ));
     }
     let residual = if epilogue == Epilogue::ResidualAdd {
-        let r = ir
-            .inputs()
-            .find(|(h, t)| *h != w && *h != a && t.tma.is_none())
-            .map(|(h, _)| h);
-        match r {
+        match role_tensor(ir, TensorRole::Residual) {
             Some(h)
                 if ir.tensors[h].dtype == Dtype::Bf16 && ir.tensors[h].dims == vec![m_real, n] =>
             {
@@ -417,9 +441,8 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
             _ => {
                 sink.push(unsupported(
                     ir.family_span,
-                    "a residual epilogue needs a bf16 input `[m_real, N]` loaded without TMA"
-                        .into(),
-                    "declare `tensor R: bf16[m_real, N] in`",
+                    "a residual epilogue needs a bf16 `residual` input `[m_real, N]`".into(),
+                    "declare `tensor R: bf16[m_real, N] in residual`",
                 ));
                 return None;
             }
@@ -428,27 +451,34 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
         None
     };
     let out_scale = if epilogue == Epilogue::QuantE4m3 {
-        let sc = ir
-            .outputs()
-            .nth(1)
-            .filter(|(_, t)| t.dtype == Dtype::F32 && t.dims == vec![m_real, n / bm.max(1)])
-            .map(|(h, _)| h);
+        let sc = role_tensor(ir, TensorRole::ScaleOf(output)).filter(|h| {
+            let t = &ir.tensors[*h];
+            t.dtype == Dtype::F32 && t.dims == vec![m_real, n / bm.max(1)]
+        });
         let bar = ir
             .barriers
             .values()
             .find(|b| b.by == RoleKind::Consumer)
             .map(|b| b.id);
-        let scratch_bytes = ir.region_groups[scratch]
+        // The warps' maxima meet in the scratch's `amax` member, which the epilogue reads at
+        // byte 16 (4 warps x tile N f32).
+        let amax = ir.region_groups[scratch]
             .members
             .first()
-            .map_or(0, |h| ir.regions[*h].size);
+            .and_then(|h| {
+                ir.regions[*h]
+                    .holds
+                    .iter()
+                    .find(|m| m.name.as_deref() == Some("amax"))
+            })
+            .filter(|m| m.ty == HeldType::Elem(Dtype::F32) && m.offset == 16 && m.count >= 4 * bn);
         match (sc, bar) {
-            (Some(h), Some(id)) if scratch_bytes >= 16 + 16 * bn => Some((h, id)),
+            (Some(h), Some(id)) if amax.is_some() => Some((h, id)),
             _ => {
                 sink.push(unsupported(
                     ir.family_span,
-                    format!("`quant e4m3` needs a second output f32 [{m_real}, {}] for the scales, a consumer named barrier, and a scratch region of at least {} bytes (the TMEM address and 4 x {bn} partial maxima)", n / bm.max(1), 16 + 16 * bn),
-                    "declare `tensor Y_scale: f32[m_real, N / 128] out`, `barrier epi = named(3, threads 128)` and `region scratch { bytes 272; align 16; pack }`",
+                    format!("`quant e4m3` needs an output `scale of` the output, f32 [{m_real}, {}], a consumer named barrier, and the scratch region holding the 4 x {bn} partial maxima `f32[4 * tile.N] amax` at byte 16 (after the TMEM address)", n / bm.max(1)),
+                    "declare `tensor Y_scale: f32[m_real, N / 128] out scale of Y`, `barrier epi = named(3, threads 128)` and `region scratch { holds tmem_addr, u8[12] pad, f32[4 * tile.N] amax; align 16; pack }`",
                 ));
                 return None;
             }
@@ -534,32 +564,26 @@ fn fp8_scales(
     tmem_cols: i64,
     sink: &mut Sink,
 ) -> Option<Operands> {
-    let f32_input = |dims: Vec<i64>| {
-        ir.inputs()
-            .find(|(h, t)| {
-                *h != w && *h != a && t.tma.is_none() && t.dtype == Dtype::F32 && t.dims == dims
-            })
-            .map(|(h, _)| h)
+    // Bound by `scale of W` / `scale of A`; their shapes must be the block-scale shapes.
+    let shaped = |h: Option<TensorHandle>, dims: Vec<i64>| {
+        h.filter(|h| ir.tensors[*h].dtype == Dtype::F32 && ir.tensors[*h].dims == dims)
     };
-    let (Some(w_scale), Some(a_scale)) = (
-        f32_input(vec![n / 128, k / 128]),
-        f32_input(vec![m_real, k / 128]),
-    ) else {
+    let w_scale = shaped(
+        role_tensor(ir, TensorRole::ScaleOf(w)),
+        vec![n / 128, k / 128],
+    );
+    let a_scale = shaped(
+        role_tensor(ir, TensorRole::ScaleOf(a)),
+        vec![m_real, k / 128],
+    );
+    let (Some(w_scale), Some(a_scale)) = (w_scale, a_scale) else {
         sink.push(unsupported(
             ir.family_span,
-            format!("block-scaled fp8 needs f32 inputs [{}, {}] (128x128 weight block scales) and [{m_real}, {}] (1x128 activation scales)", n / 128, k / 128, k / 128),
-            "declare `tensor W_scale: f32[N / 128, K / 128] in` and `tensor A_scale: f32[m_real, K / 128] in`",
+            format!("block-scaled fp8 needs `scale of` inputs f32 [{}, {}] for the weights (128x128 blocks) and [{m_real}, {}] for the activations (1x128 groups)", n / 128, k / 128, k / 128),
+            "declare `tensor W_scale: f32[N / 128, K / 128] in scale of W` and `tensor A_scale: f32[m_real, K / 128] in scale of A`",
         ));
         return None;
     };
-    if w_scale == a_scale {
-        sink.push(unsupported(
-            ir.family_span,
-            "the weight and activation scales must be two tensors".into(),
-            "declare both scale tensors",
-        ));
-        return None;
-    }
     let sf = ir.channels.iter().find(|(_, c)| {
         c.full_arrival == ArrivalIr::Threads(1)
             && c.producer == RoleKind::Loader

@@ -1,0 +1,86 @@
+//! Tensor roles (`tensor W: e4m3[N, K] in weight`, `tensor W_scale: f32[…] in scale of W`):
+//! resolved once every tensor is lowered, since `scale of T` may name a tensor declared later.
+//! The direction must agree with the role (`E0005`); `scale of T` names a declared tensor other
+//! than itself (`E0002`, `E0005`).
+
+use super::collect::Collected;
+use super::lower::Cx;
+use crate::diag::{codes, Diagnostic};
+use crate::front::ast;
+use crate::ir::*;
+
+/// Sets `TensorIr::role` of every lowered tensor that states one.
+pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
+    for t in &c.tensors {
+        let Some(role) = &t.role else { continue };
+        let Some(h) = cx.ir.tensor_by_name(&t.name.node) else {
+            continue; // rejected: its declaration was reported
+        };
+        let lowered = match &role.node {
+            ast::TensorRole::Weight => TensorRole::Weight,
+            ast::TensorRole::Activation => TensorRole::Activation,
+            ast::TensorRole::Residual => TensorRole::Residual,
+            ast::TensorRole::Output => TensorRole::Output,
+            ast::TensorRole::Partials => TensorRole::Partials,
+            ast::TensorRole::ScaleOf(of) => {
+                let Some(x) = cx.tensor(of) else { continue };
+                if x == h {
+                    cx.report(
+                        Diagnostic::error(
+                            codes::TYPE_MISMATCH,
+                            format!("tensor `{}` is declared the scale of itself", t.name.node),
+                        )
+                        .primary(of.span, "the tensor being declared")
+                        .help("name the tensor whose block scales this is: `scale of W`"),
+                    );
+                    continue;
+                }
+                TensorRole::ScaleOf(x)
+            }
+        };
+        let scaled_written = match lowered {
+            TensorRole::ScaleOf(x) => cx.ir.tensors[x].direction != Direction::In,
+            _ => false,
+        };
+        let written = cx.ir.tensors[h].direction != Direction::In;
+        let want = lowered.is_written(scaled_written);
+        if written != want {
+            let (dir, want_dir) = if written {
+                ("out", "in")
+            } else {
+                ("in", "out")
+            };
+            let why = match lowered {
+                TensorRole::ScaleOf(x) => format!(
+                    "the scales of {} `{}` are {}",
+                    if scaled_written { "output" } else { "input" },
+                    cx.ir.tensors[x].name,
+                    if scaled_written { "written" } else { "read" }
+                ),
+                r => format!(
+                    "`{}` tensors are {} by the task",
+                    r.word(),
+                    if want { "written" } else { "read" }
+                ),
+            };
+            cx.report(
+                Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    format!(
+                        "tensor `{}` is `{dir}` but its role is `{}`: {why}",
+                        t.name.node,
+                        role.node.text()
+                    ),
+                )
+                .primary(role.span, format!("needs `{want_dir}`"))
+                .secondary(t.direction.span, format!("declared `{dir}`"))
+                .help(format!(
+                    "write `{want_dir} {}`, or give the tensor the role it has",
+                    role.node.text()
+                )),
+            );
+            continue;
+        }
+        cx.ir.tensors.get_mut(h).role = Some((lowered, role.span));
+    }
+}

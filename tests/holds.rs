@@ -1,0 +1,115 @@
+//! Typed region members (issue 11, C2): `region scratch { holds tmem_addr, u8[12] pad,
+//! f32[4 * tile.N] amax; … }`. The members are laid out in order at their alignment; `bytes`
+//! defaults to their size; the pipeline finds the TMEM-address region by `holds tmem_addr` and
+//! the quant epilogue's maxima by the `amax` member.
+
+use mpkc::driver::{check_source, Checked, Source};
+use mpkc::ir::HeldType;
+use mpkc::sema::SemaOptions;
+use mpkc::valid::CheckOptions;
+use std::path::Path;
+
+fn stdlib(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("stdlib")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn check(text: &str) -> Checked {
+    let src = Source {
+        path: "holds.mpk".into(),
+        text: text.into(),
+    };
+    check_source(&src, &SemaOptions::default(), &CheckOptions::default())
+}
+
+/// The fp8 quant epilogue's scratch: the TMEM address at byte 0, the 4 x tile N maxima at byte
+/// 16 (where the epilogue reads them), 16 + 16 x tile N bytes in all, as before `holds`.
+#[test]
+fn qout_scratch_members_match_the_epilogue() {
+    let c = check(&stdlib("linear_fp8_qout.mpk"));
+    assert!(!c.has_errors(), "{:#?}", c.diags);
+    for t in &c.tasks {
+        let shape = t.pipeline.as_ref().unwrap();
+        let g = &t.ir.region_groups[shape.scratch];
+        let r = &t.ir.regions[g.members[0]];
+        assert_eq!(g.name, "scratch");
+        assert_eq!(r.member_of(HeldType::TmemAddr).map(|m| m.offset), Some(0));
+        assert_eq!(r.member_offset("amax"), Some(16));
+        assert_eq!(r.size, 16 + 16 * shape.block_n);
+        assert_eq!(r.holds_align(), 4);
+    }
+}
+
+#[test]
+fn a_pipeline_without_holds_tmem_addr_is_not_lowered() {
+    let text = stdlib("linear_sm100_v2.mpk").replace("holds tmem_addr; ", "");
+    let c = check(&text);
+    let d = c
+        .diags
+        .iter()
+        .find(|d| d.code == "E0013")
+        .unwrap_or_else(|| panic!("{:#?}", c.diags));
+    assert!(
+        d.message.contains("no region holds the TMEM address"),
+        "{}",
+        d.message
+    );
+    assert!(d
+        .help
+        .as_deref()
+        .is_some_and(|h| h.contains("holds tmem_addr")));
+    // Two holders are one too many.
+    let text = stdlib("linear_sm100_v2.mpk")
+        .replace("stages 6", "stages 4")
+        .replace(
+            "region A[stage] {",
+            "region X { holds tmem_addr; align 16; pack; release 7 }\n  region A[stage] {",
+        );
+    let c = check(&text);
+    assert!(
+        c.diags
+            .iter()
+            .any(|d| d.code == "E0013" && d.message.contains("both hold the TMEM address")),
+        "{:#?}",
+        c.diags
+    );
+}
+
+/// The amax member must sit where the epilogue reads it.
+#[test]
+fn a_misplaced_amax_is_not_lowered() {
+    let text = stdlib("linear_fp8_qout.mpk").replace("u8[12] pad, ", "");
+    let c = check(&text);
+    assert!(
+        c.diags
+            .iter()
+            .any(|d| d.code == "E0013" && d.message.contains("amax")),
+        "{:#?}",
+        c.diags
+    );
+}
+
+#[test]
+fn hover_shows_a_members_offset() {
+    use mpkc::driver::cancel::Token;
+    use mpkc::lsp::document::Document;
+    let text = stdlib("linear_fp8_qout.mpk");
+    let d = Document::analyze("linear_fp8_qout.mpk", text, &Token::new()).unwrap();
+    let at = d.text.find("f32[4 * tile.N] amax").unwrap() + 1;
+    let h = mpkc::lsp::hover::hover(&d, at).unwrap();
+    assert!(
+        h.contains("**member `amax` of region `scratch`**") && h.contains("at byte 16"),
+        "{h}"
+    );
+    let words: Vec<String> = mpkc::lsp::nav::completion(&d)
+        .into_iter()
+        .map(|c| c.label)
+        .collect();
+    for w in ["holds", "mbarrier", "tmem_addr", "u64"] {
+        assert!(words.iter().any(|x| x == w), "no `{w}`");
+    }
+}
