@@ -334,7 +334,12 @@ impl Resolver<'_> {
                 .iter()
                 .filter_map(|(_, _, with)| with.as_ref())
                 .for_each(|b| self.name(b, &[SymKind::Barrier])),
-            Item::Family(_) | Item::Roles(..) | Item::Body(_) | Item::Lever(_) => {}
+            Item::Lever(l) => {
+                if let Some(ast::LeverEffect::L2 { tensor, .. }) = &l.effect {
+                    self.name(tensor, &[SymKind::Tensor]);
+                }
+            }
+            Item::Family(_) | Item::Roles(..) | Item::Body(_) => {}
         }
     }
 }
