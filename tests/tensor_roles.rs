@@ -110,17 +110,3 @@ fn scale_of_names_a_declared_tensor_other_than_itself() {
     );
     assert!(codes(&c).contains(&"E0005"), "{:#?}", c.diags);
 }
-
-/// A lever states what it changes (issue 11, (a)): the house linear's L2 lever sets W's hint.
-#[test]
-fn the_house_levers_effect_is_resolved() {
-    use mpkc::ir::{L2Hint, LeverEffect};
-    let c = check(&stdlib("linear_sm100_v2.mpk"), None, &[]);
-    assert!(!c.has_errors(), "{:#?}", c.diags);
-    let ir = &c.tasks[0].ir;
-    let LeverEffect::L2 { tensor, hint, .. } = ir.levers[0].effect;
-    assert_eq!(
-        (ir.tensors[tensor].name.as_str(), hint),
-        ("W", L2Hint::EvictNormal)
-    );
-}

@@ -48,7 +48,6 @@ registry! {
     FAMILY_ITEM = "E0011", "syntax", None, "an item is not allowed in the task's family";
     NAME_CLASH = "E0012", "syntax", None, "a name collides with a C++ keyword, a generated name or another generated file";
     PIPELINE_SHAPE = "E0013", "backend", None, "a pipeline contract has a shape the sm_100a pipeline backend does not lower";
-    NOT_LOWERED = "E0014", "backend", None, "a declared item would not be lowered: a lever that states no effect, or one on a tensor without TMA loads";
 
     REGION_SIZE = "E0101", "smem", Some("I-S1"), "a region size is negative";
     REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two";

@@ -484,31 +484,15 @@ pub enum GranValue {
     Str(Spanned<String>),
 }
 
-/// `lever NAME default on|off[: EFFECT]`.
+/// `lever NAME default on|off`.
 #[derive(Clone, Debug)]
 pub struct Lever {
     /// Name (an MPK compile-time define).
     pub name: Ident,
     /// The default.
     pub default_on: Spanned<bool>,
-    /// What the lever changes when on, if written.
-    pub effect: Option<LeverEffect>,
     /// Whole declaration.
     pub span: Span,
-}
-
-/// What a lever changes when on.
-#[derive(Clone, Debug)]
-pub enum LeverEffect {
-    /// `l2 TENSOR HINT`: the L2 cache hint of the tensor's TMA loads.
-    L2 {
-        /// The tensor.
-        tensor: Ident,
-        /// The hint as written (`evict_normal`, …).
-        hint: Ident,
-        /// The whole effect.
-        span: Span,
-    },
 }
 
 /// `instance NAME(p = v, …)`.

@@ -180,25 +180,9 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
             let name = ident(i.next()?);
             let oo = i.next()?;
             let on = oo.as_str().starts_with("on");
-            let effect = i.find(|c| c.as_rule() == Rule::lever_effect).map(|e| {
-                let l2 = e
-                    .into_inner()
-                    .next()
-                    .unwrap_or_else(|| unreachable!("lever_effect child"));
-                let espan = span_of(&l2);
-                let mut j = l2.into_inner();
-                let tensor = ident(j.next().unwrap_or_else(|| unreachable!("lever l2 tensor")));
-                let hint = ident(j.next().unwrap_or_else(|| unreachable!("lever l2 hint")));
-                LeverEffect::L2 {
-                    tensor,
-                    hint,
-                    span: espan,
-                }
-            });
             Item::Lever(Lever {
                 name,
                 default_on: Spanned::new(on, span_of(&oo)),
-                effect,
                 span,
             })
         }

@@ -104,7 +104,6 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         Rule::kw_after => "`after BARRIER`",
         Rule::gran_arg => "a granularity argument",
         Rule::on_off => "`on` or `off`",
-        Rule::lever_effect | Rule::lever_l2 => "a lever effect like `l2 W evict_normal`",
         Rule::param_set => "`name = value`",
         Rule::target_item => "a target like `sm_100a`",
         Rule::family_name => "a family name",

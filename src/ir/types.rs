@@ -661,26 +661,10 @@ impl GranularityIr {
 pub struct LeverIr {
     /// Define name.
     pub name: String,
-    /// What the lever changes when on.
-    pub effect: LeverEffect,
     /// Default (I-H7: must be off).
     pub default_on: bool,
     /// Declaration.
     pub span: Span,
-}
-
-/// What a lever changes when its define is on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LeverEffect {
-    /// The L2 cache hint of `tensor`'s TMA loads becomes `hint` (instead of its `tma(l2 …)`).
-    L2 {
-        /// A tensor loaded through TMA.
-        tensor: super::Handle<TensorIr>,
-        /// The hint when the lever is on.
-        hint: L2Hint,
-        /// The effect as written.
-        span: Span,
-    },
 }
 
 /// Handle aliases.

@@ -334,12 +334,7 @@ impl Resolver<'_> {
                 .iter()
                 .filter_map(|(_, _, with)| with.as_ref())
                 .for_each(|b| self.name(b, &[SymKind::Barrier])),
-            Item::Lever(l) => {
-                if let Some(ast::LeverEffect::L2 { tensor, .. }) = &l.effect {
-                    self.name(tensor, &[SymKind::Tensor]);
-                }
-            }
-            Item::Family(_) | Item::Roles(..) | Item::Body(_) => {}
+            Item::Family(_) | Item::Roles(..) | Item::Body(_) | Item::Lever(_) => {}
         }
     }
 }

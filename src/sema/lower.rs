@@ -621,12 +621,8 @@ fn mma(cx: &mut Cx<'_>, c: &Collected<'_>) {
 
 fn levers_and_epilogue(cx: &mut Cx<'_>, c: &Collected<'_>) {
     for l in &c.levers {
-        let Some(effect) = lever_effect(cx, l) else {
-            continue;
-        };
         cx.ir.levers.push(LeverIr {
             name: l.name.node.clone(),
-            effect,
             default_on: l.default_on.node,
             span: l.span,
         });
@@ -645,58 +641,4 @@ fn levers_and_epilogue(cx: &mut Cx<'_>, c: &Collected<'_>) {
             ));
         }
     }
-}
-
-/// A lever's effect, resolved: a lever must say what it changes (`E0014`), today the L2 hint of a
-/// tensor loaded through TMA (the tensor `E0002`/`E0014`, the hint `E0008`).
-fn lever_effect(cx: &mut Cx<'_>, l: &ast::Lever) -> Option<LeverEffect> {
-    let Some(ast::LeverEffect::L2 { tensor, hint, span }) = &l.effect else {
-        cx.report(
-            Diagnostic::error(
-                codes::NOT_LOWERED,
-                format!("lever `{}` does not say what it changes", l.name.node),
-            )
-            .primary(l.span, "no effect")
-            .note("a lever's define must change the generated code; today a lever sets the L2 cache hint of a TMA tensor's loads")
-            .help(format!(
-                "write `lever {} default {}: l2 TENSOR evict_normal` (or `evict_first`, `evict_last`), or remove the lever",
-                l.name.node,
-                if l.default_on.node { "on" } else { "off" }
-            )),
-        );
-        return None;
-    };
-    let h = cx.tensor(tensor);
-    let hint_ir = L2Hint::parse(&hint.node);
-    if hint_ir.is_none() {
-        cx.report(
-            Diagnostic::error(
-                codes::BAD_KEYWORD,
-                format!("unknown L2 hint `{}`", hint.node),
-            )
-            .primary(hint.span, "not an L2 cache policy")
-            .help("hints are `evict_first`, `evict_last` and `evict_normal`"),
-        );
-    }
-    let (h, hint_ir) = (h?, hint_ir?);
-    if cx.ir.tensors[h].tma.is_none() {
-        cx.report(
-            Diagnostic::error(
-                codes::NOT_LOWERED,
-                format!(
-                    "lever `{}` sets the L2 hint of `{}`, which is not loaded through TMA",
-                    l.name.node, tensor.node
-                ),
-            )
-            .primary(tensor.span, "no `tma(...)`")
-            .secondary(cx.ir.tensors[h].span, "declared here")
-            .help("name a tensor declared with `tma(...)`: only TMA loads take an L2 hint"),
-        );
-        return None;
-    }
-    Some(LeverEffect::L2 {
-        tensor: h,
-        hint: hint_ir,
-        span: *span,
-    })
 }
