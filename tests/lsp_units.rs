@@ -177,19 +177,6 @@ fn index(text: &str) -> Index {
     build(&mpkc::front::parse_file(text).expect("parses"))
 }
 
-/// `threads 32 after B` and `epilogue quant e4m3 with B` name the barrier B.
-#[test]
-fn after_and_with_name_their_barrier() {
-    let text = "task t {\n  family pipeline\n  barrier sync = named(3, threads 128)\n  sem done: consumer -> launcher (threads 32 after sync), count 32, at end\n  channel acc: tmem slots 2, launcher -> consumer (commit), empty by consumer (threads 32 after sync)\n  epilogue quant e4m3 with sync\n}\n";
-    let ix = index(text);
-    let b = ix
-        .symbols
-        .iter()
-        .position(|s| s.kind == SymKind::Barrier && s.name == "sync")
-        .unwrap();
-    assert_eq!(ix.occurrences(b, false).len(), 3);
-}
-
 #[test]
 fn the_house_linear_resolves_rings_roles_and_params() {
     let text = mpkc::driver::stdlib::sources()

@@ -58,8 +58,8 @@ pub enum Item {
     Barrier(Barrier),
     /// `body …`.
     Body(Body),
-    /// `epilogue a | b c | d e with B | …`: kind, type and the named barrier of `with`.
-    Epilogue(Vec<(Ident, Option<Ident>, Option<Ident>)>, Span),
+    /// `epilogue a | b c | …`.
+    Epilogue(Vec<(Ident, Option<Ident>)>, Span),
     /// `granularity KIND(args)`.
     Granularity(Granularity),
     /// `lever NAME default on|off`.
@@ -301,15 +301,15 @@ pub enum Arrival {
     Tma(Vec<Ident>, Span),
     /// `tcgen05.commit` (one arrival).
     Commit(Span),
-    /// N threads arrive, after named barrier `after` when given (`threads 32 after B`).
-    Threads(Expr, Option<Ident>, Span),
+    /// N threads arrive.
+    Threads(Expr, Span),
 }
 
 impl Arrival {
     /// The arrival's span.
     pub fn span(&self) -> Span {
         match self {
-            Arrival::Tma(_, s) | Arrival::Commit(s) | Arrival::Threads(_, _, s) => *s,
+            Arrival::Tma(_, s) | Arrival::Commit(s) | Arrival::Threads(_, s) => *s,
         }
     }
 }

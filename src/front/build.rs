@@ -152,24 +152,12 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
             let alts = inner
                 .skip(1)
                 .map(|a| {
-                    let mut kind = None;
-                    let mut ty = None;
-                    let mut with = None;
-                    let mut after_with = false;
-                    for c in a.into_inner() {
-                        match c.as_rule() {
-                            Rule::kw_with => after_with = true,
-                            Rule::ident if after_with => with = Some(ident(c)),
-                            Rule::ident if kind.is_none() => kind = Some(ident(c)),
-                            Rule::ident => ty = Some(ident(c)),
-                            r => unreachable!("{r:?} in epilogue_alt"),
-                        }
-                    }
-                    (
-                        kind.unwrap_or_else(|| unreachable!("epilogue_alt kind")),
-                        ty,
-                        with,
-                    )
+                    let mut i = a.into_inner();
+                    let k = ident(
+                        i.next()
+                            .unwrap_or_else(|| unreachable!("epilogue_alt kind")),
+                    );
+                    (k, i.next().map(ident))
                 })
                 .collect();
             Item::Epilogue(alts, span)
@@ -523,20 +511,11 @@ fn build_arrival(p: Pair<'_, Rule>, d: &mut Diags) -> Arrival {
         ),
         Rule::arrival_commit => Arrival::Commit(span),
         Rule::arrival_threads => {
-            let mut e = None;
-            let mut after = None;
-            for c in a.into_inner() {
-                match c.as_rule() {
-                    Rule::expr => e = Some(build_expr(c, d)),
-                    Rule::ident => after = Some(ident(c)),
-                    _ => {}
-                }
-            }
-            Arrival::Threads(
-                e.unwrap_or_else(|| unreachable!("threads expr")),
-                after,
-                span,
-            )
+            let e = a
+                .into_inner()
+                .find(|c| c.as_rule() == Rule::expr)
+                .unwrap_or_else(|| unreachable!("threads expr"));
+            Arrival::Threads(build_expr(e, d), span)
         }
         r => unreachable!("{r:?} in build_arrival"),
     }

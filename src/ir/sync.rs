@@ -127,16 +127,6 @@ impl ArrivalIr {
     }
 }
 
-/// `after B` on a thread arrival: the arriving threads first meet at named barrier `B`, so that the
-/// arrival follows the reads of every thread of their role (case 3 of issue 11).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AfterIr {
-    /// The named barrier.
-    pub barrier: Handle<BarrierIr>,
-    /// The `after B` text.
-    pub span: Span,
-}
-
 /// Where a channel's data lives.
 #[derive(Clone, Debug)]
 pub enum ChannelStorageIr {
@@ -189,10 +179,6 @@ pub struct ChannelIr {
     /// With zero trips, this role still arrives the full (false) or empty (true) edge once.
     pub early_exit: Option<(RoleKind, bool, Span)>,
     /// Declaration.
-    /// `after B` on the full edge's thread arrival.
-    pub full_after: Option<AfterIr>,
-    /// `after B` on the own empty edge's thread arrival.
-    pub empty_after: Option<AfterIr>,
     pub span: Span,
 }
 
@@ -214,8 +200,6 @@ pub struct SemIr {
     /// Arrived and waited at task end (`at end`) instead of at task start.
     pub at_end: bool,
     /// Declaration.
-    /// `after B` on the thread arrival.
-    pub after: Option<AfterIr>,
     pub span: Span,
 }
 

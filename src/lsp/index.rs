@@ -195,12 +195,7 @@ impl Resolver<'_> {
     fn arrival(&mut self, a: &Arrival) {
         match a {
             Arrival::Tma(ts, _) => ts.iter().for_each(|t| self.name(t, &[SymKind::Tensor])),
-            Arrival::Threads(e, after, _) => {
-                self.expr(e);
-                if let Some(b) = after {
-                    self.name(b, &[SymKind::Barrier]);
-                }
-            }
+            Arrival::Threads(e, _) => self.expr(e),
             Arrival::Commit(_) => {}
         }
     }
@@ -330,11 +325,11 @@ impl Resolver<'_> {
                     self.value(v);
                 }
             }
-            Item::Epilogue(alts, _) => alts
-                .iter()
-                .filter_map(|(_, _, with)| with.as_ref())
-                .for_each(|b| self.name(b, &[SymKind::Barrier])),
-            Item::Family(_) | Item::Roles(..) | Item::Body(_) | Item::Lever(_) => {}
+            Item::Family(_)
+            | Item::Roles(..)
+            | Item::Body(_)
+            | Item::Epilogue(..)
+            | Item::Lever(_) => {}
         }
     }
 }

@@ -117,8 +117,6 @@ const KEYWORDS: &[&str] = &[
     "mbarrier",
     "u64",
     "tmem_addr",
-    "after",
-    "with",
     "tma",
     "box",
     "swizzle",

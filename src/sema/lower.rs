@@ -153,7 +153,6 @@ pub(super) fn lower_instance(
         barriers: Arena::new(),
         body: None,
         epilogues: Vec::new(),
-        epilogue_with: None,
         granularity: GranularityIr::PerTile {
             tasks: 1,
             tiles_per_task: 1,
@@ -196,10 +195,9 @@ pub(super) fn lower_instance(
     }
     super::lower_regions::regions(&mut cx, c);
     super::lower_sync::roles(&mut cx, c);
-    // Named barriers first: channels and sems name them (`threads 32 after B`).
-    super::lower_sync::barriers(&mut cx, c);
     super::lower_sync::channels(&mut cx, c);
     super::lower_sync::sems(&mut cx, c);
+    super::lower_sync::barriers(&mut cx, c);
     super::lower_body::body(&mut cx, c);
     super::lower_body::granularity(&mut cx, c);
     levers_and_epilogue(&mut cx, c);
@@ -628,12 +626,7 @@ fn levers_and_epilogue(cx: &mut Cx<'_>, c: &Collected<'_>) {
         });
     }
     if let Some((alts, _)) = c.epilogue {
-        for (k, v, with) in alts {
-            if let Some(b) = with {
-                if let Some(h) = super::lower_sync::barrier_ref(cx, b) {
-                    cx.ir.epilogue_with = Some((h, b.span));
-                }
-            }
+        for (k, v) in alts {
             cx.ir.epilogues.push((
                 k.node.clone(),
                 v.as_ref().map(|x| x.node.clone()),

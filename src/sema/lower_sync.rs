@@ -67,49 +67,9 @@ fn arrival(cx: &mut Cx<'_>, a: &ast::Arrival) -> Option<ArrivalIr> {
             hs.map(ArrivalIr::Tma)
         }
         ast::Arrival::Commit(_) => Some(ArrivalIr::Commit),
-        ast::Arrival::Threads(e, _, _) => cx
+        ast::Arrival::Threads(e, _) => cx
             .non_negative(e, "arriving thread count")
             .map(ArrivalIr::Threads),
-    }
-}
-
-/// Resolves a named barrier (`after B`, `with B`), reporting an unknown name (`E0002`).
-pub(super) fn barrier_ref(cx: &mut Cx<'_>, id: &ast::Ident) -> Option<Handle<BarrierIr>> {
-    let found = cx
-        .ir
-        .barriers
-        .iter()
-        .find(|(_, b)| b.name == id.node)
-        .map(|(h, _)| h);
-    if found.is_none() {
-        let close =
-            crate::diag::suggest(&id.node, cx.ir.barriers.values().map(|b| b.name.as_str()));
-        cx.report(
-            Diagnostic::error(
-                codes::UNKNOWN_NAME,
-                format!("cannot find named barrier `{}`", id.node),
-            )
-            .primary(id.span, "no barrier of this name")
-            .help(match close {
-                Some(c) => format!("did you mean `{c}`?"),
-                None => "declare it with `barrier NAME = named(ID, threads N)`".to_string(),
-            }),
-        );
-    }
-    found
-}
-
-/// The `after B` of a thread arrival, resolved; `Err(())` when `B` does not resolve (reported).
-fn after(cx: &mut Cx<'_>, a: &ast::Arrival) -> Result<Option<AfterIr>, ()> {
-    let ast::Arrival::Threads(_, Some(b), _) = a else {
-        return Ok(None);
-    };
-    match barrier_ref(cx, b) {
-        Some(h) => Ok(Some(AfterIr {
-            barrier: h,
-            span: b.span,
-        })),
-        None => Err(()),
     }
 }
 
@@ -152,8 +112,6 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
         let mut reinit = None;
         let mut drain = None;
         let mut early_exit = None;
-        let mut full_after = None;
-        let mut empty_after = None;
         for cl in &ch.clauses {
             match cl {
                 ChannelClause::Edge {
@@ -170,18 +128,10 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
                         ));
                         continue;
                     }
-                    let (p, q, aft, a) = (
-                        cx.role(producer),
-                        cx.role(consumer),
-                        after(cx, a),
-                        arrival(cx, a),
-                    );
-                    edge = Some(match (p, q, aft, a) {
-                        (Some(p), Some(q), Ok(aft), Some(a)) => {
-                            full_after = aft;
-                            Some((p, q, a))
-                        }
-                        _ => None, // reported by `role` / `arrival` / `after`
+                    let (p, q, a) = (cx.role(producer), cx.role(consumer), arrival(cx, a));
+                    edge = Some(match (p, q, a) {
+                        (Some(p), Some(q), Some(a)) => Some((p, q, a)),
+                        _ => None, // reported by `role` / `arrival`
                     });
                 }
                 ChannelClause::EmptyBy {
@@ -193,9 +143,7 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
                         cx.report(dup_clause(&ch.name.node, "empty edge", *span));
                         continue;
                     }
-                    let aft = after(cx, a);
-                    if let (Some(r), Ok(aft), Some(a)) = (cx.role(role), aft, arrival(cx, a)) {
-                        empty_after = aft;
+                    if let (Some(r), Some(a)) = (cx.role(role), arrival(cx, a)) {
                         empty = EmptyEdge::Own {
                             role: r,
                             arrival: a,
@@ -254,8 +202,6 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
             reinit: reinit.unwrap_or(producer),
             drain,
             early_exit,
-            full_after,
-            empty_after,
             span: ch.span,
         });
         if let Some((other, span)) = share {
@@ -359,10 +305,6 @@ pub(super) fn sems(cx: &mut Cx<'_>, c: &Collected<'_>) {
             Some(a) => arrival(cx, a),
             None => Some(ArrivalIr::Threads(1)),
         };
-        let aft = match &s.arrival {
-            Some(x) => after(cx, x),
-            None => Ok(None),
-        };
         let mut count = None;
         let mut reinit: Option<Option<RoleKind>> = None;
         let mut at_end = false;
@@ -389,7 +331,7 @@ pub(super) fn sems(cx: &mut Cx<'_>, c: &Collected<'_>) {
                 SemClause::At { end, .. } => at_end = *end,
             }
         }
-        let (Some(producer), Some(consumer), Some(arrival), Ok(after)) = (p, q, a, aft) else {
+        let (Some(producer), Some(consumer), Some(arrival)) = (p, q, a) else {
             continue;
         };
         let count = count.unwrap_or_else(|| arrival.init_count());
@@ -401,7 +343,6 @@ pub(super) fn sems(cx: &mut Cx<'_>, c: &Collected<'_>) {
             count,
             reinit: reinit.unwrap_or(Some(producer)),
             at_end,
-            after,
             span: s.span,
         });
     }

@@ -189,14 +189,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     } else {
         None
     };
-    // An arrival `after` a named barrier is not lowered yet (E0013): the program would arrive
-    // from every thread, so the model check waits for the lowering that emits the barrier.
-    let after = ir
-        .channels
-        .values()
-        .any(|c| c.full_after.is_some() || c.empty_after.is_some())
-        || ir.sems.values().any(|s| s.after.is_some());
-    if sink.error_count() == before && !proven && !after {
+    if sink.error_count() == before && !proven {
         let progs: Vec<_> = ir
             .targets
             .iter()

@@ -6,7 +6,7 @@
 //! fence (I-M5); producer cursors start at phase 1 and consumer cursors at 0 (I-M7).
 
 use crate::diag::{codes, Diagnostic, Sink};
-use crate::ir::{AfterIr, ArrivalIr, EmptyEdge, RoleKind, TaskIr};
+use crate::ir::{ArrivalIr, EmptyEdge, RoleKind, TaskIr};
 use crate::plan::sems::{Ordinal, MAX_OP_SEMS};
 use crate::span::Span;
 
@@ -72,56 +72,24 @@ pub(super) fn counts(ir: &TaskIr, sink: &mut Sink) {
                     .help(format!("write `count {want}`")),
             );
         }
-        check_threads(ir, &s.arrival, s.after, s.producer, &s.name, s.span, sink);
+        check_threads(ir, &s.arrival, s.producer, &s.name, s.span, sink);
     }
     for ch in ir.channels.values() {
-        check_threads(
-            ir,
-            &ch.full_arrival,
-            ch.full_after,
-            ch.producer,
-            &ch.name,
-            ch.span,
-            sink,
-        );
+        check_threads(ir, &ch.full_arrival, ch.producer, &ch.name, ch.span, sink);
         if let EmptyEdge::Own {
             role,
             arrival,
             span,
         } = &ch.empty
         {
-            check_threads(ir, arrival, ch.empty_after, *role, &ch.name, *span, sink);
+            check_threads(ir, arrival, *role, &ch.name, *span, sink);
         }
     }
-}
-
-/// `after B`: the named barrier gathers every thread of the arriving role (its `by` is that
-/// role and its thread count the role's), so the arrival follows all of the role's reads.
-/// Reports `E0402` otherwise.
-fn after_covers(ir: &TaskIr, after: AfterIr, role: RoleKind, have: i64, sink: &mut Sink) {
-    let b = &ir.barriers[after.barrier];
-    if b.by == role && b.threads == have {
-        return;
-    }
-    sink.push(
-        Diagnostic::error(
-            codes::BARRIER_THREADS,
-            format!(
-                "`after {}` gathers {} threads of the {}, but the arrival is the {}'s ({have} threads)",
-                b.name, b.threads, b.by, role
-            ),
-        )
-        .primary(after.span, "does not cover the arriving role")
-        .secondary(b.span, format!("named({}, threads {}) by the {}", b.id, b.threads, b.by))
-        .note("the arrival releases what the whole role reads: every one of its threads must have met at the barrier first")
-        .help(format!("name a barrier of all {have} threads of the {role}: `barrier NAME = named(ID, threads {have}, by {role})`")),
-    );
 }
 
 fn check_threads(
     ir: &TaskIr,
     a: &ArrivalIr,
-    after: Option<AfterIr>,
     role: RoleKind,
     name: &str,
     span: Span,
@@ -132,12 +100,6 @@ fn check_threads(
     let Some(have) = ir.role(role).map(|r| r.threads()) else {
         return;
     };
-    if let Some(x) = after {
-        // A barrier over the whole role: a subset may arrive once all have read (the lowering
-        // emits the barrier first); one that does not cover the role is reported here.
-        after_covers(ir, x, role, have, sink);
-        return;
-    }
     if *n == 0 || *n > have {
         sink.push(
             Diagnostic::error(codes::SEM_COUNT, format!("`{name}` expects {n} thread arrivals per phase from the {role}, which has {have} threads"))
@@ -167,8 +129,8 @@ fn check_threads(
             Diagnostic::error(codes::SEM_COUNT, format!("`{name}` declares {n} thread arrivals per phase from the {role}, but the pipeline lowering arrives with {lowered}"))
                 .primary(span, format!("threads {n}"))
                 .note(format!("the kernel arrives on this barrier from {who}; with count {n} the phase would complete after the first {n} arrivals"))
-                .note("a subset arriving for the whole role needs a named barrier over all its readers first: `threads N after BARRIER`")
-                .help(format!("write `threads {lowered}` and `count {lowered}`, or `threads {n} after B` with a named barrier B of all {have} threads of the {role}")),
+                .note("a subset arriving for the whole role needs a named barrier over all its readers first, which the pipeline lowering does not emit")
+                .help(format!("write `threads {lowered}` and `count {lowered}`")),
         );
     }
 }
