@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs mpkc's GPU verification on the GPU machine, in one run, and prints a table last.
 #
-#   scripts/gpu-verify.sh [all|verify|inject|sanitize|gpus]     (default: all)
+#   scripts/gpu-verify.sh [all|verify|inject|sanitize|gpus|tests]     (default: all)
 #
 # - verify:   every stdlib case (each task instance and each producer -> dependent chain through
 #             events) at M = 1 and M = 16, plus a run with 7 tasks per CTA (ring slots reused
@@ -12,13 +12,20 @@
 #             at M = 1 with 2 tasks per CTA, the cases spread over every GPU of the host.
 # - gpus:     the stdlib at M = 1 on GPU 0 alone, then on every GPU (`--gpus all`): the verdicts
 #             must be identical; both wall times and the speedup are printed.
+# - tests:    the test binary of tests/gpu.rs ($GPU_TESTS), built where Rust is with
+#             `cargo test --test gpu --no-run` (cargo prints its path, target/debug/deps/gpu-<hash>)
+#             and carried over, run from the repository root with --include-ignored and $MPKC
+#             exported (the tests find mpkc through it): the no-driver check (the driver hidden),
+#             the stdlib at M = 1 and 16, the fault injections, and on a host with two or more GPUs
+#             the spread over every GPU. One row per test. In `all` only where $GPU_TESTS is set.
 #
 # Needs: an NVIDIA GPU, nvcc on PATH (or $NVCC), compute-sanitizer for `sanitize`, and an mpkc
 # binary ($MPKC, default target/release/mpkc: build it where Rust is, carry it over). Logs go to
-# $OUT (default gpu-verify-out/).
+# $OUT (default gpu-verify-out/). Run it from the repository root (the tests read examples/).
 set -u
 MODE=${1:-all}
 MPKC=${MPKC:-target/release/mpkc}
+GPU_TESTS=${GPU_TESTS:-}
 OUT=${OUT:-gpu-verify-out}
 mkdir -p "$OUT"
 ROWS=()
@@ -61,6 +68,9 @@ if [ "$MODE" = all ] || [ "$MODE" = verify ]; then
   run_verify "stdlib, M = 1, 4 tasks per CTA" "$OUT/verify-m1.log" --m 1
   run_verify "stdlib, M = 16, 4 tasks per CTA" "$OUT/verify-m16.log" --m 16
   run_verify "stdlib, contract M, 7 tasks per CTA, seed 2" "$OUT/verify-t7.log" --tasks 7 --seed 2
+  # Issue 11, case 3: a 32-thread arrival after a named barrier over the 128 consumer threads.
+  run_verify "examples/linear_partial_arrival.mpk, M = 16, 4 tasks per CTA" "$OUT/verify-partial-m16.log" examples/linear_partial_arrival.mpk --m 16
+  run_verify "examples/linear_partial_arrival.mpk, M = 1, 7 tasks per CTA" "$OUT/verify-partial-t7.log" examples/linear_partial_arrival.mpk --m 1 --tasks 7
   grep -E '^  (PASS|FAIL|SKIP)' "$OUT/verify-m1.log" "$OUT/verify-m16.log" | sed -e "s|$OUT/||" >"$OUT/verify-cases.txt"
 fi
 
@@ -133,6 +143,30 @@ if [ "$MODE" = all ] || [ "$MODE" = gpus ]; then
   else
     FAILED=1
     row gpus "stdlib, M = 1: 1 GPU vs all $n" DIFFER "rc $rc1/$rc2; diff $OUT/gpus-one.log $OUT/gpus-all.log"
+  fi
+fi
+
+if [ "$MODE" = tests ] || { [ "$MODE" = all ] && [ -n "$GPU_TESTS" ]; }; then
+  if [ -z "$GPU_TESTS" ] || [ ! -x "$GPU_TESTS" ]; then
+    FAILED=1
+    row tests "tests/gpu.rs" FAIL "GPU_TESTS='$GPU_TESTS' is no executable: cargo test --test gpu --no-run"
+  else
+    log="$OUT/tests.log"
+    skip=()
+    n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    # The spread over every GPU needs two; on one GPU it is left out, and said so.
+    [ "$n" -ge 2 ] || skip=(--skip spreading_over_every_gpu_gives_the_one_gpu_results)
+    MPKC="$(cd "$(dirname "$MPKC")" && pwd)/$(basename "$MPKC")" \
+      "$GPU_TESTS" --include-ignored --test-threads 1 "${skip[@]}" >"$log" 2>&1
+    rc=$?
+    while read -r name verdict; do
+      row tests "$name" "$verdict" "see $log"
+    done < <(sed -n -e 's/^test \([A-Za-z0-9_:]*\) \.\.\. \(ok\|FAILED\|ignored\).*$/\1 \2/p' "$log")
+    [ "$n" -ge 2 ] || row tests spreading_over_every_gpu_gives_the_one_gpu_results SKIP "$n GPU on this host"
+    if [ $rc -ne 0 ] || ! grep -q '^test result: ok' "$log"; then
+      FAILED=1
+      row tests "tests/gpu.rs" FAIL "rc $rc; $(grep -E '^test result' "$log" | tail -1)"
+    fi
   fi
 fi
 

@@ -1,5 +1,5 @@
 //! The role program (issue 11): one per declared target of every stdlib unit. Its listing is a
-//! snapshot; the synchronisation the model check proved (the protocol-only program, lowered
+//! snapshot (`snapshots/lower/<target>/<unit>.snap`); the synchronisation the model check proved (the protocol-only program, lowered
 //! before the linear engine's binding is known) is the synchronisation of the program the
 //! kernels render; every barrier a target uses has both a waiter and an arrival in it.
 
@@ -41,8 +41,9 @@ fn dumps() {
     for t in pipelines() {
         for p in &t.programs {
             n += 1;
-            insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
-                insta::assert_snapshot!(format!("role_program__{}__{}", t.ir.unit_name(), p.target.as_str()), lower::dump::dump(p, &t.ir));
+            let dir = format!("../snapshots/lower/{}", p.target.as_str());
+            insta::with_settings!({snapshot_path => dir, prepend_module_to_snapshot => false, omit_expression => true}, {
+                insta::assert_snapshot!(t.ir.unit_name(), lower::dump::dump(p, &t.ir));
             });
         }
     }

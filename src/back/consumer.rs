@@ -44,7 +44,7 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
     constants(&mut w, task);
     smem_view(&mut w, ir);
     consumer_fn(&mut w, task, info);
-    registration(&mut w, ir);
+    registration(&mut w, task);
     w.close_namespace(&format!("kernel::{unit}"));
     w.finish()
 }
@@ -236,7 +236,15 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
     w.line("(void)instruction_index;");
     w.line("(void)iter_num;");
     w.line("(void)task_offset;");
+    // The role program of a consumer-only family is its body on the consumer warpgroup (the
+    // runtime's page prefix and suffix around it); it has nothing else to render.
+    let has_body = task.programs.first().is_some_and(|p| {
+        crate::back::roles::ops_of(p, crate::ir::RoleKind::Consumer)
+            .iter()
+            .any(|o| matches!(o, crate::lower::Op::Step(crate::lower::Step::Body)))
+    });
     match (&ir.body, &task.binding) {
+        _ if !has_body => {}
         (_, Some(b)) => {
             w.comment(format!("---- body: {} ({}) ----", b.sig.name, b.body_path));
             w.open("");
@@ -270,7 +278,8 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
     w.blank();
 }
 
-fn registration(w: &mut Writer, ir: &TaskIr) {
+fn registration(w: &mut Writer, task: &CheckedTask) {
+    let ir = &task.ir;
     w.comment("What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a");
     w.comment("type: only the consumer body is non-empty; the runtime emits the loader page prefix and the");
     w.comment(
@@ -286,6 +295,8 @@ fn registration(w: &mut Writer, ir: &TaskIr) {
     w.line("static constexpr bool kAutoLoaderPageLifecycle = true;");
     w.line("static constexpr bool kAutoConsumerFinish = true;");
     w.line("static constexpr bool kLauncherDepPrefix = false;");
+    super::setmaxnreg::registration_members(w, ir);
+    // A consumer-only family declares no op semaphore (E0011): its role program has no barrier.
     w.line("__device__ static void init_semaphores(uint64_t *) {}");
     w.comment("No op-private barrier, hence none re-initialised by a role (harness checks, I-M4).");
     w.line("static constexpr uint32_t kReinitOrdinals = 0u;");

@@ -41,6 +41,28 @@ impl Emitter {
         }
     }
 
+    /// The target a file of this emitter is written for, or `None` for a target-neutral one.
+    ///
+    /// Decided per emitter, one step finer than [`FileKind`] (whose `Kernel` covers both
+    /// pipeline kernels and the consumer kernel): the pipeline's sm_100a kernel (`<unit>.cuh`)
+    /// and sm_90a kernel (`<unit>_sm90.cuh`) hold code of one target each; the spec header, the
+    /// layout header, the design document, a consumer family's kernel (one `<unit>.cuh` for
+    /// every target) and the harness (one `<unit>_harness.cu` that nvcc compiles for each
+    /// declared target, choosing the kernel by `__CUDA_ARCH__`) are target-neutral. The
+    /// snapshots of generated files follow it: `snapshots/gen/<target>/` or
+    /// `snapshots/gen/common/` (tests/generated.rs).
+    pub fn target(self) -> Option<Target> {
+        match self {
+            Emitter::PipelineSm100 => Some(Target::Sm100a),
+            Emitter::PipelineSm90 => Some(Target::Sm90a),
+            Emitter::SpecHeader
+            | Emitter::LayoutHeader
+            | Emitter::DesignDoc
+            | Emitter::Consumer
+            | Emitter::Harness => None,
+        }
+    }
+
     /// The [`FileKind`] the build driver sees.
     pub fn kind(self) -> FileKind {
         match self {

@@ -18,6 +18,7 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
     let mut w = Writer::new();
     w.line(banner(&task.ir, info));
     w.line("// The task inside mpkc's standalone Runtime-V2 worker (8 warps, one CTA per SM).");
+    super::setmaxnreg::harness_defines(&mut w, &[&task.ir]);
     w.line("#include \"mpkc_worker.cuh\"");
     include_kernel(&mut w, task);
     w.blank();
@@ -79,6 +80,8 @@ pub fn emit_chain(units: &[&CheckedTask], info: &ContractInfo) -> String {
         "// A chain of task types in one standalone worker, registrations in order: {}.",
         names.join(", ")
     ));
+    let irs: Vec<&crate::ir::TaskIr> = units.iter().map(|t| &t.ir).collect();
+    super::setmaxnreg::harness_defines(&mut w, &irs);
     w.line("#include \"mpkc_worker.cuh\"");
     for t in units {
         include_kernel(&mut w, t);

@@ -15,6 +15,7 @@ pub mod layout;
 pub mod names;
 mod pipeline;
 mod roles;
+pub mod setmaxnreg;
 pub mod sm100;
 pub mod sm90;
 mod spec_h;

@@ -35,6 +35,7 @@ pub(crate) fn kernel_prologue(
     w: &mut Writer,
     task: &CheckedTask,
     p: &PipelineShape,
+    prog: &RoleProgram,
     info: &super::banner::ContractInfo,
     what: &str,
     isa_header: &str,
@@ -54,7 +55,7 @@ pub(crate) fn kernel_prologue(
     w.blank();
     w.open_namespace(&format!("kernel::{unit}"));
     w.blank();
-    constants(w, task, p);
+    constants(w, task, p, prog);
 }
 
 /// Opens the consumer role (W0-3, threads 0..127): its SMEM, op semaphores, warp and lane; the
@@ -92,7 +93,7 @@ pub(crate) fn release_used_pages(w: &mut Writer, mma: &str) {
 }
 
 /// The shape constants, TMA byte counts and L2 policies, as named `constexpr`s.
-pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
+pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, prog: &RoleProgram) {
     let ir = &task.ir;
     let wt = &ir.tensors[p.weights];
     let at = &ir.tensors[p.acts];
@@ -214,24 +215,51 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
     w.line(format!("static_assert(W_STAGE_TX_BYTES <= raw_{}_bytes() && A_STAGE_TX_BYTES <= raw_{}_bytes(), \"E0304: a stage receives more TMA bytes than it holds\");",
         ir.regions[ir.region_groups[ring_group(ir, p.w_ring)].members[0]].name.to_ascii_lowercase(),
         ir.regions[ir.region_groups[ring_group(ir, p.a_ring)].members[0]].name.to_ascii_lowercase()));
-    let hint = |h| {
-        ir.tensors[h]
-            .tma
-            .as_ref()
-            .and_then(|m| m.l2)
-            .map_or(crate::ir::L2Hint::EvictNormal, |x| x)
-    };
-    w.line(format!(
-        "constexpr uint64_t W_L2_POLICY = 0x{:016X}ull;  // {:?}",
-        hint(p.weights).policy(),
-        hint(p.weights)
-    ));
-    w.line(format!(
-        "constexpr uint64_t A_L2_POLICY = 0x{:016X}ull;  // {:?}",
-        hint(p.acts).policy(),
-        hint(p.acts)
-    ));
+    l2_policies(w, prog);
     w.blank();
+}
+
+/// The L2 policy of the loader's TMA loads of each operand (`W_L2_POLICY`, `A_L2_POLICY`), from
+/// the role program: the tensor's, or a lever's when its define is on (I-H7: the define is 0
+/// unless the build sets it).
+fn l2_policies(w: &mut Writer, prog: &RoleProgram) {
+    fn loads(ops: &[Op], out: &mut Vec<(crate::lower::Operand, crate::lower::L2Policy)>) {
+        for o in ops {
+            match o {
+                Op::TmaLoad { operand, l2, .. } => out.push((*operand, l2.clone())),
+                Op::Loop { body, .. } | Op::Elect { body } => loads(body, out),
+                _ => {}
+            }
+        }
+    }
+    let mut all = Vec::new();
+    loads(ops_of(prog, RoleKind::Loader), &mut all);
+    for (name, operand) in [
+        ("W", crate::lower::Operand::Weights),
+        ("A", crate::lower::Operand::Activations),
+    ] {
+        let Some((_, l2)) = all.iter().find(|(o, _)| *o == operand) else {
+            continue;
+        };
+        match &l2.lever {
+            None => w.line(format!(
+                "constexpr uint64_t {name}_L2_POLICY = 0x{:016X}ull;  // {:?}",
+                l2.default.policy(),
+                l2.default
+            )),
+            Some((define, on)) => {
+                w.line(format!("#ifndef {define}"));
+                w.line(format!("#define {define} 0  // lever, default off (I-H7)"));
+                w.line("#endif");
+                w.line(format!(
+                    "constexpr uint64_t {name}_L2_POLICY = {define} ? 0x{:016X}ull : 0x{:016X}ull;  // {on:?} with lever {define} on, else {:?}",
+                    on.policy(),
+                    l2.default.policy(),
+                    l2.default
+                ));
+            }
+        }
+    }
 }
 
 /// One force-inlined re-init helper per role that re-initialises barriers in `prog` (I-M4,
@@ -349,6 +377,7 @@ pub(crate) fn registration(w: &mut Writer, task: &CheckedTask, prog: &RoleProgra
     w.line("static constexpr bool kAutoLoaderPageLifecycle = true;");
     w.line("static constexpr bool kAutoConsumerFinish = false;");
     w.line("static constexpr bool kLauncherDepPrefix = true;");
+    super::setmaxnreg::registration_members(w, ir);
     let table = super::spec_h::sem_table_name(prog.target);
     w.comment(format!("init_semaphores: every ordinal with its arrival count from spec.h's {table} (the table of this"));
     w.comment("target's lowering), then the init fence (I-M2).");

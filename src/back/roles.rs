@@ -22,6 +22,11 @@ pub(crate) trait Engine {
     fn before_arrive(&self, w: &mut Writer, prog: &RoleProgram, bar: &BarRef) {
         let _ = (w, prog, bar);
     }
+    /// Lines before a named barrier that orders this thread's reads before another role's
+    /// release (sm_100a: the tcgen05 fence, so that its TMEM loads are ordered too).
+    fn before_sync(&self, w: &mut Writer) {
+        let _ = w;
+    }
 }
 
 /// The context of one role's rendering.
@@ -229,6 +234,7 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
             }
             Op::NamedSync { id, threads, .. } => {
                 w.comment("Every reader of the role is done before a subset arrives for it.");
+                cx.engine.before_sync(w);
                 w.line(format!("mpkc::named_barrier_sync({id}, {threads});"));
             }
             // Model-only: the linear lowering rejects both (E0013).

@@ -48,6 +48,7 @@ registry! {
     FAMILY_ITEM = "E0011", "syntax", None, "an item is not allowed in the task's family";
     NAME_CLASH = "E0012", "syntax", None, "a name collides with a C++ keyword, a generated name or another generated file";
     PIPELINE_SHAPE = "E0013", "backend", None, "a pipeline contract has a shape the sm_100a pipeline backend does not lower";
+    NOT_LOWERED = "E0014", "wiring", Some("I-H7"), "a declared item is not lowered: it would change nothing in the generated files";
 
     REGION_SIZE = "E0101", "smem", Some("I-S1"), "a region size is negative";
     REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two";
@@ -75,7 +76,7 @@ registry! {
     CHANNEL_SHAPE = "E0306", "sems", Some("I-M3"), "a channel's depth differs from its ring's stages, or a ring has no empty edge";
     DEADLOCK = "E0310", "sems", Some("I-M8"), "the protocol model check finds a wait that can never complete";
     ARRIVALS = "E0311", "sems", Some("I-M7"), "the protocol model check finds a lost or double arrival, or a wait that passes on the wrong phase";
-    USE_AFTER_RELEASE = "E0312", "sems", Some("I-P1"), "the protocol model check finds a read of TMEM or SMEM after another role gave it back";
+    USE_AFTER_RELEASE = "E0312", "backend", Some("I-P1"), "the protocol model check finds a read of TMEM or SMEM in the lowered program after another role gave it back";
 
     BARRIER_ID = "E0401", "roles", Some("I-R2"), "a named barrier id is outside 1-15 or reserved by the runtime";
     BARRIER_THREADS = "E0402", "roles", Some("I-R2"), "a named barrier's thread count is not the 128 consumer threads";

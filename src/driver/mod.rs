@@ -12,11 +12,13 @@ pub mod outdir;
 pub mod plan_view;
 pub mod predecessors;
 pub mod select;
+mod setmaxnreg;
 pub mod stdlib;
 pub mod verify;
 
 pub use clash::unit_collisions;
 pub use derived::{derived_sources, Derived};
+pub use setmaxnreg::setmaxnreg_agreement;
 
 use crate::diag::{Diagnostic, Sink};
 use crate::front;
@@ -198,7 +200,8 @@ fn range_ends_hold(
 }
 
 /// Checks every source, then the contracts mpkc derives from them (the reduce task of each
-/// split-K pipeline), and reports generated-file collisions across all of them.
+/// split-K pipeline), and reports generated-file collisions and disagreeing `setmaxnreg` lines
+/// (E0404, register reallocation is megakernel-wide) across all of them.
 pub fn check_sources(
     sources: &[Source],
     sema_opts: &SemaOptions,
@@ -241,6 +244,7 @@ pub fn check_sources_with(
         checked.push(c);
     }
     unit_collisions(&mut checked);
+    setmaxnreg_agreement(&mut checked);
     let first_derived = sources.len();
     for (k, parent) in parents.into_iter().enumerate() {
         let c = &mut checked[first_derived + k];

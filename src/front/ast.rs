@@ -301,15 +301,15 @@ pub enum Arrival {
     Tma(Vec<Ident>, Span),
     /// `tcgen05.commit` (one arrival).
     Commit(Span),
-    /// N threads arrive.
-    Threads(Expr, Span),
+    /// N threads arrive, after the named barrier (`threads 32 after B`) when given.
+    Threads(Expr, Option<Ident>, Span),
 }
 
 impl Arrival {
     /// The arrival's span.
     pub fn span(&self) -> Span {
         match self {
-            Arrival::Tma(_, s) | Arrival::Commit(s) | Arrival::Threads(_, s) => *s,
+            Arrival::Tma(_, s) | Arrival::Commit(s) | Arrival::Threads(_, _, s) => *s,
         }
     }
 }
@@ -491,6 +491,9 @@ pub struct Lever {
     pub name: Ident,
     /// The default.
     pub default_on: Spanned<bool>,
+    /// What it changes when on: `l2 TENSOR HINT` (the tensor and the policy), with the span of
+    /// the effect.
+    pub effect: Option<(Ident, Ident, Span)>,
     /// Whole declaration.
     pub span: Span,
 }

@@ -168,9 +168,15 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
             let name = ident(i.next()?);
             let oo = i.next()?;
             let on = oo.as_str().starts_with("on");
+            let effect = i.find(|p| p.as_rule() == Rule::lever_effect).and_then(|e| {
+                let es = span_of(&e);
+                let mut w = e.into_inner().filter(|p| p.as_rule() == Rule::ident);
+                Some((ident(w.next()?), ident(w.next()?), es))
+            });
             Item::Lever(Lever {
                 name,
                 default_on: Spanned::new(on, span_of(&oo)),
+                effect,
                 span,
             })
         }
@@ -511,11 +517,20 @@ fn build_arrival(p: Pair<'_, Rule>, d: &mut Diags) -> Arrival {
         ),
         Rule::arrival_commit => Arrival::Commit(span),
         Rule::arrival_threads => {
-            let e = a
-                .into_inner()
-                .find(|c| c.as_rule() == Rule::expr)
-                .unwrap_or_else(|| unreachable!("threads expr"));
-            Arrival::Threads(build_expr(e, d), span)
+            let mut e = None;
+            let mut after = None;
+            for c in a.into_inner() {
+                match c.as_rule() {
+                    Rule::expr => e = Some(build_expr(c, d)),
+                    Rule::ident => after = Some(ident(c)),
+                    _ => {}
+                }
+            }
+            Arrival::Threads(
+                e.unwrap_or_else(|| unreachable!("threads expr")),
+                after,
+                span,
+            )
         }
         r => unreachable!("{r:?} in build_arrival"),
     }

@@ -147,6 +147,8 @@ pub enum EmptyEdge {
         arrival: ArrivalIr,
         /// Clause span.
         span: Span,
+        /// `threads N after B`: the named barrier the arriving subset waits first, and its span.
+        after: Option<(Handle<BarrierIr>, Span)>,
     },
     /// Shares the empty barriers of another channel.
     Shared(Handle<ChannelIr>, Span),
@@ -199,6 +201,8 @@ pub struct SemIr {
     pub reinit: Option<RoleKind>,
     /// Arrived and waited at task end (`at end`) instead of at task start.
     pub at_end: bool,
+    /// `threads N after B`: the named barrier the arriving subset waits first, and its span.
+    pub after: Option<(Handle<BarrierIr>, Span)>,
     /// Declaration.
     pub span: Span,
 }

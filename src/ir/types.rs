@@ -663,8 +663,24 @@ pub struct LeverIr {
     pub name: String,
     /// Default (I-H7: must be off).
     pub default_on: bool,
+    /// What it changes when on; `None` is E0014 (a lever that changes nothing is not lowered).
+    pub effect: Option<LeverEffect>,
     /// Declaration.
     pub span: Span,
+}
+
+/// What a lever changes when its define is on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LeverEffect {
+    /// The L2 cache policy of every TMA load of `tensor` becomes `hint`.
+    L2 {
+        /// The tensor.
+        tensor: TensorHandle,
+        /// The policy with the lever on.
+        hint: L2Hint,
+        /// The effect's span.
+        span: Span,
+    },
 }
 
 /// Handle aliases.

@@ -122,6 +122,48 @@ impl Cx<'_> {
         g
     }
 
+    /// The declared `threads N after B` of `owner`'s empty edge.
+    fn empty_after(
+        &self,
+        owner: Handle<ChannelIr>,
+    ) -> Option<(Handle<crate::ir::BarrierIr>, crate::span::Span)> {
+        match &self.ir.channels[owner].empty {
+            EmptyEdge::Own { after, .. } => *after,
+            _ => None,
+        }
+    }
+
+    /// `role`'s arrival on `bar` after the named barrier `after` (`threads N after B`): the
+    /// barrier over every thread that reads what the arrival releases, then the role's first N
+    /// threads arrive. Without `after`, [`Cx::arrive`].
+    fn arrive_after(
+        &self,
+        role: RoleKind,
+        arrival: &ArrivalIr,
+        bar: BarRef,
+        elected: bool,
+        after: Option<(Handle<crate::ir::BarrierIr>, crate::span::Span)>,
+        ops: &mut Vec<Op>,
+    ) {
+        match (after, arrival) {
+            (Some((b, _)), ArrivalIr::Threads(n)) => {
+                let b = &self.ir.barriers[b];
+                ops.push(Op::NamedSync {
+                    id: u8::try_from(b.id).unwrap_or(u8::MAX),
+                    threads: u32::try_from(b.threads).unwrap_or(0),
+                    span: b.span,
+                });
+                let n = u32::try_from(*n).unwrap_or(0);
+                ops.push(Op::Arrive {
+                    bar,
+                    by: ThreadSet::First(n),
+                    threads: n,
+                });
+            }
+            _ => ops.push(self.arrive(role, arrival, bar, elected)),
+        }
+    }
+
     /// `role`'s arrival of `arrival` on `bar`, from inside an elected block when `elected`.
     fn arrive(&self, role: RoleKind, arrival: &ArrivalIr, bar: BarRef, elected: bool) -> Op {
         match arrival {
@@ -151,6 +193,14 @@ impl Cx<'_> {
 
     fn role(&self, role: RoleKind) -> Vec<Op> {
         let mut ops = Vec::new();
+        // Consumer-only families: the body on the consumer warpgroup is the whole program (their
+        // contracts hold no channel and no op semaphore, E0011).
+        if self.ir.family != crate::ir::Family::Pipeline {
+            if role == RoleKind::Consumer && self.ir.body.is_some() {
+                ops.push(Op::Step(Step::Body));
+            }
+            return ops;
+        }
         let owned: Vec<usize> = self
             .bars
             .iter()
@@ -285,7 +335,7 @@ impl Cx<'_> {
                 index: Index::Fixed(0),
             };
             if s.producer == role {
-                ops.push(self.arrive(role, &s.arrival, bar, false));
+                self.arrive_after(role, &s.arrival, bar, false, s.after, ops);
             }
             if s.consumer == role {
                 ops.push(Op::Wait {
@@ -343,7 +393,8 @@ impl Cx<'_> {
         if let Some((er, arrival)) = target::empty_edge(self.ir, h, self.target) {
             if er == role {
                 if let Some(bar) = self.empty(h) {
-                    ops.push(self.arrive(role, &arrival, BarRef { bar, index }, elected));
+                    let after = self.empty_after(h);
+                    self.arrive_after(role, &arrival, BarRef { bar, index }, elected, after, ops);
                 }
             }
         }
@@ -371,9 +422,26 @@ impl Cx<'_> {
                     Some(p) if tensors[0] == p.acts => Operand::Activations,
                     _ => Operand::Other,
                 };
+                let t = &self.ir.tensors[tensors[0]];
+                let l2 = L2Policy {
+                    default: t
+                        .tma
+                        .as_ref()
+                        .and_then(|m| m.l2)
+                        .unwrap_or(crate::ir::L2Hint::EvictNormal),
+                    lever: self.ir.levers.iter().find_map(|l| match &l.effect {
+                        Some(crate::ir::LeverEffect::L2 { tensor, hint, .. })
+                            if *tensor == tensors[0] =>
+                        {
+                            Some((l.name.clone(), *hint))
+                        }
+                        _ => None,
+                    }),
+                };
                 Op::TmaLoad {
                     tensor: tensors[0],
                     operand,
+                    l2,
                     bar,
                     group,
                     bytes,
@@ -477,7 +545,8 @@ impl Cx<'_> {
         if let Some((er, arrival)) = empty {
             if er == role {
                 if let Some(bar) = self.empty(owner) {
-                    ops.push(self.arrive(role, &arrival, BarRef { bar, index }, elected));
+                    let after = self.empty_after(owner);
+                    self.arrive_after(role, &arrival, BarRef { bar, index }, elected, after, ops);
                 }
             }
         }

@@ -81,11 +81,16 @@ fn ops(p: &RoleProgram, ir: &TaskIr, list: &[Op], depth: usize, s: &mut String) 
                 bar: b,
                 group,
                 bytes,
+                l2,
             } => writeln!(
                 s,
-                "{pad}tma `{}` ({operand:?}) -> group {group}, {} (+{bytes} B)",
+                "{pad}tma `{}` ({operand:?}) -> group {group}, {} (+{bytes} B), l2 {:?}{}",
                 ir.tensors[*tensor].name,
-                bar(p, b)
+                bar(p, b),
+                l2.default,
+                l2.lever
+                    .as_ref()
+                    .map_or(String::new(), |(n, h)| format!(" ({h:?} with {n} on)"))
             ),
             Op::StageScales { bar: b, group } => {
                 writeln!(
@@ -139,5 +144,6 @@ fn step(st: &Step) -> String {
         Step::PageRelease => "release the used pages".to_string(),
         Step::DepWait => "wait the dependency (first K iteration)".to_string(),
         Step::SyncWarp => "__syncwarp".to_string(),
+        Step::Body => "the body (runtime page prefix and suffix around it)".to_string(),
     }
 }

@@ -117,6 +117,16 @@ pub struct Site {
     pub span: Span,
 }
 
+/// The L2 cache policy of a TMA load: the tensor's (`l2 …` of its `tma(...)`, evict_normal when
+/// unsaid), or the lever's when its define is on (I-H7: levers default off).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct L2Policy {
+    /// The policy with every lever off.
+    pub default: crate::ir::L2Hint,
+    /// `(define, policy)` of a lever that changes it.
+    pub lever: Option<(String, crate::ir::L2Hint)>,
+}
+
 /// What a TMA-loaded tensor is to the linear engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operand {
@@ -179,6 +189,9 @@ pub enum Step {
     DepWait,
     /// `__syncwarp()`: reconverge before lane-parallel work (I-P4).
     SyncWarp,
+    /// A consumer-only family's body (a template or inline CUDA) on the consumer warpgroup, with
+    /// the runtime's page prefix and suffix around it (page mode 2, contract doc §4).
+    Body,
 }
 
 /// One operation of a role.
@@ -224,6 +237,8 @@ pub enum Op {
         group: usize,
         /// Bytes of the box.
         bytes: i64,
+        /// Its L2 cache policy.
+        l2: L2Policy,
     },
     /// The loader writes a stage's UE8M0 scale factors with generic stores into `group`, fences
     /// the proxies and arrives `bar` (one thread arrival).

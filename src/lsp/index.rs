@@ -195,7 +195,12 @@ impl Resolver<'_> {
     fn arrival(&mut self, a: &Arrival) {
         match a {
             Arrival::Tma(ts, _) => ts.iter().for_each(|t| self.name(t, &[SymKind::Tensor])),
-            Arrival::Threads(e, _) => self.expr(e),
+            Arrival::Threads(e, after, _) => {
+                self.expr(e);
+                if let Some(b) = after {
+                    self.name(b, &[SymKind::Barrier]);
+                }
+            }
             Arrival::Commit(_) => {}
         }
     }

@@ -195,9 +195,10 @@ pub(super) fn lower_instance(
     }
     super::lower_regions::regions(&mut cx, c);
     super::lower_sync::roles(&mut cx, c);
+    // Named barriers first: `threads N after B` in channels and sems names them.
+    super::lower_sync::barriers(&mut cx, c);
     super::lower_sync::channels(&mut cx, c);
     super::lower_sync::sems(&mut cx, c);
-    super::lower_sync::barriers(&mut cx, c);
     super::lower_body::body(&mut cx, c);
     super::lower_body::granularity(&mut cx, c);
     levers_and_epilogue(&mut cx, c);
@@ -619,9 +620,35 @@ fn mma(cx: &mut Cx<'_>, c: &Collected<'_>) {
 
 fn levers_and_epilogue(cx: &mut Cx<'_>, c: &Collected<'_>) {
     for l in &c.levers {
+        let effect = match &l.effect {
+            None => None,
+            Some((t, h, span)) => {
+                let tensor = cx.tensor(t);
+                let hint = L2Hint::parse(&h.node);
+                if hint.is_none() {
+                    cx.report(
+                        Diagnostic::error(
+                            codes::BAD_KEYWORD,
+                            format!("unknown L2 hint `{}`", h.node),
+                        )
+                        .primary(h.span, "not an L2 cache policy")
+                        .help("hints are `evict_first`, `evict_last` and `evict_normal`"),
+                    );
+                }
+                match (tensor, hint) {
+                    (Some(tensor), Some(hint)) => Some(LeverEffect::L2 {
+                        tensor,
+                        hint,
+                        span: *span,
+                    }),
+                    _ => continue,
+                }
+            }
+        };
         cx.ir.levers.push(LeverIr {
             name: l.name.node.clone(),
             default_on: l.default_on.node,
+            effect,
             span: l.span,
         });
     }

@@ -60,6 +60,34 @@ pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
     }
 }
 
+/// The named barrier of `threads N after B`, resolved (an unknown name is reported).
+fn after(cx: &mut Cx<'_>, a: &ast::Arrival) -> Option<(Handle<BarrierIr>, crate::span::Span)> {
+    let ast::Arrival::Threads(_, Some(b), _) = a else {
+        return None;
+    };
+    let h = cx
+        .ir
+        .barriers
+        .iter()
+        .find(|(_, x)| x.name == b.node)
+        .map(|(h, _)| h);
+    if h.is_none() {
+        let close = crate::diag::suggest(&b.node, cx.ir.barriers.values().map(|x| x.name.as_str()));
+        cx.report(
+            Diagnostic::error(
+                codes::UNKNOWN_NAME,
+                format!("cannot find barrier `{}`", b.node),
+            )
+            .primary(b.span, "no named barrier of this name")
+            .help(match close {
+                Some(c) => format!("did you mean `{c}`?"),
+                None => "declare it: `barrier NAME = named(ID, threads 128)`".to_string(),
+            }),
+        );
+    }
+    h.map(|h| (h, b.span))
+}
+
 fn arrival(cx: &mut Cx<'_>, a: &ast::Arrival) -> Option<ArrivalIr> {
     match a {
         ast::Arrival::Tma(names, _) => {
@@ -67,7 +95,7 @@ fn arrival(cx: &mut Cx<'_>, a: &ast::Arrival) -> Option<ArrivalIr> {
             hs.map(ArrivalIr::Tma)
         }
         ast::Arrival::Commit(_) => Some(ArrivalIr::Commit),
-        ast::Arrival::Threads(e, _) => cx
+        ast::Arrival::Threads(e, _, _) => cx
             .non_negative(e, "arriving thread count")
             .map(ArrivalIr::Threads),
     }
@@ -128,6 +156,13 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
                         ));
                         continue;
                     }
+                    if let ast::Arrival::Threads(_, Some(b), _) = a {
+                        cx.report(
+                            Diagnostic::error(codes::BAD_KEYWORD, format!("`after {}` on the full edge of channel `{}`", b.node, ch.name.node))
+                                .primary(b.span, "a full edge is not released by a subset after a named barrier")
+                                .help("`threads N after B` goes on an `empty by` edge or a sem: the arrival that releases what a role read"),
+                        );
+                    }
                     let (p, q, a) = (cx.role(producer), cx.role(consumer), arrival(cx, a));
                     edge = Some(match (p, q, a) {
                         (Some(p), Some(q), Some(a)) => Some((p, q, a)),
@@ -143,11 +178,13 @@ pub(super) fn channels(cx: &mut Cx<'_>, c: &Collected<'_>) {
                         cx.report(dup_clause(&ch.name.node, "empty edge", *span));
                         continue;
                     }
+                    let after = after(cx, a);
                     if let (Some(r), Some(a)) = (cx.role(role), arrival(cx, a)) {
                         empty = EmptyEdge::Own {
                             role: r,
                             arrival: a,
                             span: *span,
+                            after,
                         };
                     }
                 }
@@ -305,6 +342,7 @@ pub(super) fn sems(cx: &mut Cx<'_>, c: &Collected<'_>) {
             Some(a) => arrival(cx, a),
             None => Some(ArrivalIr::Threads(1)),
         };
+        let after = s.arrival.as_ref().and_then(|a| after(cx, a));
         let mut count = None;
         let mut reinit: Option<Option<RoleKind>> = None;
         let mut at_end = false;
@@ -343,6 +381,7 @@ pub(super) fn sems(cx: &mut Cx<'_>, c: &Collected<'_>) {
             count,
             reinit: reinit.unwrap_or(Some(producer)),
             at_end,
+            after,
             span: s.span,
         });
     }

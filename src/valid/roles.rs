@@ -130,8 +130,9 @@ pub(super) fn barriers(ir: &TaskIr, sink: &mut Sink) {
     }
 }
 
-/// setmaxnreg (contract doc §3.5): targets are multiples of 8 in [24, 256] and the two
-/// warpgroups' 128 threads each fit the 65,536-register file.
+/// setmaxnreg (contract doc §3.5): targets are multiples of 8 in [24, 256] (PTX ISA), the
+/// consumer target is at least the helpers' (ptxas C7406), and the two warpgroups' 128 threads
+/// each fit the 65,536-register file.
 pub(super) fn setmaxnreg(ir: &TaskIr, sink: &mut Sink) {
     let Some((consumer, helpers, span)) = ir.setmaxnreg else {
         return;
@@ -145,6 +146,19 @@ pub(super) fn setmaxnreg(ir: &TaskIr, sink: &mut Sink) {
                     .help(format!("use {}", (v.clamp(24, 256) + 7) / 8 * 8)),
             );
         }
+    }
+    // ptxas gives the kernel the consumer target as its register count at entry (capped at 255),
+    // so warpgroup 0's `.inc` keeps it and warpgroup 1's `.dec` releases down to the helpers'
+    // target; a helper target above the consumer one is ptxas's fatal C7406 ("setmaxnreg.dec has
+    // register count larger than the largest temporal register count").
+    let legal = |v: i64| v % 8 == 0 && (24..=256).contains(&v);
+    if legal(consumer) && legal(helpers) && helpers > consumer {
+        sink.push(
+            Diagnostic::error(codes::SETMAXNREG, format!("setmaxnreg helpers {helpers} is above consumer {consumer}"))
+                .primary(span, format!("consumer {consumer}, helpers {helpers}"))
+                .note("warpgroup 0 raises its registers with setmaxnreg.inc and warpgroup 1 lowers them with setmaxnreg.dec from the kernel's count, which ptxas sets to the consumer target; a larger helper target is ptxas's fatal C7406")
+                .help(format!("give the consumers at least the helpers' registers, e.g. `setmaxnreg consumer {helpers}, helpers {consumer}`")),
+        );
     }
     // With both targets legal (at most 256), 128 x 256 x 2 = 65,536 always fits the register
     // file; the sum matters only for out-of-range values, which are reported above.

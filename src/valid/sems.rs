@@ -72,17 +72,26 @@ pub(super) fn counts(ir: &TaskIr, sink: &mut Sink) {
                     .help(format!("write `count {want}`")),
             );
         }
-        check_threads(ir, &s.arrival, s.producer, &s.name, s.span, sink);
+        check_threads(ir, &s.arrival, s.producer, &s.name, s.span, s.after, sink);
     }
     for ch in ir.channels.values() {
-        check_threads(ir, &ch.full_arrival, ch.producer, &ch.name, ch.span, sink);
+        check_threads(
+            ir,
+            &ch.full_arrival,
+            ch.producer,
+            &ch.name,
+            ch.span,
+            None,
+            sink,
+        );
         if let EmptyEdge::Own {
             role,
             arrival,
             span,
+            after,
         } = &ch.empty
         {
-            check_threads(ir, arrival, *role, &ch.name, *span, sink);
+            check_threads(ir, arrival, *role, &ch.name, *span, *after, sink);
         }
     }
 }
@@ -93,6 +102,7 @@ fn check_threads(
     role: RoleKind,
     name: &str,
     span: Span,
+    after: Option<(crate::ir::Handle<crate::ir::BarrierIr>, Span)>,
     sink: &mut Sink,
 ) {
     let ArrivalIr::Threads(n) = a else { return };
@@ -116,6 +126,28 @@ fn check_threads(
     if ir.family != crate::ir::Family::Pipeline {
         return;
     }
+    // `threads N after B`: the lowering syncs the named barrier, then the role's first N threads
+    // arrive. B must be the arriving role's; whether it gathers every reader is the model
+    // check's question (a read after the release is E0312).
+    if let Some((b, bspan)) = after {
+        let bar = &ir.barriers[b];
+        if bar.by != role || role != RoleKind::Consumer {
+            sink.push(
+                Diagnostic::error(codes::SEM_COUNT, format!("`{name}` arrives from the {role} after barrier `{}`, which the {} uses", bar.name, bar.by))
+                    .primary(bspan, format!("`{}` is the {}'s", bar.name, bar.by))
+                    .secondary(bar.span, "declared here")
+                    .note("the pipeline lowering syncs the barrier in the arriving role, then its first threads arrive; only the consumer warpgroup has several warps to gather")
+                    .help(format!("arrive from the consumer after a consumer barrier (`barrier {} = named({}, threads 128)`)", bar.name, bar.id)),
+            );
+        } else if bar.threads % 32 != 0 || *n % 32 != 0 && *n != 1 {
+            sink.push(
+                Diagnostic::error(codes::SEM_COUNT, format!("`{name}` arrives from {n} threads after `{}` of {} threads: the lowering arrives whole warps (or one thread) after a barrier of whole warps", bar.name, bar.threads))
+                    .primary(span, format!("threads {n} after {}", bar.name))
+                    .help("arrive from 1, 32, 64, 96 or 128 threads after a barrier of whole warps"),
+            );
+        }
+        return;
+    }
     let lowered = if role == RoleKind::Consumer { have } else { 1 };
     if *n != lowered {
         let who = if role == RoleKind::Consumer {
@@ -129,8 +161,8 @@ fn check_threads(
             Diagnostic::error(codes::SEM_COUNT, format!("`{name}` declares {n} thread arrivals per phase from the {role}, but the pipeline lowering arrives with {lowered}"))
                 .primary(span, format!("threads {n}"))
                 .note(format!("the kernel arrives on this barrier from {who}; with count {n} the phase would complete after the first {n} arrivals"))
-                .note("a subset arriving for the whole role needs a named barrier over all its readers first, which the pipeline lowering does not emit")
-                .help(format!("write `threads {lowered}` and `count {lowered}`")),
+                .note("a subset arriving for the whole role needs a named barrier over all its readers first")
+                .help(format!("write `threads {lowered}` and `count {lowered}`, or `threads {n} after B` with `barrier B = named(ID, threads {have})`")),
         );
     }
 }

@@ -159,8 +159,31 @@ pub(super) fn grid_wide(ir: &TaskIr, sink: &mut Sink) {
     }
 }
 
-/// I-H7: levers default off, so the default build is byte-identical.
+/// I-H7: levers default off, so the default build is byte-identical; and a lever says what it
+/// changes (E0014), which the lowering then emits under its define: today the L2 policy of a
+/// TMA tensor's loads.
 pub(super) fn levers(ir: &TaskIr, sink: &mut Sink) {
+    for l in &ir.levers {
+        match &l.effect {
+            None => sink.push(
+                Diagnostic::error(codes::NOT_LOWERED, format!("lever `{}` does not say what it changes", l.name))
+                    .primary(l.span, "no effect")
+                    .note("a lever is a compile-time define the generated code reads; one that changes nothing would be accepted and then ignored by `build`")
+                    .help(format!("write what it changes when on, e.g. `lever {} default off: l2 W evict_normal` (the L2 policy of the TMA loads of tensor `W`)", l.name)),
+            ),
+            Some(crate::ir::LeverEffect::L2 { tensor, span, .. }) => {
+                let t = &ir.tensors[*tensor];
+                if t.tma.is_none() || ir.family != crate::ir::Family::Pipeline {
+                    sink.push(
+                        Diagnostic::error(codes::NOT_LOWERED, format!("lever `{}` changes the L2 policy of `{}`, which no TMA load reads", l.name, t.name))
+                            .primary(*span, "no TMA load of this tensor")
+                            .secondary(t.span, "declared without `tma(...)`")
+                            .help("point the lever at a tensor a pipeline loads by TMA (`tma(box ..., l2 ...)`)"),
+                    );
+                }
+            }
+        }
+    }
     for l in ir.levers.iter().filter(|l| l.default_on) {
         sink.push(
             Diagnostic::warning(codes::LEVER_DEFAULT_ON, format!("lever `{}` defaults on, which changes the default build", l.name))

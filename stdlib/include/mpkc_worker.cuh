@@ -22,7 +22,47 @@
 
 #include "mpkc_prelude.cuh"
 
+// Register reallocation (contract doc §3.5, §6.3), megakernel-wide and off by default, as in MPK:
+// with MPK_SETMAXNREG 1, warpgroup 0 (consumers, W0-3) raises its per-thread register ceiling to
+// MPK_CONSUMER_REGS with setmaxnreg.inc and warpgroup 1 (loader, launcher, storer, controller,
+// W4-7) lowers it to MPK_HELPER_REGS with setmaxnreg.dec (MPK's defaults: 256 and 64). The
+// harness defines them from the `setmaxnreg` line of the units it builds. ptxas needs the
+// kernel's register count at entry to honour setmaxnreg (else warning C7508); the harness's
+// __launch_bounds__(256, 1) gives it.
+#ifndef MPK_SETMAXNREG
+#define MPK_SETMAXNREG 0
+#endif
+#if MPK_SETMAXNREG
+#ifndef MPK_CONSUMER_REGS
+#define MPK_CONSUMER_REGS 256
+#endif
+#ifndef MPK_HELPER_REGS
+#define MPK_HELPER_REGS 64
+#endif
+// PTX ISA, setmaxnreg: an immediate multiple of 8 in [24, 256] (mpkc checks it as E0404).
+static_assert(MPK_CONSUMER_REGS % 8 == 0 && MPK_CONSUMER_REGS >= 24 && MPK_CONSUMER_REGS <= 256,
+              "MPK_CONSUMER_REGS: setmaxnreg takes a multiple of 8 in [24, 256]");
+static_assert(MPK_HELPER_REGS % 8 == 0 && MPK_HELPER_REGS >= 24 && MPK_HELPER_REGS <= 256,
+              "MPK_HELPER_REGS: setmaxnreg takes a multiple of 8 in [24, 256]");
+#endif
+
 namespace mpkc::rt {
+
+/// The megakernel's register targets (0, 0 with MPK_SETMAXNREG off).
+#if MPK_SETMAXNREG
+constexpr int kConsumerRegs = MPK_CONSUMER_REGS;
+constexpr int kHelperRegs = MPK_HELPER_REGS;
+#else
+constexpr int kConsumerRegs = 0;
+constexpr int kHelperRegs = 0;
+#endif
+
+/// Whether registration `R`'s `setmaxnreg` (kSetMaxNRegConsumer / kSetMaxNRegHelpers, 0 when
+/// its contract has no `setmaxnreg` line) is what this megakernel is built with.
+template <class R>
+inline constexpr bool kSetMaxNRegAgrees =
+    (R::kSetMaxNRegConsumer == 0 && R::kSetMaxNRegHelpers == 0) ||
+    (R::kSetMaxNRegConsumer == kConsumerRegs && R::kSetMaxNRegHelpers == kHelperRegs);
 
 /// Named barrier the runtime reserves for the consumer page claim (contract doc §3.4).
 constexpr int kRuntimePageBarrier = 8;
@@ -70,24 +110,29 @@ __device__ __forceinline__ void consumer_page_suffix(RuntimeSMEM &rs, TaskDesc c
   if (p < MAX_SMEM_PAGES_PER_TASK && task_uses_page(td, p)) finish_page(rs, p);
 }
 
-/// Runs one role warp's part of the task in ring slot `seq % 3`.
-template <class R>
+/// Runs one role warp's part of the task in ring slot `seq % 3`. `kConsumers` is the warpgroup
+/// (true: W0-3, false: W4-6), fixed at compile time so that each warpgroup's branch of the worker
+/// reaches only its own role bodies: after `setmaxnreg`, ptxas compiles each body within the
+/// register count of the branch that calls it.
+template <class R, bool kConsumers>
 __device__ __forceinline__ void run_role(RuntimeSMEM &rs, TaskDesc const *td, RuntimeConfig const &cfg, int seq,
                                          int iter_num) {
-  int const warp = warp_id();
-  if (warp < 4) {
+  if constexpr (kConsumers) {
     consumer_dep_prefix(cfg, td, rs, seq, iter_num);
     if (R::kPageMode == 2) consumer_page_claim<R>(rs, td, seq);
     R::consumer(td, cfg, rs, seq, iter_num);
     if (R::kAutoConsumerFinish) consumer_page_suffix<R>(rs, td);
-  } else if (warp == 4) {
-    if (R::kAutoLoaderPageLifecycle) loader_page_prefix<R>(rs, td, seq);
-    R::loader(td, cfg, rs, seq, iter_num);
-  } else if (warp == 5) {
-    if (R::kLauncherDepPrefix) consumer_dep_prefix(cfg, td, rs, seq, iter_num);
-    R::launcher(td, cfg, rs, seq, iter_num);
-  } else if (warp == 6) {
-    R::storer(td, cfg, rs, seq, iter_num);
+  } else {
+    int const warp = warp_id();
+    if (warp == 4) {
+      if (R::kAutoLoaderPageLifecycle) loader_page_prefix<R>(rs, td, seq);
+      R::loader(td, cfg, rs, seq, iter_num);
+    } else if (warp == 5) {
+      if (R::kLauncherDepPrefix) consumer_dep_prefix(cfg, td, rs, seq, iter_num);
+      R::launcher(td, cfg, rs, seq, iter_num);
+    } else if (warp == 6) {
+      R::storer(td, cfg, rs, seq, iter_num);
+    }
   }
 }
 
@@ -125,10 +170,32 @@ __device__ __forceinline__ void check_reinits(int seq) {
 }
 #endif
 
+/// The loop of a role warp (W0-6) over its CTA's `n` tasks: wait the slot's ARRIVED, run the
+/// warp's role of the task's registration, arrive FINISHED. `kConsumers`: see `run_role`.
+template <bool kConsumers, class... Rs>
+__device__ __forceinline__ void role_loop(RuntimeSMEM &rs, TaskDesc const *task_buf, WorkerArgs const &args, int n) {
+  for (int seq = 0; seq < n; ++seq) {
+    int const slot = seq % INSTRUCTION_RING_SIZE;
+    mbar_wait(&rs.instruction_mbarriers[0][slot], ring_phase(seq), "ARRIVED", slot);
+#ifdef MPKC_BOUNDED_WAITS
+    if (lane_id() == 0) dbg.seq[warp_id()] = seq;
+#endif
+    __syncwarp();
+    TaskDesc const *td = &task_buf[slot];
+    dispatch<Rs...>(td->registration,
+                    [&](auto r) { run_role<decltype(r), kConsumers>(rs, td, args.config, seq, args.iter_num); });
+    __syncwarp();
+    // Every lane arrives FINISHED after its last read of the slot's TaskDesc (count 7 x 32).
+    mbar_arrive(&rs.instruction_mbarriers[1][slot]);
+  }
+}
+
 /// The worker body of one CTA, for tasks of the registrations `Rs...` (one for a single task
 /// type; several when a queue mixes a producer and its dependent, e.g. argmax partial → reduce).
 template <class... Rs>
 __device__ void worker(WorkerArgs const &args) {
+  static_assert((kSetMaxNRegAgrees<Rs> && ...),
+                "a registration's setmaxnreg differs from MPK_SETMAXNREG / MPK_CONSUMER_REGS / MPK_HELPER_REGS");
   __shared__ RuntimeSMEM rs;
   __shared__ __align__(16) TaskDesc task_buf[INSTRUCTION_RING_SIZE];
   int const begin = args.queue_begin[blockIdx.x];
@@ -158,6 +225,19 @@ __device__ void worker(WorkerArgs const &args) {
   }
   __syncthreads();
   int const warp = warp_id();
+  // Register reallocation (contract doc §3.5), megakernel-wide: every warp of each warpgroup
+  // issues its warpgroup's setmaxnreg first in its branch, and each branch reaches only its own
+  // role bodies, so ptxas fits the helpers' code in MPK_HELPER_REGS.
+  if (warp < 4) {
+#if MPK_SETMAXNREG
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(MPK_CONSUMER_REGS));
+#endif
+    role_loop<true, Rs...>(rs, task_buf, args, n);
+    return;
+  }
+#if MPK_SETMAXNREG
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(MPK_HELPER_REGS));
+#endif
   if (warp == 7) {
     // Controller: publish each task into its ring slot once the task three places earlier finished.
     auto finished = [&](int seq) {
@@ -190,19 +270,7 @@ __device__ void worker(WorkerArgs const &args) {
     for (int seq = n > INSTRUCTION_RING_SIZE ? n - INSTRUCTION_RING_SIZE : 0; seq < n; ++seq) finished(seq);
     return;
   }
-  for (int seq = 0; seq < n; ++seq) {
-    int const slot = seq % INSTRUCTION_RING_SIZE;
-    mbar_wait(&rs.instruction_mbarriers[0][slot], ring_phase(seq), "ARRIVED", slot);
-#ifdef MPKC_BOUNDED_WAITS
-    if (lane_id() == 0) dbg.seq[warp] = seq;
-#endif
-    __syncwarp();
-    TaskDesc const *td = &task_buf[slot];
-    dispatch<Rs...>(td->registration, [&](auto r) { run_role<decltype(r)>(rs, td, args.config, seq, args.iter_num); });
-    __syncwarp();
-    // Every lane arrives FINISHED after its last read of the slot's TaskDesc (count 7 x 32).
-    mbar_arrive(&rs.instruction_mbarriers[1][slot]);
-  }
+  role_loop<false, Rs...>(rs, task_buf, args, n);
 }
 
 }  // namespace mpkc::rt

@@ -29,19 +29,20 @@ pub fn emit(
 ) -> String {
     let unit = task.ir.unit_name();
     let mut w = Writer::new();
+    let Some(prog) = task.program(crate::ir::Target::Sm100a) else {
+        return w.finish();
+    };
     kernel_prologue(
         &mut w,
         task,
         p,
+        prog,
         info,
         "sm_100a: TMA ring -> tcgen05.mma into TMEM",
         "mpkc_sm100.cuh",
     );
     descriptors(&mut w, task, p);
     fragment_helpers(&mut w, &roles::FRAGMENT);
-    let Some(prog) = task.program(crate::ir::Target::Sm100a) else {
-        return w.finish();
-    };
     let engine = roles::Sm100 { task, p };
     reinit_helpers(&mut w, prog, opts);
     loader(&mut w, task, prog, &engine);

@@ -55,6 +55,10 @@ impl Engine for Sm100<'_> {
         }
     }
 
+    fn before_sync(&self, w: &mut Writer) {
+        w.line("mpkc::sm100::tcgen05_fence_before();");
+    }
+
     fn step(&self, w: &mut Writer, _role: RoleKind, step: &Step) {
         let ir = &self.task.ir;
         match step {
@@ -74,7 +78,7 @@ impl Engine for Sm100<'_> {
                 release_used_pages(w, "MMA");
             }
             Step::TmemDealloc => w.line("mpkc::sm100::tmem_dealloc(taddr, TMEM_COLS);"),
-            Step::DepWait | Step::SyncWarp => {}
+            Step::DepWait | Step::SyncWarp | Step::Body => {}
         }
     }
 }

@@ -38,10 +38,14 @@ pub fn emit(
 ) -> String {
     let unit = task.ir.unit_name();
     let mut w = Writer::new();
+    let Some(prog) = task.program(Target::Sm90a) else {
+        return w.finish();
+    };
     kernel_prologue(
         &mut w,
         task,
         p,
+        prog,
         info,
         "sm_90a: TMA ring -> wgmma by the consumer warpgroup into registers",
         "mpkc_sm90.cuh",
@@ -49,9 +53,6 @@ pub fn emit(
     descriptors(&mut w, p);
     wgmma_wrapper(&mut w, p);
     fragment_helpers(&mut w, &roles::FRAGMENT);
-    let Some(prog) = task.program(Target::Sm90a) else {
-        return w.finish();
-    };
     w.comment("On sm_90a the ring's empty barriers are arrived by the 128 consumer threads, each after its");
     w.comment("wgmma.wait_group and its last read of the stage (count 128), not by a tcgen05.commit (count 1).");
     w.blank();

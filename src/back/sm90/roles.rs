@@ -69,7 +69,8 @@ impl Engine for Sm90<'_> {
             | Step::TmemDealloc
             | Step::AccLoad { .. }
             | Step::DepWait
-            | Step::SyncWarp => {}
+            | Step::SyncWarp
+            | Step::Body => {}
         }
     }
 }
