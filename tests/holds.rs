@@ -113,3 +113,37 @@ fn hover_shows_a_members_offset() {
         assert!(words.iter().any(|x| x == w), "no `{w}`");
     }
 }
+
+/// `epilogue quant e4m3 with B` names the barrier the consumer warps meet at before reading the
+/// maxima (it was "the first consumer barrier"); without it, or on another epilogue, the
+/// lowering says so (E0013); an unknown name is E0002.
+#[test]
+fn quant_takes_its_barrier_from_with() {
+    let text = stdlib("linear_fp8_qout.mpk");
+    let c = check(&text);
+    assert!(!c.has_errors(), "{:#?}", c.diags);
+    let shape = c.tasks[0].pipeline.as_ref().unwrap();
+    assert_eq!(shape.out_scale.map(|(_, id)| id), Some(3));
+    let c = check(&text.replace(" with epilogue_sync", ""));
+    assert!(
+        c.diags
+            .iter()
+            .any(|d| d.code == "E0013" && d.message.contains("`with B`")),
+        "{:#?}",
+        c.diags
+    );
+    let c = check(&text.replace("with epilogue_sync", "with epilogue_snyc"));
+    assert!(c.diags.iter().any(|d| d.code == "E0002"), "{:#?}", c.diags);
+    let house = stdlib("linear_sm100_v2.mpk").replace(
+        "epilogue store bf16",
+        "barrier sync = named(3, threads 128)\n  epilogue store bf16 with sync",
+    );
+    let c = check(&house);
+    assert!(
+        c.diags
+            .iter()
+            .any(|d| d.code == "E0013" && d.message.contains("`with` on a `store bf16`")),
+        "{:#?}",
+        c.diags
+    );
+}

@@ -177,6 +177,19 @@ fn index(text: &str) -> Index {
     build(&mpkc::front::parse_file(text).expect("parses"))
 }
 
+/// `epilogue quant e4m3 with B` names the barrier B (go to definition, references).
+#[test]
+fn with_names_its_barrier() {
+    let text = "task t {\n  family pipeline\n  barrier sync = named(3, threads 128)\n  epilogue quant e4m3 with sync\n}\n";
+    let ix = index(text);
+    let b = ix
+        .symbols
+        .iter()
+        .position(|s| s.kind == SymKind::Barrier && s.name == "sync")
+        .unwrap();
+    assert_eq!(ix.occurrences(b, false).len(), 1);
+}
+
 #[test]
 fn the_house_linear_resolves_rings_roles_and_params() {
     let text = mpkc::driver::stdlib::sources()

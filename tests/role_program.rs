@@ -113,7 +113,7 @@ fn every_used_barrier_is_waited_and_arrived() {
 fn check_barriers(t: &CheckedTask, p: &RoleProgram) {
     for (i, b) in p.barriers.iter().enumerate() {
         let id = lower::BarrierId(i as u16);
-        let mut by = |role| {
+        let by = |role| {
             let (mut w, mut a) = (Vec::new(), Vec::new());
             if let Some(r) = p.role(role) {
                 refs(&r.ops, &mut w, &mut a);

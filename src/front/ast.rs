@@ -58,8 +58,8 @@ pub enum Item {
     Barrier(Barrier),
     /// `body …`.
     Body(Body),
-    /// `epilogue a | b c | …`.
-    Epilogue(Vec<(Ident, Option<Ident>)>, Span),
+    /// `epilogue a | b c | d e with B | …`: kind, type and the named barrier of `with`.
+    Epilogue(Vec<(Ident, Option<Ident>, Option<Ident>)>, Span),
     /// `granularity KIND(args)`.
     Granularity(Granularity),
     /// `lever NAME default on|off`.

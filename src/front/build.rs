@@ -152,12 +152,18 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
             let alts = inner
                 .skip(1)
                 .map(|a| {
-                    let mut i = a.into_inner();
-                    let k = ident(
-                        i.next()
-                            .unwrap_or_else(|| unreachable!("epilogue_alt kind")),
-                    );
-                    (k, i.next().map(ident))
+                    let (mut kind, mut ty, mut with, mut after_with) = (None, None, None, false);
+                    for c in a.into_inner() {
+                        match c.as_rule() {
+                            Rule::kw_with => after_with = true,
+                            Rule::ident if after_with => with = Some(ident(c)),
+                            Rule::ident if kind.is_none() => kind = Some(ident(c)),
+                            Rule::ident => ty = Some(ident(c)),
+                            r => unreachable!("{r:?} in epilogue_alt"),
+                        }
+                    }
+                    let kind = kind.unwrap_or_else(|| unreachable!("epilogue_alt kind"));
+                    (kind, ty, with)
                 })
                 .collect();
             Item::Epilogue(alts, span)

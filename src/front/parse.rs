@@ -100,7 +100,7 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         Rule::warp_set | Rule::warp => "a warp like `W4` or `W0..W3`",
         Rule::body_template | Rule::ident_list => "a body template like `rmsnorm(x, w -> y; eps)`",
         Rule::body_cuda | Rule::cuda_block => "`cuda { ... }`",
-        Rule::epilogue_alt => "an epilogue",
+        Rule::epilogue_alt | Rule::kw_with => "an epilogue",
         Rule::gran_arg => "a granularity argument",
         Rule::on_off => "`on` or `off`",
         Rule::param_set => "`name = value`",

@@ -69,6 +69,8 @@ pub struct TaskIr {
     pub body: Option<BodyIr>,
     /// Epilogue alternatives as written (`store bf16`, `residual add`, …).
     pub epilogues: Vec<(String, Option<String>, Span)>,
+    /// The named barrier of `epilogue quant e4m3 with B`, with the `B`'s span.
+    pub epilogue_with: Option<(Handle<BarrierIr>, Span)>,
     /// Task granularity.
     pub granularity: GranularityIr,
     /// Levers (compile-time defines, default off per I-H7).

@@ -330,11 +330,11 @@ impl Resolver<'_> {
                     self.value(v);
                 }
             }
-            Item::Family(_)
-            | Item::Roles(..)
-            | Item::Body(_)
-            | Item::Epilogue(..)
-            | Item::Lever(_) => {}
+            Item::Epilogue(alts, _) => alts
+                .iter()
+                .filter_map(|(_, _, with)| with.as_ref())
+                .for_each(|b| self.name(b, &[SymKind::Barrier])),
+            Item::Family(_) | Item::Roles(..) | Item::Body(_) | Item::Lever(_) => {}
         }
     }
 }

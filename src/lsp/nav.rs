@@ -117,6 +117,8 @@ const KEYWORDS: &[&str] = &[
     "mbarrier",
     "u64",
     "tmem_addr",
+    "after",
+    "with",
     "tma",
     "box",
     "swizzle",

@@ -24,7 +24,10 @@ pub struct Collected<'a> {
     pub roles: Option<(&'a [ast::RoleBinding], Span)>,
     pub barriers: Vec<&'a ast::Barrier>,
     pub body: Option<&'a ast::Body>,
-    pub epilogue: Option<(&'a [(ast::Ident, Option<ast::Ident>)], Span)>,
+    pub epilogue: Option<(
+        &'a [(ast::Ident, Option<ast::Ident>, Option<ast::Ident>)],
+        Span,
+    )>,
     pub granularity: Option<&'a ast::Granularity>,
     pub levers: Vec<&'a ast::Lever>,
     pub instances: Vec<&'a ast::Instance>,

@@ -153,6 +153,7 @@ pub(super) fn lower_instance(
         barriers: Arena::new(),
         body: None,
         epilogues: Vec::new(),
+        epilogue_with: None,
         granularity: GranularityIr::PerTile {
             tasks: 1,
             tiles_per_task: 1,
@@ -653,7 +654,10 @@ fn levers_and_epilogue(cx: &mut Cx<'_>, c: &Collected<'_>) {
         });
     }
     if let Some((alts, _)) = c.epilogue {
-        for (k, v) in alts {
+        for (k, v, with) in alts {
+            if let Some(b) = with {
+                cx.ir.epilogue_with = super::lower_sync::barrier_ref(cx, b);
+            }
             cx.ir.epilogues.push((
                 k.node.clone(),
                 v.as_ref().map(|x| x.node.clone()),

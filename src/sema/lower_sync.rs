@@ -65,6 +65,15 @@ fn after(cx: &mut Cx<'_>, a: &ast::Arrival) -> Option<(Handle<BarrierIr>, crate:
     let ast::Arrival::Threads(_, Some(b), _) = a else {
         return None;
     };
+    barrier_ref(cx, b)
+}
+
+/// A named barrier by name (`after B`, `epilogue … with B`), resolved with the name's span; an
+/// unknown name is reported (`E0002`).
+pub(super) fn barrier_ref(
+    cx: &mut Cx<'_>,
+    b: &ast::Ident,
+) -> Option<(Handle<BarrierIr>, crate::span::Span)> {
     let h = cx
         .ir
         .barriers

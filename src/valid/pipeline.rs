@@ -355,6 +355,17 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
             return None;
         }
     };
+    if let Some((_, span)) = ir.epilogue_with.filter(|_| epilogue != Epilogue::QuantE4m3) {
+        sink.push(unsupported(
+            span,
+            format!(
+                "`with` on a `{}` epilogue: only `quant e4m3` meets its warps at a named barrier",
+                epilogue.as_str()
+            ),
+            "remove `with …`",
+        ));
+        return None;
+    }
     let (wt, at) = (&ir.tensors[w], &ir.tensors[a]);
     let (n, k) = (
         wt.dims.first().copied().unwrap_or(0),
@@ -455,10 +466,12 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
             let t = &ir.tensors[*h];
             t.dtype == Dtype::F32 && t.dims == vec![m_real, n / bm.max(1)]
         });
+        // The barrier the consumer warps meet at before reading the maxima: `with B`, over the
+        // 128 consumer threads.
         let bar = ir
-            .barriers
-            .values()
-            .find(|b| b.by == RoleKind::Consumer)
+            .epilogue_with
+            .map(|(h, _)| &ir.barriers[h])
+            .filter(|b| b.by == RoleKind::Consumer && b.threads == 128)
             .map(|b| b.id);
         // The warps' maxima meet in the scratch's `amax` member, which the epilogue reads at
         // byte 16 (4 warps x tile N f32).
@@ -477,8 +490,8 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
             _ => {
                 sink.push(unsupported(
                     ir.family_span,
-                    format!("`quant e4m3` needs an output `scale of` the output, f32 [{m_real}, {}], a consumer named barrier, and the scratch region holding the 4 x {bn} partial maxima `f32[4 * tile.N] amax` at byte 16 (after the TMEM address)", n / bm.max(1)),
-                    "declare `tensor Y_scale: f32[m_real, N / 128] out scale of Y`, `barrier epi = named(3, threads 128)` and `region scratch { holds tmem_addr, u8[12] pad, f32[4 * tile.N] amax; align 16; pack }`",
+                    format!("`quant e4m3` needs an output `scale of` the output, f32 [{m_real}, {}], `with B` naming a named barrier of the 128 consumer threads, and the scratch region holding the 4 x {bn} partial maxima `f32[4 * tile.N] amax` at byte 16 (after the TMEM address)", n / bm.max(1)),
+                    "declare `tensor Y_scale: f32[m_real, N / 128] out scale of Y`, `barrier epi = named(3, threads 128)` with `epilogue quant e4m3 with epi`, and `region scratch { holds tmem_addr, u8[12] pad, f32[4 * tile.N] amax; align 16; pack }`",
                 ));
                 return None;
             }
