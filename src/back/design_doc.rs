@@ -210,11 +210,7 @@ fn sems(s: &mut String, task: &CheckedTask) {
         );
         let _ = writeln!(s, "|---|---|---|---|---|---|");
         for (k, b, slot) in p.ordinals() {
-            let name = if b.slots <= 1 {
-                b.label.clone()
-            } else {
-                format!("{}[{slot}]", b.label)
-            };
+            let name = b.slot_name(slot);
             let _ = writeln!(
                 s,
                 "| {k} | `{name}` | {} | {} → {} | {}{} | {} |",

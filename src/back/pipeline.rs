@@ -22,10 +22,7 @@ pub(crate) fn region_base(ir: &TaskIr, group: usize) -> String {
 
 /// The region group a ring channel stores its stages in.
 pub(crate) fn ring_group(ir: &TaskIr, ch: crate::ir::Handle<crate::ir::ChannelIr>) -> usize {
-    match ir.channels[ch].storage {
-        crate::ir::ChannelStorageIr::Region(g) => g,
-        crate::ir::ChannelStorageIr::Tmem => 0,
-    }
+    ir.channels[ch].region_group()
 }
 
 /// Opens a pipeline kernel header: banner, `what` (the lowering in one line), includes of the
@@ -280,8 +277,7 @@ pub(crate) fn reinit_helpers(w: &mut Writer, prog: &RoleProgram, opts: &GenOptio
             "__device__ __forceinline__ void reinit_{role}(uint64_t *sem)"
         ));
         for (k, b, slot) in prog.ordinals().filter(|(k, _, _)| owned.contains(k)) {
-            let name = format!("{}[{slot}]", b.label);
-            let name = if b.slots <= 1 { b.label.clone() } else { name };
+            let name = b.slot_name(slot);
             if opts.drop_reinit == Some(k) {
                 w.line(format!("// fault injection (mpkc verify --inject reinit-drop): the re-init of {name} is dropped"));
                 continue;
@@ -382,17 +378,10 @@ pub(crate) fn registration(w: &mut Writer, task: &CheckedTask, prog: &RoleProgra
     w.comment(format!("init_semaphores: every ordinal with its arrival count from spec.h's {table} (the table of this"));
     w.comment("target's lowering), then the init fence (I-M2).");
     w.open("__device__ static void init_semaphores(uint64_t *sem)");
-    let name = |b: &crate::lower::Barrier, slot: u32| {
-        if b.slots <= 1 {
-            b.label.clone()
-        } else {
-            format!("{}[{slot}]", b.label)
-        }
-    };
     for (k, b, slot) in prog.ordinals() {
         w.line(format!(
             "mpkc::rt::mbar_init(&sem[{table}[{k}].ordinal], {table}[{k}].count);  // {}: {}",
-            name(b, slot),
+            b.slot_name(slot),
             b.count(slot)
         ));
     }
@@ -409,7 +398,7 @@ pub(crate) fn registration(w: &mut Writer, task: &CheckedTask, prog: &RoleProgra
     w.open("__device__ static char const *ordinal_name(int k)");
     w.open("switch (k)");
     for (k, b, slot) in prog.ordinals() {
-        w.line(format!("case {k}: return \"{}\";", name(b, slot)));
+        w.line(format!("case {k}: return \"{}\";", b.slot_name(slot)));
     }
     w.line("default: return \"?\";");
     w.close("");

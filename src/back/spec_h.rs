@@ -232,11 +232,7 @@ fn sem_rows(w: &mut Writer, p: &RoleProgram) {
             crate::ir::ArrivalIr::Commit => "::mpkc::Arrival::Commit",
             crate::ir::ArrivalIr::Threads(_) => "::mpkc::Arrival::Thread",
         };
-        let name = if b.slots <= 1 {
-            b.label.clone()
-        } else {
-            format!("{}[{slot}]", b.label)
-        };
+        let name = b.slot_name(slot);
         w.line(format!(
             "{{{}, {k}, {}, {}, {}, {arrival}, {}}},",
             c_string(&name),

@@ -184,6 +184,17 @@ pub struct ChannelIr {
     pub span: Span,
 }
 
+impl ChannelIr {
+    /// The region group of a ring's stages; 0 for a TMEM channel, whose stages are no region
+    /// (the linear lowering binds only region rings where a group is read: `valid::pipeline`).
+    pub fn region_group(&self) -> usize {
+        match self.storage {
+            ChannelStorageIr::Region(g) => g,
+            ChannelStorageIr::Tmem => 0,
+        }
+    }
+}
+
 /// A one-shot mbarrier (re-initialised every publish, always waited at parity 0).
 #[derive(Clone, Debug)]
 pub struct SemIr {

@@ -83,7 +83,7 @@ fn role_threads(ir: &TaskIr, kind: RoleKind) -> u32 {
 impl Cx<'_> {
     /// Whether the linear engine's steps go in (the contract has its binding); the model check
     /// reads their memory effects from the lowered program.
-    fn pipeline(&self) -> bool {
+    fn lowered(&self) -> bool {
         self.linear.is_some()
     }
 
@@ -249,7 +249,7 @@ impl Cx<'_> {
                         span: self.ir.channels[first_ring].span,
                     },
                 });
-                if self.pipeline() {
+                if self.lowered() {
                     ops.push(Op::Step(Step::TmemAlloc {
                         scratch: self.linear.map_or(0, |p| p.scratch),
                     }));
@@ -257,14 +257,14 @@ impl Cx<'_> {
             }
         }
         self.one_shots(role, false, &mut ops);
-        if self.pipeline() && self.target == Target::Sm90a && role == RoleKind::Launcher {
+        if self.lowered() && self.target == Target::Sm90a && role == RoleKind::Launcher {
             ops.push(Op::Step(Step::SyncWarp));
         }
         let mut tile = Vec::new();
         for &h in &tmem {
             self.acquire_slot(role, h, sm100_launcher, &mut tile);
         }
-        if self.pipeline() && role == RoleKind::Consumer && !tmem.is_empty() {
+        if self.lowered() && role == RoleKind::Consumer && !tmem.is_empty() {
             tile.push(Op::Step(Step::AccLoad {
                 scratch: self.linear.map_or(0, |p| p.scratch),
                 span: self.ir.channels[tmem[0]].span,
@@ -287,11 +287,13 @@ impl Cx<'_> {
                 body: k_loop,
             });
         }
-        if self.pipeline() && role == RoleKind::Consumer {
+        if self.lowered() && role == RoleKind::Consumer {
             tile.push(Op::Step(Step::Epilogue {
                 scratch: self.linear.map_or(0, |p| p.scratch),
                 // `quant e4m3` meets the warps' maxima in the scratch region.
-                smem: self.ir.epilogues.iter().any(|e| e.0 == "quant"),
+                smem: self
+                    .linear
+                    .is_some_and(|p| p.epilogue == crate::valid::Epilogue::QuantE4m3),
                 span: self.ir.epilogues.first().map_or(self.ir.span, |e| e.2),
             }));
         }
@@ -312,11 +314,11 @@ impl Cx<'_> {
         for &owner in &owners {
             self.drain(role, owner, &mut ops);
         }
-        if self.pipeline() && sm100_launcher {
+        if self.lowered() && sm100_launcher {
             ops.push(Op::Step(Step::SyncWarp));
         }
         self.one_shots(role, true, &mut ops);
-        if self.pipeline() && role == RoleKind::Launcher {
+        if self.lowered() && role == RoleKind::Launcher {
             ops.push(Op::Step(Step::PageRelease));
             if sm100_launcher && !tmem.is_empty() {
                 ops.push(Op::Step(Step::TmemDealloc));
@@ -518,11 +520,8 @@ impl Cx<'_> {
                 }
             }
         }
-        if self.pipeline() && waited && role == mma_role(self.target) {
-            let group = |h: Handle<ChannelIr>| match self.ir.channels[h].storage {
-                ChannelStorageIr::Region(g) => g,
-                ChannelStorageIr::Tmem => 0,
-            };
+        if self.lowered() && waited && role == mma_role(self.target) {
+            let group = |h: Handle<ChannelIr>| self.ir.channels[h].region_group();
             ops.push(Op::Step(match self.linear {
                 Some(p) => Step::StageMma {
                     span: self.ir.channels[p.w_ring].span,

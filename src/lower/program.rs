@@ -329,6 +329,16 @@ pub struct RoleProgram {
 }
 
 impl Barrier {
+    /// The name of ordinal `slot` of the family, as the ordinal table writes it: `w_ring.full[3]`,
+    /// or the label alone for a one-shot (`tmem_ready`).
+    pub fn slot_name(&self, slot: u32) -> String {
+        if self.slots <= 1 {
+            self.label.clone()
+        } else {
+            format!("{}[{slot}]", self.label)
+        }
+    }
+
     /// The init count of slot `slot`.
     pub fn count(&self, slot: u32) -> i64 {
         self.counts

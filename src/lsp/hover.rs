@@ -270,11 +270,7 @@ fn ordinal_hover(out: &mut String, kind: SymKind, name: &str, checked: &[&Checke
             .ordinals()
             .filter(|(_, b, _)| b.label == name || b.label.starts_with(&format!("{name}.")))
         {
-            let barrier = if b.slots <= 1 {
-                b.label.clone()
-            } else {
-                format!("{}[{slot}]", b.label)
-            };
+            let barrier = b.slot_name(slot);
             let reinit = b.reinit.map_or("none".to_string(), |r| r.to_string());
             rows.push(format!(
                 "| {} | {k} | `{barrier}` | {} | {} → {} | {} | {reinit} |{}",

@@ -206,7 +206,10 @@ mod tests {
                 .find(|l| l.starts_with(&format!("#define {name} ")))
                 .unwrap_or_else(|| panic!("{name} in mpkc_runtime.cuh"));
             // Test-only (cfg(test)): reads mpkc's own header, never user input.
-            line.split_whitespace().nth(2).unwrap().parse().unwrap()
+            line.split_whitespace()
+                .nth(2)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{name}: no count in `{line}`"))
         };
         assert_eq!(define("MPKC_MAX_INPUTS"), super::MAX_INPUTS);
         assert_eq!(define("MPKC_MAX_OUTPUTS"), super::MAX_OUTPUTS);
