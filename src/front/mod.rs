@@ -3,6 +3,7 @@
 pub mod ast;
 mod bom;
 mod build;
+mod build_sync;
 pub mod cuda;
 mod expr;
 mod literal;
