@@ -612,7 +612,7 @@ fn no_orphan_snapshots() {
     }
     // tests/role_program.rs: one listing per target of every stdlib pipeline unit.
     for c in &checked {
-        for t in c.tasks.iter().filter(|t| t.pipeline.is_some()) {
+        for t in c.tasks.iter().filter(|t| t.linear().is_some()) {
             for p in &t.programs {
                 expected.insert(format!(
                     "lower/{}/{}.snap",

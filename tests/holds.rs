@@ -33,7 +33,7 @@ fn qout_scratch_members_match_the_epilogue() {
     let c = check(&stdlib("linear_fp8_qout.mpk"));
     assert!(!c.has_errors(), "{:#?}", c.diags);
     for t in &c.tasks {
-        let shape = t.pipeline.as_ref().unwrap();
+        let shape = t.linear().unwrap();
         let g = &t.ir.region_groups[shape.scratch];
         let r = &t.ir.regions[g.members[0]];
         assert_eq!(g.name, "scratch");
@@ -122,7 +122,7 @@ fn quant_takes_its_barrier_from_with() {
     let text = stdlib("linear_fp8_qout.mpk");
     let c = check(&text);
     assert!(!c.has_errors(), "{:#?}", c.diags);
-    let shape = c.tasks[0].pipeline.as_ref().unwrap();
+    let shape = c.tasks[0].linear().unwrap();
     assert_eq!(shape.out_scale.map(|(_, id)| id), Some(3));
     let c = check(&text.replace(" with epilogue_sync", ""));
     assert!(

@@ -19,8 +19,9 @@ use mpkc::back::FileKind;
 use mpkc::driver::build::{compile_all, generate_all, jobs, write_all, UnitOutput};
 use mpkc::driver::{check_sources, nvcc, stdlib, Checked};
 use mpkc::ir::Target;
+use mpkc::lower::Epilogue;
 use mpkc::templates::Access;
-use mpkc::valid::{CheckedTask, Epilogue};
+use mpkc::valid::CheckedTask;
 use sass_lines::{disassemble, opcodes, Instr};
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -228,8 +229,7 @@ fn residual_loads_are_issued_before_the_output_stores() {
         let (ui, target, ..) = j;
         let task = b.task(*ui);
         let Some(p) = task
-            .pipeline
-            .as_ref()
+            .linear()
             .filter(|p| p.epilogue == Epilogue::ResidualAdd)
         else {
             continue;
@@ -316,7 +316,7 @@ fn the_loader_fences_between_generic_stores_and_its_tma() {
     let mut seen = 0;
     for j in &b.jobs {
         let (ui, target, ..) = j;
-        if b.task(*ui).pipeline.is_none() {
+        if b.task(*ui).linear().is_none() {
             continue;
         }
         let unit = &b.units[*ui].unit;

@@ -16,8 +16,9 @@
 use mpkc::back::{generate, ContractInfo, FileKind};
 use mpkc::driver::{check_sources, nvcc, stdlib, Source};
 use mpkc::ir::Target;
+use mpkc::lower::Operands;
 use mpkc::sema::SemaOptions;
-use mpkc::valid::{CheckOptions, Operands};
+use mpkc::valid::CheckOptions;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -58,7 +59,7 @@ fn units(sources: &[Source]) -> Vec<Unit> {
         assert!(!c.has_errors(), "{}: {:#?}", c.source.path, c.diags);
         let info = ContractInfo::new(&c.source.path, &c.source.text);
         for t in &c.tasks {
-            let Some(p) = &t.pipeline else { continue };
+            let Some(p) = t.linear() else { continue };
             let header = generate(t, &info)
                 .into_iter()
                 .find(|f| f.kind == FileKind::LayoutHeader)

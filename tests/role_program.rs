@@ -18,7 +18,7 @@ fn units() -> Vec<CheckedTask> {
 fn pipelines() -> Vec<CheckedTask> {
     units()
         .into_iter()
-        .filter(|t| t.pipeline.is_some())
+        .filter(|t| t.linear().is_some())
         .collect()
 }
 
@@ -29,7 +29,7 @@ fn one_program_per_declared_target() {
         let got: Vec<_> = t.programs.iter().map(|p| p.target).collect();
         assert_eq!(got, targets, "{}", t.ir.unit_name());
         for p in &t.programs {
-            assert_eq!(p.lowered, t.pipeline.is_some(), "{}", t.ir.unit_name());
+            assert_eq!(p.lowered(), t.linear().is_some(), "{}", t.ir.unit_name());
             assert_eq!(p.ordinal_count(), t.ordinals.len(), "{}", t.ir.unit_name());
         }
     }
@@ -58,7 +58,7 @@ fn lowering_adds_no_synchronisation() {
     for t in pipelines() {
         for p in &t.programs {
             let bare = lower::lower(&t.ir, &t.ordinals, p.target, None);
-            assert!(!bare.lowered);
+            assert!(!bare.lowered());
             // The lowered program adds the engine's memory effects (reads, give-backs), no
             // synchronisation.
             let sync = |t: String| {

@@ -46,9 +46,8 @@ fn build_and_inspect(sources: &[Source], dir: &str) -> usize {
         );
         let task = &checked[u.source].tasks[u.task];
         if let Some(p) = task
-            .pipeline
-            .as_ref()
-            .filter(|p| matches!(p.operands, mpkc::valid::Operands::Fp8BlockScale { .. }))
+            .linear()
+            .filter(|p| matches!(p.operands, mpkc::lower::Operands::Fp8BlockScale { .. }))
         {
             let sass = tc.sass(&cubin).unwrap_or_else(|e| panic!("cuobjdump: {e}"));
             let tokens = p.m_real.min(p.block_n) as usize;
@@ -56,23 +55,23 @@ fn build_and_inspect(sources: &[Source], dir: &str) -> usize {
                 panic!("{} {}: {e}", u.unit, j.target);
             }
         }
-        if task.pipeline.is_some() && j.target == Target::Sm90a {
+        if task.linear().is_some() && j.target == Target::Sm90a {
             inspect_sm90(
                 &tc.sass(&cubin).unwrap_or_else(|e| panic!("cuobjdump: {e}")),
                 task,
                 &u.unit,
             );
         }
-        if task.pipeline.is_none() || j.target != Target::Sm100a {
+        if task.linear().is_none() || j.target != Target::Sm100a {
             continue;
         }
         pipelines += 1;
         let sass = tc.sass(&cubin).unwrap_or_else(|e| panic!("cuobjdump: {e}"));
-        let p = task.pipeline.as_ref().unwrap();
+        let p = task.linear().unwrap();
         // kind::f16 issues as UTCHMMA; kind::mxf8f6f4.block_scale as UTCQMMA with UTCCP scale copies.
         let (mma, extra) = match p.operands {
-            mpkc::valid::Operands::Bf16 => ("UTCHMMA", None),
-            mpkc::valid::Operands::Fp8BlockScale { .. } => ("UTCQMMA", Some("UTCCP")),
+            mpkc::lower::Operands::Bf16 => ("UTCHMMA", None),
+            mpkc::lower::Operands::Fp8BlockScale { .. } => ("UTCQMMA", Some("UTCCP")),
         };
         for op in [
             mma,
@@ -216,10 +215,10 @@ fn the_scale_order_check_rejects_the_chained_loader() {
 /// The sm_90a lowering: wgmma as HGMMA (bf16) or QGMMA (e4m3, Hopper's fp8 wgmma), the TMA
 /// loads, the transaction barriers; no tcgen05 (UTC*) instruction and no TMEM load.
 fn inspect_sm90(sass: &str, task: &mpkc::valid::CheckedTask, unit: &str) {
-    let p = task.pipeline.as_ref().unwrap();
+    let p = task.linear().unwrap();
     let (mma, shape) = match p.operands {
-        mpkc::valid::Operands::Bf16 => ("HGMMA", format!("HGMMA.64x{}x16.F32.BF16", p.block_n)),
-        mpkc::valid::Operands::Fp8BlockScale { .. } => {
+        mpkc::lower::Operands::Bf16 => ("HGMMA", format!("HGMMA.64x{}x16.F32.BF16", p.block_n)),
+        mpkc::lower::Operands::Fp8BlockScale { .. } => {
             ("QGMMA", format!("QGMMA.64x{}x32.F32.E4M3.E4M3", p.block_n))
         }
     };

@@ -5,8 +5,9 @@
 use mpkc::back::FileKind;
 use mpkc::driver::build::generate_all;
 use mpkc::driver::{check_source, Checked, Source};
+use mpkc::lower::Operands;
 use mpkc::sema::SemaOptions;
-use mpkc::valid::{CheckOptions, Operands};
+use mpkc::valid::CheckOptions;
 use std::path::Path;
 
 fn stdlib(name: &str) -> String {
@@ -45,7 +46,7 @@ fn case06_fp8_q_b_with_n_2048_binds_the_scales_by_role() {
     let c = check(&text, Some("q_b"), &[("N", "2048"), ("m_real", "16")]);
     assert!(!c.has_errors(), "{:#?}", c.diags);
     let t = &c.tasks[0];
-    let shape = t.pipeline.as_ref().expect("a pipeline");
+    let shape = t.linear().expect("a pipeline");
     let name = |h| t.ir.tensors[h].name.clone();
     let Operands::Fp8BlockScale {
         w_scale, a_scale, ..

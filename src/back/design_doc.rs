@@ -8,12 +8,13 @@ use super::sm100::desc::{
     decode_lines, instr_desc_f16, instr_desc_mxf8f6f4, smem_desc, F16Format, SmemLayout,
 };
 use crate::ir::{RoleKind, Target};
+use crate::lower::{Epilogue, LinearMath, Operands};
 use crate::plan::pages::{NUM_PAGES, PAGE_SIZE};
-use crate::valid::{CheckedTask, Epilogue, Operands, PipelineShape};
+use crate::valid::CheckedTask;
 use std::fmt::Write as _;
 
 /// Emits the design document.
-pub fn emit(task: &CheckedTask, p: &PipelineShape, info: &ContractInfo) -> String {
+pub fn emit(task: &CheckedTask, p: &LinearMath, info: &ContractInfo) -> String {
     let ir = &task.ir;
     let unit = ir.unit_name();
     let mut s = String::new();
@@ -35,14 +36,14 @@ pub fn emit(task: &CheckedTask, p: &PipelineShape, info: &ContractInfo) -> Strin
 }
 
 /// The MMA instruction of the sm_100a lowering, as PTX names it.
-fn mma_kind(p: &PipelineShape) -> &'static str {
+fn mma_kind(p: &LinearMath) -> &'static str {
     match p.operands {
         Operands::Bf16 => "tcgen05.mma.cta_group::1.kind::f16",
         Operands::Fp8BlockScale { .. } => "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale",
     }
 }
 
-fn engine(s: &mut String, task: &CheckedTask, p: &PipelineShape) {
+fn engine(s: &mut String, task: &CheckedTask, p: &LinearMath) {
     let ir = &task.ir;
     let w = &ir.tensors[p.weights];
     let a = &ir.tensors[p.acts];
@@ -258,7 +259,7 @@ fn roles(s: &mut String, task: &CheckedTask) {
     let _ = writeln!(s, "Pages: page mode 1 (the loader prefix waits every page and frees the unused ones), `auto_consumer_finish = false` (the launcher releases the used ones).\n");
 }
 
-fn granularity(s: &mut String, task: &CheckedTask, p: &PipelineShape) {
+fn granularity(s: &mut String, task: &CheckedTask, p: &LinearMath) {
     let _ = writeln!(s, "## Granularity\n");
     let _ = writeln!(
         s,
@@ -273,7 +274,7 @@ fn granularity(s: &mut String, task: &CheckedTask, p: &PipelineShape) {
     );
 }
 
-fn descriptors(s: &mut String, task: &CheckedTask, p: &PipelineShape) {
+fn descriptors(s: &mut String, task: &CheckedTask, p: &LinearMath) {
     let _ = writeln!(s, "## Descriptors\n");
     if task.program(Target::Sm100a).is_some() {
         let (i, f) = match p.operands {

@@ -12,7 +12,8 @@
 
 use super::pipeline::region_base;
 use super::writer::Writer;
-use crate::valid::{CheckedTask, Epilogue, PipelineShape};
+use crate::lower::{Epilogue, LinearMath};
+use crate::valid::CheckedTask;
 
 /// The accumulator fragment of one consumer thread on one target.
 pub(crate) struct Fragment {
@@ -78,7 +79,7 @@ fn open_fragment_loop(w: &mut Writer) {
 /// The epilogue of the consumer role after its accumulator `acc` is complete (in registers on
 /// sm_90a, loaded from TMEM on sm_100a): the output pointer, then the contract's epilogue over
 /// the fragment of `f`. `warp`, `lane`, `smem` and `acc` are in scope.
-pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, f: &Fragment) {
+pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragment) {
     let ir = &task.ir;
     let out = &ir.tensors[p.output];
     let ct = out.dtype.cuda_type();
@@ -106,7 +107,7 @@ pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, f: &Fr
 }
 
 /// `residual add`: every residual load of the thread before its first output store.
-fn residual_add(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
+fn residual_add(w: &mut Writer, task: &CheckedTask, p: &LinearMath) {
     let ir = &task.ir;
     let r = p
         .residual
@@ -136,7 +137,7 @@ fn residual_add(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
 
 /// `quant e4m3`: the warp maxima per token (the lowering's step) meet in the scratch region after
 /// the TMEM address slot; one power-of-two scale per token; thread 0 writes the scales.
-fn quant_e4m3(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, f: &Fragment) {
+fn quant_e4m3(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragment) {
     let ir = &task.ir;
     let scratch = region_base(ir, p.scratch);
     let (sc, bar) = p.out_scale.unwrap_or((p.output, 1));

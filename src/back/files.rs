@@ -91,7 +91,7 @@ pub fn sources(task: &CheckedTask) -> Vec<PlannedFile> {
     let unit = task.ir.unit_name();
     let file = |name: String, emitter| PlannedFile { name, emitter };
     let mut out = vec![file(format!("{unit}_spec.h"), Emitter::SpecHeader)];
-    if task.pipeline.is_some() {
+    if task.linear().is_some() {
         out.push(file(super::layout::file_name(&unit), Emitter::LayoutHeader));
         // One kernel per declared target, none for a target the contract does not declare.
         if task.ir.targets.iter().any(|t| t.target == Target::Sm100a) {

@@ -37,7 +37,7 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
 /// one per declared target; consumer families have the one `<unit>.cuh` for every target.
 fn pipeline_kernels(task: &CheckedTask) -> Option<(bool, bool)> {
     use crate::ir::Target;
-    task.pipeline.as_ref()?;
+    task.linear()?;
     let has = |t: Target| task.ir.targets.iter().any(|d| d.target == t);
     Some((has(Target::Sm100a), has(Target::Sm90a)))
 }

@@ -25,6 +25,7 @@ pub use banner::ContractInfo;
 pub use files::Emitter;
 pub use harness::entry_name as harness_entry;
 
+use crate::ir::Target;
 use crate::valid::CheckedTask;
 
 /// What a generated file is, for the build driver.
@@ -76,22 +77,21 @@ pub fn generate_with(
     files::sources(task)
         .into_iter()
         .filter_map(|f| {
-            let text = match (f.emitter, &task.pipeline) {
-                (Emitter::SpecHeader, _) => spec_h::emit(task, info),
-                (Emitter::LayoutHeader, Some(p)) => layout::emit(task, p, info),
-                (Emitter::PipelineSm100, Some(p)) => sm100::emit(task, p, info, opts),
-                (Emitter::PipelineSm90, Some(p)) => sm90::emit(task, p, info, opts),
-                (Emitter::DesignDoc, Some(p)) => design_doc::emit(task, p, info),
-                (Emitter::Consumer, _) => consumer::emit(task, info),
-                (Emitter::Harness, _) => harness::emit(task, info),
-                // `files::sources` plans the pipeline files only for a task with a pipeline.
-                (
-                    Emitter::LayoutHeader
-                    | Emitter::PipelineSm100
-                    | Emitter::PipelineSm90
-                    | Emitter::DesignDoc,
-                    None,
-                ) => return None,
+            // Each kernel renders its target's role program; the target-neutral files read the
+            // linear engine's binding the programs carry (`files::sources` plans them only for
+            // a lowered program).
+            let text = match f.emitter {
+                Emitter::SpecHeader => spec_h::emit(task, info),
+                Emitter::LayoutHeader => layout::emit(task, task.linear()?, info),
+                Emitter::PipelineSm100 => {
+                    sm100::emit(task, task.program(Target::Sm100a)?, info, opts)?
+                }
+                Emitter::PipelineSm90 => {
+                    sm90::emit(task, task.program(Target::Sm90a)?, info, opts)?
+                }
+                Emitter::DesignDoc => design_doc::emit(task, task.linear()?, info),
+                Emitter::Consumer => consumer::emit(task, info),
+                Emitter::Harness => harness::emit(task, info),
             };
             Some(GeneratedFile {
                 kind: f.emitter.kind(),

@@ -8,8 +8,9 @@ use super::roles::{ops_of, render, RoleCx};
 use super::writer::Writer;
 use super::GenOptions;
 use crate::ir::{RoleKind, TaskIr};
+use crate::lower::{LinearMath, Operands};
 use crate::lower::{Op, RoleProgram};
-use crate::valid::{CheckedTask, Operands, PipelineShape};
+use crate::valid::CheckedTask;
 
 /// The region ordinal name of the first stage of a ring, or of the scratch region.
 pub(crate) fn region_base(ir: &TaskIr, group: usize) -> String {
@@ -31,7 +32,7 @@ pub(crate) fn ring_group(ir: &TaskIr, ch: crate::ir::Handle<crate::ir::ChannelIr
 pub(crate) fn kernel_prologue(
     w: &mut Writer,
     task: &CheckedTask,
-    p: &PipelineShape,
+    p: &LinearMath,
     prog: &RoleProgram,
     info: &super::banner::ContractInfo,
     what: &str,
@@ -90,7 +91,7 @@ pub(crate) fn release_used_pages(w: &mut Writer, mma: &str) {
 }
 
 /// The shape constants, TMA byte counts and L2 policies, as named `constexpr`s.
-pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &PipelineShape, prog: &RoleProgram) {
+pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog: &RoleProgram) {
     let ir = &task.ir;
     let wt = &ir.tensors[p.weights];
     let at = &ir.tensors[p.acts];

@@ -4,8 +4,8 @@
 
 use super::{Checked, Source};
 use crate::diag::Diagnostic;
+use crate::lower::Epilogue;
 use crate::span::Span;
-use crate::valid::Epilogue;
 
 /// Where a derived contract comes from.
 #[derive(Clone, Debug)]
@@ -79,11 +79,7 @@ fn line_text(text: &str, pos: usize) -> &str {
 pub fn derived_sources(c: &Checked) -> Vec<(Source, Derived)> {
     let mut out = Vec::new();
     for t in &c.tasks {
-        let Some(p) = t
-            .pipeline
-            .as_ref()
-            .filter(|p| p.epilogue == Epilogue::SplitKF32)
-        else {
+        let Some(p) = t.linear().filter(|p| p.epilogue == Epilogue::SplitKF32) else {
             continue;
         };
         let parent_unit = t.ir.unit_name();

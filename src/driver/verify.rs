@@ -221,12 +221,12 @@ pub fn apply_inject(
                 o.count += 1;
                 // The tables and kernels render the role programs: lower them again from the
                 // changed ordinal table.
-                let programs = t
-                    .ir
-                    .targets
-                    .iter()
-                    .map(|x| crate::lower::lower(&t.ir, &t.ordinals, x.target, t.pipeline.as_ref()))
-                    .collect();
+                let linear = t.linear().cloned();
+                let programs =
+                    t.ir.targets
+                        .iter()
+                        .map(|x| crate::lower::lower(&t.ir, &t.ordinals, x.target, linear.as_ref()))
+                        .collect();
                 t.programs = programs;
             }
         }
@@ -250,8 +250,8 @@ pub fn apply_inject(
             opts.drop_reinit = Some(k);
         }
         Some(Inject::BadScale(i)) => {
-            let scaled = task.pipeline.as_ref().is_some_and(|p| {
-                matches!(p.operands, crate::valid::Operands::Fp8BlockScale { .. })
+            let scaled = task.linear().is_some_and(|p| {
+                matches!(p.operands, crate::lower::Operands::Fp8BlockScale { .. })
             });
             if !scaled {
                 return Err("no block scales (not a block-scaled fp8 pipeline)".into());

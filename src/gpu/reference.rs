@@ -8,7 +8,8 @@
 
 use super::data::{e4m3_to_f32, elements, f32_to_e4m3, Fill, HostTensor};
 use crate::ir::{Dtype, ParamValue};
-use crate::valid::{CheckedTask, Epilogue, Operands, PipelineShape};
+use crate::lower::{Epilogue, LinearMath, Operands};
+use crate::valid::CheckedTask;
 
 /// What a task computes, recognised from its body template or pipeline shape.
 #[derive(Clone, Debug)]
@@ -35,7 +36,7 @@ pub enum Semantics {
     /// `splitk_reduce(partials -> y)`.
     SplitkReduce,
     /// The pipeline linear (family A).
-    Linear(Box<PipelineShape>),
+    Linear(Box<LinearMath>),
 }
 
 /// How an output is compared with its reference.
@@ -95,7 +96,7 @@ fn int_param(task: &CheckedTask, name: &str) -> Option<i64> {
 
 /// The semantics of `task`, or why it has no reference (inline CUDA bodies, helper families).
 pub fn semantics(task: &CheckedTask) -> Result<Semantics, String> {
-    if let Some(p) = &task.pipeline {
+    if let Some(p) = task.linear() {
         return Ok(Semantics::Linear(Box::new(p.clone())));
     }
     let Some(b) = &task.binding else {
@@ -180,7 +181,7 @@ pub fn make_inputs(task: &CheckedTask, sem: &Semantics, fill: &mut Fill) -> Vec<
     out
 }
 
-fn scale_input(p: &PipelineShape, weights: bool) -> Option<crate::ir::TensorHandle> {
+fn scale_input(p: &LinearMath, weights: bool) -> Option<crate::ir::TensorHandle> {
     match &p.operands {
         Operands::Fp8BlockScale {
             w_scale, a_scale, ..
@@ -340,7 +341,7 @@ fn argmax(items: impl Iterator<Item = (i64, f64)>) -> (i64, f64) {
 
 /// The pipeline linear: `acc[n][row] = Σ_k A[n][k] · W[row][k]` in f64 (with the fp8 block scales
 /// per 128-element K block), then the epilogue.
-fn linear(task: &CheckedTask, p: &PipelineShape, inputs: &[HostTensor]) -> Vec<Expected> {
+fn linear(task: &CheckedTask, p: &LinearMath, inputs: &[HostTensor]) -> Vec<Expected> {
     let ir = &task.ir;
     let pos = |h| ir.inputs().position(|(x, _)| x == h).unwrap_or(0);
     let (a, w) = (&inputs[pos(p.acts)], &inputs[pos(p.weights)]);

@@ -186,7 +186,7 @@ pub struct ChannelIr {
 
 impl ChannelIr {
     /// The region group of a ring's stages; 0 for a TMEM channel, whose stages are no region
-    /// (the linear lowering binds only region rings where a group is read: `valid::pipeline`).
+    /// (the linear lowering binds only region rings where a group is read: `lower::linear::bind`).
     pub fn region_group(&self) -> usize {
         match self.storage {
             ChannelStorageIr::Region(g) => g,

@@ -12,8 +12,8 @@ use crate::ir::{
     ArrivalIr, ChannelIr, ChannelStorageIr, EmptyEdge, GranularityIr, Handle, RoleKind, Target,
     TaskIr,
 };
+use crate::lower::{LinearMath, Operands};
 use crate::plan::sems::Ordinal;
-use crate::valid::{Operands, PipelineShape};
 
 /// The roles of a program, in the model check's order.
 const ROLES: [RoleKind; 4] = [
@@ -27,14 +27,14 @@ struct Cx<'a> {
     ir: &'a TaskIr,
     target: Target,
     bars: Vec<Barrier>,
-    linear: Option<&'a PipelineShape>,
+    linear: Option<&'a LinearMath>,
 }
 
 pub(super) fn program(
     ir: &TaskIr,
     table: &[Ordinal],
     target: Target,
-    linear: Option<&PipelineShape>,
+    linear: Option<&LinearMath>,
 ) -> RoleProgram {
     let cx = Cx {
         ir,
@@ -68,7 +68,7 @@ pub(super) fn program(
                 && ir.channels.values().all(|c| c.early_exit.is_none()),
         ),
         tiles,
-        lowered: linear.is_some(),
+        compute: linear.cloned(),
     }
 }
 
@@ -293,7 +293,7 @@ impl Cx<'_> {
                 // `quant e4m3` meets the warps' maxima in the scratch region.
                 smem: self
                     .linear
-                    .is_some_and(|p| p.epilogue == crate::valid::Epilogue::QuantE4m3),
+                    .is_some_and(|p| p.epilogue == crate::lower::Epilogue::QuantE4m3),
                 span: self.ir.epilogues.first().map_or(self.ir.span, |e| e.2),
             }));
         }

@@ -23,7 +23,7 @@ pub fn dump(p: &RoleProgram, ir: &TaskIr) -> String {
         p.target.as_str(),
         p.min_trips,
         p.tiles,
-        if p.lowered {
+        if p.lowered() {
             "lowered"
         } else {
             "protocol only"

@@ -6,19 +6,20 @@
 //! The synchronisation of a program follows from the contract's channels and sems (contract doc
 //! §2.2, §3.2) and from the target's facts ([`target`]); the linear engine's work ([`Step`]s,
 //! TMA loads, the scale staging) is placed into it only for a contract the linear lowering
-//! accepts (`valid::pipeline`), and adds no wait or arrival: the program the model check proves
+//! accepts (`lower::linear::bind`), and adds no wait or arrival: the program the model check proves
 //! for a contract is the one its kernels run (tested by `tests/role_program.rs`).
 
 mod derive;
 pub mod dump;
+pub mod linear;
 mod program;
 pub mod target;
 
+pub use linear::{Epilogue, LinearMath, Operands};
 pub use program::*;
 
 use crate::ir::{Target, TaskIr};
 use crate::plan::sems::Ordinal;
-use crate::valid::PipelineShape;
 
 /// The role program of `ir` on `target`. `linear` is the linear engine's binding of the
 /// contract's tensors and channels when the linear lowering accepts it; without it the program
@@ -27,7 +28,7 @@ pub fn lower(
     ir: &TaskIr,
     table: &[Ordinal],
     target: Target,
-    linear: Option<&PipelineShape>,
+    linear: Option<&LinearMath>,
 ) -> RoleProgram {
     derive::program(ir, table, target, linear)
 }

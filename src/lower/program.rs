@@ -323,9 +323,10 @@ pub struct RoleProgram {
     pub min_trips: u64,
     /// Tiles per task (one for a pipeline, I-P6).
     pub tiles: u32,
-    /// Whether the linear engine's work ([`Step`]s, TMA loads) is in the program; false for the
-    /// protocol-only program of a contract the linear lowering rejected.
-    pub lowered: bool,
+    /// The linear engine's binding (tensors by role, tile, stages, splits, epilogue) where its
+    /// work ([`Step`]s, TMA loads) is in the program; `None` for a consumer-only family and for
+    /// the protocol-only program of a contract the linear lowering rejected.
+    pub compute: Option<super::LinearMath>,
 }
 
 impl Barrier {
@@ -350,6 +351,11 @@ impl Barrier {
 }
 
 impl RoleProgram {
+    /// Whether the linear engine's work is in the program (`compute` is bound).
+    pub fn lowered(&self) -> bool {
+        self.compute.is_some()
+    }
+
     /// The barrier family `id`.
     pub fn barrier(&self, id: BarrierId) -> &Barrier {
         &self.barriers[usize::from(id.0)]

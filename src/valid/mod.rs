@@ -37,7 +37,6 @@ mod body;
 mod held;
 mod mma;
 mod names;
-mod pipeline;
 mod protocol;
 mod roles;
 mod sems;
@@ -54,7 +53,6 @@ use crate::plan::sems::Ordinal;
 use crate::templates::Binding;
 
 pub use names::MAX_UNIT_NAME;
-pub use pipeline::{Epilogue, Operands, PipelineShape};
 pub use protocol::{check_one as model_check, model_text};
 pub use smem::{raw_plans, request_list};
 
@@ -99,8 +97,6 @@ pub struct CheckedTask {
     pub binding: Option<Binding>,
     /// Semaphore ordinals in allocation order.
     pub ordinals: Vec<Ordinal>,
-    /// The recognised pipeline (family A).
-    pub pipeline: Option<PipelineShape>,
     /// The role program of each declared target (same order as `ir.targets`): what the model
     /// check proved and what the kernels, `spec.h`'s tables and `init_semaphores` render.
     pub programs: Vec<crate::lower::RoleProgram>,
@@ -109,6 +105,13 @@ pub struct CheckedTask {
 }
 
 impl CheckedTask {
+    /// The linear engine's binding, where the pipeline lowers: the `compute` of the role
+    /// programs (the same on every target, bound once by the lowering). The target-neutral files
+    /// (layout header, harness, design doc) and verify's reference read it.
+    pub fn linear(&self) -> Option<&crate::lower::LinearMath> {
+        self.programs.first().and_then(|p| p.compute.as_ref())
+    }
+
     /// The role program of `target` (a declared target: `programs` has one per declared target).
     pub fn program(&self, target: crate::ir::Target) -> Option<&crate::lower::RoleProgram> {
         self.programs.iter().find(|p| p.target == target)
@@ -185,7 +188,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     // reported only for an otherwise clean task, after the SMEM budget.
     let mut lowering = Sink::new();
     let pipeline = if sink.error_count() == before {
-        pipeline::analyze(&ir, &mut lowering)
+        crate::lower::linear::bind(&ir, &mut lowering)
     } else {
         None
     };
@@ -223,7 +226,6 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
                 ir,
                 binding,
                 ordinals,
-                pipeline,
                 programs,
                 plans,
             })

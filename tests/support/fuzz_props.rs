@@ -85,7 +85,7 @@ pub fn check(text: &str) {
             // lowering, and every task gets a kernel for each target it declares.
             if t.ir.family == mpkc::ir::Family::Pipeline {
                 assert!(
-                    t.pipeline.is_some(),
+                    t.linear().is_some(),
                     "{}: checked clean but the backend cannot lower it",
                     t.ir.unit_name()
                 );

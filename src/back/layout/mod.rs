@@ -26,7 +26,8 @@ pub use sm100::ld_cols as sm100_ld_cols;
 use super::banner::{banner, ContractInfo};
 use super::writer::Writer;
 use crate::ir::Target;
-use crate::valid::{CheckedTask, Operands, PipelineShape};
+use crate::lower::{LinearMath, Operands};
+use crate::valid::CheckedTask;
 
 /// The name of the layout header of `unit`.
 pub fn file_name(unit: &str) -> String {
@@ -34,7 +35,7 @@ pub fn file_name(unit: &str) -> String {
 }
 
 /// Emits `<unit>_layout.h` for the pipeline `p` of `task`.
-pub fn emit(task: &CheckedTask, p: &PipelineShape, info: &ContractInfo) -> String {
+pub fn emit(task: &CheckedTask, p: &LinearMath, info: &ContractInfo) -> String {
     let unit = task.ir.unit_name();
     let mut w = Writer::new();
     w.line(banner(&task.ir, info));

@@ -4,18 +4,18 @@
 
 use super::member;
 use crate::back::writer::Writer;
-use crate::valid::PipelineShape;
+use crate::lower::LinearMath;
 
 /// 128-token blocks of the B (activation) scale factors: CUTLASS rounds MMA-N up to 128 for them
 /// (`MMA_Traits<SM100_MMA_MXF8F6F4_SS>::MMA_ScaleFactor`, `deduce_smem_layoutSFB`).
-pub(crate) fn b_blocks(p: &PipelineShape) -> i64 {
+pub(crate) fn b_blocks(p: &LinearMath) -> i64 {
     (p.block_n + 127) / 128
 }
 
 /// Emits `struct Scales`: the K-major scale-factor atom of CUTLASS
 /// (cutlass/detail/sm100_blockscaled_layout.hpp, `Sm1xxBlockScaledBasicChunk::SfKMajorAtom`):
 /// 512 bytes per 128 rows, row m = m0 + 32 j at byte 16 m0 + 4 j, K sub-block s at + s.
-pub(super) fn emit(w: &mut Writer, p: &PipelineShape, w_name: &str, a_name: &str) {
+pub(super) fn emit(w: &mut Writer, p: &LinearMath, w_name: &str, a_name: &str) {
     let blocks = b_blocks(p);
     w.comment("UE8M0 scale factors of one stage (block32: one per row and 32 K elements, the MMA's K), in the");
     w.comment("K-major atom of CUTLASS's block-scaled layout: per 128 rows 512 bytes, row m0 + 32j (m0 < 32) at");

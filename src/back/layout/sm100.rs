@@ -7,10 +7,10 @@ use crate::back::sm100::desc::{
     decode_lines, instr_desc_f16, instr_desc_mxf8f6f4, smem_desc, F16Format, SmemLayout,
 };
 use crate::back::writer::Writer;
-use crate::valid::{Operands, PipelineShape};
+use crate::lower::{LinearMath, Operands};
 
 /// Columns of the `tcgen05.ld.32x32b` the epilogue issues: `.x16` when BLOCK_N allows, else `.x8`.
-pub fn ld_cols(p: &PipelineShape) -> i64 {
+pub fn ld_cols(p: &LinearMath) -> i64 {
     if p.block_n % 16 == 0 {
         16
     } else {
@@ -19,7 +19,7 @@ pub fn ld_cols(p: &PipelineShape) -> i64 {
 }
 
 /// Emits `struct Sm100`.
-pub(super) fn emit(w: &mut Writer, p: &PipelineShape) {
+pub(super) fn emit(w: &mut Writer, p: &LinearMath) {
     let fp8 = matches!(p.operands, Operands::Fp8BlockScale { .. });
     w.comment("sm_100a: tcgen05.mma operands, TMEM and the epilogue's loads.");
     w.open("struct Sm100");

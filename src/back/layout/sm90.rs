@@ -4,10 +4,10 @@
 use crate::back::sm100::desc::decode_lines;
 use crate::back::sm90::desc::wgmma_smem_desc;
 use crate::back::writer::Writer;
-use crate::valid::PipelineShape;
+use crate::lower::LinearMath;
 
 /// Emits `struct Sm90`.
-pub(super) fn emit(w: &mut Writer, p: &PipelineShape) {
+pub(super) fn emit(w: &mut Writer, p: &LinearMath) {
     let (sdesc, fields) = wgmma_smem_desc();
     w.comment("sm_90a: wgmma.mma_async m64nNk operands of the consumer warpgroup and its accumulator fragment.");
     w.open("struct Sm90");

@@ -2,12 +2,13 @@
 
 use super::member;
 use crate::back::writer::Writer;
-use crate::valid::{CheckedTask, PipelineShape};
+use crate::lower::LinearMath;
+use crate::valid::CheckedTask;
 
 /// Emits `struct Tiles`: shape constants, the TMA boxes and the byte offset of operand element
 /// (row, k) in a stage under the 128-byte swizzle (PTX ISA, tensor copy "swizzling modes": the
 /// 16-byte unit u of the 128-byte row r of a 1024-byte-aligned block lands at unit u ^ (r % 8)).
-pub(super) fn emit(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
+pub(super) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath) {
     let ir = &task.ir;
     let boxes = |h| {
         ir.tensors[h]

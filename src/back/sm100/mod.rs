@@ -18,20 +18,23 @@ use super::epilogue::fragment_helpers;
 use super::pipeline::{kernel_prologue, loader, registration, reinit_helpers, ring_group};
 use super::writer::Writer;
 use super::GenOptions;
-use crate::valid::{CheckedTask, Operands, PipelineShape};
+use crate::lower::{LinearMath, Operands, RoleProgram};
+use crate::valid::CheckedTask;
 
 /// Emits the pipeline kernel header.
+///
+/// Renders `prog`, this target's role program, with its `compute` (the linear engine's binding):
+/// `None` where the program has no linear engine (`files::sources` plans the kernel only for a
+/// lowered program).
 pub fn emit(
     task: &CheckedTask,
-    p: &PipelineShape,
+    prog: &RoleProgram,
     info: &ContractInfo,
     opts: &GenOptions,
-) -> String {
+) -> Option<String> {
     let unit = task.ir.unit_name();
     let mut w = Writer::new();
-    let Some(prog) = task.program(crate::ir::Target::Sm100a) else {
-        return w.finish();
-    };
+    let p = prog.compute.as_ref()?;
     kernel_prologue(
         &mut w,
         task,
@@ -50,12 +53,12 @@ pub fn emit(
     roles::consumer(&mut w, &engine, prog);
     registration(&mut w, task, prog);
     w.close_namespace(&format!("kernel::{unit}"));
-    w.finish()
+    Some(w.finish())
 }
 
 /// The kernel's ties to `<unit>_layout.h` (which holds the descriptors, offsets and TMEM
 /// addresses; `layout::Sm100`): static_asserts that it is this kernel's, and `smem_desc`.
-fn descriptors(w: &mut Writer, task: &CheckedTask, p: &PipelineShape) {
+fn descriptors(w: &mut Writer, task: &CheckedTask, p: &LinearMath) {
     w.comment("Descriptors, SMEM offsets, TMEM addresses and scale positions come from layout:: (the unit's");
     w.comment("_layout.h, checked against CUTLASS by tests/oracle.rs).");
     w.line("static_assert(layout::Tiles::BLOCK_M == BLOCK_M && layout::Tiles::BLOCK_N == BLOCK_N && layout::Tiles::BLOCK_K == BLOCK_K && layout::Tiles::ELEM_BYTES == ELEM_BYTES && layout::Tiles::MMA_K == MMA_K && layout::Sm100::ACC_SLOTS == ACC_SLOTS, \"the layout header is this kernel's\");");

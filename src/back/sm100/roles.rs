@@ -6,8 +6,9 @@ use crate::back::pipeline::{open_consumer, region_base, release_used_pages};
 use crate::back::roles::{ops_of, render, Engine, RoleCx};
 use crate::back::writer::Writer;
 use crate::ir::{ChannelStorageIr, RoleKind};
+use crate::lower::LinearMath;
 use crate::lower::{BarRef, BarrierSource, RoleProgram, Step};
-use crate::valid::{CheckedTask, PipelineShape};
+use crate::valid::CheckedTask;
 
 /// The accumulator fragment of a consumer thread on sm_100a: TMEM lane 32w + l of the tile.
 pub(super) const FRAGMENT: Fragment = Fragment {
@@ -38,7 +39,7 @@ fn warp_amax(w: &mut Writer) {
 /// The sm_100a engine: tcgen05 MMAs issued by the launcher into TMEM.
 pub(super) struct Sm100<'a> {
     pub task: &'a CheckedTask,
-    pub p: &'a PipelineShape,
+    pub p: &'a LinearMath,
 }
 
 impl Engine for Sm100<'_> {
@@ -120,7 +121,7 @@ fn stage_mma(w: &mut Writer, ir: &crate::ir::TaskIr, wg: usize, a: usize, sf: Op
 
 /// The consumer's load of its warp's 32 TMEM lanes (32w..32w+31, the lane-quarter rule) of the
 /// accumulator slot: BLOCK_N f32 columns per thread.
-fn acc_load(w: &mut Writer, ir: &crate::ir::TaskIr, p: &PipelineShape, scratch: usize) {
+fn acc_load(w: &mut Writer, ir: &crate::ir::TaskIr, p: &LinearMath, scratch: usize) {
     let scratch = region_base(ir, scratch);
     w.line("mpkc::sm100::tcgen05_fence_after();");
     w.line(format!("uint32_t const taddr = *reinterpret_cast<uint32_t const *>(smem + task_desc->smem_region_offset({scratch}));"));

@@ -26,21 +26,23 @@ use super::epilogue::fragment_helpers;
 use super::pipeline::{kernel_prologue, loader, registration, reinit_helpers};
 use super::writer::Writer;
 use super::GenOptions;
-use crate::ir::Target;
-use crate::valid::{CheckedTask, Operands, PipelineShape};
+use crate::lower::{LinearMath, Operands, RoleProgram};
+use crate::valid::CheckedTask;
 
 /// Emits `<unit>_sm90.cuh`.
+///
+/// Renders `prog`, this target's role program, with its `compute` (the linear engine's binding):
+/// `None` where the program has no linear engine (`files::sources` plans the kernel only for a
+/// lowered program).
 pub fn emit(
     task: &CheckedTask,
-    p: &PipelineShape,
+    prog: &RoleProgram,
     info: &ContractInfo,
     opts: &GenOptions,
-) -> String {
+) -> Option<String> {
     let unit = task.ir.unit_name();
     let mut w = Writer::new();
-    let Some(prog) = task.program(Target::Sm90a) else {
-        return w.finish();
-    };
+    let p = prog.compute.as_ref()?;
     kernel_prologue(
         &mut w,
         task,
@@ -63,12 +65,12 @@ pub fn emit(
     roles::consumer(&mut w, &engine, prog);
     registration(&mut w, task, prog);
     w.close_namespace(&format!("kernel::{unit}"));
-    w.finish()
+    Some(w.finish())
 }
 
 /// The kernel's ties to `<unit>_layout.h` (`layout::Sm90` holds the descriptors and the
 /// accumulator fragment): static_asserts that it is this kernel's, and `smem_desc`.
-fn descriptors(w: &mut Writer, p: &PipelineShape) {
+fn descriptors(w: &mut Writer, p: &LinearMath) {
     w.comment("Descriptors, SMEM offsets, the accumulator fragment and scale positions come from layout:: (the");
     w.comment("unit's _layout.h, checked against CUTLASS by tests/oracle.rs).");
     w.line("static_assert(layout::Tiles::BLOCK_M == BLOCK_M && layout::Tiles::BLOCK_N == BLOCK_N && layout::Tiles::BLOCK_K == BLOCK_K && layout::Tiles::ELEM_BYTES == ELEM_BYTES && layout::Tiles::MMA_K == MMA_K, \"the layout header is this kernel's\");");
@@ -92,7 +94,7 @@ fn descriptors(w: &mut Writer, p: &PipelineShape) {
 
 /// The `wgmma.mma_async` wrapper for this tile's shape: its register list has BLOCK_N / 2 entries,
 /// so mpkc writes it per contract.
-fn wgmma_wrapper(w: &mut Writer, p: &PipelineShape) {
+fn wgmma_wrapper(w: &mut Writer, p: &LinearMath) {
     let regs = (p.block_n / 2) as usize;
     let fp8 = matches!(p.operands, Operands::Fp8BlockScale { .. });
     let (shape, types, tail) = if fp8 {

@@ -6,8 +6,9 @@ use crate::back::pipeline::{open_consumer, region_base, release_used_pages};
 use crate::back::roles::{ops_of, render, Engine, RoleCx};
 use crate::back::writer::Writer;
 use crate::ir::RoleKind;
+use crate::lower::{LinearMath, Operands};
 use crate::lower::{RoleProgram, Step};
-use crate::valid::{CheckedTask, Operands, PipelineShape};
+use crate::valid::CheckedTask;
 
 /// The accumulator fragment of a consumer thread on sm_90a: the wgmma m64nN f32 layout of both
 /// m64 halves.
@@ -50,7 +51,7 @@ fn warp_amax(w: &mut Writer) {
 /// The sm_90a engine: wgmma issued by the consumer warpgroup into registers.
 pub(super) struct Sm90<'a> {
     pub task: &'a CheckedTask,
-    pub p: &'a PipelineShape,
+    pub p: &'a LinearMath,
 }
 
 impl Engine for Sm90<'_> {

@@ -1,5 +1,5 @@
-//! What the sm_100a pipeline backend lowers: the house linear shape (contract doc §3.2, §7),
-//! bound from the contract's tensor roles (`weight`, `activation`, `scale of W`, `residual`,
+//! Binding a pipeline contract to the linear engine: the house linear shape (contract doc §3.2,
+//! §7), bound from the contract's tensor roles (`weight`, `activation`, `scale of W`, `residual`,
 //! `output`, `partials`; never from shapes), rings, accumulator channel and one-shot sems, for any
 //! legal tile, stage count and epilogue. A contract of the pipeline family that does not have
 //! this shape is reported (`E0013`) instead of reaching code generation.
@@ -7,108 +7,7 @@
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::*;
 
-/// The epilogue a pipeline kernel runs on each accumulator tile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Epilogue {
-    /// `store bf16`: C = bf16(acc).
-    StoreBf16,
-    /// `residual add`: C = bf16(bf16(acc) + R), the bf16 round trip before the add (§3.2).
-    ResidualAdd,
-    /// `split_k f32`: f32 partials per split, summed by the generated reduce task.
-    SplitKF32,
-    /// `quant e4m3`: e4m3 output with one power-of-two f32 scale per token per 128-column group
-    /// (the tile), as the next fp8 GEMM's 1x128 activation scales.
-    QuantE4m3,
-}
-
-impl Epilogue {
-    /// The epilogue as written in a contract.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Epilogue::StoreBf16 => "store bf16",
-            Epilogue::ResidualAdd => "residual add",
-            Epilogue::SplitKF32 => "split_k f32",
-            Epilogue::QuantE4m3 => "quant e4m3",
-        }
-    }
-}
-
-/// The operands of the MMA.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Operands {
-    /// bf16 x bf16 into f32: `tcgen05.mma.kind::f16`.
-    Bf16,
-    /// e4m3 x e4m3 into f32 with UE8M0 block scales: `kind::mxf8f6f4.block_scale`. The loader
-    /// turns the f32 power-of-two scales (one per 128x128 weight block, one per 1x128 activation
-    /// group) into UE8M0 bytes in the scale ring; the launcher copies each stage's bytes to TMEM.
-    Fp8BlockScale {
-        /// f32 `[N / 128, K / 128]` weight block scales.
-        w_scale: TensorHandle,
-        /// f32 `[m_real, K / 128]` activation group scales.
-        a_scale: TensorHandle,
-        /// The scale-factor ring (`loader -> launcher (threads 1)`, sharing the W ring's empty).
-        sf_ring: Handle<ChannelIr>,
-    },
-}
-
-/// The recognised pipeline, with every number the kernel needs.
-#[derive(Clone, Debug)]
-pub struct PipelineShape {
-    /// bf16 or block-scaled fp8.
-    pub operands: Operands,
-    /// Bytes per operand element (2 for bf16, 1 for e4m3).
-    pub elem_bytes: i64,
-    /// Weights `[N, K]` (MMA A operand under swap-AB: 128 rows per tile).
-    pub weights: TensorHandle,
-    /// Activations `[m_real, K]` (MMA B operand: up to 16 tokens).
-    pub acts: TensorHandle,
-    /// Output: `[m_real, N]` bf16, or `[splits, m_real, N]` f32 partials.
-    pub output: TensorHandle,
-    /// Residual input `[m_real, N]` for `residual add`.
-    pub residual: Option<TensorHandle>,
-    /// Output scales `[m_real, N / 128]` for `quant e4m3`, and the consumer barrier id.
-    pub out_scale: Option<(TensorHandle, i64)>,
-    /// Ring of weight stages.
-    pub w_ring: Handle<ChannelIr>,
-    /// Ring of activation stages.
-    pub a_ring: Handle<ChannelIr>,
-    /// TMEM accumulator channel.
-    pub acc: Handle<ChannelIr>,
-    /// Launcher → consumer one-shot: the TMEM address is published.
-    pub tmem_ready: Handle<SemIr>,
-    /// Consumer → launcher one-shot: the consumers are done with TMEM.
-    pub consumer_done: Handle<SemIr>,
-    /// Region group holding the TMEM address.
-    pub scratch: usize,
-    /// Tile rows (MMA-M, weight rows).
-    pub block_m: i64,
-    /// Tile columns (MMA-N, tokens).
-    pub block_n: i64,
-    /// Tile depth per stage (elements of K).
-    pub block_k: i64,
-    /// MMA K per instruction.
-    pub mma_k: i64,
-    /// Stages of the rings.
-    pub stages: i64,
-    /// Output columns (weight rows).
-    pub n: i64,
-    /// Reduction length.
-    pub k: i64,
-    /// Tokens.
-    pub m_real: i64,
-    /// K splits (1 unless `split_k`).
-    pub splits: i64,
-    /// K iterations per task.
-    pub k_iters: i64,
-    /// Tiles along N.
-    pub num_tiles: i64,
-    /// Accumulator slots in TMEM.
-    pub acc_slots: i64,
-    /// Allocated TMEM columns.
-    pub tmem_cols: i64,
-    /// The epilogue.
-    pub epilogue: Epilogue,
-}
+use super::{Epilogue, LinearMath, Operands};
 
 fn unsupported(span: crate::span::Span, what: String, help: &str) -> Diagnostic {
     Diagnostic::error(codes::PIPELINE_SHAPE, format!("the sm_100a pipeline backend cannot lower this contract: {what}"))
@@ -126,7 +25,7 @@ fn role_tensor(ir: &TaskIr, role: TensorRole) -> Option<TensorHandle> {
 }
 
 /// Recognises the house pipeline in `ir`, or reports why not.
-pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
+pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
     if ir.family != Family::Pipeline {
         return None;
     }
@@ -526,7 +425,7 @@ pub(super) fn analyze(ir: &TaskIr, sink: &mut Sink) -> Option<PipelineShape> {
     if sink.error_count() > before {
         return None;
     }
-    Some(PipelineShape {
+    Some(LinearMath {
         operands,
         elem_bytes,
         weights: w,
