@@ -243,6 +243,18 @@ fn inspect_sm90(sass: &str, task: &mpkc::valid::CheckedTask, unit: &str) {
         n >= per_stage && n % per_stage == 0,
         "{unit}: {n} {mma}, not whole stages of {per_stage}"
     );
+    // The role program's MMA step states what the SASS holds (PTX ISA: wgmma is m64, K 16 for
+    // bf16 and 32 for e4m3).
+    let step = task
+        .program(Target::Sm90a)
+        .and_then(|g| g.stage_mma())
+        .expect("an sm_90a MMA step");
+    let k = if mma == "QGMMA" { 32 } else { 16 };
+    assert_eq!(
+        (step.m, step.n, step.k, step.count),
+        (64, p.block_n, k, per_stage),
+        "{unit}: the program's MMA step against the SASS"
+    );
 }
 
 #[test]

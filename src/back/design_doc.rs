@@ -35,12 +35,9 @@ pub fn emit(task: &CheckedTask, p: &LinearMath, info: &ContractInfo) -> String {
     s
 }
 
-/// The MMA instruction of the sm_100a lowering, as PTX names it.
-fn mma_kind(p: &LinearMath) -> &'static str {
-    match p.operands {
-        Operands::Bf16 => "tcgen05.mma.cta_group::1.kind::f16",
-        Operands::Fp8BlockScale { .. } => "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale",
-    }
+/// The MMAs a stage issues on `target`, as its role program states them.
+fn stage_mma(task: &CheckedTask, target: Target) -> Option<crate::lower::MmaShape> {
+    task.program(target).and_then(|p| p.stage_mma())
 }
 
 fn engine(s: &mut String, task: &CheckedTask, p: &LinearMath) {
@@ -48,24 +45,29 @@ fn engine(s: &mut String, task: &CheckedTask, p: &LinearMath) {
     let w = &ir.tensors[p.weights];
     let a = &ir.tensors[p.acts];
     let _ = writeln!(s, "## Engine\n");
-    let _ = writeln!(
-        s,
-        "Family A (pipeline) on sm_100a: a TMA ring of {} stages feeds `{}` m{}n{}k{} into TMEM; \
-the consumer warpgroup runs the `{}` epilogue.\n",
-        p.stages,
-        mma_kind(p),
-        p.block_m,
-        p.block_n,
-        p.mma_k,
-        p.epilogue.as_str()
-    );
-    if task.program(Target::Sm90a).is_some() {
+    if let Some(m) = stage_mma(task, Target::Sm100a) {
         let _ = writeln!(
             s,
-            "On sm_90a the same contract lowers to `wgmma.mma_async` m64n{}k{} issued by the consumer warpgroup (two m64 halves per tile), the accumulator in registers{}; \
+            "Family A (pipeline) on sm_100a: a TMA ring of {} stages feeds {} `{}` m{}n{}k{} per stage into TMEM; \
+the consumer warpgroup runs the `{}` epilogue.\n",
+            p.stages,
+            m.count,
+            m.ptx(),
+            m.m,
+            m.n,
+            m.k,
+            p.epilogue.as_str()
+        );
+    }
+    if let Some(m) = stage_mma(task, Target::Sm90a) {
+        let _ = writeln!(
+            s,
+            "On sm_90a the same contract lowers to {} `{}` per stage issued by the consumer warpgroup ({} m{} parts per tile), the accumulator in registers{}; \
 the ring's stages are freed by the 128 consumer threads instead of a tcgen05.commit.\n",
-            p.block_n,
-            if matches!(p.operands, Operands::Fp8BlockScale { .. }) { 32 } else { 16 },
+            m.count,
+            m.ptx(),
+            p.block_m / m.m.max(1),
+            m.m,
             if matches!(p.operands, Operands::Fp8BlockScale { .. }) {
                 ", each 128-element K block's weight and activation scales applied in f32"
             } else {
@@ -291,7 +293,7 @@ fn descriptors(s: &mut String, task: &CheckedTask, p: &LinearMath) {
         let _ = writeln!(
             s,
             "sm_100a `{}` instruction descriptor `0x{i:08X}`{}:\n\n```",
-            mma_kind(p),
+            stage_mma(task, Target::Sm100a).map_or_else(String::new, |m| m.ptx()),
             if matches!(p.operands, Operands::Fp8BlockScale { .. }) {
                 " (the scale-factor ids OR-ed in per MMA)"
             } else {

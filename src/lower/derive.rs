@@ -531,6 +531,7 @@ impl Cx<'_> {
                         Operands::Fp8BlockScale { sf_ring, .. } => Some(group(sf_ring)),
                         Operands::Bf16 => None,
                     },
+                    mma: Some(target::mma(p, self.target)),
                 },
                 // Without the engine's binding: the ring group read, for the model check.
                 None => Step::StageMma {
@@ -538,6 +539,7 @@ impl Cx<'_> {
                     w: group(owner),
                     a: group(owner),
                     sf: None,
+                    mma: None,
                 },
             }));
         }

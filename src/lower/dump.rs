@@ -126,10 +126,16 @@ fn step(st: &Step) -> String {
     match st {
         Step::TmemAlloc { scratch } => format!("tmem alloc (address in group {scratch})"),
         Step::TmemDealloc => "tmem dealloc".to_string(),
-        Step::StageMma { w, a, sf, .. } => match sf {
-            Some(sf) => format!("stage mma (groups {w} x {a}, scales {sf})"),
-            None => format!("stage mma (groups {w} x {a})"),
-        },
+        Step::StageMma { w, a, sf, mma, .. } => {
+            let what = match mma {
+                Some(m) => format!("{} x{} (m{} n{} k{})", m.ptx(), m.count, m.m, m.n, m.k),
+                None => "stage mma".into(),
+            };
+            match sf {
+                Some(sf) => format!("{what} (groups {w} x {a}, scales {sf})"),
+                None => format!("{what} (groups {w} x {a})"),
+            }
+        }
         Step::AccLoad { scratch, .. } => format!("accumulator load (address in group {scratch})"),
         Step::Epilogue { smem, .. } => {
             format!(

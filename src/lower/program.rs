@@ -138,6 +138,61 @@ pub enum Operand {
     Other,
 }
 
+/// The MMA instruction a stage issues on a target (decided in [`super::target::mma`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaKind {
+    /// `tcgen05.mma.cta_group::1.kind::f16`: bf16 x bf16 into an f32 TMEM accumulator.
+    Tcgen05F16,
+    /// `tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale`: e4m3 x e4m3 with UE8M0 scale
+    /// factors in TMEM (four scale ids per 128-element K block).
+    Tcgen05Mxf8f6f4BlockScale,
+    /// `wgmma.mma_async … .f32.bf16.bf16`: into registers of the consumer warpgroup.
+    WgmmaBf16,
+    /// `wgmma.mma_async … .f32.e4m3.e4m3`: into registers; block scales applied in f32.
+    WgmmaE4m3,
+}
+
+/// The MMAs of one stage, as issued: `count` instructions of shape m`m` n`n` k`k` (elements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmaShape {
+    /// The instruction.
+    pub kind: MmaKind,
+    /// Rows per instruction (weight rows under swap-AB): 128 for tcgen05, 64 for wgmma.
+    pub m: i64,
+    /// Columns per instruction (tokens).
+    pub n: i64,
+    /// K elements per instruction.
+    pub k: i64,
+    /// Instructions per stage: (tile M / m) x (tile K / k).
+    pub count: i64,
+}
+
+impl MmaShape {
+    /// The PTX instruction with its shape, as the kernel writes it
+    /// (`tcgen05.mma.cta_group::1.kind::f16` has its shape in the instruction descriptor).
+    pub fn ptx(&self) -> String {
+        match self.kind {
+            MmaKind::Tcgen05F16 => "tcgen05.mma.cta_group::1.kind::f16".into(),
+            MmaKind::Tcgen05Mxf8f6f4BlockScale => {
+                "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale".into()
+            }
+            MmaKind::WgmmaBf16 => format!(
+                "wgmma.mma_async.sync.aligned.m{}n{}k{}.f32.bf16.bf16",
+                self.m, self.n, self.k
+            ),
+            MmaKind::WgmmaE4m3 => format!(
+                "wgmma.mma_async.sync.aligned.m{}n{}k{}.f32.e4m3.e4m3",
+                self.m, self.n, self.k
+            ),
+        }
+    }
+
+    /// Whether the instruction takes block scale factors.
+    pub fn block_scaled(&self) -> bool {
+        matches!(self.kind, MmaKind::Tcgen05Mxf8f6f4BlockScale)
+    }
+}
+
 /// The work of the linear engine that is not synchronisation (the model check skips it; the
 /// target's renderer writes it).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -162,6 +217,9 @@ pub enum Step {
         a: usize,
         /// The scale-factor ring's region group (block-scaled fp8).
         sf: Option<usize>,
+        /// The MMAs issued (`None` in the protocol-only program of a contract that does not
+        /// lower: there the step stands only for the stage's SMEM read).
+        mma: Option<MmaShape>,
     },
     /// sm_100a consumer: load the warp's 32 TMEM lanes of the accumulator slot (`tcgen05.ld`),
     /// the TMEM address read from region group `scratch`.
@@ -364,6 +422,19 @@ impl RoleProgram {
     /// The program of `kind`, if the task has that role.
     pub fn role(&self, kind: RoleKind) -> Option<&Role> {
         self.roles.iter().find(|r| r.kind == kind)
+    }
+
+    /// The MMAs a stage issues: the shape of the program's `StageMma` step (`None` for a program
+    /// without the linear engine).
+    pub fn stage_mma(&self) -> Option<MmaShape> {
+        fn find(ops: &[Op]) -> Option<MmaShape> {
+            ops.iter().find_map(|o| match o {
+                Op::Step(Step::StageMma { mma, .. }) => *mma,
+                Op::Loop { body, .. } | Op::Elect { body } => find(body),
+                _ => None,
+            })
+        }
+        self.roles.iter().find_map(|r| find(&r.ops))
     }
 
     /// Number of op-private ordinals (I-M1).

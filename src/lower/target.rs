@@ -7,7 +7,7 @@
 //! | a ring stage freed by the MMA | `tcgen05.commit`, count 1 | the 128 consumer threads, count 128 |
 //! | TMEM allocation | after the first stage landed (the pages are the task's, I-P5) | none |
 
-use super::program::{Barrier, BarrierId, BarrierSource};
+use super::program::{Barrier, BarrierId, BarrierSource, MmaKind, MmaShape};
 use crate::ir::{
     ArrivalIr, ChannelIr, ChannelStorageIr, EmptyEdge, Family, Handle, RoleKind, Target, TaskIr,
 };
@@ -146,4 +146,26 @@ pub fn find(bars: &[Barrier], source: BarrierSource) -> Option<BarrierId> {
         .position(|b| b.source == source)
         .and_then(|i| u16::try_from(i).ok())
         .map(BarrierId)
+}
+
+/// The MMAs of one stage of `linear` on `target`: sm_100a issues tile-M-row `tcgen05.mma`s (the
+/// instruction descriptor carries M and N) into TMEM; sm_90a issues m64 `wgmma`s, two halves of
+/// the 128-row tile, into the consumer warpgroup's registers (wgmma K is 16 for bf16, 32 for
+/// e4m3; PTX ISA, "Asynchronous Warpgroup Level Matrix Shape").
+pub fn mma(linear: &super::LinearMath, target: Target) -> MmaShape {
+    let fp8 = matches!(linear.operands, super::Operands::Fp8BlockScale { .. });
+    let (kind, m) = match (target, fp8) {
+        (Target::Sm100a, false) => (MmaKind::Tcgen05F16, linear.block_m),
+        (Target::Sm100a, true) => (MmaKind::Tcgen05Mxf8f6f4BlockScale, linear.block_m),
+        (Target::Sm90a, false) => (MmaKind::WgmmaBf16, 64),
+        (Target::Sm90a, true) => (MmaKind::WgmmaE4m3, 64),
+    };
+    let per = |a: i64, b: i64| if b > 0 { a / b } else { 0 };
+    MmaShape {
+        kind,
+        m,
+        n: linear.block_n,
+        k: linear.mma_k,
+        count: per(linear.block_m, m) * per(linear.block_k, linear.mma_k),
+    }
 }

@@ -175,6 +175,7 @@ __device__ __noinline__ void launcher(TaskDesc const *task_desc, RuntimeConfig c
       uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0
       mpkc::rt::mbar_wait(&sem[SEM_W_RING_FULL + stage], full_parity, "sem_w_ring_full", stage);
       mpkc::rt::mbar_wait(&sem[SEM_A_RING_FULL + stage], full_parity, "sem_a_ring_full", stage);
+      static_assert(layout::Tiles::BLOCK_M == 128 && layout::Tiles::BLOCK_N == 16 && layout::Tiles::MMA_K == 16 && layout::Tiles::MMAS_PER_STAGE == 8, "the stage issues the role program's 8 x m128n16k16");
       mpkc::sm100::tcgen05_fence_after();
       uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset(REGION_W_0 + stage));
       uint64_t const a_desc = smem_desc(smem + task_desc->smem_region_offset(REGION_A_0 + stage));

@@ -205,6 +205,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0
     mpkc::rt::mbar_wait(&sem[SEM_W_RING_FULL + stage], full_parity, "sem_w_ring_full", stage);
     mpkc::rt::mbar_wait(&sem[SEM_A_RING_FULL + stage], full_parity, "sem_a_ring_full", stage);
+    static_assert(layout::Tiles::BLOCK_M / 64 * layout::Tiles::MMAS_PER_STAGE == 16, "the stage issues the role program's 16 x m64n16k16");
     uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset(REGION_W_0 + stage));
     uint64_t const a_desc = smem_desc(smem + task_desc->smem_region_offset(REGION_A_0 + stage));
     mpkc::sm90::wgmma_fence();
@@ -212,7 +213,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     for (int j = 0; j < layout::Tiles::MMAS_PER_STAGE; ++j) {
       uint64_t const ab = layout::Sm90::a_mma(a_desc, j);
       #pragma unroll
-      for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < BLOCK_M / 64; ++h) {
         uint64_t const wa = layout::Sm90::w_mma(w_desc, h, j);
         wgmma(acc[h], wa, ab, true);
       }

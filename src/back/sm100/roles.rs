@@ -7,7 +7,7 @@ use crate::back::roles::{ops_of, render, Engine, RoleCx};
 use crate::back::writer::Writer;
 use crate::ir::{ChannelStorageIr, RoleKind};
 use crate::lower::LinearMath;
-use crate::lower::{BarRef, BarrierSource, RoleProgram, Step};
+use crate::lower::{BarRef, BarrierSource, MmaShape, RoleProgram, Step};
 use crate::valid::CheckedTask;
 
 /// The accumulator fragment of a consumer thread on sm_100a: TMEM lane 32w + l of the tile.
@@ -71,7 +71,9 @@ impl Engine for Sm100<'_> {
                 w.line("__syncwarp();");
                 w.line("uint32_t const taddr = *taddr_slot;  // cached: the scratch page may be released before dealloc");
             }
-            Step::StageMma { w: wg, a, sf, .. } => stage_mma(w, ir, *wg, *a, *sf),
+            Step::StageMma {
+                w: wg, a, sf, mma, ..
+            } => stage_mma(w, ir, (*wg, *a, *sf), *mma),
             Step::AccLoad { scratch, .. } => acc_load(w, ir, self.p, *scratch),
             Step::Epilogue { .. } => epilogue::emit(w, self.task, self.p, &FRAGMENT),
             Step::PageRelease => {
@@ -86,8 +88,17 @@ impl Engine for Sm100<'_> {
 
 /// The stage's MMAs on the elected launcher lane: the descriptors of both operands, the stage's
 /// scale factors into TMEM (block-scaled fp8), one tcgen05.mma per MMA_K.
-fn stage_mma(w: &mut Writer, ir: &crate::ir::TaskIr, wg: usize, a: usize, sf: Option<usize>) {
+fn stage_mma(
+    w: &mut Writer,
+    ir: &crate::ir::TaskIr,
+    (wg, a, sf): (usize, usize, Option<usize>),
+    mma: Option<MmaShape>,
+) {
     let (w0, a0) = (region_base(ir, wg), region_base(ir, a));
+    let scaled = mma.is_some_and(|m| m.block_scaled());
+    if let Some(m) = mma {
+        w.line(format!("static_assert(layout::Tiles::BLOCK_M == {} && layout::Tiles::BLOCK_N == {} && layout::Tiles::MMA_K == {} && layout::Tiles::MMAS_PER_STAGE == {}, \"the stage issues the role program's {} x m{}n{}k{}\");", m.m, m.n, m.k, m.count, m.count, m.m, m.n, m.k));
+    }
     w.line("mpkc::sm100::tcgen05_fence_after();");
     w.line(format!(
         "uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"
@@ -111,7 +122,7 @@ fn stage_mma(w: &mut Writer, ir: &crate::ir::TaskIr, wg: usize, a: usize, sf: Op
     w.open("for (int j = 0; j < layout::Tiles::MMAS_PER_STAGE; ++j)");
     w.line("uint64_t const wa = layout::Sm100::w_mma(w_desc, j);");
     w.line("uint64_t const ab = layout::Sm100::a_mma(a_desc, j);");
-    if sf.is_some() {
+    if scaled {
         w.line("mpkc::sm100::mma_mxf8f6f4_block_scale(d_tmem, wa, ab, layout::Sm100::idesc(j), layout::Sm100::sf_operand(sfa, j), layout::Sm100::sf_operand(sfb, j), it > 0 || j > 0);");
     } else {
         w.line("mpkc::sm100::mma_f16(d_tmem, wa, ab, layout::Sm100::idesc(j), it > 0 || j > 0);");

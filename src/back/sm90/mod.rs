@@ -26,7 +26,7 @@ use super::epilogue::fragment_helpers;
 use super::pipeline::{kernel_prologue, loader, registration, reinit_helpers};
 use super::writer::Writer;
 use super::GenOptions;
-use crate::lower::{LinearMath, Operands, RoleProgram};
+use crate::lower::{LinearMath, MmaKind, MmaShape, Operands, RoleProgram};
 use crate::valid::CheckedTask;
 
 /// Emits `<unit>_sm90.cuh`.
@@ -53,7 +53,7 @@ pub fn emit(
         "mpkc_sm90.cuh",
     );
     descriptors(&mut w, p);
-    wgmma_wrapper(&mut w, p);
+    wgmma_wrapper(&mut w, p, prog.stage_mma()?);
     fragment_helpers(&mut w, &roles::FRAGMENT);
     w.comment("On sm_90a the ring's empty barriers are arrived by the 128 consumer threads, each after its");
     w.comment("wgmma.wait_group and its last read of the stage (count 128), not by a tcgen05.commit (count 1).");
@@ -94,20 +94,19 @@ fn descriptors(w: &mut Writer, p: &LinearMath) {
 
 /// The `wgmma.mma_async` wrapper for this tile's shape: its register list has BLOCK_N / 2 entries,
 /// so mpkc writes it per contract.
-fn wgmma_wrapper(w: &mut Writer, p: &LinearMath) {
+fn wgmma_wrapper(w: &mut Writer, p: &LinearMath, mma: MmaShape) {
     let regs = (p.block_n / 2) as usize;
-    let fp8 = matches!(p.operands, Operands::Fp8BlockScale { .. });
-    let (shape, types, tail) = if fp8 {
-        (format!("m64n{}k32", p.block_n), "f32.e4m3.e4m3", "p, 1, 1")
-    } else {
-        (
-            format!("m64n{}k16", p.block_n),
-            "f32.bf16.bf16",
-            "p, 1, 1, 0, 0",
-        )
+    // The instruction is the program's (`lower::target::mma`); the operand tail: scale-d, then
+    // imm-scale-a/b, and for bf16 the K-major transpose bits.
+    let ptx = mma.ptx();
+    let tail = match mma.kind {
+        MmaKind::WgmmaE4m3 => "p, 1, 1",
+        _ => "p, 1, 1, 0, 0",
     };
     let d: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
-    w.comment(format!("`wgmma.mma_async.sync.aligned.{shape}.{types}`: D (+)= A[smem desc] x B[smem desc]^T, both K-major;"));
+    w.comment(format!(
+        "`{ptx}`: D (+)= A[smem desc] x B[smem desc]^T, both K-major;"
+    ));
     w.comment("`accumulate` false overwrites D (scale-d = 0).");
     w.open("__device__ __forceinline__ void wgmma(float (&d)[ACC_REGS], uint64_t a_desc, uint64_t b_desc, bool accumulate)");
     w.line("asm volatile(");
@@ -116,7 +115,7 @@ fn wgmma_wrapper(w: &mut Writer, p: &LinearMath) {
         regs + 2
     ));
     w.line(format!(
-        "    \" wgmma.mma_async.sync.aligned.{shape}.{types} {{{}}}, %{}, %{}, {tail};\\n}}\"",
+        "    \" {ptx} {{{}}}, %{}, %{}, {tail};\\n}}\"",
         d.join(", "),
         regs,
         regs + 1

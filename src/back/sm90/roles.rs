@@ -6,7 +6,7 @@ use crate::back::pipeline::{open_consumer, region_base, release_used_pages};
 use crate::back::roles::{ops_of, render, Engine, RoleCx};
 use crate::back::writer::Writer;
 use crate::ir::RoleKind;
-use crate::lower::{LinearMath, Operands};
+use crate::lower::{LinearMath, MmaShape, Operands};
 use crate::lower::{RoleProgram, Step};
 use crate::valid::CheckedTask;
 
@@ -62,7 +62,9 @@ impl Engine for Sm90<'_> {
     fn step(&self, w: &mut Writer, _role: RoleKind, step: &Step) {
         let ir = &self.task.ir;
         match step {
-            Step::StageMma { w: wg, a, sf, .. } => stage_mma(w, ir, *wg, *a, *sf),
+            Step::StageMma {
+                w: wg, a, sf, mma, ..
+            } => stage_mma(w, ir, (*wg, *a, *sf), *mma),
             Step::Epilogue { .. } => epilogue::emit(w, self.task, self.p, &FRAGMENT),
             Step::PageRelease => release_used_pages(w, "wgmma"),
             // No TMEM on sm_90a: the lowering places none of these.
@@ -78,8 +80,16 @@ impl Engine for Sm90<'_> {
 
 /// The stage's wgmma of both m64 halves by the warpgroup, waited, then (fp8) the block's scales
 /// applied in f32; the stage is free for this thread afterwards.
-fn stage_mma(w: &mut Writer, ir: &crate::ir::TaskIr, wg: usize, a: usize, sf: Option<usize>) {
+fn stage_mma(
+    w: &mut Writer,
+    ir: &crate::ir::TaskIr,
+    (wg, a, sf): (usize, usize, Option<usize>),
+    mma: Option<MmaShape>,
+) {
     let (w0, a0) = (region_base(ir, wg), region_base(ir, a));
+    if let Some(m) = mma {
+        w.line(format!("static_assert(layout::Tiles::BLOCK_M / {} * layout::Tiles::MMAS_PER_STAGE == {}, \"the stage issues the role program's {} x m{}n{}k{}\");", m.m, m.count, m.count, m.m, m.n, m.k));
+    }
     w.line(format!(
         "uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"
     ));
@@ -92,7 +102,7 @@ fn stage_mma(w: &mut Writer, ir: &crate::ir::TaskIr, wg: usize, a: usize, sf: Op
     w.open("for (int j = 0; j < layout::Tiles::MMAS_PER_STAGE; ++j)");
     w.line("uint64_t const ab = layout::Sm90::a_mma(a_desc, j);");
     w.line("#pragma unroll");
-    w.open("for (int h = 0; h < 2; ++h)");
+    w.open("for (int h = 0; h < BLOCK_M / 64; ++h)");
     w.line("uint64_t const wa = layout::Sm90::w_mma(w_desc, h, j);");
     if sf.is_some() {
         w.line("wgmma(blk[h], wa, ab, j > 0);");
