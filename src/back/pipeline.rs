@@ -9,7 +9,7 @@ use super::writer::Writer;
 use super::GenOptions;
 use crate::ir::{RoleKind, TaskIr};
 use crate::lower::{LinearMath, Operands};
-use crate::lower::{Op, RoleProgram};
+use crate::lower::{Op, Operand, RoleProgram};
 use crate::valid::CheckedTask;
 
 /// The region ordinal name of the first stage of a ring, or of the scratch region.
@@ -184,32 +184,21 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
     ));
     w.line(format!("static_assert(K_ITERS >= 1 && BLOCK_M == 128, \"E0013: the house pipeline lowers 128-row tiles with at least one K stage\");"));
     w.blank();
-    let box_bytes = |h| {
-        let t = &ir.tensors[h];
-        t.tma
-            .as_ref()
-            .and_then(|m| m.box_bytes(t.dtype))
-            .unwrap_or(0)
-    };
-    w.comment("Bytes each stage's TMA delivers: the expect_tx of its full barrier (I-M6).");
-    let wb = box_bytes(p.weights);
-    let ab = box_bytes(p.acts);
-    w.line(format!(
-        "constexpr uint32_t W_STAGE_TX_BYTES = {wb};  // box {:?} of {}",
-        wt.tma
-            .as_ref()
-            .map(|m| m.box_dims.clone())
-            .unwrap_or_default(),
-        wt.dtype
-    ));
-    w.line(format!(
-        "constexpr uint32_t A_STAGE_TX_BYTES = {ab};  // box {:?} of {}",
-        at.tma
-            .as_ref()
-            .map(|m| m.box_dims.clone())
-            .unwrap_or_default(),
-        at.dtype
-    ));
+    w.comment("Bytes each stage's TMA delivers: the expect_tx of its full barrier (I-M6), the role program's loads.");
+    let loads = tma_loads(prog);
+    for (name, operand, h) in [
+        ("W", Operand::Weights, p.weights),
+        ("A", Operand::Activations, p.acts),
+    ] {
+        let (bytes, dims) = loads
+            .iter()
+            .find(|l| l.operand == operand)
+            .map_or((0, &[][..]), |l| (l.bytes, l.box_dims));
+        w.line(format!(
+            "constexpr uint32_t {name}_STAGE_TX_BYTES = {bytes};  // box {dims:?} of {}",
+            ir.tensors[h].dtype
+        ));
+    }
     w.line(format!("static_assert(W_STAGE_TX_BYTES <= raw_{}_bytes() && A_STAGE_TX_BYTES <= raw_{}_bytes(), \"E0304: a stage receives more TMA bytes than it holds\");",
         ir.regions[ir.region_groups[ring_group(ir, p.w_ring)].members[0]].name.to_ascii_lowercase(),
         ir.regions[ir.region_groups[ring_group(ir, p.a_ring)].members[0]].name.to_ascii_lowercase()));
@@ -217,21 +206,49 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
     w.blank();
 }
 
-/// The L2 policy of the loader's TMA loads of each operand (`W_L2_POLICY`, `A_L2_POLICY`), from
-/// the role program: the tensor's, or a lever's when its define is on (I-H7: the define is 0
-/// unless the build sets it).
-fn l2_policies(w: &mut Writer, prog: &RoleProgram) {
-    fn loads(ops: &[Op], out: &mut Vec<(crate::lower::Operand, crate::lower::L2Policy)>) {
+/// A TMA load of the loader's program.
+struct Load<'a> {
+    operand: Operand,
+    bytes: i64,
+    box_dims: &'a [i64],
+    l2: &'a crate::lower::L2Policy,
+}
+
+/// The loader's TMA loads in program order.
+fn tma_loads(prog: &RoleProgram) -> Vec<Load<'_>> {
+    fn walk<'a>(ops: &'a [Op], out: &mut Vec<Load<'a>>) {
         for o in ops {
             match o {
-                Op::TmaLoad { operand, l2, .. } => out.push((*operand, l2.clone())),
-                Op::Loop { body, .. } | Op::Elect { body } => loads(body, out),
+                Op::TmaLoad {
+                    operand,
+                    bytes,
+                    box_dims,
+                    l2,
+                    ..
+                } => out.push(Load {
+                    operand: *operand,
+                    bytes: *bytes,
+                    box_dims,
+                    l2,
+                }),
+                Op::Loop { body, .. } | Op::Elect { body } => walk(body, out),
                 _ => {}
             }
         }
     }
-    let mut all = Vec::new();
-    loads(ops_of(prog, RoleKind::Loader), &mut all);
+    let mut out = Vec::new();
+    walk(ops_of(prog, RoleKind::Loader), &mut out);
+    out
+}
+
+/// The L2 policy of the loader's TMA loads of each operand (`W_L2_POLICY`, `A_L2_POLICY`), from
+/// the role program: the tensor's, or a lever's when its define is on (I-H7: the define is 0
+/// unless the build sets it).
+fn l2_policies(w: &mut Writer, prog: &RoleProgram) {
+    let all: Vec<_> = tma_loads(prog)
+        .into_iter()
+        .map(|l| (l.operand, l.l2.clone()))
+        .collect();
     for (name, operand) in [
         ("W", crate::lower::Operand::Weights),
         ("A", crate::lower::Operand::Activations),
@@ -313,7 +330,6 @@ pub(crate) fn loader(
     w.line(format!("if (!{isa}::elect_one()) return;"));
     w.line("extern __shared__ __align__(1024) char smem[];");
     w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
-    pages_fence(w, isa);
     w.line("CUtensorMap const *const map_w = task_desc->input_tma_desc_ptrs[IN_W][0];");
     w.line("CUtensorMap const *const map_a = task_desc->input_tma_desc_ptrs[IN_A][0];");
     w.line(format!("{isa}::prefetch_tensormap(map_w);"));
@@ -334,7 +350,7 @@ pub(crate) fn loader(
 
 /// The loader's fence between the generic stores earlier tasks made to this task's pages and the
 /// TMA writes of this task (finding: no proxy fence on that path).
-fn pages_fence(w: &mut Writer, isa: &str) {
+pub(crate) fn pages_fence(w: &mut Writer, isa: &str) {
     w.comment("An earlier task on this SM may have written this task's pages with generic stores (a consumer-only");
     w.comment("body's SMEM view, a TMEM-address scratch, an fp8 epilogue's amax); this task's TMA writes them in the");
     w.comment("async proxy. PTX ISA 9.0 §8.6 \"Proxies\" and §9.7.9.25.2 \"Async Proxy\": accesses to one location");

@@ -8,7 +8,7 @@ use super::pipeline::{activations_fence, launcher_reinit, region_base};
 use super::writer::Writer;
 use crate::ir::{RoleKind, TaskIr};
 use crate::lower::{
-    BarRef, BarrierSource, Index, LoopKind, Op, Operand, RoleProgram, Step, ThreadSet,
+    BarRef, BarrierSource, Coord, Index, LoopKind, Op, Operand, RoleProgram, Step, ThreadSet,
 };
 
 /// What a target renders itself.
@@ -149,16 +149,22 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 operand,
                 bar,
                 group,
+                coords,
                 ..
             } => {
-                if !k_chunk {
+                if !k_chunk && coords.contains(&Coord::KChunk) {
                     w.line("int const k_chunk = (split * K_ITERS + it) * K_CHUNKS;");
                     k_chunk = true;
                 }
-                let (x, coords) = match operand {
-                    Operand::Weights => ("w", "0, tile * BLOCK_M, k_chunk"),
-                    Operand::Activations | Operand::Other => ("a", "0, 0, k_chunk"),
+                let x = match operand {
+                    Operand::Weights => "w",
+                    Operand::Activations | Operand::Other => "a",
                 };
+                let coords = coords
+                    .iter()
+                    .map(|c| c.c_expr())
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 let (at, _) = sem_slot(cx.prog, bar);
                 let base = region_base(cx.ir, *group);
                 let big = upper(x);
@@ -189,6 +195,7 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 w.line(format!("{isa}::fence_proxy_async_smem();"));
                 w.line(format!("mpkc::rt::mbar_arrive({at});"));
             }
+            Op::Step(Step::PageAcquire) => super::pipeline::pages_fence(w, isa),
             Op::Step(Step::DepWait) => {
                 w.comment("The activations come from the task this one depends on: wait its event once (I-M9).");
                 w.open("if (it == 0)");

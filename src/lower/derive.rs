@@ -201,6 +201,9 @@ impl Cx<'_> {
             }
             return ops;
         }
+        if self.lowered() && role == RoleKind::Loader {
+            ops.push(Op::Step(Step::PageAcquire));
+        }
         let owned: Vec<usize> = self
             .bars
             .iter()
@@ -440,6 +443,14 @@ impl Cx<'_> {
                         _ => None,
                     }),
                 };
+                // The weights' box starts at the task's tile rows, the activations' at token 0;
+                // both at the stage's K chunk (the tensor maps are 3-D: 64-element rows, rows,
+                // K chunks).
+                let coords = match operand {
+                    Operand::Weights => vec![Coord::Zero, Coord::TileRow, Coord::KChunk],
+                    Operand::Activations => vec![Coord::Zero, Coord::Zero, Coord::KChunk],
+                    Operand::Other => Vec::new(),
+                };
                 Op::TmaLoad {
                     tensor: tensors[0],
                     operand,
@@ -447,6 +458,8 @@ impl Cx<'_> {
                     bar,
                     group,
                     bytes,
+                    box_dims: t.tma.as_ref().map_or_else(Vec::new, |m| m.box_dims.clone()),
+                    coords,
                 }
             }
             (ArrivalIr::Threads(_), Some(group))

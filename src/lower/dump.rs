@@ -81,11 +81,14 @@ fn ops(p: &RoleProgram, ir: &TaskIr, list: &[Op], depth: usize, s: &mut String) 
                 bar: b,
                 group,
                 bytes,
+                box_dims,
+                coords,
                 l2,
             } => writeln!(
                 s,
-                "{pad}tma `{}` ({operand:?}) -> group {group}, {} (+{bytes} B), l2 {:?}{}",
+                "{pad}tma `{}` ({operand:?}) box {box_dims:?} at ({}) -> group {group}, {} (+{bytes} B), l2 {:?}{}",
                 ir.tensors[*tensor].name,
+                coords.iter().map(|c| c.c_expr()).collect::<Vec<_>>().join(", "),
                 bar(p, b),
                 l2.default,
                 l2.lever
@@ -148,6 +151,7 @@ fn step(st: &Step) -> String {
             )
         }
         Step::PageRelease => "release the used pages".to_string(),
+        Step::PageAcquire => "page acquire (the runtime's loader prefix), proxy fence".to_string(),
         Step::DepWait => "wait the dependency (first K iteration)".to_string(),
         Step::SyncWarp => "__syncwarp".to_string(),
         Step::Body => "the body (runtime page prefix and suffix around it)".to_string(),

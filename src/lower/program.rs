@@ -193,6 +193,28 @@ impl MmaShape {
     }
 }
 
+/// One coordinate of a TMA box origin, innermost first (the tensor map's dimension order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coord {
+    /// 0.
+    Zero,
+    /// The task's first weight row: `tile * BLOCK_M`.
+    TileRow,
+    /// The stage's K chunk: `(split * K_ITERS + it) * K_CHUNKS`.
+    KChunk,
+}
+
+impl Coord {
+    /// The coordinate as the kernel writes it.
+    pub fn c_expr(self) -> &'static str {
+        match self {
+            Coord::Zero => "0",
+            Coord::TileRow => "tile * BLOCK_M",
+            Coord::KChunk => "k_chunk",
+        }
+    }
+}
+
 /// The work of the linear engine that is not synchronisation (the model check skips it; the
 /// target's renderer writes it).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -240,6 +262,11 @@ pub enum Step {
         /// The `epilogue` item.
         span: Span,
     },
+    /// The loader's page acquire: the runtime's loader prefix (page mode 1, contract doc §3.3)
+    /// has waited every page of the task ready before the role runs (I-P5); the role then fences
+    /// the async proxy once before its first TMA write of them (PTX ISA §8.6 "Proxies": earlier
+    /// tasks may have written the pages with generic stores).
+    PageAcquire,
     /// The launcher's lane-parallel release of each page the task uses, once (I-P1, I-P3).
     PageRelease,
     /// The loader's wait on the task's dependency (`SEM_DEP_READY`) before its first load of
@@ -293,8 +320,13 @@ pub enum Op {
         bar: BarRef,
         /// The region group of the ring (stage `it % stages`).
         group: usize,
-        /// Bytes of the box.
+        /// Bytes of the box (its expect_tx).
         bytes: i64,
+        /// The box extents in elements, innermost first (the tensor's `tma(box …)`).
+        box_dims: Vec<i64>,
+        /// The box origin, innermost first (empty for an [`Operand::Other`] load of a
+        /// protocol-only program).
+        coords: Vec<Coord>,
         /// Its L2 cache policy.
         l2: L2Policy,
     },

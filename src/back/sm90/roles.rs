@@ -71,6 +71,7 @@ impl Engine for Sm90<'_> {
             Step::TmemAlloc { .. }
             | Step::TmemDealloc
             | Step::AccLoad { .. }
+            | Step::PageAcquire
             | Step::DepWait
             | Step::SyncWarp
             | Step::Body => {}
