@@ -96,7 +96,7 @@ registry! {
     TMA_STRIDE = "E0509", "tmem", Some("I-T6"), "a TMA tensor's global row stride is not a multiple of 16 bytes";
     TMA_TASK_ID = "E0510", "tmem", Some("I-T6"), "a task's TaskType is outside MPK's TMA range iff it loads through TMA";
 
-    LINEAR_LIMITS = "E0601", "wiring", Some("I-H5"), "a pipeline exceeds the linear family's limits (16 tokens, N a multiple of 128)";
+    LINEAR_LIMITS = "E0601", "wiring", Some("I-H5"), "a pipeline exceeds the linear family's limits (tokens up to tile N, N a multiple of 128)";
     GRID_WIDE = "E0602", "wiring", Some("I-H4"), "grid-wide granularity lacks skip_after_step0 or a written justification";
     LEVER_DEFAULT_ON = "W0603", "wiring", Some("I-H7"), "a lever defaults on, which changes the default build";
     TASK_SLOTS = "E0604", "wiring", Some("I-H1"), "a task has more input or output tensors than the TaskDesc has pointer slots";

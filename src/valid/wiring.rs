@@ -61,8 +61,8 @@ pub(super) fn task_slots(ir: &TaskIr, sink: &mut Sink) {
     }
 }
 
-/// Linear-family limits for pipelines (I-H5): at most 16 tokens (one BLOCK_N = 16 activation
-/// tile per task), output columns a multiple of the 128-row MMA tile.
+/// Linear-family limits for pipelines (I-H5): at most tile N tokens (one activation tile per task,
+/// MMA-N under swap-AB), output columns a multiple of the 128-row MMA tile.
 pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
     if ir.family != Family::Pipeline {
         return;
@@ -82,18 +82,28 @@ pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
         }
         let t_dims = dims;
         let (tokens, n) = (t_dims[0], t_dims[1]);
-        if tokens > 16 {
+        // Swap-AB: the tokens are MMA-N, one activation tile of tile N per task. The 16-token
+        // limit of MPK's hand-written linear (its BLOCK_N) is not the lowering's: any tile N the
+        // MMA takes (E0501) serves as many tokens.
+        // The activation tile: `tile N`, else the MMA's n.
+        let tile_n = ir
+            .tile
+            .as_ref()
+            .and_then(|t| Some((t.n?, t.span, "tile N")))
+            .or_else(|| ir.mma.as_ref().map(|m| (m.n, m.span, "the MMA's n")));
+        if let Some((tile_n, tile_span, what)) = tile_n.filter(|(bn, _, _)| tokens > *bn) {
             sink.push(
                 Diagnostic::error(
                     codes::LINEAR_LIMITS,
                     format!(
-                        "output `{}` has {tokens} rows; the linear family serves at most 16 tokens",
+                        "output `{}` has {tokens} rows, but a task's activation tile holds {what} = {tile_n} tokens",
                         t.name
                     ),
                 )
                 .primary(t.span, format!("{tokens} tokens"))
-                .note("one task holds one BLOCK_N = 16 activation tile (MMA-N under swap-AB)")
-                .help("split the tokens over several tasks of at most 16"),
+                .secondary(tile_span, format!("{what} {tile_n}"))
+                .note("under swap-AB the tokens are MMA-N: one task multiplies its 128 weight rows by one activation tile of tile N tokens")
+                .help(format!("raise tile N (and the MMA's n, the activation box and region, the TMEM columns) to at least {tokens}, or split the tokens over tasks of at most {tile_n}")),
             );
         }
         if n % tile_m != 0 {

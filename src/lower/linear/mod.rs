@@ -66,7 +66,7 @@ pub struct LinearMath {
     pub elem_bytes: i64,
     /// Weights `[N, K]` (MMA A operand under swap-AB: 128 rows per tile).
     pub weights: TensorHandle,
-    /// Activations `[m_real, K]` (MMA B operand: up to 16 tokens).
+    /// Activations `[m_real, K]` (MMA B operand: up to tile N tokens, E0601).
     pub acts: TensorHandle,
     /// Output: `[m_real, N]` bf16, or `[splits, m_real, N]` f32 partials.
     pub output: TensorHandle,
