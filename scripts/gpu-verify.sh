@@ -74,6 +74,9 @@ if [ "$MODE" = all ] || [ "$MODE" = verify ]; then
   # Issue 12, Deliver 3: 64 tokens per task (tile N 64); 37 leaves a partial activation tile.
   run_verify "examples/linear_bf16_m64.mpk, M = 64, 4 tasks per CTA" "$OUT/verify-m64.log" examples/linear_bf16_m64.mpk --m 64
   run_verify "examples/linear_bf16_m64.mpk, M = 37, 7 tasks per CTA" "$OUT/verify-m37-t7.log" examples/linear_bf16_m64.mpk --m 37 --tasks 7
+  # Issue 12, Deliver 3: a tail tile (kv_a N 576, lm_head N 16,160).
+  run_verify "examples/linear_bf16_tail.mpk, M = 16, 4 tasks per CTA" "$OUT/verify-tail-m16.log" examples/linear_bf16_tail.mpk --m 16
+  run_verify "examples/linear_bf16_tail.mpk, M = 1, 7 tasks per CTA" "$OUT/verify-tail-t7.log" examples/linear_bf16_tail.mpk --m 1 --tasks 7
   grep -E '^  (PASS|FAIL|SKIP)' "$OUT/verify-m1.log" "$OUT/verify-m16.log" | sed -e "s|$OUT/||" >"$OUT/verify-cases.txt"
 fi
 

@@ -91,7 +91,7 @@ pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragm
     match p.epilogue {
         Epilogue::StoreBf16 => {
             open_fragment_loop(w);
-            w.line("if (n < M_REAL) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(frag_value(acc, e));");
+            w.line("if (n < M_REAL && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(frag_value(acc, e));");
             w.close("");
         }
         Epilogue::ResidualAdd => residual_add(w, task, p),
@@ -126,12 +126,12 @@ fn residual_add(w: &mut Writer, task: &CheckedTask, p: &LinearMath) {
     w.line("__nv_bfloat16 r[FRAG_ELEMS];");
     open_fragment_loop(w);
     w.line(
-        "r[e] = n < M_REAL ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);",
+        "r[e] = n < M_REAL && row < N ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);",
     );
     w.close("");
     w.comment("The accumulator is rounded to bf16 before the add, as MPK's residual linear does.");
     open_fragment_loop(w);
-    w.line("if (n < M_REAL) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(frag_value(acc, e))) + __bfloat162float(r[e]));");
+    w.line("if (n < M_REAL && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(frag_value(acc, e))) + __bfloat162float(r[e]));");
     w.close("");
 }
 

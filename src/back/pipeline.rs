@@ -143,7 +143,7 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
         p.k_iters,
         "stages per task: K / (BLOCK_K * SPLITS)",
     );
-    c(w, "NUM_TILES", p.num_tiles, "tiles along N: N / BLOCK_M");
+    c(w, "NUM_TILES", p.num_tiles, "tiles along N: ceil(N / BLOCK_M), the last partial where N % BLOCK_M != 0 (rows past N: TMA zero fill, not stored)");
     c(w, "ACC_SLOTS", p.acc_slots, "accumulator slots in TMEM");
     w.line(format!(
         "constexpr uint32_t TMEM_COLS = {};  // tcgen05.alloc columns (I-T1)",

@@ -62,13 +62,12 @@ pub(super) fn task_slots(ir: &TaskIr, sink: &mut Sink) {
 }
 
 /// Linear-family limits for pipelines (I-H5): at most tile N tokens (one activation tile per task,
-/// MMA-N under swap-AB), output columns a multiple of the 128-row MMA tile.
+/// MMA-N under swap-AB). A tail tile (N not a multiple of 128) is the lowering's to accept or
+/// reject (`lower::linear::bind`, E0601 too).
 pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
     if ir.family != Family::Pipeline {
         return;
     }
-    // MPK's linear covers N with 128-row weight tiles (BLOCK_M 128) whatever the MMA's M.
-    let tile_m = 128;
     // The main output (the first): split-K partials are [splits, m, N], quantization scales
     // [m, N / 128] are side outputs.
     for (_, t) in ir.outputs().take(1) {
@@ -81,7 +80,7 @@ pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
             continue;
         }
         let t_dims = dims;
-        let (tokens, n) = (t_dims[0], t_dims[1]);
+        let tokens = t_dims[0];
         // Swap-AB: the tokens are MMA-N, one activation tile of tile N per task. The 16-token
         // limit of MPK's hand-written linear (its BLOCK_N) is not the lowering's: any tile N the
         // MMA takes (E0501) serves as many tokens.
@@ -104,14 +103,6 @@ pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
                 .secondary(tile_span, format!("{what} {tile_n}"))
                 .note("under swap-AB the tokens are MMA-N: one task multiplies its 128 weight rows by one activation tile of tile N tokens")
                 .help(format!("raise tile N (and the MMA's n, the activation box and region, the TMEM columns) to at least {tokens}, or split the tokens over tasks of at most {tile_n}")),
-            );
-        }
-        if n % tile_m != 0 {
-            sink.push(
-                Diagnostic::error(codes::LINEAR_LIMITS, format!("output `{}` has {n} columns, not a multiple of the {tile_m}-row weight tile", t.name))
-                    .primary(t.span, format!("{n} = {} x {tile_m} + {}", n / tile_m, n % tile_m))
-                    .note("the linear family covers N with whole 128-row tiles and has no tail tile")
-                    .help(format!("pad N to {}", (n / tile_m + 1) * tile_m)),
             );
         }
     }

@@ -23,7 +23,7 @@ constexpr int K = 1536;  // columns of `W`
 constexpr int M_REAL = 16;  // rows of `A` (tokens)
 constexpr int SPLITS = 4;  // K splits
 constexpr int K_ITERS = 3;  // stages per task: K / (BLOCK_K * SPLITS)
-constexpr int NUM_TILES = 24;  // tiles along N: N / BLOCK_M
+constexpr int NUM_TILES = 24;  // tiles along N: ceil(N / BLOCK_M), the last partial where N % BLOCK_M != 0 (rows past N: TMA zero fill, not stored)
 constexpr int ACC_SLOTS = 2;  // accumulator slots in TMEM
 constexpr uint32_t TMEM_COLS = 32;  // tcgen05.alloc columns (I-T1)
 constexpr int IN_A = 0;  // input_ptrs / input_tma_desc_ptrs index of `A`

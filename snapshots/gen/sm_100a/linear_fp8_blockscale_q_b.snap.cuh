@@ -23,7 +23,7 @@ constexpr int K = 1536;  // columns of `W`
 constexpr int M_REAL = 16;  // rows of `A` (tokens)
 constexpr int SPLITS = 1;  // K splits
 constexpr int K_ITERS = 12;  // stages per task: K / (BLOCK_K * SPLITS)
-constexpr int NUM_TILES = 24;  // tiles along N: N / BLOCK_M
+constexpr int NUM_TILES = 24;  // tiles along N: ceil(N / BLOCK_M), the last partial where N % BLOCK_M != 0 (rows past N: TMA zero fill, not stored)
 constexpr int ACC_SLOTS = 2;  // accumulator slots in TMEM
 constexpr uint32_t TMEM_COLS = 64;  // tcgen05.alloc columns (I-T1)
 constexpr int IN_A = 0;  // input_ptrs / input_tma_desc_ptrs index of `A`
@@ -251,7 +251,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   for (int e = 0; e < FRAG_ELEMS; ++e) {
     int const n = frag_token(lane, e);  // token
     int const row = frag_row(tile, warp, lane, e);  // output column
-    if (n < M_REAL) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(frag_value(acc, e));
+    if (n < M_REAL && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(frag_value(acc, e));
   }
   mpkc::sm100::tcgen05_fence_before();
   mpkc::rt::mbar_arrive(&sem[SEM_ACC_EMPTY + slot]);  // acc.empty: every consumer thread, 128 arrivals

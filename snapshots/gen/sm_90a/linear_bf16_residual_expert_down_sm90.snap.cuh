@@ -23,7 +23,7 @@ constexpr int K = 512;  // columns of `W`
 constexpr int M_REAL = 16;  // rows of `A` (tokens)
 constexpr int SPLITS = 1;  // K splits
 constexpr int K_ITERS = 4;  // stages per task: K / (BLOCK_K * SPLITS)
-constexpr int NUM_TILES = 56;  // tiles along N: N / BLOCK_M
+constexpr int NUM_TILES = 56;  // tiles along N: ceil(N / BLOCK_M), the last partial where N % BLOCK_M != 0 (rows past N: TMA zero fill, not stored)
 constexpr int ACC_SLOTS = 2;  // accumulator slots in TMEM
 constexpr uint32_t TMEM_COLS = 32;  // tcgen05.alloc columns (I-T1)
 constexpr int IN_A = 0;  // input_ptrs / input_tma_desc_ptrs index of `A`
@@ -239,14 +239,14 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   for (int e = 0; e < FRAG_ELEMS; ++e) {
     int const n = frag_token(lane, e);  // token
     int const row = frag_row(tile, warp, lane, e);  // output column
-    r[e] = n < M_REAL ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);
+    r[e] = n < M_REAL && row < N ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);
   }
   // The accumulator is rounded to bf16 before the add, as MPK's residual linear does.
   #pragma unroll
   for (int e = 0; e < FRAG_ELEMS; ++e) {
     int const n = frag_token(lane, e);  // token
     int const row = frag_row(tile, warp, lane, e);  // output column
-    if (n < M_REAL) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(frag_value(acc, e))) + __bfloat162float(r[e]));
+    if (n < M_REAL && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(frag_value(acc, e))) + __bfloat162float(r[e]));
   }
   mpkc::rt::mbar_arrive(&sem[SEM_CONSUMER_DONE]);  // consumer_done: every consumer thread, 128 arrivals
 }

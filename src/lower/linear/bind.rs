@@ -300,12 +300,19 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
             "pad K, or choose splits dividing K / tile K",
         ));
     }
-    let num_tiles = if bm > 0 { n / bm } else { 0 };
+    // The last tile is partial where N is not a multiple of tile M (kv_a's 576, a rank's lm_head
+    // 16,160): TMA fills its rows past N with zeros (and still counts the whole box for
+    // expect_tx), and the epilogue stores only rows below N.
+    let num_tiles = if bm > 0 {
+        crate::ir::exact::ceil_div(n, bm)
+    } else {
+        0
+    };
     if ir.granularity.tasks() != num_tiles * splits {
         sink.push(unsupported(
             ir.family_span,
             format!(
-                "granularity has {} tasks but N / tile M x splits = {num_tiles} x {splits} = {}",
+                "granularity has {} tasks but ceil(N / tile M) x splits = {num_tiles} x {splits} = {}",
                 ir.granularity.tasks(),
                 num_tiles * splits
             ),
@@ -423,6 +430,21 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         Operands::Bf16
     };
     if sink.error_count() > before {
+        return None;
+    }
+    // A tail tile is lowered for the bf16 engine with a `store bf16` or `residual add` epilogue:
+    // the split-K reduce and the fp8 scales (weight blocks, quantised output groups) index whole
+    // 128-row tiles.
+    let tail = if bm > 0 { n % bm } else { 0 };
+    let tail_ok = operands == Operands::Bf16
+        && matches!(epilogue, Epilogue::StoreBf16 | Epilogue::ResidualAdd);
+    if tail != 0 && !tail_ok {
+        sink.push(
+            Diagnostic::error(codes::LINEAR_LIMITS, format!("output `{}` has {n} columns, {} whole {bm}-row tiles and a tail of {tail}: a tail tile is lowered for bf16 operands with `store bf16` or `residual add` only", ir.tensors[output].name, n / bm))
+                .primary(ir.tensors[output].span, format!("{n} = {} x {bm} + {tail}", n / bm))
+                .note("the split-K reduce and the fp8 block scales (128x128 weight blocks, 1x128 output groups) index whole tiles")
+                .help(format!("pad N to {} (zero weight rows), or use the bf16 engine with `store bf16` / `residual add`", (n / bm + 1) * bm)),
+        );
         return None;
     }
     Some(LinearMath {
