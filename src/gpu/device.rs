@@ -151,6 +151,35 @@ impl Gpu {
             .map_err(|e| GpuError::Kernel(format!("{e:?}")))
     }
 
+    /// The CUDA context (`mpkc bench` makes its own streams, events and graphs in it).
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// Queues a launch of the harness with `grid` CTAs of 256 threads on `stream`, without
+    /// waiting (a stream being captured records it into its graph). A launch the driver refuses
+    /// is `GpuError::Kernel`.
+    pub fn launch_on(
+        &self,
+        stream: &Arc<CudaStream>,
+        k: &Kernel,
+        grid: u32,
+        dynamic_smem: u32,
+        args: &WorkerArgs,
+    ) -> Result<(), GpuError> {
+        let cfg = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: dynamic_smem,
+        };
+        let mut b = stream.launch_builder(&k.func);
+        b.arg(args);
+        // SAFETY: the harness takes one WorkerArgs by value; every address in it is live.
+        unsafe { b.launch(cfg) }
+            .map(|_| ())
+            .map_err(|e| GpuError::Kernel(format!("launch: {e:?}")))
+    }
+
     /// Launches the harness with `grid` CTAs of 256 threads and waits for it; a fault or trap in
     /// the kernel is `GpuError::Kernel`.
     pub fn run(
@@ -172,6 +201,20 @@ impl Gpu {
         self.stream
             .synchronize()
             .map_err(|e| GpuError::Kernel(format!("{e:?}")))
+    }
+}
+
+impl Kernel {
+    /// The device address and size in bytes of the kernel module's global `name` (a
+    /// `__device__` variable), or the driver's error.
+    pub fn global(
+        &self,
+        name: &str,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(DevPtr, usize), GpuError> {
+        let view = driver("cuModuleGetGlobal", self._module.get_global(name, stream))?;
+        let (p, _guard) = view.device_ptr(stream);
+        Ok((p, view.len()))
     }
 }
 
