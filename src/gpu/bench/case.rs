@@ -39,8 +39,8 @@ pub struct BenchCase<'a> {
 pub struct Cubins {
     /// Production build.
     pub production: Vec<u8>,
-    /// Production build with `MPKC_BENCH_STAMPS`.
-    pub stamped: Vec<u8>,
+    /// Production build with `MPKC_BENCH_STAMPS` (persistent method, fixed cost).
+    pub stamped: Option<Vec<u8>>,
     /// Kernel symbol.
     pub entry: String,
 }
@@ -491,13 +491,19 @@ fn run_inner(
     }
     // 3. The persistent method: the whole queue in one launch, first task start to last task end.
     if opts.persistent {
-        let stamped = gpu.load(&cubins.stamped, &cubins.entry, smem)?;
+        let stamped = gpu.load(stamped_cubin(cubins)?, &cubins.entry, smem)?;
         let samples = persistent_samples(
             gpu, stream, &stamped, &tabs, copies, events, smem, opts.plan,
         )?;
         report.methods.push(method("persistent", "stamps", samples));
     }
     Ok(report)
+}
+
+fn stamped_cubin(c: &Cubins) -> Result<&[u8], GpuError> {
+    c.stamped
+        .as_deref()
+        .ok_or_else(|| GpuError::Kernel("the stamped build was not compiled".into()))
 }
 
 /// `plan.runs` samples (after `plan.warmup` untimed launches) of one launch each, weight copy
@@ -576,7 +582,7 @@ pub fn fixed_cost(
             opts.target,
         )?;
         let smem = dynamic_smem(&case.tasks, opts.target);
-        let k = gpu.load(&cubins.stamped, &cubins.entry, smem)?;
+        let k = gpu.load(stamped_cubin(cubins)?, &cubins.entry, smem)?;
         gpu.context()
             .synchronize()
             .map_err(|e| GpuError::Kernel(format!("{e:?}")))?;
