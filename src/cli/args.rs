@@ -242,6 +242,9 @@ pub struct BenchArgs {
     /// Target to build for: sm_90a or sm_100a (default: the GPU's).
     #[arg(long)]
     pub target: Option<String>,
+    /// Also write the `--json` document to this file (the table still goes to stdout).
+    #[arg(long, value_name = "FILE")]
+    pub save_json: Option<PathBuf>,
     /// Keep the production builds (one folder per M) in this directory.
     #[arg(long, value_parser = out_dir)]
     pub out: Option<PathBuf>,

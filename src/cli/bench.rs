@@ -461,13 +461,17 @@ fn bench(
         cases: if b.fixed_cost { Vec::new() } else { cases },
         fixed_cost: fixed,
     };
+    let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     if b.json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&report).unwrap_or_default()
-        );
+        outln!("{json}");
     } else {
         out!("{}", rep::table(&report));
+    }
+    if let Some(f) = &b.save_json {
+        if let Err(e) = std::fs::write(f, format!("{json}\n")) {
+            errln!("error: cannot write {}: {e}", f.display());
+            return exit::ABSENT;
+        }
     }
     if mismatched {
         exit::ERRORS

@@ -318,15 +318,24 @@ fn run_inner(
         no_competitor: None,
         methods: Vec::new(),
     };
-    // The competitor.
-    let why_not = cublas::no_competitor(sh).or_else(|| blas_absent.map(str::to_string));
+    // The competitor (bf16 in, bf16 out).
+    let (rt, ro) = result_at(case);
+    let y_tensor = s.outputs[rt][ro].clone();
+    let why_not = cublas::no_competitor(sh)
+        .or_else(|| {
+            (y_tensor.dtype != crate::ir::Dtype::Bf16).then(|| {
+                format!(
+                    "the result `{}` is {}, not bf16",
+                    y_tensor.name, y_tensor.dtype
+                )
+            })
+        })
+        .or_else(|| blas_absent.map(str::to_string));
     let blas = if why_not.is_none() { blas } else { None };
     report.no_competitor = why_not;
     if blas.is_some() {
         report.competitor = Some(cublas::NAME.to_string());
     }
-    let (rt, ro) = result_at(case);
-    let y_tensor = s.outputs[rt][ro].clone();
     let comp_y = gpu.upload(&y_tensor.bytes)?;
     let comp_y_addr = gpu.addr(&comp_y);
     let residual = sh.residual.map(|r| s.in_addr[0][r]);
