@@ -8,8 +8,9 @@ use super::{exit, inputs, report};
 use crate::diag::ColorMode;
 use crate::driver::bench::{cases_at, compile, linears, m_dir, write_production, MSet};
 use crate::driver::{self, nvcc, Checked};
-use crate::gpu::bench::case::{self, BenchCase, Cubins, Options};
+use crate::gpu::bench::case::{self, BenchCase, Cubins, Libraries, Options};
 use crate::gpu::bench::cublas::Blas;
+use crate::gpu::bench::cublaslt::Lt;
 use crate::gpu::bench::report::{
     self as rep, BenchReport, CaseReport, Ceiling, FixedCost, GpuInfo, Settings,
 };
@@ -264,12 +265,15 @@ fn bench(
             return exit::EXTERNAL;
         }
     };
-    let (blas, blas_absent) = match Blas::new(&stream) {
-        Ok(x) => (Some(x), None),
-        Err(e) => (None, Some(e)),
+    let libs = Libraries {
+        blas: Blas::new(&stream),
+        lt: Lt::new(&stream),
     };
-    if let Some(why) = &blas_absent {
+    if let Err(why) = &libs.blas {
         progress.note(&format!("warning: no cuBLAS competitor: {why}"));
+    }
+    if let Err(why) = &libs.lt {
+        progress.note(&format!("warning: no cuBLASLt competitor: {why}"));
     }
     let l2 = ctx
         .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
@@ -393,15 +397,7 @@ fn bench(
                 fixed.push(f);
                 continue;
             }
-            let r = case::run(
-                gpu,
-                &stream,
-                blas.as_ref(),
-                blas_absent.as_deref(),
-                &bc,
-                &cub,
-                &opts,
-            );
+            let r = case::run(gpu, &stream, &libs, &bc, &cub, &opts);
             failed |= r.status == "failed";
             mismatched |= r.status == "mismatch";
             let line = match r.status.as_str() {

@@ -4,6 +4,7 @@
 //! then the standalone and persistent timings, and the per-task fixed cost.
 
 use super::cublas::{self, Blas};
+use super::cublaslt::{self, Fp8Plan, Lt};
 use super::queue;
 use super::report::{CaseReport, CheckInfo, FixedCost, MethodResult, ShapeInfo};
 use super::shape::{bytes_moved, rotated_bytes, LinearEpilogue, LinearShape};
@@ -232,17 +233,121 @@ fn result_at(case: &BenchCase<'_>) -> (usize, usize) {
     }
 }
 
+/// The competitors' libraries, opened once per invocation (or why not).
+pub struct Libraries {
+    /// cuBLAS (bf16).
+    pub blas: Result<Blas, String>,
+    /// cuBLASLt (block-scaled fp8).
+    pub lt: Result<Lt, String>,
+}
+
+/// The competitor of one case.
+enum Comp<'a> {
+    /// `cublasGemmEx` with this beta (1 over the residual).
+    Gemm(&'a Blas, f32),
+    /// cuBLASLt's block-scaled fp8 matmul.
+    Fp8(&'a Lt, Fp8Plan),
+}
+
+impl Comp<'_> {
+    fn name(&self) -> &'static str {
+        match self {
+            Comp::Gemm(..) => cublas::NAME,
+            Comp::Fp8(..) => cublaslt::NAME,
+        }
+    }
+
+    fn short(&self) -> &'static str {
+        match self {
+            Comp::Gemm(..) => "cublas",
+            Comp::Fp8(..) => "cublaslt",
+        }
+    }
+}
+
+/// The competitor of a linear of shape `sh` whose result is `y` (bf16 only), or why none.
+fn competitor<'a>(
+    libs: &'a Libraries,
+    sh: &LinearShape,
+    y: crate::ir::Dtype,
+) -> Result<Comp<'a>, String> {
+    if sh.epilogue == LinearEpilogue::QuantE4m3 {
+        return Err("an e4m3 output with per-128-column scales has no cuBLAS equivalent".into());
+    }
+    if y != crate::ir::Dtype::Bf16 {
+        return Err(format!("the result is {y}, not bf16"));
+    }
+    if sh.fp8 {
+        if sh.epilogue != LinearEpilogue::Store {
+            return Err(
+                "block-scaled fp8 with this epilogue: no cuBLASLt equivalent wired in".into(),
+            );
+        }
+        let l = libs.lt.as_ref().map_err(Clone::clone)?;
+        let plan = l
+            .plan_fp8((sh.n, sh.k, sh.m))
+            .map_err(|e| format!("cuBLASLt block-scaled fp8: {e}"))?;
+        return Ok(Comp::Fp8(l, plan));
+    }
+    let b = libs.blas.as_ref().map_err(Clone::clone)?;
+    let beta = if sh.epilogue == LinearEpilogue::Residual {
+        1.0
+    } else {
+        0.0
+    };
+    Ok(Comp::Gemm(b, beta))
+}
+
+/// Every output of every task of the case against the float64 CPU reference (a dependent's on
+/// its producer's actual outputs), summarized by the worst.
+fn cpu_check(
+    case: &BenchCase<'_>,
+    s: &Setup,
+    outputs: &[Vec<HostTensor>],
+) -> Result<CheckInfo, GpuError> {
+    let mut inputs = s.inputs.clone();
+    for l in &case.links {
+        inputs[l.to_task][l.to_input] = outputs[l.from_task][l.from_output].clone();
+    }
+    let mut results = Vec::new();
+    for (ti, t) in case.tasks.iter().enumerate() {
+        let sem = semantics(t).map_err(GpuError::Kernel)?;
+        for e in expected(t, &sem, &inputs[ti]) {
+            results.push(compare(&case.name, &outputs[ti], &e));
+        }
+    }
+    let score = |r: &crate::gpu::compare::OutputResult| {
+        if r.tol > 0.0 {
+            r.error / r.tol
+        } else {
+            r.error
+        }
+    };
+    let worst = results
+        .iter()
+        .max_by(|a, b| score(a).total_cmp(&score(b)))
+        .cloned()
+        .ok_or_else(|| GpuError::Kernel("no reference for the result".into()))?;
+    Ok(CheckInfo {
+        against: "cpu reference".into(),
+        metric: worst.metric,
+        error: worst.error,
+        tol: worst.tol,
+        bad_elements: results.iter().map(|r| r.unwritten + r.nans).sum(),
+        pass: results.iter().all(|r| r.pass),
+    })
+}
+
 /// Runs `case`: check, then time. Errors are reported in the case, never returned.
 pub fn run(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
-    blas: Option<&Blas>,
-    blas_absent: Option<&str>,
+    libs: &Libraries,
     case: &BenchCase<'_>,
     cubins: &Cubins,
     opts: &Options,
 ) -> CaseReport {
-    match run_inner(gpu, stream, blas, blas_absent, case, cubins, opts) {
+    match run_inner(gpu, stream, libs, case, cubins, opts) {
         Ok(r) => r,
         Err(e) => {
             let mut r = unrun(&case.name, case.m, "failed", e.to_string());
@@ -256,8 +361,7 @@ pub fn run(
 fn run_inner(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
-    blas: Option<&Blas>,
-    blas_absent: Option<&str>,
+    libs: &Libraries,
     case: &BenchCase<'_>,
     cubins: &Cubins,
     opts: &Options,
@@ -318,45 +422,50 @@ fn run_inner(
         no_competitor: None,
         methods: Vec::new(),
     };
-    // The competitor (bf16 in, bf16 out).
+    // The competitor, on the same buffers (bf16 out).
     let (rt, ro) = result_at(case);
     let y_tensor = s.outputs[rt][ro].clone();
-    let why_not = cublas::no_competitor(sh)
-        .or_else(|| {
-            (y_tensor.dtype != crate::ir::Dtype::Bf16).then(|| {
-                format!(
-                    "the result `{}` is {}, not bf16",
-                    y_tensor.name, y_tensor.dtype
-                )
-            })
-        })
-        .or_else(|| blas_absent.map(str::to_string));
-    let blas = if why_not.is_none() { blas } else { None };
-    report.no_competitor = why_not;
-    if blas.is_some() {
-        report.competitor = Some(cublas::NAME.to_string());
-    }
+    let comp = competitor(libs, sh, y_tensor.dtype);
+    let comp = match comp {
+        Ok(c) => {
+            report.competitor = Some(c.name().to_string());
+            Some(c)
+        }
+        Err(why) => {
+            report.no_competitor = Some(why);
+            None
+        }
+    };
     let comp_y = gpu.upload(&y_tensor.bytes)?;
     let comp_y_addr = gpu.addr(&comp_y);
     let residual = sh.residual.map(|r| s.in_addr[0][r]);
     let x_addr = s.in_addr[0][sh.x];
-    let w_of = |copy: usize| {
+    let x_scale = sh.scales.map_or(0, |(_, xs)| s.in_addr[0][xs]);
+    let rotated_at = |copy: usize, pos: usize| {
         s.rotated[copy]
             .iter()
-            .find(|(p, _)| *p == sh.w)
+            .find(|(p, _)| *p == pos)
             .map_or(0, |(_, a)| *a)
     };
-    let beta = if sh.epilogue == LinearEpilogue::Residual {
-        1.0
-    } else {
-        0.0
-    };
-    let gemm = |b: &Blas, copy: usize| -> Result<(), GpuError> {
-        b.gemm_bf16(w_of(copy), x_addr, comp_y_addr, (sh.n, sh.k, sh.m), beta)
-            .map_err(|e| GpuError::Driver {
-                call: "cublasGemmEx",
-                error: e,
-            })
+    let w_scale_pos = sh.scales.map(|(ws, _)| ws);
+    let run_comp = |c: &Comp<'_>, copy: usize| -> Result<(), GpuError> {
+        let w = rotated_at(copy, sh.w);
+        match c {
+            Comp::Gemm(b, beta) => b
+                .gemm_bf16(w, x_addr, comp_y_addr, (sh.n, sh.k, sh.m), *beta)
+                .map_err(|e| GpuError::Driver {
+                    call: "cublasGemmEx",
+                    error: e,
+                }),
+            Comp::Fp8(l, plan) => {
+                let ws = w_scale_pos.map_or(0, |p| rotated_at(copy, p));
+                l.matmul_fp8(plan, (w, ws), (x_addr, x_scale), comp_y_addr)
+                    .map_err(|e| GpuError::Driver {
+                        call: "cublasLtMatmul",
+                        error: e,
+                    })
+            }
+        }
     };
     // 1. The check, before any timing: one run of each side on weight copy 0.
     timing::memset32(stream, events, 0, 16)?;
@@ -370,10 +479,11 @@ fn run_inner(
             o.bytes = gpu.download(&s.out_bufs[ti][oi])?;
         }
     }
-    let check = match blas {
-        Some(b) => {
+    let mut comp = comp;
+    let check = match &comp {
+        Some(c) => {
             if let Some(r) = residual {
-                // cuBLAS accumulates into y: start it from the residual.
+                // cuBLAS accumulates into y (beta = 1): start it from the residual.
                 // SAFETY: both buffers are live and hold m x N bf16.
                 timing::drv("cuMemcpyDtoDAsync", unsafe {
                     cudarc::driver::sys::cuMemcpyDtoDAsync_v2(
@@ -384,64 +494,51 @@ fn run_inner(
                     )
                 })?;
             }
-            gemm(b, 0)?;
-            sync(stream)?;
-            let mut theirs = y_tensor.clone();
-            theirs.bytes = gpu.download(&comp_y)?;
-            let exp = Expected {
-                output: ro,
-                values: (0..theirs.len()).map(|i| theirs.get(i)).collect(),
-                check: Check::RelL2(tolerance(y_tensor.dtype, false)),
+            let against = match run_comp(c, 0).and_then(|()| sync(stream)) {
+                Ok(()) => {
+                    let mut theirs = y_tensor.clone();
+                    theirs.bytes = gpu.download(&comp_y)?;
+                    let exp = Expected {
+                        output: ro,
+                        values: (0..theirs.len()).map(|i| theirs.get(i)).collect(),
+                        check: Check::RelL2(tolerance(y_tensor.dtype, sh.fp8)),
+                    };
+                    let r = compare(&case.name, &outputs[rt], &exp);
+                    Ok(CheckInfo {
+                        against: c.short().into(),
+                        metric: r.metric,
+                        error: r.error,
+                        tol: r.tol,
+                        bad_elements: r.unwritten + r.nans,
+                        pass: r.pass,
+                    })
+                }
+                Err(e) => Err(e.to_string()),
             };
-            let r = compare(&case.name, &outputs[rt], &exp);
-            CheckInfo {
-                against: "cublas".into(),
-                metric: r.metric,
-                error: r.error,
-                tol: r.tol,
-                bad_elements: r.unwritten + r.nans,
-                pass: r.pass,
+            match against {
+                Ok(k) if k.pass => k,
+                // The competitor failed or disagrees: the CPU reference says which side is wrong.
+                other => {
+                    let cpu = cpu_check(case, &s, &outputs)?;
+                    if cpu.pass {
+                        report.no_competitor = Some(match other {
+                            Ok(k) => format!(
+                                "{} disagrees with mpkc and the CPU reference ({} {:.2e} >= {:.0e}): not timed",
+                                c.short(),
+                                k.metric,
+                                k.error,
+                                k.tol
+                            ),
+                            Err(e) => format!("{} failed: {e}", c.short()),
+                        });
+                        report.competitor = None;
+                        comp = None;
+                    }
+                    cpu
+                }
             }
         }
-        None => {
-            let mut inputs = s.inputs.clone();
-            for l in &case.links {
-                inputs[l.to_task][l.to_input] = outputs[l.from_task][l.from_output].clone();
-            }
-            let (t, ti) = (case.tasks[rt], rt);
-            let sem = semantics(t).map_err(GpuError::Kernel)?;
-            let results: Vec<_> = expected(t, &sem, &inputs[ti])
-                .iter()
-                .map(|e| compare(&case.name, &outputs[ti], e))
-                .collect();
-            let worst = results
-                .iter()
-                .max_by(|a, b| {
-                    let sa = if a.tol > 0.0 {
-                        a.error / a.tol
-                    } else {
-                        a.error
-                    };
-                    let sb = if b.tol > 0.0 {
-                        b.error / b.tol
-                    } else {
-                        b.error
-                    };
-                    sa.total_cmp(&sb)
-                })
-                .cloned();
-            match worst {
-                Some(w) => CheckInfo {
-                    against: "cpu reference".into(),
-                    metric: w.metric,
-                    error: w.error,
-                    tol: w.tol,
-                    bad_elements: results.iter().map(|r| r.unwritten + r.nans).sum(),
-                    pass: results.iter().all(|r| r.pass),
-                },
-                None => return Err(GpuError::Kernel("no reference for the result".into())),
-            }
-        }
+        None => cpu_check(case, &s, &outputs)?,
     };
     let pass = check.pass;
     report.check = Some(check);
@@ -453,10 +550,10 @@ fn run_inner(
     // 2. The standalone method: each run its own launch, the weights rotated.
     let ctx = gpu.context().clone();
     let mut comp_us: Option<(f64, Timing)> = None;
-    if let Some(b) = blas {
+    if let Some(c) = &comp {
         let (samples, how) =
             timing::time_series(&ctx, stream, opts.plan, &mut || Ok(()), &mut |i| {
-                gemm(b, i % copies)
+                run_comp(c, i % copies)
             })?;
         comp_us = stats::median(&samples).map(|m| (m, how));
     }

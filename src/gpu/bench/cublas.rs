@@ -3,7 +3,6 @@
 //! `y[M, N] = x[M, K] · W[N, K]ᵀ (+ y)` with bf16 operands and output and f32 compute
 //! (`cublasGemmEx`, `CUBLAS_COMPUTE_32F`), the default algorithm heuristics.
 
-use super::shape::{LinearEpilogue, LinearShape};
 use cudarc::cublas::{result as blas, sys as bsys, CudaBlas};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 use std::sync::Arc;
@@ -13,21 +12,6 @@ pub const NAME: &str = "cublasGemmEx bf16 (f32 compute)";
 
 /// Bytes of the workspace given to cuBLAS (so that graph capture allocates nothing).
 const WORKSPACE: usize = 32 << 20;
-
-/// Why `shape` has no cuBLAS competitor here, if it has none.
-pub fn no_competitor(shape: &LinearShape) -> Option<String> {
-    if shape.fp8 {
-        return Some(
-            "fp8 block-scaled (128x128 weight blocks, 1x128 activation groups): the cuBLASLt \
-             block-scaled fp8 matmul is not wired into mpkc bench yet"
-                .into(),
-        );
-    }
-    if shape.epilogue == LinearEpilogue::QuantE4m3 {
-        return Some("an e4m3 output with per-128-column scales has no cuBLAS equivalent".into());
-    }
-    None
-}
 
 /// Whether libcublas can be opened (else the competitor is reported absent, with why).
 pub fn library() -> Result<(), String> {

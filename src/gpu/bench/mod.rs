@@ -5,11 +5,12 @@
 //! [`shape`] reads a linear's extents through one accessor and counts the bytes a case moves,
 //! [`stats`] holds the arithmetic (median, TB/s, share of the copy ceiling, speedup, fixed
 //! cost), [`queue`] deals the tasks over the CTAs, [`timing`] times on the device (events, graph
-//! replay, `%globaltimer` stamps, the copy ceiling), [`cublas`] is the competitor, [`case`] runs
+//! replay, `%globaltimer` stamps, the copy ceiling), [`cublas`] and [`cublaslt`] are the competitors (bf16, block-scaled fp8), [`case`] runs
 //! one case and [`report`] is the table and the `--json` document.
 
 pub mod case;
 pub mod cublas;
+pub mod cublaslt;
 pub mod queue;
 pub mod report;
 pub mod shape;

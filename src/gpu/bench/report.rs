@@ -98,7 +98,8 @@ pub struct CaseReport {
     pub weight_copies: usize,
     /// The check before timing.
     pub check: Option<CheckInfo>,
-    /// The competitor, e.g. `cublasGemmEx bf16 (f32 compute)`.
+    /// The competitor, e.g. `cublasGemmEx bf16 (f32 compute)`; `None` when it has none or it
+    /// disagreed with mpkc and the CPU reference (then `no_competitor` says so).
     pub competitor: Option<String>,
     /// Why there is none.
     pub no_competitor: Option<String>,
@@ -145,7 +146,7 @@ impl From<&LinearShape> for ShapeInfo {
 /// The check of mpkc's result before timing.
 #[derive(Clone, Debug, Serialize)]
 pub struct CheckInfo {
-    /// `cublas` (against the competitor's output) or `cpu reference` (float64).
+    /// `cublas` or `cublaslt` (against the competitor's output) or `cpu reference` (float64).
     pub against: String,
     /// `rel_l2`, `dequant rel_l2`, …
     pub metric: String,
