@@ -188,6 +188,7 @@ fn every_stdlib_linear_builds_for_sm_90a_without_test_instrumentation() {
             );
         }
         assert!(!holds(&bytes, "mpkc_bench_stamps"), "{}", c.name);
+        assert!(!holds(&bytes, "mpkc_bench_timer_probe"), "{}", c.name);
     }
 }
 
@@ -213,6 +214,7 @@ fn the_stamped_build_adds_the_stamps_and_a_test_build_holds_the_instrumentation(
     };
     let bytes = std::fs::read(&stamped).unwrap();
     assert!(holds(&bytes, "mpkc_bench_stamps"));
+    assert!(holds(&bytes, "mpkc_bench_timer_probe"));
     for s in in_cubins() {
         assert!(!holds(&bytes, s), "the stamped cubin holds `{s}`");
     }

@@ -69,10 +69,13 @@ pub struct MSet {
     pub cases: Vec<BenchSpec>,
 }
 
+/// A linear of the checked sources: (source, task, unit name).
+pub type LinearUnit = (usize, usize, String);
+
 /// The linears of `base` (the sources checked at their own params): (source, task, unit),
 /// derived contracts left out (a reduce runs with its linear); and the other units, with why
 /// they are not benched.
-pub fn linears(base: &[Checked]) -> (Vec<(usize, usize, String)>, Vec<(String, String)>) {
+pub fn linears(base: &[Checked]) -> (Vec<LinearUnit>, Vec<(String, String)>) {
     let mut lin = Vec::new();
     let mut other = Vec::new();
     for (si, c) in base.iter().enumerate() {
@@ -105,7 +108,7 @@ fn first_error(c: &Checked) -> String {
 /// The cases of the linears `lin` (from [`linears`]) in `checked` (the same sources checked at
 /// `m`). A linear whose source has errors at `m` is skipped with the checker's first error; a
 /// split-K linear runs with its reduce.
-pub fn cases_at(m: i64, checked: &[Checked], lin: &[(usize, usize, String)]) -> Vec<BenchSpec> {
+pub fn cases_at(m: i64, checked: &[Checked], lin: &[LinearUnit]) -> Vec<BenchSpec> {
     let mut out = Vec::new();
     for (si, _, unit) in lin {
         let skip = |why: String| BenchSpec {

@@ -205,6 +205,23 @@ impl Gpu {
 }
 
 impl Kernel {
+    /// Runs `entry`, another kernel of the same module taking no argument, as one thread on
+    /// `stream`, and waits for it.
+    pub fn run_sibling(&self, entry: &str, stream: &Arc<CudaStream>) -> Result<(), GpuError> {
+        let f = driver("cuModuleGetFunction", self._module.load_function(entry))?;
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = stream.launch_builder(&f);
+        // SAFETY: the kernel takes no argument.
+        unsafe { b.launch(cfg) }.map_err(|e| GpuError::Kernel(format!("launch {entry}: {e:?}")))?;
+        stream
+            .synchronize()
+            .map_err(|e| GpuError::Kernel(format!("{entry}: {e:?}")))
+    }
+
     /// The device address and size in bytes of the kernel module's global `name` (a
     /// `__device__` variable), or the driver's error.
     pub fn global(

@@ -56,6 +56,20 @@ __device__ __forceinline__ unsigned long long mpkc_bench_now() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
+/// The update step of %globaltimer (ns), the resolution of one stamped sample: one thread reads
+/// the timer until it has seen 64 changes and stores the smallest step in mpkc_bench_stamps[0].
+extern "C" __global__ void mpkc_bench_timer_probe() {
+  unsigned long long last = mpkc_bench_now(), step = ~0ull;
+  for (int changes = 0, spins = 0; changes < 64 && spins < (1 << 24); ++spins) {
+    unsigned long long const t = mpkc_bench_now();
+    if (t != last) {
+      if (t - last < step) step = t - last;
+      last = t;
+      ++changes;
+    }
+  }
+  mpkc_bench_stamps[0] = step;
+}
 #endif
 
 namespace mpkc::rt {

@@ -438,6 +438,10 @@ fn run_inner(
     };
     let comp_y = gpu.upload(&y_tensor.bytes)?;
     let comp_y_addr = gpu.addr(&comp_y);
+    // The upload ran on the context's own stream: finish it before the bench stream reads it.
+    gpu.context()
+        .synchronize()
+        .map_err(|e| GpuError::Kernel(format!("{e:?}")))?;
     let residual = sh.residual.map(|r| s.in_addr[0][r]);
     let x_addr = s.in_addr[0][sh.x];
     let x_scale = sh.scales.map_or(0, |(_, xs)| s.in_addr[0][xs]);
@@ -571,6 +575,7 @@ fn run_inner(
             competitor_us: comp_us.map(|c| c.0),
             competitor_timing: comp_us.map(|c| c.1.as_str().to_string()),
             speedup: comp_us.and_then(|c| stats::speedup(us, c.0)),
+            timer_step_ns: None,
         }
     };
     if opts.standalone {
@@ -598,10 +603,12 @@ fn run_inner(
     // 3. The persistent method: the whole queue in one launch, first task start to last task end.
     if opts.persistent {
         let stamped = gpu.load(stamped_cubin(cubins)?, &cubins.entry, smem)?;
-        let samples = persistent_samples(
+        let (samples, step) = persistent_samples(
             gpu, stream, &stamped, &tabs, copies, events, smem, opts.plan,
         )?;
-        report.methods.push(method("persistent", "stamps", samples));
+        let mut r = method("persistent", "stamps", samples);
+        r.timer_step_ns = Some(step);
+        report.methods.push(r);
     }
     Ok(report)
 }
@@ -613,7 +620,7 @@ fn stamped_cubin(c: &Cubins) -> Result<&[u8], GpuError> {
 }
 
 /// `plan.runs` samples (after `plan.warmup` untimed launches) of one launch each, weight copy
-/// `i mod copies`, in microseconds from the worker's stamps.
+/// `i mod copies`, in microseconds from the worker's stamps; and the timer's step (ns).
 #[allow(clippy::too_many_arguments)]
 fn persistent_samples(
     gpu: &Gpu,
@@ -624,11 +631,12 @@ fn persistent_samples(
     events: u64,
     smem: u32,
     plan: Plan,
-) -> Result<Vec<f64>, GpuError> {
+) -> Result<(Vec<f64>, u64), GpuError> {
     let (stamps, size) = k.global("mpkc_bench_stamps", stream)?;
     if size < 16 {
         return Err(GpuError::Kernel("mpkc_bench_stamps is not two u64".into()));
     }
+    let step = timing::timer_step_ns(k, stream, stamps)?;
     let mut samples = Vec::new();
     let n = plan.runs.max(1);
     for i in 0..plan.warmup + n {
@@ -641,7 +649,7 @@ fn persistent_samples(
             samples.push(ns as f64 / 1000.0);
         }
     }
-    Ok(samples)
+    Ok((samples, step))
 }
 
 /// The per-task fixed cost of `case` (issue 12, Deliver 2): the persistent time of one launch with
@@ -668,6 +676,7 @@ pub fn fixed_cost(
         p: opts.fixed_cost_p,
         tp_us: f64::NAN,
         per_task_us: None,
+        timer_step_ns: None,
     };
     if case.tasks.len() > 1 {
         f.status = "skipped".into();
@@ -675,7 +684,7 @@ pub fn fixed_cost(
             Some("a split-K chain: the fixed cost is measured on a one-task-type linear".into());
         return f;
     }
-    let inner = || -> Result<(f64, f64, u32), GpuError> {
+    let inner = || -> Result<(f64, f64, u32, u64), GpuError> {
         let s = setup(gpu, case, opts, 1)?;
         let tasks = case.tasks[0].ir.granularity.tasks().max(1) as usize;
         let sms = gpu.sms as usize;
@@ -693,13 +702,14 @@ pub fn fixed_cost(
             .synchronize()
             .map_err(|e| GpuError::Kernel(format!("{e:?}")))?;
         let ev = gpu.addr(&s.events);
-        let a = persistent_samples(gpu, stream, &k, &t1, 1, ev, smem, opts.plan)?;
-        let b = persistent_samples(gpu, stream, &k, &tp, 1, ev, smem, opts.plan)?;
+        let (a, step) = persistent_samples(gpu, stream, &k, &t1, 1, ev, smem, opts.plan)?;
+        let (b, _) = persistent_samples(gpu, stream, &k, &tp, 1, ev, smem, opts.plan)?;
         let med = |v: &[f64]| stats::median(v).unwrap_or(f64::NAN);
-        Ok((med(&a), med(&b), t1[0].ctas))
+        Ok((med(&a), med(&b), t1[0].ctas, step))
     };
     match inner() {
-        Ok((t1, tp, ctas)) => {
+        Ok((t1, tp, ctas, step)) => {
+            f.timer_step_ns = Some(step);
             f.t1_us = t1;
             f.tp_us = tp;
             f.ctas = ctas;

@@ -184,6 +184,8 @@ pub struct MethodResult {
     pub competitor_timing: Option<String>,
     /// `competitor_us / us`.
     pub speedup: Option<f64>,
+    /// Persistent: the update step of `%globaltimer` (ns), the resolution of one sample.
+    pub timer_step_ns: Option<u64>,
 }
 
 /// A summary per method.
@@ -224,6 +226,8 @@ pub struct FixedCost {
     pub tp_us: f64,
     /// `(tp − t1) / (p − 1)`.
     pub per_task_us: Option<f64>,
+    /// The update step of `%globaltimer` (ns), the resolution of one sample.
+    pub timer_step_ns: Option<u64>,
 }
 
 /// Fills `summary` from the cases.
@@ -335,6 +339,12 @@ pub fn table(r: &BenchReport) -> String {
                 check
             ));
         }
+        if let Some(step) = c.methods.iter().find_map(|m| m.timer_step_ns) {
+            s.push_str(&format!(
+                "{:<44} {:>3} persistent samples: %globaltimer step {step} ns\n",
+                "", c.m
+            ));
+        }
         if let Some(why) = &c.no_competitor {
             s.push_str(&format!("{:<44} {:>3} no competitor: {why}\n", "", c.m));
         }
@@ -368,7 +378,7 @@ pub fn table(r: &BenchReport) -> String {
                 continue;
             }
             s.push_str(&format!(
-                "{:<44} {:>3} {:>5} {:>7} {:>9.2} {:>9.2} {:>12}  p = {}{}\n",
+                "{:<44} {:>3} {:>5} {:>7} {:>9.2} {:>9.2} {:>12}  p = {}, timer step {} ns{}\n",
                 f.name,
                 f.m,
                 f.ctas,
@@ -377,6 +387,7 @@ pub fn table(r: &BenchReport) -> String {
                 f.tp_us,
                 opt(f.per_task_us, 3),
                 f.p,
+                f.timer_step_ns.map_or("?".to_string(), |t| t.to_string()),
                 f.reason
                     .as_deref()
                     .map(|r| format!("; {r}"))
@@ -416,8 +427,72 @@ mod tests {
                 competitor_us: speedup.map(|s| 10.0 * s),
                 competitor_timing: Some("graph".into()),
                 speedup,
+                timer_step_ns: None,
             }],
         }
+    }
+
+    fn report(cases: Vec<CaseReport>) -> BenchReport {
+        let methods = vec!["standalone".to_string()];
+        BenchReport {
+            schema: SCHEMA,
+            tool: "mpkc test".into(),
+            gpu: GpuInfo {
+                name: "H200".into(),
+                compute_capability: "9.0".into(),
+                sms: 132,
+                l2_bytes: 60_000_000,
+            },
+            target: "sm_90a".into(),
+            copy_ceiling: Some(Ceiling {
+                bytes: 1 << 30,
+                us: 505.0,
+                tb_per_s: 4.25,
+            }),
+            settings: Settings {
+                runs: 100,
+                repeats: 9,
+                warmup: 3,
+                seed: 1,
+                methods: methods.clone(),
+                rotate_l2_factor: 2,
+            },
+            summary: summarize(&cases, &methods),
+            cases,
+            fixed_cost: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_json_document_has_the_documented_fields() {
+        let mut skipped = case("linear_sm100_v2", 64, "skipped", None);
+        skipped.reason = Some("at M = 64: E0106: out of range".into());
+        skipped.methods.clear();
+        let r = report(vec![case("linear_sm100_v2", 16, "ok", Some(1.5)), skipped]);
+        let v = serde_json::to_value(&r).expect("serializes");
+        assert_eq!(v["schema"], 1);
+        assert_eq!(v["gpu"]["sms"], 132);
+        assert_eq!(v["copy_ceiling"]["tb_per_s"], 4.25);
+        let m = &v["cases"][0]["methods"][0];
+        for key in [
+            "method",
+            "timing",
+            "us",
+            "samples",
+            "tb_per_s",
+            "share",
+            "competitor_us",
+            "speedup",
+            "timer_step_ns",
+        ] {
+            assert!(m.get(key).is_some(), "{key} missing: {m}");
+        }
+        assert_eq!(v["cases"][1]["status"], "skipped");
+        assert_eq!(v["summary"][0]["cases"], 1);
+        let t = table(&r);
+        assert!(t.contains("copy ceiling: 4.25 TB/s"), "{t}");
+        assert!(t.contains("SKIPPED: at M = 64: E0106"), "{t}");
+        assert!(t.contains("geomean speedup 1.50"), "{t}");
     }
 
     #[test]

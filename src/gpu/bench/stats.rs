@@ -42,7 +42,7 @@ pub fn speedup(mpkc_us: f64, competitor_us: f64) -> Option<f64> {
 
 /// The geometric mean of positive `values`; `None` when there is none or one is not positive.
 pub fn geomean(values: &[f64]) -> Option<f64> {
-    if values.is_empty() || values.iter().any(|v| !(*v > 0.0)) {
+    if values.is_empty() || values.iter().any(|v| v.is_nan() || *v <= 0.0) {
         return None;
     }
     Some((values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp())

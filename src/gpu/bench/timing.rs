@@ -226,3 +226,15 @@ pub fn copy_ceiling_us(
     let _ = ctx;
     Ok(out)
 }
+
+/// The update step of `%globaltimer` in nanoseconds (the resolution of one stamped sample), from
+/// the stamped build's probe kernel `mpkc_bench_timer_probe`, which leaves it in the stamps.
+pub fn timer_step_ns(
+    k: &crate::gpu::device::Kernel,
+    stream: &Arc<CudaStream>,
+    stamps: u64,
+) -> Result<u64, GpuError> {
+    k.run_sibling("mpkc_bench_timer_probe", stream)?;
+    let [step, _] = read_u64::<2>(stream, stamps)?;
+    Ok(step)
+}
