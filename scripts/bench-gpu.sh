@@ -2,7 +2,10 @@
 # Times mpkc's production builds of the stdlib linears against cuBLAS on the GPU machine, in one
 # process per M, and prints the tables last (docs/bench.md).
 #
-#   MPKC=target/release/mpkc OUT=bench-out scripts/bench-gpu.sh
+#   MPKC=target/release/mpkc OUT=bench-out scripts/bench-gpu.sh [all|m1|m16|m64|fixed]   (default: all)
+#
+# Each step is its own mpkc process; a single step (e.g. `m16`) keeps one call short where a
+# session's command time is bounded.
 #
 # - bench M:     `mpkc bench --m M` over the embedded stdlib, M = 1, 16 and 64 (a contract that
 #                cannot take M lists its cases as skipped, with the checker's reason), both
@@ -17,6 +20,11 @@
 # target/release/mpkc: build it where Rust is with `cargo build --release`, carry it over). Run it
 # from the repository root (the fixed cost reads stdlib/). Each step is bounded to 590 s.
 set -u
+MODE=${1:-all}
+case "$MODE" in
+  all | m1 | m16 | m64 | fixed) ;;
+  *) echo "usage: $0 [all|m1|m16|m64|fixed]" >&2; exit 2 ;;
+esac
 MPKC=${MPKC:-target/release/mpkc}
 OUT=${OUT:-bench-out}
 STEP_TIMEOUT=${STEP_TIMEOUT:-590}
@@ -39,6 +47,7 @@ done
 row() { ROWS+=("$(printf '%-24s | %-6s | %s' "$1" "$2" "$3")"); }
 
 for M in 1 16 64; do
+  [ "$MODE" = all ] || [ "$MODE" = "m$M" ] || continue
   base="$OUT/bench-m$M"
   timeout "$STEP_TIMEOUT" "$MPKC" bench --m "$M" --save-json "$base.json" --out "$OUT/build-m$M" \
     >"$base.txt" 2>"$base.log"
@@ -48,21 +57,26 @@ for M in 1 16 64; do
   row "bench M = $M" "$verdict" "$base.txt, $base.json, $base.log"
 done
 
-timeout "$STEP_TIMEOUT" "$MPKC" bench --fixed-cost stdlib/linear_sm100_v2.mpk --param K=128 --m 1,16 \
-  --save-json "$OUT/fixed-cost.json" --out "$OUT/build-fixed-cost" >"$OUT/fixed-cost.txt" 2>"$OUT/fixed-cost.log"
-rc=$?
-verdict=OK
-[ $rc -eq 0 ] || { verdict="rc $rc"; FAILED=1; }
-row "fixed cost (K = 128)" "$verdict" "$OUT/fixed-cost.txt, $OUT/fixed-cost.json"
+if [ "$MODE" = all ] || [ "$MODE" = fixed ]; then
+  timeout "$STEP_TIMEOUT" "$MPKC" bench --fixed-cost stdlib/linear_sm100_v2.mpk --param K=128 --m 1,16 \
+    --save-json "$OUT/fixed-cost.json" --out "$OUT/build-fixed-cost" >"$OUT/fixed-cost.txt" 2>"$OUT/fixed-cost.log"
+  rc=$?
+  verdict=OK
+  [ $rc -eq 0 ] || { verdict="rc $rc"; FAILED=1; }
+  row "fixed cost (K = 128)" "$verdict" "$OUT/fixed-cost.txt, $OUT/fixed-cost.json"
+fi
 
 echo
 echo "mpkc bench, $(date -u +%Y-%m-%dT%H:%MZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1), $("$MPKC" --version 2>/dev/null)"
 for M in 1 16 64; do
+  [ "$MODE" = all ] || [ "$MODE" = "m$M" ] || continue
   echo
   cat "$OUT/bench-m$M.txt" 2>/dev/null
 done
-echo
-cat "$OUT/fixed-cost.txt" 2>/dev/null
+if [ "$MODE" = all ] || [ "$MODE" = fixed ]; then
+  echo
+  cat "$OUT/fixed-cost.txt" 2>/dev/null
+fi
 echo
 printf '%-24s | %-6s | %s\n' step result files
 printf '%s\n' "-------------------------+--------+------"
