@@ -11,8 +11,8 @@ Exit status:
      fault in the kernel)
   2  usage error
   3  an external program failed (nvcc, ptxas, a CUDA driver call outside the kernel)
-  4  something needed is absent (no nvcc for `build`, no GPU or driver for `verify`, no
-     writable place for an output: permission, space, a file-size limit)";
+  4  something needed is absent (no nvcc for `build`, no GPU or driver for `verify` or
+     `bench`, no writable place for an output: permission, space, a file-size limit)";
 
 /// mpkc: MPK Runtime-V2 op contracts to spec headers, kernels and page plans.
 #[derive(Debug, Parser)]
@@ -112,6 +112,16 @@ pub enum Command {
         #[command(flatten)]
         verify: VerifyArgs,
     },
+    /// Time the production build of each pipeline linear on the GPU (the whole op over every SM)
+    /// next to cuBLAS on the same shapes and data, and print a table (docs/bench.md).
+    Bench {
+        /// Common options.
+        #[command(flatten)]
+        common: CommonArgs,
+        /// What to time and how.
+        #[command(flatten)]
+        bench: BenchArgs,
+    },
     /// Rewrite contracts in the canonical layout (only whitespace changes; comments and inline
     /// CUDA are kept). `-` formats stdin to stdout.
     Fmt {
@@ -179,6 +189,65 @@ pub struct VerifyArgs {
     /// Internal: the device ordinal a child runs its case on.
     #[arg(long, hide = true, default_value_t = 0)]
     pub device: usize,
+}
+
+/// `mpkc bench --method`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BenchMethod {
+    /// Each run its own launch of the whole op (CUDA-graph replay), as cuBLAS runs.
+    Standalone,
+    /// The op's tasks queued per CTA in one launch, as the megakernel runs them: first task
+    /// start to last task end (%globaltimer stamps).
+    Persistent,
+    /// Both.
+    Both,
+}
+
+/// `mpkc bench`'s own options.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Token counts: each sets `m` or `m_real` in every contract that declares it; a contract
+    /// that cannot take one is reported skipped with the checker's reason.
+    #[arg(long, value_delimiter = ',', default_value = "1,16,64", value_parser = clap::value_parser!(i64).range(1..), value_name = "M,M,...")]
+    pub m: Vec<i64>,
+    /// Print one JSON document (schema: docs/bench.md) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Which timing method(s).
+    #[arg(long, value_enum, default_value_t = BenchMethod::Both)]
+    pub method: BenchMethod,
+    /// Measure the per-task fixed cost instead: one launch with 1 task per CTA and one with
+    /// `--tasks-per-cta` (weights not rotated, resident in L2 when they fit), printing
+    /// (Tp - T1) / (p - 1). Meant for a one-stage linear (`--param K=128`).
+    #[arg(long)]
+    pub fixed_cost: bool,
+    /// Tasks per CTA of `--fixed-cost`'s second measurement.
+    #[arg(long, default_value_t = 8, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=4096))]
+    pub tasks_per_cta: usize,
+    /// Back-to-back runs per timed sample (standalone), and launches timed (persistent).
+    #[arg(long, default_value_t = 100, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100000))]
+    pub runs: usize,
+    /// Timed samples per case (standalone); the median is reported.
+    #[arg(long, default_value_t = 9, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    pub repeats: usize,
+    /// Untimed series (or launches) first.
+    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1000))]
+    pub warmup: usize,
+    /// The weights rotate over copies totalling at least this many times the L2.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub rotate: u64,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Target to build for: sm_90a or sm_100a (default: the GPU's).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Also write the `--json` document to this file (the table still goes to stdout).
+    #[arg(long, value_name = "FILE")]
+    pub save_json: Option<PathBuf>,
+    /// Keep the production builds (one folder per M) in this directory.
+    #[arg(long, value_parser = out_dir)]
+    pub out: Option<PathBuf>,
 }
 
 /// Which GPUs `mpkc verify` uses.

@@ -33,6 +33,7 @@ macro_rules! errln {
 }
 
 pub mod args;
+mod bench;
 mod build;
 mod explain;
 mod fmt;
@@ -109,6 +110,7 @@ pub fn run(cli: Cli) -> u8 {
             color,
         ),
         Command::Verify { common, verify } => verify::run(&common, &verify, color),
+        Command::Bench { common, bench } => bench::run(&common, &bench, color),
         Command::Explain { code } => explain::run(&code),
         Command::Fmt { files, check } => fmt::run(&files, check, color),
         Command::Lsp => crate::lsp::run_stdio(),

@@ -1,5 +1,6 @@
 //! The driver: runs the stages over contract sources, finds and runs nvcc, and writes outputs.
 
+pub mod bench;
 pub mod build;
 pub mod cache;
 pub mod cancel;

@@ -151,6 +151,35 @@ impl Gpu {
             .map_err(|e| GpuError::Kernel(format!("{e:?}")))
     }
 
+    /// The CUDA context (`mpkc bench` makes its own streams, events and graphs in it).
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// Queues a launch of the harness with `grid` CTAs of 256 threads on `stream`, without
+    /// waiting (a stream being captured records it into its graph). A launch the driver refuses
+    /// is `GpuError::Kernel`.
+    pub fn launch_on(
+        &self,
+        stream: &Arc<CudaStream>,
+        k: &Kernel,
+        grid: u32,
+        dynamic_smem: u32,
+        args: &WorkerArgs,
+    ) -> Result<(), GpuError> {
+        let cfg = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: dynamic_smem,
+        };
+        let mut b = stream.launch_builder(&k.func);
+        b.arg(args);
+        // SAFETY: the harness takes one WorkerArgs by value; every address in it is live.
+        unsafe { b.launch(cfg) }
+            .map(|_| ())
+            .map_err(|e| GpuError::Kernel(format!("launch: {e:?}")))
+    }
+
     /// Launches the harness with `grid` CTAs of 256 threads and waits for it; a fault or trap in
     /// the kernel is `GpuError::Kernel`.
     pub fn run(
@@ -172,6 +201,37 @@ impl Gpu {
         self.stream
             .synchronize()
             .map_err(|e| GpuError::Kernel(format!("{e:?}")))
+    }
+}
+
+impl Kernel {
+    /// Runs `entry`, another kernel of the same module taking no argument, as one thread on
+    /// `stream`, and waits for it.
+    pub fn run_sibling(&self, entry: &str, stream: &Arc<CudaStream>) -> Result<(), GpuError> {
+        let f = driver("cuModuleGetFunction", self._module.load_function(entry))?;
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = stream.launch_builder(&f);
+        // SAFETY: the kernel takes no argument.
+        unsafe { b.launch(cfg) }.map_err(|e| GpuError::Kernel(format!("launch {entry}: {e:?}")))?;
+        stream
+            .synchronize()
+            .map_err(|e| GpuError::Kernel(format!("{entry}: {e:?}")))
+    }
+
+    /// The device address and size in bytes of the kernel module's global `name` (a
+    /// `__device__` variable), or the driver's error.
+    pub fn global(
+        &self,
+        name: &str,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(DevPtr, usize), GpuError> {
+        let view = driver("cuModuleGetGlobal", self._module.get_global(name, stream))?;
+        let (p, _guard) = view.device_ptr(stream);
+        Ok((p, view.len()))
     }
 }
 

@@ -5,6 +5,7 @@
 //! ([`compare`]).
 
 pub mod abi;
+pub mod bench;
 pub mod compare;
 pub mod data;
 pub mod device;

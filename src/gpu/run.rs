@@ -128,8 +128,10 @@ fn tma_view(dtype: Dtype, dims: &[i64], box_dims: &[i64]) -> Option<TmaView> {
     })
 }
 
-/// Per task type: (task offset, registration) lists per CTA.
-fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i32)>> {
+/// Per task type: (task offset, registration) lists per CTA: `per_cta` tasks at least in each
+/// queue, a single task type's tasks dealt round-robin and repeated to fill them, a chain's
+/// producers once each with the dependents behind them.
+pub fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i32)>> {
     let per_cta = per_cta.max(1);
     let counts: Vec<usize> = case
         .tasks
@@ -159,6 +161,136 @@ fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i32)>>
         }
     }
     q
+}
+
+/// Where a case's tensors and runtime counters live on the device.
+pub struct Addresses<'a> {
+    /// Per task type, per input (`input_ptrs` order): the device address.
+    pub inputs: &'a [Vec<u64>],
+    /// Per task type, per output: the device address.
+    pub outputs: &'a [Vec<u64>],
+    /// The event counters (`RuntimeConfig::event_counters`, 8 of them).
+    pub events: u64,
+    /// The step counter (`RuntimeConfig::step`).
+    pub step: u64,
+}
+
+/// The device-side task tables of one launch: the tensor maps of every TMA input, one TaskDesc
+/// per queued task (queue after queue) and the per-CTA queue bounds, with the worker's
+/// arguments pointing at them. The buffers live as long as the tables.
+pub struct TaskTables {
+    /// The harness kernel's argument (iteration 0).
+    pub args: WorkerArgs,
+    /// CTAs (one per queue).
+    pub ctas: u32,
+    /// Tasks in all queues.
+    pub tasks: usize,
+    /// Longest queue.
+    pub max_queue: usize,
+    _buffers: Vec<cudarc::driver::CudaSlice<u8>>,
+}
+
+/// Builds the task tables of `case` over the tensors at `at`, for the per-CTA `queues` of
+/// (task offset, registration) pairs (registration 0 the producer; in a chain, a dependent waits
+/// event 0 for every producer task). Errors: a tensor map the driver rejects, an upload.
+pub fn task_tables(
+    gpu: &Gpu,
+    case: &Case<'_>,
+    at: &Addresses<'_>,
+    queues: &[Vec<(usize, i32)>],
+    target: Target,
+) -> Result<TaskTables, GpuError> {
+    let (in_addr, out_addr) = (at.inputs, at.outputs);
+    // Tensor maps, 128 bytes each, in one buffer.
+    let mut maps: Vec<u8> = Vec::new();
+    let mut map_slot: Vec<Vec<Option<usize>>> = Vec::new();
+    for (ti, t) in case.tasks.iter().enumerate() {
+        let mut slots = Vec::new();
+        for (ii, (_, x)) in t.ir.inputs().enumerate() {
+            let view = x
+                .tma
+                .as_ref()
+                .and_then(|m| tma_view(x.dtype, &x.dims, &m.box_dims));
+            match view {
+                Some(v) => {
+                    slots.push(Some(maps.len()));
+                    maps.extend_from_slice(&encode_tensor_map(&v, in_addr[ti][ii])?);
+                }
+                None => slots.push(None),
+            }
+        }
+        map_slot.push(slots);
+    }
+    let map_buf = gpu.upload(&maps)?;
+    let map_base = gpu.addr(&map_buf);
+    // One TaskDesc per task type, then the queues.
+    let mut base = Vec::new();
+    for (ti, t) in case.tasks.iter().enumerate() {
+        let mut d = TaskDesc {
+            task_type: t.ir.task_id.map_or(-1, |x| x as i32),
+            registration: ti as i32,
+            ..TaskDesc::default()
+        };
+        d.num_inputs = in_addr[ti].len().min(MAX_INPUTS) as i32;
+        for (i, a) in in_addr[ti].iter().take(MAX_INPUTS).enumerate() {
+            d.input_ptrs[i] = *a;
+            if let Some(Some(off)) = map_slot[ti].get(i) {
+                d.input_tma_desc_ptrs[i][0] = map_base + *off as u64;
+            }
+        }
+        d.num_outputs = out_addr[ti].len().min(MAX_OUTPUTS) as i32;
+        for (i, a) in out_addr[ti].iter().take(MAX_OUTPUTS).enumerate() {
+            d.output_ptrs[i] = *a;
+        }
+        let (n, table) = region_table(t, target);
+        d.num_smem_regions = n;
+        d.smem_regions = table;
+        base.push(d);
+    }
+    let producer_tasks = case.tasks[0].ir.granularity.tasks().max(1) as i32;
+    let mut descs: Vec<u8> = Vec::new();
+    let mut begin = Vec::new();
+    let mut len = Vec::new();
+    let mut total = 0usize;
+    for queue in queues {
+        begin.push(total as i32);
+        len.push(queue.len() as i32);
+        for (off, reg) in queue {
+            let mut d = base[*reg as usize];
+            d.task_offset = *off as i32;
+            if case.tasks.len() > 1 {
+                if *reg == 0 {
+                    d.trigger_event = 0;
+                } else {
+                    d.dependent_event = 0;
+                    d.dependent_triggers = producer_tasks;
+                }
+            }
+            descs.extend_from_slice(d.as_bytes());
+            total += 1;
+        }
+    }
+    let to_bytes = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let tasks_buf = gpu.upload(&descs)?;
+    let begin_buf = gpu.upload(&to_bytes(&begin))?;
+    let len_buf = gpu.upload(&to_bytes(&len))?;
+    let args = WorkerArgs {
+        tasks: gpu.addr(&tasks_buf),
+        queue_begin: gpu.addr(&begin_buf),
+        queue_len: gpu.addr(&len_buf),
+        config: super::abi::RuntimeConfig {
+            event_counters: at.events,
+            step: at.step,
+        },
+        iter_num: 0,
+    };
+    Ok(TaskTables {
+        args,
+        ctas: queues.len() as u32,
+        tasks: total,
+        max_queue: queues.iter().map(Vec::len).max().unwrap_or(0),
+        _buffers: vec![map_buf, tasks_buf, begin_buf, len_buf],
+    })
 }
 
 /// Runs `case` with the harness `entry` of `cubin`, and compares every output.
@@ -219,92 +351,27 @@ pub fn run_case(
         }
         in_addr.push(addrs);
     }
-    // Tensor maps, 128 bytes each, in one buffer.
-    let mut maps: Vec<u8> = Vec::new();
-    let mut map_slot: Vec<Vec<Option<usize>>> = Vec::new();
-    for (ti, t) in case.tasks.iter().enumerate() {
-        let mut slots = Vec::new();
-        for (ii, (_, x)) in t.ir.inputs().enumerate() {
-            let view = x
-                .tma
-                .as_ref()
-                .and_then(|m| tma_view(x.dtype, &x.dims, &m.box_dims));
-            match view {
-                Some(v) => {
-                    slots.push(Some(maps.len()));
-                    maps.extend_from_slice(&encode_tensor_map(&v, in_addr[ti][ii])?);
-                }
-                None => slots.push(None),
-            }
-        }
-        map_slot.push(slots);
-    }
-    let map_buf = gpu.upload(&maps)?;
-    let map_base = gpu.addr(&map_buf);
-    // One TaskDesc per task type, then the queues.
-    let mut base = Vec::new();
-    for (ti, t) in case.tasks.iter().enumerate() {
-        let mut d = TaskDesc {
-            task_type: t.ir.task_id.map_or(-1, |x| x as i32),
-            registration: ti as i32,
-            ..TaskDesc::default()
-        };
-        d.num_inputs = in_addr[ti].len().min(MAX_INPUTS) as i32;
-        for (i, a) in in_addr[ti].iter().take(MAX_INPUTS).enumerate() {
-            d.input_ptrs[i] = *a;
-            if let Some(Some(off)) = map_slot[ti].get(i) {
-                d.input_tma_desc_ptrs[i][0] = map_base + *off as u64;
-            }
-        }
-        d.num_outputs = out_bufs[ti].len().min(MAX_OUTPUTS) as i32;
-        for (i, b) in out_bufs[ti].iter().take(MAX_OUTPUTS).enumerate() {
-            d.output_ptrs[i] = gpu.addr(b);
-        }
-        let (n, table) = region_table(t, opts.target);
-        d.num_smem_regions = n;
-        d.smem_regions = table;
-        base.push(d);
-    }
-    let producer_tasks = case.tasks[0].ir.granularity.tasks().max(1) as i32;
     let q = queues(case, opts.tasks_per_cta, gpu.sms as usize);
-    let mut descs: Vec<u8> = Vec::new();
-    let mut begin = Vec::new();
-    let mut len = Vec::new();
-    let mut total = 0usize;
-    for queue in &q {
-        begin.push(total as i32);
-        len.push(queue.len() as i32);
-        for (off, reg) in queue {
-            let mut d = base[*reg as usize];
-            d.task_offset = *off as i32;
-            if case.tasks.len() > 1 {
-                if *reg == 0 {
-                    d.trigger_event = 0;
-                } else {
-                    d.dependent_event = 0;
-                    d.dependent_triggers = producer_tasks;
-                }
-            }
-            descs.extend_from_slice(d.as_bytes());
-            total += 1;
-        }
-    }
-    let to_bytes = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-    let tasks_buf = gpu.upload(&descs)?;
-    let begin_buf = gpu.upload(&to_bytes(&begin))?;
-    let len_buf = gpu.upload(&to_bytes(&len))?;
     let events = gpu.upload(&[0u8; 64])?;
     let step = gpu.upload(&[0u8; 16])?;
-    let args = WorkerArgs {
-        tasks: gpu.addr(&tasks_buf),
-        queue_begin: gpu.addr(&begin_buf),
-        queue_len: gpu.addr(&len_buf),
-        config: super::abi::RuntimeConfig {
-            event_counters: gpu.addr(&events),
+    let out_addr: Vec<Vec<u64>> = out_bufs
+        .iter()
+        .map(|bs| bs.iter().map(|b| gpu.addr(b)).collect())
+        .collect();
+    let tables = task_tables(
+        gpu,
+        case,
+        &Addresses {
+            inputs: &in_addr,
+            outputs: &out_addr,
+            events: gpu.addr(&events),
             step: gpu.addr(&step),
         },
-        iter_num: 0,
-    };
+        &q,
+        opts.target,
+    )?;
+    let args = tables.args;
+    let total = tables.tasks;
     let smem = dynamic_smem(&case.tasks, opts.target);
     let kernel = gpu.load(cubin, entry, smem)?;
     gpu.run(&kernel, q.len() as u32, smem, &args)?;

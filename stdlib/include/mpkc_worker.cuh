@@ -46,6 +46,32 @@ static_assert(MPK_HELPER_REGS % 8 == 0 && MPK_HELPER_REGS >= 24 && MPK_HELPER_RE
               "MPK_HELPER_REGS: setmaxnreg takes a multiple of 8 in [24, 256]");
 #endif
 
+#ifdef MPKC_BENCH_STAMPS
+// Bench builds (`mpkc bench`, persistent method; never `verify`'s or `build`'s): the first task
+// start over every CTA (atomicMin of %globaltimer, ns) and the last task end (atomicMax, once the
+// controller saw the last task FINISHED). The host resets both before each launch.
+__device__ unsigned long long mpkc_bench_stamps[2];
+__device__ __forceinline__ unsigned long long mpkc_bench_now() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+/// The update step of %globaltimer (ns), the resolution of one stamped sample: one thread reads
+/// the timer until it has seen 64 changes and stores the smallest step in mpkc_bench_stamps[0].
+extern "C" __global__ void mpkc_bench_timer_probe() {
+  unsigned long long last = mpkc_bench_now(), step = ~0ull;
+  for (int changes = 0, spins = 0; changes < 64 && spins < (1 << 24); ++spins) {
+    unsigned long long const t = mpkc_bench_now();
+    if (t != last) {
+      if (t - last < step) step = t - last;
+      last = t;
+      ++changes;
+    }
+  }
+  mpkc_bench_stamps[0] = step;
+}
+#endif
+
 namespace mpkc::rt {
 
 /// The megakernel's register targets (0, 0 with MPK_SETMAXNREG off).
@@ -224,6 +250,9 @@ __device__ void worker(WorkerArgs const &args) {
     for (int p = 0; p < MAX_SMEM_PAGES_PER_TASK; ++p) mbar_arrive(&rs.page_finished[p]);  // pre-armed
   }
   __syncthreads();
+#ifdef MPKC_BENCH_STAMPS
+  if (threadIdx.x == 0) atomicMin(&mpkc_bench_stamps[0], mpkc_bench_now());
+#endif
   int const warp = warp_id();
   // Register reallocation (contract doc §3.5), megakernel-wide: every warp of each warpgroup
   // issues its warpgroup's setmaxnreg first in its branch, and each branch reaches only its own
@@ -268,6 +297,9 @@ __device__ void worker(WorkerArgs const &args) {
       __syncwarp();
     }
     for (int seq = n > INSTRUCTION_RING_SIZE ? n - INSTRUCTION_RING_SIZE : 0; seq < n; ++seq) finished(seq);
+#ifdef MPKC_BENCH_STAMPS
+    if (lane_id() == 0) atomicMax(&mpkc_bench_stamps[1], mpkc_bench_now());
+#endif
     return;
   }
   role_loop<false, Rs...>(rs, task_buf, args, n);
