@@ -4,7 +4,8 @@
 //! moves, from the contract's tensors.
 
 use crate::gpu::data::elements;
-use crate::valid::{CheckedTask, Epilogue, Operands};
+use crate::lower::{Epilogue, Operands};
+use crate::valid::CheckedTask;
 
 /// The epilogue of a benched linear.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -55,9 +56,9 @@ pub struct LinearShape {
 
 /// The linear `task` computes, or `None` for a task that is not a pipeline linear.
 ///
-/// The one place `mpkc bench` reads the pipeline's shape (today `CheckedTask::pipeline`).
+/// The one place `mpkc bench` reads the pipeline's shape: the role programs' `compute`.
 pub fn linear_of(task: &CheckedTask) -> Option<LinearShape> {
-    let p = task.pipeline.as_ref()?;
+    let p = task.linear()?;
     let ir = &task.ir;
     let input = |h| ir.inputs().position(|(x, _)| x == h);
     let epilogue = match p.epilogue {
