@@ -118,16 +118,17 @@ fn elsewhere(ir: &TaskIr, item: &Item, found: &BTreeMap<Item, Consumer>) -> Opti
     match *item {
         // One role program per declared target (`lower::lower` in `valid::check_rules`).
         Item::Target(_) => Some("its role program"),
-        // The Registration's task type (`back/files.rs`, `spec.h`'s banner).
-        Item::TaskId => Some("the Registration"),
+        // The Registration's `kTaskType` (`back/consumer.rs`, `back/pipeline.rs`).
+        Item::TaskId => Some("the Registration's `kTaskType`"),
         // `spec.h` renders every param as `params::NAME` (`back/spec_h.rs` `params`), the host's
         // and the body's constant, and the variant string (I-H3); expressions read them in sema.
         Item::Param(_) => Some("`spec.h` (`params::NAME`)"),
         // The dispatcher runs each role on its warps; the program's `Role::threads` is the
         // binding's (the controller is the runtime's own).
         Item::Role(_) => Some("the role functions the dispatcher runs"),
-        // The grid of tasks the Registration declares, and `RoleProgram::tiles`.
-        Item::Granularity => Some("the Registration's task grid"),
+        // The tasks per step the Registration declares (`back/consumer.rs`, `kNumTasks`), and
+        // `RoleProgram::tiles`.
+        Item::Granularity => Some("the Registration's task count"),
         // The registration's defines and the worker prologue (`back/setmaxnreg.rs`).
         Item::SetMaxNReg => Some("the worker prologue (`back/setmaxnreg.rs`)"),
         // A helper's code is its caller's body: its spec header (regions, barriers, params) is

@@ -82,9 +82,14 @@ pub(super) fn slots(
         let mut d = Diagnostic::warning(
             codes::UNREACHED_STAGES,
             format!(
-                "`stages {stages}` but the task runs {k} K {its}: stage {} of {} is never used",
-                unused.join(", "),
-                rings.join(", ")
+                "`stages {stages}` but the task runs {k} K {its}: {} of {} {} never filled",
+                if unused.len() == 1 {
+                    format!("stage {}", unused[0])
+                } else {
+                    format!("stages {}", unused.join(", "))
+                },
+                rings.join(", "),
+                if unused.len() == 1 { "is" } else { "are" }
             ),
         );
         d = match ir.stages {
