@@ -56,6 +56,7 @@ pub(super) fn slots(
         }
     }
     let mut rings_short: Vec<(String, Span)> = Vec::new();
+    let mut depth = 0;
     let mut reported: BTreeSet<usize> = BTreeSet::new();
     for (source, n, all, with_k) in &reach {
         let ch = match source {
@@ -72,10 +73,12 @@ pub(super) fn slots(
         }
         if with_k.len() < *n as usize && !rings_short.iter().any(|(n, _)| *n == c.name) {
             rings_short.push((c.name.clone(), c.span));
+            depth = depth.max(*n);
         }
     }
     if let (Some(k), Some((first, span))) = (k_iters, rings_short.first()) {
-        let stages = ir.stages.map_or(0, |s| s.0);
+        // The rings' depth: `stages N` where declared (a ring of a stage array has its stages).
+        let stages = depth;
         let unused: Vec<String> = (k..stages).map(|s| s.to_string()).collect();
         let rings: Vec<String> = rings_short.iter().map(|(n, _)| format!("`{n}`")).collect();
         let its = if k == 1 { "iteration" } else { "iterations" };
