@@ -271,7 +271,7 @@ fn build_of_the_stdlib_prints_the_budget_table_and_kernels() {
         s.contains("linear_sm100_v2")
             && s.contains("221200")
             && s.contains("14/14")
-            && s.contains("24/31"),
+            && s.contains("22/31"),
         "{s}"
     );
     for unit in [

@@ -165,7 +165,7 @@ fn a_session_with_the_house_linear() {
         .unwrap();
     let md = h["contents"]["value"].as_str().unwrap();
     assert!(
-        md.contains("14 of 14") && md.contains("24 of 31") && md.contains("page 13 |"),
+        md.contains("14 of 14") && md.contains("22 of 31") && md.contains("page 13 |"),
         "{md}"
     );
     // Hover on a region: its plan.

@@ -104,7 +104,7 @@ fn task_hover_has_the_budget_and_the_page_map() {
     let at = d.text.find("linear_sm100_v2").unwrap();
     let h = hover(&d, at).unwrap();
     assert!(
-        h.contains("| - | sm_100a | 221200 | 224256 | 14 of 14 | 24 of 31 | 32 |"),
+        h.contains("| - | sm_100a | 221200 | 224256 | 14 of 14 | 22 of 31 | 32 |"),
         "{h}"
     );
     assert!(h.contains("page 13 |"), "{h}");

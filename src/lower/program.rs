@@ -420,13 +420,13 @@ pub struct RoleProgram {
 }
 
 impl Barrier {
-    /// The name of ordinal `slot` of the family, as the ordinal table writes it: `w_ring.full[3]`,
-    /// or the label alone for a one-shot (`tmem_ready`).
+    /// The name of ordinal `slot` of the family, as the ordinal table writes it: `w_ring.full[3]`
+    /// (a channel edge, `acc.full[0]` of a one-slot channel too), or the label alone for a
+    /// one-shot (`tmem_ready`).
     pub fn slot_name(&self, slot: u32) -> String {
-        if self.slots <= 1 {
-            self.label.clone()
-        } else {
-            format!("{}[{slot}]", self.label)
+        match self.source {
+            BarrierSource::Sem(_) => self.label.clone(),
+            BarrierSource::Full(_) | BarrierSource::Empty(_) => format!("{}[{slot}]", self.label),
         }
     }
 

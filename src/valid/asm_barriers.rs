@@ -91,6 +91,18 @@ pub(super) fn asm_barriers(ir: &TaskIr, sink: &mut Sink) {
     }
 }
 
+/// The barrier ids an inline body's raw PTX barrier instructions name as literals (the coverage
+/// check's reading of which declared named barriers the body uses, `valid::coverage`).
+pub(super) fn literal_ids(code: &str) -> Vec<i64> {
+    scan(code)
+        .into_iter()
+        .filter_map(|f| match f.id {
+            Operand::Literal(id) => Some(id),
+            Operand::Other => None,
+        })
+        .collect()
+}
+
 /// Every barrier instruction inside the string literals of `code`.
 fn scan(code: &str) -> Vec<Found> {
     let mut out = Vec::new();

@@ -188,7 +188,7 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
             }
         }
         for g in &ir.region_groups {
-            if !b.regions.iter().any(|n| n.name == g.name) {
+            if !body_addresses(None, Some(b), &g.name) {
                 sink.push(unaddressed(
                     g.head_span,
                     &g.name,
@@ -229,7 +229,7 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
             );
         }
         for g in &ir.region_groups {
-            if !buf_uses(&code).iter().any(|(_, n)| *n == g.name) {
+            if !body_addresses(Some(&code), None, &g.name) {
                 sink.push(unaddressed(g.head_span, &g.name, "the inline CUDA body"));
             }
         }
@@ -247,17 +247,7 @@ pub(super) fn tensors_used(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Si
         None => return,
     };
     for (h, t) in ir.tensors.iter() {
-        let used = match (&code, binding) {
-            (Some(c), _) => c.match_indices(t.name.as_str()).any(|(i, _)| {
-                let before = c[..i].chars().next_back();
-                let after = c[i + t.name.len()..].chars().next();
-                !before.is_some_and(|x| x.is_ascii_alphanumeric() || x == '_' || x == '.')
-                    && !after.is_some_and(|x| x.is_ascii_alphanumeric() || x == '_')
-            }),
-            (None, Some(b)) => b.tensors.iter().any(|(_, x)| *x == h),
-            (None, None) => true,
-        };
-        if !used {
+        if !body_takes(code.as_deref(), binding, h, &t.name) {
             sink.push(
                 Diagnostic::error(codes::BODY_MISMATCH, format!("tensor `{}` is declared but the body never takes it", t.name))
                     .primary(t.span, "unused")
@@ -265,6 +255,44 @@ pub(super) fn tensors_used(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Si
                     .help("pass it to the body, or remove it"),
             );
         }
+    }
+}
+
+/// Whether the body takes tensor `h` (named `name`): a template binds it, or inline CUDA
+/// (`code`, comments and strings blanked) names it as a word; true without either (no body to
+/// ask). The rule of [`tensors_used`] and of the coverage check (`valid::coverage`).
+pub(super) fn body_takes(
+    code: Option<&str>,
+    binding: Option<&Binding>,
+    h: crate::ir::TensorHandle,
+    name: &str,
+) -> bool {
+    match (code, binding) {
+        (Some(c), _) => names_word(c, name),
+        (None, Some(b)) => b.tensors.iter().any(|(_, x)| *x == h),
+        (None, None) => true,
+    }
+}
+
+/// Whether `code` names `name` as a word (not a member `.name`, not part of a longer name).
+pub(super) fn names_word(code: &str, name: &str) -> bool {
+    !name.is_empty()
+        && code.match_indices(name).any(|(i, _)| {
+            let before = code[..i].chars().next_back();
+            let after = code[i + name.len()..].chars().next();
+            !before.is_some_and(|x| x.is_ascii_alphanumeric() || x == '_' || x == '.')
+                && !after.is_some_and(|x| x.is_ascii_alphanumeric() || x == '_')
+        })
+}
+
+/// Whether the body addresses region group `name`: a template's binding needs it, or inline
+/// CUDA (`code`, comments and strings blanked) writes `buf.NAME`. The rule of [`region_use`]'s
+/// unaddressed regions and of the coverage check (`valid::coverage`).
+pub(super) fn body_addresses(code: Option<&str>, binding: Option<&Binding>, name: &str) -> bool {
+    match (binding, code) {
+        (Some(b), _) => b.regions.iter().any(|n| n.name == name),
+        (None, Some(c)) => buf_uses(c).iter().any(|(_, n)| n == name),
+        (None, None) => false,
     }
 }
 

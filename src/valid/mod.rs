@@ -34,6 +34,7 @@
 
 mod asm_barriers;
 mod body;
+mod coverage;
 mod held;
 mod mma;
 mod names;
@@ -52,6 +53,7 @@ use crate::plan::pages::{Geometry, PagePlan};
 use crate::plan::sems::Ordinal;
 use crate::templates::Binding;
 
+pub use coverage::{consumers, declarations, Consumer, Decl, Item};
 pub use names::MAX_UNIT_NAME;
 pub use protocol::{check_one as model_check, model_text};
 pub use smem::{raw_plans, request_list};
@@ -217,11 +219,17 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     }
     match plans {
         Some(plans) if sink.error_count() == before => {
-            let programs = ir
+            let programs: Vec<_> = ir
                 .targets
                 .iter()
                 .map(|t| crate::lower::lower(&ir, &ordinals, t.target, pipeline.as_ref()))
                 .collect();
+            // Every declared item is consumed by some target's program, or E0014 (issue 11
+            // Deliver 3): only a contract the lowering took whole reaches this.
+            coverage::check(&ir, binding.as_ref(), pipeline.as_ref(), &programs, sink);
+            if sink.error_count() != before {
+                return Err(ir);
+            }
             Ok(CheckedTask {
                 ir,
                 binding,

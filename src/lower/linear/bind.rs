@@ -190,7 +190,7 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
             || c.consumer != RoleKind::Consumer
             || c.full_arrival != ArrivalIr::Commit
         {
-            sink.push(unsupported(c.span, "the accumulator channel must go launcher -> consumer (commit)".into(), "write `tmem slots 2, launcher -> consumer (commit), empty by consumer (threads 128)`"));
+            sink.push(unsupported(c.span, "the accumulator channel must go launcher -> consumer (commit)".into(), "write `tmem slots 1, launcher -> consumer (commit), empty by consumer (threads 128)`"));
         }
     }
     // The region holding the TMEM address says so (`holds tmem_addr`); the kernels read the

@@ -1,0 +1,411 @@
+//! What consumes each declared item: the operations of each target's role program ([`Walk`]),
+//! the linear engine's binding, and the generated files outside the program ([`elsewhere`]).
+
+use super::decls::{declarations, Item};
+use crate::ir::*;
+use crate::lower::{BarRef, BarrierSource, Op, RoleProgram, Step};
+use crate::lower::{Epilogue, LinearMath, Operands};
+use crate::span::Span;
+use crate::templates::Binding;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What consumes an item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Consumer {
+    /// An operation of this target's role program.
+    Program(Target),
+    /// A generated file or a lowering stage outside the role program (the rule's words).
+    Elsewhere(&'static str),
+}
+
+/// What the linear engine's steps read beyond their operands (the binding the lowering carries
+/// next to the program).
+struct Engine {
+    /// Tensors the epilogue step reads or writes: the output, the residual, the output scales.
+    epilogue: Vec<TensorHandle>,
+    /// Tensors the scale staging reads (block-scaled fp8: the weight and activation scales).
+    scales: Vec<TensorHandle>,
+    /// Whether the epilogue meets its warps at `with B`.
+    quant: bool,
+    /// What the binding requires on every target, whether or not a target's program reads it:
+    /// the accumulator channel (its edges), the region holding the TMEM address (its
+    /// `tmem_addr`) and `tmem cols` (an sm_90a-only contract keeps the accumulator in registers,
+    /// yet `valid::pipeline` binds them: without them it is E0013, not E0014).
+    bound: Vec<Item>,
+}
+
+impl Engine {
+    fn of(ir: &TaskIr, p: &LinearMath) -> Engine {
+        let mut epilogue = vec![p.output];
+        epilogue.extend(p.residual);
+        epilogue.extend(p.out_scale.map(|(t, _)| t));
+        let scales = match &p.operands {
+            Operands::Fp8BlockScale {
+                w_scale, a_scale, ..
+            } => vec![*w_scale, *a_scale],
+            Operands::Bf16 => Vec::new(),
+        };
+        let mut bound = vec![
+            Item::Full(p.acc.index()),
+            Item::Empty(p.acc.index()),
+            Item::Group(p.scratch),
+            Item::TmemCols,
+        ];
+        bound.extend(
+            ir.region_groups
+                .get(p.scratch)
+                .and_then(|g| g.members.first())
+                .and_then(|r| {
+                    ir.regions[*r]
+                        .holds
+                        .iter()
+                        .position(|h| h.ty == HeldType::TmemAddr)
+                })
+                .map(|member| Item::Held {
+                    group: p.scratch,
+                    member,
+                }),
+        );
+        Engine {
+            epilogue,
+            scales,
+            quant: p.epilogue == Epilogue::QuantE4m3,
+            bound,
+        }
+    }
+}
+
+/// The consumers of each item of `ir`, over the programs of every declared target. `binding` is
+/// the body template's; `linear` the linear engine's binding when the contract lowers to it.
+pub fn consumers(
+    ir: &TaskIr,
+    binding: Option<&Binding>,
+    linear: Option<&LinearMath>,
+    programs: &[RoleProgram],
+) -> BTreeMap<Item, Consumer> {
+    let engine = linear.map(|p| Engine::of(ir, p));
+    let mut out = BTreeMap::new();
+    for p in programs {
+        let mut w = Walk {
+            ir,
+            prog: p,
+            binding,
+            engine: engine.as_ref(),
+            found: BTreeSet::new(),
+        };
+        for r in &p.roles {
+            w.ops(&r.ops);
+        }
+        for item in w.found {
+            out.entry(item).or_insert(Consumer::Program(p.target));
+        }
+    }
+    for item in engine.iter().flat_map(|e| &e.bound) {
+        out.entry(*item).or_insert(Consumer::Elsewhere(
+            "the linear engine's binding, which requires it on every target (`valid::pipeline`)",
+        ));
+    }
+    for d in declarations(ir) {
+        if let Some(why) = elsewhere(ir, &d.item, &out) {
+            out.entry(d.item).or_insert(Consumer::Elsewhere(why));
+        }
+    }
+    out
+}
+
+/// Items consumed outside the role program, with where (None: only an operation consumes it).
+fn elsewhere(ir: &TaskIr, item: &Item, found: &BTreeMap<Item, Consumer>) -> Option<&'static str> {
+    match *item {
+        // One role program per declared target (`lower::lower` in `valid::check_rules`).
+        Item::Target(_) => Some("its role program"),
+        // The Registration's `kTaskType` (`back/consumer.rs`, `back/pipeline.rs`).
+        Item::TaskId => Some("the Registration's `kTaskType`"),
+        // `spec.h` renders every param as `params::NAME` (`back/spec_h.rs` `params`), the host's
+        // and the body's constant, and the variant string (I-H3); expressions read them in sema.
+        Item::Param(_) => Some("`spec.h` (`params::NAME`)"),
+        // The dispatcher runs each role on its warps; the program's `Role::threads` is the
+        // binding's (the controller is the runtime's own).
+        Item::Role(_) => Some("the role functions the dispatcher runs"),
+        // The tasks per step the Registration declares (`back/consumer.rs`, `kNumTasks`), and
+        // `RoleProgram::tiles`.
+        Item::Granularity => Some("the Registration's task count"),
+        // The registration's defines and the worker prologue (`back/setmaxnreg.rs`).
+        Item::SetMaxNReg => Some("the worker prologue (`back/setmaxnreg.rs`)"),
+        // A helper's code is its caller's body: its spec header (regions, barriers, params) is
+        // its whole output (`back/spec_h.rs`).
+        Item::Tensor(_) | Item::Group(_) | Item::NamedBarrier(_) | Item::Held { .. }
+            if ir.family == Family::Helper =>
+        {
+            Some("the helper's spec header, which its caller's body reads")
+        }
+        // A consumer family's `tile` is read by the expressions that use it (`tile.M`); the
+        // engine reads a pipeline's (`Step::StageMma`).
+        Item::Tile if ir.family != Family::Pipeline => Some("the expressions that read it"),
+        // `stages N` sizes the stage arrays (`R[stage]`, sema's expansion) of a consumer body.
+        Item::Stages
+            if ir.family != Family::Pipeline && ir.region_groups.iter().any(|g| g.staged) =>
+        {
+            Some("the stage arrays it expands")
+        }
+        // A member of `holds` lays out the members after it: padding before a consumed member
+        // is consumed by that member's offset; in a body's region, the body owns the layout
+        // (its size and alignment, E0110/E0115).
+        Item::Held { group, member } => {
+            let r = &ir.regions[*ir.region_groups[group].members.first()?];
+            let later = (member + 1..r.holds.len())
+                .any(|m| found.contains_key(&Item::Held { group, member: m }));
+            if later {
+                Some("the offset of the member after it")
+            } else if ir.family.is_consumer_only() && found.contains_key(&Item::Group(group)) {
+                Some("the body that addresses its region")
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+struct Walk<'a> {
+    ir: &'a TaskIr,
+    prog: &'a RoleProgram,
+    binding: Option<&'a Binding>,
+    engine: Option<&'a Engine>,
+    found: BTreeSet<Item>,
+}
+
+impl Walk<'_> {
+    fn ops(&mut self, ops: &[Op]) {
+        for op in ops {
+            self.op(op);
+        }
+    }
+
+    /// The barrier family behind `bar`: a channel's edge or a sem.
+    fn bar(&mut self, bar: &BarRef) {
+        self.family(self.prog.barrier(bar.bar).source);
+    }
+
+    fn family(&mut self, source: BarrierSource) {
+        match source {
+            BarrierSource::Full(h) => {
+                self.found.insert(Item::Full(h.index()));
+            }
+            BarrierSource::Empty(owner) => {
+                // The owner's empty edge, and every `shares_empty` of it.
+                for (h, c) in self.ir.channels.iter() {
+                    let shares = matches!(c.empty, EmptyEdge::Shared(o, _) if o == owner);
+                    if h == owner || shares {
+                        self.found.insert(Item::Empty(h.index()));
+                    }
+                }
+            }
+            BarrierSource::Sem(h) => {
+                self.found.insert(Item::Sem(h.index()));
+            }
+        }
+    }
+
+    /// A named barrier synchronised at `span`, `after` of an arrival.
+    fn named(&mut self, span: Span) {
+        if let Some((h, _)) = self.ir.barriers.iter().find(|(_, b)| b.span == span) {
+            self.found.insert(Item::NamedBarrier(h.index()));
+        }
+    }
+
+    fn group(&mut self, g: usize) {
+        self.found.insert(Item::Group(g));
+    }
+
+    /// Region group `g`'s `holds` member of type `ty` (the TMEM address), as the step reads it.
+    fn held(&mut self, g: usize, pick: impl Fn(&HeldIr) -> bool) {
+        let Some(r) = self.ir.region_groups[g].members.first() else {
+            return;
+        };
+        if let Some(m) = self.ir.regions[*r].holds.iter().position(pick) {
+            self.found.insert(Item::Held {
+                group: g,
+                member: m,
+            });
+        }
+    }
+
+    fn op(&mut self, op: &Op) {
+        match op {
+            // Initialisation is no use: a family only re-initialised is never waited or arrived.
+            Op::Reinit { ordinals: _ } => {}
+            Op::Wait { bar, .. } | Op::Arrive { bar, .. } | Op::Commit { bar } => self.bar(bar),
+            Op::EarlyExit { bar, span, .. } => {
+                self.bar(bar);
+                self.early_exit(*span);
+            }
+            Op::TmaLoad {
+                tensor,
+                operand: _,
+                bar,
+                group,
+                bytes: _,
+                box_dims: _,
+                coords: _,
+                l2,
+            } => {
+                self.bar(bar);
+                self.group(*group);
+                // The load is of every tensor of its channel's `tma …` arrival (one expect_tx).
+                if let BarrierSource::Full(ch) = self.prog.barrier(bar.bar).source {
+                    if let ArrivalIr::Tma(ts) = &self.ir.channels[ch].full_arrival {
+                        for t in ts {
+                            self.found.insert(Item::Tensor(t.index()));
+                            self.found.insert(Item::Tma(t.index()));
+                        }
+                    }
+                }
+                self.found.insert(Item::Tensor(tensor.index()));
+                self.found.insert(Item::Tma(tensor.index()));
+                if let Some((name, _)) = &l2.lever {
+                    if let Some(i) = self.ir.levers.iter().position(|l| l.name == *name) {
+                        self.found.insert(Item::Lever(i));
+                    }
+                }
+            }
+            Op::StageScales { bar, group } => {
+                self.bar(bar);
+                self.group(*group);
+                for t in self.engine.map(|e| e.scales.clone()).unwrap_or_default() {
+                    self.found.insert(Item::Tensor(t.index()));
+                }
+            }
+            Op::Step(s) => self.step(s),
+            Op::NamedSync { span, .. } => self.named(*span),
+            Op::Loop { kind: _, body } | Op::Elect { body } => self.ops(body),
+            Op::Drain { bar, span } => {
+                self.family(self.prog.barrier(*bar).source);
+                if let Some((h, _)) = self
+                    .ir
+                    .channels
+                    .iter()
+                    .find(|(_, c)| c.drain == Some(*span))
+                {
+                    self.found.insert(Item::Drain(h.index()));
+                }
+            }
+        }
+    }
+
+    fn early_exit(&mut self, span: Span) {
+        if let Some((h, _)) = self
+            .ir
+            .channels
+            .iter()
+            .find(|(_, c)| c.early_exit.is_some_and(|e| e.2 == span))
+        {
+            self.found.insert(Item::EarlyExit(h.index()));
+        }
+    }
+
+    fn step(&mut self, s: &Step) {
+        let is_tmem_addr = |h: &HeldIr| h.ty == HeldType::TmemAddr;
+        match s {
+            Step::TmemAlloc { scratch } => {
+                self.group(*scratch);
+                self.held(*scratch, is_tmem_addr);
+                self.found.insert(Item::TmemCols);
+            }
+            Step::TmemDealloc => {
+                self.found.insert(Item::TmemCols);
+            }
+            Step::StageMma {
+                span: _,
+                w,
+                a,
+                sf,
+                mma,
+            } => {
+                self.group(*w);
+                self.group(*a);
+                if let Some(sf) = sf {
+                    self.group(*sf);
+                }
+                // The engine's instruction and tile constants (the stage's MMAs); the stage
+                // count is the rings' depth and the K loop's modulus.
+                if mma.is_some() {
+                    self.found.insert(Item::Mma);
+                    self.found.insert(Item::Tile);
+                    self.found.insert(Item::Stages);
+                }
+            }
+            Step::AccLoad { scratch, span: _ } => {
+                self.group(*scratch);
+                self.held(*scratch, is_tmem_addr);
+            }
+            Step::Epilogue {
+                scratch,
+                smem,
+                span,
+            } => {
+                if let Some(i) = self.ir.epilogues.iter().position(|e| e.2 == *span) {
+                    self.found.insert(Item::Epilogue(i));
+                }
+                for t in self.engine.map(|e| e.epilogue.clone()).unwrap_or_default() {
+                    self.found.insert(Item::Tensor(t.index()));
+                }
+                if *smem {
+                    // `quant e4m3` meets the warps' maxima in the scratch's `amax`, after the
+                    // `with` barrier (back/epilogue.rs).
+                    self.group(*scratch);
+                    self.held(*scratch, |h| h.name.as_deref() == Some("amax"));
+                    if self.engine.is_some_and(|e| e.quant) {
+                        if let Some((b, _)) = self.ir.epilogue_with {
+                            self.found.insert(Item::EpilogueWith);
+                            self.found.insert(Item::NamedBarrier(b.index()));
+                        }
+                    }
+                }
+            }
+            Step::PageAcquire | Step::PageRelease | Step::DepWait | Step::SyncWarp => {}
+            Step::Body => self.body(),
+        }
+    }
+
+    /// A consumer family's body: the tensors it takes, the regions it addresses, the named
+    /// barriers it synchronises on (a template's `kSyncBarrier`, the first consumer barrier,
+    /// `back/consumer.rs`; inline CUDA's `BAR_NAME` or a raw PTX barrier on the id).
+    fn body(&mut self) {
+        let ir = self.ir;
+        self.found.insert(Item::Body);
+        let code = match &ir.body {
+            Some(BodyIr::Cuda { code, .. }) => {
+                Some(crate::valid::body::strip_comments_and_strings(code))
+            }
+            _ => None,
+        };
+        for (h, t) in ir.tensors.iter() {
+            if crate::valid::body::body_takes(code.as_deref(), self.binding, h, &t.name) {
+                self.found.insert(Item::Tensor(h.index()));
+            }
+        }
+        for (g, group) in ir.region_groups.iter().enumerate() {
+            if crate::valid::body::body_addresses(code.as_deref(), self.binding, &group.name) {
+                self.group(g);
+            }
+        }
+        let raw = match &ir.body {
+            Some(BodyIr::Cuda { code, .. }) => crate::valid::asm_barriers::literal_ids(code),
+            _ => Vec::new(),
+        };
+        let template_bar = self
+            .binding
+            .filter(|b| b.sig.needs_barrier)
+            .and_then(|_| ir.barriers.iter().find(|(_, b)| b.by == RoleKind::Consumer))
+            .map(|(h, _)| h);
+        for (h, b) in ir.barriers.iter() {
+            let constant = format!("BAR_{}", b.name.to_ascii_uppercase());
+            let named = code
+                .as_deref()
+                .is_some_and(|c| crate::valid::body::names_word(c, &constant));
+            if named || raw.contains(&b.id) || template_bar == Some(h) {
+                self.found.insert(Item::NamedBarrier(h.index()));
+            }
+        }
+    }
+}
