@@ -29,6 +29,9 @@ MPKC=${MPKC:-target/release/mpkc}
 OUT=${OUT:-bench-out}
 STEP_TIMEOUT=${STEP_TIMEOUT:-590}
 mkdir -p "$OUT"
+# The production builds go outside $OUT (a device call returns only a few files of $OUT: the
+# tables, JSON and perf.md must be among them).
+BUILD=${BUILD:-$(mktemp -d "${TMPDIR:-/tmp}/mpkc-bench.XXXXXX")}
 FAILED=0
 ROWS=()
 
@@ -52,7 +55,7 @@ for M in 1 16 64; do
   # The stdlib caps m_real at 16: M = 64 is examples/linear_bf16_m64.mpk (tile N 64); the
   # tail-tile linears (kv_a, lm_head) are examples/linear_bf16_tail.mpk.
   if [ "$M" = 64 ]; then files=(examples/linear_bf16_m64.mpk); else files=(stdlib examples/linear_bf16_tail.mpk); fi
-  timeout "$STEP_TIMEOUT" "$MPKC" bench "${files[@]}" --m "$M" --save-json "$base.json" --out "$OUT/build-m$M" \
+  timeout "$STEP_TIMEOUT" "$MPKC" bench "${files[@]}" --m "$M" --save-json "$base.json" --out "$BUILD/build-m$M" \
     >"$base.txt" 2>"$base.log"
   rc=$?
   verdict=OK
@@ -62,7 +65,7 @@ done
 
 if [ "$MODE" = all ] || [ "$MODE" = fixed ]; then
   timeout "$STEP_TIMEOUT" "$MPKC" bench --fixed-cost stdlib/linear_sm100_v2.mpk --param K=128 --m 1,16 \
-    --save-json "$OUT/fixed-cost.json" --out "$OUT/build-fixed-cost" >"$OUT/fixed-cost.txt" 2>"$OUT/fixed-cost.log"
+    --save-json "$OUT/fixed-cost.json" --out "$BUILD/build-fixed-cost" >"$OUT/fixed-cost.txt" 2>"$OUT/fixed-cost.log"
   rc=$?
   verdict=OK
   [ $rc -eq 0 ] || { verdict="rc $rc"; FAILED=1; }
