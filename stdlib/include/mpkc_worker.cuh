@@ -56,6 +56,16 @@ __device__ __forceinline__ unsigned long long mpkc_bench_now() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
+/// CTA 0's timeline of the last stamped launch (ns of %globaltimer), for `mpkc bench
+/// --fixed-cost`: per warp W0-W7 and task seq < kBenchPhaseTasks, [0] when the warp saw the task's
+/// ARRIVED and [1] when it finished its role; for the controller (W7), when it published the task
+/// and when it saw the task FINISHED.
+constexpr int kBenchPhaseTasks = 16;
+__device__ unsigned long long mpkc_bench_phases[8][kBenchPhaseTasks][2];
+__device__ __forceinline__ void mpkc_bench_phase(int warp, int seq, int which) {
+  if (blockIdx.x == 0 && seq < kBenchPhaseTasks && (threadIdx.x & 31) == 0)
+    mpkc_bench_phases[warp][seq][which] = mpkc_bench_now();
+}
 /// The update step of %globaltimer (ns), the resolution of one stamped sample: one thread reads
 /// the timer until it has seen 64 changes and stores the smallest step in mpkc_bench_stamps[0].
 extern "C" __global__ void mpkc_bench_timer_probe() {
@@ -206,11 +216,17 @@ __device__ __forceinline__ void role_loop(RuntimeSMEM &rs, TaskDesc const *task_
 #ifdef MPKC_BOUNDED_WAITS
     if (lane_id() == 0) dbg.seq[warp_id()] = seq;
 #endif
+#ifdef MPKC_BENCH_STAMPS
+    mpkc_bench_phase(warp_id(), seq, 0);
+#endif
     __syncwarp();
     TaskDesc const *td = &task_buf[slot];
     dispatch<Rs...>(td->registration,
                     [&](auto r) { run_role<decltype(r), kConsumers>(rs, td, args.config, seq, args.iter_num); });
     __syncwarp();
+#ifdef MPKC_BENCH_STAMPS
+    mpkc_bench_phase(warp_id(), seq, 1);
+#endif
     // Every lane arrives FINISHED after its last read of the slot's TaskDesc (count 7 x 32).
     mbar_arrive(&rs.instruction_mbarriers[1][slot]);
   }
@@ -272,6 +288,9 @@ __device__ void worker(WorkerArgs const &args) {
     auto finished = [&](int seq) {
       mbar_wait(&rs.instruction_mbarriers[1][seq % INSTRUCTION_RING_SIZE], ring_phase(seq), "FINISHED",
                 seq % INSTRUCTION_RING_SIZE);
+#ifdef MPKC_BENCH_STAMPS
+      mpkc_bench_phase(7, seq, 1);
+#endif
       TaskDesc const &done = args.tasks[begin + seq];
 #ifdef MPKC_BOUNDED_WAITS
       if (lane_id() == 0) dispatch<Rs...>(done.registration, [&](auto r) { check_reinits<decltype(r)>(seq); });
@@ -292,6 +311,9 @@ __device__ void worker(WorkerArgs const &args) {
         for (int c = 0; c < kChunks; ++c) dst[c] = src[c];
         dispatch<Rs...>(task_buf[slot].registration, [&](auto r) { decltype(r)::init_semaphores(op_sem_base(rs, seq)); });
         __threadfence_block();
+#ifdef MPKC_BENCH_STAMPS
+        mpkc_bench_phase(7, seq, 0);
+#endif
         mbar_arrive(&rs.instruction_mbarriers[0][slot]);
       }
       __syncwarp();

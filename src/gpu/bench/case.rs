@@ -652,6 +652,39 @@ fn persistent_samples(
     Ok((samples, step))
 }
 
+/// Tasks the worker's `mpkc_bench_phases` records per warp (`kBenchPhaseTasks`).
+const PHASE_TASKS: usize = 16;
+
+/// CTA 0's timeline of the last stamped launch, from `mpkc_bench_phases[8][16][2]` (ns): per task
+/// (at most `p`), when the controller published it and saw it finished, and each role warp's span
+/// (W0 for the consumer warpgroup, W4 loader, W5 launcher), in microseconds from the first
+/// publication.
+fn timeline(stream: &Arc<CudaStream>, k: &Kernel, p: usize) -> Result<Vec<String>, GpuError> {
+    let (at, size) = k.global("mpkc_bench_phases", stream)?;
+    if size < 8 * PHASE_TASKS * 2 * 8 {
+        return Err(GpuError::Kernel(
+            "mpkc_bench_phases is not [8][16][2] u64".into(),
+        ));
+    }
+    let ph = timing::read_u64::<{ 8 * PHASE_TASKS * 2 }>(stream, at)?;
+    let get = |w: usize, s: usize, i: usize| ph[(w * PHASE_TASKS + s) * 2 + i];
+    let t0 = get(7, 0, 0);
+    let us = |t: u64| (t as f64 - t0 as f64) / 1000.0;
+    let span = |w: usize, s: usize| format!("{:.2}-{:.2}", us(get(w, s, 0)), us(get(w, s, 1)));
+    Ok((0..p.min(PHASE_TASKS))
+        .map(|s| {
+            format!(
+                "task {s}: published {:.2}, consumer {}, loader {}, launcher {}, finished {:.2} us",
+                us(get(7, s, 0)),
+                span(0, s),
+                span(4, s),
+                span(5, s),
+                us(get(7, s, 1))
+            )
+        })
+        .collect())
+}
+
 /// The per-task fixed cost of `case` (issue 12, Deliver 2): the persistent time of one launch with
 /// 1 task per CTA and with `opts.fixed_cost_p`, the weights not rotated (resident in L2 when they
 /// fit), over the same CTAs.
@@ -677,6 +710,7 @@ pub fn fixed_cost(
         tp_us: f64::NAN,
         per_task_us: None,
         timer_step_ns: None,
+        timeline: Vec::new(),
     };
     if case.tasks.len() > 1 {
         f.status = "skipped".into();
@@ -684,7 +718,7 @@ pub fn fixed_cost(
             Some("a split-K chain: the fixed cost is measured on a one-task-type linear".into());
         return f;
     }
-    let inner = || -> Result<(f64, f64, u32, u64), GpuError> {
+    let inner = || -> Result<(f64, f64, u32, u64, Vec<String>), GpuError> {
         let s = setup(gpu, case, opts, 1)?;
         let tasks = case.tasks[0].ir.granularity.tasks().max(1) as usize;
         let sms = gpu.sms as usize;
@@ -704,11 +738,13 @@ pub fn fixed_cost(
         let ev = gpu.addr(&s.events);
         let (a, step) = persistent_samples(gpu, stream, &k, &t1, 1, ev, smem, opts.plan)?;
         let (b, _) = persistent_samples(gpu, stream, &k, &tp, 1, ev, smem, opts.plan)?;
+        let line = timeline(stream, &k, opts.fixed_cost_p)?;
         let med = |v: &[f64]| stats::median(v).unwrap_or(f64::NAN);
-        Ok((med(&a), med(&b), t1[0].ctas, step))
+        Ok((med(&a), med(&b), t1[0].ctas, step, line))
     };
     match inner() {
-        Ok((t1, tp, ctas, step)) => {
+        Ok((t1, tp, ctas, step, line)) => {
+            f.timeline = line;
             f.timer_step_ns = Some(step);
             f.t1_us = t1;
             f.tp_us = tp;

@@ -228,6 +228,10 @@ pub struct FixedCost {
     pub per_task_us: Option<f64>,
     /// The update step of `%globaltimer` (ns), the resolution of one sample.
     pub timer_step_ns: Option<u64>,
+    /// CTA 0's timeline in the last launch with `p` tasks per CTA: one line per task, each
+    /// role's span in microseconds from the first task's publication (the stamped build's
+    /// `mpkc_bench_phases`).
+    pub timeline: Vec<String>,
 }
 
 /// Fills `summary` from the cases.
@@ -393,6 +397,9 @@ pub fn table(r: &BenchReport) -> String {
                     .map(|r| format!("; {r}"))
                     .unwrap_or_default()
             ));
+            for line in &f.timeline {
+                s.push_str(&format!("{:<44} {line}\n", ""));
+            }
         }
     }
     s
