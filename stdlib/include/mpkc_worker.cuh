@@ -58,10 +58,11 @@ __device__ __forceinline__ unsigned long long mpkc_bench_now() {
 }
 /// CTA 0's timeline of the last stamped launch (ns of %globaltimer), for `mpkc bench
 /// --fixed-cost`: per warp W0-W7 and task seq < kBenchPhaseTasks, [0] when the warp saw the task's
-/// ARRIVED and [1] when it finished its role; for the controller (W7), when it published the task
-/// and when it saw the task FINISHED.
+/// ARRIVED, [1] when it finished its role and [2] when the runtime's prefix before the role body
+/// was done (the loader's page prefix, the consumer's and launcher's dependency prefix); for the
+/// controller (W7), when it published the task and when it saw the task FINISHED.
 constexpr int kBenchPhaseTasks = 16;
-__device__ unsigned long long mpkc_bench_phases[8][kBenchPhaseTasks][2];
+__device__ unsigned long long mpkc_bench_phases[8][kBenchPhaseTasks][3];
 __device__ __forceinline__ void mpkc_bench_phase(int warp, int seq, int which) {
   if (blockIdx.x == 0 && seq < kBenchPhaseTasks && (threadIdx.x & 31) == 0)
     mpkc_bench_phases[warp][seq][which] = mpkc_bench_now();
@@ -156,15 +157,24 @@ __device__ __forceinline__ void run_role(RuntimeSMEM &rs, TaskDesc const *td, Ru
   if constexpr (kConsumers) {
     consumer_dep_prefix(cfg, td, rs, seq, iter_num);
     if (R::kPageMode == 2) consumer_page_claim<R>(rs, td, seq);
+#ifdef MPKC_BENCH_STAMPS
+    mpkc_bench_phase(warp_id(), seq, 2);
+#endif
     R::consumer(td, cfg, rs, seq, iter_num);
     if (R::kAutoConsumerFinish) consumer_page_suffix<R>(rs, td);
   } else {
     int const warp = warp_id();
     if (warp == 4) {
       if (R::kAutoLoaderPageLifecycle) loader_page_prefix<R>(rs, td, seq);
+#ifdef MPKC_BENCH_STAMPS
+      mpkc_bench_phase(warp, seq, 2);
+#endif
       R::loader(td, cfg, rs, seq, iter_num);
     } else if (warp == 5) {
       if (R::kLauncherDepPrefix) consumer_dep_prefix(cfg, td, rs, seq, iter_num);
+#ifdef MPKC_BENCH_STAMPS
+      mpkc_bench_phase(warp, seq, 2);
+#endif
       R::launcher(td, cfg, rs, seq, iter_num);
     } else if (warp == 6) {
       R::storer(td, cfg, rs, seq, iter_num);
