@@ -278,6 +278,11 @@ fn variant(fp8: bool, n: i64, bk: i64, stages: i64) -> Source {
             if fp8 { "stages 4" } else { "stages 6" },
             &format!("stages {stages}"),
         )
+        // A task serves at most tile N tokens (E0601).
+        .replace(
+            "param m_real: int in 1..=16 = 16",
+            &format!("param m_real: int in 1..={0} = {0}", n.min(16)),
+        )
         .replace(
             "region SF[stage] { bytes 1024;",
             &format!("region SF[stage] {{ bytes {};", 512 * (1 + b_blocks)),

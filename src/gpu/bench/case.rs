@@ -655,19 +655,19 @@ fn persistent_samples(
 /// Tasks the worker's `mpkc_bench_phases` records per warp (`kBenchPhaseTasks`).
 const PHASE_TASKS: usize = 16;
 
-/// CTA 0's timeline of the last stamped launch, from `mpkc_bench_phases[8][16][3]` (ns): per task
+/// CTA 0's timeline of the last stamped launch, from `mpkc_bench_phases[8][16][4]` (ns): per task
 /// (at most `p`), when the controller published it and saw it finished, and each role warp's span
 /// (W0 for the consumer warpgroup, W4 loader, W5 launcher: start / end of the runtime's prefix /
 /// end), in microseconds from the first publication.
 fn timeline(stream: &Arc<CudaStream>, k: &Kernel, p: usize) -> Result<Vec<String>, GpuError> {
     let (at, size) = k.global("mpkc_bench_phases", stream)?;
-    if size < 8 * PHASE_TASKS * 3 * 8 {
+    if size < 8 * PHASE_TASKS * 4 * 8 {
         return Err(GpuError::Kernel(
-            "mpkc_bench_phases is not [8][16][3] u64".into(),
+            "mpkc_bench_phases is not [8][16][4] u64".into(),
         ));
     }
-    let ph = timing::read_u64::<{ 8 * PHASE_TASKS * 3 }>(stream, at)?;
-    let get = |w: usize, s: usize, i: usize| ph[(w * PHASE_TASKS + s) * 3 + i];
+    let ph = timing::read_u64::<{ 8 * PHASE_TASKS * 4 }>(stream, at)?;
+    let get = |w: usize, s: usize, i: usize| ph[(w * PHASE_TASKS + s) * 4 + i];
     let t0 = get(7, 0, 0);
     let us = |t: u64| (t as f64 - t0 as f64) / 1000.0;
     let span = |w: usize, s: usize| {
@@ -681,10 +681,11 @@ fn timeline(stream: &Arc<CudaStream>, k: &Kernel, p: usize) -> Result<Vec<String
     Ok((0..p.min(PHASE_TASKS))
         .map(|s| {
             format!(
-                "task {s}: published {:.2}, consumer {}, loader {}, launcher {}, finished {:.2} us",
+                "task {s}: published {:.2}, consumer {}, loader {} (pages waited {:.2}), launcher {}, finished {:.2} us",
                 us(get(7, s, 0)),
                 span(0, s),
                 span(4, s),
+                us(get(4, s, 3)),
                 span(5, s),
                 us(get(7, s, 1))
             )
