@@ -17,10 +17,13 @@ fn check_stdlib(c: &mut Criterion) {
             }
         })
     });
-    let linear = sources.iter().find(|s| s.path.contains("linear")).cloned();
+    let linear = sources
+        .iter()
+        .find(|s| s.path.ends_with("linear_sm100_v2.mpk"))
+        .cloned();
     if let Some(linear) = linear {
         c.bench_function(
-            "check linear_sm100_v2 (model check of 24 ordinals, 0-7 trips)",
+            "check linear_sm100_v2 (model check of 22 ordinals, 0-7 trips)",
             |b| {
                 b.iter(|| {
                     std::hint::black_box(check_source(
