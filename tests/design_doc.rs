@@ -82,3 +82,54 @@ fn every_descriptor_of_the_document_is_the_kernels() {
     }
     assert!(docs > 0);
 }
+
+/// The page map states, per page, the bytes its regions reach there: a page a multi-page region
+/// continues onto holds that region's bytes (it once showed 0 B), and over the 14 pages the map
+/// accounts for every byte of the task's regions (packing gaps only add).
+#[test]
+fn the_page_map_accounts_for_every_region_byte() {
+    let checked: Vec<_> = stdlib::sources()
+        .iter()
+        .map(|s| check_source(s, &SemaOptions::default(), &CheckOptions::default()))
+        .collect();
+    let mut maps = 0;
+    for u in generate_all(&checked) {
+        let Some(t) = checked
+            .iter()
+            .flat_map(|c| c.tasks.iter())
+            .find(|t| t.ir.unit_name() == u.unit)
+        else {
+            continue;
+        };
+        let Some(doc) = u.files.iter().find(|f| f.kind == FileKind::DesignDoc) else {
+            continue;
+        };
+        let mut total = 0i64;
+        // `page  3  16384 B  W_1 (cont.)`: the page lines of the map.
+        let page_lines = doc.text.lines().filter(|l| {
+            let mut w = l.split_whitespace();
+            w.next() == Some("page") && w.next().is_some_and(|n| n.parse::<usize>().is_ok())
+        });
+        for line in page_lines {
+            let bytes: i64 = line
+                .split_whitespace()
+                .nth(2)
+                .and_then(|b| b.parse().ok())
+                .unwrap_or_else(|| panic!("{}: page line `{line}`", u.unit));
+            assert!(
+                !(line.contains("(cont.)") && bytes == 0),
+                "{}: a continuation page shows 0 bytes: `{line}`",
+                u.unit
+            );
+            total += bytes;
+        }
+        let sizes: i64 = t.ir.regions.iter().map(|(_, r)| r.size).sum();
+        assert!(
+            total >= sizes,
+            "{}: the page map shows {total} bytes for {sizes} bytes of regions",
+            u.unit
+        );
+        maps += 1;
+    }
+    assert!(maps > 0, "no design document with a page map");
+}

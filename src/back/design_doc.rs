@@ -161,25 +161,28 @@ fn regions(s: &mut String, task: &CheckedTask) {
     }
     let _ = writeln!(s, "\nPage map (identity preferred order):\n\n```");
     for page in 0..NUM_PAGES {
-        let on: Vec<String> = plan
-            .regions
-            .iter()
-            .filter(|r| r.pages.contains(&page))
-            .map(|r| {
-                if r.pages.len() > 1 {
-                    format!("{} (cont.)", r.name)
-                } else {
-                    format!("{}@{}", r.name, r.offset)
-                }
-            })
-            .collect();
-        let used: i64 = plan
-            .regions
-            .iter()
-            .filter(|r| r.pages.first() == Some(&page))
-            .map(|r| (r.offset + r.size).min(PAGE_SIZE))
-            .max()
-            .unwrap_or(0);
+        // Each region on the page: where it starts there (its offset on its first page, 0 on a
+        // continuation page) and how many of its bytes the page holds.
+        let mut used = 0i64;
+        let mut on = Vec::new();
+        for r in &plan.regions {
+            let Some(i) = r.pages.iter().position(|&q| q == page) else {
+                continue;
+            };
+            let i = i as i64;
+            let (start, before) = if i == 0 {
+                (r.offset, 0)
+            } else {
+                (0, (PAGE_SIZE - r.offset) + (i - 1) * PAGE_SIZE)
+            };
+            let here = (r.size - before).clamp(0, PAGE_SIZE - start);
+            used = used.max(start + here);
+            on.push(if i == 0 {
+                format!("{}@{}", r.name, r.offset)
+            } else {
+                format!("{} (cont.)", r.name)
+            });
+        }
         let _ = writeln!(
             s,
             "page {page:>2}  {:>5} B  {}",
