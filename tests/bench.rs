@@ -5,7 +5,7 @@
 //! (`scripts/bench-gpu.sh`).
 
 use mpkc::driver::bench::{cases_at, compile, linears, write_production, MSet, INSTRUMENTATION};
-use mpkc::driver::{check_sources_with, declared_params, nvcc, stdlib, Checked};
+use mpkc::driver::{check_sources_with, nvcc, stdlib, token_overrides, Checked};
 use mpkc::ir::Target;
 use mpkc::sema::SemaOptions;
 use std::path::{Path, PathBuf};
@@ -127,11 +127,7 @@ fn stdlib_at(m: i64) -> Vec<Checked> {
     check_sources_with(
         &stdlib::sources(),
         |s| SemaOptions {
-            overrides: declared_params(s)
-                .into_iter()
-                .filter(|p| p == "m" || p == "m_real")
-                .map(|p| (p, m.to_string()))
-                .collect(),
+            overrides: token_overrides(s, m),
             instance: None,
         },
         &Default::default(),

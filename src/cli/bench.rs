@@ -80,22 +80,6 @@ impl Progress {
     }
 }
 
-fn target_of(gpu: &Gpu, arg: Option<&str>) -> Result<Target, String> {
-    match arg {
-        Some(t) => {
-            Target::parse(t).ok_or_else(|| format!("unknown target `{t}`: sm_90a or sm_100a"))
-        }
-        None => match gpu.cc.0 {
-            9 => Ok(Target::Sm90a),
-            10 => Ok(Target::Sm100a),
-            _ => Err(format!(
-                "no mpkc target for compute capability {}.{}: pass --target",
-                gpu.cc.0, gpu.cc.1
-            )),
-        },
-    }
-}
-
 /// The sources checked with `m` and `m_real` set to `m` (on top of `--param`), diagnostics kept
 /// (not printed): a contract that cannot take `m` gives its case's skip reason.
 fn check_at(common: &CommonArgs, sources: &[driver::Source], m: i64) -> Result<Vec<Checked>, u8> {
@@ -107,12 +91,7 @@ fn check_at(common: &CommonArgs, sources: &[driver::Source], m: i64) -> Result<V
         sources,
         |s| {
             let mut o: SemaOptions = sema.clone();
-            o.overrides.extend(
-                driver::declared_params(s)
-                    .into_iter()
-                    .filter(|p| p == "m" || p == "m_real")
-                    .map(|p| (p, m.to_string())),
-            );
+            o.overrides.extend(driver::token_overrides(s, m));
             o
         },
         &opts,
@@ -188,7 +167,7 @@ pub fn run(common: &CommonArgs, b: &BenchArgs, color: ColorMode) -> u8 {
             return exit::ABSENT;
         }
     };
-    let target = match target_of(&gpu, b.target.as_deref()) {
+    let target = match super::verify::target_of(&gpu, b.target.as_deref()) {
         Ok(t) => t,
         Err(e) => {
             errln!("error: {e}");

@@ -74,11 +74,7 @@ fn check(common: &CommonArgs, m: Option<i64>, color: ColorMode) -> Result<Vec<Ch
         common,
         color,
         |s| match m {
-            Some(m) => driver::declared_params(s)
-                .into_iter()
-                .filter(|p| p == "m" || p == "m_real")
-                .map(|p| (p, m.to_string()))
-                .collect(),
+            Some(m) => driver::token_overrides(s, m),
             None => Vec::new(),
         },
         &restate,
@@ -90,7 +86,9 @@ fn check(common: &CommonArgs, m: Option<i64>, color: ColorMode) -> Result<Vec<Ch
     Ok(checked)
 }
 
-fn target_of(gpu: &Gpu, arg: Option<&str>) -> Result<Target, String> {
+/// The target of `--target`, else the one the GPU runs (compute capability 9.x: sm_90a, 10.x:
+/// sm_100a); `mpkc verify` and `mpkc bench` build for it.
+pub(super) fn target_of(gpu: &Gpu, arg: Option<&str>) -> Result<Target, String> {
     match arg {
         Some(t) => {
             Target::parse(t).ok_or_else(|| format!("unknown target `{t}`: sm_90a or sm_100a"))

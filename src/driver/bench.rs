@@ -296,11 +296,7 @@ mod tests {
         super::super::check_sources_with(
             &super::super::stdlib::sources(),
             |s| SemaOptions {
-                overrides: super::super::declared_params(s)
-                    .into_iter()
-                    .filter(|p| p == "m" || p == "m_real")
-                    .map(|p| (p, m.to_string()))
-                    .collect(),
+                overrides: super::super::token_overrides(s, m),
                 instance: None,
             },
             &Default::default(),

@@ -277,3 +277,13 @@ pub fn declared_params(source: &Source) -> Vec<String> {
         Err(_) => Vec::new(),
     }
 }
+
+/// The token-count overrides `--m m` stands for in `source`: `m` and `m_real`, each where the
+/// contract declares it, set to `m` (`mpkc verify --m`, `mpkc bench --m`).
+pub fn token_overrides(source: &Source, m: i64) -> Vec<(String, String)> {
+    declared_params(source)
+        .into_iter()
+        .filter(|p| p == "m" || p == "m_real")
+        .map(|p| (p, m.to_string()))
+        .collect()
+}

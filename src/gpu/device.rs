@@ -189,15 +189,7 @@ impl Gpu {
         dynamic_smem: u32,
         args: &WorkerArgs,
     ) -> Result<(), GpuError> {
-        let cfg = LaunchConfig {
-            grid_dim: (grid, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: dynamic_smem,
-        };
-        let mut b = self.stream.launch_builder(&k.func);
-        b.arg(args);
-        // SAFETY: the harness takes one WorkerArgs by value; every address in it is live.
-        unsafe { b.launch(cfg) }.map_err(|e| GpuError::Kernel(format!("launch: {e:?}")))?;
+        self.launch_on(&self.stream, k, grid, dynamic_smem, args)?;
         self.stream
             .synchronize()
             .map_err(|e| GpuError::Kernel(format!("{e:?}")))

@@ -367,24 +367,22 @@ fn run_inner(
     opts: &Options,
 ) -> Result<CaseReport, GpuError> {
     let sh = &case.shape;
-    let linked_in: Vec<Vec<usize>> = (0..case.tasks.len())
-        .map(|t| {
-            case.links
-                .iter()
-                .filter(|l| l.to_task == t)
-                .map(|l| l.to_input)
-                .collect()
-        })
-        .collect();
-    let linked_out: Vec<Vec<usize>> = (0..case.tasks.len())
-        .map(|t| {
-            case.links
-                .iter()
-                .filter(|l| l.from_task == t)
-                .map(|l| l.from_output)
-                .collect()
-        })
-        .collect();
+    // Per task, the inputs and outputs another task of the case passes along (not moved
+    // through DRAM by the op as a whole).
+    let linked = |side: fn(&Link) -> (usize, usize)| -> Vec<Vec<usize>> {
+        (0..case.tasks.len())
+            .map(|t| {
+                case.links
+                    .iter()
+                    .map(side)
+                    .filter(|(task, _)| *task == t)
+                    .map(|(_, i)| i)
+                    .collect()
+            })
+            .collect()
+    };
+    let linked_in = linked(|l| (l.to_task, l.to_input));
+    let linked_out = linked(|l| (l.from_task, l.from_output));
     let bytes = bytes_moved(&case.tasks, &linked_in, &linked_out);
     let copies = stats::copies_for(
         rotated_bytes(case.tasks[0], sh),

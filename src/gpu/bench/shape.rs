@@ -151,11 +151,7 @@ mod tests {
         let checked = crate::driver::check_sources_with(
             &sources,
             |s| crate::sema::SemaOptions {
-                overrides: crate::driver::declared_params(s)
-                    .into_iter()
-                    .filter(|p| p == "m" || p == "m_real")
-                    .map(|p| (p, m.to_string()))
-                    .collect(),
+                overrides: crate::driver::token_overrides(s, m),
                 instance: None,
             },
             &Default::default(),
