@@ -62,7 +62,7 @@ fn every_declaration_of_every_clean_contract_is_consumed() {
     let mut problems = Vec::new();
     let mut seen_kinds = std::collections::HashSet::new();
     for (path, len, t) in &tasks {
-        let found = consumers(&t.ir, t.binding.as_ref(), t.linear(), &t.programs);
+        let found = consumers(&t.ir, t.binding.as_ref(), &t.programs);
         let decls = declarations(&t.ir);
         assert!(!decls.is_empty(), "{path}: no declarations");
         for d in decls {
@@ -145,7 +145,7 @@ fn a_lowering_that_drops_a_barrier_family_is_caught() {
                     p
                 })
                 .collect();
-            let found = consumers(&t.ir, t.binding.as_ref(), t.linear(), &progs);
+            let found = consumers(&t.ir, t.binding.as_ref(), &progs);
             // The accumulator channel is bound by the linear engine on every target (an
             // sm_90a-only contract needs it): its edges stay covered by the binding.
             let bound = t

@@ -216,29 +216,24 @@ struct Load<'a> {
 
 /// The loader's TMA loads in program order.
 fn tma_loads(prog: &RoleProgram) -> Vec<Load<'_>> {
-    fn walk<'a>(ops: &'a [Op], out: &mut Vec<Load<'a>>) {
-        for o in ops {
-            match o {
-                Op::TmaLoad {
-                    operand,
-                    bytes,
-                    box_dims,
-                    l2,
-                    ..
-                } => out.push(Load {
-                    operand: *operand,
-                    bytes: *bytes,
-                    box_dims,
-                    l2,
-                }),
-                Op::Loop { body, .. } | Op::Elect { body } => walk(body, out),
-                _ => {}
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(ops_of(prog, RoleKind::Loader), &mut out);
-    out
+    crate::lower::flatten(ops_of(prog, RoleKind::Loader))
+        .into_iter()
+        .filter_map(|o| match o {
+            Op::TmaLoad {
+                operand,
+                bytes,
+                box_dims,
+                l2,
+                ..
+            } => Some(Load {
+                operand: *operand,
+                bytes: *bytes,
+                box_dims,
+                l2,
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The L2 policy of the loader's TMA loads of each operand (`W_L2_POLICY`, `A_L2_POLICY`), from

@@ -68,13 +68,7 @@ fn parity(prog: &RoleProgram, bar: &BarRef, start: u8) -> String {
 }
 
 fn uses(ops: &[Op], pred: &dyn Fn(&Op) -> bool) -> bool {
-    ops.iter().any(|o| {
-        pred(o)
-            || match o {
-                Op::Loop { body, .. } | Op::Elect { body } => uses(body, pred),
-                _ => false,
-            }
-    })
+    crate::lower::flatten(ops).into_iter().any(pred)
 }
 
 fn waits_from(ops: &[Op], kind: LoopKind, from: u8) -> bool {

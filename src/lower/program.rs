@@ -419,6 +419,22 @@ pub struct RoleProgram {
     pub compute: Option<super::LinearMath>,
 }
 
+/// Every operation of `ops` in program order, the bodies of loops and elected blocks included
+/// after the operation that holds them (depth first).
+pub fn flatten(ops: &[Op]) -> Vec<&Op> {
+    fn go<'a>(ops: &'a [Op], out: &mut Vec<&'a Op>) {
+        for o in ops {
+            out.push(o);
+            if let Op::Loop { body, .. } | Op::Elect { body } = o {
+                go(body, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    go(ops, &mut out);
+    out
+}
+
 impl Barrier {
     /// The name of ordinal `slot` of the family, as the ordinal table writes it: `w_ring.full[3]`
     /// (a channel edge, `acc.full[0]` of a one-slot channel too), or the label alone for a
@@ -459,14 +475,13 @@ impl RoleProgram {
     /// The MMAs a stage issues: the shape of the program's `StageMma` step (`None` for a program
     /// without the linear engine).
     pub fn stage_mma(&self) -> Option<MmaShape> {
-        fn find(ops: &[Op]) -> Option<MmaShape> {
-            ops.iter().find_map(|o| match o {
+        self.roles
+            .iter()
+            .flat_map(|r| flatten(&r.ops))
+            .find_map(|o| match o {
                 Op::Step(Step::StageMma { mma, .. }) => *mma,
-                Op::Loop { body, .. } | Op::Elect { body } => find(body),
                 _ => None,
             })
-        }
-        self.roles.iter().find_map(|r| find(&r.ops))
     }
 
     /// Number of op-private ordinals (I-M1).

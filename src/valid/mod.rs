@@ -194,18 +194,16 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     } else {
         None
     };
-    if sink.error_count() == before && !proven {
-        let progs: Vec<_> = ir
-            .targets
+    // One role program per declared target: what the model check proves is what the kernels
+    // render.
+    let programs: Option<Vec<_>> = (sink.error_count() == before).then(|| {
+        ir.targets
             .iter()
-            .map(|t| {
-                (
-                    crate::lower::lower(&ir, &ordinals, t.target, pipeline.as_ref()),
-                    crate::lower::target::table(&ir, &ordinals, t.target),
-                )
-            })
-            .collect();
-        protocol::check(&ir, &progs, sink);
+            .map(|t| crate::lower::lower(&ir, &ordinals, t.target, pipeline.as_ref()))
+            .collect()
+    });
+    if let Some(progs) = programs.as_ref().filter(|_| !proven) {
+        protocol::check(&ir, &ordinals, progs, sink);
     }
     let plans = smem::budget(&ir, opts, sink);
     if let Some(plans) = &plans {
@@ -217,16 +215,11 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     if sink.error_count() == before {
         sink.extend(lowering.into_sorted());
     }
-    match plans {
-        Some(plans) if sink.error_count() == before => {
-            let programs: Vec<_> = ir
-                .targets
-                .iter()
-                .map(|t| crate::lower::lower(&ir, &ordinals, t.target, pipeline.as_ref()))
-                .collect();
+    match (plans, programs) {
+        (Some(plans), Some(programs)) if sink.error_count() == before => {
             // Every declared item is consumed by some target's program, or E0014 (issue 11
             // Deliver 3): only a contract the lowering took whole reaches this.
-            coverage::check(&ir, binding.as_ref(), pipeline.as_ref(), &programs, sink);
+            coverage::check(&ir, binding.as_ref(), &programs, sink);
             if sink.error_count() != before {
                 return Err(ir);
             }

@@ -76,14 +76,17 @@ impl Engine {
 }
 
 /// The consumers of each item of `ir`, over the programs of every declared target. `binding` is
-/// the body template's; `linear` the linear engine's binding when the contract lowers to it.
+/// the body template's; the linear engine's binding is the programs' `compute` where the contract
+/// lowers to it.
 pub fn consumers(
     ir: &TaskIr,
     binding: Option<&Binding>,
-    linear: Option<&LinearMath>,
     programs: &[RoleProgram],
 ) -> BTreeMap<Item, Consumer> {
-    let engine = linear.map(|p| Engine::of(ir, p));
+    let engine = programs
+        .iter()
+        .find_map(|p| p.compute.as_ref())
+        .map(|p| Engine::of(ir, p));
     let mut out = BTreeMap::new();
     for p in programs {
         let mut w = Walk {
@@ -102,7 +105,7 @@ pub fn consumers(
     }
     for item in engine.iter().flat_map(|e| &e.bound) {
         out.entry(*item).or_insert(Consumer::Elsewhere(
-            "the linear engine's binding, which requires it on every target (`valid::pipeline`)",
+            "the linear engine's binding, which requires it on every target (`lower::linear::bind`)",
         ));
     }
     for d in declarations(ir) {

@@ -26,7 +26,6 @@ pub use decls::{declarations, Decl, Item};
 
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::TaskIr;
-use crate::lower::LinearMath;
 use crate::lower::RoleProgram;
 use crate::templates::Binding;
 
@@ -35,17 +34,16 @@ use crate::templates::Binding;
 pub(super) fn check(
     ir: &TaskIr,
     binding: Option<&Binding>,
-    linear: Option<&LinearMath>,
     programs: &[RoleProgram],
     sink: &mut Sink,
 ) {
-    let found = consumers(ir, binding, linear, programs);
+    let found = consumers(ir, binding, programs);
     for d in declarations(ir) {
         if !found.contains_key(&d.item) {
             sink.push(unconsumed(ir, &d, programs));
         }
     }
-    slots::slots(ir, linear, programs, sink);
+    slots::slots(ir, programs, sink);
 }
 
 fn unconsumed(ir: &TaskIr, d: &Decl, programs: &[RoleProgram]) -> Diagnostic {

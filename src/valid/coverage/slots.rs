@@ -3,18 +3,13 @@
 
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::*;
-use crate::lower::LinearMath;
 use crate::lower::{BarrierSource, Index, LoopKind, Op, RoleProgram};
 use crate::span::Span;
 use std::collections::BTreeSet;
 
 /// Slot coverage of every barrier family, over every target's program.
-pub(super) fn slots(
-    ir: &TaskIr,
-    linear: Option<&LinearMath>,
-    programs: &[RoleProgram],
-    sink: &mut Sink,
-) {
+pub(super) fn slots(ir: &TaskIr, programs: &[RoleProgram], sink: &mut Sink) {
+    let linear = programs.iter().find_map(|p| p.compute.as_ref());
     let k_iters = linear.and_then(|p| u32::try_from(p.k_iters).ok().filter(|k| *k > 0));
     // source → (slots, reached without the K limit, reached with it)
     let mut reach: Vec<(BarrierSource, u32, BTreeSet<u32>, BTreeSet<u32>)> = Vec::new();
@@ -144,7 +139,7 @@ fn unreached_slots(ir: &TaskIr, c: &ChannelIr, n: u32, unreached: &[u32]) -> Dia
 
 /// Every barrier use in `ops`: (family, index), `None` for a use of every slot (a drain).
 fn collect(ops: &[Op], out: &mut Vec<(crate::lower::BarrierId, Option<Index>)>) {
-    for op in ops {
+    for op in crate::lower::flatten(ops) {
         match op {
             Op::Wait { bar, .. }
             | Op::Arrive { bar, .. }
@@ -153,8 +148,11 @@ fn collect(ops: &[Op], out: &mut Vec<(crate::lower::BarrierId, Option<Index>)>) 
             | Op::StageScales { bar, .. }
             | Op::EarlyExit { bar, .. } => out.push((bar.bar, Some(bar.index))),
             Op::Drain { bar, .. } => out.push((*bar, None)),
-            Op::Loop { body, .. } | Op::Elect { body } => collect(body, out),
-            Op::Reinit { .. } | Op::Step(_) | Op::NamedSync { .. } => {}
+            Op::Loop { .. }
+            | Op::Elect { .. }
+            | Op::Reinit { .. }
+            | Op::Step(_)
+            | Op::NamedSync { .. } => {}
         }
     }
 }

@@ -306,10 +306,12 @@ struct Finding {
 /// Runs the model check of each target's program (`progs`, with that target's ordinal table).
 /// Returns one diagnostic per distinct fault (smallest trip count first); a fault of one target
 /// only says which.
-pub(super) fn check(ir: &TaskIr, progs: &[(RoleProgram, Vec<Ordinal>)], sink: &mut Sink) {
+pub(super) fn check(ir: &TaskIr, ordinals: &[Ordinal], progs: &[RoleProgram], sink: &mut Sink) {
     let mut all: Vec<(Diagnostic, Vec<crate::ir::Target>)> = Vec::new();
     let mut seen_models: Vec<(Vec<Vec<Op>>, Vec<i64>, u64, Vec<Diagnostic>)> = Vec::new();
-    for (prog, table) in progs {
+    for prog in progs {
+        // This target's ordinal table (its init counts: sm_90a's ring empties count 128).
+        let table = &crate::lower::target::table(ir, ordinals, prog.target);
         let counts: Vec<i64> = table.iter().map(|o| o.count).collect();
         let key: Vec<Vec<Op>> = (prog.min_trips..=prog.min_trips + 2)
             .flat_map(|t| programs(prog, t).into_iter().map(|p| p.ops))
