@@ -395,6 +395,11 @@ fn check_ptxas(stderr: &str, entry: &str, limit: u32, max_threads: u32) -> Resul
     if stack != 0 {
         return Err(format!("{entry}: {stack} bytes stack frame (local memory)"));
     }
+    // ptxas's performance advisories (C7510 / C7519: wgmma serialised, each waited before the
+    // next is issued) are what `mpkc build` reports as W0702; no generated kernel may draw one.
+    if !parsed.advisories.is_empty() {
+        return Err(format!("{entry}: ptxas advisories {:?}", parsed.advisories));
+    }
     if registers == 0 || registers > limit {
         return Err(format!(
             "{entry}: {registers} registers, but __launch_bounds__ allow {limit} per thread for {max_threads} threads"
@@ -475,6 +480,12 @@ ptxas info    : Function properties for _ZN6kernel1u6loaderEv\n    {role_frame}\
     assert!(check_ptxas(&report(148, clean, clean), "mpkc_harness_u", 128, 512).is_err());
     assert!(check_ptxas(&report(148, clean, clean), "mpkc_harness_v", 255, 256).is_err());
     assert!(check_ptxas(&report(148, "", clean), "mpkc_harness_u", 255, 256).is_err());
+    let serialised = format!(
+        "{}ptxas info    : (C7510) Potential Performance Loss: wgmma.mma_async instructions are serialized due to wgmma pipeline crossing function boundary at a function call in the function 'mpkc_harness_u' in line 356\n",
+        report(148, clean, clean)
+    );
+    let e = check_ptxas(&serialised, "mpkc_harness_u", 255, 256).unwrap_err();
+    assert!(e.contains("C7510"), "{e}");
 
     let harness = |bounds: &str| {
         format!(

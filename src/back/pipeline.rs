@@ -56,12 +56,25 @@ pub(crate) fn kernel_prologue(
     constants(w, task, p, prog);
 }
 
+/// How a role function is linked into the worker that dispatches it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Linkage {
+    /// `__noinline__`: its own function (the sm_100a roles, whose MMAs are asynchronous tcgen05).
+    Call,
+    /// `__forceinline__`: inlined into the worker. A wgmma issuer must be: ptxas serialises every
+    /// wgmma whose pipeline (fence .. commit .. wait) meets a function boundary, waiting each one
+    /// before issuing the next (ptxas advisory C7510, "wgmma pipeline crossing function boundary").
+    Inline,
+}
+
 /// Opens the consumer role (W0-3, threads 0..127): its SMEM, op semaphores, warp and lane; the
 /// role program's operations follow.
-pub(crate) fn open_consumer(w: &mut Writer) {
-    w.open(format!(
-        "__device__ __noinline__ void consumer({ROLE_PARAMS})"
-    ));
+pub(crate) fn open_consumer(w: &mut Writer, linkage: Linkage) {
+    let kw = match linkage {
+        Linkage::Call => "__noinline__",
+        Linkage::Inline => "__forceinline__",
+    };
+    w.open(format!("__device__ {kw} void consumer({ROLE_PARAMS})"));
     w.line("(void)runtime_config;");
     w.line("(void)iter_num;");
     w.line("if (threadIdx.x >= 128) return;");

@@ -27,6 +27,10 @@ pub(crate) trait Engine {
     fn before_sync(&self, w: &mut Writer) {
         let _ = w;
     }
+    /// Lines before `role`'s K-iteration loop (sm_90a's consumer: keep it a loop, see there).
+    fn before_k_loop(&self, w: &mut Writer, role: RoleKind) {
+        let _ = (w, role);
+    }
 }
 
 /// The context of one role's rendering.
@@ -206,6 +210,7 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 kind: LoopKind::KIters,
                 body,
             } => {
+                cx.engine.before_k_loop(w, cx.role);
                 w.open("for (int it = 0; it < K_ITERS; ++it)");
                 w.line("int const stage = it % NUM_STAGES;");
                 if waits_from(body, LoopKind::KIters, 1) {

@@ -183,6 +183,9 @@ fn report_results(
                 .file_name()
                 .map_or_else(|| out.to_path_buf(), |n| out.join(n))
         };
+        if let Ok((_, r)) = &j.result {
+            advise(checked, unit, j, r, json, color);
+        }
         match &j.result {
             Ok((cubin, r)) if json => outln!(
                 "{}",
@@ -311,5 +314,36 @@ fn out_error_status(e: &crate::driver::outdir::OutError) -> u8 {
         exit::USAGE
     } else {
         exit::ABSENT
+    }
+}
+
+/// W0702: each ptxas "Potential Performance Loss" advisory of a compiled kernel, shown on the
+/// task it was generated from (a derived task's on its instance). The kernel is built; the
+/// advisory says that it runs slower than the code mpkc meant (e.g. wgmmas serialised).
+fn advise(
+    checked: &[Checked],
+    unit: &UnitOutput,
+    j: &CompileJob,
+    r: &crate::driver::nvcc::PtxasReport,
+    json: bool,
+    color: ColorMode,
+) {
+    let c = &checked[unit.source];
+    let shown = c.display_source();
+    let file = SourceFile::new(&shown.path, &shown.text);
+    for a in &r.advisories {
+        let d = Diagnostic::warning(
+            codes::PTXAS_ADVISORY,
+            format!("ptxas: {a}"),
+        )
+        .primary(c.tasks[unit.task].ir.name_span, format!("in the {} kernel of this task", j.target.as_str()))
+        .note(format!("in {}", j.file))
+        .help("the kernel is built but runs slower than intended: a bug in mpkc's generated code unless the contract's inline CUDA causes it");
+        let d = c.attribute(d);
+        if json {
+            outln!("{}", render_json(&d, &file));
+        } else {
+            err!("{}", render_human(&d, &file, color));
+        }
     }
 }

@@ -103,6 +103,7 @@ registry! {
     TASK_SLOTS = "E0604", "wiring", Some("I-H1"), "a task has more input or output tensors than the TaskDesc has pointer slots";
 
     NVCC_FAILED = "E0701", "tools", None, "nvcc rejected the generated code";
+    PTXAS_ADVISORY = "W0702", "tools", None, "ptxas reports a potential performance loss in the generated code (e.g. serialised wgmma)";
 }
 
 /// Looks up a code (`E0103`, case-insensitive, with or without the `E`).

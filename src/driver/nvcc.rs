@@ -193,6 +193,9 @@ pub struct PtxasReport {
     pub stack_bytes: u32,
     /// Bytes of static shared memory.
     pub smem_bytes: u32,
+    /// ptxas's "Potential Performance Loss" advisories for the unit (e.g. C7510 / C7519: wgmma
+    /// serialised), each the text after `ptxas info    : `, in ptxas's order.
+    pub advisories: Vec<String>,
 }
 
 /// Parses `-Xptxas -v` output for the entry function `entry`.
@@ -201,6 +204,12 @@ pub fn parse_ptxas(stderr: &str, entry: &str) -> Option<PtxasReport> {
     let mut in_entry = false;
     let mut found = false;
     for line in stderr.lines() {
+        if line.contains("Potential Performance Loss") {
+            let text = line.split_once("ptxas info").map_or(line, |(_, t)| t);
+            let text = text.trim_start_matches([' ', ':']).trim_end();
+            r.advisories.push(text.to_string());
+            continue;
+        }
         if line.contains("Compiling entry function") || line.contains("Function properties for") {
             in_entry = line.contains(entry);
             found |= in_entry;
@@ -418,10 +427,20 @@ ptxas info    : Used 40 registers, used 1 barriers, 3264 bytes smem\n";
                 spill_stores: 4,
                 spill_loads: 4,
                 stack_bytes: 8,
-                smem_bytes: 3264
+                smem_bytes: 3264,
+                advisories: Vec::new(),
             }
         );
         assert!(parse_ptxas(SAMPLE, "other").is_none());
+        let adv = format!("{SAMPLE}ptxas info    : (C7519) Potential Performance Loss: wgmma.mma_async instructions are serialized due to program dependence on compiler-inserted WG.AR in divergent path in the function 'mpkc_harness_rmsnorm_v2_h4096'\n");
+        let r = parse_ptxas(&adv, "mpkc_harness_rmsnorm_v2_h4096").unwrap();
+        assert_eq!(r.registers, 40);
+        assert_eq!(r.advisories.len(), 1);
+        assert!(
+            r.advisories[0].starts_with("(C7519) Potential Performance Loss"),
+            "{:?}",
+            r.advisories
+        );
     }
 
     #[test]

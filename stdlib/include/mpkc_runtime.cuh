@@ -289,8 +289,18 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity, char c
 #else
   (void)what;
   (void)index;
-  while (!mbar_try_wait(bar, parity)) {
-  }
+  // The retry loop is inside one asm block: ptxas then sees straight-line code, not a divergent
+  // branch, between a warpgroup's wgmmas and the barrier it waits, and keeps them pipelined (a C++
+  // loop here makes ptxas serialise the wgmmas, advisory C7519 "compiler-inserted WG.AR in divergent
+  // path"). CUTLASS's ClusterBarrier::wait is written the same way.
+  asm volatile(
+      "{\n .reg .pred p;\n"
+      "mpkc_wait_%=:\n"
+      " mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%0], %1, 0x989680;\n"
+      " @!p bra mpkc_wait_%=;\n}"
+      :
+      : "r"(smem_u32(bar)), "r"(parity)
+      : "memory");
 #endif
 }
 

@@ -193,7 +193,7 @@ __device__ __noinline__ void launcher(TaskDesc const *task_desc, RuntimeConfig c
 // Consumer (W0-3): wgmma of the 128x16 tile into registers, then the `store bf16` epilogue.
 // Fragment of wgmma m64nN (f32): thread (warp w, lane l) holds in d[i] of half h (weight rows
 // 64h..64h+63) row layout::Sm90::acc_row(h, w, l, i) and token layout::Sm90::acc_col(l, i).
-__device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig const &runtime_config, RuntimeSMEM &runtime_smem, int instruction_index, int iter_num) {
+__device__ __forceinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig const &runtime_config, RuntimeSMEM &runtime_smem, int instruction_index, int iter_num) {
   (void)runtime_config;
   (void)iter_num;
   if (threadIdx.x >= 128) return;
@@ -208,6 +208,10 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     for (int i = 0; i < ACC_REGS; ++i) acc[h][i] = 0.f;
   float blk[2][ACC_REGS];  // one 128-element K block, before its scales
   mpkc::rt::mbar_wait(&sem[SEM_TMEM_READY], 0, "sem_tmem_ready", 0);
+  // Not unrolled: ptxas serialises the wgmmas of a fully unrolled K loop whose barrier waits
+  // branch (advisory C7519, "compiler-inserted WG.AR in divergent path"); a stage's 16 wgmmas
+  // are unrolled inside it.
+  #pragma unroll 1
   for (int it = 0; it < K_ITERS; ++it) {
     int const stage = it % NUM_STAGES;
     uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0

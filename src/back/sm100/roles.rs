@@ -2,7 +2,7 @@
 
 use crate::back::consumer::ROLE_PARAMS;
 use crate::back::epilogue::{self, Fragment};
-use crate::back::pipeline::{open_consumer, region_base, release_used_pages};
+use crate::back::pipeline::{open_consumer, region_base, release_used_pages, Linkage};
 use crate::back::roles::{ops_of, render, Engine, RoleCx};
 use crate::back::writer::Writer;
 use crate::ir::{ChannelStorageIr, RoleKind};
@@ -186,7 +186,7 @@ pub(super) fn consumer(w: &mut Writer, e: &Sm100<'_>, prog: &RoleProgram) {
         e.p.block_m,
         e.p.block_n
     ));
-    open_consumer(w);
+    open_consumer(w, Linkage::Call);
     let cx = RoleCx {
         ir: &e.task.ir,
         prog,

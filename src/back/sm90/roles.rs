@@ -2,7 +2,7 @@
 
 use crate::back::consumer::ROLE_PARAMS;
 use crate::back::epilogue::{self, Fragment};
-use crate::back::pipeline::{open_consumer, region_base, release_used_pages};
+use crate::back::pipeline::{open_consumer, region_base, release_used_pages, Linkage};
 use crate::back::roles::{ops_of, render, Engine, RoleCx};
 use crate::back::writer::Writer;
 use crate::ir::RoleKind;
@@ -75,6 +75,15 @@ impl Engine for Sm90<'_> {
             | Step::DepWait
             | Step::SyncWarp
             | Step::Body => {}
+        }
+    }
+
+    fn before_k_loop(&self, w: &mut Writer, role: RoleKind) {
+        if role == RoleKind::Consumer {
+            w.comment("Not unrolled: ptxas serialises the wgmmas of a fully unrolled K loop whose barrier waits");
+            w.comment("branch (advisory C7519, \"compiler-inserted WG.AR in divergent path\"); a stage's 16 wgmmas");
+            w.comment("are unrolled inside it.");
+            w.line("#pragma unroll 1");
         }
     }
 }
@@ -173,7 +182,8 @@ pub(super) fn consumer(w: &mut Writer, e: &Sm90<'_>, prog: &RoleProgram) {
     w.comment(
         "64h..64h+63) row layout::Sm90::acc_row(h, w, l, i) and token layout::Sm90::acc_col(l, i).",
     );
-    open_consumer(w);
+    // Inlined: the wgmma pipeline must not cross a function boundary (ptxas C7510, see Linkage).
+    open_consumer(w, Linkage::Inline);
     w.line("float acc[2][ACC_REGS];");
     w.line("#pragma unroll");
     w.line("for (int h = 0; h < 2; ++h)");
