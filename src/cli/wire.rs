@@ -37,6 +37,10 @@ pub fn run(common: &CommonArgs, mirage: &Path, dry_run: bool, color: ColorMode) 
     let mut failed = false;
     for c in &checked {
         for t in &c.tasks {
+            if let Some(w) = UnitFacts::derived_without_id(t, c.derived.is_some()) {
+                print(c, w, format, color);
+                continue;
+            }
             match UnitFacts::of(t) {
                 Ok(f) => units.push((f, c)),
                 Err(d) => {

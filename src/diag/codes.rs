@@ -107,6 +107,7 @@ registry! {
     WIRE_TAKEN = "E0801", "mpk-tree", None, "`mpkc wire`: the MPK tree already gives the task's TaskType id, enum name or a piece's name to something else";
     WIRE_ANCHOR = "E0802", "mpk-tree", None, "`mpkc wire`: a file or anchor line where a registration piece goes is missing from the MPK tree";
     WIRE_NO_REGISTRATION = "E0803", "mpk-tree", None, "`mpkc wire`: the unit generates no task kernel, so there is nothing to register";
+    WIRE_DERIVED_SKIPPED = "W0804", "mpk-tree", None, "`mpkc wire`: a task mpkc derives (a split-K reduce) has no TaskType of its own, so wire leaves it out";
 }
 
 /// Looks up a code (`E0103`, case-insensitive, with or without the `E`).

@@ -95,6 +95,24 @@ impl UnitFacts {
         })
     }
 
+    /// For a task mpkc derives (`derived`: the split-K reduce of a pipeline) that has no
+    /// `task_id`: the W0804 warning saying that wire leaves it out. Its contract is generated, so
+    /// there is no `task_id` for the user to add; MPK needs its registration from elsewhere.
+    pub fn derived_without_id(task: &CheckedTask, derived: bool) -> Option<Diagnostic> {
+        let ir = &task.ir;
+        (derived && ir.task_id.is_none()).then(|| {
+            Diagnostic::warning(
+                codes::WIRE_DERIVED_SKIPPED,
+                format!(
+                    "`{}` is left out of the wiring: mpkc derives it and its contract has no TaskType",
+                    ir.unit_name()
+                ),
+            )
+            .primary(ir.task_id_span, "the derived contract declares no `task_id`")
+            .help("register the reduce task in MPK by hand (a consumer-no-smem task: its generated `.cuh` states the Registration), or wire an instance without `split_k`")
+        })
+    }
+
     /// The plain variant string passed to `register_task_variant` (the variant key, deduplicated
     /// by string equality): the unit and every param, so that no two behaviours alias (I-H3).
     pub fn variant_key(&self) -> String {
