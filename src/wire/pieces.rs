@@ -7,6 +7,9 @@ use crate::back::registration::Registration;
 
 /// The role-body argument list MPK's dispatchers pass (contract doc §3.3).
 const ROLE_ARGS: &str = "task_desc, runtime_config, runtime_smem, instruction_index, iter_num";
+/// The dependency prefix's argument list (contract doc §2.3: `runtime_config` first).
+const DEP_PREFIX_ARGS: &str =
+    "runtime_config, task_desc, runtime_smem, instruction_index, iter_num";
 
 /// `  TASK_X_V2 = id,` for `enum TaskType` (§6.1 step 1).
 pub fn enum_line(f: &UnitFacts) -> String {
@@ -39,7 +42,7 @@ fn lit(s: &str) -> String {
 /// consumer body starts with the dependency prefix, as does the launcher's where the
 /// registration says so (§2.3); the loader waits the dependency inline (its own code).
 fn bodies(f: &UnitFacts, reg: &Registration) -> Vec<(&'static str, String)> {
-    let prefix = format!("consumer_dep_prefix(runtime_config, task_desc, runtime_smem, instruction_index, iter_num); ");
+    let prefix = format!("consumer_dep_prefix({DEP_PREFIX_ARGS}); ");
     reg.roles()
         .map(|(role, has)| {
             let body = if !has {
