@@ -234,7 +234,7 @@ fn enum_piece(texts: &mut Texts, u: &UnitFacts) -> Result<PieceReport, Diagnosti
     }
     let taken: std::collections::BTreeSet<i64> = entries.iter().map(|(_, _, v)| *v).collect();
     if let Some((line, other, _)) = entries.iter().find(|(_, _, v)| *v == u.task_id) {
-        let free = (u.task_id + 1..)
+        let free = (u.task_id.saturating_add(1)..=i64::MAX)
             .find(|v| !taken.contains(v))
             .unwrap_or(u.task_id);
         return Err(Diagnostic::error(
