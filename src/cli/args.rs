@@ -291,7 +291,7 @@ fn parse_gpus(s: &str) -> Result<GpuSelection, String> {
     Ok(GpuSelection::List(v))
 }
 
-/// Options shared by `check`, `plan`, `build` and `verify`.
+/// Options shared by `check`, `plan`, `build`, `verify` and `wire`.
 #[derive(Debug, Args)]
 pub struct CommonArgs {
     /// Contract files; `-` reads one from stdin (not for `verify`); a directory stands for its
