@@ -21,6 +21,7 @@ pub mod sema;
 pub mod span;
 pub mod templates;
 pub mod valid;
+pub mod wire;
 
 /// mpkc's version, printed in every generated file's banner.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -633,6 +633,10 @@ fn no_orphan_snapshots() {
             }
         }
     }
+    // tests/wire.rs: the rendered `mpkc wire` diagnostics it snapshots.
+    for name in ["e0801_taken_id", "e0802_missing_anchor"] {
+        expected.insert(format!("wire/{name}.snap"));
+    }
     for p in walk(&root.join("tests/ui")) {
         if p.extension().is_some_and(|x| x == "mpk") {
             let rel = p.strip_prefix(root.join("tests")).unwrap();

@@ -291,10 +291,8 @@ fn registration(w: &mut Writer, task: &CheckedTask) {
         Some(id) => w.line(format!("static constexpr int kTaskType = {id};")),
         None => w.line("static constexpr int kTaskType = -1;  // no `task_id` in the contract"),
     }
-    w.line("static constexpr int kPageMode = 2;");
-    w.line("static constexpr bool kAutoLoaderPageLifecycle = true;");
-    w.line("static constexpr bool kAutoConsumerFinish = true;");
-    w.line("static constexpr bool kLauncherDepPrefix = false;");
+    let reg = super::registration::Registration::CONSUMER;
+    reg.flag_members(w);
     super::setmaxnreg::registration_members(w, ir);
     // A consumer-only family declares no op semaphore (E0011): its role program has no barrier.
     w.line("__device__ static void init_semaphores(uint64_t *) {}");
@@ -302,13 +300,7 @@ fn registration(w: &mut Writer, task: &CheckedTask) {
     w.line("static constexpr uint32_t kReinitOrdinals = 0u;");
     w.line("__device__ static char const *ordinal_name(int) { return \"\"; }");
     w.line("__device__ static char const *reinit_owner(int) { return \"\"; }");
-    w.line(format!(
-        "__device__ static void consumer({ROLE_PARAMS}) {{ ::kernel::{}::consumer({ROLE_ARGS}); }}",
-        ir.unit_name()
-    ));
-    for role in ["loader", "launcher", "storer"] {
-        w.line(format!("__device__ static void {role}(TaskDesc const *, RuntimeConfig const &, RuntimeSMEM &, int, int) {{}}"));
-    }
+    reg.role_members(w, &ir.unit_name());
     w.close(";");
     w.blank();
 }

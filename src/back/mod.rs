@@ -14,6 +14,7 @@ pub mod harness;
 pub mod layout;
 pub mod names;
 mod pipeline;
+pub mod registration;
 mod roles;
 pub mod setmaxnreg;
 pub mod sm100;

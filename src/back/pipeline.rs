@@ -2,7 +2,7 @@
 //! constants of the shape, the barrier names, the role re-init helpers, the loader (TMA is the
 //! same on both), and the `Registration`.
 
-use super::consumer::{ROLE_ARGS, ROLE_PARAMS};
+use super::consumer::ROLE_PARAMS;
 use super::names::upper;
 use super::roles::{ops_of, render, RoleCx};
 use super::writer::Writer;
@@ -394,10 +394,8 @@ pub(crate) fn registration(w: &mut Writer, task: &CheckedTask, prog: &RoleProgra
         Some(id) => w.line(format!("static constexpr int kTaskType = {id};")),
         None => w.line("static constexpr int kTaskType = -1;  // no `task_id` in the contract"),
     }
-    w.line("static constexpr int kPageMode = 1;");
-    w.line("static constexpr bool kAutoLoaderPageLifecycle = true;");
-    w.line("static constexpr bool kAutoConsumerFinish = false;");
-    w.line("static constexpr bool kLauncherDepPrefix = true;");
+    let reg = super::registration::Registration::PIPELINE;
+    reg.flag_members(w);
     super::setmaxnreg::registration_members(w, ir);
     let table = super::spec_h::sem_table_name(prog.target);
     w.comment(format!("init_semaphores: every ordinal with its arrival count from spec.h's {table} (the table of this"));
@@ -438,11 +436,7 @@ pub(crate) fn registration(w: &mut Writer, task: &CheckedTask, prog: &RoleProgra
     w.line("default: return \"none\";");
     w.close("");
     w.close("");
-    let unit = ir.unit_name();
-    for role in ["consumer", "loader", "launcher"] {
-        w.line(format!("__device__ static void {role}({ROLE_PARAMS}) {{ ::kernel::{unit}::{role}({ROLE_ARGS}); }}"));
-    }
-    w.line("__device__ static void storer(TaskDesc const *, RuntimeConfig const &, RuntimeSMEM &, int, int) {}");
+    reg.role_members(w, &ir.unit_name());
     w.close(";");
     w.blank();
 }

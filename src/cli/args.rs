@@ -131,6 +131,20 @@ pub enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Insert the registration pieces of each task instance into an MPK source tree (contract
+    /// doc §6.1): additive and idempotent; `--dry-run` prints the unified diff instead
+    /// (docs/wire.md).
+    Wire {
+        /// Common options.
+        #[command(flatten)]
+        common: CommonArgs,
+        /// The root of the MPK checkout (the folder holding `include/`, `src/` and `python/`).
+        #[arg(long, value_name = "DIR", value_parser = mirage_dir)]
+        mirage: PathBuf,
+        /// Write nothing; print the unified diff of what would change.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Serve the Language Server Protocol on stdio (diagnostics, hover, definition,
     /// references, outline, completion, formatting).
     Lsp,
@@ -277,7 +291,7 @@ fn parse_gpus(s: &str) -> Result<GpuSelection, String> {
     Ok(GpuSelection::List(v))
 }
 
-/// Options shared by `check`, `plan`, `build` and `verify`.
+/// Options shared by `check`, `plan`, `build`, `verify` and `wire`.
 #[derive(Debug, Args)]
 pub struct CommonArgs {
     /// Contract files; `-` reads one from stdin (not for `verify`); a directory stands for its
@@ -332,5 +346,23 @@ fn out_dir(s: &str) -> Result<PathBuf, String> {
             a.display()
         )),
         _ => Ok(p),
+    }
+}
+
+/// `wire --mirage`: an existing directory.
+fn mirage_dir(s: &str) -> Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    if p.is_dir() {
+        Ok(p)
+    } else if p.exists() {
+        Err(format!(
+            "`--mirage` must be the MPK checkout's root directory, and {} is not a directory",
+            p.display()
+        ))
+    } else {
+        Err(format!(
+            "`--mirage` names {}, which does not exist",
+            p.display()
+        ))
     }
 }

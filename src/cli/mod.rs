@@ -41,6 +41,7 @@ mod inputs;
 mod progress;
 mod report;
 mod verify;
+mod wire;
 
 pub use args::Cli;
 use args::{ColorArg, Command, CommonArgs, MessageFormat, PlanFormat};
@@ -113,6 +114,11 @@ pub fn run(cli: Cli) -> u8 {
         Command::Bench { common, bench } => bench::run(&common, &bench, color),
         Command::Explain { code } => explain::run(&code),
         Command::Fmt { files, check } => fmt::run(&files, check, color),
+        Command::Wire {
+            common,
+            mirage,
+            dry_run,
+        } => wire::run(&common, &mirage, dry_run, color),
         Command::Lsp => crate::lsp::run_stdio(),
     }
 }

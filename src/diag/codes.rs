@@ -4,7 +4,7 @@
 //!
 //! Families: `E00xx` syntax and semantics, `E01xx` SMEM/planner (I-S*), `E02xx` page lifecycle
 //! (I-P*), `E03xx` semaphores (I-M*), `E04xx` roles/threads/barriers (I-R*), `E05xx`
-//! TMEM/tcgen05/TMA (I-T*), `E06xx` host wiring (I-H*), `E07xx` external tools. The `backend`
+//! TMEM/tcgen05/TMA (I-T*), `E06xx` host wiring (I-H*), `E07xx` external tools, `E08xx` the MPK tree `mpkc wire` edits (`mpk-tree`). The `backend`
 //! family (what the lowering cannot express) is reported by `check`, like every other rule, so
 //! that what check accepts is what build generates; only `tools` (nvcc) is `build`'s alone.
 
@@ -104,6 +104,11 @@ registry! {
 
     NVCC_FAILED = "E0701", "tools", None, "nvcc rejected the generated code";
     PTXAS_ADVISORY = "W0702", "tools", None, "ptxas reports a potential performance loss in the generated code (e.g. serialised wgmma)";
+
+    WIRE_TAKEN = "E0801", "mpk-tree", None, "`mpkc wire`: the MPK tree already gives the task's TaskType id, enum name or a piece's name to something else";
+    WIRE_ANCHOR = "E0802", "mpk-tree", None, "`mpkc wire`: a file or anchor line where a registration piece goes is missing from the MPK tree";
+    WIRE_NO_REGISTRATION = "E0803", "mpk-tree", None, "`mpkc wire`: the unit generates no task kernel, so there is nothing to register";
+    WIRE_DERIVED_SKIPPED = "W0804", "mpk-tree", None, "`mpkc wire`: a task mpkc derives (a split-K reduce) has no TaskType of its own, so wire leaves it out";
 }
 
 /// Looks up a code (`E0103`, case-insensitive, with or without the `E`).

@@ -1,0 +1,126 @@
+//! What `mpkc wire` says about one checked unit, taken from the checked task and from the
+//! registration the generated `.cuh` states ([`crate::back::registration::Registration`]):
+//! nothing here is recomputed from the contract text.
+
+use crate::back::registration::Registration;
+use crate::diag::{codes, Diagnostic};
+use crate::ir::GranularityIr;
+use crate::span::Span;
+use crate::valid::CheckedTask;
+
+/// The facts of one unit (`<task>` or `<task>_<instance>`) that the wiring pieces render.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitFacts {
+    /// The unit name: the C++ namespace `kernel::<unit>`, the registrar
+    /// `register_<unit>_task`, the graph name and the Python method `<unit>_layer`.
+    pub unit: String,
+    /// The task name as declared (shared by the instances of one task).
+    pub task: String,
+    /// The `enum TaskType` name: `TASK_<TASK>`, with `_V2` added unless the task name ends in
+    /// `_v2` (contract doc §6.1 step 1: `TASK_<OP>_V2`). Instances share it: each is a variant.
+    pub enum_name: String,
+    /// The contract's `task_id`: the TaskType value.
+    pub task_id: i64,
+    /// The `task_id` item (for diagnostics).
+    pub task_id_span: Span,
+    /// The unit's declaration (for diagnostics about the unit as a whole).
+    pub unit_span: Span,
+    /// The registration the generated `.cuh` states.
+    pub registration: Registration,
+    /// Input tensor names, in `input_ptrs` order.
+    pub inputs: Vec<String>,
+    /// Output tensor names (`inout` included), in `output_ptrs` order.
+    pub outputs: Vec<String>,
+    /// `name=value` of every param of this instance, in declaration order: the plain variant
+    /// string lists them all (I-H3).
+    pub params: Vec<String>,
+    /// Tasks per step (`per_tile`), or `None` for a grid-wide task (one per worker).
+    pub tasks: Option<i64>,
+    /// The lever defines the contract declares (compile-time, default off: wire defines none).
+    pub levers: Vec<String>,
+}
+
+impl UnitFacts {
+    /// The facts of `task`. Errors (diagnostics in `task`'s contract): no `task_id` (E0007), or
+    /// a task with no registration to wire, such as a helper (E0803).
+    pub fn of(task: &CheckedTask) -> Result<UnitFacts, Diagnostic> {
+        let ir = &task.ir;
+        let unit = ir.unit_name();
+        let Some(registration) = Registration::of(task) else {
+            return Err(Diagnostic::error(
+                codes::WIRE_NO_REGISTRATION,
+                format!(
+                    "`{unit}` has no registration to wire: the {} family generates no task kernel",
+                    ir.family.as_str()
+                ),
+            )
+            .primary(ir.family_span, "this family is not a task of its own")
+            .help("wire the task whose body calls this helper; `mpkc wire` registers task kernels only"));
+        };
+        let Some(task_id) = ir.task_id else {
+            return Err(Diagnostic::error(
+                codes::MISSING,
+                format!("`{unit}` has no `task_id`: MPK's `enum TaskType` needs its value"),
+            )
+            .primary(ir.task_id_span, "this task declares no `task_id`")
+            .help("add `task_id N` with a value free in MPK's `enum TaskType` (contract doc §6.1 step 1)"));
+        };
+        let upper = ir.name.to_ascii_uppercase();
+        let enum_name = if upper.ends_with("_V2") {
+            format!("TASK_{upper}")
+        } else {
+            format!("TASK_{upper}_V2")
+        };
+        let tasks = match &ir.granularity {
+            GranularityIr::PerTile { tasks, .. } => Some(*tasks),
+            GranularityIr::GridWide { .. } => None,
+        };
+        Ok(UnitFacts {
+            unit,
+            task: ir.name.clone(),
+            enum_name,
+            task_id,
+            task_id_span: ir.task_id_span,
+            unit_span: ir.unit_span(),
+            registration,
+            inputs: ir.inputs().map(|(_, t)| t.name.clone()).collect(),
+            outputs: ir.outputs().map(|(_, t)| t.name.clone()).collect(),
+            params: ir
+                .params
+                .values()
+                .map(|p| format!("{}={}", p.name, p.value))
+                .collect(),
+            tasks,
+            levers: ir.levers.iter().map(|l| l.name.clone()).collect(),
+        })
+    }
+
+    /// For a task mpkc derives (`derived`: the split-K reduce of a pipeline) that has no
+    /// `task_id`: the W0804 warning saying that wire leaves it out. Its contract is generated, so
+    /// there is no `task_id` for the user to add; MPK needs its registration from elsewhere.
+    pub fn derived_without_id(task: &CheckedTask, derived: bool) -> Option<Diagnostic> {
+        let ir = &task.ir;
+        (derived && ir.task_id.is_none()).then(|| {
+            Diagnostic::warning(
+                codes::WIRE_DERIVED_SKIPPED,
+                format!(
+                    "`{}` is left out of the wiring: mpkc derives it and its contract has no TaskType",
+                    ir.unit_name()
+                ),
+            )
+            .primary(ir.task_id_span, "the derived contract declares no `task_id`")
+            .help("register the reduce task in MPK by hand (a consumer-no-smem task: its generated `.cuh` states the Registration), or wire an instance without `split_k`")
+        })
+    }
+
+    /// The plain variant string passed to `register_task_variant` (the variant key, deduplicated
+    /// by string equality): the unit and every param, so that no two behaviours alias (I-H3).
+    pub fn variant_key(&self) -> String {
+        let mut s = format!("mpkc:{}", self.unit);
+        for p in &self.params {
+            s.push(' ');
+            s.push_str(p);
+        }
+        s
+    }
+}

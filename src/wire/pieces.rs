@@ -1,0 +1,275 @@
+//! The text of each registration piece of contract doc §6.1, rendered from [`UnitFacts`].
+//! Indentation follows MPK's files (two spaces in C++, four in Python); every piece is a whole
+//! block of lines, so that its presence is a plain text test.
+
+use super::facts::UnitFacts;
+use crate::back::registration::Registration;
+
+/// The role-body argument list MPK's dispatchers pass (contract doc §3.3).
+const ROLE_ARGS: &str = "task_desc, runtime_config, runtime_smem, instruction_index, iter_num";
+/// The dependency prefix's argument list (contract doc §2.3: `runtime_config` first).
+const DEP_PREFIX_ARGS: &str =
+    "runtime_config, task_desc, runtime_smem, instruction_index, iter_num";
+
+/// `  TASK_X_V2 = id,` for `enum TaskType` (§6.1 step 1).
+pub fn enum_line(f: &UnitFacts) -> String {
+    format!("  {} = {},\n", f.enum_name, f.task_id)
+}
+
+/// The registrar's declaration in `class TaskRegister` (§6.1 step 3).
+pub fn declaration(f: &UnitFacts) -> String {
+    format!(
+        "  int register_{}_task(threadblock::Graph const &bgraph,\n      std::vector<int> const &params);\n",
+        f.unit
+    )
+}
+
+/// The spec header's include in task_register.cc (§6.1 steps 2 and 4: host-safe, I-H6).
+pub fn include(f: &UnitFacts) -> String {
+    format!(
+        "#include \"mirage/persistent_kernel/tasks/blackwell_v2/{}_spec.h\"\n",
+        f.unit
+    )
+}
+
+/// A C++ string literal of `s` (which holds no quote, backslash or newline: identifiers, numbers
+/// and the calls below).
+fn lit(s: &str) -> String {
+    format!("\"{s}\"")
+}
+
+/// The role bodies of `reg` as `(field, body)`: the fork's `TaskRoleVariantCode` fields. The
+/// consumer body starts with the dependency prefix, as does the launcher's where the
+/// registration says so (§2.3); the loader waits the dependency inline (its own code).
+fn bodies(f: &UnitFacts, reg: &Registration) -> Vec<(&'static str, String)> {
+    let prefix = format!("consumer_dep_prefix({DEP_PREFIX_ARGS}); ");
+    reg.roles()
+        .map(|(role, has)| {
+            let body = if !has {
+                String::new()
+            } else {
+                let call = format!("::kernel::{}::Registration::{role}({ROLE_ARGS});", f.unit);
+                let needs_prefix =
+                    role == "consumer" || (role == "launcher" && reg.launcher_dep_prefix);
+                if needs_prefix {
+                    format!("{prefix}{call}")
+                } else {
+                    call
+                }
+            };
+            (role, body)
+        })
+        .collect()
+}
+
+/// The registrar's definition in task_register.cc (§6.1 step 4): checks the operator split,
+/// registers the variant under its plain key, the role bodies with the page flags of the
+/// generated `Registration`, and the SMEM declaration of the spec header.
+pub fn definition(f: &UnitFacts) -> String {
+    let reg = &f.registration;
+    let (ni, no) = (f.inputs.len(), f.outputs.len());
+    let mut s = String::new();
+    let mut l = |t: &str| {
+        s.push_str(t);
+        s.push('\n');
+    };
+    l(&format!(
+        "// mpkc wire: `{}` ({} = {}). Inputs: {}; outputs: {}.",
+        f.unit,
+        f.enum_name,
+        f.task_id,
+        names(&f.inputs),
+        names(&f.outputs)
+    ));
+    l(&format!(
+        "int TaskRegister::register_{}_task(threadblock::Graph const &bgraph,",
+        f.unit
+    ));
+    l("    std::vector<int> const &params) {");
+    l("  // Every shape and param is compiled into the generated kernel: no runtime params.");
+    l("  assert(params.size() == 0);");
+    l(&format!("  int num_inputs = {ni};"));
+    l(&format!("  int num_outputs = {no};"));
+    l("  assert(bgraph.operators.size() == (size_t)num_inputs + num_outputs);");
+    l("  for (auto const &op : bgraph.operators) {");
+    l("    assert(op->op_type == mirage::type::TB_INPUT_OP);");
+    l("  }");
+    l(&format!(
+        "  int variant_id = register_task_variant({}, {});",
+        f.enum_name,
+        lit(&f.variant_key())
+    ));
+    l("  TaskRoleVariantCode roles;");
+    if reg.inits_semaphores {
+        l(&format!(
+            "  roles.init_semaphores = {};",
+            lit(&format!(
+                "::kernel::{}::Registration::init_semaphores(op_sem_base_addr(runtime_smem, instruction_index));",
+                f.unit
+            ))
+        ));
+    } else {
+        l("  roles.init_semaphores = \"\";");
+    }
+    for (role, body) in bodies(f, reg) {
+        l(&format!("  roles.{role} = {};", lit(&body)));
+    }
+    l(&format!(
+        "  roles.auto_loader_page_lifecycle = {};",
+        reg.auto_loader_page_lifecycle
+    ));
+    l(&format!(
+        "  roles.auto_consumer_finish = {};",
+        reg.auto_consumer_finish
+    ));
+    l(&format!(
+        "  roles.consumer_owned_page_claim = {};  // page mode {}",
+        reg.page_mode == 2,
+        reg.page_mode
+    ));
+    l(&format!(
+        "  register_v2_task_role_variant({}, variant_id, roles);",
+        f.enum_name
+    ));
+    l(&format!(
+        "  ::mpkc::TaskSmemInfo const spec = ::kernel::{}::make_smem_info();",
+        f.unit
+    ));
+    l("  TaskSmemInfo info;");
+    l("  info.size = spec.size;");
+    l("  info.alignment = spec.alignment;");
+    l("  for (auto const &r : spec.regions) {");
+    l("    info.regions.push_back(TaskSmemRegion{r.name, r.size, r.alignment, r.page_count,");
+    l("                                          r.can_pack, r.release_step, r.contiguous});");
+    l("  }");
+    l(&format!(
+        "  register_variant_smem_info({}, variant_id, info);",
+        f.enum_name
+    ));
+    l("  return variant_id;");
+    l("}");
+    l("");
+    s
+}
+
+fn names(v: &[String]) -> String {
+    if v.is_empty() {
+        "none".to_string()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// The graph.cc branch mapping the op name to the registrar and the tuple
+/// `(NUM_IN, NUM_OUT, TaskType, variant)` (§6.1 step 5; I-H1: the registration's split).
+pub fn graph_branch(f: &UnitFacts) -> String {
+    format!(
+        "  else if (name == \"{u}\") {{\n    int variant_id =\n        task_register->register_{u}_task(customized->bgraph, params);\n    task_config[op] =\n        std::make_tuple({ni}, {no}, {e}, variant_id);\n  }}\n",
+        u = f.unit,
+        ni = f.inputs.len(),
+        no = f.outputs.len(),
+        e = f.enum_name
+    )
+}
+
+/// runtime.cc: the `task_offset = bid.x` statement for the type (§6.1 step 6a; every mpkc kernel
+/// indexes its work by `task_metadata.task_offset`), indented as `indent`.
+pub fn task_offset(f: &UnitFacts, indent: &str) -> String {
+    format!(
+        "{indent}if (task_type == {e}) {{\n{indent}  task.task_metadata.task_offset = bid.x;\n{indent}}}\n",
+        e = f.enum_name
+    )
+}
+
+/// runtime.cc: the `task_type_to_name` entry (§6.1 step 6b, I-H2).
+pub fn name_entry(f: &UnitFacts) -> String {
+    format!("  task_type_to_name[{e}] = \"{e}\";\n", e = f.enum_name)
+}
+
+/// Python keywords and `self`, which a tensor name may not be as a parameter name.
+const PY_RESERVED: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "self", "try",
+    "while", "with", "yield",
+];
+
+/// The Python parameter name of tensor `t`: its name, with `_` added where it is reserved.
+fn py_name(t: &str) -> String {
+    if PY_RESERVED.contains(&t) {
+        format!("{t}_")
+    } else {
+        t.to_string()
+    }
+}
+
+/// The layer method of `PersistentKernel` (§6.1 step 7): asserts the v2 runtime, builds the
+/// TB graph over the grid of the contract's granularity, passes the tensors unpartitioned
+/// (inputs, then outputs) and registers the task. A grid-wide task takes its grid from the
+/// builder and asserts one task per worker (I-H4).
+pub fn layer(f: &UnitFacts) -> String {
+    let tensors: Vec<String> = f
+        .inputs
+        .iter()
+        .chain(&f.outputs)
+        .map(|t| py_name(t))
+        .collect();
+    let mut s = String::new();
+    let mut l = |t: &str| {
+        s.push_str(t);
+        s.push('\n');
+    };
+    l(&format!("    def {}_layer(", f.unit));
+    l("        self,");
+    for t in &tensors {
+        l(&format!("        {t}: DTensor,"));
+    }
+    if f.tasks.is_none() {
+        l("        grid_dim: tuple,");
+    }
+    l("    ):");
+    l(&format!(
+        "        \"\"\"mpkc wire: `{}` ({} = {}); inputs {}, outputs {}.\"\"\"",
+        f.unit,
+        f.enum_name,
+        f.task_id,
+        names(&f.inputs),
+        names(&f.outputs)
+    ));
+    l(&format!(
+        "        assert self.use_v2_runtime, \"{} is a Runtime-V2 task\"",
+        f.unit
+    ));
+    match f.tasks {
+        Some(n) => l(&format!("        grid_dim = ({n}, 1, 1)")),
+        None => {
+            l("        num_tasks = grid_dim[0] * grid_dim[1] * grid_dim[2]");
+            l("        assert num_tasks == self.num_workers, \"a grid-wide task runs one task per worker\"");
+        }
+    }
+    // The logical body width: the consumer warpgroup (128) for consumer-only tasks, the whole
+    // worker (256) for a pipeline (contract doc §3.1).
+    let block = if f.registration.bodies[1..].iter().any(|b| *b) {
+        256
+    } else {
+        128
+    };
+    l(&format!(
+        "        tb_graph = TBGraph(CyTBGraph(grid_dim, ({block}, 1, 1), 1, 64))"
+    ));
+    for t in &tensors {
+        l(&format!(
+            "        tb_graph.new_input({t}, (-1, -1, -1), -1, True)"
+        ));
+    }
+    l(&format!(
+        "        self.kn_graph.customized([{}], tb_graph)",
+        tensors.join(", ")
+    ));
+    l(&format!(
+        "        self.kn_graph.register_task(tb_graph, \"{}\", [])",
+        f.unit
+    ));
+    l("");
+    s
+}
