@@ -131,6 +131,27 @@ pub enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Stage 0: read an op description (TOML: kind, shapes, dtypes; docs/classify.md) and print
+    /// its family by design.md's ordered rules, the rule that fired and why.
+    Classify {
+        /// The op description.
+        file: PathBuf,
+        /// How to print the result and diagnostics (`json`: one object per line on stdout).
+        #[arg(long, value_enum, default_value_t = MessageFormat::Human)]
+        message_format: MessageFormat,
+    },
+    /// Write a starting contract of the family `classify` picks for an op description; it
+    /// checks clean (docs/classify.md).
+    New {
+        /// The op description.
+        file: PathBuf,
+        /// Write the contract here (default: stdout).
+        #[arg(long, short = 'o', value_name = "OUT.mpk")]
+        out: Option<PathBuf>,
+        /// How to print diagnostics.
+        #[arg(long, value_enum, default_value_t = MessageFormat::Human)]
+        message_format: MessageFormat,
+    },
     /// Serve the Language Server Protocol on stdio (diagnostics, hover, definition,
     /// references, outline, completion, formatting).
     Lsp,

@@ -35,6 +35,7 @@ macro_rules! errln {
 pub mod args;
 mod bench;
 mod build;
+mod classify;
 mod explain;
 mod fmt;
 mod inputs;
@@ -114,6 +115,15 @@ pub fn run(cli: Cli) -> u8 {
         Command::Explain { code } => explain::run(&code),
         Command::Fmt { files, check } => fmt::run(&files, check, color),
         Command::Lsp => crate::lsp::run_stdio(),
+        Command::Classify {
+            file,
+            message_format,
+        } => classify::classify(&file, message_format, color),
+        Command::New {
+            file,
+            out,
+            message_format,
+        } => classify::new(&file, out.as_deref(), message_format, color),
     }
 }
 
