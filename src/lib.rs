@@ -18,9 +18,11 @@ pub mod ir;
 pub mod lower;
 pub mod lsp;
 pub mod plan;
+pub mod roofline;
 pub mod sema;
 pub mod span;
 pub mod templates;
+pub mod traffic;
 pub mod valid;
 
 /// mpkc's version, printed in every generated file's banner.

@@ -122,6 +122,16 @@ pub enum Command {
         #[command(flatten)]
         bench: BenchArgs,
     },
+    /// Bytes, FLOPs and the floor time of each task instance on the H200 and the B200 from
+    /// their peaks, and the bound (docs/roofline.md); the embedded stdlib when no file is given.
+    Roofline {
+        /// Common options.
+        #[command(flatten)]
+        common: CommonArgs,
+        /// What to count and how to print it.
+        #[command(flatten)]
+        roofline: RooflineArgs,
+    },
     /// Rewrite contracts in the canonical layout (only whitespace changes; comments and inline
     /// CUDA are kept). `-` formats stdin to stdout.
     Fmt {
@@ -269,6 +279,34 @@ pub struct BenchArgs {
     /// Keep the production builds (one folder per M) in this directory.
     #[arg(long, value_parser = out_dir)]
     pub out: Option<PathBuf>,
+}
+
+/// `mpkc roofline --gpu`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RooflineGpu {
+    /// NVIDIA H200: 4.8 TB/s (4.25 measured copy), 989 / 1,979 dense TFLOPS bf16 / fp8.
+    H200,
+    /// NVIDIA B200: 8 TB/s, 2,250 / 4,500 dense TFLOPS bf16 / fp8.
+    B200,
+}
+
+/// `mpkc roofline`'s own options.
+#[derive(Debug, Args)]
+pub struct RooflineArgs {
+    /// Only this GPU's floor (default: both).
+    #[arg(long, value_enum)]
+    pub gpu: Option<RooflineGpu>,
+    /// Token counts: each sets `m` or `m_real` in every contract that declares it (default: each
+    /// contract's own value); a contract that cannot take one is reported skipped.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(i64).range(1..), value_name = "M,M,...")]
+    pub m: Vec<i64>,
+    /// Print one JSON document (schema: docs/roofline.md) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also time each pipeline linear on this machine's GPU as `mpkc bench` does (standalone
+    /// median) and print the measured time beside the floor, with the floor's share of it.
+    #[arg(long)]
+    pub measure: bool,
 }
 
 /// Which GPUs `mpkc verify` uses.

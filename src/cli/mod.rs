@@ -41,6 +41,7 @@ mod fmt;
 mod inputs;
 mod progress;
 mod report;
+mod roofline;
 mod verify;
 
 pub use args::Cli;
@@ -112,6 +113,7 @@ pub fn run(cli: Cli) -> u8 {
         ),
         Command::Verify { common, verify } => verify::run(&common, &verify, color),
         Command::Bench { common, bench } => bench::run(&common, &bench, color),
+        Command::Roofline { common, roofline } => roofline::run(&common, &roofline, color),
         Command::Explain { code } => explain::run(&code),
         Command::Fmt { files, check } => fmt::run(&files, check, color),
         Command::Lsp => crate::lsp::run_stdio(),
