@@ -99,7 +99,7 @@ pub fn new(file: &Path, out: Option<&Path>, format: MessageFormat, color: ColorM
             out!("{text}");
             exit::OK
         }
-        Some(p) => match std::fs::write(p, &text) {
+        Some(p) => match write_whole(p, &text) {
             Ok(()) => {
                 if format == MessageFormat::Human {
                     errln!("wrote {} (family {})", p.display(), family_of(&text));
@@ -112,6 +112,36 @@ pub fn new(file: &Path, out: Option<&Path>, format: MessageFormat, color: ColorM
             }
         },
     }
+}
+
+/// Writes `text` to `path` all at once: to a temporary file beside it, then renamed over it, so
+/// that a failed write leaves an existing file as it was (docs/design.md: exit 4).
+fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".mpkc-new-")
+        .tempfile_in(dir)?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    // An existing file keeps its permissions; a new one gets a source file's (rw-r--r--), not
+    // the temporary file's owner-only mode.
+    match std::fs::metadata(path) {
+        Ok(m) => tmp.as_file().set_permissions(m.permissions())?,
+        Err(_) => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt as _;
+                tmp.as_file()
+                    .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+            }
+        }
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// The family a generated contract declares (its `family` line).
