@@ -300,7 +300,8 @@ pub struct RooflineArgs {
     /// contract's own value); a contract that cannot take one is reported skipped.
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(i64).range(1..), value_name = "M,M,...")]
     pub m: Vec<i64>,
-    /// Print one JSON document (schema: docs/roofline.md) instead of the table.
+    /// Print one JSON document (schema: docs/roofline.md) instead of the table (implied by
+    /// `--message-format json`, whose stdout holds only JSON).
     #[arg(long)]
     pub json: bool,
     /// Also time each pipeline linear on this machine's GPU as `mpkc bench` does (standalone

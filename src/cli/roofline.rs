@@ -128,7 +128,8 @@ pub fn run(common: &CommonArgs, r: &RooflineArgs, color: ColorMode) -> u8 {
         rows,
         skipped,
     };
-    if r.json {
+    // With `--message-format json` stdout holds only JSON: the document, not the table.
+    if r.json || common.message_format == super::args::MessageFormat::Json {
         outln!("{}", serde_json::to_string_pretty(&rep).unwrap_or_default());
     } else {
         out!("{}", table(&rep));
