@@ -7,6 +7,7 @@
 //! generation) → [`driver`] (nvcc). Every stage reports through [`diag`].
 
 pub mod back;
+pub mod classify;
 pub mod cli;
 pub mod diag;
 pub mod driver;
@@ -17,9 +18,11 @@ pub mod ir;
 pub mod lower;
 pub mod lsp;
 pub mod plan;
+pub mod roofline;
 pub mod sema;
 pub mod span;
 pub mod templates;
+pub mod traffic;
 pub mod valid;
 pub mod wire;
 

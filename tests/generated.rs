@@ -637,8 +637,9 @@ fn no_orphan_snapshots() {
     for name in ["e0801_taken_id", "e0802_missing_anchor"] {
         expected.insert(format!("wire/{name}.snap"));
     }
+    // UI tests: contracts (tests/ui.rs) and op descriptions (tests/classify.rs).
     for p in walk(&root.join("tests/ui")) {
-        if p.extension().is_some_and(|x| x == "mpk") {
+        if p.extension().is_some_and(|x| x == "mpk" || x == "toml") {
             let rel = p.strip_prefix(root.join("tests")).unwrap();
             let rel = rel.with_extension("snap");
             expected.insert(rel.to_string_lossy().replace('\\', "/"));

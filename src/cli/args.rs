@@ -122,6 +122,16 @@ pub enum Command {
         #[command(flatten)]
         bench: BenchArgs,
     },
+    /// Bytes, FLOPs and the floor time of each task instance on the H200 and the B200 from
+    /// their peaks, and the bound (docs/roofline.md); the embedded stdlib when no file is given.
+    Roofline {
+        /// Common options.
+        #[command(flatten)]
+        common: CommonArgs,
+        /// What to count and how to print it.
+        #[command(flatten)]
+        roofline: RooflineArgs,
+    },
     /// Rewrite contracts in the canonical layout (only whitespace changes; comments and inline
     /// CUDA are kept). `-` formats stdin to stdout.
     Fmt {
@@ -144,6 +154,27 @@ pub enum Command {
         /// Write nothing; print the unified diff of what would change.
         #[arg(long)]
         dry_run: bool,
+    },
+    /// Stage 0: read an op description (TOML: kind, shapes, dtypes; docs/classify.md) and print
+    /// its family by design.md's ordered rules, the rule that fired and why.
+    Classify {
+        /// The op description.
+        file: PathBuf,
+        /// How to print the result and diagnostics (`json`: one object per line on stdout).
+        #[arg(long, value_enum, default_value_t = MessageFormat::Human)]
+        message_format: MessageFormat,
+    },
+    /// Write a starting contract of the family `classify` picks for an op description; it
+    /// checks clean (docs/classify.md).
+    New {
+        /// The op description.
+        file: PathBuf,
+        /// Write the contract here (default: stdout).
+        #[arg(long, short = 'o', value_name = "OUT.mpk")]
+        out: Option<PathBuf>,
+        /// How to print diagnostics.
+        #[arg(long, value_enum, default_value_t = MessageFormat::Human)]
+        message_format: MessageFormat,
     },
     /// Serve the Language Server Protocol on stdio (diagnostics, hover, definition,
     /// references, outline, completion, formatting).
@@ -262,6 +293,35 @@ pub struct BenchArgs {
     /// Keep the production builds (one folder per M) in this directory.
     #[arg(long, value_parser = out_dir)]
     pub out: Option<PathBuf>,
+}
+
+/// `mpkc roofline --gpu`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RooflineGpu {
+    /// NVIDIA H200: 4.8 TB/s (4.25 measured copy), 989 / 1,979 dense TFLOPS bf16 / fp8.
+    H200,
+    /// NVIDIA B200: 8 TB/s, 2,250 / 4,500 dense TFLOPS bf16 / fp8.
+    B200,
+}
+
+/// `mpkc roofline`'s own options.
+#[derive(Debug, Args)]
+pub struct RooflineArgs {
+    /// Only this GPU's floor (default: both).
+    #[arg(long, value_enum)]
+    pub gpu: Option<RooflineGpu>,
+    /// Token counts: each sets `m` or `m_real` in every contract that declares it (default: each
+    /// contract's own value); a contract that cannot take one is reported skipped.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(i64).range(1..), value_name = "M,M,...")]
+    pub m: Vec<i64>,
+    /// Print one JSON document (schema: docs/roofline.md) instead of the table (implied by
+    /// `--message-format json`, whose stdout holds only JSON).
+    #[arg(long)]
+    pub json: bool,
+    /// Also time each pipeline linear on this machine's GPU as `mpkc bench` does (standalone
+    /// median) and print the measured time beside the floor, with the floor's share of it.
+    #[arg(long)]
+    pub measure: bool,
 }
 
 /// Which GPUs `mpkc verify` uses.

@@ -82,7 +82,11 @@ impl Progress {
 
 /// The sources checked with `m` and `m_real` set to `m` (on top of `--param`), diagnostics kept
 /// (not printed): a contract that cannot take `m` gives its case's skip reason.
-fn check_at(common: &CommonArgs, sources: &[driver::Source], m: i64) -> Result<Vec<Checked>, u8> {
+pub(crate) fn check_at(
+    common: &CommonArgs,
+    sources: &[driver::Source],
+    m: i64,
+) -> Result<Vec<Checked>, u8> {
     let (sema, opts) = super::options(common).map_err(|e| {
         errln!("error: {e}");
         exit::USAGE
@@ -112,31 +116,61 @@ fn nvcc_reason(f: &nvcc::CompileFailure) -> String {
 
 /// Runs `mpkc bench`.
 pub fn run(common: &CommonArgs, b: &BenchArgs, color: ColorMode) -> u8 {
+    let (report, code) = match measure(common, b, color, "bench") {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let json = serde_json::to_string_pretty(&report).unwrap_or_default();
+    if b.json {
+        outln!("{json}");
+    } else {
+        out!("{}", rep::table(&report));
+    }
+    if let Some(f) = &b.save_json {
+        if let Err(e) = std::fs::write(f, format!("{json}\n")) {
+            errln!("error: cannot write {}: {e}", f.display());
+            return exit::ABSENT;
+        }
+    }
+    code
+}
+
+/// Checks, builds and times the inputs' linears as `mpkc bench` does, printing diagnostics and
+/// progress but not the report: the report and the exit status its results give (1 for a
+/// mismatch, 3 for a failed case), or `Err` with the exit status that stopped it (4 with no GPU,
+/// no nvcc or no writable build folder). `who` names the command in messages (`bench`,
+/// `roofline --measure`).
+pub(crate) fn measure(
+    common: &CommonArgs,
+    b: &BenchArgs,
+    color: ColorMode,
+    who: &str,
+) -> Result<(BenchReport, u8), u8> {
     if common.files.iter().any(|f| f.as_os_str() == "-") {
-        errln!("error: `bench` cannot read a contract from stdin (`-`): it checks the inputs once per `--m`; save the contract to a file");
-        return exit::USAGE;
+        errln!("error: `{who}` cannot read a contract from stdin (`-`): it checks the inputs once per `--m`; save the contract to a file");
+        return Err(exit::USAGE);
     }
     // 1. The contracts at their own params: diagnostics printed, errors stop here.
     let base = match super::check_all(common, color) {
         Ok(c) => c,
-        Err(code) => return code,
+        Err(code) => return Err(code),
     };
     if base.iter().any(Checked::has_errors) {
         report::summary(&base, common.message_format);
-        return exit::ERRORS;
+        return Err(exit::ERRORS);
     }
     let (lin, other) = linears(&base);
     if lin.is_empty() {
         errln!(
-            "error: no pipeline linear among the inputs: mpkc bench times the linears (family A)"
+            "error: no pipeline linear among the inputs: mpkc {who} times the linears (family A)"
         );
-        return exit::USAGE;
+        return Err(exit::USAGE);
     }
     let sources: Vec<driver::Source> = match inputs::load(&common.files) {
         Ok(l) => l.into_iter().filter_map(Result::ok).collect(),
         Err(e) => {
             errln!("error: {e}");
-            return exit::USAGE;
+            return Err(exit::USAGE);
         }
     };
     // 2. Each M: the sources checked at it, and its cases.
@@ -150,7 +184,7 @@ pub fn run(common: &CommonArgs, b: &BenchArgs, color: ColorMode) -> u8 {
     for &m in &ms {
         let checked = match check_at(common, &sources, m) {
             Ok(c) => c,
-            Err(code) => return code,
+            Err(code) => return Err(code),
         };
         let cases = cases_at(m, &checked, &lin);
         sets.push(MSet { m, checked, cases });
@@ -159,26 +193,26 @@ pub fn run(common: &CommonArgs, b: &BenchArgs, color: ColorMode) -> u8 {
     let gpu = match Gpu::open() {
         Ok(g) => g,
         Err(GpuError::NoDriver) => {
-            errln!("error: mpkc bench needs a GPU: no CUDA driver (libcuda) on this machine: run it where an NVIDIA driver and GPU are present");
-            return exit::ABSENT;
+            errln!("error: mpkc {who} needs a GPU: no CUDA driver (libcuda) on this machine: run it where an NVIDIA driver and GPU are present");
+            return Err(exit::ABSENT);
         }
         Err(e) => {
-            errln!("error: mpkc bench needs a GPU: {e}");
-            return exit::ABSENT;
+            errln!("error: mpkc {who} needs a GPU: {e}");
+            return Err(exit::ABSENT);
         }
     };
     let target = match super::verify::target_of(&gpu, b.target.as_deref()) {
         Ok(t) => t,
         Err(e) => {
             errln!("error: {e}");
-            return exit::USAGE;
+            return Err(exit::USAGE);
         }
     };
     let tc = match nvcc::find() {
         Ok(tc) => tc,
         Err(e) => {
             errln!("error: {e}");
-            return exit::ABSENT;
+            return Err(exit::ABSENT);
         }
     };
     let (dir, temporary) = match &b.out {
@@ -203,7 +237,7 @@ fn bench(
     sets: &[MSet],
     other: &[(String, String)],
     b: &BenchArgs,
-) -> u8 {
+) -> Result<(BenchReport, u8), u8> {
     let runnable: usize = sets
         .iter()
         .map(|s| s.cases.iter().filter(|c| c.skip.is_none()).count())
@@ -222,7 +256,7 @@ fn bench(
                 "error: cannot write the production build to {}: {e}",
                 d.display()
             );
-            return exit::ABSENT;
+            return Err(exit::ABSENT);
         }
         built.push(compile(
             tc,
@@ -241,7 +275,7 @@ fn bench(
         Err(e) => {
             progress.clear();
             errln!("error: CUDA driver call `cuStreamCreate` failed: {e:?}");
-            return exit::EXTERNAL;
+            return Err(exit::EXTERNAL);
         }
     };
     let libs = Libraries {
@@ -436,23 +470,12 @@ fn bench(
         cases: if b.fixed_cost { Vec::new() } else { cases },
         fixed_cost: fixed,
     };
-    let json = serde_json::to_string_pretty(&report).unwrap_or_default();
-    if b.json {
-        outln!("{json}");
-    } else {
-        out!("{}", rep::table(&report));
-    }
-    if let Some(f) = &b.save_json {
-        if let Err(e) = std::fs::write(f, format!("{json}\n")) {
-            errln!("error: cannot write {}: {e}", f.display());
-            return exit::ABSENT;
-        }
-    }
-    if mismatched {
+    let code = if mismatched {
         exit::ERRORS
     } else if failed {
         exit::EXTERNAL
     } else {
         exit::OK
-    }
+    };
+    Ok((report, code))
 }

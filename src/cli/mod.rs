@@ -35,11 +35,13 @@ macro_rules! errln {
 pub mod args;
 mod bench;
 mod build;
+mod classify;
 mod explain;
 mod fmt;
 mod inputs;
 mod progress;
 mod report;
+mod roofline;
 mod verify;
 mod wire;
 
@@ -112,6 +114,7 @@ pub fn run(cli: Cli) -> u8 {
         ),
         Command::Verify { common, verify } => verify::run(&common, &verify, color),
         Command::Bench { common, bench } => bench::run(&common, &bench, color),
+        Command::Roofline { common, roofline } => roofline::run(&common, &roofline, color),
         Command::Explain { code } => explain::run(&code),
         Command::Fmt { files, check } => fmt::run(&files, check, color),
         Command::Wire {
@@ -120,6 +123,15 @@ pub fn run(cli: Cli) -> u8 {
             dry_run,
         } => wire::run(&common, &mirage, dry_run, color),
         Command::Lsp => crate::lsp::run_stdio(),
+        Command::Classify {
+            file,
+            message_format,
+        } => classify::classify(&file, message_format, color),
+        Command::New {
+            file,
+            out,
+            message_format,
+        } => classify::new(&file, out.as_deref(), message_format, color),
     }
 }
 

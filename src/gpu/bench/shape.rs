@@ -1,10 +1,11 @@
 //! What `mpkc bench` needs to know of a linear: its extents, operands, epilogue and tiles, read
 //! through one accessor ([`linear_of`]) so that the day the pipeline's shape moves (issue 11:
 //! `lower::LinearMath` of the role program) only that function changes; and the bytes a case
-//! moves, from the contract's tensors.
+//! moves, from the contract's tensors (counted by [`crate::traffic`], which `mpkc roofline`
+//! shares).
 
-use crate::gpu::data::elements;
 use crate::lower::{Epilogue, Operands};
+pub use crate::traffic::{bytes_moved, tensor_bytes};
 use crate::valid::CheckedTask;
 
 /// The epilogue of a benched linear.
@@ -91,40 +92,6 @@ pub fn linear_of(task: &CheckedTask) -> Option<LinearShape> {
         scales,
         y: ir.outputs().position(|(h, _)| h == p.output)?,
     })
-}
-
-/// Bytes of a tensor of `dims` with `elem` bytes per element.
-pub fn tensor_bytes(dims: &[i64], elem: i64) -> u64 {
-    elements(dims) as u64 * u64::try_from(elem).unwrap_or(0)
-}
-
-/// The bytes a case moves to and from device memory, as the op sees them: every input of the
-/// case's tasks that no earlier task of the case produced (weights, scales, activations,
-/// residual), and every output that no later task reads (the result). For a split-K linear and
-/// its reduce, the f32 partials passed between them are not counted: they are the kernel's own
-/// traffic, not the op's.
-///
-/// `linked_inputs[t]` lists the input positions of task `t` fed by another task of the case,
-/// `linked_outputs[t]` the output positions read by another task.
-pub fn bytes_moved(
-    tasks: &[&CheckedTask],
-    linked_inputs: &[Vec<usize>],
-    linked_outputs: &[Vec<usize>],
-) -> u64 {
-    let mut total = 0;
-    for (ti, t) in tasks.iter().enumerate() {
-        for (i, (_, x)) in t.ir.inputs().enumerate() {
-            if !linked_inputs.get(ti).is_some_and(|l| l.contains(&i)) {
-                total += tensor_bytes(&x.dims, x.dtype.bytes());
-            }
-        }
-        for (o, (_, y)) in t.ir.outputs().enumerate() {
-            if !linked_outputs.get(ti).is_some_and(|l| l.contains(&o)) {
-                total += tensor_bytes(&y.dims, y.dtype.bytes());
-            }
-        }
-    }
-    total
 }
 
 /// Bytes of the tensors a run rotates over copies so that each run reads them from DRAM: the

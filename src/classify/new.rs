@@ -1,0 +1,349 @@
+//! `mpkc new`: a starting contract of the family [`super::rules::classify`] picks, with the
+//! description's shapes and dtypes as params and tensors. The pipeline is the house linear's
+//! (bf16, or block-scaled fp8 for e4m3 weights); the consumer families get their regions,
+//! barrier and granularity and an inline `body cuda` to fill in (Stage 2); a helper gets its
+//! tensors (its device code lives in the calling task's body). The result checks clean; a
+//! description no starting contract fits is a diagnostic on the value that does not fit.
+
+use super::desc::Description;
+use super::rules::{classify, letter, Classification};
+use crate::back::writer::Writer;
+use crate::diag::{codes, Diagnostic};
+use crate::ir::{Dtype, Family};
+
+/// The most tokens a pipeline starting contract takes: the house linear's tile N 16, or the
+/// 64-token variant (examples/linear_bf16_m64.mpk) for bf16.
+pub const PIPELINE_MAX_M: i64 = 64;
+
+/// Tokens a block-scaled fp8 pipeline takes (the fp8 linear's tile N).
+pub const FP8_MAX_M: i64 = 16;
+
+/// KV tokens an attention starting contract stages per step (FlashMLA's page of 64 tokens).
+pub const KV_BLOCK: i64 = 64;
+
+/// The starting contract for `d` (classified by the design rules), or why none fits.
+///
+/// # Errors
+/// A diagnostic on the extent or dtype that no starting contract of the family takes (a
+/// pipeline's weight dtype other than bf16 or e4m3; more tokens than its tile).
+pub fn contract(d: &Description) -> Result<String, Diagnostic> {
+    let c = classify(d);
+    let mut w = Writer::new();
+    header(&mut w, d, &c);
+    w.open(format!("task {}", d.name));
+    w.line(format!("family {}", c.family.as_str()));
+    w.line("targets sm_100a, sm_90a");
+    match c.family {
+        Family::Pipeline => pipeline(&mut w, d)?,
+        Family::Consumer if d.kind.value.gemm_shaped() => consumer_gemv(&mut w, d),
+        Family::Consumer => consumer_rows(&mut w, d),
+        Family::ConsumerMonolith => attention(&mut w, d),
+        Family::ConsumerNoSmem => no_smem(&mut w, d),
+        Family::Helper => helper(&mut w, d),
+    }
+    w.close("");
+    Ok(w.finish())
+}
+
+fn header(w: &mut Writer, d: &Description, c: &Classification) {
+    w.comment(format!(
+        "Starting contract written by `mpkc new` for op `{}` (kind `{}`).",
+        d.name,
+        d.kind.value.as_str()
+    ));
+    if let Some(n) = &d.note {
+        w.comment(n);
+    }
+    w.comment(format!(
+        "Family {} ({}), design.md rule {}: {}.",
+        letter(c.family),
+        c.family.as_str(),
+        c.fired.rule,
+        c.fired.why
+    ));
+}
+
+fn esize(t: Dtype) -> i64 {
+    t.bytes()
+}
+
+/// `param m` for the tokens: at least the usual 1..=16 range, and the description's M.
+fn tokens_param(w: &mut Writer, name: &str, m: i64) {
+    w.line(format!("param {name}: int in 1..={} = {m}", m.max(16)));
+}
+
+fn pipeline(w: &mut Writer, d: &Description) -> Result<(), Diagnostic> {
+    let (n, k, m) = (
+        d.extent_or("N", 1),
+        d.extent_or("K", 1),
+        d.extent_or("M", 1),
+    );
+    let wt = d.dtype("weight").unwrap_or(Dtype::Bf16);
+    let fp8 = wt == Dtype::E4m3;
+    let limit = if fp8 { FP8_MAX_M } else { PIPELINE_MAX_M };
+    if m > limit {
+        return Err(Diagnostic::error(
+            codes::OUT_OF_RANGE,
+            format!("a pipeline starting contract takes up to {limit} tokens, and M is {m}"),
+        )
+        .primary(d.extent_span("M"), format!("more than {limit} tokens"))
+        .note("swap-AB puts the tokens on MMA-N: tile N 16 (the house linear), or 64 for bf16 (examples/linear_bf16_m64.mpk)")
+        .help(format!("describe the op at M <= {limit} (the runtime splits larger token counts), or write the contract by hand")));
+    }
+    let ab = match wt {
+        Dtype::Bf16 | Dtype::E4m3 => wt.as_str(),
+        other => {
+            return Err(Diagnostic::error(
+                codes::TYPE_MISMATCH,
+                format!(
+                    "no pipeline starting contract for {} weights",
+                    other.as_str()
+                ),
+            )
+            .primary(d.dtype_span("weight"), "not a tensor-core operand mpkc lowers")
+            .help("the pipeline lowers bf16 x bf16 (tcgen05 kind::f16) and block-scaled e4m3 x e4m3 (kind::mxf8f6f4): give one of those"))
+        }
+    };
+    let out = d.dtype("output").unwrap_or(Dtype::Bf16);
+    if out != Dtype::Bf16 {
+        return Err(Diagnostic::error(
+            codes::TYPE_MISMATCH,
+            format!(
+                "no pipeline starting contract stores a {} output",
+                out.as_str()
+            ),
+        )
+        .primary(d.dtype_span("output"), "the epilogue stores bf16")
+        .help("give `output = \"bf16\"` (an e4m3 output with per-group scales is stdlib/linear_fp8_qout.mpk's epilogue)"));
+    }
+    let tile_n = if m > 16 { 64 } else { 16 };
+    w.blank();
+    w.line(format!("param N: int = {n}"));
+    w.line(format!("param K: int = {k}"));
+    w.line(format!("param m_real: int in 1..={tile_n} = {m}"));
+    w.blank();
+    if fp8 {
+        w.line("tensor A: e4m3[m_real, K] in activation tma(box [128, 16, 1], swizzle 128B, l2 evict_last)");
+        w.line(
+            "tensor W: e4m3[N, K] in weight tma(box [128, 128, 1], swizzle 128B, l2 evict_first)",
+        );
+        w.line("tensor A_scale: f32[m_real, K / 128] in scale of A");
+        w.line("tensor W_scale: f32[N / 128, K / 128] in scale of W");
+    } else {
+        w.line(format!("tensor A: {ab}[m_real, K] in activation tma(box [64, {tile_n}, 2], swizzle 128B, l2 evict_last)"));
+        w.line(format!(
+            "tensor W: {ab}[N, K] in weight tma(box [64, 128, 2], swizzle 128B, l2 evict_first)"
+        ));
+    }
+    w.line("tensor C: bf16[m_real, N] out output");
+    w.blank();
+    w.line(format!("tile M 128, N {tile_n}, K 128"));
+    let (stages, cols) = if fp8 {
+        w.line("mma tcgen05 mxf8f6f4 (e4m3 x e4m3 -> f32) m128 n16 k32");
+        (4, 64)
+    } else {
+        w.line(format!(
+            "mma tcgen05 f16 ({ab} x {ab} -> f32) m128 n{tile_n} k16"
+        ));
+        if tile_n == 64 {
+            (4, 64)
+        } else {
+            (6, 32)
+        }
+    };
+    // A ring deeper than the task's K loop is never filled (W0015).
+    let stages = stages.min(super::rules::k_iterations(k));
+    w.line(format!("tmem cols {cols}"));
+    w.line(format!("stages {stages}"));
+    w.blank();
+    let (welem, aelem) = if fp8 { ("", "") } else { (" * 2", " * 2") };
+    w.line(format!(
+        "region W[stage] {{ bytes tile.M * tile.K{welem}; align 1024; release stage + 1 }}"
+    ));
+    w.line(format!(
+        "region A[stage] {{ bytes tile.N * tile.K{aelem}; align 1024; pack; release stage + 1 }}"
+    ));
+    if fp8 {
+        w.line("region SF[stage] { bytes 1024; align 128; pack; release stage + 1 }");
+    }
+    w.line(format!(
+        "region scratch {{ holds tmem_addr; bytes 16; align 16; pack; release {} }}",
+        stages + 1
+    ));
+    w.blank();
+    w.line("channel w_ring: W, loader -> launcher (tma W), empty by launcher (commit)");
+    w.line("channel a_ring: A, loader -> launcher (tma A), shares_empty w_ring");
+    if fp8 {
+        w.line("channel sf_ring: SF, loader -> launcher (threads 1), shares_empty w_ring");
+    }
+    w.line("channel acc: tmem slots 1, launcher -> consumer (commit), empty by consumer (threads 128), reinit launcher");
+    w.line("sem tmem_ready: launcher -> consumer (threads 1), count 1, no_reinit");
+    w.line(
+        "sem consumer_done: consumer -> launcher (threads 128), count 128, reinit launcher, at end",
+    );
+    w.blank();
+    w.line("roles loader W4, launcher W5, consumer W0..W3, storer W6");
+    w.line("epilogue store bf16");
+    w.line("granularity per_tile(tasks ceil_div(N, tile.M), tiles_per_task 1)");
+    if d.extent_or("batch", 1) > 1 {
+        w.comment(format!(
+            "The description has batch = {}: each problem is one instance of this contract.",
+            d.extent_or("batch", 1)
+        ));
+    }
+    Ok(())
+}
+
+/// The body every consumer starting contract gets: the names in scope, to be replaced by the
+/// op's code in Stage 2.
+/// With `sync`, the body waits on the contract's named barrier `sync` between staging into SMEM
+/// and reading what the other warps staged.
+fn body(w: &mut Writer, uses: &[&str], sync: bool) {
+    w.open("body cuda");
+    w.comment("Stage 2: the op's code. In scope: the tensors as typed pointers, the params under");
+    w.comment("`params::`, `task_offset`, `kNumTasks`, `kConsumerThreads` and the regions as `buf.<name>`.");
+    for u in uses {
+        w.line(format!("(void){u};"));
+    }
+    if sync {
+        w.comment("Every consumer warp has staged its part: read the others' from here on.");
+        w.line("mpkc::named_barrier_sync(BAR_SYNC, kConsumerThreads);");
+    }
+    w.close("");
+}
+
+fn consumer_gemv(w: &mut Writer, d: &Description) {
+    let (n, k, m) = (
+        d.extent_or("N", 1),
+        d.extent_or("K", 1),
+        d.extent_or("M", 1),
+    );
+    let (it, wt, ot) = dtypes(d);
+    w.blank();
+    w.line(format!("param N: int = {n}"));
+    w.line(format!("param K: int = {k}"));
+    tokens_param(w, "m", m);
+    w.blank();
+    w.line(format!("tensor x: {}[m, K] in activation", it.as_str()));
+    w.line(format!("tensor W: {}[N, K] in weight", wt.as_str()));
+    w.line(format!("tensor y: {}[m, N] out output", ot.as_str()));
+    w.blank();
+    w.comment("The activation rows, staged once per task and read by every warp.");
+    w.line(format!(
+        "region x_rows {{ bytes m * K * {}; align 128; pack; release 1 }}",
+        esize(it)
+    ));
+    w.line("barrier sync = named(3, threads 128)");
+    w.comment("One task per 128 weight rows; nwarps by the wave-quant tie (design.md rule 4).");
+    w.line("granularity per_tile(tasks ceil_div(N, 128))");
+    body(w, &["x", "W", "y", "buf.x_rows"], true);
+}
+
+fn consumer_rows(w: &mut Writer, d: &Description) {
+    let (n, m) = (d.extent_or("N", 1), d.extent_or("M", 1));
+    let out_n = d.extent_or("out_n", 1);
+    let (it, _, ot) = dtypes(d);
+    w.blank();
+    w.line(format!("param n: int = {n}"));
+    w.line(format!("param out_n: int = {out_n}"));
+    tokens_param(w, "m", m);
+    w.blank();
+    w.line(format!("tensor x: {}[m, n] in", it.as_str()));
+    if let Some(wt) = d.dtype("weight") {
+        w.line(format!("tensor w: {}[n] in weight", wt.as_str()));
+    }
+    w.line(format!("tensor y: {}[m, out_n] out", ot.as_str()));
+    w.blank();
+    w.comment("Per-warp partial results (4 consumer warps x 8 bytes), combined after a barrier.");
+    w.line("region partials { bytes 4 * 8; align 16; pack; release 1 }");
+    w.line("barrier sync = named(3, threads 128)");
+    w.line("granularity per_tile(tasks m)");
+    let mut uses = vec!["x", "y", "buf.partials"];
+    if d.dtype("weight").is_some() {
+        uses.insert(1, "w");
+    }
+    body(w, &uses, true);
+}
+
+fn attention(w: &mut Writer, d: &Description) {
+    let (m, heads, qk, v, kv) = (
+        d.extent_or("M", 1),
+        d.extent_or("heads", 1),
+        d.extent_or("qk", 1),
+        d.extent_or("v", 1),
+        d.extent_or("kv_len", 1),
+    );
+    let (it, _, ot) = dtypes(d);
+    let e = esize(it);
+    w.blank();
+    w.line(format!("param heads: int = {heads}"));
+    w.line(format!("param qk: int = {qk}"));
+    w.line(format!("param v: int = {v}"));
+    w.line(format!("param kv_len: int = {kv}"));
+    tokens_param(w, "m", m);
+    w.blank();
+    w.line(format!("tensor q: {}[m, heads, qk] in", it.as_str()));
+    w.line(format!("tensor kv: {}[kv_len, qk] in", it.as_str()));
+    w.line(format!("tensor o: {}[m, heads, v] out", ot.as_str()));
+    w.blank();
+    w.comment(format!(
+        "One monolithic region: the queries of a head and a block of {KV_BLOCK} KV tokens, at the kernel's own offsets."
+    ));
+    w.line(format!(
+        "region attention_smem {{ bytes (m + {KV_BLOCK}) * qk * {e}; align 1024 }}"
+    ));
+    w.line("barrier sync = named(3, threads 128)");
+    w.line("granularity per_tile(tasks heads)");
+    body(w, &["q", "kv", "o", "buf.attention_smem"], true);
+}
+
+fn no_smem(w: &mut Writer, d: &Description) {
+    let (n, m) = (d.extent_or("N", 1), d.extent_or("M", 1));
+    let (it, wt, ot) = dtypes(d);
+    w.blank();
+    w.line(format!("param n: int = {n}"));
+    if d.kind.value == super::desc::Kind::Gather {
+        w.line(format!("param rows: int = {}", d.extent_or("rows", 1)));
+    }
+    tokens_param(w, "m", m);
+    w.line("param tasks: int in 1..=1024 = 8");
+    w.blank();
+    let uses: &[&str] = if d.kind.value == super::desc::Kind::Gather {
+        w.line(format!("tensor ids: {}[m] in", it.as_str()));
+        w.line(format!("tensor table: {}[rows, n] in weight", wt.as_str()));
+        w.line(format!("tensor y: {}[m, n] out", ot.as_str()));
+        &["ids", "table", "y"]
+    } else {
+        w.line(format!("tensor x: {}[m, n] in", it.as_str()));
+        w.line(format!("tensor y: {}[m, n] out", ot.as_str()));
+        &["x", "y"]
+    };
+    w.blank();
+    w.line("granularity per_tile(tasks tasks)");
+    body(w, uses, false);
+}
+
+fn helper(w: &mut Writer, d: &Description) {
+    let (n, m) = (d.extent_or("N", 1), d.extent_or("M", 1));
+    let out_n = d.extent_or("out_n", n);
+    let (it, _, ot) = dtypes(d);
+    w.blank();
+    w.comment("A helper is no task: its device function is called from the host task's body,");
+    w.comment("on data already in that task's SMEM. mpkc generates its spec header.");
+    w.line(format!("param n: int = {n}"));
+    w.line(format!("param out_n: int = {out_n}"));
+    tokens_param(w, "m", m);
+    w.blank();
+    w.line(format!("tensor x: {}[m, n] in", it.as_str()));
+    w.line(format!("tensor y: {}[m, out_n] out", ot.as_str()));
+}
+
+/// `(input, weight, output)` dtypes; the weight defaults to the input's.
+fn dtypes(d: &Description) -> (Dtype, Dtype, Dtype) {
+    let i = d.dtype("input").unwrap_or(Dtype::Bf16);
+    (
+        i,
+        d.dtype("weight").unwrap_or(i),
+        d.dtype("output").unwrap_or(i),
+    )
+}

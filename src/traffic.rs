@@ -1,0 +1,104 @@
+//! What a task instance moves and computes, from the contract's shapes alone (no GPU): the bytes
+//! of its tensors and the tensor-core FLOPs of a pipeline linear. `mpkc bench` counts a case's
+//! bytes with [`bytes_moved`]; `mpkc roofline` counts every task instance with it.
+
+use crate::valid::CheckedTask;
+
+/// Elements of a tensor of `dims` (a negative extent counts as 0; the checker rejects those).
+pub fn elements(dims: &[i64]) -> u64 {
+    dims.iter()
+        .map(|d| u64::try_from(*d).unwrap_or(0))
+        .fold(1u64, u64::saturating_mul)
+}
+
+/// Bytes of a tensor of `dims` with `elem` bytes per element.
+pub fn tensor_bytes(dims: &[i64], elem: i64) -> u64 {
+    elements(dims).saturating_mul(u64::try_from(elem).unwrap_or(0))
+}
+
+/// The bytes a set of tasks moves to and from device memory, as the op sees them: every input
+/// of the tasks that no earlier task of the set produced (weights, scales, activations,
+/// residual), and every output that no later task reads (the result). For a split-K linear and
+/// its reduce, the f32 partials passed between them are not counted: they are the kernel's own
+/// traffic, not the op's.
+///
+/// `linked_inputs[t]` lists the input positions of task `t` fed by another task of the set,
+/// `linked_outputs[t]` the output positions read by another task.
+pub fn bytes_moved(
+    tasks: &[&CheckedTask],
+    linked_inputs: &[Vec<usize>],
+    linked_outputs: &[Vec<usize>],
+) -> u64 {
+    let mut total: u64 = 0;
+    for (ti, t) in tasks.iter().enumerate() {
+        for (i, (_, x)) in t.ir.inputs().enumerate() {
+            if !linked_inputs.get(ti).is_some_and(|l| l.contains(&i)) {
+                total = total.saturating_add(tensor_bytes(&x.dims, x.dtype.bytes()));
+            }
+        }
+        for (o, (_, y)) in t.ir.outputs().enumerate() {
+            if !linked_outputs.get(ti).is_some_and(|l| l.contains(&o)) {
+                total = total.saturating_add(tensor_bytes(&y.dims, y.dtype.bytes()));
+            }
+        }
+    }
+    total
+}
+
+/// The bytes one task instance moves: [`bytes_moved`] of the task alone (every input and
+/// output tensor once), except that a gather (the `embedding` body template) reads only the rows
+/// it gathers from its table, as many table elements as it writes output elements, not the
+/// whole table.
+pub fn instance_bytes(task: &CheckedTask) -> u64 {
+    let ir = &task.ir;
+    let table = match &ir.body {
+        Some(crate::ir::BodyIr::Template { name, inputs, .. }) if name == "embedding" => {
+            inputs.get(1).copied()
+        }
+        _ => None,
+    };
+    let Some(table) = table else {
+        return bytes_moved(&[task], &[], &[]);
+    };
+    let written: u64 = ir
+        .outputs()
+        .map(|(_, y)| elements(&y.dims))
+        .fold(0, u64::saturating_add);
+    let mut total: u64 = 0;
+    for (h, x) in ir.inputs() {
+        let b = if h == table {
+            written.saturating_mul(u64::try_from(x.dtype.bytes()).unwrap_or(0))
+        } else {
+            tensor_bytes(&x.dims, x.dtype.bytes())
+        };
+        total = total.saturating_add(b);
+    }
+    for (_, y) in ir.outputs() {
+        total = total.saturating_add(tensor_bytes(&y.dims, y.dtype.bytes()));
+    }
+    total
+}
+
+/// The operand precision of a task's tensor-core work, which picks the GPU's peak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MathKind {
+    /// bf16 x bf16 (tcgen05 `kind::f16`, wgmma bf16).
+    Bf16,
+    /// Block-scaled e4m3 x e4m3.
+    Fp8,
+}
+
+/// The tensor-core FLOPs of one task instance: `2 · M · N · K` for a pipeline linear (one
+/// multiply and one add per MAC, over every K split), with its operand kind; `None` for a task
+/// with no tensor-core work (the consumer families: their few CUDA-core operations per element
+/// are not counted, see docs/roofline.md).
+pub fn tensor_flops(task: &CheckedTask) -> Option<(u64, MathKind)> {
+    let p = task.linear()?;
+    let kind = match p.operands {
+        crate::lower::Operands::Bf16 => MathKind::Bf16,
+        crate::lower::Operands::Fp8BlockScale { .. } => MathKind::Fp8,
+    };
+    let macs = elements(&[p.m_real, p.n, p.k]);
+    Some((macs.saturating_mul(2), kind))
+}
