@@ -99,7 +99,7 @@ pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragm
             w.line("int const split = task_desc->task_metadata.task_offset / NUM_TILES;");
             w.comment("f32 partial of this split: [SPLITS, M_REAL, N]; the generated reduce task sums them.");
             open_fragment_loop(w);
-            w.line("if (n < M_REAL) out[(static_cast<int64_t>(split) * M_REAL + n) * N + row] = frag_value(acc, e);");
+            w.line("if (n < M_REAL && row < N) out[(static_cast<int64_t>(split) * M_REAL + n) * N + row] = frag_value(acc, e);");
             w.close("");
         }
         Epilogue::QuantE4m3 => quant_e4m3(w, task, p, f),

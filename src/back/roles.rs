@@ -186,7 +186,11 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 ));
                 w.line("float const *const w_scale = static_cast<float const *>(task_desc->input_ptrs[IN_W_SCALE]);");
                 w.line("float const *const a_scale = static_cast<float const *>(task_desc->input_ptrs[IN_A_SCALE]);");
-                w.line("layout::Scales::stage(sf, w_scale, a_scale, tile, split * K_ITERS + it);");
+                w.comment("This K block's scales were fetched an iteration ahead (the first after the dependency wait);");
+                w.comment("the next block's are fetched now and stay in flight until the next iteration writes them.");
+                w.line("layout::Scales::Raw const sf_cur = it == 0 ? layout::Scales::fetch(w_scale, a_scale, tile, split * K_ITERS) : sf_next;");
+                w.line("if (it + 1 < K_ITERS) sf_next = layout::Scales::fetch(w_scale, a_scale, tile, split * K_ITERS + it + 1);");
+                w.line("layout::Scales::write(sf, sf_cur, tile, split * K_ITERS + it);");
                 w.comment(
                     "Generic-proxy writes, read by tcgen05.cp (async proxy): fence, then publish.",
                 );
@@ -211,6 +215,13 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 body,
             } => {
                 cx.engine.before_k_loop(w, cx.role);
+                if crate::lower::flatten(body)
+                    .iter()
+                    .any(|op| matches!(op, Op::StageScales { .. }))
+                {
+                    w.comment("The next K block's f32 scales, fetched one iteration ahead (layout::Scales::fetch).");
+                    w.line("layout::Scales::Raw sf_next;");
+                }
                 w.open("for (int it = 0; it < K_ITERS; ++it)");
                 w.line("int const stage = it % NUM_STAGES;");
                 if waits_from(body, LoopKind::KIters, 1) {

@@ -74,7 +74,8 @@ fn line_text(text: &str, pos: usize) -> &str {
 }
 
 /// The contracts derived from `c`: for a pipeline with a `split_k f32` epilogue, the reduce task
-/// that sums its f32 partials into the bf16 output (one task per 512 output columns), with where
+/// that sums its f32 partials into the bf16 output (one task per 128 output columns, the linear's
+/// tile: as many reduce tasks as output tiles, spread over the SMs), with where
 /// it comes from.
 pub fn derived_sources(c: &Checked) -> Vec<(Source, Derived)> {
     let mut out = Vec::new();
@@ -87,7 +88,7 @@ pub fn derived_sources(c: &Checked) -> Vec<(Source, Derived)> {
         let targets: Vec<&str> = t.ir.targets.iter().map(|x| x.target.as_str()).collect();
         let text = format!(
             "// Derived by mpkc from {path}: the reduce task of `{parent_unit}`'s split-K partials.\n\
-task {unit} {{\n  family consumer-no-smem\n  targets {targets}\n  tensor partials: f32[{s}, {m}, {n}] in\n  tensor y: bf16[{m}, {n}] out\n  body splitk_reduce(partials -> y)\n  granularity per_tile(tasks ceil_div({n}, 512))\n}}\n",
+task {unit} {{\n  family consumer-no-smem\n  targets {targets}\n  tensor partials: f32[{s}, {m}, {n}] in\n  tensor y: bf16[{m}, {n}] out\n  body splitk_reduce(partials -> y)\n  granularity per_tile(tasks ceil_div({n}, 128))\n}}\n",
             path = c.source.path,
             targets = targets.join(", "),
             s = p.splits,

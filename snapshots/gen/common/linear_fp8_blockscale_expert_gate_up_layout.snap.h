@@ -97,18 +97,29 @@ struct Scales {
   }
   // One 16-byte row of a block.
   struct alignas(16) Row { uint32_t word[4]; };
-  // The loader's staging of K block `kb` for tile `tile` into the stage's block at `sf`: every global
-  // load first, into registers (the compiler cannot tell the f32 scales from the SMEM block, so loads
-  // after a store would each wait for it), then the 16-byte rows. Every word of the A block carries
+  // The raw f32 scales of one K block: the weight block's and each token's.
+  struct Raw { float ws; float as[TOKENS]; };
+  // The global loads of K block `kb`'s scales for tile `tile`, all issued together. The loader issues
+  // them one K iteration ahead of `write` (they are in flight while it waits the ring), since a
+  // round trip per stage in the only thread that issues TMA would bound the whole pipeline.
+  MPKC_HD static inline Raw fetch(float const *w_scale, float const *a_scale, int tile, int kb) {
+    Raw r;
+    r.ws = w_scale[tile * K_BLOCKS + kb];
+    MPKC_UNROLL
+    for (int n = 0; n < TOKENS; ++n) r.as[n] = a_scale[n * K_BLOCKS + kb];
+    return r;
+  }
+  // The loader's staging of K block `kb` for tile `tile` into the stage's block at `sf`, from its
+  // fetched scales `r` (the compiler cannot tell the f32 scales from the SMEM block, so loads after a
+  // store would each wait for it: `fetch` loads them all first). Every word of the A block carries
   // the weight block's scale (all 128 rows share it); word j of B row n carries token n + 32j's.
   // Test builds (MPKC_BOUNDED_WAITS) trap on a scale that is not a power of two, naming `W_scale` or
   // `A_scale` and the element.
-  MPKC_HD static inline void stage(uint8_t *sf, float const *w_scale, float const *a_scale, int tile, int kb) {
+  MPKC_HD static inline void write(uint8_t *sf, Raw const &r, int tile, int kb) {
     int const w_at = tile * K_BLOCKS + kb;
-    float ws = w_scale[w_at];
-    float as[TOKENS];
-    MPKC_UNROLL
-    for (int n = 0; n < TOKENS; ++n) as[n] = a_scale[n * K_BLOCKS + kb];
+    float ws = r.ws;
+    float const *const as = r.as;
+    (void)w_at;
     #if defined(__CUDA_ARCH__) && defined(MPKC_BOUNDED_WAITS)
     #ifdef MPKC_INJECT_BAD_SCALE
     // fault injection (mpkc verify --inject bad-scale=I): CTA 0 sees weight scale I times 1.5
@@ -138,6 +149,10 @@ struct Scales {
         rows[(B_OFFSET + BLOCK_BYTES * b) / 16 + r] = row;
       }
     }
+  }
+  // `fetch` then `write`: the staging of one K block in one call (host tests, the CPU reference).
+  MPKC_HD static inline void stage(uint8_t *sf, float const *w_scale, float const *a_scale, int tile, int kb) {
+    write(sf, fetch(w_scale, a_scale, tile, kb), tile, kb);
   }
 };
 static_assert(Scales::SUB_BLOCKS == 4, "E0013: block-scaled fp8 lowers one 128-wide scale block per stage (tile K 128)");

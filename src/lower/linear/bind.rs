@@ -432,18 +432,21 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
     if sink.error_count() > before {
         return None;
     }
-    // A tail tile is lowered for the bf16 engine with a `store bf16` or `residual add` epilogue:
-    // the split-K reduce and the fp8 scales (weight blocks, quantised output groups) index whole
-    // 128-row tiles.
+    // A tail tile is lowered for the bf16 engine with a `store bf16`, `residual add` or
+    // `split_k f32` epilogue (each store guarded by `row < N`; the reduce sums N columns): the fp8
+    // scales (weight blocks, quantised output groups) index whole 128-row tiles.
     let tail = if bm > 0 { n % bm } else { 0 };
     let tail_ok = operands == Operands::Bf16
-        && matches!(epilogue, Epilogue::StoreBf16 | Epilogue::ResidualAdd);
+        && matches!(
+            epilogue,
+            Epilogue::StoreBf16 | Epilogue::ResidualAdd | Epilogue::SplitKF32
+        );
     if tail != 0 && !tail_ok {
         sink.push(
-            Diagnostic::error(codes::LINEAR_LIMITS, format!("output `{}` has {n} columns, {} whole {bm}-row tiles and a tail of {tail}: a tail tile is lowered for bf16 operands with `store bf16` or `residual add` only", ir.tensors[output].name, n / bm))
+            Diagnostic::error(codes::LINEAR_LIMITS, format!("output `{}` has {n} columns, {} whole {bm}-row tiles and a tail of {tail}: a tail tile is lowered for bf16 operands with `store bf16`, `residual add` or `split_k f32` only", ir.tensors[output].name, n / bm))
                 .primary(ir.tensors[output].span, format!("{n} = {} x {bm} + {tail}", n / bm))
-                .note("the split-K reduce and the fp8 block scales (128x128 weight blocks, 1x128 output groups) index whole tiles")
-                .help(format!("pad N to {} (zero weight rows), or use the bf16 engine with `store bf16` / `residual add`", (n / bm + 1) * bm)),
+                .note("the fp8 block scales (128x128 weight blocks, 1x128 output groups) index whole tiles")
+                .help(format!("pad N to {} (zero weight rows), or use the bf16 engine with `store bf16`, `residual add` or `split_k f32`", (n / bm + 1) * bm)),
         );
         return None;
     }
