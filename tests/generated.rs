@@ -608,7 +608,8 @@ fn the_snapshot_set_compiles_with_nvcc() {
 
 /// CI fails on orphan snapshots: every file under `snapshots/` belongs to a generated file of
 /// the stdlib (`gen/<target>/` or `gen/common/`: insta's `x.snap` and the plain `x.snap.<ext>`),
-/// to a role-program listing of tests/role_program.rs (`lower/<target>/<unit>.snap`) or to a UI
+/// to a role-program listing of tests/role_program.rs (`lower/<target>/<unit>.snap`), to an
+/// example unit's design document (tests/design_doc.rs, `design/<unit>.snap`) or to a UI
 /// test (`ui/<family>/<name>.snap`); a pending `.snap.new` (or `.snap.new.<ext>`) is an orphan
 /// too (insta itself fails on missing or changed ones under CI=true).
 #[test]
@@ -630,6 +631,20 @@ fn no_orphan_snapshots() {
                     p.target.as_str(),
                     t.ir.unit_name()
                 ));
+            }
+        }
+    }
+    // tests/design_doc.rs: the design document of every example unit.
+    let examples = root.join("examples");
+    for p in walk(&examples) {
+        if p.extension().is_some_and(|x| x == "mpk") {
+            let source = mpkc::driver::Source {
+                path: format!("examples/{}", p.file_name().unwrap().to_string_lossy()),
+                text: std::fs::read_to_string(&p).unwrap(),
+            };
+            let c = check_source(&source, &SemaOptions::default(), &CheckOptions::default());
+            for t in &c.tasks {
+                expected.insert(format!("design/{}.snap", t.ir.unit_name()));
             }
         }
     }

@@ -90,7 +90,7 @@ pub fn generate_with(
                 Emitter::PipelineSm90 => {
                     sm90::emit(task, task.program(Target::Sm90a)?, info, opts)?
                 }
-                Emitter::DesignDoc => design_doc::emit(task, task.linear()?, info),
+                Emitter::DesignDoc => design_doc::emit(task, info),
                 Emitter::Consumer => consumer::emit(task, info),
                 Emitter::Harness => harness::emit(task, info),
             };
