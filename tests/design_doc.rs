@@ -302,7 +302,7 @@ fn every_unit_of_every_family_has_a_whole_document() {
 }
 
 /// The design documents of the example units, as insta snapshots under `snapshots/design/`
-/// (the stdlib units' are under `snapshots/gen/common/`, tests/generated.rs).
+/// (the stdlib units' are under `snapshots/gen/doc/`, tests/generated.rs).
 #[test]
 fn example_documents_snapshots() {
     let checked = check(&example_sources());

@@ -50,7 +50,8 @@ impl Emitter {
     /// every target) and the harness (one `<unit>_harness.cu` that nvcc compiles for each
     /// declared target, choosing the kernel by `__CUDA_ARCH__`) are target-neutral. The
     /// snapshots of generated files follow it: `snapshots/gen/<target>/` or
-    /// `snapshots/gen/common/` (tests/generated.rs).
+    /// `snapshots/gen/common/`, design documents apart in `snapshots/gen/doc/`
+    /// (tests/generated.rs).
     pub fn target(self) -> Option<Target> {
         match self {
             Emitter::PipelineSm100 => Some(Target::Sm100a),

@@ -30,8 +30,9 @@ pub(super) fn write(s: &mut String, task: &CheckedTask) {
         } => {
             let _ = writeln!(
                 s,
-                "Per tile: {tasks} task(s) per step, {tiles_per_task} tile(s) each; a task's index 0..{tasks} is `task_offset` \
-(`kNumTasks = {tasks}` in its kernel).\n"
+                "Per tile: {tasks} task(s) per step, {tiles_per_task} tile(s) each; `task_offset` is the task index, 0 to {} \
+(`kNumTasks = {tasks}` in its kernel).\n",
+                tasks - 1
             );
         }
         GranularityIr::GridWide {
