@@ -202,6 +202,35 @@ fn pages(s: &mut String, task: &CheckedTask) {
             s,
             "No generated kernel registers this task, so mpkc generates no page lifecycle for it.\n"
         );
+        let exits: Vec<String> = task
+            .programs
+            .iter()
+            .flat_map(|p| {
+                p.roles.iter().flat_map(move |r| {
+                    flatten(&r.ops).into_iter().filter_map(move |o| match o {
+                        Op::EarlyExit { bar, weight, .. } => Some(format!(
+                            "{} {} arrives `{}` x{weight}",
+                            p.target,
+                            r.kind,
+                            p.barrier(bar.bar).label
+                        )),
+                        _ => None,
+                    })
+                })
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "- Bounds-fail path: {}.\n",
+            if exits.is_empty() {
+                "no role of the role programs exits early".to_string()
+            } else {
+                format!(
+                    "the role programs' early exits (zero trips): {}",
+                    exits.join("; ")
+                )
+            }
+        );
         return;
     };
     let bodies: Vec<&str> = reg.roles().filter(|(_, b)| *b).map(|(r, _)| r).collect();
