@@ -218,6 +218,35 @@ fn every_descriptor_of_every_document_is_the_kernels() {
                     doc.name
                 );
             }
+            // Each stated descriptor is one the kernel of its target computes with: that kernel
+            // includes the layout header, and code (not a comment, not the definition) of the
+            // two names it.
+            let layout = format!("{}_layout.h", u.unit);
+            for (target, name) in stated.keys() {
+                let kernel_name = match target.as_str() {
+                    "sm_100a" => format!("{}.cuh", u.unit),
+                    _ => format!("{}_sm90.cuh", u.unit),
+                };
+                let file = |n: &str| {
+                    u.files
+                        .iter()
+                        .find(|f| f.name == n)
+                        .unwrap_or_else(|| panic!("{}: no {n}", u.unit))
+                };
+                let k = file(&kernel_name);
+                assert!(
+                    k.text.contains(&format!("#include \"{layout}\"")),
+                    "{kernel_name} does not include {layout}"
+                );
+                let uses = [k, file(&layout)]
+                    .iter()
+                    .flat_map(|f| f.text.lines())
+                    .map(|l| l.split("//").next().unwrap_or(""))
+                    .filter(|code| !code.contains("static constexpr uint"))
+                    .filter(|code| code.contains(name.as_str()))
+                    .count();
+                assert!(uses > 0, "{}: {target} {name} is stated but no code of {kernel_name} or {layout} uses it", doc.name);
+            }
             if stated.is_empty() {
                 assert!(
                     doc.text.contains("No descriptors: "),
