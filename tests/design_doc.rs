@@ -1,86 +1,351 @@
-//! The design document is rendered from the role program and the layout math the kernels use:
-//! every descriptor it states is the one the generated layout header defines (issue 11 B11; the
-//! fp8 document once stated the bf16 `kind::f16` descriptor, issue 14).
+//! The design document of every unit (stdlib and `examples/`) is rendered from the role program
+//! and the layout math the kernels use: every descriptor it states is the one the generated
+//! kernel's layout header defines, field by field (issue 11 B11; the fp8 document once stated the
+//! bf16 `kind::f16` descriptor 0x08040490 while its kernel used 0x08840000, issue 14), and a unit
+//! whose kernel has no descriptor says so. The example units' documents are snapshots.
 
-use mpkc::back::FileKind;
-use mpkc::driver::build::generate_all;
-use mpkc::driver::{check_source, stdlib};
+use mpkc::back::{FileKind, GeneratedFile};
+use mpkc::driver::build::{generate_all, UnitOutput};
+use mpkc::driver::{check_source, stdlib, Checked, Source};
 use mpkc::sema::SemaOptions;
 use mpkc::valid::CheckOptions;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 
-/// Every `0x…` after `needle` in `text`.
-fn hex_after(text: &str, needle: &str) -> Vec<String> {
-    text.match_indices(needle)
-        .filter_map(|(i, _)| {
-            let rest = &text[i + needle.len()..];
-            let start = rest.find("0x")?;
-            let hex: String = rest[start + 2..]
-                .chars()
-                .take_while(char::is_ascii_hexdigit)
-                .collect();
-            Some(hex.to_ascii_uppercase())
+fn check(sources: &[Source]) -> Vec<Checked> {
+    sources
+        .iter()
+        .map(|s| check_source(s, &SemaOptions::default(), &CheckOptions::default()))
+        .collect()
+}
+
+/// The contracts under `examples/`, by path.
+fn example_sources() -> Vec<Source> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut out: Vec<Source> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "mpk"))
+        .map(|p| Source {
+            path: format!("examples/{}", p.file_name().unwrap().to_string_lossy()),
+            text: std::fs::read_to_string(&p).unwrap(),
+        })
+        .collect();
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// Every generated unit of the stdlib and the examples, each with its checked task.
+fn all_units() -> Vec<(Checked, Vec<UnitOutput>)> {
+    [stdlib::sources(), example_sources()]
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            let c = check(std::slice::from_ref(&s));
+            assert!(c[0].diags.is_empty(), "{}: {:#?}", s.path, c[0].diags);
+            let units = generate_all(&c);
+            (c.into_iter().next().unwrap(), units)
         })
         .collect()
 }
 
-#[test]
-fn every_descriptor_of_the_document_is_the_kernels() {
-    let checked: Vec<_> = stdlib::sources()
-        .iter()
-        .map(|s| check_source(s, &SemaOptions::default(), &CheckOptions::default()))
+/// `(target, constant name)` of a descriptor.
+type Key = (String, String);
+
+/// A hex word as written (`0x08040490`, `0x4000404000000000ull`): its value.
+fn parse_hex(word: &str) -> u64 {
+    let digits: String = word
+        .trim_start_matches("0x")
+        .chars()
+        .take_while(char::is_ascii_hexdigit)
         .collect();
-    let mut docs = 0;
-    for u in generate_all(&checked) {
-        let Some(doc) = u.files.iter().find(|f| f.kind == FileKind::DesignDoc) else {
+    u64::from_str_radix(&digits, 16).unwrap_or_else(|e| panic!("`{word}`: {e}"))
+}
+
+/// The descriptor constants a generated file defines, by the target of the struct they are
+/// members of (`struct Sm100` is sm_100a, `struct Sm90` sm_90a): every
+/// `static constexpr uintNN_t <NAME>_DESC = 0x…;`.
+fn kernel_descriptors(f: &GeneratedFile) -> BTreeMap<Key, u64> {
+    let mut out = BTreeMap::new();
+    let mut target = None;
+    for line in f.text.lines() {
+        let t = line.trim();
+        if t.starts_with("struct Sm100") {
+            target = Some("sm_100a");
+        } else if t.starts_with("struct Sm90") {
+            target = Some("sm_90a");
+        } else if t.starts_with("struct ") {
+            target = None;
+        }
+        let Some(rest) = t.strip_prefix("static constexpr uint") else {
             continue;
         };
-        let layout = u
-            .files
-            .iter()
-            .find(|f| f.kind == FileKind::LayoutHeader)
-            .expect("a pipeline unit has a layout header");
-        docs += 1;
-        let idesc = hex_after(&doc.text, "instruction descriptor `");
-        let smem100 = hex_after(&doc.text, "sm_100a SMEM descriptor `");
-        let smem90 = hex_after(&doc.text, "sm_90a wgmma SMEM descriptor `");
-        let layout_idesc = hex_after(&layout.text, "I_DESC = ");
-        let layout_smem = hex_after(&layout.text, "SMEM_DESC = ");
+        let mut words = rest.split_whitespace();
+        let (Some(_ty), Some(name), Some("="), Some(value)) =
+            (words.next(), words.next(), words.next(), words.next())
+        else {
+            continue;
+        };
+        if !name.ends_with("DESC") {
+            continue;
+        }
+        let target = target.unwrap_or_else(|| panic!("{}: {name} outside Sm100/Sm90", f.name));
+        let old = out.insert((target.to_string(), name.to_string()), parse_hex(value));
+        assert!(old.is_none(), "{}: {target} {name} twice", f.name);
+    }
+    out
+}
+
+/// One descriptor the document states: its word and its decoded fields
+/// (`name bits [lo,hi) = value meaning`).
+struct Stated {
+    value: u64,
+    fields: Vec<(String, u32, u32, u64)>,
+}
+
+/// The descriptors the document's "Descriptors" section states: each heading
+/// `### <target> \`<NAME>\` = \`0x…\``, then the fenced block of its fields.
+fn doc_descriptors(doc: &GeneratedFile) -> BTreeMap<Key, Stated> {
+    let section = doc
+        .text
+        .split_once("\n## Descriptors\n")
+        .unwrap_or_else(|| panic!("{}: no Descriptors section", doc.name))
+        .1;
+    let mut out = BTreeMap::new();
+    let mut lines = section.lines();
+    while let Some(line) = lines.next() {
+        let Some(head) = line.strip_prefix("### ") else {
+            continue;
+        };
+        let parts: Vec<&str> = head.split('`').collect();
+        let [target, name, eq, value, ""] = parts.as_slice() else {
+            panic!("{}: descriptor heading `{line}`", doc.name)
+        };
+        assert_eq!(eq.trim(), "=", "{}: `{line}`", doc.name);
+        let mut fields = Vec::new();
+        let mut fenced = false;
+        for l in lines.by_ref() {
+            if l == "```" {
+                if fenced {
+                    break;
+                }
+                fenced = true;
+                continue;
+            }
+            if !fenced {
+                continue;
+            }
+            // `n_dim          bits [17,23) = 2     N >> 3, N = 16`
+            let (fname, rest) = l.split_once(" bits [").unwrap();
+            let (range, rest) = rest.split_once(") = ").unwrap();
+            let (lo, hi) = range.split_once(',').unwrap();
+            let v = rest.split_whitespace().next().unwrap();
+            fields.push((
+                fname.trim().to_string(),
+                lo.trim().parse().unwrap(),
+                hi.trim().parse().unwrap(),
+                v.parse().unwrap(),
+            ));
+        }
+        assert!(!fields.is_empty(), "{}: {name} has no fields", doc.name);
+        let key = (target.trim().to_string(), name.to_string());
+        let stated = Stated {
+            value: parse_hex(value),
+            fields,
+        };
         assert!(
-            !idesc.is_empty() || !smem90.is_empty(),
-            "{}: no descriptor",
+            out.insert(key, stated).is_none(),
+            "{}: `{line}` twice",
             doc.name
         );
-        for d in &idesc {
-            assert!(
-                layout_idesc.contains(d),
-                "{}: instruction descriptor 0x{d} is not the kernel's {layout_idesc:?}",
-                doc.name
-            );
-        }
-        for d in smem100.iter().chain(&smem90) {
-            assert!(
-                layout_smem.contains(d),
-                "{}: SMEM descriptor 0x{d} is not the kernel's {layout_smem:?}",
-                doc.name
-            );
-        }
-        // The MMA kind named is the one the kernel calls.
-        let kernel = u
-            .files
-            .iter()
-            .find(|f| f.kind == FileKind::Kernel && !f.name.ends_with("_sm90.cuh"));
-        if let Some(k) = kernel {
-            let fp8 = k.text.contains("mma_mxf8f6f4_block_scale(");
+    }
+    out
+}
+
+#[test]
+fn every_descriptor_of_every_document_is_the_kernels() {
+    let mut docs = 0;
+    let mut with_desc = 0;
+    for (checked, units) in all_units() {
+        for u in &units {
+            let doc = u
+                .files
+                .iter()
+                .find(|f| f.kind == FileKind::DesignDoc)
+                .unwrap_or_else(|| {
+                    panic!("{} ({}): no design document", u.unit, checked.source.path)
+                });
+            docs += 1;
+            // What the generated kernel files define (the layout header both pipeline kernels
+            // include, and any kernel).
+            let mut kernel = BTreeMap::new();
+            for f in u.files.iter().filter(|f| f.kind != FileKind::DesignDoc) {
+                for (k, v) in kernel_descriptors(f) {
+                    assert!(
+                        kernel.insert(k.clone(), v).is_none(),
+                        "{}: {k:?} twice",
+                        u.unit
+                    );
+                }
+            }
+            let stated = doc_descriptors(doc);
+            let doc_keys: Vec<&Key> = stated.keys().collect();
+            let kernel_keys: Vec<&Key> = kernel.keys().collect();
             assert_eq!(
-                doc.text.contains("kind::mxf8f6f4.block_scale"),
-                fp8,
+                doc_keys, kernel_keys,
+                "{}: the document states other descriptors than the kernel defines",
+                doc.name
+            );
+            for (k, d) in &stated {
+                assert_eq!(
+                    d.value, kernel[k],
+                    "{}: {k:?} is 0x{:X} in the document, 0x{:X} in the kernel",
+                    doc.name, d.value, kernel[k]
+                );
+                // The decoded fields re-encode to the stated word.
+                let word = d.fields.iter().fold(0u64, |acc, (name, lo, hi, v)| {
+                    assert!(hi > lo && *hi <= 64, "{}: {name} [{lo},{hi})", doc.name);
+                    assert!(
+                        *v < 1u64 << (hi - lo),
+                        "{}: {name} = {v} overflows",
+                        doc.name
+                    );
+                    acc | (v << lo)
+                });
+                assert_eq!(
+                    word, d.value,
+                    "{}: {k:?}'s fields encode 0x{word:X}",
+                    doc.name
+                );
+            }
+            // Each stated descriptor is one the kernel of its target computes with: that kernel
+            // includes the layout header, and code (not a comment, not the definition) of the
+            // two names it.
+            let layout = format!("{}_layout.h", u.unit);
+            for (target, name) in stated.keys() {
+                let kernel_name = match target.as_str() {
+                    "sm_100a" => format!("{}.cuh", u.unit),
+                    _ => format!("{}_sm90.cuh", u.unit),
+                };
+                let file = |n: &str| {
+                    u.files
+                        .iter()
+                        .find(|f| f.name == n)
+                        .unwrap_or_else(|| panic!("{}: no {n}", u.unit))
+                };
+                let k = file(&kernel_name);
+                assert!(
+                    k.text.contains(&format!("#include \"{layout}\"")),
+                    "{kernel_name} does not include {layout}"
+                );
+                let uses = [k, file(&layout)]
+                    .iter()
+                    .flat_map(|f| f.text.lines())
+                    .map(|l| l.split("//").next().unwrap_or(""))
+                    .filter(|code| !code.contains("static constexpr uint"))
+                    .filter(|code| code.contains(name.as_str()))
+                    .count();
+                assert!(uses > 0, "{}: {target} {name} is stated but no code of {kernel_name} or {layout} uses it", doc.name);
+            }
+            if stated.is_empty() {
+                assert!(
+                    doc.text.contains("No descriptors: "),
+                    "{}: states no descriptor and does not say why",
+                    doc.name
+                );
+            } else {
+                with_desc += 1;
+            }
+            // The MMA kind the document names is the one the sm_100a kernel calls.
+            let sm100 = u.files.iter().find(|f| f.name == format!("{}.cuh", u.unit));
+            if let (Some(k), false) = (sm100, stated.is_empty()) {
+                let fp8 = k.text.contains("mma_mxf8f6f4_block_scale(");
+                assert_eq!(
+                    doc.text.contains("kind::mxf8f6f4.block_scale"),
+                    fp8,
+                    "{}",
+                    doc.name
+                );
+                assert_eq!(doc.text.contains("kind::f16"), !fp8, "{}", doc.name);
+            }
+        }
+    }
+    assert!(
+        docs > 0 && with_desc > 0 && with_desc < docs,
+        "{docs} documents, {with_desc} with descriptors"
+    );
+}
+
+/// Every unit of every family has a design document with every section, and each consumer-only
+/// unit's states the page lifecycle of its registration.
+#[test]
+fn every_unit_of_every_family_has_a_whole_document() {
+    let mut families = std::collections::BTreeSet::new();
+    for (checked, units) in all_units() {
+        for u in &units {
+            let t = checked
+                .tasks
+                .iter()
+                .find(|t| t.ir.unit_name() == u.unit)
+                .unwrap();
+            families.insert(t.ir.family.as_str());
+            let doc = u
+                .files
+                .iter()
+                .find(|f| f.kind == FileKind::DesignDoc)
+                .unwrap();
+            for section in [
+                "## Engine",
+                "## Region plan",
+                "## Semaphore ordinals",
+                "## Roles",
+                "## Granularity",
+                "## Descriptors",
+            ] {
+                assert!(
+                    doc.text.contains(&format!("\n{section}\n")),
+                    "{}: no {section}",
+                    doc.name
+                );
+            }
+            for p in &t.programs {
+                assert!(
+                    doc.text.contains(&format!("\n### {}\n", p.target)),
+                    "{}: no roles of {}",
+                    doc.name,
+                    p.target
+                );
+            }
+            assert!(doc.text.contains("- Bounds-fail path: "), "{}", doc.name);
+            assert!(
+                doc.text.contains(&format!("({})", t.ir.family.as_str()))
+                    || t.ir.family.as_str() == "pipeline",
                 "{}",
                 doc.name
             );
-            assert_eq!(doc.text.contains("kind::f16"), !fp8, "{}", doc.name);
         }
     }
-    assert!(docs > 0);
+    for f in ["pipeline", "consumer", "consumer-no-smem"] {
+        assert!(families.contains(f), "no unit of family {f}: {families:?}");
+    }
+}
+
+/// The design documents of the example units, as insta snapshots under `snapshots/design/`
+/// (the stdlib units' are under `snapshots/gen/doc/`, tests/generated.rs).
+#[test]
+fn example_documents_snapshots() {
+    let checked = check(&example_sources());
+    for u in generate_all(&checked) {
+        let doc = u
+            .files
+            .iter()
+            .find(|f| f.kind == FileKind::DesignDoc)
+            .unwrap();
+        let (stem, _) = doc.name.split_once('.').unwrap();
+        insta::with_settings!({snapshot_path => "../snapshots/design", prepend_module_to_snapshot => false, omit_expression => true}, {
+            insta::assert_snapshot!(stem, doc.text);
+        });
+    }
 }
 
 /// The page map states, per page, the bytes its regions reach there: a page a multi-page region
@@ -88,10 +353,7 @@ fn every_descriptor_of_the_document_is_the_kernels() {
 /// accounts for every byte of the task's regions (packing gaps only add).
 #[test]
 fn the_page_map_accounts_for_every_region_byte() {
-    let checked: Vec<_> = stdlib::sources()
-        .iter()
-        .map(|s| check_source(s, &SemaOptions::default(), &CheckOptions::default()))
-        .collect();
+    let checked = check(&stdlib::sources());
     let mut maps = 0;
     for u in generate_all(&checked) {
         let Some(t) = checked

@@ -29,10 +29,13 @@ fn scratch_dir(name: &str) -> PathBuf {
     d
 }
 
-/// Where the snapshot of a generated file lives, under `snapshots/`: `gen/<target>/` for a file
-/// of one target, `gen/common/` for a target-neutral one ([`Emitter::target`] decides).
+/// Where the snapshot of a generated file lives, under `snapshots/`: `gen/doc/` for a design
+/// document (a consumer unit's `x.spec.md` and its kernel `x.cuh` would share the snapshot name
+/// `x` in one directory), else `gen/<target>/` for a file of one target, `gen/common/` for a
+/// target-neutral one ([`Emitter::target`] decides).
 fn gen_dir(emitter: Emitter) -> String {
     match emitter.target() {
+        _ if emitter == Emitter::DesignDoc => "gen/doc".to_string(),
         Some(t) => format!("gen/{t}"),
         None => "gen/common".to_string(),
     }
@@ -112,6 +115,8 @@ fn snapshot_every_generated_file() {
     assert_eq!(dir_of("linear_sm100_v2_sm90.cuh"), Some("gen/sm_90a"));
     assert_eq!(dir_of("linear_sm100_v2_harness.cu"), Some("gen/common"));
     assert_eq!(dir_of("rmsnorm_v2_h7168.cuh"), Some("gen/common"));
+    assert_eq!(dir_of("rmsnorm_v2_h7168.spec.md"), Some("gen/doc"));
+    assert_eq!(dir_of("linear_sm100_v2.spec.md"), Some("gen/doc"));
 }
 
 #[test]
@@ -607,8 +612,9 @@ fn the_snapshot_set_compiles_with_nvcc() {
 }
 
 /// CI fails on orphan snapshots: every file under `snapshots/` belongs to a generated file of
-/// the stdlib (`gen/<target>/` or `gen/common/`: insta's `x.snap` and the plain `x.snap.<ext>`),
-/// to a role-program listing of tests/role_program.rs (`lower/<target>/<unit>.snap`) or to a UI
+/// the stdlib (`gen/<target>/`, `gen/common/` or `gen/doc/`: insta's `x.snap` and the plain `x.snap.<ext>`),
+/// to a role-program listing of tests/role_program.rs (`lower/<target>/<unit>.snap`), to an
+/// example unit's design document (tests/design_doc.rs, `design/<unit>.snap`) or to a UI
 /// test (`ui/<family>/<name>.snap`); a pending `.snap.new` (or `.snap.new.<ext>`) is an orphan
 /// too (insta itself fails on missing or changed ones under CI=true).
 #[test]
@@ -630,6 +636,20 @@ fn no_orphan_snapshots() {
                     p.target.as_str(),
                     t.ir.unit_name()
                 ));
+            }
+        }
+    }
+    // tests/design_doc.rs: the design document of every example unit.
+    let examples = root.join("examples");
+    for p in walk(&examples) {
+        if p.extension().is_some_and(|x| x == "mpk") {
+            let source = mpkc::driver::Source {
+                path: format!("examples/{}", p.file_name().unwrap().to_string_lossy()),
+                text: std::fs::read_to_string(&p).unwrap(),
+            };
+            let c = check_source(&source, &SemaOptions::default(), &CheckOptions::default());
+            for t in &c.tasks {
+                expected.insert(format!("design/{}.snap", t.ir.unit_name()));
             }
         }
     }

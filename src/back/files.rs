@@ -19,7 +19,7 @@ pub enum Emitter {
     PipelineSm100,
     /// `<unit>_sm90.cuh` of a pipeline that declares sm_90a: the sm_90a kernel.
     PipelineSm90,
-    /// `<unit>.spec.md` of a pipeline: the design document.
+    /// `<unit>.spec.md`: the design document (every family).
     DesignDoc,
     /// `<unit>.cuh` of a consumer-only family: its kernel.
     Consumer,
@@ -50,7 +50,8 @@ impl Emitter {
     /// every target) and the harness (one `<unit>_harness.cu` that nvcc compiles for each
     /// declared target, choosing the kernel by `__CUDA_ARCH__`) are target-neutral. The
     /// snapshots of generated files follow it: `snapshots/gen/<target>/` or
-    /// `snapshots/gen/common/` (tests/generated.rs).
+    /// `snapshots/gen/common/`, design documents apart in `snapshots/gen/doc/`
+    /// (tests/generated.rs).
     pub fn target(self) -> Option<Target> {
         match self {
             Emitter::PipelineSm100 => Some(Target::Sm100a),
@@ -85,8 +86,9 @@ pub struct PlannedFile {
 }
 
 /// The source files `build` writes for `task`, in write order: the spec header; for a pipeline
-/// the layout header, the sm_100a kernel, the sm_90a kernel where sm_90a is declared, the design document and the
-/// harness; for a consumer-only family the kernel and the harness.
+/// that lowers the layout header, the sm_100a kernel, the sm_90a kernel where sm_90a is
+/// declared, the design document and the harness; for any other task the design document, then
+/// for a consumer-only family the kernel and the harness.
 pub fn sources(task: &CheckedTask) -> Vec<PlannedFile> {
     let unit = task.ir.unit_name();
     let file = |name: String, emitter| PlannedFile { name, emitter };
@@ -102,6 +104,9 @@ pub fn sources(task: &CheckedTask) -> Vec<PlannedFile> {
         }
         out.push(file(format!("{unit}.spec.md"), Emitter::DesignDoc));
         out.push(file(format!("{unit}_harness.cu"), Emitter::Harness));
+    } else {
+        // Every unit has its design document; a pipeline's comes after its kernels (above).
+        out.push(file(format!("{unit}.spec.md"), Emitter::DesignDoc));
     }
     if task.ir.family.is_consumer_only() {
         out.push(file(format!("{unit}.cuh"), Emitter::Consumer));

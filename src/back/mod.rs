@@ -1,6 +1,7 @@
-//! Code generation from a [`CheckedTask`]: the host-safe spec header for every family, the
-//! consumer kernel for the consumer-only families, and the worker translation unit that wraps the
-//! task in the standalone runtime for nvcc and `mpkc verify`.
+//! Code generation from a [`CheckedTask`]: the host-safe spec header and the design document for
+//! every family, the consumer kernel for the consumer-only families, the pipeline kernels and
+//! their layout header, and the worker translation unit that wraps the task in the standalone
+//! runtime for nvcc and `mpkc verify`.
 //!
 //! Output is deterministic: the same contract gives byte-identical files (no timestamps, no
 //! absolute paths, ordered iteration only).
@@ -90,7 +91,7 @@ pub fn generate_with(
                 Emitter::PipelineSm90 => {
                     sm90::emit(task, task.program(Target::Sm90a)?, info, opts)?
                 }
-                Emitter::DesignDoc => design_doc::emit(task, task.linear()?, info),
+                Emitter::DesignDoc => design_doc::emit(task, info),
                 Emitter::Consumer => consumer::emit(task, info),
                 Emitter::Harness => harness::emit(task, info),
             };

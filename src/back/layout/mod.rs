@@ -16,6 +16,7 @@
 //! - `Sm90` (where the contract declares sm_90a): the wgmma descriptors per MMA and the wgmma
 //!   accumulator fragment.
 
+pub mod descriptors;
 mod scales;
 mod sm100;
 mod sm90;
@@ -81,6 +82,18 @@ pub fn emit(task: &CheckedTask, p: &LinearMath, info: &ContractInfo) -> String {
 }
 
 /// `constexpr` member lines: `static constexpr TYPE NAME = VALUE;  // why`.
+/// Emits descriptor constant `d` of its target's struct: what it is, its fields decoded, then
+/// the constant (`static constexpr uint32_t I_DESC = 0x…u;`).
+fn emit_descriptor(w: &mut Writer, d: &descriptors::Descriptor) {
+    for l in d.about {
+        w.comment(*l);
+    }
+    for l in crate::back::sm100::desc::decode_lines(&d.fields) {
+        w.comment(format!("  {l}"));
+    }
+    member(w, d.c_type(), d.name, d.c_literal(), "the fields above");
+}
+
 pub(crate) fn member(
     w: &mut Writer,
     ty: &str,

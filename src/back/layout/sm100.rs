@@ -3,10 +3,8 @@
 
 use super::member;
 use super::scales::b_blocks;
-use crate::back::sm100::desc::{
-    decode_lines, instr_desc_f16, instr_desc_mxf8f6f4, smem_desc, F16Format, SmemLayout,
-};
 use crate::back::writer::Writer;
+use crate::ir::Target;
 use crate::lower::{LinearMath, Operands};
 
 /// Columns of the `tcgen05.ld.32x32b` the epilogue issues: `.x16` when BLOCK_N allows, else `.x8`.
@@ -23,58 +21,8 @@ pub(super) fn emit(w: &mut Writer, p: &LinearMath) {
     let fp8 = matches!(p.operands, Operands::Fp8BlockScale { .. });
     w.comment("sm_100a: tcgen05.mma operands, TMEM and the epilogue's loads.");
     w.open("struct Sm100");
-    let (idesc, fields) = if fp8 {
-        instr_desc_mxf8f6f4(p.block_m as u32, p.block_n as u32)
-    } else {
-        instr_desc_f16(
-            F16Format::Bf16,
-            F16Format::Bf16,
-            p.block_m as u32,
-            p.block_n as u32,
-        )
-    };
-    w.comment(if fp8 {
-        "Instruction descriptor of tcgen05.mma.kind::mxf8f6f4.block_scale (CuTe UMMA::InstrDescriptorBlockScaled):"
-    } else {
-        "Instruction descriptor of tcgen05.mma.kind::f16 (CuTe UMMA::InstrDescriptor):"
-    });
-    for l in decode_lines(&fields) {
-        w.comment(format!("  {l}"));
-    }
-    member(
-        w,
-        "uint32_t",
-        "I_DESC",
-        format!("0x{idesc:08X}u"),
-        "the fields above",
-    );
-    let (sdesc, sfields) = smem_desc(SmemLayout::Swizzle128B, 0, 1024);
-    w.comment("SMEM matrix descriptor of both operands, K-major under 128-byte swizzle (CuTe UMMA::SmemDescriptor);");
-    w.comment("LBO is not used for swizzled K-major layouts (PTX ISA, tcgen05 \"leading dimension byte offset\"):");
-    for l in decode_lines(&sfields) {
-        w.comment(format!("  {l}"));
-    }
-    member(
-        w,
-        "uint64_t",
-        "SMEM_DESC",
-        format!("0x{sdesc:016X}ull"),
-        "the fields above",
-    );
-    if fp8 {
-        let (sf, sf_fields) = smem_desc(SmemLayout::SwizzleNone, 16, 128);
-        w.comment("SMEM descriptor of a scale-factor block for tcgen05.cp.32x128b: 8-row core matrices of 16 bytes,");
-        w.comment("no swizzle, CUTLASS's get_utccp_smem_desc_tensor:");
-        for l in decode_lines(&sf_fields) {
-            w.comment(format!("  {l}"));
-        }
-        member(
-            w,
-            "uint64_t",
-            "SF_DESC",
-            format!("0x{sf:016X}ull"),
-            "the fields above",
-        );
+    for d in super::descriptors::of(p, Target::Sm100a) {
+        super::emit_descriptor(w, &d);
     }
     w.comment("`desc` with the start address of SMEM byte address `addr` (>> 4) in bits 0-13.");
     w.open("MPKC_HD static constexpr uint64_t desc_at(uint64_t desc, uint32_t addr)");

@@ -1,27 +1,17 @@
 //! `layout::Sm90`: what the sm_90a kernel computes for wgmma — the descriptors of each MMA of
 //! both m64 halves, and the accumulator fragment (register → row, token).
 
-use crate::back::sm100::desc::decode_lines;
-use crate::back::sm90::desc::wgmma_smem_desc;
 use crate::back::writer::Writer;
+use crate::ir::Target;
 use crate::lower::LinearMath;
 
 /// Emits `struct Sm90`.
 pub(super) fn emit(w: &mut Writer, p: &LinearMath) {
-    let (sdesc, fields) = wgmma_smem_desc();
     w.comment("sm_90a: wgmma.mma_async m64nNk operands of the consumer warpgroup and its accumulator fragment.");
     w.open("struct Sm90");
-    w.comment("wgmma SMEM matrix descriptor of both operands, K-major under 128-byte swizzle (CuTe GMMA::GmmaDescriptor):");
-    for l in decode_lines(&fields) {
-        w.comment(format!("  {l}"));
+    for d in super::descriptors::of(p, Target::Sm90a) {
+        super::emit_descriptor(w, &d);
     }
-    super::member(
-        w,
-        "uint64_t",
-        "SMEM_DESC",
-        format!("0x{sdesc:016X}ull"),
-        "the fields above",
-    );
     super::member(
         w,
         "int",

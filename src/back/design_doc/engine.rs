@@ -1,0 +1,167 @@
+//! "Engine": which family runs the task, on which engine per target, and why, step by step —
+//! from the pipeline's linear binding and role programs, or from a consumer-only family's body
+//! and regions.
+
+use crate::ir::{BodyIr, Family, Target};
+use crate::lower::{Epilogue, LinearMath, Operands};
+use crate::valid::CheckedTask;
+use std::fmt::Write as _;
+
+/// Writes the "Engine" section of `task`.
+pub(super) fn write(s: &mut String, task: &CheckedTask) {
+    let _ = writeln!(s, "## Engine\n");
+    match (task.ir.family, task.linear()) {
+        (Family::Pipeline, Some(p)) => pipeline(s, task, p),
+        (Family::Pipeline, None) => protocol_only(s, task),
+        (Family::Helper, _) => {
+            let _ = writeln!(
+                s,
+                "Family E (helper): a sub-op device helper another task's body calls; it is not a task of its own, \
+so mpkc generates no kernel and no registration for it, only its spec header.\n"
+            );
+        }
+        (f, _) => consumer_only(s, task, f),
+    }
+}
+
+/// The MMAs a stage issues on `target`, as its role program states them.
+fn stage_mma(task: &CheckedTask, target: Target) -> Option<crate::lower::MmaShape> {
+    task.program(target).and_then(|p| p.stage_mma())
+}
+
+fn protocol_only(s: &mut String, task: &CheckedTask) {
+    let targets: Vec<String> = task.programs.iter().map(|p| p.target.to_string()).collect();
+    let _ = writeln!(
+        s,
+        "Family A (pipeline), protocol only: the role programs of {} below passed the protocol model check, \
+but the linear lowering does not express this contract (its MMA, tensors or epilogue are not the linear engine's), \
+so mpkc generates no kernel for it: only its spec header, whose tables state the protocol.\n",
+        targets.join(" and ")
+    );
+}
+
+fn consumer_only(s: &mut String, task: &CheckedTask, family: Family) {
+    let ir = &task.ir;
+    let body = match (&ir.body, &task.binding) {
+        (_, Some(b)) => format!("the body template `{}` ({})", b.sig.name, b.body_path),
+        (Some(BodyIr::Cuda { .. }), _) => "the contract's inline CUDA body".to_string(),
+        _ => "no body".to_string(),
+    };
+    let targets: Vec<String> = ir.targets.iter().map(|t| t.target.to_string()).collect();
+    let _ = writeln!(
+        s,
+        "Family {} ({}) on {}: one `<unit>.cuh` for every target; {body} runs on the consumer warpgroup (W0-W3, threads 0..127), \
+between the runtime's page prefix and suffix. No other role has a body.\n",
+        family.letter(),
+        family.as_str(),
+        targets.join(" and ")
+    );
+    let _ = writeln!(s, "Why, step by step:\n");
+    let _ = writeln!(
+        s,
+        "1. Its role program is the consumer's body alone: no tensor-core MMA, no TMA ring and no op semaphore (E0011), \
+so a loader and a launcher would have nothing to do and the consumer-only idiom applies (contract doc §4)."
+    );
+    let smem = match family {
+        Family::ConsumerNoSmem => "It keeps nothing in shared memory: family D, no regions and no dynamic SMEM (I-S11).".to_string(),
+        Family::ConsumerMonolith => format!(
+            "It keeps its data in one monolithic region with offsets of its own ({} bytes): family C.",
+            ir.region_bytes()
+        ),
+        _ => format!(
+            "It keeps its data in {} planner region(s) ({} bytes), each addressed only through `smem_region_offset` (I-S9): family B.",
+            ir.regions.len(),
+            ir.region_bytes()
+        ),
+    };
+    let _ = writeln!(s, "2. {smem}");
+    let _ = writeln!(
+        s,
+        "3. {} task(s) per step, each one slice of the op (see Granularity).\n",
+        ir.granularity.tasks()
+    );
+}
+
+fn pipeline(s: &mut String, task: &CheckedTask, p: &LinearMath) {
+    let ir = &task.ir;
+    let w = &ir.tensors[p.weights];
+    let a = &ir.tensors[p.acts];
+    if let Some(m) = stage_mma(task, Target::Sm100a) {
+        let _ = writeln!(
+            s,
+            "Family A (pipeline) on sm_100a: a TMA ring of {} stages feeds {} `{}` m{}n{}k{} per stage into TMEM; \
+the consumer warpgroup runs the `{}` epilogue.\n",
+            p.stages,
+            m.count,
+            m.ptx(),
+            m.m,
+            m.n,
+            m.k,
+            p.epilogue.as_str()
+        );
+    }
+    if let Some(m) = stage_mma(task, Target::Sm90a) {
+        let _ = writeln!(
+            s,
+            "On sm_90a the same contract lowers to {} `{}` per stage issued by the consumer warpgroup ({} m{} parts per tile), the accumulator in registers{}; \
+the ring's stages are freed by the 128 consumer threads instead of a tcgen05.commit.\n",
+            m.count,
+            m.ptx(),
+            p.block_m / m.m.max(1),
+            m.m,
+            if matches!(p.operands, Operands::Fp8BlockScale { .. }) {
+                ", each 128-element K block's weight and activation scales applied in f32"
+            } else {
+                ""
+            }
+        );
+    }
+    let _ = writeln!(s, "Why, step by step:\n");
+    let _ = writeln!(s, "1. The op reduces K = {} of a weight matrix `{}` [{} x {}]: GEMM-shaped work, which is what the pipeline idiom is for (contract doc §8.2, U3).", p.k, w.name, p.n, p.k);
+    let _ = writeln!(
+        s,
+        "2. At most {} tokens (`{}` has {} rows): swap-AB, so the 128 weight rows of a tile are MMA-M and the tokens MMA-N = {}; \
+a tile's accumulator is {} x {} f32 = {} TMEM columns per slot.",
+        p.block_n,
+        a.name,
+        p.m_real,
+        p.block_n,
+        p.block_m,
+        p.block_n,
+        p.block_n
+    );
+    let _ = writeln!(
+        s,
+        "3. {} tiles of {} rows cover N = {}{}: {} tasks, one tile each (I-P6).",
+        p.num_tiles,
+        p.block_m,
+        p.n,
+        if p.splits > 1 {
+            format!(", each split {} ways along K", p.splits)
+        } else {
+            String::new()
+        },
+        p.num_tiles * p.splits
+    );
+    let _ = writeln!(
+        s,
+        "4. {} K iterations of {} per task over {} stages{}; the protocol model check covers 1 to {} trips.",
+        p.k_iters,
+        p.block_k,
+        p.stages,
+        if p.k_iters < p.stages { " (fewer iterations than stages: proven safe, no end-of-task drain)" } else { "" },
+        p.stages + 1
+    );
+    let epi = match p.epilogue {
+        Epilogue::StoreBf16 => "the accumulator is stored as bf16".to_string(),
+        Epilogue::ResidualAdd => "the accumulator is rounded to bf16 and added to the residual in f32, then stored as bf16".to_string(),
+        Epilogue::SplitKF32 => format!("each split stores f32 partials; the derived task `{}_reduce` sums them into bf16", ir.unit_name()),
+        Epilogue::QuantE4m3 => "the accumulator is quantized to e4m3 with one power-of-two scale per token and 128-column tile, the next fp8 GEMM's 1x128 activation scales".to_string(),
+    };
+    let _ = writeln!(s, "5. Epilogue: {epi}.");
+    let _ = writeln!(
+        s,
+        "\nAlternative: at M = 1 a consumer-only GEMV (one warp per row, split-K) may serve a projection better; \
+that choice is made by measurement against cuBLAS (dsv3-decode-ops), not here.\n"
+    );
+}
