@@ -72,11 +72,18 @@ fn unknown_stdlib_contracts_and_missing_files_are_errors() {
         matches!(&err, Error::Io(m) if m.contains("absent.mpk")),
         "{err}"
     );
+    let latin1 = dir.path().join("latin1.mpk");
+    std::fs::write(&latin1, b"task caf\xe9 {}\n").unwrap();
     let err = quiet()
-        .file(contract(dir.path(), "latin1.mpk", "task t\u{0} {}\n"))
+        .file(&latin1)
         .out_dir(dir.path())
-        .compile();
-    assert!(matches!(err, Err(Error::Diagnostics { .. })), "{err:?}");
+        .compile()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("error[E0001]: the file is not UTF-8"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -1,17 +1,21 @@
 //! nvcc as the `cc` crate configures it: `cc::Build::cuda(true)` gives the command every compile
 //! of mpkc runs (`mpkc build`, `verify`, `bench`, and [`crate::build::Builder`] in build scripts).
 //!
-//! `cc` compiles sources to objects (`-c`) and archives them; it has no cubin output, and nvcc
-//! refuses `-c` together with `-cubin`. So mpkc takes `cc`'s configured compiler
-//! ([`cc::Build::try_get_compiler`], then [`cc::Tool::to_command`]: the nvcc program, `cc`'s
-//! arguments and environment, `RUSTC_WRAPPER` when it is sccache) and appends its own arguments
-//! (`-gencode`, `-cubin`, `-Xptxas -v`, `-o`), as `cc`'s documentation suggests for what it
-//! cannot express. `cc` reads nvcc from `$NVCC`; mpkc gives it the nvcc of its own search order
+//! `cc` compiles sources to objects and archives them. `compile_intermediates` with
+//! `.flag("-cubin")` would make nvcc write cubins (nvcc lets `-cubin` override `cc`'s `-c`), but
+//! under `cc`'s own names (`<hash>-<stem>.o`), and `cc` forwards nvcc's stderr as
+//! `cargo:warning` lines instead of returning it: the `-Xptxas -v` report and nvcc's errors would
+//! be lost, and the build cache, `$MPKC_NVCC_WRAPPER` and the compile without ASLR have no place
+//! there. So mpkc takes `cc`'s configured compiler ([`cc::Build::try_get_compiler`], then
+//! [`cc::Tool::to_command`]: the nvcc program, `cc`'s arguments and environment) and appends its
+//! own arguments (`-gencode`, `-cubin`, `-Xptxas -v`, `-o`). `cc` reads nvcc from `$NVCC`; mpkc gives it the nvcc of its own search order
 //! (`nvcc::find`) through the `Build`'s environment. `cc`'s default flags (`-m64`, `-fPIC`,
 //! optimisation and debug levels) and rustc's inherited flags are off: they are host-compiler
 //! flags for objects mpkc does not build. What `cc` still adds is what a user asks of it: flags in
 //! `$CXXFLAGS` (`NVCC_CXXFLAGS`, `CXXFLAGS_<target>`, ...), passed to the host compiler through
-//! `-Xcompiler`. They are part of the build cache's key (`fingerprint::key`).
+//! `-Xcompiler`. They are part of the build cache's key (`fingerprint::key`). `cc` would also run
+//! nvcc through `$RUSTC_WRAPPER` when that is sccache; mpkc hides it from `cc`, so that the only
+//! wrapper is `$MPKC_NVCC_WRAPPER`, as before (an sccache older than 0.19 misreads nvcc 13.3+).
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -29,7 +33,7 @@ pub fn configured(nvcc: &Path) -> Result<cc::Tool, String> {
     // never the build directory.
     let scratch = tempfile::tempdir().map_err(|e| format!("no temporary folder for cc: {e}"))?;
     let vars = std::env::vars_os()
-        .filter(|(k, _)| k != "NVCC")
+        .filter(|(k, _)| k != "NVCC" && k != "RUSTC_WRAPPER")
         .chain(std::iter::once((
             OsString::from("NVCC"),
             nvcc.as_os_str().to_owned(),
