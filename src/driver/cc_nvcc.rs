@@ -11,8 +11,9 @@
 //! own arguments (`-gencode`, `-cubin`, `-Xptxas -v`, `-o`). `cc` reads nvcc from `$NVCC`; mpkc gives it the nvcc of its own search order
 //! (`nvcc::find`) through the `Build`'s environment. `cc`'s default flags (`-m64`, `-fPIC`,
 //! optimisation and debug levels) and rustc's inherited flags are off: they are host-compiler
-//! flags for objects mpkc does not build. What `cc` still adds is what a user asks of it: flags in
-//! `$CXXFLAGS` (`NVCC_CXXFLAGS`, `CXXFLAGS_<target>`, ...), passed to the host compiler through
+//! flags for objects mpkc does not build. `cc` always sets a host warning level (`-Wall` unless
+//! told otherwise); mpkc asks for `-Xcompiler -w`, keeping host-compiler noise out of the ptxas
+//! report it parses. What `cc` still adds is what a user asks of it: flags in `$CXXFLAGS` (`NVCC_CXXFLAGS`, `CXXFLAGS_<target>`, ...), passed to the host compiler through
 //! `-Xcompiler`. They are part of the build cache's key (`fingerprint::key`). `cc` would also run
 //! nvcc through `$RUSTC_WRAPPER` when that is sccache; mpkc hides it from `cc`, so that the only
 //! wrapper is `$MPKC_NVCC_WRAPPER`, as before (an sccache older than 0.19 misreads nvcc 13.3+).
