@@ -1,8 +1,13 @@
-//! Embeds the explanation pages `docs/codes/{E,W}*.md` for `mpkc explain`.
+//! Embeds the explanation pages `docs/codes/{E,W}*.md` for `mpkc explain`, and records the
+//! host triple (`MPKC_HOST_TARGET`).
 
 use std::fmt::Write as _;
 
 fn main() {
+    // The host triple, for the `cc::Build` that configures nvcc outside a build script
+    // (src/driver/nvcc.rs).
+    let target = std::env::var("TARGET").expect("cargo sets TARGET");
+    println!("cargo:rustc-env=MPKC_HOST_TARGET={target}");
     // A missing path would make cargo rebuild every time: watch the folder only when it exists.
     if std::path::Path::new("docs/codes").is_dir() {
         println!("cargo:rerun-if-changed=docs/codes");

@@ -7,6 +7,7 @@
 //! generation) → [`driver`] (nvcc). Every stage reports through [`diag`].
 
 pub mod back;
+pub mod build;
 pub mod classify;
 pub mod cli;
 pub mod diag;

@@ -238,7 +238,9 @@ fn compile_cached(
     };
     let args = nvcc::arguments(tc, file, target, &[]);
     let cubin = nvcc::cubin_name(file, target);
-    let key = fingerprint::key(identity, &args, dir, file);
+    // The key holds the whole command line: cc's arguments (e.g. from `$CXXFLAGS`) and mpkc's.
+    let whole = [tc.cc_arguments(), args.clone()].concat();
+    let key = fingerprint::key(identity, &whole, dir, file);
     let (used, mut note) = match cache.load(&key) {
         Lookup::Hit(e) => {
             let path = dir.join(&cubin);

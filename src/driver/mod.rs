@@ -4,6 +4,7 @@ pub mod bench;
 pub mod build;
 pub mod cache;
 pub mod cancel;
+pub mod cc_nvcc;
 mod clash;
 mod derived;
 pub mod fingerprint;

@@ -6,6 +6,9 @@
 //! `scripts/setup`), looked up from the current directory upwards and from the executable's
 //! directory upwards.
 //!
+//! Every compile runs the command the `cc` crate configures for that nvcc (`cuda(true)`, see
+//! [`super::cc_nvcc`]) with mpkc's arguments appended.
+//!
 //! `$MPKC_NVCC_WRAPPER` (a program name on `PATH` or a path, e.g. `sccache`) runs every compile
 //! as `<wrapper> <nvcc> <arguments>`; `nvcc --version` is always asked of nvcc itself.
 //!
@@ -40,9 +43,16 @@ pub struct Toolchain {
     pub version_text: String,
     /// The program every compile runs through (`$MPKC_NVCC_WRAPPER`), if any.
     pub wrapper: Option<PathBuf>,
+    /// `cc`'s configured compiler for `nvcc` ([`super::cc_nvcc::configured`]).
+    pub cc: cc::Tool,
 }
 
 impl Toolchain {
+    /// The arguments `cc` puts before mpkc's (e.g. `$CXXFLAGS` through `-Xcompiler`).
+    pub fn cc_arguments(&self) -> Vec<String> {
+        super::cc_nvcc::arguments(&self.cc)
+    }
+
     /// `cuobjdump` next to nvcc (the PyPI layout ships it in the same `bin/`), else on PATH.
     pub fn cuobjdump(&self) -> Option<PathBuf> {
         let local = self
@@ -152,7 +162,9 @@ pub fn find() -> Result<Toolchain, String> {
                         includes.push(cccl);
                     }
                 }
+                let cc = super::cc_nvcc::configured(&nvcc)?;
                 return Ok(Toolchain {
+                    cc,
                     nvcc,
                     found_by,
                     includes,
@@ -282,7 +294,8 @@ pub struct NvccOutput {
     pub stderr: String,
 }
 
-/// Runs nvcc (through the wrapper, if any) in `dir` with `args` (from [`arguments`]), which
+/// Runs `cc`'s nvcc command (through the wrapper, if any) in `dir` with `args` (from
+/// [`arguments`]) after `cc`'s own, which
 /// write `cubin` (a file name in `dir`). An earlier `cubin` is removed first, so a failed
 /// compile leaves none. Errors: nvcc could not start, exited non-zero, or wrote no cubin.
 pub fn run(
@@ -292,17 +305,10 @@ pub fn run(
     cubin: &str,
 ) -> Result<NvccOutput, CompileFailure> {
     let _ = std::fs::remove_file(dir.join(cubin));
-    let (program, lead) = match &tc.wrapper {
-        Some(w) => (w.clone(), vec![tc.nvcc.to_string_lossy().into_owned()]),
-        None => (tc.nvcc.clone(), Vec::new()),
-    };
-    let command = std::iter::once(program.to_string_lossy().into_owned())
-        .chain(lead.iter().cloned())
-        .chain(args.iter().cloned())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let mut cmd = Command::new(&program);
-    cmd.current_dir(dir).args(&lead).args(args);
+    let (mut cmd, mut shown) = super::cc_nvcc::command(&tc.cc, tc.wrapper.as_deref());
+    shown.extend(args.iter().cloned());
+    let command = shown.join(" ");
+    cmd.current_dir(dir).args(args);
     without_aslr(&mut cmd);
     let out = cmd.output().map_err(|e| CompileFailure {
         command: command.clone(),
