@@ -183,7 +183,15 @@ pub(super) fn consumer(w: &mut Writer, e: &Sm90<'_>, prog: &RoleProgram) {
         "64h..64h+63) row layout::Sm90::acc_row(h, w, l, i) and token layout::Sm90::acc_col(l, i).",
     );
     // Inlined: the wgmma pipeline must not cross a function boundary (ptxas C7510, see Linkage).
-    open_consumer(w, Linkage::Inline);
+    // Not under `setmaxnreg`: inlined, the worker's entry spills (36 B at consumer 232 / helpers
+    // 40, ptxas 13.5), so the consumer stays a call there and `mpkc build` reports the serialised
+    // wgmmas (W0702).
+    let linkage = if e.task.ir.setmaxnreg.is_some() {
+        Linkage::Call
+    } else {
+        Linkage::Inline
+    };
+    open_consumer(w, linkage);
     w.line("float acc[2][ACC_REGS];");
     w.line("#pragma unroll");
     w.line("for (int h = 0; h < 2; ++h)");
