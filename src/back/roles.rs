@@ -179,8 +179,10 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
             Op::StageScales { bar, group } => {
                 let sf0 = region_base(cx.ir, *group);
                 let (at, _) = sem_slot(cx.prog, bar);
-                w.comment("UE8M0 scale factors of this stage's 128-wide K block (layout::Scales::stage: every load first,");
-                w.comment("then the rows the MMA's scale layout asks for).");
+                w.comment("UE8M0 scale factors of this stage's 128-wide K block (layout::Scales::fetch loads them,");
+                w.comment(
+                    "layout::Scales::write stores the rows the MMA's scale layout asks for).",
+                );
                 w.line(format!(
                     "uint8_t *const sf = reinterpret_cast<uint8_t *>(smem + task_desc->smem_region_offset({sf0} + stage));"
                 ));

@@ -227,11 +227,7 @@ fn report_results(
                     if !reported.insert((unit.source, d.main_span(), d.message.clone())) {
                         continue;
                     }
-                    if json {
-                        outln!("{}", render_json(d, &file));
-                    } else {
-                        err!("{}", render_human(d, &file, color));
-                    }
+                    show(d, &file, json, color);
                 }
                 if !json {
                     outln!("  {:<34} {:<8} FAILED", unit.unit, j.target.as_str());
@@ -339,11 +335,15 @@ fn advise(
         .primary(c.tasks[unit.task].ir.name_span, format!("in the {} kernel of this task", j.target.as_str()))
         .note(format!("in {}", j.file))
         .help("the kernel is built but runs slower than intended: a bug in mpkc's generated code unless the contract's inline CUDA causes it");
-        let d = c.attribute(d);
-        if json {
-            outln!("{}", render_json(&d, &file));
-        } else {
-            err!("{}", render_human(&d, &file, color));
-        }
+        show(&c.attribute(d), &file, json, color);
+    }
+}
+
+/// Prints `d`: a JSON line on stdout, or rendered on stderr.
+fn show(d: &Diagnostic, file: &SourceFile<'_>, json: bool, color: ColorMode) {
+    if json {
+        outln!("{}", render_json(d, file));
+    } else {
+        err!("{}", render_human(d, file, color));
     }
 }

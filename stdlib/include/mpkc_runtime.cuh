@@ -265,7 +265,7 @@ __device__ __forceinline__ void check_page_acquired(int p, int seq) {
 /// Test builds: traps naming the block scale `tensor[index]` whose f32 `value` a UE8M0 byte cannot
 /// hold (not 2^e with -126 <= e <= 127): the byte is the exponent, so the kernel would scale by a
 /// rounded-down power of two and compute a wrong result without a word (contract doc §7.1: the
-/// block-scaled fp8 scales are powers of two). Called by the generated layout::Scales::stage.
+/// block-scaled fp8 scales are powers of two). Called by the generated layout::Scales::write.
 __device__ __noinline__ void report_bad_scale(char const *tensor, int index, float value) {
   int const warp = static_cast<int>(threadIdx.x >> 5);
   int const e = static_cast<int>((__float_as_uint(value) >> 23) & 0xFFu) - 127;

@@ -162,8 +162,8 @@ __device__ __noinline__ void loader(TaskDesc const *task_desc, RuntimeConfig con
     char *const a_dst = smem + task_desc->smem_region_offset(REGION_A_0 + stage);
     mpkc::sm90::tma_load_3d(a_dst, map_a, &sem[SEM_A_RING_FULL + stage], 0, 0, k_chunk, A_L2_POLICY);
     mpkc::sm90::mbar_arrive_expect_tx(&sem[SEM_A_RING_FULL + stage], A_STAGE_TX_BYTES);
-    // UE8M0 scale factors of this stage's 128-wide K block (layout::Scales::stage: every load first,
-    // then the rows the MMA's scale layout asks for).
+    // UE8M0 scale factors of this stage's 128-wide K block (layout::Scales::fetch loads them,
+    // layout::Scales::write stores the rows the MMA's scale layout asks for).
     uint8_t *const sf = reinterpret_cast<uint8_t *>(smem + task_desc->smem_region_offset(REGION_SF_0 + stage));
     float const *const w_scale = static_cast<float const *>(task_desc->input_ptrs[IN_W_SCALE]);
     float const *const a_scale = static_cast<float const *>(task_desc->input_ptrs[IN_A_SCALE]);
