@@ -86,7 +86,7 @@ if [ "$MODE" = all ] || [ "$MODE" = inject ]; then
   run_inject page-skip linear_sm100_v2 'release of this page was skipped|acquired without'
   run_inject page-skip rmsnorm_v2_h4096 'release of this page was skipped|acquired without'
   run_inject page-double linear_sm100_v2 'released twice'
-  run_inject page-double argmax_reduce 'released twice'
+  run_inject page-double argmax_reduce_v2 'released twice'
   run_inject count-off linear_sm100_v2 'op ordinal 0'
   run_inject count-off silu_mul_v2 'SEM_DEP_READY'
   run_inject reinit-drop linear_sm100_v2 're-init was dropped'

@@ -60,7 +60,7 @@ const OPS: &[(&str, Expect)] = &[
     ("16_shared_expert", Expect::Rules(Family::Pipeline, "rule 3: the doc's A/GEMV; gate+up [512 x 7168] is 56 K-iterations")),
     ("17_dense_mlp", Expect::Rules(Family::Pipeline, "rule 3: the doc's A; gate+up [4608 x 7168] is 56 K-iterations")),
     ("18_lm_head", Expect::Rules(Family::Pipeline, "rule 3: the doc's A/GEMV; [16160 x 7168] bf16 is 56 K-iterations (examples/linear_bf16_tail.mpk's lm_head instance is a pipeline)")),
-    ("19_argmax", Expect::Stdlib("argmax_partial")),
+    ("19_argmax", Expect::Stdlib("argmax_partial_v2")),
 ];
 
 fn stdlib_family(unit: &str) -> Family {

@@ -279,8 +279,8 @@ fn build_of_the_stdlib_prints_the_budget_table_and_kernels() {
         "rmsnorm_v2_h7168",
         "silu_mul_v2",
         "embedding_v2",
-        "argmax_partial",
-        "argmax_reduce",
+        "argmax_partial_v2",
+        "argmax_reduce_v2",
     ] {
         for target in ["sm_100a", "sm_90a"] {
             assert!(

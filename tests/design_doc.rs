@@ -6,17 +6,15 @@
 
 use mpkc::back::{FileKind, GeneratedFile};
 use mpkc::driver::build::{generate_all, UnitOutput};
-use mpkc::driver::{check_source, stdlib, Checked, Source};
+use mpkc::driver::{check_sources, stdlib, Checked, Source};
 use mpkc::sema::SemaOptions;
 use mpkc::valid::CheckOptions;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// `sources` checked, with the contracts mpkc derives from them (split-K reduce tasks): units too.
 fn check(sources: &[Source]) -> Vec<Checked> {
-    sources
-        .iter()
-        .map(|s| check_source(s, &SemaOptions::default(), &CheckOptions::default()))
-        .collect()
+    check_sources(sources, &SemaOptions::default(), &CheckOptions::default())
 }
 
 /// The contracts under `examples/`, by path.
@@ -40,11 +38,14 @@ fn all_units() -> Vec<(Checked, Vec<UnitOutput>)> {
     [stdlib::sources(), example_sources()]
         .into_iter()
         .flatten()
-        .map(|s| {
+        .flat_map(|s| {
             let c = check(std::slice::from_ref(&s));
             assert!(c[0].diags.is_empty(), "{}: {:#?}", s.path, c[0].diags);
-            let units = generate_all(&c);
-            (c.into_iter().next().unwrap(), units)
+            // The contract, then each contract derived from it, with its own units.
+            c.into_iter().map(|c| {
+                let units = generate_all(std::slice::from_ref(&c));
+                (c, units)
+            })
         })
         .collect()
 }

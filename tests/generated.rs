@@ -8,18 +8,21 @@ mod host_cxx;
 use mpkc::back::harness_entry;
 use mpkc::back::{files, Emitter, FileKind, GeneratedFile, SUPPORT_HEADERS};
 use mpkc::driver::build::{self, generate_all, write_all, UnitOutput};
-use mpkc::driver::{check_source, nvcc, stdlib, Checked};
+use mpkc::driver::{check_source, check_sources, nvcc, stdlib, Checked};
 use mpkc::ir::Target;
 use mpkc::sema::SemaOptions;
 use mpkc::valid::CheckOptions;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The checked stdlib, with the contracts mpkc derives from it (each split-K instance's reduce
+/// task): their generated files are snapshotted and compiled like the rest.
 fn checked() -> Vec<Checked> {
-    stdlib::sources()
-        .iter()
-        .map(|s| check_source(s, &SemaOptions::default(), &CheckOptions::default()))
-        .collect()
+    check_sources(
+        &stdlib::sources(),
+        &SemaOptions::default(),
+        &CheckOptions::default(),
+    )
 }
 
 fn scratch_dir(name: &str) -> PathBuf {

@@ -96,7 +96,7 @@ fn listing_needs_no_gpu_and_names_every_case() {
     for case in [
         "linear_sm100_v2",
         "rmsnorm_v2_h7168",
-        "argmax_partial -> argmax_reduce",
+        "argmax_partial_v2 -> argmax_reduce_v2",
         "linear_bf16_splitk_q_b -> linear_bf16_splitk_q_b_reduce",
     ] {
         assert!(text.lines().any(|l| l == case), "{case} not in:\n{text}");
@@ -174,7 +174,7 @@ fn injected_faults_fail_with_a_named_barrier_or_page() {
             "rmsnorm_v2_h4096",
             "a release of this page was skipped",
         ),
-        ("page-double", "argmax_reduce", "released twice"),
+        ("page-double", "argmax_reduce_v2", "released twice"),
         ("count-off", "linear_sm100_v2", "op ordinal 0"),
         ("reinit-drop", "linear_sm100_v2", "re-init was dropped"),
         ("bad-scale", "linear_fp8_blockscale_q_b", "W_scale[0] = "),

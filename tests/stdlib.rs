@@ -123,7 +123,7 @@ fn rmsnorm_plans_are_mpk_rmsnorm_spec() {
 
 #[test]
 fn argmax_is_one_page_and_elementwise_ops_none() {
-    for name in ["argmax_partial", "argmax_reduce"] {
+    for name in ["argmax_partial_v2", "argmax_reduce_v2"] {
         let t = unit(name);
         assert_eq!(t.primary_plan().pages_used, 1, "{name}");
         assert_eq!(

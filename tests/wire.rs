@@ -104,8 +104,9 @@ fn stdlib_units() -> Vec<UnitFacts> {
         .iter()
         .flat_map(|c| c.tasks.iter().map(move |t| (c, t)))
         .filter(|(c, t)| UnitFacts::derived_without_id(t, c.derived.is_some()).is_none())
-        .map(|(_, t)| {
-            UnitFacts::of(t).unwrap_or_else(|d| panic!("{}: {}", t.ir.unit_name(), d.message))
+        .map(|(c, t)| {
+            UnitFacts::of_unit(c, t)
+                .unwrap_or_else(|d| panic!("{}: {}", t.ir.unit_name(), d.message))
         })
         .collect()
 }
@@ -589,7 +590,17 @@ fn a_task_without_task_id_or_registration_is_a_diagnostic() {
 #[test]
 fn a_derived_reduce_without_a_task_type_is_left_out_with_a_warning() {
     let d = fixture("derived");
-    let o = mpkc(&["stdlib/linear_bf16_splitk.mpk", "--instance", "q_b"], &d);
+    // The stdlib contract without its `reduce_task_id`.
+    let source = std::fs::read_to_string(root().join("stdlib/linear_bf16_splitk.mpk")).unwrap();
+    let without: String = source
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("reduce_task_id"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(without, source, "the stdlib split-K contract declares `reduce_task_id`");
+    let contract = d.join("linear_bf16_splitk.mpk");
+    std::fs::write(&contract, without).unwrap();
+    let o = mpkc(&[contract.to_str().unwrap(), "--instance", "q_b"], &d);
     status(&o, 0);
     let err = text(&o.stderr);
     assert!(
@@ -598,6 +609,44 @@ fn a_derived_reduce_without_a_task_type_is_left_out_with_a_warning() {
     );
     assert!(file(&d, anchors::GRAPH_CC).contains("\"linear_bf16_splitk_q_b\""));
     assert!(!file(&d, anchors::GRAPH_CC).contains("_reduce"));
+}
+
+#[test]
+fn the_split_k_reduces_of_every_instance_wire_as_variants_of_the_reduce_task_id() {
+    let d = fixture("reduce");
+    let o = mpkc(&["stdlib/linear_bf16_splitk.mpk"], &d);
+    status(&o, 0);
+    let err = text(&o.stderr);
+    assert!(!err.contains("W0804"), "{err}");
+    let header = file(&d, anchors::RUNTIME_HEADER);
+    assert_eq!(
+        header
+            .matches("  TASK_LINEAR_BF16_SPLITK_REDUCE_V2 = 355,\n")
+            .count(),
+        1,
+        "{header}"
+    );
+    assert!(header.contains("  TASK_LINEAR_BF16_SPLITK_V2 = 246,\n"), "{header}");
+    let graph = file(&d, anchors::GRAPH_CC);
+    for unit in ["qkv_a", "q_b", "expert_gate_up", "kv_a"] {
+        let reduce = format!("linear_bf16_splitk_{unit}_reduce");
+        assert!(
+            file(&d, anchors::TASK_REGISTER_H).contains(&format!("int register_{reduce}_task(")),
+            "{reduce}"
+        );
+        // One input (the f32 partials) and one output (the bf16 result), TaskType the reduce's.
+        assert!(
+            graph.contains(&format!("\"{reduce}\"")),
+            "{reduce} has no graph branch:\n{graph}"
+        );
+    }
+    assert_eq!(
+        graph
+            .matches("std::make_tuple(1, 1, TASK_LINEAR_BF16_SPLITK_REDUCE_V2")
+            .count(),
+        4,
+        "{graph}"
+    );
 }
 
 #[test]

@@ -41,7 +41,7 @@ pub fn run(common: &CommonArgs, mirage: &Path, dry_run: bool, color: ColorMode) 
                 print(c, w, format, color);
                 continue;
             }
-            match UnitFacts::of(t) {
+            match UnitFacts::of_unit(c, t) {
                 Ok(f) => units.push((f, c)),
                 Err(d) => {
                     print(c, d, format, color);

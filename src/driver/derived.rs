@@ -14,6 +14,10 @@ pub struct Derived {
     pub parent: Source,
     /// The parent's unit name (`linear_bf16_splitk_qkv_a`).
     pub parent_unit: String,
+    /// The task the reduce units of all the parent's instances form for MPK
+    /// (`linear_bf16_splitk_reduce`): one TaskType (the parent's `reduce_task_id`), each
+    /// instance's reduce a variant of it, as the parent's instances are of its own.
+    pub task: String,
     /// The derived task's unit name (`linear_bf16_splitk_qkv_a_reduce`).
     pub unit: String,
     /// The parent's instance declaration (or its task name when it has no instances), in
@@ -21,6 +25,9 @@ pub struct Derived {
     pub span: Span,
     /// The parent's `epilogue split_k f32` item, in `parent`.
     pub epilogue: Option<Span>,
+    /// The parent's `reduce_task_id` item, in `parent`, with the byte range of the `task_id` line
+    /// it becomes in the derived contract: a diagnostic labelled there points at the item too.
+    pub reduce_task_id: Option<(std::ops::Range<usize>, Span)>,
 }
 
 impl Derived {
@@ -28,15 +35,19 @@ impl Derived {
     /// instance is the primary label, the epilogue a secondary one, and each original label
     /// becomes a note quoting the derived contract's line (that text is in no file).
     pub fn attribute(&self, d: Diagnostic, source: &Source) -> Diagnostic {
-        let mut out = Diagnostic {
+        let out = Diagnostic {
             labels: Vec::new(),
             notes: Vec::new(),
             ..d.clone()
-        }
-        .primary(
-            self.span,
-            format!("the reduce task `{}` is derived from this", self.unit),
-        );
+        };
+        let derived_from = format!("the reduce task `{}` is derived from this", self.unit);
+        // A diagnostic about the derived `task_id` line is about the parent's `reduce_task_id`.
+        let mut out = match &self.reduce_task_id {
+            Some((line, item)) if d.labels.iter().any(|l| line.contains(&l.span.start)) => out
+                .primary(*item, "the reduce task's TaskType")
+                .secondary(self.span, derived_from),
+            _ => out.primary(self.span, derived_from),
+        };
         if let Some(e) = self.epilogue {
             out = out.secondary(e, "this epilogue makes mpkc derive the reduce task");
         }
@@ -86,15 +97,24 @@ pub fn derived_sources(c: &Checked) -> Vec<(Source, Derived)> {
         let parent_unit = t.ir.unit_name();
         let unit = format!("{parent_unit}_reduce");
         let targets: Vec<&str> = t.ir.targets.iter().map(|x| x.target.as_str()).collect();
-        let text = format!(
+        let mut text = format!(
             "// Derived by mpkc from {path}: the reduce task of `{parent_unit}`'s split-K partials.\n\
-task {unit} {{\n  family consumer-no-smem\n  targets {targets}\n  tensor partials: f32[{s}, {m}, {n}] in\n  tensor y: bf16[{m}, {n}] out\n  body splitk_reduce(partials -> y)\n  granularity per_tile(tasks ceil_div({n}, 128))\n}}\n",
+task {unit} {{\n  family consumer-no-smem\n  targets {targets}\n",
             path = c.source.path,
             targets = targets.join(", "),
+        );
+        // The parent's `reduce_task_id` is the derived task's `task_id` (MPK's TaskType).
+        let reduce_task_id = t.ir.reduce_task_id.map(|(id, item)| {
+            let start = text.len();
+            text.push_str(&format!("  task_id {id}\n"));
+            (start..text.len(), item)
+        });
+        text.push_str(&format!(
+            "  tensor partials: f32[{s}, {m}, {n}] in\n  tensor y: bf16[{m}, {n}] out\n  body splitk_reduce(partials -> y)\n  granularity per_tile(tasks ceil_div({n}, 128))\n}}\n",
             s = p.splits,
             m = p.m_real,
             n = p.n,
-        );
+        ));
         let epilogue =
             t.ir.epilogues
                 .iter()
@@ -108,9 +128,11 @@ task {unit} {{\n  family consumer-no-smem\n  targets {targets}\n  tensor partial
             Derived {
                 parent: c.source.clone(),
                 parent_unit,
+                task: format!("{}_reduce", t.ir.name),
                 unit,
                 span: t.ir.unit_span(),
                 epilogue,
+                reduce_task_id,
             },
         ));
     }

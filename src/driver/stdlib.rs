@@ -37,12 +37,12 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         include_str!("../../stdlib/embedding_v2.mpk"),
     ),
     (
-        "stdlib/argmax_partial.mpk",
-        include_str!("../../stdlib/argmax_partial.mpk"),
+        "stdlib/argmax_partial_v2.mpk",
+        include_str!("../../stdlib/argmax_partial_v2.mpk"),
     ),
     (
-        "stdlib/argmax_reduce.mpk",
-        include_str!("../../stdlib/argmax_reduce.mpk"),
+        "stdlib/argmax_reduce_v2.mpk",
+        include_str!("../../stdlib/argmax_reduce_v2.mpk"),
     ),
 ];
 

@@ -383,7 +383,7 @@ mod tests {
             .map(|c| c.name.as_str())
             .collect();
         assert!(
-            chains.contains(&"argmax_partial -> argmax_reduce"),
+            chains.contains(&"argmax_partial_v2 -> argmax_reduce_v2"),
             "{chains:?}"
         );
         assert!(
@@ -393,7 +393,7 @@ mod tests {
         // argmax passes both of its outputs.
         let am = cs
             .iter()
-            .find(|c| c.name == "argmax_partial -> argmax_reduce")
+            .find(|c| c.name == "argmax_partial_v2 -> argmax_reduce_v2")
             .map(|c| c.links.len());
         assert_eq!(am, Some(2));
         // Every stdlib instance runs on sm_90a.

@@ -34,6 +34,8 @@ pub enum Item {
     Targets(Vec<TargetItem>, Span),
     /// `task_id N`.
     TaskId(Expr, Span),
+    /// `reduce_task_id N`: the TaskType of the derived split-K reduce task.
+    ReduceTaskId(Expr, Span),
     /// `param …`.
     Param(Param),
     /// `tensor …`.
@@ -77,6 +79,7 @@ impl Item {
             Item::Family(_) => "family",
             Item::Targets(..) => "targets",
             Item::TaskId(..) => "task_id",
+            Item::ReduceTaskId(..) => "reduce_task_id",
             Item::Param(_) => "param",
             Item::Tensor(_) => "tensor",
             Item::Tile(..) => "tile",

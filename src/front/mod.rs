@@ -36,5 +36,6 @@ pub const ITEM_KEYWORDS: &[&str] = &[
     "lever",
     "instance",
     "setmaxnreg",
+    "reduce_task_id",
 ];
 pub use value::parse_value;

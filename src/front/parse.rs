@@ -41,6 +41,7 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         Rule::family_decl | Rule::kw_family => "`family`",
         Rule::targets_decl | Rule::kw_targets => "`targets`",
         Rule::task_id_decl | Rule::kw_task_id => "`task_id`",
+        Rule::reduce_task_id_decl | Rule::kw_reduce_task_id => "`reduce_task_id`",
         Rule::param_decl | Rule::kw_param => "`param`",
         Rule::tensor_decl | Rule::kw_tensor => "`tensor`",
         Rule::tile_decl | Rule::kw_tile => "`tile`",
@@ -188,6 +189,7 @@ const ITEM_KEYWORDS: &[&str] = &[
     "`lever`",
     "`instance`",
     "`setmaxnreg`",
+    "`reduce_task_id`",
 ];
 
 fn join_or(items: &[&str]) -> String {

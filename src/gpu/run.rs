@@ -418,7 +418,7 @@ mod tests {
 
     #[test]
     fn a_single_task_op_repeats_in_one_queue() {
-        let t = stdlib_task("argmax_reduce");
+        let t = stdlib_task("argmax_reduce_v2");
         let case = Case {
             name: "r".into(),
             tasks: vec![&t],
@@ -430,7 +430,7 @@ mod tests {
 
     #[test]
     fn every_task_offset_is_queued() {
-        let t = stdlib_task("argmax_partial");
+        let t = stdlib_task("argmax_partial_v2");
         let n = t.ir.granularity.tasks() as usize;
         let case = Case {
             name: "p".into(),
@@ -447,7 +447,7 @@ mod tests {
 
     #[test]
     fn a_chain_queues_dependents_behind_producers() {
-        let (p, r) = (stdlib_task("argmax_partial"), stdlib_task("argmax_reduce"));
+        let (p, r) = (stdlib_task("argmax_partial_v2"), stdlib_task("argmax_reduce_v2"));
         let case = Case {
             name: "c".into(),
             tasks: vec![&p, &r],

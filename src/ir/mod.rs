@@ -39,6 +39,10 @@ pub struct TaskIr {
     pub task_id: Option<i64>,
     /// The `task_id` item (the task name when absent).
     pub task_id_span: Span,
+    /// `reduce_task_id N`: the MPK TaskType of the reduce task derived from a split-K pipeline
+    /// (`epilogue split_k f32`), with the item's span. The derived contract declares it as its
+    /// `task_id` (`driver::derived_sources`), so the TMA-range rule (I-T6) and `mpkc wire` see it.
+    pub reduce_task_id: Option<(i64, Span)>,
     /// Parameter values of this instance, in declaration order.
     pub params: IndexMap<String, ParamIr>,
     /// Tensors in declaration order (inputs map to `input_ptrs[i]`, outputs to `output_ptrs[i]`).

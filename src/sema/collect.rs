@@ -12,6 +12,7 @@ pub struct Collected<'a> {
     pub family: Option<&'a ast::Ident>,
     pub targets: Option<(&'a [ast::TargetItem], Span)>,
     pub task_id: Option<(&'a ast::Expr, Span)>,
+    pub reduce_task_id: Option<(&'a ast::Expr, Span)>,
     pub params: Vec<&'a ast::Param>,
     pub tensors: Vec<&'a ast::Tensor>,
     pub tile: Option<(&'a [(ast::Ident, ast::Expr)], Span)>,
@@ -39,6 +40,7 @@ fn item_span(item: &Item) -> Span {
         Item::Family(i) => i.span,
         Item::Targets(_, s)
         | Item::TaskId(_, s)
+        | Item::ReduceTaskId(_, s)
         | Item::Tile(_, s)
         | Item::Stages(_, s)
         | Item::Tmem(_, s)
@@ -99,6 +101,9 @@ pub fn collect<'a>(task: &'a ast::Task, sink: &mut Sink) -> Collected<'a> {
                 set_once(&mut c.targets, (t.as_slice(), *s), item, &mut first, sink)
             }
             Item::TaskId(e, s) => set_once(&mut c.task_id, (e, *s), item, &mut first, sink),
+            Item::ReduceTaskId(e, s) => {
+                set_once(&mut c.reduce_task_id, (e, *s), item, &mut first, sink)
+            }
             Item::Param(p) => c.params.push(p),
             Item::Tensor(t) => c.tensors.push(t),
             Item::Tile(d, s) => set_once(&mut c.tile, (d.as_slice(), *s), item, &mut first, sink),

@@ -138,6 +138,7 @@ pub(super) fn lower_instance(
         targets: Vec::new(),
         task_id: None,
         task_id_span: task.name.span,
+        reduce_task_id: None,
         params,
         tensors: Arena::new(),
         tile: None,
@@ -183,6 +184,20 @@ pub(super) fn lower_instance(
                 )
                 .primary(e.span, "too large")
                 .help("MPK task types are small integers, e.g. 326"),
+            );
+        }
+    }
+    if let Some((e, s)) = c.reduce_task_id {
+        cx.ir.reduce_task_id = cx.non_negative(e, "reduce task id").map(|v| (v, s));
+        if cx.ir.reduce_task_id.is_some_and(|(v, _)| v > i64::from(i32::MAX)) {
+            cx.ir.reduce_task_id = None;
+            cx.report(
+                Diagnostic::error(
+                    codes::OUT_OF_RANGE,
+                    "`reduce_task_id` does not fit MPK's 32-bit TaskType",
+                )
+                .primary(e.span, "too large")
+                .help("MPK task types are small integers, e.g. 355"),
             );
         }
     }

@@ -4,6 +4,7 @@
 
 use crate::back::registration::Registration;
 use crate::diag::{codes, Diagnostic};
+use crate::driver::Checked;
 use crate::ir::GranularityIr;
 use crate::span::Span;
 use crate::valid::CheckedTask;
@@ -65,12 +66,7 @@ impl UnitFacts {
             .primary(ir.task_id_span, "this task declares no `task_id`")
             .help("add `task_id N` with a value free in MPK's `enum TaskType` (contract doc §6.1 step 1)"));
         };
-        let upper = ir.name.to_ascii_uppercase();
-        let enum_name = if upper.ends_with("_V2") {
-            format!("TASK_{upper}")
-        } else {
-            format!("TASK_{upper}_V2")
-        };
+        let enum_name = enum_name(&ir.name);
         let tasks = match &ir.granularity {
             GranularityIr::PerTile { tasks, .. } => Some(*tasks),
             GranularityIr::GridWide { .. } => None,
@@ -95,6 +91,22 @@ impl UnitFacts {
         })
     }
 
+    /// The facts of `task`, checked in contract `c`: as [`UnitFacts::of`], except that a derived
+    /// reduce unit belongs to the task its parent's instances share
+    /// ([`crate::driver::Derived::task`], e.g. `linear_bf16_splitk_reduce`), so the reduces of all
+    /// instances register as variants of one TaskType, the parent's `reduce_task_id`.
+    pub fn of_unit(c: &Checked, task: &CheckedTask) -> Result<UnitFacts, Diagnostic> {
+        let f = UnitFacts::of(task)?;
+        Ok(match &c.derived {
+            Some(d) => UnitFacts {
+                enum_name: enum_name(&d.task),
+                task: d.task.clone(),
+                ..f
+            },
+            None => f,
+        })
+    }
+
     /// For a task mpkc derives (`derived`: the split-K reduce of a pipeline) that has no
     /// `task_id`: the W0804 warning saying that wire leaves it out. Its contract is generated, so
     /// there is no `task_id` for the user to add; MPK needs its registration from elsewhere.
@@ -109,7 +121,7 @@ impl UnitFacts {
                 ),
             )
             .primary(ir.task_id_span, "the derived contract declares no `task_id`")
-            .help("register the reduce task in MPK by hand (a consumer-no-smem task: its generated `.cuh` states the Registration), or wire an instance without `split_k`")
+            .help("declare the reduce task's TaskType in the split-K contract: `reduce_task_id N`, with N free in MPK's `enum TaskType` and outside the TMA range 232..=255 (the reduce loads no tensor maps)")
         })
     }
 
@@ -122,5 +134,16 @@ impl UnitFacts {
             s.push_str(p);
         }
         s
+    }
+}
+
+/// The `enum TaskType` name of task `task`: `TASK_<TASK>`, with `_V2` added unless the name ends in
+/// `_v2` (contract doc §6.1 step 1: `TASK_<OP>_V2`).
+fn enum_name(task: &str) -> String {
+    let upper = task.to_ascii_uppercase();
+    if upper.ends_with("_V2") {
+        format!("TASK_{upper}")
+    } else {
+        format!("TASK_{upper}_V2")
     }
 }

@@ -27,6 +27,8 @@ struct Engine {
     scales: Vec<TensorHandle>,
     /// Whether the epilogue meets its warps at `with B`.
     quant: bool,
+    /// Whether the epilogue writes split-K partials, so that mpkc derives a reduce task.
+    split_k: bool,
     /// What the binding requires on every target, whether or not a target's program reads it:
     /// the accumulator channel (its edges), the region holding the TMEM address (its
     /// `tmem_addr`) and `tmem cols` (an sm_90a-only contract keeps the accumulator in registers,
@@ -70,6 +72,7 @@ impl Engine {
             epilogue,
             scales,
             quant: p.epilogue == Epilogue::QuantE4m3,
+            split_k: p.epilogue == Epilogue::SplitKF32,
             bound,
         }
     }
@@ -106,6 +109,13 @@ pub fn consumers(
     for item in engine.iter().flat_map(|e| &e.bound) {
         out.entry(*item).or_insert(Consumer::Elsewhere(
             "the linear engine's binding, which requires it on every target (`lower::linear::bind`)",
+        ));
+    }
+    // The derived reduce contract's `task_id` (`driver::derived_sources`): derived only from a
+    // pipeline whose linear engine ends in the split-K epilogue.
+    if engine.as_ref().is_some_and(|e| e.split_k) {
+        out.entry(Item::ReduceTaskId).or_insert(Consumer::Elsewhere(
+            "the `task_id` of the derived split-K reduce task (`driver::derived_sources`)",
         ));
     }
     for d in declarations(ir) {

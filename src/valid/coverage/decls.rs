@@ -12,6 +12,8 @@ pub enum Item {
     Target(usize),
     /// `task_id N`.
     TaskId,
+    /// `reduce_task_id N`.
+    ReduceTaskId,
     /// A param, by declaration index.
     Param(usize),
     /// A tensor.
@@ -89,6 +91,7 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
         targets,
         task_id,
         task_id_span,
+        reduce_task_id,
         params,
         tensors,
         tile,
@@ -122,6 +125,9 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
     }
     if task_id.is_some() {
         push(Item::TaskId, *task_id_span, "`task_id`".into());
+    }
+    if let Some((_, span)) = reduce_task_id {
+        push(Item::ReduceTaskId, *span, "`reduce_task_id`".into());
     }
     for (i, p) in params.values().enumerate() {
         let ParamIr {

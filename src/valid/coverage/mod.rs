@@ -86,6 +86,10 @@ fn unconsumed(ir: &TaskIr, d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
             "the kernels are generated from the channels; the body is not",
             "remove the body: a pipeline's work is its channels, MMA and epilogue".into(),
         ),
+        Item::ReduceTaskId => (
+            "no reduce task is derived: the epilogue is not `split_k f32`",
+            "remove `reduce_task_id`, or split K (`epilogue split_k f32`), whose derived reduce task takes this TaskType".into(),
+        ),
         Item::Lever(_) => (
             "no TMA load reads its policy",
             "point the lever at a tensor a pipeline loads by TMA".into(),
