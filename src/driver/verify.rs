@@ -106,7 +106,12 @@ pub fn links(checked: &[Checked], a: (usize, usize), b: (usize, usize)) -> Vec<L
     let mut out = Vec::new();
     for (ii, (_, x)) in tb.ir.inputs().enumerate() {
         for (oi, (_, y)) in ta.ir.outputs().enumerate() {
-            let same = x.dtype == y.dtype
+            // An `inout` input is updated in the dependent's own buffer, and a view is read
+            // through its stride: only a plain input of the same layout takes the output's buffer.
+            let layout = |t: &crate::ir::TensorIr| t.view.map(|v| (v.row_stride, v.offset));
+            let same = x.direction == crate::ir::Direction::In
+                && layout(x) == layout(y)
+                && x.dtype == y.dtype
                 && x.dims == y.dims
                 && (x.name == y.name || (derived && ii == 0 && oi == 0));
             if same {
