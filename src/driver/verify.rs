@@ -412,6 +412,29 @@ mod tests {
         );
     }
 
+    /// A dependent's `inout` input or a view of another layout never takes the producer's
+    /// output buffer; a plain input of the same name, type and shape does.
+    #[test]
+    fn links_skip_inout_inputs_and_other_layouts() {
+        let src = |path: &str, text: &str| super::super::Source {
+            path: path.into(),
+            text: text.into(),
+        };
+        let producer = "task p {\n  family consumer-no-smem\n  targets sm_90a\n  tensor x: bf16[2, 64] out\n  body cuda { x[0] = x[1]; }\n}\n";
+        let consumer = |decl: &str| {
+            format!("task c {{\n  family consumer-no-smem\n  targets sm_90a\n  tensor x: bf16[2, 64] {decl}\n  tensor y: bf16[2] out\n  body cuda {{ y[0] = x[0]; }}\n}}\n")
+        };
+        for (decl, want) in [("in", 1), ("inout", 0), ("in view(stride 128)", 0)] {
+            let checked = super::super::check_sources(
+                &[src("p.mpk", producer), src("c.mpk", &consumer(decl))],
+                &Default::default(),
+                &Default::default(),
+            );
+            assert!(checked.iter().all(|c| c.diags.is_empty()), "{decl}");
+            assert_eq!(links(&checked, (0, 0), (1, 0)).len(), want, "{decl}");
+        }
+    }
+
     #[test]
     fn faults_parse_and_apply() {
         assert_eq!(

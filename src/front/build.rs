@@ -355,9 +355,12 @@ fn build_view(p: Pair<'_, Rule>, d: &mut Diags) -> ViewSpec {
         let e = build_expr(e, d);
         if slot.is_some() {
             d.push(
-                Diagnostic::error(codes::DUPLICATE, format!("`{key}` is given twice in `view(...)`"))
-                    .primary(key_span, "second here")
-                    .help(format!("give `{key}` once")),
+                Diagnostic::error(
+                    codes::DUPLICATE,
+                    format!("`{key}` is given twice in `view(...)`"),
+                )
+                .primary(key_span, "second here")
+                .help(format!("give `{key}` once")),
             );
         } else {
             *slot = Some(e);

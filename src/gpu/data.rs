@@ -38,7 +38,8 @@ impl HostTensor {
         let mut parent = vec![POISON; rows * stride * eb];
         for r in 0..rows {
             let at = (r * stride + offset) * eb;
-            parent[at..at + cols * eb].copy_from_slice(&self.bytes[r * cols * eb..(r + 1) * cols * eb]);
+            parent[at..at + cols * eb]
+                .copy_from_slice(&self.bytes[r * cols * eb..(r + 1) * cols * eb]);
         }
         parent
     }
@@ -50,14 +51,18 @@ impl HostTensor {
         let (stride, offset) = (row_stride as usize, offset as usize);
         for r in 0..rows {
             let at = (r * stride + offset) * eb;
-            self.bytes[r * cols * eb..(r + 1) * cols * eb].copy_from_slice(&parent[at..at + cols * eb]);
+            self.bytes[r * cols * eb..(r + 1) * cols * eb]
+                .copy_from_slice(&parent[at..at + cols * eb]);
         }
     }
 
     /// Rows (every dimension but the last) and columns.
     fn rows_cols(&self) -> (usize, usize) {
         let n = self.dims.len().saturating_sub(1);
-        (elements(&self.dims[..n]), self.dims.last().map_or(1, |c| *c as usize))
+        (
+            elements(&self.dims[..n]),
+            self.dims.last().map_or(1, |c| *c as usize),
+        )
     }
 
     /// Number of elements.

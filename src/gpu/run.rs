@@ -337,11 +337,14 @@ pub fn run_case(
         };
         t.map(|(_, t)| t)
     };
-    let device_bytes = |x: &HostTensor, t: Option<&crate::ir::TensorIr>| match t.and_then(|t| t.view) {
-        Some(v) => x.to_parent(v.row_stride, v.offset),
-        None => x.bytes.clone(),
-    };
-    let view_addr = |base: u64, t: Option<&crate::ir::TensorIr>| match t.and_then(|t| t.view.map(|v| (v, t.dtype))) {
+    let device_bytes =
+        |x: &HostTensor, t: Option<&crate::ir::TensorIr>| match t.and_then(|t| t.view) {
+            Some(v) => x.to_parent(v.row_stride, v.offset),
+            None => x.bytes.clone(),
+        };
+    let view_addr = |base: u64, t: Option<&crate::ir::TensorIr>| match t
+        .and_then(|t| t.view.map(|v| (v, t.dtype)))
+    {
         Some((v, dt)) => base + (v.offset * dt.bytes()) as u64,
         None => base,
     };
@@ -369,7 +372,10 @@ pub fn run_case(
             {
                 Some(l) => {
                     let from = tensor_of(l.from_task, true, l.from_output);
-                    addrs.push(view_addr(gpu.addr(&out_bufs[l.from_task][l.from_output]), from));
+                    addrs.push(view_addr(
+                        gpu.addr(&out_bufs[l.from_task][l.from_output]),
+                        from,
+                    ));
                     bufs.push(None);
                 }
                 None => {
@@ -414,7 +420,10 @@ pub fn run_case(
     gpu.run(&kernel, q.len() as u32, smem, &args)?;
     // Results, and the references (a dependent's on its producer's actual outputs). A view is
     // read back from its parent; only the view's elements are compared.
-    let read_back = |x: &mut HostTensor, buf: &cudarc::driver::CudaSlice<u8>, t: Option<&crate::ir::TensorIr>| -> Result<(), GpuError> {
+    let read_back = |x: &mut HostTensor,
+                     buf: &cudarc::driver::CudaSlice<u8>,
+                     t: Option<&crate::ir::TensorIr>|
+     -> Result<(), GpuError> {
         let bytes = gpu.download(buf)?;
         match t.and_then(|t| t.view) {
             Some(v) => x.from_parent(&bytes, v.row_stride, v.offset),
@@ -537,6 +546,47 @@ mod tests {
                 .unwrap_or(queue.len());
             assert!(queue[first_dep..].iter().all(|(_, reg)| *reg == 1));
         }
+    }
+
+    #[test]
+    fn a_strided_operand_s_tensor_map_steps_rows_by_the_view() {
+        let t = stdlib_task("q_b_strided");
+        let (_, a) = t.ir.inputs().find(|(_, x)| x.name == "A").unwrap();
+        let m = a.tma.as_ref().unwrap();
+        let v = tma_view(a.dtype, &a.dims, a.row_stride(), &m.box_dims).unwrap();
+        assert_eq!((v.cols, v.row_stride), (1536, 2176));
+        let (_, w) = t.ir.inputs().find(|(_, x)| x.name == "W").unwrap();
+        let v = tma_view(
+            w.dtype,
+            &w.dims,
+            w.row_stride(),
+            &w.tma.as_ref().unwrap().box_dims,
+        )
+        .unwrap();
+        assert_eq!(v.row_stride, v.cols);
+    }
+
+    #[test]
+    fn an_in_place_norm_is_compared_on_its_input_slot() {
+        let t = stdlib_task("qkv_a_norm_kv_a");
+        let sem = semantics(&t).unwrap();
+        let inputs = make_inputs(&t, &sem, &mut Fill::new(3));
+        // `x` (inout) is input 0, the weight input 1; nothing is an output slot.
+        assert_eq!(inputs.len(), 2);
+        assert_eq!(t.ir.outputs().count(), 0);
+        let exp = expected(&t, &sem, &inputs);
+        assert_eq!(exp.len(), 1);
+        assert_eq!(exp[0].output, 0);
+        let (x, w) = (&inputs[0], &inputs[1]);
+        let h = x.dims[1] as usize;
+        let ss: f64 = (0..h).map(|c| x.get(c).powi(2)).sum();
+        let want = x.get(5) / (ss / h as f64 + 1e-6).sqrt() * w.get(5);
+        assert!((exp[0].values[5] - want).abs() < 1e-12);
+        // The harness lays the view out in its parent: row 0 at column 1536 of 2176.
+        let v = t.ir.tensors.values().next().unwrap().view.unwrap();
+        let parent = x.to_parent(v.row_stride, v.offset);
+        assert_eq!(parent.len(), 2176 * 2 * x.dims[0] as usize);
+        assert_eq!(&parent[1536 * 2..1536 * 2 + 2], &x.bytes[..2]);
     }
 
     #[test]

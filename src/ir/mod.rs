@@ -111,7 +111,9 @@ impl TaskIr {
 
     /// Tensors the task writes (`out` and `inout`), in declaration order.
     pub fn written(&self) -> impl Iterator<Item = (Handle<TensorIr>, &TensorIr)> {
-        self.tensors.iter().filter(|(_, t)| t.direction.is_written())
+        self.tensors
+            .iter()
+            .filter(|(_, t)| t.direction.is_written())
     }
 
     /// The warps bound to `role`, if bound.

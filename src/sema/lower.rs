@@ -495,11 +495,9 @@ fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
             None => Some(None),
             Some(spec) => view(cx, spec).map(Some),
         };
-        let (Some(dtype), Some(dims), Some(view)) = (
-            dt,
-            dims.into_iter().collect::<Option<Vec<i64>>>(),
-            view,
-        ) else {
+        let (Some(dtype), Some(dims), Some(view)) =
+            (dt, dims.into_iter().collect::<Option<Vec<i64>>>(), view)
+        else {
             cx.rejected_tensors.push(t.name.node.clone());
             continue;
         };

@@ -407,15 +407,31 @@ fn views_and_in_place(
                     ),
                 )
                 .primary(t.span, "declared `inout`")
-                .secondary(span, format!("bound to {}", list_or_none(formals.iter().map(|f| format!("`{f}`")))))
+                .secondary(
+                    span,
+                    format!(
+                        "bound to {}",
+                        list_or_none(formals.iter().map(|f| format!("`{f}`")))
+                    ),
+                )
                 .note(format!(
                     "in-place pairs of `{}`: {}",
                     sig.name,
-                    if pairs.is_empty() { "none".to_string() } else { pairs.join(", ") }
+                    if pairs.is_empty() {
+                        "none".to_string()
+                    } else {
+                        pairs.join(", ")
+                    }
                 ))
                 .help(match sig.in_place.first() {
-                    Some((a, b)) => format!("pass `{}` as both `{a}` and `{b}`, or declare it `in` or `out`", t.name),
-                    None => format!("declare `{}` `in` or `out` and give the result its own tensor", t.name),
+                    Some((a, b)) => format!(
+                        "pass `{}` as both `{a}` and `{b}`, or declare it `in` or `out`",
+                        t.name
+                    ),
+                    None => format!(
+                        "declare `{}` `in` or `out` and give the result its own tensor",
+                        t.name
+                    ),
                 }),
             );
         }

@@ -62,17 +62,27 @@ pub(super) fn views(ir: &TaskIr, sink: &mut Sink) {
         }
         if ir.family == Family::Pipeline && t.tma.is_none() {
             sink.push(
-                err(format!("`{}` is a view, but the pipeline reads only its TMA operands through a stride", t.name))
-                    .primary(v.span, "a row-strided view")
-                    .secondary(t.span, "no `tma(...)`")
-                    .note("the epilogue steps the output and residual rows by their length")
-                    .help(format!("give `{}` a contiguous buffer, or load it through a tensor map", t.name)),
+                err(format!(
+                    "`{}` is a view, but the pipeline reads only its TMA operands through a stride",
+                    t.name
+                ))
+                .primary(v.span, "a row-strided view")
+                .secondary(t.span, "no `tma(...)`")
+                .note("the epilogue steps the output and residual rows by their length")
+                .help(format!(
+                    "give `{}` a contiguous buffer, or load it through a tensor map",
+                    t.name
+                )),
             );
         } else if !ir.family.is_consumer_only() && ir.family != Family::Pipeline {
             sink.push(
-                err(format!("`{}` is a view, but the {} family generates no code that reads it", t.name, ir.family.as_str()))
-                    .primary(v.span, "a row-strided view")
-                    .help("declare views in pipeline or consumer tasks"),
+                err(format!(
+                    "`{}` is a view, but the {} family generates no code that reads it",
+                    t.name,
+                    ir.family.as_str()
+                ))
+                .primary(v.span, "a row-strided view")
+                .help("declare views in pipeline or consumer tasks"),
             );
         }
     }
@@ -101,9 +111,13 @@ pub(super) fn in_place(ir: &TaskIr, sink: &mut Sink) {
             );
         } else if !ir.family.is_consumer_only() {
             sink.push(
-                err(format!("`{}` is `inout`, but the {} family generates no code that writes it", t.name, ir.family.as_str()))
-                    .primary(t.span, "declared `inout`")
-                    .help("declare in-place tensors in consumer tasks"),
+                err(format!(
+                    "`{}` is `inout`, but the {} family generates no code that writes it",
+                    t.name,
+                    ir.family.as_str()
+                ))
+                .primary(t.span, "declared `inout`")
+                .help("declare in-place tensors in consumer tasks"),
             );
         }
     }
