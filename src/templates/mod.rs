@@ -345,9 +345,10 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
     }))
 }
 
-/// A view bound to a formal the body indexes as contiguous rows, an `inout` tensor not bound to
-/// one of the body's in-place (input, output) pairs, and a tensor bound twice otherwise: `E0020`
-/// and `E0021` (`docs/language.md`, "Tensor views" and "`inout`").
+/// A view bound to a formal the body indexes as contiguous rows (`E0020`), and an `inout` tensor
+/// not bound to exactly one of the body's in-place (input, output) pairs (`E0021`); a tensor
+/// passed as an input and an output but declared `in` or `out` is `E0009` (`check_list`).
+/// `docs/language.md`, "Tensor views" and "`inout`".
 fn views_and_in_place(
     ir: &TaskIr,
     sig: &Signature,
