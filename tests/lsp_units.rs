@@ -171,6 +171,32 @@ fn tensor_role_hovers_and_completion() {
     }
 }
 
+/// An `inout` view hovers with its input slot and its stride; completion offers `inout`,
+/// `view`, `stride` and `offset`.
+#[test]
+fn inout_view_hovers_and_completion() {
+    let text = mpkc::driver::stdlib::sources()
+        .into_iter()
+        .find(|s| s.path.ends_with("dsv3/qkv_a_norm.mpk"))
+        .unwrap()
+        .text;
+    let d = Document::analyze("qkv_a_norm.mpk", text, &Token::new()).unwrap();
+    let at = d.text.find("tensor x").unwrap() + "tensor ".len();
+    let h = hover(&d, at).unwrap();
+    assert!(h.contains("inout (input_ptrs[0])"), "{h}");
+    assert!(
+        h.contains("view: rows 2176 elements apart from column 1536 of the parent"),
+        "{h}"
+    );
+    let words: Vec<String> = mpkc::lsp::nav::completion(&d)
+        .into_iter()
+        .map(|c| c.label)
+        .collect();
+    for w in ["inout", "view", "stride", "offset"] {
+        assert!(words.iter().any(|x| x == w), "no `{w}` in {words:?}");
+    }
+}
+
 // ---- index ----
 
 fn index(text: &str) -> Index {

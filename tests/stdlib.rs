@@ -40,13 +40,21 @@ fn stdlib_checks_clean() {
 
 #[test]
 fn every_stdlib_file_is_embedded() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib");
-    let mut on_disk: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".mpk"))
-        .map(|n| format!("stdlib/{n}"))
-        .collect();
+    // `stdlib/*.mpk` and the contracts of its subdirectories (`stdlib/dsv3/`), not `bodies/`.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut on_disk: Vec<String> = Vec::new();
+    let mut dirs = vec![root.join("stdlib")];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "mpk") {
+                let rel = p.strip_prefix(root).unwrap();
+                on_disk.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
     on_disk.sort();
     let mut embedded: Vec<String> = stdlib::CONTRACTS
         .iter()

@@ -655,3 +655,19 @@ fn a_missing_mirage_dir_is_a_usage_error() {
     status(&o, 2);
     assert!(text(&o.stderr).contains("does not exist"));
 }
+
+/// An `inout` tensor is an input of the registration's split (MPK's convention: the KV cache its
+/// attention tasks update in place is among their inputs): the in-place q_a/kv_a norms register
+/// two inputs and no output.
+#[test]
+fn an_inout_tensor_counts_as_an_input() {
+    let u = stdlib_units()
+        .into_iter()
+        .find(|u| u.unit == "qkv_a_norm_kv_a")
+        .expect("the dsv3 kv_a norm is wired");
+    assert_eq!(u.inputs, ["x", "w"]);
+    assert!(u.outputs.is_empty(), "{:?}", u.outputs);
+    let def = mpkc::wire::pieces::definition(&u);
+    assert!(def.contains("int num_inputs = 2;"), "{def}");
+    assert!(def.contains("int num_outputs = 0;"), "{def}");
+}

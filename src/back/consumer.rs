@@ -6,7 +6,7 @@
 use super::banner::{banner, ContractInfo};
 use super::names::upper;
 use super::writer::Writer;
-use crate::ir::{BodyIr, ParamValue, TaskIr, TensorIr};
+use crate::ir::{BodyIr, Direction, ParamValue, TaskIr, TensorIr};
 use crate::templates::Access;
 use crate::valid::CheckedTask;
 
@@ -164,27 +164,59 @@ fn smem_view(w: &mut Writer, ir: &TaskIr) {
 /// The typed pointer of a tensor. An input read as [`Access::Weight`] is `const __restrict__`
 /// (nvcc may read it with `ld.global.nc`); any other input has no `__restrict__`, so that nvcc
 /// never turns its loads into non-coherent ones: a task of the same launch may have written it.
-fn pointer_decl(t: &TensorIr, name: &str, index: usize, output: bool, access: Access) -> String {
+/// Where a body's pointer comes from, and how it may be used.
+#[derive(Clone, Copy)]
+enum Slot {
+    /// `input_ptrs[i]`, read-only.
+    Input(usize, Access),
+    /// `input_ptrs[i]` of an `inout` tensor, written (and read) in place.
+    InOut(usize),
+    /// `output_ptrs[i]`.
+    Output(usize),
+}
+
+fn pointer_decl(t: &TensorIr, name: &str, slot: Slot) -> String {
     let ty = t.dtype.cuda_type();
     let dims: Vec<String> = t.dims.iter().map(|d| d.to_string()).collect();
-    if output {
-        format!(
+    match slot {
+        Slot::Output(index) => format!(
             "{ty} *__restrict__ const {name} = static_cast<{ty} *>(task_desc->output_ptrs[{index}]);  // `{}`: {}[{}]",
             t.name,
             t.dtype,
             dims.join(", ")
-        )
-    } else {
-        let (restrict, what) = match access {
-            Access::Weight => ("__restrict__ ", "weight, read-only for the launch"),
-            Access::Activation => ("", "written in this launch: coherent loads only"),
-        };
-        format!(
-            "{ty} const *{restrict}const {name} = static_cast<{ty} const *>(task_desc->input_ptrs[{index}]);  // `{}`: {}[{}], {what}",
+        ),
+        Slot::InOut(index) => format!(
+            "{ty} *const {name} = static_cast<{ty} *>(task_desc->input_ptrs[{index}]);  // `{}`: {}[{}], inout: updated in place",
             t.name,
             t.dtype,
             dims.join(", ")
-        )
+        ),
+        Slot::Input(index, access) => {
+            let (restrict, what) = match access {
+                Access::Weight => ("__restrict__ ", "weight, read-only for the launch"),
+                Access::Activation => ("", "written in this launch: coherent loads only"),
+            };
+            format!(
+                "{ty} const *{restrict}const {name} = static_cast<{ty} const *>(task_desc->input_ptrs[{index}]);  // `{}`: {}[{}], {what}",
+                t.name,
+                t.dtype,
+                dims.join(", ")
+            )
+        }
+    }
+}
+
+/// An inline body's row step of a view: `<name>_row_stride` (elements between rows).
+fn row_stride_decl(w: &mut Writer, t: &TensorIr) {
+    if let Some(v) = &t.view {
+        w.line(format!(
+            "constexpr int64_t {}_row_stride = {};  // `{}` is a view: rows {} elements apart (its columns start {} into each parent row)",
+            t.name,
+            crate::back::names::int_literal(v.row_stride),
+            t.name,
+            v.row_stride,
+            v.offset
+        ));
     }
 }
 
@@ -201,10 +233,21 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
         w.line("SmemView const buf(smem, task_desc);");
     }
     // Tensor pointers: named after the template's formals, or after the tensors for inline CUDA.
-    let formal_of = |h| {
+    // An `inout` tensor is an input slot: read through a `const` pointer where a template's input
+    // formal takes it, written through a plain one (never `__restrict__`: both name one buffer).
+    let formals_of = |h| -> Vec<&'static str> {
+        task.binding.as_ref().map_or_else(Vec::new, |b| {
+            b.tensors
+                .iter()
+                .filter(|(_, t)| *t == h)
+                .map(|(f, _)| *f)
+                .collect()
+        })
+    };
+    let is_output_formal = |formal: &str| {
         task.binding
             .as_ref()
-            .and_then(|b| b.tensors.iter().find(|(_, t)| *t == h).map(|(f, _)| *f))
+            .is_some_and(|b| b.sig.outputs.iter().any(|f| f.name == formal))
     };
     // The template says which inputs are weights; an inline body's inputs are all read as
     // activations (the contract does not say, so the conservative default: coherent).
@@ -219,15 +262,33 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
         w.comment("as one a task of this launch may write (no __restrict__, never ld.global.nc).");
     }
     for (i, (h, t)) in ir.inputs().enumerate() {
-        let name = formal_of(h).unwrap_or(t.name.as_str());
-        if task.binding.is_none() || formal_of(h).is_some() {
-            w.line(pointer_decl(t, name, i, false, access_of(name)));
+        if task.binding.is_none() {
+            let slot = if t.direction == Direction::InOut {
+                Slot::InOut(i)
+            } else {
+                Slot::Input(i, Access::Activation)
+            };
+            w.line(pointer_decl(t, &t.name, slot));
+            row_stride_decl(w, t);
+            continue;
+        }
+        for f in formals_of(h) {
+            let slot = if is_output_formal(f) {
+                Slot::InOut(i)
+            } else {
+                Slot::Input(i, access_of(f))
+            };
+            w.line(pointer_decl(t, f, slot));
         }
     }
     for (i, (h, t)) in ir.outputs().enumerate() {
-        let name = formal_of(h).unwrap_or(t.name.as_str());
-        if task.binding.is_none() || formal_of(h).is_some() {
-            w.line(pointer_decl(t, name, i, true, Access::Activation));
+        if task.binding.is_none() {
+            w.line(pointer_decl(t, &t.name, Slot::Output(i)));
+            row_stride_decl(w, t);
+            continue;
+        }
+        for f in formals_of(h) {
+            w.line(pointer_decl(t, f, Slot::Output(i)));
         }
     }
     w.line("int const task_offset = task_desc->task_metadata.task_offset;");

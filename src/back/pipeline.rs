@@ -172,6 +172,21 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
         idx_in(p.weights),
         wt.name
     ));
+    // A TMA operand declared as a view: its tensor map's row stride is the view's, which the
+    // host that encodes the map must use (MPK's create_tma_desc_by_task takes dim[1] today).
+    for t in [at, wt] {
+        if let Some(v) = &t.view {
+            w.comment(format!(
+                "`{}` is a view: its tensor map's global row stride is {} elements ({} bytes), not its {} columns; input_ptrs points {} elements into each parent row (TensorDesc::stride[0] = {}).",
+                t.name,
+                v.row_stride,
+                v.row_stride * t.dtype.bytes(),
+                t.dims.last().copied().unwrap_or(0),
+                v.offset,
+                v.row_stride
+            ));
+        }
+    }
     if let Operands::Fp8BlockScale {
         w_scale, a_scale, ..
     } = &p.operands

@@ -50,6 +50,8 @@ registry! {
     PIPELINE_SHAPE = "E0013", "backend", None, "a pipeline contract has a shape the sm_100a pipeline backend does not lower";
     NOT_LOWERED = "E0014", "wiring", Some("I-H7"), "a declared item is not lowered: it would change nothing in the generated files";
     UNREACHED_STAGES = "W0015", "wiring", None, "ring stages past the task's K iterations are never filled";
+    TENSOR_VIEW = "E0020", "syntax", None, "a tensor view's row stride or offset does not fit its rows, is not 16-byte aligned, or no generated code reads the tensor through it";
+    IN_PLACE = "E0021", "syntax", None, "an `inout` tensor the family, lowering or body cannot read and write in place (a TMA operand, a pipeline, a body without an in-place pair)";
 
     REGION_SIZE = "E0101", "smem", Some("I-S1"), "a region size is negative";
     REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two";

@@ -44,6 +44,15 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         "stdlib/argmax_reduce_v2.mpk",
         include_str!("../../stdlib/argmax_reduce_v2.mpk"),
     ),
+    // DeepSeek-V3 decode layer contracts (issue 13).
+    (
+        "stdlib/dsv3/qkv_a_norm.mpk",
+        include_str!("../../stdlib/dsv3/qkv_a_norm.mpk"),
+    ),
+    (
+        "stdlib/dsv3/q_b_strided.mpk",
+        include_str!("../../stdlib/dsv3/q_b_strided.mpk"),
+    ),
 ];
 
 /// The stdlib as sources.

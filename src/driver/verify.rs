@@ -106,7 +106,12 @@ pub fn links(checked: &[Checked], a: (usize, usize), b: (usize, usize)) -> Vec<L
     let mut out = Vec::new();
     for (ii, (_, x)) in tb.ir.inputs().enumerate() {
         for (oi, (_, y)) in ta.ir.outputs().enumerate() {
-            let same = x.dtype == y.dtype
+            // An `inout` input is updated in the dependent's own buffer, and a view is read
+            // through its stride: only a plain input of the same layout takes the output's buffer.
+            let layout = |t: &crate::ir::TensorIr| t.view.map(|v| (v.row_stride, v.offset));
+            let same = x.direction == crate::ir::Direction::In
+                && layout(x) == layout(y)
+                && x.dtype == y.dtype
                 && x.dims == y.dims
                 && (x.name == y.name || (derived && ii == 0 && oi == 0));
             if same {
@@ -405,6 +410,29 @@ mod tests {
                 .map(|c| (&c.name, &c.skip))
                 .collect::<Vec<_>>()
         );
+    }
+
+    /// A dependent's `inout` input or a view of another layout never takes the producer's
+    /// output buffer; a plain input of the same name, type and shape does.
+    #[test]
+    fn links_skip_inout_inputs_and_other_layouts() {
+        let src = |path: &str, text: &str| super::super::Source {
+            path: path.into(),
+            text: text.into(),
+        };
+        let producer = "task p {\n  family consumer-no-smem\n  targets sm_90a\n  tensor x: bf16[2, 64] out\n  body cuda { x[0] = x[1]; }\n}\n";
+        let consumer = |decl: &str| {
+            format!("task c {{\n  family consumer-no-smem\n  targets sm_90a\n  tensor x: bf16[2, 64] {decl}\n  tensor y: bf16[2] out\n  body cuda {{ y[0] = x[0]; }}\n}}\n")
+        };
+        for (decl, want) in [("in", 1), ("inout", 0), ("in view(stride 128)", 0)] {
+            let checked = super::super::check_sources(
+                &[src("p.mpk", producer), src("c.mpk", &consumer(decl))],
+                &Default::default(),
+                &Default::default(),
+            );
+            assert!(checked.iter().all(|c| c.diags.is_empty()), "{decl}");
+            assert_eq!(links(&checked, (0, 0), (1, 0)).len(), want, "{decl}");
+        }
     }
 
     #[test]

@@ -166,8 +166,30 @@ pub enum Direction {
     In,
     /// Written by the task (`output_ptrs`).
     Out,
-    /// Read and written (counted as an output).
+    /// Read and written in place (`input_ptrs`, as MPK's in-place tensors: the KV cache its
+    /// attention tasks append to is among their inputs).
     InOut,
+}
+
+impl Direction {
+    /// Whether the task reads the tensor (`in`, `inout`): it is in `input_ptrs`.
+    pub fn is_read(self) -> bool {
+        self != Direction::Out
+    }
+
+    /// Whether the task writes the tensor (`out`, `inout`).
+    pub fn is_written(self) -> bool {
+        self != Direction::In
+    }
+
+    /// The keyword as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::In => "in",
+            Direction::Out => "out",
+            Direction::InOut => "inout",
+        }
+    }
 }
 
 /// A tensor's role as written: what the tensor is to the op.
@@ -201,7 +223,18 @@ impl TensorRole {
     }
 }
 
-/// `tensor NAME: DTYPE[dims] in|out [ROLE] [tma(...)]`.
+/// `view(stride S, offset O)`: a row-strided view of a wider parent tensor.
+#[derive(Clone, Debug, Default)]
+pub struct ViewSpec {
+    /// Elements from one row of the view to the next (the parent's row length).
+    pub stride: Option<Expr>,
+    /// Elements from the start of a parent row to the view's first column.
+    pub offset: Option<Expr>,
+    /// Whole `view(...)`.
+    pub span: Span,
+}
+
+/// `tensor NAME: DTYPE[dims] in|out|inout [ROLE] [view(...)] [tma(...)]`.
 #[derive(Clone, Debug)]
 pub struct Tensor {
     /// Name.
@@ -210,10 +243,12 @@ pub struct Tensor {
     pub dtype: Ident,
     /// Shape, outermost first.
     pub dims: Vec<Expr>,
-    /// In or out.
+    /// In, out or inout.
     pub direction: Spanned<Direction>,
     /// What the tensor is to the op (`weight`, `scale of W`, …), when stated.
     pub role: Option<Spanned<TensorRole>>,
+    /// Row stride and column offset, when the tensor is a view of a wider parent.
+    pub view: Option<ViewSpec>,
     /// TMA description, if loaded through a tensor map.
     pub tma: Option<TmaSpec>,
     /// Whole declaration.

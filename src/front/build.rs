@@ -300,6 +300,7 @@ fn build_tensor<'a>(
     let mut dims = Vec::new();
     let mut direction = None;
     let mut role = None;
+    let mut view = None;
     let mut tma = None;
     for c in i {
         match c.as_rule() {
@@ -313,6 +314,7 @@ fn build_tensor<'a>(
                 direction = Some(Spanned::new(dir, span_of(&c)));
             }
             Rule::tensor_role => role = Some(build_tensor_role(c)),
+            Rule::view_spec => view = Some(build_view(c, d)),
             Rule::tma_spec => tma = Some(build_tma(c, d)),
             r => unreachable!("{r:?} in build_tensor"),
         }
@@ -324,9 +326,48 @@ fn build_tensor<'a>(
         dims,
         direction,
         role,
+        view,
         tma,
         span,
     }
+}
+
+/// `view(stride S, offset O)`; a key given twice is `E0003` at its second place.
+fn build_view(p: Pair<'_, Rule>, d: &mut Diags) -> ViewSpec {
+    let mut v = ViewSpec {
+        span: span_of(&p),
+        ..ViewSpec::default()
+    };
+    for opt in p.into_inner().filter(|c| c.as_rule() == Rule::view_opt) {
+        let o = opt
+            .into_inner()
+            .next()
+            .unwrap_or_else(|| unreachable!("view_opt child"));
+        let key_span = span_of(&o);
+        let (key, slot) = match o.as_rule() {
+            Rule::view_stride => ("stride", &mut v.stride),
+            Rule::view_offset => ("offset", &mut v.offset),
+            r => unreachable!("{r:?} in build_view"),
+        };
+        let e = o
+            .into_inner()
+            .find(|c| c.as_rule() == Rule::expr)
+            .unwrap_or_else(|| unreachable!("view option value"));
+        let e = build_expr(e, d);
+        if slot.is_some() {
+            d.push(
+                Diagnostic::error(
+                    codes::DUPLICATE,
+                    format!("`{key}` is given twice in `view(...)`"),
+                )
+                .primary(key_span, "second here")
+                .help(format!("give `{key}` once")),
+            );
+        } else {
+            *slot = Some(e);
+        }
+    }
+    v
 }
 
 fn build_tensor_role(p: Pair<'_, Rule>) -> Spanned<TensorRole> {

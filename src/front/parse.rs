@@ -59,7 +59,7 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         Rule::lever_decl | Rule::kw_lever => "`lever`",
         Rule::instance_decl | Rule::kw_instance => "`instance`",
         Rule::setmaxnreg_decl | Rule::kw_setmaxnreg => "`setmaxnreg`",
-        Rule::direction => "`in` or `out`",
+        Rule::direction => "`in`, `out` or `inout`",
         Rule::tensor_role | Rule::role_word | Rule::role_scale | Rule::kw_scale | Rule::kw_of => {
             "a tensor role (`weight`, `activation`, `residual`, `output`, `partials`, `scale of T`)"
         }

@@ -28,6 +28,43 @@ impl HostTensor {
         }
     }
 
+    /// The bytes of the parent a row-strided view lies in (`view(stride, offset)`): `rows ×
+    /// row_stride` elements, the view's row `r` at element `r × row_stride + offset`, every
+    /// other byte [`POISON`]. The view's first element is `offset` elements into the result.
+    pub fn to_parent(&self, row_stride: i64, offset: i64) -> Vec<u8> {
+        let eb = self.dtype.bytes() as usize;
+        let (rows, cols) = self.rows_cols();
+        let (stride, offset) = (row_stride as usize, offset as usize);
+        let mut parent = vec![POISON; rows * stride * eb];
+        for r in 0..rows {
+            let at = (r * stride + offset) * eb;
+            parent[at..at + cols * eb]
+                .copy_from_slice(&self.bytes[r * cols * eb..(r + 1) * cols * eb]);
+        }
+        parent
+    }
+
+    /// Reads this view's elements back from `parent` (as [`Self::to_parent`] lays them out).
+    pub fn from_parent(&mut self, parent: &[u8], row_stride: i64, offset: i64) {
+        let eb = self.dtype.bytes() as usize;
+        let (rows, cols) = self.rows_cols();
+        let (stride, offset) = (row_stride as usize, offset as usize);
+        for r in 0..rows {
+            let at = (r * stride + offset) * eb;
+            self.bytes[r * cols * eb..(r + 1) * cols * eb]
+                .copy_from_slice(&parent[at..at + cols * eb]);
+        }
+    }
+
+    /// Rows (every dimension but the last) and columns.
+    fn rows_cols(&self) -> (usize, usize) {
+        let n = self.dims.len().saturating_sub(1);
+        (
+            elements(&self.dims[..n]),
+            self.dims.last().map_or(1, |c| *c as usize),
+        )
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         elements(&self.dims)
@@ -241,5 +278,28 @@ mod tests {
         Fill::new(7).values(&mut b);
         assert_eq!(a, b);
         assert!((0..64).any(|i| a.get(i) != 0.0));
+    }
+
+    #[test]
+    fn a_view_round_trips_through_its_parent() {
+        let mut v = HostTensor::filled("kv", Dtype::Bf16, &[2, 3], 0);
+        for i in 0..6 {
+            v.set(i, i as f64 + 1.0);
+        }
+        let parent = v.to_parent(8, 4);
+        assert_eq!(parent.len(), 2 * 8 * 2);
+        // Row 1 starts at element 8 + 4; the gap before it is poison.
+        let p = HostTensor {
+            name: "p".into(),
+            dtype: Dtype::Bf16,
+            dims: vec![16],
+            bytes: parent.clone(),
+        };
+        assert_eq!(p.get(12), 4.0);
+        assert_eq!(p.get(4), 1.0);
+        assert!(p.is_poison(0) && p.is_poison(7) && p.is_poison(11) && p.is_poison(15));
+        let mut back = HostTensor::filled("kv", Dtype::Bf16, &[2, 3], POISON);
+        back.from_parent(&parent, 8, 4);
+        assert_eq!(back, v);
     }
 }

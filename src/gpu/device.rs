@@ -239,6 +239,8 @@ pub struct TmaView {
     pub rows: u64,
     /// Columns (contiguous).
     pub cols: u64,
+    /// Elements from one row to the next: `cols`, or a view's stride.
+    pub row_stride: u64,
     /// Box extents, innermost first (3).
     pub box_dims: [u32; 3],
 }
@@ -248,7 +250,7 @@ pub struct TmaView {
 pub fn encode_tensor_map(view: &TmaView, base: DevPtr) -> Result<[u8; 128], GpuError> {
     let b0 = u64::from(view.box_dims[0]);
     let dims: [u64; 3] = [b0, view.rows, view.cols / b0.max(1)];
-    let strides: [u64; 2] = [view.cols * view.elem_bytes, b0 * view.elem_bytes];
+    let strides: [u64; 2] = [view.row_stride * view.elem_bytes, b0 * view.elem_bytes];
     let elem_strides: [u32; 3] = [1, 1, 1];
     let mut map = sys::CUtensorMap { opaque: [0; 16] };
     // SAFETY: every array has the length the rank (3) asks for; `base` is a live device address.

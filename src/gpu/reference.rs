@@ -63,7 +63,7 @@ pub enum Check {
 /// The expected contents of one output.
 #[derive(Clone, Debug)]
 pub struct Expected {
-    /// Index into the task's outputs.
+    /// Index into what the task writes, `ir.written()` order (its `out` and `inout` tensors).
     pub output: usize,
     /// Expected values, one per element (dequantized for `Dequant`).
     pub values: Vec<f64>,
@@ -128,13 +128,23 @@ pub fn semantics(task: &CheckedTask) -> Result<Semantics, String> {
     })
 }
 
-/// The formal name of input or output tensor `h` of a template body.
+/// The (first) formal name of the tensor named `name` of a template body.
 fn formal(task: &CheckedTask, name: &str) -> Option<&'static str> {
     let b = task.binding.as_ref()?;
     b.tensors
         .iter()
         .find(|(_, h)| task.ir.tensors[*h].name == name)
         .map(|(f, _)| *f)
+}
+
+/// Whether the tensor named `name` is bound to formal `f` (an `inout` tensor is bound to an
+/// input and an output formal).
+fn bound_to(task: &CheckedTask, name: &str, f: &str) -> bool {
+    task.binding.as_ref().is_some_and(|b| {
+        b.tensors
+            .iter()
+            .any(|(x, h)| *x == f && task.ir.tensors[*h].name == name)
+    })
 }
 
 /// Random inputs for `task`, in `input_ptrs` order.
@@ -190,23 +200,24 @@ fn scale_input(p: &LinearMath, weights: bool) -> Option<crate::ir::TensorHandle>
     }
 }
 
-/// The expected outputs of `task` on `inputs`.
+/// The expected final values of what `task` writes on `inputs` (`Expected::output` indexes
+/// `ir.written()`: the `out` tensors and the `inout` ones, whose initial values are inputs).
 pub fn expected(task: &CheckedTask, sem: &Semantics, inputs: &[HostTensor]) -> Vec<Expected> {
     let ir = &task.ir;
     let outs: Vec<(Dtype, Vec<i64>)> = ir
-        .outputs()
+        .written()
         .map(|(_, t)| (t.dtype, t.dims.clone()))
         .collect();
     let input = |f: &str| -> &HostTensor {
         let i = ir
             .inputs()
-            .position(|(_, t)| formal(task, &t.name) == Some(f))
+            .position(|(_, t)| bound_to(task, &t.name, f))
             .unwrap_or(0);
         &inputs[i]
     };
     let out_index = |f: &str| {
-        ir.outputs()
-            .position(|(_, t)| formal(task, &t.name) == Some(f))
+        ir.written()
+            .position(|(_, t)| bound_to(task, &t.name, f))
             .unwrap_or(0)
     };
     let rel = |o: usize| Check::RelL2(tolerance(outs[o].0, false));
@@ -413,7 +424,7 @@ fn linear(task: &CheckedTask, p: &LinearMath, inputs: &[HostTensor]) -> Vec<Expe
             }
         }
     });
-    let out0 = ir.outputs().position(|(h, _)| h == p.output).unwrap_or(0);
+    let out0 = ir.written().position(|(h, _)| h == p.output).unwrap_or(0);
     let tol = tolerance(ir.tensors[p.output].dtype, fp8);
     let acc = |n: usize, row: usize| partial[n * n_rows + row];
     match p.epilogue {
@@ -445,7 +456,7 @@ fn linear(task: &CheckedTask, p: &LinearMath, inputs: &[HostTensor]) -> Vec<Expe
         }],
         Epilogue::QuantE4m3 => {
             let (sc, _) = p.out_scale.unwrap_or((p.output, 0));
-            let so = ir.outputs().position(|(h, _)| h == sc).unwrap_or(1);
+            let so = ir.written().position(|(h, _)| h == sc).unwrap_or(1);
             let tiles = n_rows / 128;
             let mut values = vec![0.0; m * n_rows];
             let mut scale_values = vec![0.0; m * tiles];

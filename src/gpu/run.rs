@@ -106,7 +106,9 @@ fn region_table(task: &CheckedTask, target: Target) -> (i32, [SmemPageRegionDesc
     (plan.regions.len().min(MAX_REGIONS) as i32, table)
 }
 
-fn tma_view(dtype: Dtype, dims: &[i64], box_dims: &[i64]) -> Option<TmaView> {
+/// The tensor map of a rank-2 tensor whose rows are `row_stride` elements apart (a view's
+/// stride, else its row length).
+fn tma_view(dtype: Dtype, dims: &[i64], row_stride: i64, box_dims: &[i64]) -> Option<TmaView> {
     let dt = match dtype {
         Dtype::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
         Dtype::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
@@ -124,6 +126,7 @@ fn tma_view(dtype: Dtype, dims: &[i64], box_dims: &[i64]) -> Option<TmaView> {
         elem_bytes: dtype.bytes() as u64,
         rows: dims[0] as u64,
         cols: dims[1] as u64,
+        row_stride: row_stride as u64,
         box_dims: [box_dims[0] as u32, box_dims[1] as u32, box_dims[2] as u32],
     })
 }
@@ -210,7 +213,7 @@ pub fn task_tables(
             let view = x
                 .tma
                 .as_ref()
-                .and_then(|m| tma_view(x.dtype, &x.dims, &m.box_dims));
+                .and_then(|m| tma_view(x.dtype, &x.dims, x.row_stride(), &m.box_dims));
             match view {
                 Some(v) => {
                     slots.push(Some(maps.len()));
@@ -322,41 +325,81 @@ pub fn run_case(
                 .collect(),
         );
     }
-    // Device buffers: outputs first (a linked input is its producer's output buffer).
+    // Device buffers: outputs first (a linked input is its producer's output buffer). A view
+    // (`view(stride, offset)`) gets its whole parent, poisoned but for the view's elements, and
+    // its address is the view's first element.
+    let tensor_of = |ti: usize, out: bool, i: usize| {
+        let ir = &case.tasks[ti].ir;
+        let t = if out {
+            ir.outputs().nth(i)
+        } else {
+            ir.inputs().nth(i)
+        };
+        t.map(|(_, t)| t)
+    };
+    let device_bytes =
+        |x: &HostTensor, t: Option<&crate::ir::TensorIr>| match t.and_then(|t| t.view) {
+            Some(v) => x.to_parent(v.row_stride, v.offset),
+            None => x.bytes.clone(),
+        };
+    let view_addr = |base: u64, t: Option<&crate::ir::TensorIr>| match t
+        .and_then(|t| t.view.map(|v| (v, t.dtype)))
+    {
+        Some((v, dt)) => base + (v.offset * dt.bytes()) as u64,
+        None => base,
+    };
     let mut out_bufs = Vec::new();
-    for outs in &outputs {
+    for (ti, outs) in outputs.iter().enumerate() {
         out_bufs.push(
             outs.iter()
-                .map(|o| gpu.upload(&o.bytes))
+                .enumerate()
+                .map(|(oi, o)| gpu.upload(&device_bytes(o, tensor_of(ti, true, oi))))
                 .collect::<Result<Vec<_>, _>>()?,
         );
     }
-    let mut in_bufs = Vec::new();
+    // Per task, per input: the buffer uploaded for it (`None` for a linked input).
+    let mut in_bufs: Vec<Vec<Option<cudarc::driver::CudaSlice<u8>>>> = Vec::new();
     let mut in_addr: Vec<Vec<u64>> = Vec::new();
     for (ti, ins) in inputs.iter().enumerate() {
         let mut addrs = Vec::new();
+        let mut bufs = Vec::new();
         for (ii, x) in ins.iter().enumerate() {
+            let t = tensor_of(ti, false, ii);
             match case
                 .links
                 .iter()
                 .find(|l| l.to_task == ti && l.to_input == ii)
             {
-                Some(l) => addrs.push(gpu.addr(&out_bufs[l.from_task][l.from_output])),
+                Some(l) => {
+                    let from = tensor_of(l.from_task, true, l.from_output);
+                    addrs.push(view_addr(
+                        gpu.addr(&out_bufs[l.from_task][l.from_output]),
+                        from,
+                    ));
+                    bufs.push(None);
+                }
                 None => {
-                    let b = gpu.upload(&x.bytes)?;
-                    addrs.push(gpu.addr(&b));
-                    in_bufs.push(b);
+                    let b = gpu.upload(&device_bytes(x, t))?;
+                    addrs.push(view_addr(gpu.addr(&b), t));
+                    bufs.push(Some(b));
                 }
             }
         }
         in_addr.push(addrs);
+        in_bufs.push(bufs);
     }
     let q = queues(case, opts.tasks_per_cta, gpu.sms as usize);
     let events = gpu.upload(&[0u8; 64])?;
     let step = gpu.upload(&[0u8; 16])?;
     let out_addr: Vec<Vec<u64>> = out_bufs
         .iter()
-        .map(|bs| bs.iter().map(|b| gpu.addr(b)).collect())
+        .enumerate()
+        .map(|(ti, bs)| {
+            bs.iter()
+                .enumerate()
+                .map(|(oi, b)| view_addr(gpu.addr(b), tensor_of(ti, true, oi)))
+                .collect()
+        })
         .collect();
     let tables = task_tables(
         gpu,
@@ -375,10 +418,22 @@ pub fn run_case(
     let smem = dynamic_smem(&case.tasks, opts.target);
     let kernel = gpu.load(cubin, entry, smem)?;
     gpu.run(&kernel, q.len() as u32, smem, &args)?;
-    // Results, and the references (a dependent's on its producer's actual outputs).
+    // Results, and the references (a dependent's on its producer's actual outputs). A view is
+    // read back from its parent; only the view's elements are compared.
+    let read_back = |x: &mut HostTensor,
+                     buf: &cudarc::driver::CudaSlice<u8>,
+                     t: Option<&crate::ir::TensorIr>|
+     -> Result<(), GpuError> {
+        let bytes = gpu.download(buf)?;
+        match t.and_then(|t| t.view) {
+            Some(v) => x.from_parent(&bytes, v.row_stride, v.offset),
+            None => x.bytes = bytes,
+        }
+        Ok(())
+    };
     for (ti, outs) in outputs.iter_mut().enumerate() {
         for (oi, o) in outs.iter_mut().enumerate() {
-            o.bytes = gpu.download(&out_bufs[ti][oi])?;
+            read_back(o, &out_bufs[ti][oi], tensor_of(ti, true, oi))?;
         }
     }
     for l in &case.links {
@@ -387,8 +442,36 @@ pub fn run_case(
     let mut results = Vec::new();
     for (ti, t) in case.tasks.iter().enumerate() {
         let unit = t.ir.unit_name();
+        // What the task wrote, in `written()` order (the references' `Expected::output`): an
+        // `out` tensor from its output buffer, an `inout` one from its input buffer, whose
+        // initial value the reference read.
+        let mut finals = Vec::new();
+        let (mut ii, mut oi) = (0, 0);
+        for (_, x) in t.ir.tensors.iter() {
+            match x.direction {
+                crate::ir::Direction::In => ii += 1,
+                crate::ir::Direction::Out => {
+                    finals.push(outputs[ti][oi].clone());
+                    oi += 1;
+                }
+                crate::ir::Direction::InOut => {
+                    let mut fin = inputs[ti][ii].clone();
+                    match &in_bufs[ti][ii] {
+                        Some(b) => read_back(&mut fin, b, Some(x))?,
+                        None => {
+                            return Err(GpuError::Kernel(format!(
+                                "{unit}: `inout` tensor `{}` is linked to a producer's output; verify cases update only their own buffers in place",
+                                x.name
+                            )))
+                        }
+                    }
+                    finals.push(fin);
+                    ii += 1;
+                }
+            }
+        }
         for e in expected(t, &sems[ti], &inputs[ti]) {
-            results.push(compare(&unit, &outputs[ti], &e));
+            results.push(compare(&unit, &finals, &e));
         }
     }
     Ok(CaseRun {
@@ -463,6 +546,47 @@ mod tests {
                 .unwrap_or(queue.len());
             assert!(queue[first_dep..].iter().all(|(_, reg)| *reg == 1));
         }
+    }
+
+    #[test]
+    fn a_strided_operand_s_tensor_map_steps_rows_by_the_view() {
+        let t = stdlib_task("q_b_strided");
+        let (_, a) = t.ir.inputs().find(|(_, x)| x.name == "A").unwrap();
+        let m = a.tma.as_ref().unwrap();
+        let v = tma_view(a.dtype, &a.dims, a.row_stride(), &m.box_dims).unwrap();
+        assert_eq!((v.cols, v.row_stride), (1536, 2176));
+        let (_, w) = t.ir.inputs().find(|(_, x)| x.name == "W").unwrap();
+        let v = tma_view(
+            w.dtype,
+            &w.dims,
+            w.row_stride(),
+            &w.tma.as_ref().unwrap().box_dims,
+        )
+        .unwrap();
+        assert_eq!(v.row_stride, v.cols);
+    }
+
+    #[test]
+    fn an_in_place_norm_is_compared_on_its_input_slot() {
+        let t = stdlib_task("qkv_a_norm_kv_a");
+        let sem = semantics(&t).unwrap();
+        let inputs = make_inputs(&t, &sem, &mut Fill::new(3));
+        // `x` (inout) is input 0, the weight input 1; nothing is an output slot.
+        assert_eq!(inputs.len(), 2);
+        assert_eq!(t.ir.outputs().count(), 0);
+        let exp = expected(&t, &sem, &inputs);
+        assert_eq!(exp.len(), 1);
+        assert_eq!(exp[0].output, 0);
+        let (x, w) = (&inputs[0], &inputs[1]);
+        let h = x.dims[1] as usize;
+        let ss: f64 = (0..h).map(|c| x.get(c).powi(2)).sum();
+        let want = x.get(5) / (ss / h as f64 + 1e-6).sqrt() * w.get(5);
+        assert!((exp[0].values[5] - want).abs() < 1e-12);
+        // The harness lays the view out in its parent: row 0 at column 1536 of 2176.
+        let v = t.ir.tensors.values().next().unwrap().view.unwrap();
+        let parent = x.to_parent(v.row_stride, v.offset);
+        assert_eq!(parent.len(), 2176 * 2 * x.dims[0] as usize);
+        assert_eq!(&parent[1536 * 2..1536 * 2 + 2], &x.bytes[..2]);
     }
 
     #[test]

@@ -99,18 +99,25 @@ impl TaskIr {
         self.instance_span.unwrap_or(self.name_span)
     }
 
-    /// Input tensors in `input_ptrs` order.
+    /// Input tensors in `input_ptrs` order, `inout` tensors included: MPK passes a tensor a task
+    /// updates in place among its inputs (its attention tasks register the KV cache they append
+    /// to as inputs 1 and 2 of 7, `task_register.cc`), so `num_inputs` counts it.
     pub fn inputs(&self) -> impl Iterator<Item = (Handle<TensorIr>, &TensorIr)> {
-        self.tensors
-            .iter()
-            .filter(|(_, t)| t.direction == Direction::In)
+        self.tensors.iter().filter(|(_, t)| t.direction.is_read())
     }
 
-    /// Output tensors in `output_ptrs` order (`inout` tensors count as outputs).
+    /// Output tensors in `output_ptrs` order: the `out` tensors (an `inout` tensor is an input).
     pub fn outputs(&self) -> impl Iterator<Item = (Handle<TensorIr>, &TensorIr)> {
         self.tensors
             .iter()
-            .filter(|(_, t)| t.direction != Direction::In)
+            .filter(|(_, t)| t.direction == Direction::Out)
+    }
+
+    /// Tensors the task writes (`out` and `inout`), in declaration order.
+    pub fn written(&self) -> impl Iterator<Item = (Handle<TensorIr>, &TensorIr)> {
+        self.tensors
+            .iter()
+            .filter(|(_, t)| t.direction.is_written())
     }
 
     /// The warps bound to `role`, if bound.

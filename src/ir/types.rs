@@ -397,6 +397,21 @@ impl L2Hint {
     }
 }
 
+/// A row-strided view (`view(stride S, offset O)`): the tensor's rows (its last dimension) lie
+/// `row_stride` elements apart inside a wider parent whose rows they start `offset` elements into.
+/// The pointer the runtime passes is the view's first element (parent + `offset`); the kernel
+/// needs only `row_stride` (a TMA map's global stride, a body's row step); the harness allocates
+/// the parent and places the view at `offset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ViewIr {
+    /// Elements from one row to the next (≥ the row's length), the parent's row length.
+    pub row_stride: i64,
+    /// Elements from a parent row's start to the view's first column.
+    pub offset: i64,
+    /// The whole `view(...)`.
+    pub span: Span,
+}
+
 /// A tensor's TMA description.
 #[derive(Clone, Debug)]
 pub struct TmaIr {
@@ -432,6 +447,8 @@ pub struct TensorIr {
     pub dims: Vec<i64>,
     /// In, out or inout.
     pub direction: Direction,
+    /// Row stride and offset inside a wider parent, for a view.
+    pub view: Option<ViewIr>,
     /// TMA description.
     pub tma: Option<TmaIr>,
     /// What the tensor is to the op, as the contract states it, with the role's span.
@@ -494,6 +511,30 @@ impl TensorIr {
         self.dims
             .iter()
             .try_fold(1i64, |acc, d| acc.checked_mul(*d))
+    }
+
+    /// Elements from one row (last dimension) to the next: the view's stride, else the row's
+    /// length.
+    pub fn row_stride(&self) -> i64 {
+        self.view
+            .map_or_else(|| self.dims.last().copied().unwrap_or(1), |v| v.row_stride)
+    }
+
+    /// Rows: the product of every dimension but the last (checked).
+    pub fn rows(&self) -> Option<i64> {
+        let n = self.dims.len().saturating_sub(1);
+        self.dims[..n]
+            .iter()
+            .try_fold(1i64, |acc, d| acc.checked_mul(*d))
+    }
+
+    /// Elements of the memory the tensor spans from its first element's parent row: `rows ×
+    /// row_stride` for a view (the parent the harness allocates), else [`Self::elements`].
+    pub fn parent_elements(&self) -> Option<i64> {
+        match self.view {
+            Some(v) => self.rows()?.checked_mul(v.row_stride),
+            None => self.elements(),
+        }
     }
 }
 

@@ -91,13 +91,34 @@ pub fn hover(doc: &Document, offset: usize) -> Option<String> {
                         Some(r) => format!(", role: {}", r.word()),
                         None => String::new(),
                     };
+                    // The pointer slot: `inout` tensors are inputs (MPK's in-place convention).
+                    let slot = match t.direction {
+                        crate::ir::Direction::Out => ir
+                            .outputs()
+                            .position(|(_, x)| x.name == t.name)
+                            .map(|i| format!("output_ptrs[{i}]")),
+                        _ => ir
+                            .inputs()
+                            .position(|(_, x)| x.name == t.name)
+                            .map(|i| format!("input_ptrs[{i}]")),
+                    }
+                    .unwrap_or_default();
+                    let view = t
+                        .view
+                        .map(|v| {
+                            format!(
+                                ", view: rows {} elements apart from column {} of the parent",
+                                v.row_stride, v.offset
+                            )
+                        })
+                        .unwrap_or_default();
                     let _ = writeln!(
                         out,
-                        "- {}: {}{:?} {:?}{role}{tma}",
+                        "- {}: {}{:?} {} ({slot}){role}{view}{tma}",
                         inst(ir),
                         t.dtype,
                         t.dims,
-                        t.direction
+                        t.direction.as_str()
                     );
                 }
             }

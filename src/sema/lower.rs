@@ -506,7 +506,13 @@ fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
             })
             .collect();
         let tma = t.tma.as_ref().and_then(|spec| tma(cx, spec));
-        let (Some(dtype), Some(dims)) = (dt, dims.into_iter().collect::<Option<Vec<i64>>>()) else {
+        let view = match &t.view {
+            None => Some(None),
+            Some(spec) => view(cx, spec).map(Some),
+        };
+        let (Some(dtype), Some(dims), Some(view)) =
+            (dt, dims.into_iter().collect::<Option<Vec<i64>>>(), view)
+        else {
             cx.rejected_tensors.push(t.name.node.clone());
             continue;
         };
@@ -515,11 +521,36 @@ fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
             dtype,
             dims,
             direction: t.direction.node,
+            view,
             tma,
             role: None,
             span: t.span,
         });
     }
+}
+
+/// `view(stride S, offset O)`: `stride` is required, `offset` defaults to 0, both ≥ 0. How they
+/// must relate to the tensor (stride ≥ row, offset + row ≤ stride, 16-byte alignment) is
+/// `valid/views.rs`'s.
+fn view(cx: &mut Cx<'_>, spec: &ast::ViewSpec) -> Option<ViewIr> {
+    let Some(stride) = &spec.stride else {
+        cx.report(
+            Diagnostic::error(codes::MISSING, "`view(...)` gives no row stride")
+                .primary(spec.span, "no `stride`")
+                .help("give the parent's row length in elements: `view(stride 2176, offset 1536)`"),
+        );
+        return None;
+    };
+    let row_stride = cx.non_negative(stride, "view stride")?;
+    let offset = match &spec.offset {
+        Some(e) => cx.non_negative(e, "view offset")?,
+        None => 0,
+    };
+    Some(ViewIr {
+        row_stride,
+        offset,
+        span: spec.span,
+    })
 }
 
 fn tma(cx: &mut Cx<'_>, spec: &ast::TmaSpec) -> Option<TmaIr> {

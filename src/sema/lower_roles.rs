@@ -44,7 +44,10 @@ pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
         };
         let written = cx.ir.tensors[h].direction != Direction::In;
         let want = lowered.is_written(scaled_written);
-        if written != want {
+        // An `inout` tensor is read and written, so any role's direction holds for it; where the
+        // family or lowering cannot update it in place, that is E0021 (`valid/views.rs`).
+        let in_place = cx.ir.tensors[h].direction == Direction::InOut;
+        if written != want && !in_place {
             let (dir, want_dir) = if written {
                 ("out", "in")
             } else {

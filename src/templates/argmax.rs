@@ -33,6 +33,8 @@ pub const PARTIAL: Signature = Signature {
     ],
     scalars: &[("chunk", false)],
     needs_barrier: true,
+    strided: &[],
+    in_place: &[],
     summary: "per-chunk argmax of bf16 logits, packed (chunk << 32) | index",
 };
 
@@ -61,6 +63,8 @@ pub const REDUCE: Signature = Signature {
     }],
     scalars: &[("chunk", false)],
     needs_barrier: true,
+    strided: &[],
+    in_place: &[],
     summary: "reduction of per-chunk argmax candidates to token indices",
 };
 

@@ -22,6 +22,8 @@ pub const SILU_MUL: Signature = Signature {
     }],
     scalars: &[],
     needs_barrier: false,
+    strided: &[],
+    in_place: &[],
     summary: "SwiGLU: y = silu(gate) * up with x = [gate | up]",
 };
 
@@ -50,6 +52,8 @@ pub const EMBEDDING: Signature = Signature {
     }],
     scalars: &[],
     needs_barrier: false,
+    strided: &[],
+    in_place: &[],
     summary: "row gather from an embedding table",
 };
 
@@ -186,6 +190,8 @@ pub const SPLITK_REDUCE: Signature = Signature {
     }],
     scalars: &[],
     needs_barrier: false,
+    strided: &[],
+    in_place: &[],
     summary: "sum of split-K f32 partials into bf16",
 };
 

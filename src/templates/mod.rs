@@ -63,6 +63,12 @@ pub struct Signature {
     pub scalars: &'static [(&'static str, bool)],
     /// Whether the body synchronises the consumer warpgroup with a named barrier.
     pub needs_barrier: bool,
+    /// Formals whose rows the body steps by a row-stride constant (`k<F>RowStride`), so that they
+    /// may be bound to a `view(stride …)`; every other formal is indexed as contiguous rows.
+    pub strided: &'static [&'static str],
+    /// (input formal, output formal) pairs the body may bind to one `inout` tensor: it reads all
+    /// it needs of the input before it writes the output over it.
+    pub in_place: &'static [(&'static str, &'static str)],
     /// One-line description for docs.
     pub summary: &'static str,
 }
@@ -142,6 +148,14 @@ impl Shapes<'_> {
             .unwrap_or(&[])
     }
 
+    /// Elements between rows of formal `f`'s tensor (its view's stride, else its row length).
+    pub fn row_stride(&self, f: &str) -> i64 {
+        self.tensors
+            .iter()
+            .find(|(n, _)| *n == f)
+            .map_or(1, |(_, h)| self.ir.tensors[*h].row_stride())
+    }
+
     /// The contract's name for formal `f`.
     pub fn tensor_name<'b>(&'b self, f: &'b str) -> &'b str {
         self.tensors
@@ -214,6 +228,17 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
         &mut bound,
         &mut errs,
     );
+    // A tensor passed as an input and as an output is updated in place: say `inout`.
+    for d in errs.iter_mut() {
+        for h in inputs.iter().filter(|h| outputs.contains(h)) {
+            let name = &ir.tensors[*h].name;
+            if d.message.starts_with(&format!("`{name}` is passed as an ")) {
+                d.help = Some(format!(
+                    "`{name}` is both read and written: declare it `inout` (updated in place through its input slot)"
+                ));
+            }
+        }
+    }
     let mut scalar_vals = Vec::new();
     if scalars.len() != sig.scalars.len() {
         errs.push(arity(
@@ -276,6 +301,7 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
             );
         }
     }
+    views_and_in_place(ir, &sig, &bound, *span, &mut errs);
     if !errs.is_empty() {
         return Err(errs);
     }
@@ -317,6 +343,109 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
         body,
         body_path,
     }))
+}
+
+/// A view bound to a formal the body indexes as contiguous rows (`E0020`), and an `inout` tensor
+/// not bound to exactly one of the body's in-place (input, output) pairs (`E0021`); a tensor
+/// passed as an input and an output but declared `in` or `out` is `E0009` (`check_list`).
+/// `docs/language.md`, "Tensor views" and "`inout`".
+fn views_and_in_place(
+    ir: &TaskIr,
+    sig: &Signature,
+    bound: &[(&'static str, TensorHandle)],
+    span: Span,
+    errs: &mut Vec<Diagnostic>,
+) {
+    for (formal, h) in bound {
+        let t = &ir.tensors[*h];
+        if let Some(v) = &t.view {
+            if !sig.strided.contains(formal) {
+                errs.push(
+                    Diagnostic::error(
+                        codes::TENSOR_VIEW,
+                        format!(
+                            "body `{}` indexes `{formal}` as contiguous rows, so `{}` cannot be a view",
+                            sig.name, t.name
+                        ),
+                    )
+                    .primary(v.span, "a row-strided view")
+                    .secondary(span, format!("bound to `{formal}` here"))
+                    .note(format!(
+                        "formals of `{}` that take a view: {}",
+                        sig.name,
+                        list_or_none(sig.strided.iter().copied())
+                    ))
+                    .help(format!(
+                        "pass a contiguous tensor (copy the slice first), or write `body cuda {{ … }}` stepping rows by `{}_row_stride`",
+                        t.name
+                    )),
+                );
+            }
+        }
+    }
+    for (h, t) in ir.tensors.iter() {
+        let formals: Vec<&'static str> = bound
+            .iter()
+            .filter(|(_, x)| *x == h)
+            .map(|(f, _)| *f)
+            .collect();
+        let pair = match formals.as_slice() {
+            [i, o] => sig.in_place.iter().any(|(a, b)| a == i && b == o),
+            _ => false,
+        };
+        if t.direction == crate::ir::Direction::InOut && !pair {
+            let pairs: Vec<String> = sig
+                .in_place
+                .iter()
+                .map(|(a, b)| format!("`{a}` and `{b}`"))
+                .collect();
+            errs.push(
+                Diagnostic::error(
+                    codes::IN_PLACE,
+                    format!(
+                        "`{}` is `inout` but body `{}` does not read and write it in place",
+                        t.name, sig.name
+                    ),
+                )
+                .primary(t.span, "declared `inout`")
+                .secondary(
+                    span,
+                    format!(
+                        "bound to {}",
+                        list_or_none(formals.iter().map(|f| format!("`{f}`")))
+                    ),
+                )
+                .note(format!(
+                    "in-place pairs of `{}`: {}",
+                    sig.name,
+                    if pairs.is_empty() {
+                        "none".to_string()
+                    } else {
+                        pairs.join(", ")
+                    }
+                ))
+                .help(match sig.in_place.first() {
+                    Some((a, b)) => format!(
+                        "pass `{}` as both `{a}` and `{b}`, or declare it `in` or `out`",
+                        t.name
+                    ),
+                    None => format!(
+                        "declare `{}` `in` or `out` and give the result its own tensor",
+                        t.name
+                    ),
+                }),
+            );
+        }
+    }
+}
+
+fn list_or_none<S: std::fmt::Display>(items: impl Iterator<Item = S>) -> String {
+    let v: Vec<String> = items.map(|s| s.to_string()).collect();
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
 }
 
 fn kind(is_float: bool) -> &'static str {
@@ -381,7 +510,13 @@ fn check_list(
     for (f, h) in formals.iter().zip(actuals) {
         let t = &ir.tensors[*h];
         let want_dir_out = what == "output";
-        if want_dir_out == (t.direction == crate::ir::Direction::In) {
+        // An input formal reads (`in`, `inout`), an output formal writes (`out`, `inout`).
+        let fits = if want_dir_out {
+            t.direction.is_written()
+        } else {
+            t.direction.is_read()
+        };
+        if !fits {
             errs.push(
                 Diagnostic::error(
                     codes::BODY_MISMATCH,
@@ -389,7 +524,7 @@ fn check_list(
                         "`{}` is passed as an {what} of `{}` but declared `{}`",
                         t.name,
                         sig.name,
-                        if want_dir_out { "in" } else { "out" }
+                        t.direction.as_str()
                     ),
                 )
                 .primary(t.span, "declared here")

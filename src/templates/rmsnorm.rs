@@ -32,6 +32,10 @@ pub const SIG: Signature = Signature {
     }],
     scalars: &[("eps", true)],
     needs_barrier: true,
+    // Each row is staged whole in `input` before any of it is written: `y` may be `x` itself
+    // (an `inout` tensor normalised in place), and both step rows by their own stride.
+    strided: &["x", "y"],
+    in_place: &[("x", "y")],
     summary: "RMSNorm over the last dimension, fp32 accumulation",
 };
 
@@ -86,6 +90,16 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             format!("elements per row of `{}`", s.tensor_name("x")),
         ),
         int_const("kRowsPerTask", rows_per_task, "ceil(kRows / kNumTasks)"),
+        int_const(
+            "kXRowStride",
+            s.row_stride("x"),
+            format!("elements between rows of `{}`", s.tensor_name("x")),
+        ),
+        int_const(
+            "kYRowStride",
+            s.row_stride("y"),
+            format!("elements between rows of `{}`", s.tensor_name("y")),
+        ),
     ];
     let regions = vec![
         RegionNeed {

@@ -45,6 +45,7 @@ mod smem;
 mod tensor_roles;
 mod tma;
 mod tmem;
+mod views;
 mod wiring;
 
 use crate::diag::Sink;
@@ -150,6 +151,8 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     names::names(&ir, sink);
     body::family_items(&ir, sink);
     tensor_roles::pipeline_roles(&ir, sink);
+    views::views(&ir, sink);
+    views::in_place(&ir, sink);
     let binding = body::template(&ir, sink);
     body::region_use(&ir, binding.as_ref(), sink);
     body::inline_body_rules(&ir, sink);

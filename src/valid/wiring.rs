@@ -52,7 +52,7 @@ pub(super) fn task_slots(ir: &TaskIr, sink: &mut Sink) {
         }
         sink.push(
             d.note(format!(
-                "{what}s take `{field}[0..]` in declaration order (`inout` tensors count as outputs)"
+                "{what}s take `{field}[0..]` in declaration order (`inout` tensors count as inputs)"
             ))
             .help(format!(
                 "at most {max} {what} tensors: pack tensors that share a dtype into one buffer and index it, or split the task"

@@ -28,9 +28,9 @@ pub struct UnitFacts {
     pub unit_span: Span,
     /// The registration the generated `.cuh` states.
     pub registration: Registration,
-    /// Input tensor names, in `input_ptrs` order.
+    /// Input tensor names (`in` and `inout`), in `input_ptrs` order.
     pub inputs: Vec<String>,
-    /// Output tensor names (`inout` included), in `output_ptrs` order.
+    /// Output tensor names (the `out` tensors; an `inout` one is an input), in `output_ptrs` order.
     pub outputs: Vec<String>,
     /// `name=value` of every param of this instance, in declaration order: the plain variant
     /// string lists them all (I-H3).

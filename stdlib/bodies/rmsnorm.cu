@@ -2,6 +2,8 @@
 // Stage the weight once, then per row: stage x, reduce the sum of squares over the four
 // consumer warps through `reduce`, scale into `output`, store. `w` is a weight (read-only for the
 // launch: the non-coherent path); `x` is written by an earlier task of the launch (coherent loads).
+// Rows are kXRowStride / kYRowStride elements apart (a view's stride, else kHidden); `y` may be
+// `x` itself (in place): a row is staged whole before any of it is stored.
 __nv_bfloat16 *const s_in = reinterpret_cast<__nv_bfloat16 *>(buf.input);
 __nv_bfloat16 *const s_w = reinterpret_cast<__nv_bfloat16 *>(buf.weight);
 __nv_bfloat16 *const s_out = reinterpret_cast<__nv_bfloat16 *>(buf.output);
@@ -17,7 +19,7 @@ for (int i = tid * 8; i < kHidden; i += kConsumerThreads * 8) {
 int const row_begin = task_offset * kRowsPerTask;
 int const row_end = row_begin + kRowsPerTask < kRows ? row_begin + kRowsPerTask : kRows;
 for (int row = row_begin; row < row_end; ++row) {
-  __nv_bfloat16 const *const xr = x + static_cast<int64_t>(row) * kHidden;
+  __nv_bfloat16 const *const xr = x + static_cast<int64_t>(row) * kXRowStride;
   float sum_sq = 0.f;
   for (int i = tid * 8; i < kHidden; i += kConsumerThreads * 8) {
     mpkc::Bf16x8 const v = mpkc::ld_global_v8(xr + i);
@@ -34,7 +36,7 @@ for (int row = row_begin; row < row_end; ++row) {
   mpkc::named_barrier_sync(kSyncBarrier, kConsumerThreads);
   float const total = s_red[0] + s_red[1] + s_red[2] + s_red[3];
   float const inv_rms = rsqrtf(total / static_cast<float>(kHidden) + eps);
-  __nv_bfloat16 *const yr = y + static_cast<int64_t>(row) * kHidden;
+  __nv_bfloat16 *const yr = y + static_cast<int64_t>(row) * kYRowStride;
   for (int i = tid * 8; i < kHidden; i += kConsumerThreads * 8) {
     mpkc::Bf16x8 const xv = *reinterpret_cast<mpkc::Bf16x8 const *>(s_in + i);
     mpkc::Bf16x8 const wv = *reinterpret_cast<mpkc::Bf16x8 const *>(s_w + i);

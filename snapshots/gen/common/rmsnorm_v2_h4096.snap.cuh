@@ -14,6 +14,8 @@ constexpr int kNumTasks = 1;
 constexpr int kRows = 1;  // rows of `x`
 constexpr int kHidden = 4096;  // elements per row of `x`
 constexpr int kRowsPerTask = 1;  // ceil(kRows / kNumTasks)
+constexpr int kXRowStride = 4096;  // elements between rows of `x`
+constexpr int kYRowStride = 4096;  // elements between rows of `y`
 constexpr float eps = params::eps;  // scalar `eps` of the body
 static_assert(raw_input_bytes() >= 8192, "E0110: region `input` holds fewer bytes than the body keeps there (one bf16 row of x, 8192 B)");
 static_assert(raw_weight_bytes() >= 8192, "E0110: region `weight` holds fewer bytes than the body keeps there (the bf16 weight vector, 8192 B)");
@@ -56,6 +58,8 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     // Stage the weight once, then per row: stage x, reduce the sum of squares over the four
     // consumer warps through `reduce`, scale into `output`, store. `w` is a weight (read-only for the
     // launch: the non-coherent path); `x` is written by an earlier task of the launch (coherent loads).
+    // Rows are kXRowStride / kYRowStride elements apart (a view's stride, else kHidden); `y` may be
+    // `x` itself (in place): a row is staged whole before any of it is stored.
     __nv_bfloat16 *const s_in = reinterpret_cast<__nv_bfloat16 *>(buf.input);
     __nv_bfloat16 *const s_w = reinterpret_cast<__nv_bfloat16 *>(buf.weight);
     __nv_bfloat16 *const s_out = reinterpret_cast<__nv_bfloat16 *>(buf.output);
@@ -71,7 +75,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     int const row_begin = task_offset * kRowsPerTask;
     int const row_end = row_begin + kRowsPerTask < kRows ? row_begin + kRowsPerTask : kRows;
     for (int row = row_begin; row < row_end; ++row) {
-      __nv_bfloat16 const *const xr = x + static_cast<int64_t>(row) * kHidden;
+      __nv_bfloat16 const *const xr = x + static_cast<int64_t>(row) * kXRowStride;
       float sum_sq = 0.f;
       for (int i = tid * 8; i < kHidden; i += kConsumerThreads * 8) {
         mpkc::Bf16x8 const v = mpkc::ld_global_v8(xr + i);
@@ -88,7 +92,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
       mpkc::named_barrier_sync(kSyncBarrier, kConsumerThreads);
       float const total = s_red[0] + s_red[1] + s_red[2] + s_red[3];
       float const inv_rms = rsqrtf(total / static_cast<float>(kHidden) + eps);
-      __nv_bfloat16 *const yr = y + static_cast<int64_t>(row) * kHidden;
+      __nv_bfloat16 *const yr = y + static_cast<int64_t>(row) * kYRowStride;
       for (int i = tid * 8; i < kHidden; i += kConsumerThreads * 8) {
         mpkc::Bf16x8 const xv = *reinterpret_cast<mpkc::Bf16x8 const *>(s_in + i);
         mpkc::Bf16x8 const wv = *reinterpret_cast<mpkc::Bf16x8 const *>(s_w + i);

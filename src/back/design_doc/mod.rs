@@ -11,6 +11,7 @@ mod engine;
 mod granularity;
 mod protocol;
 mod regions;
+mod tensors;
 
 use super::banner::ContractInfo;
 use crate::valid::CheckedTask;
@@ -29,6 +30,7 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
         info.hash
     );
     engine::write(&mut s, task);
+    tensors::write(&mut s, task);
     regions::write(&mut s, task);
     protocol::sems(&mut s, task);
     protocol::roles(&mut s, task);

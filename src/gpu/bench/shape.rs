@@ -57,10 +57,15 @@ pub struct LinearShape {
 
 /// The linear `task` computes, or `None` for a task that is not a pipeline linear.
 ///
-/// The one place `mpkc bench` reads the pipeline's shape: the role programs' `compute`.
+/// The one place `mpkc bench` reads the pipeline's shape: the role programs' `compute`. A
+/// linear over a row-strided view is not benched: the bench lays every operand out contiguous
+/// (and cuBLAS's baseline with it), so its numbers would not be the kernel's.
 pub fn linear_of(task: &CheckedTask) -> Option<LinearShape> {
     let p = task.linear()?;
     let ir = &task.ir;
+    if ir.tensors.values().any(|t| t.view.is_some()) {
+        return None;
+    }
     let input = |h| ir.inputs().position(|(x, _)| x == h);
     let epilogue = match p.epilogue {
         Epilogue::StoreBf16 => LinearEpilogue::Store,

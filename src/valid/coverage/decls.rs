@@ -147,6 +147,10 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
             dims: _,
             direction: _,
             role: _,
+            // A view is the tensor's layout: read with it (the tensor map's global stride, a
+            // template's row step, an inline body's `<name>_row_stride`); `valid/views.rs`
+            // rejects a view on a tensor none of those reads.
+            view: _,
             tma,
             span,
         } = t;
