@@ -38,6 +38,24 @@ pub struct Case<'a> {
     pub tasks: Vec<&'a CheckedTask>,
     /// Tensors passed from a producer to its dependent.
     pub links: Vec<Link>,
+    /// The token count of this run, for the tasks whose count is decided at run time
+    /// (`= runtime`, docs/runtime-m.md): what `RuntimeConfig::qo_indptr_buffer` says, clamped to
+    /// each task's maximum; `None` runs them at their maximum.
+    pub tokens: Option<i64>,
+}
+
+impl Case<'_> {
+    /// The token count the run's `qo_indptr_buffer` states: `tokens`, else the largest maximum of
+    /// the run-time-M tasks (0 when there is none: no task reads it).
+    pub fn runtime_tokens(&self) -> i64 {
+        let max = self
+            .tasks
+            .iter()
+            .filter_map(|t| super::tokens::runtime_range(t).map(|(_, hi)| hi))
+            .max()
+            .unwrap_or(0);
+        self.tokens.unwrap_or(max)
+    }
 }
 
 /// How to run a case.
@@ -173,6 +191,8 @@ pub struct Addresses<'a> {
     pub events: u64,
     /// The step counter (`RuntimeConfig::step`).
     pub step: u64,
+    /// The token offsets (`RuntimeConfig::qo_indptr_buffer`, [`qo_indptr`](super::abi::qo_indptr)).
+    pub qo_indptr: u64,
 }
 
 /// The device-side task tables of one launch: the tensor maps of every TMA input, one TaskDesc
@@ -281,6 +301,7 @@ pub fn task_tables(
         config: super::abi::RuntimeConfig {
             event_counters: at.events,
             step: at.step,
+            qo_indptr_buffer: at.qo_indptr,
         },
         iter_num: 0,
     };
@@ -306,6 +327,7 @@ pub fn run_case(
         .iter()
         .map(|t| semantics(t).map_err(|e| GpuError::Kernel(format!("{}: {e}", t.ir.unit_name()))))
         .collect::<Result<_, _>>()?;
+    let run_m = case.runtime_tokens();
     // Host inputs (random, except the linked ones) and poisoned outputs.
     let mut inputs: Vec<Vec<HostTensor>> = Vec::new();
     let mut outputs: Vec<Vec<HostTensor>> = Vec::new();
@@ -315,7 +337,17 @@ pub fn run_case(
                 .wrapping_mul(0x9E37_79B9_7F4A_7C15)
                 .wrapping_add(i as u64),
         );
-        inputs.push(make_inputs(t, sem, &mut fill));
+        let mut ins = make_inputs(t, sem, &mut fill);
+        // A run below the task's maximum: the input rows past the count hold the poison, so a
+        // result that reads them is NaN or wrong (docs/runtime-m.md).
+        if let Some(m) = tokens_of(t, run_m) {
+            for (x, (_, ti)) in ins.iter_mut().zip(t.ir.inputs()) {
+                if ti.runtime_rows {
+                    super::tokens::poison_rows_from(x, m);
+                }
+            }
+        }
+        inputs.push(ins);
         outputs.push(
             t.ir.outputs()
                 .map(|(_, o)| HostTensor::filled(&o.name, o.dtype, &o.dims, POISON))
@@ -354,6 +386,7 @@ pub fn run_case(
     let q = queues(case, opts.tasks_per_cta, gpu.sms as usize);
     let events = gpu.upload(&[0u8; 64])?;
     let step = gpu.upload(&[0u8; 16])?;
+    let qo_indptr = gpu.upload(&qo_indptr_bytes(run_m))?;
     let out_addr: Vec<Vec<u64>> = out_bufs
         .iter()
         .map(|bs| bs.iter().map(|b| gpu.addr(b)).collect())
@@ -366,6 +399,7 @@ pub fn run_case(
             outputs: &out_addr,
             events: gpu.addr(&events),
             step: gpu.addr(&step),
+            qo_indptr: gpu.addr(&qo_indptr),
         },
         &q,
         opts.target,
@@ -387,8 +421,13 @@ pub fn run_case(
     let mut results = Vec::new();
     for (ti, t) in case.tasks.iter().enumerate() {
         let unit = t.ir.unit_name();
-        for e in expected(t, &sems[ti], &inputs[ti]) {
-            results.push(compare(&unit, &outputs[ti], &e));
+        match tokens_of(t, run_m) {
+            None => {
+                for e in expected(t, &sems[ti], &inputs[ti]) {
+                    results.push(compare(&unit, &outputs[ti], &e));
+                }
+            }
+            Some(m) => results.extend(compare_at(t, &sems[ti], &inputs[ti], &outputs[ti], m)),
         }
     }
     Ok(CaseRun {
@@ -397,6 +436,62 @@ pub fn run_case(
         max_queue: q.iter().map(Vec::len).max().unwrap_or(0),
         outputs: results,
     })
+}
+
+/// The token count task `t` runs at in a run whose `qo_indptr_buffer` states `run_m`, if its
+/// count is decided at run time: `run_m` clamped to its range, as the generated code clamps it.
+fn tokens_of(t: &CheckedTask, run_m: i64) -> Option<i64> {
+    super::tokens::runtime_range(t).map(|(_, max)| run_m.clamp(0, max))
+}
+
+/// The bytes of a `qo_indptr_buffer` stating `m` tokens.
+pub fn qo_indptr_bytes(m: i64) -> Vec<u8> {
+    let m = i32::try_from(m.max(0)).unwrap_or(i32::MAX);
+    super::abi::qo_indptr(m)
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect()
+}
+
+/// The comparison of a run-time-M task run at `m` tokens: the reference on the first `m` rows of
+/// its token tensors, and every output row at or past `m` still poisoned (`past_m`).
+fn compare_at(
+    t: &CheckedTask,
+    sem: &Semantics,
+    inputs: &[HostTensor],
+    outputs: &[HostTensor],
+    m: i64,
+) -> Vec<OutputResult> {
+    use super::tokens::{first_rows, semantics_at, written_past};
+    let ins: Vec<HostTensor> = inputs
+        .iter()
+        .zip(t.ir.inputs())
+        .map(|(x, (_, ti))| {
+            if ti.runtime_rows {
+                first_rows(x, m)
+            } else {
+                x.clone()
+            }
+        })
+        .collect();
+    let rt: Vec<bool> = t.ir.outputs().map(|(_, o)| o.runtime_rows).collect();
+    let outs: Vec<HostTensor> = outputs
+        .iter()
+        .zip(&rt)
+        .map(|(o, r)| if *r { first_rows(o, m) } else { o.clone() })
+        .collect();
+    let unit = t.ir.unit_name();
+    expected(t, &semantics_at(sem, m), &ins)
+        .iter()
+        .map(|e| {
+            let mut r = compare(&unit, &outs, e);
+            if rt.get(e.output).copied().unwrap_or(false) {
+                r.past_m = written_past(&outputs[e.output], m);
+                r.pass &= r.past_m == 0;
+            }
+            r
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -423,6 +518,7 @@ mod tests {
             name: "r".into(),
             tasks: vec![&t],
             links: vec![],
+            tokens: None,
         };
         let q = queues(&case, 4, 132);
         assert_eq!(q, vec![vec![(0, 0), (0, 0), (0, 0), (0, 0)]]);
@@ -436,6 +532,7 @@ mod tests {
             name: "p".into(),
             tasks: vec![&t],
             links: vec![],
+            tokens: None,
         };
         let q = queues(&case, 3, 132);
         assert!(q.iter().all(|x| x.len() >= 3));
@@ -452,6 +549,7 @@ mod tests {
             name: "c".into(),
             tasks: vec![&p, &r],
             links: vec![],
+            tokens: None,
         };
         let q = queues(&case, 4, 132);
         let producers = q.iter().flatten().filter(|(_, reg)| *reg == 0).count();

@@ -33,6 +33,7 @@ pub const PARTIAL: Signature = Signature {
     ],
     scalars: &[("chunk", false)],
     needs_barrier: true,
+    token_rows: &["logits", "val", "idx"],
     summary: "per-chunk argmax of bf16 logits, packed (chunk << 32) | index",
 };
 
@@ -61,6 +62,7 @@ pub const REDUCE: Signature = Signature {
     }],
     scalars: &[("chunk", false)],
     needs_barrier: true,
+    token_rows: &["val", "idx", "token"],
     summary: "reduction of per-chunk argmax candidates to token indices",
 };
 

@@ -22,6 +22,7 @@ pub const SILU_MUL: Signature = Signature {
     }],
     scalars: &[],
     needs_barrier: false,
+    token_rows: &["x", "y"],
     summary: "SwiGLU: y = silu(gate) * up with x = [gate | up]",
 };
 
@@ -50,6 +51,7 @@ pub const EMBEDDING: Signature = Signature {
     }],
     scalars: &[],
     needs_barrier: false,
+    token_rows: &["ids", "y"],
     summary: "row gather from an embedding table",
 };
 
@@ -186,6 +188,7 @@ pub const SPLITK_REDUCE: Signature = Signature {
     }],
     scalars: &[],
     needs_barrier: false,
+    token_rows: &[],
     summary: "sum of split-K f32 partials into bf16",
 };
 

@@ -63,6 +63,10 @@ pub struct Signature {
     pub scalars: &'static [(&'static str, bool)],
     /// Whether the body synchronises the consumer warpgroup with a named barrier.
     pub needs_barrier: bool,
+    /// The formals whose rows are the tokens, where the body takes a token count decided at run
+    /// time (`kRows` then read from the runtime, docs/runtime-m.md); empty where it cannot (its
+    /// layout strides by the row count, as the split-K reduce's partials do): E0021.
+    pub token_rows: &'static [&'static str],
     /// One-line description for docs.
     pub summary: &'static str,
 }

@@ -32,6 +32,7 @@ pub const SIG: Signature = Signature {
     }],
     scalars: &[("eps", true)],
     needs_barrier: true,
+    token_rows: &["x", "y"],
     summary: "RMSNorm over the last dimension, fp32 accumulation",
 };
 

@@ -40,6 +40,7 @@ mod mma;
 mod names;
 mod protocol;
 mod roles;
+mod runtime_m;
 mod sems;
 mod smem;
 mod tensor_roles;
@@ -151,6 +152,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     body::family_items(&ir, sink);
     tensor_roles::pipeline_roles(&ir, sink);
     let binding = body::template(&ir, sink);
+    runtime_m::check(&ir, binding.as_ref(), sink);
     body::region_use(&ir, binding.as_ref(), sink);
     body::inline_body_rules(&ir, sink);
     asm_barriers::asm_barriers(&ir, sink);
