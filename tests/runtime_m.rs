@@ -227,7 +227,7 @@ fn a_compile_time_value_for_a_run_time_count_is_e0020() {
     };
     let c = check_source(&source(path, text), &opts, &CheckOptions::default());
     assert!(c.tasks.is_empty());
-    assert!(c.diags.iter().any(|d| d.code == "E0020"
+    assert!(c.diags.iter().any(|d| d.code == "E0022"
         && d.message.contains("`--param m_real=4`")
         && d.help
             .as_deref()

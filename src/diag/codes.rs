@@ -50,8 +50,8 @@ registry! {
     PIPELINE_SHAPE = "E0013", "backend", None, "a pipeline contract has a shape the sm_100a pipeline backend does not lower";
     NOT_LOWERED = "E0014", "wiring", Some("I-H7"), "a declared item is not lowered: it would change nothing in the generated files";
     UNREACHED_STAGES = "W0015", "wiring", None, "ring stages past the task's K iterations are never filled";
-    RUNTIME_PARAM = "E0020", "syntax", None, "a run-time param (`= runtime`) is not a ranged integer, is set at compile time, is not the only one, or sizes other than a tensor's leading dimension";
-    RUNTIME_LOWERING = "E0021", "backend", None, "the lowering cannot take the token count at run time (`= runtime`)";
+    RUNTIME_PARAM = "E0022", "syntax", None, "a run-time param (`= runtime`) is not a ranged integer, is set at compile time, is not the only one, or sizes other than a tensor's leading dimension";
+    RUNTIME_LOWERING = "E0023", "backend", None, "the lowering cannot take the token count at run time (`= runtime`)";
 
     REGION_SIZE = "E0101", "smem", Some("I-S1"), "a region size is negative";
     REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two";

@@ -3,7 +3,7 @@
 //! compile-time value is the range's upper end, the maximum every extent, plan and budget takes;
 //! the generated code reads the count at run time and clamps it to that maximum.
 //!
-//! Misuse is E0020: a type other than an integer, no range (no maximum), a value set by an
+//! Misuse is E0022: a type other than an integer, no range (no maximum), a value set by an
 //! instance or `--param` (one build serves every count), a second run-time param in a task, and
 //! (checked where tensors lower, [`leading_only`]) a use in an extent other than a tensor's whole
 //! leading dimension.
@@ -23,7 +23,7 @@ pub(super) struct Setters<'a> {
 }
 
 /// The value of a run-time param `p` (keyword at `kw`): its range's upper end, or `None` after
-/// reporting E0020.
+/// reporting E0022.
 pub(super) fn value(
     p: &ast::Param,
     kw: Span,
@@ -83,7 +83,7 @@ pub(super) fn value(
     })
 }
 
-/// Reports E0020 for every run-time param of `params` after the first.
+/// Reports E0022 for every run-time param of `params` after the first.
 pub(super) fn only_one(params: &[&ast::Param], sink: &mut Sink) {
     let mut rt = params.iter().filter_map(|p| p.runtime.map(|kw| (p, kw)));
     let Some((first, first_kw)) = rt.next() else {
@@ -123,7 +123,7 @@ fn is_exactly(e: &Expr, param: &str) -> bool {
 
 /// Checks the extents of tensor `t` against the run-time param `param`: `Ok(true)` when its
 /// leading extent is that param alone (its rows are the tokens), `Ok(false)` when no extent names
-/// it, and `Err` (E0020) when an extent names it otherwise (`2 * m`, a column count): such an
+/// it, and `Err` (E0022) when an extent names it otherwise (`2 * m`, a column count): such an
 /// extent would be the maximum at run time too, which the generated code cannot honour.
 pub(super) fn leading_only(t: &ast::Tensor, param: &str) -> Result<bool, Diagnostic> {
     for (i, e) in t.dims.iter().enumerate() {

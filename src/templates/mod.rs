@@ -65,7 +65,7 @@ pub struct Signature {
     pub needs_barrier: bool,
     /// The formals whose rows are the tokens, where the body takes a token count decided at run
     /// time (`kRows` then read from the runtime, docs/runtime-m.md); empty where it cannot (its
-    /// layout strides by the row count, as the split-K reduce's partials do): E0021.
+    /// layout strides by the row count, as the split-K reduce's partials do): E0023.
     pub token_rows: &'static [&'static str],
     /// One-line description for docs.
     pub summary: &'static str,

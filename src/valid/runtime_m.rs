@@ -1,4 +1,4 @@
-//! E0021: a task whose token count is decided at run time (`param m: int in 1..=MAX = runtime`,
+//! E0023: a task whose token count is decided at run time (`param m: int in 1..=MAX = runtime`,
 //! docs/runtime-m.md) lowers only where the generated code reads that count and guards the rows
 //! at or past it. That is:
 //!
@@ -11,7 +11,7 @@
 //!   bound to a tensor whose rows are the count, and no other formal bound to such a tensor.
 //!
 //! Inline CUDA bodies, monolithic bodies without a template and helpers have no place to read the
-//! count from: E0021 too. What check accepts here is what build generates (`back::epilogue`,
+//! count from: E0023 too. What check accepts here is what build generates (`back::epilogue`,
 //! `back::consumer`).
 //!
 //! [`Signature::token_rows`]: crate::templates::Signature::token_rows
@@ -39,7 +39,7 @@ fn error(ir: &TaskIr, at: Span, message: String, help: &str) -> Diagnostic {
     d.help(help.to_string())
 }
 
-/// Reports E0021 where `ir` has a run-time token count its lowering cannot read.
+/// Reports E0023 where `ir` has a run-time token count its lowering cannot read.
 pub(super) fn check(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink) {
     let Some(p) = ir.runtime_tokens() else { return };
     let name = p.name.clone();

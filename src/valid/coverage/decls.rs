@@ -131,7 +131,7 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
             span,
             value_span: _,
             // `= runtime` is part of the param: each lowering either reads the count at run time
-            // or reports E0021 (`valid::runtime_m`), so it is never silently ignored.
+            // or reports E0023 (`valid::runtime_m`), so it is never silently ignored.
             runtime: _,
         } = p;
         push(Item::Param(i), *span, format!("param `{name}`"));
@@ -144,7 +144,7 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
             dims: _,
             direction: _,
             role: _,
-            // Rows decided at run time: read with the tensor, like its extents (E0021 where not).
+            // Rows decided at run time: read with the tensor, like its extents (E0023 where not).
             runtime_rows: _,
             tma,
             span,
