@@ -63,10 +63,17 @@ fn constants(w: &mut Writer, task: &CheckedTask) {
         ir.granularity.tasks()
     ));
     if let Some(b) = &task.binding {
+        let runtime = ir.runtime_tokens().is_some();
         for c in &b.constants {
+            // A run-time token count: the rows constant is the maximum; the consumer reads
+            // `kRows` from the runtime (`runtime_rows`).
+            let name = match c.name.as_str() {
+                "kRows" if runtime => "kMaxRows",
+                n => n,
+            };
             w.line(format!(
-                "constexpr {} {} = {};  // {}",
-                c.cty, c.name, c.value, c.comment
+                "constexpr {} {name} = {};  // {}",
+                c.cty, c.value, c.comment
             ));
         }
         for (formal, actual, v) in &b.scalars {
@@ -292,6 +299,7 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
         }
     }
     w.line("int const task_offset = task_desc->task_metadata.task_offset;");
+    runtime_rows(w, task);
     w.line("(void)runtime_config;");
     w.line("(void)runtime_smem;");
     w.line("(void)instruction_index;");
@@ -337,6 +345,22 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
     }
     w.close("");
     w.blank();
+}
+
+/// For a run-time token count (`= runtime`, docs/runtime-m.md): `kRows`, the rows of this step,
+/// read where MPK's runtime keeps the batch's token count and clamped to the compile-time
+/// maximum `kMaxRows` (rows at or past it are neither read nor written by the body).
+fn runtime_rows(w: &mut Writer, task: &CheckedTask) {
+    let Some(p) = task.ir.runtime_tokens() else {
+        return;
+    };
+    if task.binding.is_none() {
+        return;
+    }
+    w.line(format!(
+        "int const kRows = mpkc::runtime_tokens(runtime_config, kMaxRows);  // `{}`: this step's tokens, at most kMaxRows",
+        p.name
+    ));
 }
 
 fn registration(w: &mut Writer, task: &CheckedTask) {

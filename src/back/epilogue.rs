@@ -84,6 +84,16 @@ pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragm
     let out = &ir.tensors[p.output];
     let ct = out.dtype.cuda_type();
     w.line("int const tile = task_desc->task_metadata.task_offset % NUM_TILES;");
+    // The token count of this step: the compile-time M_REAL, or (`= runtime`, docs/runtime-m.md)
+    // the runtime's count clamped to M_REAL, the maximum the tensor maps and buffers are built for.
+    // Rows at or past it are loaded by TMA (the buffers hold M_REAL rows) into MMA columns that
+    // no other column reads (swap-AB: one token per column) and are never stored.
+    let m = if ir.runtime_tokens().is_some() {
+        w.line("int const m_tokens = mpkc::runtime_tokens(runtime_config, M_REAL);  // this step's tokens, at most M_REAL");
+        "m_tokens"
+    } else {
+        "M_REAL"
+    };
     w.line(format!(
         "{ct} *const out = static_cast<{ct} *>(task_desc->output_ptrs[OUT_C]);  // `{}`",
         out.name
@@ -91,10 +101,10 @@ pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragm
     match p.epilogue {
         Epilogue::StoreBf16 => {
             open_fragment_loop(w);
-            w.line("if (n < M_REAL && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(frag_value(acc, e));");
+            w.line(format!("if (n < {m} && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(frag_value(acc, e));"));
             w.close("");
         }
-        Epilogue::ResidualAdd => residual_add(w, task, p),
+        Epilogue::ResidualAdd => residual_add(w, task, p, m),
         Epilogue::SplitKF32 => {
             w.line("int const split = task_desc->task_metadata.task_offset / NUM_TILES;");
             w.comment("f32 partial of this split: [SPLITS, M_REAL, N]; the generated reduce task sums them.");
@@ -102,12 +112,13 @@ pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragm
             w.line("if (n < M_REAL && row < N) out[(static_cast<int64_t>(split) * M_REAL + n) * N + row] = frag_value(acc, e);");
             w.close("");
         }
-        Epilogue::QuantE4m3 => quant_e4m3(w, task, p, f),
+        Epilogue::QuantE4m3 => quant_e4m3(w, task, p, f, m),
     }
 }
 
 /// `residual add`: every residual load of the thread before its first output store.
-fn residual_add(w: &mut Writer, task: &CheckedTask, p: &LinearMath) {
+/// `m`: the C++ name of the step's token count.
+fn residual_add(w: &mut Writer, task: &CheckedTask, p: &LinearMath, m: &str) {
     let ir = &task.ir;
     let r = p
         .residual
@@ -125,19 +136,20 @@ fn residual_add(w: &mut Writer, task: &CheckedTask, p: &LinearMath) {
     w.comment("result is the same when out == res.");
     w.line("__nv_bfloat16 r[FRAG_ELEMS];");
     open_fragment_loop(w);
-    w.line(
-        "r[e] = n < M_REAL && row < N ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);",
-    );
+    w.line(format!(
+        "r[e] = n < {m} && row < N ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);"
+    ));
     w.close("");
     w.comment("The accumulator is rounded to bf16 before the add, as MPK's residual linear does.");
     open_fragment_loop(w);
-    w.line("if (n < M_REAL && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(frag_value(acc, e))) + __bfloat162float(r[e]));");
+    w.line(format!("if (n < {m} && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(frag_value(acc, e))) + __bfloat162float(r[e]));"));
     w.close("");
 }
 
 /// `quant e4m3`: the warp maxima per token (the lowering's step) meet in the scratch region after
 /// the TMEM address slot; one power-of-two scale per token; thread 0 writes the scales.
-fn quant_e4m3(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragment) {
+/// `m`: the C++ name of the step's token count.
+fn quant_e4m3(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragment, m: &str) {
     let ir = &task.ir;
     let scratch = region_base(ir, p.scratch);
     let (sc, bar) = p.out_scale.unwrap_or((p.output, 1));
@@ -159,8 +171,8 @@ fn quant_e4m3(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragment) 
         ir.tensors[sc].name
     ));
     w.line("if (threadIdx.x == 0)");
-    w.line("  for (int n = 0; n < M_REAL; ++n) scales[static_cast<int64_t>(n) * NUM_TILES + tile] = token_scale(n);");
+    w.line(format!("  for (int n = 0; n < {m}; ++n) scales[static_cast<int64_t>(n) * NUM_TILES + tile] = token_scale(n);"));
     open_fragment_loop(w);
-    w.line("if (n < M_REAL) out[static_cast<int64_t>(n) * N + row] = __nv_fp8_e4m3(frag_value(acc, e) / token_scale(n));");
+    w.line(format!("if (n < {m}) out[static_cast<int64_t>(n) * N + row] = __nv_fp8_e4m3(frag_value(acc, e) / token_scale(n));"));
     w.close("");
 }

@@ -143,12 +143,11 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
     c(w, "NUM_STAGES", p.stages, "ring stages");
     c(w, "N", p.n, &format!("rows of `{}`", wt.name));
     c(w, "K", p.k, &format!("columns of `{}`", wt.name));
-    c(
-        w,
-        "M_REAL",
-        p.m_real,
-        &format!("rows of `{}` (tokens)", at.name),
-    );
+    let m_doc = match ir.runtime_tokens() {
+        Some(rt) => format!("rows of `{}` (tokens) at most: `{}` is decided at run time (mpkc::runtime_tokens, clamped to this)", at.name, rt.name),
+        None => format!("rows of `{}` (tokens)", at.name),
+    };
+    c(w, "M_REAL", p.m_real, &m_doc);
     c(w, "SPLITS", p.splits, "K splits");
     c(
         w,

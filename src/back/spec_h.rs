@@ -48,7 +48,10 @@ fn params(w: &mut Writer, ir: &TaskIr) {
             (ParamValue::Int(v), _) => int_literal(*v),
             (ParamValue::Bool(b), _) => b.to_string(),
         };
-        w.line(format!("inline constexpr {ty} {} = {val};", p.name));
+        match p.runtime {
+            Some(_) => w.line(format!("inline constexpr {ty} {} = {val};  // the maximum: decided at run time (runtime_config.qo_indptr_buffer[MPK_MAX_NUM_BATCHED_REQUESTS], docs/runtime-m.md)", p.name)),
+            None => w.line(format!("inline constexpr {ty} {} = {val};", p.name)),
+        }
     }
     w.close_namespace("params");
     w.blank();

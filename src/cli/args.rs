@@ -199,7 +199,9 @@ pub struct VerifyArgs {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Token count: sets `m` or `m_real` in every contract that declares it.
+    /// Token count: sets `m` or `m_real` in every contract that declares it with a value; a
+    /// count decided at run time (`= runtime`, docs/runtime-m.md) keeps its one build, run at this
+    /// count (default: its range's lower end, one count between, its maximum).
     #[arg(long)]
     pub m: Option<i64>,
     /// Only the cases whose name contains this text.
@@ -252,7 +254,8 @@ pub enum BenchMethod {
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Token counts: each sets `m` or `m_real` in every contract that declares it; a contract
-    /// that cannot take one is reported skipped with the checker's reason.
+    /// that cannot take one is reported skipped with the checker's reason. A count decided at run
+    /// time (`= runtime`) is not set: its one build runs at its maximum.
     #[arg(long, value_delimiter = ',', default_value = "1,16,64", value_parser = clap::value_parser!(i64).range(1..), value_name = "M,M,...")]
     pub m: Vec<i64>,
     /// Print one JSON document (schema: docs/bench.md) instead of the table.

@@ -9,7 +9,7 @@
 use super::args::{CommonArgs, GpuSelection, MessageFormat, VerifyArgs};
 use super::{exit, report};
 use crate::diag::ColorMode;
-use crate::driver::verify::{cases, compile_cases, test_flags, write_test_build, CaseSpec};
+use crate::driver::verify::{cases_at, compile_cases, test_flags, write_test_build, CaseSpec};
 use crate::driver::{self, nvcc, Checked};
 use crate::gpu::compare::OutputResult;
 use crate::gpu::run::{run_case, Case, RunOptions};
@@ -43,6 +43,9 @@ struct OutputRow {
     unwritten: usize,
     nans: usize,
     elements: usize,
+    /// Elements written past the run's token count (run-time M, docs/runtime-m.md).
+    #[serde(default)]
+    past_m: usize,
     pass: bool,
 }
 
@@ -57,6 +60,7 @@ impl From<&OutputResult> for OutputRow {
             unwritten: r.unwritten,
             nans: r.nans,
             elements: r.elements,
+            past_m: r.past_m,
             pass: r.pass,
         }
     }
@@ -127,7 +131,7 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
                 return exit::USAGE;
             }
         };
-        let listed: Vec<CaseSpec> = cases(&checked, target)
+        let listed: Vec<CaseSpec> = cases_at(&checked, target, v.m)
             .into_iter()
             .filter(|c| v.only.as_ref().is_none_or(|o| c.name.contains(o.as_str())))
             .collect();
@@ -167,7 +171,7 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
             return exit::USAGE;
         }
     };
-    let mut all = cases(&checked, target);
+    let mut all = cases_at(&checked, target, v.m);
     if let Some(only) = &v.only {
         all.retain(|c| c.name.contains(only.as_str()));
         if all.is_empty() {
@@ -495,6 +499,12 @@ fn describe(o: &OutputRow) -> String {
             o.unwritten, o.elements, o.nans
         ));
     }
+    if o.past_m > 0 {
+        s.push_str(&format!(
+            ", {} written past the run's token count",
+            o.past_m
+        ));
+    }
     s
 }
 
@@ -683,6 +693,7 @@ fn child(
         name: c.name.clone(),
         tasks: c.units.iter().map(|u| &checked[u.0].tasks[u.1]).collect(),
         links: c.links.clone(),
+        tokens: c.tokens,
     };
     let opts = RunOptions {
         tasks_per_cta: v.tasks,

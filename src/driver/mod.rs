@@ -280,11 +280,30 @@ pub fn declared_params(source: &Source) -> Vec<String> {
 }
 
 /// The token-count overrides `--m m` stands for in `source`: `m` and `m_real`, each where the
-/// contract declares it, set to `m` (`mpkc verify --m`, `mpkc bench --m`).
+/// contract declares it with a compile-time value, set to `m` (`mpkc verify --m`, `mpkc bench
+/// --m`). A param decided at run time (`= runtime`) is left alone: one build serves every count,
+/// and verify runs it at `m` instead (docs/runtime-m.md).
 pub fn token_overrides(source: &Source, m: i64) -> Vec<(String, String)> {
+    let runtime = runtime_params(source);
     declared_params(source)
         .into_iter()
-        .filter(|p| p == "m" || p == "m_real")
+        .filter(|p| (p == "m" || p == "m_real") && !runtime.contains(p))
         .map(|p| (p, m.to_string()))
         .collect()
+}
+
+/// The params `source` declares `= runtime` in any of its tasks (empty when it does not parse).
+pub fn runtime_params(source: &Source) -> Vec<String> {
+    match front::parse_file(&source.text) {
+        Ok(ast) => ast
+            .tasks
+            .iter()
+            .flat_map(|t| t.items.iter())
+            .filter_map(|i| match i {
+                front::ast::Item::Param(p) if p.runtime.is_some() => Some(p.name.node.clone()),
+                _ => None,
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    }
 }

@@ -13,6 +13,10 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         include_str!("../../stdlib/linear_bf16_residual.mpk"),
     ),
     (
+        "stdlib/linear_bf16_runtime_m.mpk",
+        include_str!("../../stdlib/linear_bf16_runtime_m.mpk"),
+    ),
+    (
         "stdlib/linear_bf16_splitk.mpk",
         include_str!("../../stdlib/linear_bf16_splitk.mpk"),
     ),

@@ -76,6 +76,10 @@ pub struct CaseSpec {
     pub entry: String,
     /// Why it cannot run (no reference, target not declared, grid-wide granularity).
     pub skip: Option<String>,
+    /// The token count of this run where a task's count is decided at run time (`= runtime`,
+    /// docs/runtime-m.md): such a case runs once per count, every run on the one build of its
+    /// `file`; `None` for the others.
+    pub tokens: Option<i64>,
 }
 
 fn task<'a>(checked: &'a [Checked], at: (usize, usize)) -> &'a CheckedTask {
@@ -128,8 +132,60 @@ pub fn links(checked: &[Checked], a: (usize, usize), b: (usize, usize)) -> Vec<L
     out
 }
 
-/// Every case of `checked` for `target`: each task instance, then each producer → dependent chain.
+/// Every case of `checked` for `target`: each task instance, then each producer → dependent chain,
+/// a case with a run-time token count once per count ([`with_token_counts`], no `--m`).
 pub fn cases(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
+    cases_at(checked, target, None)
+}
+
+/// [`cases`], the run-time counts `m` (`mpkc verify --m`) instead of the default ones.
+pub fn cases_at(checked: &[Checked], target: Target, m: Option<i64>) -> Vec<CaseSpec> {
+    with_token_counts(checked, single_and_chains(checked, target), m)
+}
+
+/// The token counts a case of `units` runs at: none when no task of it has a run-time count;
+/// else `m` (`--m`) alone, or [`run_counts`](crate::gpu::tokens::run_counts) of the widest range
+/// among its tasks (a smaller maximum clamps, as its generated code does).
+pub fn token_counts(checked: &[Checked], units: &[(usize, usize)], m: Option<i64>) -> Vec<i64> {
+    let ranges: Vec<(i64, i64)> = units
+        .iter()
+        .filter_map(|u| crate::gpu::tokens::runtime_range(task(checked, *u)))
+        .collect();
+    if ranges.is_empty() {
+        return Vec::new();
+    }
+    match m {
+        Some(m) => vec![m],
+        None => {
+            let lo = ranges.iter().map(|r| r.0).min().unwrap_or(1);
+            let hi = ranges.iter().map(|r| r.1).max().unwrap_or(lo);
+            crate::gpu::tokens::run_counts(lo, hi)
+        }
+    }
+}
+
+/// Each case of `all` with a run-time token count, once per count, named `<case> @ m=<count>`:
+/// the runs share the case's harness file, so one build serves them all.
+fn with_token_counts(checked: &[Checked], all: Vec<CaseSpec>, m: Option<i64>) -> Vec<CaseSpec> {
+    let mut out = Vec::new();
+    for c in all {
+        let counts = token_counts(checked, &c.units, m);
+        if counts.is_empty() {
+            out.push(c);
+            continue;
+        }
+        for n in counts {
+            out.push(CaseSpec {
+                name: format!("{} @ m={n}", c.name),
+                tokens: Some(n),
+                ..c.clone()
+            });
+        }
+    }
+    out
+}
+
+fn single_and_chains(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
     let all: Vec<(usize, usize)> = checked
         .iter()
         .enumerate()
@@ -146,6 +202,7 @@ pub fn cases(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
             file: format!("{unit}_harness.cu"),
             entry: back::harness_entry(&unit),
             skip: not_runnable(t, target),
+            tokens: None,
         });
     }
     // The single cases come first, in `all`'s order: their skip says whether a unit runs.
@@ -167,6 +224,7 @@ pub fn cases(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
                 file: format!("chain_{}__{}.cu", ta.ir.unit_name(), tb.ir.unit_name()),
                 entry: back::harness::chain_entry_name(&[ta, tb]),
                 skip: None,
+                tokens: None,
             });
         }
     }
@@ -345,16 +403,16 @@ pub fn compile_cases(
     flags: &[String],
     jobs: usize,
 ) -> Vec<Option<Result<PathBuf, CompileFailure>>> {
+    // One build per harness file: the runs of a run-time-M case at several counts share it.
+    let builds = unique_builds(cases);
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results = std::sync::Mutex::new(vec![None; cases.len()]);
+    let results = std::sync::Mutex::new(vec![None; builds.len()]);
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(c) = cases.get(i) else { break };
-                if c.skip.is_some() {
-                    continue;
-                }
+                let Some(&c) = builds.get(i) else { break };
+                let c = &cases[c];
                 let r =
                     nvcc::compile_with(tc, dir, &c.file, &c.entry, target, flags).map(|(p, _)| p);
                 if let Ok(mut v) = results.lock() {
@@ -363,7 +421,30 @@ pub fn compile_cases(
             });
         }
     });
-    results.into_inner().unwrap_or_default()
+    let built = results.into_inner().unwrap_or_default();
+    cases
+        .iter()
+        .map(|c| {
+            if c.skip.is_some() {
+                return None;
+            }
+            builds
+                .iter()
+                .position(|&b| cases[b].file == c.file)
+                .and_then(|i| built[i].clone())
+        })
+        .collect()
+}
+
+/// The index of the first runnable case of each harness file of `cases`: what is compiled.
+pub fn unique_builds(cases: &[CaseSpec]) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        if c.skip.is_none() && !out.iter().any(|&b| cases[b].file == c.file) {
+            out.push(i);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -123,6 +123,9 @@ pub struct Param {
     pub range: Option<ParamRange>,
     /// Default value.
     pub default: Option<Value>,
+    /// `= runtime`: the value is the token count MPK's runtime decides per step (at most the
+    /// range's upper end, which every compile-time use takes); the keyword's span.
+    pub runtime: Option<Span>,
     /// Whole declaration.
     pub span: Span,
 }

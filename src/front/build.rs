@@ -249,6 +249,7 @@ fn build_param<'a>(
     let ty = ident(i.next().unwrap_or_else(|| unreachable!("param type")));
     let mut range = None;
     let mut default = None;
+    let mut runtime = None;
     for c in i {
         match c.as_rule() {
             Rule::param_range => {
@@ -266,6 +267,7 @@ fn build_param<'a>(
                 });
             }
             Rule::value => default = Some(build_value(c, d)),
+            Rule::kw_runtime => runtime = Some(span_of(&c)),
             r => unreachable!("{r:?} in build_param"),
         }
     }
@@ -274,6 +276,7 @@ fn build_param<'a>(
         ty,
         range,
         default,
+        runtime,
         span,
     }
 }

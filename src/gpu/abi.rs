@@ -100,9 +100,24 @@ pub struct RuntimeConfig {
     pub event_counters: DevPtr,
     /// `int *step`.
     pub step: DevPtr,
+    /// `int *qo_indptr_buffer`: `MPK_MAX_NUM_BATCHED_REQUESTS + 1` token offsets, the last the
+    /// step's token count (MPK's runtime_header.h; read by run-time-M tasks, docs/runtime-m.md).
+    pub qo_indptr_buffer: DevPtr,
 }
 
-/// `mpkc::rt::WorkerArgs`, passed by value to the harness kernel (48 bytes).
+/// `MPK_MAX_NUM_BATCHED_REQUESTS` as the harness compiles it (the header's default).
+pub const MAX_NUM_BATCHED_REQUESTS: usize = 16;
+
+/// The `qo_indptr_buffer` of one request of `tokens` tokens: offsets 0, then `tokens` in every
+/// later slot (the unused slots repeat the total, as MPK's prepare_next_batch writes them), so
+/// that entry `MAX_NUM_BATCHED_REQUESTS` is the step's token count.
+pub fn qo_indptr(tokens: i32) -> [i32; MAX_NUM_BATCHED_REQUESTS + 1] {
+    let mut b = [tokens; MAX_NUM_BATCHED_REQUESTS + 1];
+    b[0] = 0;
+    b
+}
+
+/// `mpkc::rt::WorkerArgs`, passed by value to the harness kernel (56 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WorkerArgs {
@@ -138,7 +153,33 @@ mod tests {
         assert_eq!(offset_of!(TaskDesc, smem_regions), 312);
         assert_eq!(offset_of!(TaskDesc, dependent_event), 504);
         assert_eq!(offset_of!(TaskDesc, registration), 516);
-        assert_eq!(size_of::<RuntimeConfig>(), 16);
-        assert_eq!(size_of::<WorkerArgs>(), 48);
+        assert_eq!(size_of::<RuntimeConfig>(), 24);
+        assert_eq!(offset_of!(RuntimeConfig, qo_indptr_buffer), 16);
+        assert_eq!(size_of::<WorkerArgs>(), 56);
+        assert_eq!(offset_of!(WorkerArgs, iter_num), 48);
+    }
+
+    /// The header's `static_assert`s state the same layout, and its default request count is
+    /// the one [`qo_indptr`] fills.
+    #[test]
+    fn the_header_states_the_runtime_config_layout() {
+        let h = include_str!("../../stdlib/include/mpkc_runtime.cuh");
+        assert!(h.contains(
+            "sizeof(RuntimeConfig) == 24 && offsetof(RuntimeConfig, qo_indptr_buffer) == 16"
+        ));
+        assert!(h.contains(&format!(
+            "#define MPK_MAX_NUM_BATCHED_REQUESTS {MAX_NUM_BATCHED_REQUESTS}"
+        )));
+    }
+
+    /// Entry MPK_MAX_NUM_BATCHED_REQUESTS is the token count; the offsets never decrease.
+    #[test]
+    fn qo_indptr_ends_in_the_token_count() {
+        for m in [0, 1, 33, 64] {
+            let b = qo_indptr(m);
+            assert_eq!(b[MAX_NUM_BATCHED_REQUESTS], m);
+            assert_eq!(b[0], 0);
+            assert!(b.windows(2).all(|w| w[0] <= w[1]));
+        }
     }
 }

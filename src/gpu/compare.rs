@@ -25,6 +25,9 @@ pub struct OutputResult {
     pub nans: usize,
     /// Elements.
     pub elements: usize,
+    /// Elements written in rows at or past the run's token count (a run-time-M task run below its
+    /// maximum, docs/runtime-m.md): must be 0.
+    pub past_m: usize,
     /// Verdict.
     pub pass: bool,
 }
@@ -57,6 +60,7 @@ pub fn compare(unit: &str, outputs: &[HostTensor], exp: &Expected) -> OutputResu
         unwritten,
         nans,
         elements: n,
+        past_m: 0,
         pass: false,
     };
     let written_ok = unwritten == 0 && nans == 0 && exp.values.len() == n;

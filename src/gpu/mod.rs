@@ -11,5 +11,6 @@ pub mod data;
 pub mod device;
 pub mod reference;
 pub mod run;
+pub mod tokens;
 
 pub use device::{Gpu, GpuError};

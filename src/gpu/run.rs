@@ -38,6 +38,24 @@ pub struct Case<'a> {
     pub tasks: Vec<&'a CheckedTask>,
     /// Tensors passed from a producer to its dependent.
     pub links: Vec<Link>,
+    /// The token count of this run, for the tasks whose count is decided at run time
+    /// (`= runtime`, docs/runtime-m.md): what `RuntimeConfig::qo_indptr_buffer` says, clamped to
+    /// each task's maximum; `None` runs them at their maximum.
+    pub tokens: Option<i64>,
+}
+
+impl Case<'_> {
+    /// The token count the run's `qo_indptr_buffer` states: `tokens`, else the largest maximum of
+    /// the run-time-M tasks (0 when there is none: no task reads it).
+    pub fn runtime_tokens(&self) -> i64 {
+        let max = self
+            .tasks
+            .iter()
+            .filter_map(|t| super::tokens::runtime_range(t).map(|(_, hi)| hi))
+            .max()
+            .unwrap_or(0);
+        self.tokens.unwrap_or(max)
+    }
 }
 
 /// How to run a case.
@@ -176,6 +194,8 @@ pub struct Addresses<'a> {
     pub events: u64,
     /// The step counter (`RuntimeConfig::step`).
     pub step: u64,
+    /// The token offsets (`RuntimeConfig::qo_indptr_buffer`, [`qo_indptr`](super::abi::qo_indptr)).
+    pub qo_indptr: u64,
 }
 
 /// The device-side task tables of one launch: the tensor maps of every TMA input, one TaskDesc
@@ -284,6 +304,7 @@ pub fn task_tables(
         config: super::abi::RuntimeConfig {
             event_counters: at.events,
             step: at.step,
+            qo_indptr_buffer: at.qo_indptr,
         },
         iter_num: 0,
     };
@@ -309,6 +330,7 @@ pub fn run_case(
         .iter()
         .map(|t| semantics(t).map_err(|e| GpuError::Kernel(format!("{}: {e}", t.ir.unit_name()))))
         .collect::<Result<_, _>>()?;
+    let run_m = case.runtime_tokens();
     // Host inputs (random, except the linked ones) and poisoned outputs.
     let mut inputs: Vec<Vec<HostTensor>> = Vec::new();
     let mut outputs: Vec<Vec<HostTensor>> = Vec::new();
@@ -318,7 +340,17 @@ pub fn run_case(
                 .wrapping_mul(0x9E37_79B9_7F4A_7C15)
                 .wrapping_add(i as u64),
         );
-        inputs.push(make_inputs(t, sem, &mut fill));
+        let mut ins = make_inputs(t, sem, &mut fill);
+        // A run below the task's maximum: the input rows past the count hold the poison, so a
+        // result that reads them is NaN or wrong (docs/runtime-m.md).
+        if let Some(m) = tokens_of(t, run_m) {
+            for (x, (_, ti)) in ins.iter_mut().zip(t.ir.inputs()) {
+                if ti.runtime_rows {
+                    super::tokens::poison_rows_from(x, m);
+                }
+            }
+        }
+        inputs.push(ins);
         outputs.push(
             t.ir.outputs()
                 .map(|(_, o)| HostTensor::filled(&o.name, o.dtype, &o.dims, POISON))
@@ -391,6 +423,7 @@ pub fn run_case(
     let q = queues(case, opts.tasks_per_cta, gpu.sms as usize);
     let events = gpu.upload(&[0u8; 64])?;
     let step = gpu.upload(&[0u8; 16])?;
+    let qo_indptr = gpu.upload(&qo_indptr_bytes(run_m))?;
     let out_addr: Vec<Vec<u64>> = out_bufs
         .iter()
         .enumerate()
@@ -409,6 +442,7 @@ pub fn run_case(
             outputs: &out_addr,
             events: gpu.addr(&events),
             step: gpu.addr(&step),
+            qo_indptr: gpu.addr(&qo_indptr),
         },
         &q,
         opts.target,
@@ -470,8 +504,13 @@ pub fn run_case(
                 }
             }
         }
-        for e in expected(t, &sems[ti], &inputs[ti]) {
-            results.push(compare(&unit, &finals, &e));
+        match tokens_of(t, run_m) {
+            None => {
+                for e in expected(t, &sems[ti], &inputs[ti]) {
+                    results.push(compare(&unit, &finals, &e));
+                }
+            }
+            Some(m) => results.extend(compare_at(t, &sems[ti], &inputs[ti], &finals, m)),
         }
     }
     Ok(CaseRun {
@@ -480,6 +519,62 @@ pub fn run_case(
         max_queue: q.iter().map(Vec::len).max().unwrap_or(0),
         outputs: results,
     })
+}
+
+/// The token count task `t` runs at in a run whose `qo_indptr_buffer` states `run_m`, if its
+/// count is decided at run time: `run_m` clamped to its range, as the generated code clamps it.
+fn tokens_of(t: &CheckedTask, run_m: i64) -> Option<i64> {
+    super::tokens::runtime_range(t).map(|(_, max)| run_m.clamp(0, max))
+}
+
+/// The bytes of a `qo_indptr_buffer` stating `m` tokens.
+pub fn qo_indptr_bytes(m: i64) -> Vec<u8> {
+    let m = i32::try_from(m.max(0)).unwrap_or(i32::MAX);
+    super::abi::qo_indptr(m)
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect()
+}
+
+/// The comparison of a run-time-M task run at `m` tokens: the reference on the first `m` rows of
+/// its token tensors, and every output row at or past `m` still poisoned (`past_m`).
+fn compare_at(
+    t: &CheckedTask,
+    sem: &Semantics,
+    inputs: &[HostTensor],
+    outputs: &[HostTensor],
+    m: i64,
+) -> Vec<OutputResult> {
+    use super::tokens::{first_rows, semantics_at, written_past};
+    let ins: Vec<HostTensor> = inputs
+        .iter()
+        .zip(t.ir.inputs())
+        .map(|(x, (_, ti))| {
+            if ti.runtime_rows {
+                first_rows(x, m)
+            } else {
+                x.clone()
+            }
+        })
+        .collect();
+    let rt: Vec<bool> = t.ir.outputs().map(|(_, o)| o.runtime_rows).collect();
+    let outs: Vec<HostTensor> = outputs
+        .iter()
+        .zip(&rt)
+        .map(|(o, r)| if *r { first_rows(o, m) } else { o.clone() })
+        .collect();
+    let unit = t.ir.unit_name();
+    expected(t, &semantics_at(sem, m), &ins)
+        .iter()
+        .map(|e| {
+            let mut r = compare(&unit, &outs, e);
+            if rt.get(e.output).copied().unwrap_or(false) {
+                r.past_m = written_past(&outputs[e.output], m);
+                r.pass &= r.past_m == 0;
+            }
+            r
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -506,6 +601,7 @@ mod tests {
             name: "r".into(),
             tasks: vec![&t],
             links: vec![],
+            tokens: None,
         };
         let q = queues(&case, 4, 132);
         assert_eq!(q, vec![vec![(0, 0), (0, 0), (0, 0), (0, 0)]]);
@@ -519,6 +615,7 @@ mod tests {
             name: "p".into(),
             tasks: vec![&t],
             links: vec![],
+            tokens: None,
         };
         let q = queues(&case, 3, 132);
         assert!(q.iter().all(|x| x.len() >= 3));
@@ -535,6 +632,7 @@ mod tests {
             name: "c".into(),
             tasks: vec![&p, &r],
             links: vec![],
+            tokens: None,
         };
         let q = queues(&case, 4, 132);
         let producers = q.iter().flatten().filter(|(_, reg)| *reg == 0).count();

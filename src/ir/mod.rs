@@ -84,6 +84,12 @@ pub struct TaskIr {
 }
 
 impl TaskIr {
+    /// The param whose value MPK's runtime decides per step (`= runtime`), if the task has one:
+    /// its value is the compile-time maximum (docs/runtime-m.md).
+    pub fn runtime_tokens(&self) -> Option<&ParamIr> {
+        self.params.values().find(|p| p.runtime.is_some())
+    }
+
     /// The name used for generated files and the C++ namespace: `<task>` or `<task>_<instance>`.
     pub fn unit_name(&self) -> String {
         match &self.instance {

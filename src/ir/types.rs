@@ -221,6 +221,20 @@ pub struct ParamIr {
     /// Where the value came from (the default, an instance setting, or the declaration for CLI
     /// overrides).
     pub value_span: Span,
+    /// `= runtime`: the token count MPK's runtime decides per step. `value` is then the range's
+    /// upper end, the compile-time maximum every extent, plan and budget takes; the generated
+    /// code reads the count at run time and clamps it to that maximum (docs/runtime-m.md).
+    pub runtime: Option<RuntimeTokens>,
+}
+
+/// A param decided at run time (`param m: int in LO..=MAX = runtime`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuntimeTokens {
+    /// The `runtime` keyword.
+    pub span: Span,
+    /// The range's lower end: the fewest tokens the contract states a step runs (the count
+    /// `mpkc verify` runs first). The maximum is the param's value.
+    pub min: i64,
 }
 
 /// Element types.
@@ -453,6 +467,10 @@ pub struct TensorIr {
     pub tma: Option<TmaIr>,
     /// What the tensor is to the op, as the contract states it, with the role's span.
     pub role: Option<(TensorRole, Span)>,
+    /// Its leading extent is the run-time token count (`[m_real, K]` with `m_real = runtime`):
+    /// `dims[0]` is the maximum, and rows at or past the count of a step are neither read into
+    /// a result nor written.
+    pub runtime_rows: bool,
     /// Declaration.
     pub span: Span,
 }

@@ -103,6 +103,7 @@ const KEYWORDS: &[&str] = &[
     "int",
     "f32",
     "bool",
+    "runtime",
     "in",
     "out",
     "inout",

@@ -469,7 +469,20 @@ pub(super) fn dtype(cx: &mut Cx<'_>, id: &ast::Ident) -> Option<Dtype> {
 }
 
 fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
+    let runtime = cx.ir.runtime_tokens().map(|p| p.name.clone());
     for t in &c.tensors {
+        let runtime_rows = match runtime
+            .as_deref()
+            .map(|r| super::param_runtime::leading_only(t, r))
+        {
+            Some(Ok(rows)) => rows,
+            Some(Err(d)) => {
+                cx.report(d);
+                cx.rejected_tensors.push(t.name.node.clone());
+                continue;
+            }
+            None => false,
+        };
         let dt = dtype(cx, &t.dtype);
         if t.dims.is_empty() {
             cx.report(
@@ -524,6 +537,7 @@ fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
             view,
             tma,
             role: None,
+            runtime_rows,
             span: t.span,
         });
     }

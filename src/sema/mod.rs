@@ -12,6 +12,7 @@ mod lower_regions;
 mod lower_roles;
 mod lower_sync;
 mod param_range;
+mod param_runtime;
 mod param_ty;
 mod param_value;
 mod params;

@@ -25,6 +25,7 @@ pub fn evaluate(
 ) -> (IndexMap<String, ParamIr>, Vec<String>) {
     let mut out: IndexMap<String, ParamIr> = IndexMap::new();
     let mut poisoned = Vec::new();
+    super::param_runtime::only_one(params, sink);
     for p in params {
         let env = Env {
             params: Some(&out),
@@ -53,6 +54,13 @@ fn one_param(
     let range = declared_range(p, ty, env, sink).ok()?;
     let cli = overrides.iter().rev().find(|(n, _)| *n == p.name.node);
     let inst_set = instance.and_then(|i| i.sets.iter().find(|(n, _)| n.node == p.name.node));
+    if let Some(kw) = p.runtime {
+        let set = super::param_runtime::Setters {
+            cli: cli.map(|(_, t)| t.as_str()),
+            instance: inst_set.map(|(_, v)| v.span()),
+        };
+        return super::param_runtime::value(p, kw, ty, range.as_ref(), set, sink);
+    }
     let cli_value;
     let (value, from_cli) = match (cli, inst_set, &p.default) {
         (Some((_, text)), _, _) => match front::parse_value(text, p.name.span) {
@@ -85,6 +93,7 @@ fn one_param(
             } else {
                 value.span()
             },
+            runtime: None,
         }),
         Err(d) => {
             sink.push(match from_cli {

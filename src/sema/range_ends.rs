@@ -50,7 +50,8 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
     let mut out = Vec::new();
     for p in &c.params {
         let name = &p.name.node;
-        if p.range.is_none() || opts.overrides.iter().any(|(n, _)| n == name) {
+        if p.range.is_none() || p.runtime.is_some() || opts.overrides.iter().any(|(n, _)| n == name)
+        {
             continue;
         }
         let Some(ParamValue::Int(now)) = base.params.get(name).map(|ir| ir.value.clone()) else {

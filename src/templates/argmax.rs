@@ -35,6 +35,7 @@ pub const PARTIAL: Signature = Signature {
     needs_barrier: true,
     strided: &[],
     in_place: &[],
+    token_rows: &["logits", "val", "idx"],
     summary: "per-chunk argmax of bf16 logits, packed (chunk << 32) | index",
 };
 
@@ -65,6 +66,7 @@ pub const REDUCE: Signature = Signature {
     needs_barrier: true,
     strided: &[],
     in_place: &[],
+    token_rows: &["val", "idx", "token"],
     summary: "reduction of per-chunk argmax candidates to token indices",
 };
 

@@ -24,6 +24,7 @@ pub const SILU_MUL: Signature = Signature {
     needs_barrier: false,
     strided: &[],
     in_place: &[],
+    token_rows: &["x", "y"],
     summary: "SwiGLU: y = silu(gate) * up with x = [gate | up]",
 };
 
@@ -54,6 +55,7 @@ pub const EMBEDDING: Signature = Signature {
     needs_barrier: false,
     strided: &[],
     in_place: &[],
+    token_rows: &["ids", "y"],
     summary: "row gather from an embedding table",
 };
 
@@ -192,6 +194,7 @@ pub const SPLITK_REDUCE: Signature = Signature {
     needs_barrier: false,
     strided: &[],
     in_place: &[],
+    token_rows: &[],
     summary: "sum of split-K f32 partials into bf16",
 };
 

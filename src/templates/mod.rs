@@ -69,6 +69,10 @@ pub struct Signature {
     /// (input formal, output formal) pairs the body may bind to one `inout` tensor: it reads all
     /// it needs of the input before it writes the output over it.
     pub in_place: &'static [(&'static str, &'static str)],
+    /// The formals whose rows are the tokens, where the body takes a token count decided at run
+    /// time (`kRows` then read from the runtime, docs/runtime-m.md); empty where it cannot (its
+    /// layout strides by the row count, as the split-K reduce's partials do): E0023.
+    pub token_rows: &'static [&'static str],
     /// One-line description for docs.
     pub summary: &'static str,
 }

@@ -36,6 +36,7 @@ pub const SIG: Signature = Signature {
     // (an `inout` tensor normalised in place), and both step rows by their own stride.
     strided: &["x", "y"],
     in_place: &[("x", "y")],
+    token_rows: &["x", "y"],
     summary: "RMSNorm over the last dimension, fp32 accumulation",
 };
 

@@ -40,6 +40,7 @@ mod mma;
 mod names;
 mod protocol;
 mod roles;
+mod runtime_m;
 mod sems;
 mod smem;
 mod tensor_roles;
@@ -154,6 +155,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     views::views(&ir, sink);
     views::in_place(&ir, sink);
     let binding = body::template(&ir, sink);
+    runtime_m::check(&ir, binding.as_ref(), sink);
     body::region_use(&ir, binding.as_ref(), sink);
     body::inline_body_rules(&ir, sink);
     asm_barriers::asm_barriers(&ir, sink);

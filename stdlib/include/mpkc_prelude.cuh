@@ -28,6 +28,17 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+/// The token count of this step, for a task whose count is decided at run time (`param m: int in
+/// 1..=MAX = runtime`, docs/runtime-m.md): where MPK's runtime keeps it,
+/// `runtime_config.qo_indptr_buffer[MPK_MAX_NUM_BATCHED_REQUESTS]` (the last token offset, written
+/// by prepare_next_batch and read the same way by MPK's own tasks, e.g. silu_mul_v2), clamped to
+/// [0, max_tokens]: the compile-time maximum the task's buffers and tensor maps hold. A count past
+/// the maximum runs the maximum instead of reading or writing past the buffers.
+__device__ __forceinline__ int runtime_tokens(RuntimeConfig const &runtime_config, int max_tokens) {
+  int const m = runtime_config.qo_indptr_buffer[MPK_MAX_NUM_BATCHED_REQUESTS];
+  return m < 0 ? 0 : (m > max_tokens ? max_tokens : m);
+}
+
 /// Lane index within the warp.
 __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x & 31u); }
 

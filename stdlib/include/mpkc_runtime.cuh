@@ -79,12 +79,24 @@ struct alignas(16) TaskDesc {
   __host__ __device__ int smem_region_page(int r) const { return smem_regions[r].physical_page_start; }
 };
 
-/// What the runtime passes every role body besides the task.
+/// MPK_MAX_NUM_BATCHED_REQUESTS: request slots per step. MPK passes it with -D (its
+/// persistent_kernel.py, `max_num_batched_requests`); 16 is the default persistent_kernel.cuh
+/// states.
+#ifndef MPK_MAX_NUM_BATCHED_REQUESTS
+#define MPK_MAX_NUM_BATCHED_REQUESTS 16
+#endif
+
+/// What the runtime passes every role body besides the task: the fields of MPK's RuntimeConfig
+/// (runtime_header.h) a task may read.
 struct RuntimeConfig {
   /// Monotonic event counters in global memory (zeroed per launch).
   unsigned long long *event_counters;
   /// Decode step counter; step[0] == 0 on the first step.
   int *step;
+  /// Token offsets of the step's requests (MPK_MAX_NUM_BATCHED_REQUESTS + 1 entries), written by
+  /// MPK's prepare_next_batch; entry MPK_MAX_NUM_BATCHED_REQUESTS is the step's token count, which
+  /// a task with a run-time token count reads (docs/runtime-m.md).
+  int *qo_indptr_buffer;
 };
 
 /// The runtime's static shared state of one CTA (contract doc §2.1).
@@ -411,6 +423,7 @@ static_assert(offsetof(TaskDesc, input_ptrs) == 16 && offsetof(TaskDesc, output_
 static_assert(offsetof(TaskDesc, input_tma_desc_ptrs) == 112 && offsetof(TaskDesc, task_metadata) == 304, "TaskDesc layout");
 static_assert(offsetof(TaskDesc, smem_regions) == 312 && offsetof(TaskDesc, dependent_event) == 504, "TaskDesc layout");
 static_assert(offsetof(TaskDesc, registration) == 516, "TaskDesc layout");
-static_assert(sizeof(RuntimeConfig) == 16, "RuntimeConfig layout");
+static_assert(sizeof(RuntimeConfig) == 24 && offsetof(RuntimeConfig, qo_indptr_buffer) == 16,
+              "RuntimeConfig layout (mirrored by mpkc::gpu::abi::RuntimeConfig)");
 
 #endif  // MPKC_IN_MPK

@@ -100,6 +100,8 @@ struct Setup {
     _keep: Vec<CudaSlice<u8>>,
     events: CudaSlice<u8>,
     step: CudaSlice<u8>,
+    /// `RuntimeConfig::qo_indptr_buffer`: a run-time-M task runs at its maximum.
+    qo_indptr: CudaSlice<u8>,
 }
 
 fn setup(
@@ -174,6 +176,15 @@ fn setup(
         _keep: keep,
         events: gpu.upload(&[0u8; 64])?,
         step: gpu.upload(&[0u8; 16])?,
+        qo_indptr: gpu.upload(&crate::gpu::run::qo_indptr_bytes(
+            Case {
+                name: case.name.clone(),
+                tasks: case.tasks.clone(),
+                links: Vec::new(),
+                tokens: None,
+            }
+            .runtime_tokens(),
+        ))?,
     })
 }
 
@@ -189,6 +200,7 @@ fn tables(
         name: case.name.clone(),
         tasks: case.tasks.clone(),
         links: case.links.clone(),
+        tokens: None,
     };
     let out_addr: Vec<Vec<u64>> = s
         .out_bufs
@@ -210,6 +222,7 @@ fn tables(
                     outputs: &out_addr,
                     events: gpu.addr(&s.events),
                     step: gpu.addr(&s.step),
+                    qo_indptr: gpu.addr(&s.qo_indptr),
                 },
                 queues,
                 target,

@@ -136,6 +136,9 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
             value: _,
             span,
             value_span: _,
+            // `= runtime` is part of the param: each lowering either reads the count at run time
+            // or reports E0023 (`valid::runtime_m`), so it is never silently ignored.
+            runtime: _,
         } = p;
         push(Item::Param(i), *span, format!("param `{name}`"));
     }
@@ -151,6 +154,8 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
             // template's row step, an inline body's `<name>_row_stride`); `valid/views.rs`
             // rejects a view on a tensor none of those reads.
             view: _,
+            // Rows decided at run time: read with the tensor, like its extents (E0023 where not).
+            runtime_rows: _,
             tma,
             span,
         } = t;

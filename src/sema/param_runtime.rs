@@ -1,0 +1,147 @@
+//! `param NAME: int in LO..=MAX = runtime`: the token count MPK's runtime decides per step
+//! (`runtime_config.qo_indptr_buffer[MPK_MAX_NUM_BATCHED_REQUESTS]`, docs/runtime-m.md). Its
+//! compile-time value is the range's upper end, the maximum every extent, plan and budget takes;
+//! the generated code reads the count at run time and clamps it to that maximum.
+//!
+//! Misuse is E0022: a type other than an integer, no range (no maximum), a value set by an
+//! instance or `--param` (one build serves every count), a second run-time param in a task, and
+//! (checked where tensors lower, [`leading_only`]) a use in an extent other than a tensor's whole
+//! leading dimension.
+
+use super::param_range::Range;
+use crate::diag::{codes, Diagnostic, Sink};
+use crate::front::ast::{self, Expr, ExprKind};
+use crate::ir::{ParamIr, ParamType, ParamValue, RuntimeTokens};
+use crate::span::Span;
+
+/// What may have set a param besides its declaration.
+pub(super) struct Setters<'a> {
+    /// `--param NAME=VALUE`, its text.
+    pub cli: Option<&'a str>,
+    /// The instance setting's value span.
+    pub instance: Option<Span>,
+}
+
+/// The value of a run-time param `p` (keyword at `kw`): its range's upper end, or `None` after
+/// reporting E0022.
+pub(super) fn value(
+    p: &ast::Param,
+    kw: Span,
+    ty: ParamType,
+    range: Option<&Range>,
+    set: Setters<'_>,
+    sink: &mut Sink,
+) -> Option<ParamIr> {
+    let name = &p.name.node;
+    let err = |msg: String| Diagnostic::error(codes::RUNTIME_PARAM, msg);
+    if !matches!(ty, ParamType::I32 | ParamType::I64) {
+        sink.push(
+            err(format!("run-time param `{name}` is not an integer"))
+                .primary(p.ty.span, "declared type")
+                .secondary(kw, "decided at run time")
+                .help(format!(
+                    "declare the token count as `param {name}: int in 1..=64 = runtime`"
+                )),
+        );
+        return None;
+    }
+    let Some((min, max)) = range.and_then(Range::int_ends) else {
+        sink.push(
+            err(format!("run-time param `{name}` has no maximum"))
+                .primary(kw, "decided at run time, up to what?")
+                .help(format!(
+                    "give the compile-time maximum as the range's upper end: `param {name}: int in 1..=64 = runtime`"
+                )),
+        );
+        return None;
+    };
+    if let Some(text) = set.cli {
+        sink.push(
+            err(format!("`--param {name}={text}`: param `{name}` is decided at run time"))
+                .primary(p.name.span, format!("set by `--param {name}={text}`"))
+                .secondary(kw, "decided at run time")
+                .help("one build serves every token count up to the maximum: drop the `--param`; `mpkc verify --m N` runs the build at N tokens"),
+        );
+        return None;
+    }
+    if let Some(at) = set.instance {
+        sink.push(
+            err(format!("an instance sets param `{name}`, which is decided at run time"))
+                .primary(at, "set here")
+                .secondary(kw, "decided at run time")
+                .help(format!("drop the setting, or declare `{name}` with a value (`= 16`) to fix it at compile time")),
+        );
+        return None;
+    }
+    Some(ParamIr {
+        name: name.clone(),
+        ty,
+        value: ParamValue::Int(max),
+        span: p.span,
+        value_span: kw,
+        runtime: Some(RuntimeTokens { span: kw, min }),
+    })
+}
+
+/// Reports E0022 for every run-time param of `params` after the first.
+pub(super) fn only_one(params: &[&ast::Param], sink: &mut Sink) {
+    let mut rt = params.iter().filter_map(|p| p.runtime.map(|kw| (p, kw)));
+    let Some((first, first_kw)) = rt.next() else {
+        return;
+    };
+    for (p, kw) in rt {
+        sink.push(
+            Diagnostic::error(
+                codes::RUNTIME_PARAM,
+                format!(
+                    "params `{}` and `{}` are both decided at run time",
+                    first.name.node, p.name.node
+                ),
+            )
+            .primary(kw, "a second run-time param")
+            .secondary(first_kw, "the token count")
+            .help("MPK's runtime provides one count per step, the tokens: keep one `= runtime` param and give the other a value"),
+        );
+    }
+}
+
+/// Whether `e` names `param` anywhere.
+fn mentions(e: &Expr, param: &str) -> bool {
+    match &e.kind {
+        ExprKind::Path(p) => p.len() == 1 && p[0].node == param,
+        ExprKind::Neg(x) => mentions(x, param),
+        ExprKind::Binary(_, a, b) => mentions(a, param) || mentions(b, param),
+        ExprKind::Call(_, args) => args.iter().any(|a| mentions(a, param)),
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::BadLit(_) => false,
+    }
+}
+
+/// Whether `e` is the name `param` alone.
+fn is_exactly(e: &Expr, param: &str) -> bool {
+    matches!(&e.kind, ExprKind::Path(p) if p.len() == 1 && p[0].node == param)
+}
+
+/// Checks the extents of tensor `t` against the run-time param `param`: `Ok(true)` when its
+/// leading extent is that param alone (its rows are the tokens), `Ok(false)` when no extent names
+/// it, and `Err` (E0022) when an extent names it otherwise (`2 * m`, a column count): such an
+/// extent would be the maximum at run time too, which the generated code cannot honour.
+pub(super) fn leading_only(t: &ast::Tensor, param: &str) -> Result<bool, Diagnostic> {
+    for (i, e) in t.dims.iter().enumerate() {
+        if !mentions(e, param) || (i == 0 && is_exactly(e, param)) {
+            continue;
+        }
+        return Err(Diagnostic::error(
+            codes::RUNTIME_PARAM,
+            format!(
+                "tensor `{}` uses the run-time param `{param}` in its dimension {}",
+                t.name.node,
+                i + 1
+            ),
+        )
+        .primary(e.span, "not the leading extent alone")
+        .help(format!(
+            "a run-time token count is a tensor's row count: write it as the whole first extent (`[{param}, K]`), or use a compile-time param here"
+        )));
+    }
+    Ok(t.dims.first().is_some_and(|e| is_exactly(e, param)))
+}
