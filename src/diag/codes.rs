@@ -50,6 +50,7 @@ registry! {
     PIPELINE_SHAPE = "E0013", "backend", None, "a pipeline contract has a shape the sm_100a pipeline backend does not lower";
     NOT_LOWERED = "E0014", "wiring", Some("I-H7"), "a declared item is not lowered: it would change nothing in the generated files";
     UNREACHED_STAGES = "W0015", "wiring", None, "ring stages past the task's K iterations are never filled";
+    REFERENCE = "E0018", "syntax", None, "a `reference` cannot be used: its file is missing or not Python, a tolerance key is unknown or two disagree, or the task already has mpkc's reference (a body template, a pipeline) or no kernel (a helper)";
 
     REGION_SIZE = "E0101", "smem", Some("I-S1"), "a region size is negative";
     REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two";

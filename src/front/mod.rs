@@ -36,5 +36,6 @@ pub const ITEM_KEYWORDS: &[&str] = &[
     "lever",
     "instance",
     "setmaxnreg",
+    "reference",
 ];
 pub use value::parse_value;
