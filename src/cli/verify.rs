@@ -145,9 +145,14 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
             match (&c.skip, json) {
                 (skip, true) => outln!(
                     "{}",
-                    serde_json::json!({"reason": "case", "name": c.name, "skipped": skip})
+                    serde_json::json!({"reason": "case", "name": c.name, "skipped": skip,
+                        "reference": c.reference})
                 ),
-                (None, false) => outln!("{}", c.name),
+                (None, false) => outln!(
+                    "{}\treference: {}",
+                    c.name,
+                    c.reference.as_deref().unwrap_or("none")
+                ),
                 (Some(why), false) => outln!("{}\tskipped: {why}", c.name),
             }
         }
@@ -688,6 +693,7 @@ fn child(
         tasks_per_cta: v.tasks,
         seed: v.seed,
         target,
+        scratch: dir.join("reference").join(sanitize(&c.name)),
     };
     match run_case(gpu, &case, &cubin, &c.entry, &opts) {
         Ok(r) => {
@@ -704,6 +710,7 @@ fn child(
         Err(e) => {
             let status = match e {
                 GpuError::Kernel(_) => "kernel",
+                GpuError::Reference(_) => "reference",
                 GpuError::Driver { .. } => "driver",
                 GpuError::NoDriver | GpuError::NoDevice(_) => "setup",
             };

@@ -77,11 +77,13 @@ mod tests {
             let named = super::super::stdlib::CONTRACTS.iter().any(|(c, t)| {
                 let dir = Path::new(c).parent().unwrap_or(Path::new(""));
                 t.contains("reference python")
-                    && t.lines().filter(|l| l.trim_start().starts_with("reference ")).any(|l| {
-                        l.split('"')
-                            .nth(1)
-                            .is_some_and(|w| normalized(&dir.join(w)) == *p)
-                    })
+                    && t.lines()
+                        .filter(|l| l.trim_start().starts_with("reference "))
+                        .any(|l| {
+                            l.split('"')
+                                .nth(1)
+                                .is_some_and(|w| normalized(&dir.join(w)) == *p)
+                        })
             });
             assert!(named, "{p} is embedded but no stdlib contract names it");
         }

@@ -76,6 +76,18 @@ pub struct CaseSpec {
     pub entry: String,
     /// Why it cannot run (no reference, target not declared, grid-wide granularity).
     pub skip: Option<String>,
+    /// What its outputs are checked against, for a case that runs: `mpkc float64` (mpkc's own
+    /// reference of a body template or pipeline) or `python PATH:FUNCTION` (the contract's);
+    /// a chain's units' joined by ` -> `.
+    pub reference: Option<String>,
+}
+
+/// How `--list` names the reference of `t` (`None` when it has none).
+pub fn reference_of(t: &CheckedTask) -> Option<String> {
+    match crate::gpu::reference::semantics(t).ok()? {
+        crate::gpu::reference::Semantics::Python(r) => Some(r.describe()),
+        _ => Some("mpkc float64".to_string()),
+    }
 }
 
 fn task<'a>(checked: &'a [Checked], at: (usize, usize)) -> &'a CheckedTask {
@@ -134,13 +146,15 @@ pub fn cases(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
     for &u in &all {
         let t = task(checked, u);
         let unit = t.ir.unit_name();
+        let skip = not_runnable(t, target);
         out.push(CaseSpec {
             name: unit.clone(),
             units: vec![u],
             links: Vec::new(),
             file: format!("{unit}_harness.cu"),
             entry: back::harness_entry(&unit),
-            skip: not_runnable(t, target),
+            reference: skip.is_none().then(|| reference_of(t)).flatten(),
+            skip,
         });
     }
     // The single cases come first, in `all`'s order: their skip says whether a unit runs.
@@ -162,6 +176,11 @@ pub fn cases(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
                 file: format!("chain_{}__{}.cu", ta.ir.unit_name(), tb.ir.unit_name()),
                 entry: back::harness::chain_entry_name(&[ta, tb]),
                 skip: None,
+                reference: Some(format!(
+                    "{} -> {}",
+                    reference_of(ta).unwrap_or_default(),
+                    reference_of(tb).unwrap_or_default()
+                )),
             });
         }
     }

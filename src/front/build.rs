@@ -218,7 +218,8 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
                 .map(|t| {
                     let mut j = t.into_inner().filter(|c| !is_punct(c.as_rule()));
                     let key = ident(j.next().unwrap_or_else(|| unreachable!("ref_tol key")));
-                    let v = build_value(j.next().unwrap_or_else(|| unreachable!("ref_tol value")), d);
+                    let v =
+                        build_value(j.next().unwrap_or_else(|| unreachable!("ref_tol value")), d);
                     (key, v)
                 })
                 .collect();

@@ -13,7 +13,7 @@ pub struct OutputResult {
     pub unit: String,
     /// The contract's tensor name.
     pub tensor: String,
-    /// `rel_l2`, `exact`, `dequant rel_l2` or `scales`.
+    /// `rel_l2`, `mismatches`, `dequant rel_l2`, `allclose` or `scales`.
     pub metric: String,
     /// The error (relative L2, or the number of mismatches for `exact`).
     pub error: f64,
@@ -83,6 +83,26 @@ pub fn compare(unit: &str, outputs: &[HostTensor], exp: &Expected) -> OutputResu
             let deq = |i: usize| out.get(i) * s.get((i / row) * per_row + (i % row) / group);
             r.error = rel_l2((0..n.min(exp.values.len())).map(|i| (deq(i), exp.values[i])));
             r.pass = written_ok && r.error.is_finite() && r.error < *tol;
+        }
+        Check::Close { atol, rtol } => {
+            // The worst element's |out − ref| / (atol + rtol·|ref|): at most 1 passes.
+            r.metric = "allclose".into();
+            r.tol = 1.0;
+            r.error = (0..n.min(exp.values.len()))
+                .map(|i| {
+                    let (o, e) = (out.get(i), exp.values[i]);
+                    let bound = atol + rtol * e.abs();
+                    let diff = (o - e).abs();
+                    if diff == 0.0 {
+                        0.0
+                    } else if bound > 0.0 {
+                        diff / bound
+                    } else {
+                        f64::INFINITY
+                    }
+                })
+                .fold(0.0, f64::max);
+            r.pass = written_ok && r.error <= 1.0;
         }
         Check::ScalesOf => {
             r.metric = "scales".into();

@@ -11,7 +11,7 @@ use super::abi::{SmemPageRegionDesc, TaskDesc, WorkerArgs, MAX_INPUTS, MAX_OUTPU
 use super::compare::{compare, OutputResult};
 use super::data::{Fill, HostTensor, POISON};
 use super::device::{encode_tensor_map, Gpu, GpuError, TmaView};
-use super::reference::{expected, make_inputs, semantics, Semantics};
+use super::reference::{expected_in, make_inputs, semantics, Semantics};
 use crate::ir::{Dtype, Target};
 use crate::valid::CheckedTask;
 use cudarc::driver::sys::CUtensorMapDataType;
@@ -49,6 +49,8 @@ pub struct RunOptions {
     pub seed: u64,
     /// The target whose page plan the TaskDescs carry.
     pub target: Target,
+    /// Where a Python reference's exchange goes (one directory per task below it).
+    pub scratch: std::path::PathBuf,
 }
 
 /// The outcome of a case that ran to completion.
@@ -387,7 +389,10 @@ pub fn run_case(
     let mut results = Vec::new();
     for (ti, t) in case.tasks.iter().enumerate() {
         let unit = t.ir.unit_name();
-        for e in expected(t, &sems[ti], &inputs[ti]) {
+        let scratch = opts.scratch.join(format!("{ti}_{unit}"));
+        let exp = expected_in(t, &sems[ti], &inputs[ti], &scratch)
+            .map_err(|e| GpuError::Reference(format!("{unit}: {e}")))?;
+        for e in exp {
             results.push(compare(&unit, &outputs[ti], &e));
         }
     }

@@ -95,7 +95,11 @@ fn tolerance(cx: &mut Cx<'_>, key: &ast::Ident, value: &Value) -> Option<Toleran
     };
     if let Some(o) = output {
         if !cx.ir.outputs().any(|(_, t)| t.name == o) {
-            let outs: Vec<String> = cx.ir.outputs().map(|(_, t)| format!("`{}`", t.name)).collect();
+            let outs: Vec<String> = cx
+                .ir
+                .outputs()
+                .map(|(_, t)| format!("`{}`", t.name))
+                .collect();
             cx.report(
                 Diagnostic::error(codes::UNKNOWN_NAME, format!("cannot find output tensor `{o}`"))
                     .primary(key.span, "no output of this name")
@@ -156,12 +160,9 @@ fn tolerance(cx: &mut Cx<'_>, key: &ast::Ident, value: &Value) -> Option<Toleran
         },
         other => {
             cx.report(
-                Diagnostic::error(
-                    codes::REFERENCE,
-                    format!("unknown tolerance key `{other}`"),
-                )
-                .primary(key.span, "not a tolerance")
-                .help(format!(
+                Diagnostic::error(codes::REFERENCE, format!("unknown tolerance key `{other}`"))
+                    .primary(key.span, "not a tolerance")
+                    .help(format!(
                     "a tolerance is {KEYS}, optionally after an output's name (`y.rel_l2 = 2e-2`)"
                 )),
             );
@@ -197,7 +198,9 @@ fn conflicts(cx: &mut Cx<'_>, ts: &[ToleranceIr]) -> bool {
                 )
                 .primary(a.span, "this comparison")
                 .secondary(b.span, "and this one")
-                .help("give one of `rel_l2 = …`, `atol = …, rtol = …` or `exact = true` per output"),
+                .help(
+                    "give one of `rel_l2 = …`, `atol = …, rtol = …` or `exact = true` per output",
+                ),
             );
         }
     }
