@@ -164,6 +164,26 @@ mod tests {
     }
 
     #[test]
+    fn allclose_bounds_every_element() {
+        let out = bf16(&[1.0, 2.0, 100.0]);
+        let e = |v: Vec<f64>| Expected {
+            output: 0,
+            values: v,
+            check: Check::Close {
+                atol: 0.01,
+                rtol: 0.01,
+            },
+        };
+        // |100 - 100.5| = 0.5 <= 0.01 + 0.01 * 100.5.
+        let r = compare("u", std::slice::from_ref(&out), &e(vec![1.0, 2.0, 100.5]));
+        assert!(r.pass, "{r:?}");
+        assert_eq!(r.metric, "allclose");
+        // One element off by 0.05 against a bound of 0.03: the ratio is the worst element's.
+        let r = compare("u", std::slice::from_ref(&out), &e(vec![1.0, 2.05, 100.0]));
+        assert!(!r.pass && (r.error - 0.05 / 0.0305).abs() < 1e-9, "{r:?}");
+    }
+
+    #[test]
     fn exact_counts_mismatches() {
         let mut out = HostTensor::filled("token", Dtype::I64, &[3], 0);
         out.set_i64(0, 5);

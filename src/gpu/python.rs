@@ -364,3 +364,221 @@ pub fn expected(
     let values = read_outputs(dir, task)?;
     Ok(expectations(task, r, values))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::compare::compare;
+    use crate::gpu::data::{e4m3_to_f32, f32_to_e4m3, Fill};
+    use crate::gpu::reference::{make_inputs, semantics, Semantics};
+    use crate::ir::ToleranceIr;
+    use crate::span::Span;
+
+    fn fp8_task() -> CheckedTask {
+        crate::driver::check_sources(
+            &crate::driver::stdlib::sources(),
+            &Default::default(),
+            &Default::default(),
+        )
+        .into_iter()
+        .flat_map(|c| c.tasks)
+        .find(|t| t.ir.unit_name() == "silu_mul_fp8")
+        .expect("stdlib silu_mul_fp8")
+    }
+
+    fn reference(tols: &[(Option<&str>, Tolerance)]) -> ReferenceIr {
+        ReferenceIr {
+            path: "r.py".into(),
+            path_span: Span::new(0, 0),
+            function: "f".into(),
+            tolerances: tols
+                .iter()
+                .map(|(o, k)| ToleranceIr {
+                    output: o.map(str::to_string),
+                    kind: *k,
+                    span: Span::new(0, 0),
+                })
+                .collect(),
+            span: Span::new(0, 0),
+            file: ReferenceFile::Unresolved,
+        }
+    }
+
+    #[test]
+    fn defaults_follow_the_dtype_and_pair_fp8_outputs_with_their_scales() {
+        let outs = [
+            ("y", Dtype::E4m3, vec![4, 512]),
+            ("y_scale", Dtype::F32, vec![4, 4]),
+            ("h", Dtype::Bf16, vec![4, 512]),
+            ("p", Dtype::F32, vec![4, 512]),
+            ("idx", Dtype::I64, vec![4]),
+        ];
+        let c = checks(&outs, &reference(&[]));
+        assert_eq!(
+            c,
+            vec![
+                Check::Dequant {
+                    scales: 1,
+                    group: 128,
+                    tol: 2e-2
+                },
+                Check::ScalesOf,
+                Check::RelL2(1e-2),
+                Check::RelL2(1e-4),
+                Check::Exact,
+            ]
+        );
+        // An output's own tolerance wins over the task-wide one; atol/rtol make allclose.
+        let r = reference(&[
+            (None, Tolerance::RelL2(5e-2)),
+            (Some("h"), Tolerance::Atol(1e-3)),
+            (Some("y_scale"), Tolerance::Exact),
+        ]);
+        let c = checks(&outs, &r);
+        assert_eq!(
+            c[0],
+            Check::Dequant {
+                scales: 1,
+                group: 128,
+                tol: 5e-2
+            }
+        );
+        assert_eq!(c[1], Check::Exact);
+        assert_eq!(
+            c[2],
+            Check::Close {
+                atol: 1e-3,
+                rtol: 0.0
+            }
+        );
+        assert_eq!(c[3], Check::RelL2(5e-2));
+        // Two candidate scale tensors: no pairing, the e4m3 values compare by themselves.
+        let two = [
+            ("y", Dtype::E4m3, vec![4, 512]),
+            ("s1", Dtype::F32, vec![4, 4]),
+            ("s2", Dtype::F32, vec![4, 8]),
+        ];
+        assert_eq!(checks(&two, &reference(&[]))[0], Check::RelL2(2e-2));
+    }
+
+    #[test]
+    fn the_exchange_holds_the_kernels_inputs_and_a_manifest() {
+        let t = fp8_task();
+        let r = t.ir.reference.clone().expect("a reference");
+        let sem = semantics(&t).expect("python semantics");
+        assert!(matches!(sem, Semantics::Python(_)));
+        let inputs = make_inputs(&t, &sem, &mut Fill::new(3));
+        let dir = std::env::temp_dir().join(format!("mpkc-exchange-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let m = write_exchange(&dir, &t, &r, &inputs).expect("written");
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&m).expect("manifest")).expect("json");
+        assert_eq!(j["format"], "mpkc-reference-1");
+        assert_eq!(j["function"], "silu_mul_fp8");
+        assert_eq!(j["params"]["n"], 512);
+        assert_eq!(j["inputs"][0]["dtype"], "bf16");
+        assert_eq!(j["inputs"][0]["shape"], json!([1, 1024]));
+        assert_eq!(j["outputs"][0]["stored"], "f64");
+        assert_eq!(j["outputs"][1]["name"], "y_scale");
+        let file = j["inputs"][0]["file"].as_str().expect("file");
+        assert_eq!(
+            std::fs::read(dir.join(file)).expect("input"),
+            inputs[0].bytes
+        );
+        let module = j["module"].as_str().expect("module");
+        assert!(Path::new(module).is_absolute() && module.ends_with("silu_mul_fp8.ref.py"));
+        assert_eq!(
+            std::fs::read_to_string(dir.join(RUNNER_FILE)).expect("runner"),
+            RUNNER
+        );
+        // An embedded reference is written under the exchange directory.
+        let embedded = ReferenceIr {
+            file: ReferenceFile::Embedded {
+                path: "stdlib/dsv3/silu_mul_fp8.ref.py",
+                text: "def silu_mul_fp8(x):\n    pass\n",
+            },
+            ..r
+        };
+        let m = write_exchange(&dir, &t, &embedded, &inputs).expect("written");
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&m).expect("manifest")).expect("json");
+        let module = PathBuf::from(j["module"].as_str().expect("module"));
+        assert!(module.starts_with(std::path::absolute(&dir).expect("abs")));
+        assert!(std::fs::read_to_string(module)
+            .expect("module")
+            .contains("def silu_mul_fp8"));
+        // Outputs of the wrong size are an error naming the output.
+        std::fs::write(dir.join(file_name("out", 0, "y")), [0u8; 16]).expect("write");
+        std::fs::write(dir.join(file_name("out", 1, "y_scale")), [0u8; 32]).expect("write");
+        let e = read_outputs(&dir, &t).expect_err("too short");
+        assert!(
+            e.contains("`y` has 2 values, the contract declares 512"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The fp8 comparison end to end on the Rust side: reference values and scales as the runner
+    /// would write them, a kernel output quantised the same way passes; one group's scale doubled
+    /// fails the `exact` scales; values of another group fail the dequantized bound.
+    #[test]
+    fn fp8_outputs_compare_dequantized_with_their_own_scales() {
+        let t = fp8_task();
+        let r = t.ir.reference.clone().expect("a reference");
+        let n = 512;
+        let vals: Vec<f64> = (0..n)
+            .map(|i| ((i * 37 % 101) as f64 - 50.0) / 7.0)
+            .collect();
+        let mut scales = Vec::new();
+        let mut q = Vec::new();
+        for g in 0..4 {
+            let amax = vals[g * 128..(g + 1) * 128]
+                .iter()
+                .fold(1e-4f64, |a, v| a.max(v.abs()));
+            let s = 2f64.powf((amax / 448.0).log2().ceil());
+            scales.push(s);
+            for v in &vals[g * 128..(g + 1) * 128] {
+                q.push(f64::from(e4m3_to_f32(f32_to_e4m3((v / s) as f32))));
+            }
+        }
+        let exp = expectations(&t, &r, vec![q.clone(), scales.clone()]);
+        assert_eq!(exp.len(), 2);
+        assert_eq!(exp[1].check, Check::Exact);
+        let kernel = |q: &[f64], s: &[f64]| {
+            let mut y = HostTensor::filled("y", Dtype::E4m3, &[1, n as i64], 0);
+            for (i, v) in q.iter().enumerate() {
+                y.set(i, *v);
+            }
+            let mut ys = HostTensor::filled("y_scale", Dtype::F32, &[1, 4], 0);
+            for (i, v) in s.iter().enumerate() {
+                ys.set(i, *v);
+            }
+            vec![y, ys]
+        };
+        let good = kernel(&q, &scales);
+        assert!(exp.iter().all(|e| compare("u", &good, e).pass));
+        let mut doubled = scales.clone();
+        doubled[2] *= 2.0;
+        let bad = kernel(&q, &doubled);
+        assert!(!compare("u", &bad, &exp[1]).pass);
+        let mut off = q.clone();
+        for v in &mut off[128..256] {
+            *v = -*v;
+        }
+        let bad = kernel(&off, &scales);
+        let c = compare("u", &bad, &exp[0]);
+        assert!(!c.pass && c.error > 0.1, "{c:?}");
+    }
+
+    #[test]
+    fn a_python_that_cannot_start_is_an_error_naming_it() {
+        let dir = std::env::temp_dir().join(format!("mpkc-nopython-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let e = run("/nonexistent/python3", &dir.join("manifest.json")).expect_err("no python");
+        assert!(
+            e.contains("/nonexistent/python3") && e.contains(PYTHON_ENV),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -3,8 +3,8 @@
     $MPKC_PYTHON mpkc_reference.py manifest.json
 
 Imports the reference module the manifest names, calls its function with the kernel's inputs
-(torch tensors on the GPU, or on the CPU without CUDA; plain `Array`s when the module sets
-`MPKC_ARRAYS = "python"`), and writes each output back: little-endian f64 values (i64 for the
+(torch tensors on the GPU, or on the CPU without CUDA or where MPKC_REFERENCE_DEVICE says
+`cpu`; plain `Array`s when the module sets `MPKC_ARRAYS = "python"`), and writes each output back: little-endian f64 values (i64 for the
 integer types, the raw byte for e5m2 and ue8m0). Errors go to stderr as `mpkc-reference: ...`
 lines and a non-zero exit; mpkc reports them as the case's failure.
 """
@@ -149,7 +149,7 @@ def main(argv):
         except ModuleNotFoundError:
             fail("the reference %s takes torch tensors, and %s cannot import torch: install PyTorch "
                  "there, or set MPKC_PYTHON to a Python that has it" % (m["module"], sys.executable), 3)
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+        device = os.environ.get("MPKC_REFERENCE_DEVICE") or ("cuda" if torch.cuda.is_available() else "cpu")
         types = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
                  "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2, "u8": torch.uint8,
                  "i32": torch.int32, "i64": torch.int64}
