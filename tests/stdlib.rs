@@ -40,16 +40,22 @@ fn stdlib_checks_clean() {
 
 #[test]
 fn every_stdlib_file_is_embedded() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib");
-    let mut on_disk: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".mpk"))
-        .map(|n| format!("stdlib/{n}"))
-        .collect();
+    // Contracts in stdlib/ and its subdirectories (stdlib/dsv3/), and their Python references.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut on_disk: Vec<String> = Vec::new();
+    for sub in ["stdlib", "stdlib/dsv3"] {
+        on_disk.extend(
+            std::fs::read_dir(root.join(sub))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".mpk") || n.ends_with(".ref.py"))
+                .map(|n| format!("{sub}/{n}")),
+        );
+    }
     on_disk.sort();
     let mut embedded: Vec<String> = stdlib::CONTRACTS
         .iter()
+        .chain(stdlib::REFERENCES)
         .map(|(p, _)| p.to_string())
         .collect();
     embedded.sort();
