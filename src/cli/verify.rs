@@ -694,6 +694,7 @@ fn child(
         seed: v.seed,
         target,
         scratch: dir.join("reference").join(sanitize(&c.name)),
+        device: v.device,
     };
     match run_case(gpu, &case, &cubin, &c.entry, &opts) {
         Ok(r) => {

@@ -27,6 +27,10 @@ pub const RUNNER_FILE: &str = "mpkc_reference.py";
 /// The environment variable naming the Python interpreter (default `python3`).
 pub const PYTHON_ENV: &str = "MPKC_PYTHON";
 
+/// The environment variable by which verify tells the runner its GPU's ordinal (the runner puts
+/// torch tensors on `cuda:N` when torch sees CUDA and `MPKC_REFERENCE_DEVICE` is unset).
+pub const CUDA_DEVICE_ENV: &str = "MPKC_REFERENCE_CUDA_DEVICE";
+
 /// The interpreter verify runs: `$MPKC_PYTHON`, else `python3`.
 pub fn python() -> String {
     std::env::var(PYTHON_ENV)
@@ -234,13 +238,15 @@ pub fn write_exchange(
     Ok(path)
 }
 
-/// Runs the runner of the exchange at `manifest` with `python`. Errors: the interpreter cannot be
-/// started, or the runner failed (its `mpkc-reference:` lines, else its last lines of stderr).
-pub fn run(python: &str, manifest: &Path) -> Result<(), String> {
+/// Runs the runner of the exchange at `manifest` with `python`, on GPU `cuda_device` where torch
+/// sees CUDA. Errors: the interpreter cannot be started, or the runner failed (its
+/// `mpkc-reference:` lines, else its last lines of stderr).
+pub fn run(python: &str, manifest: &Path, cuda_device: usize) -> Result<(), String> {
     let dir = manifest.parent().unwrap_or(Path::new("."));
     let out = Command::new(python)
         .arg(dir.join(RUNNER_FILE))
         .arg(manifest)
+        .env(CUDA_DEVICE_ENV, cuda_device.to_string())
         .output()
         .map_err(|e| {
             format!("cannot run the Python reference with `{python}` ({e}): install Python 3 or set {PYTHON_ENV}")
@@ -345,14 +351,16 @@ pub fn expectations(task: &CheckedTask, r: &ReferenceIr, values: Vec<Vec<f64>>) 
         .collect()
 }
 
-/// Runs `task`'s Python reference on `inputs` (the inputs the kernel saw) in `dir`, and returns
-/// what each output should hold. Errors: the exchange cannot be written, the runner failed, or
-/// its outputs do not match the contract.
+/// Runs `task`'s Python reference on `inputs` (the inputs the kernel saw) in `dir`, on GPU
+/// `cuda_device` (the kernel's) where torch has CUDA, and returns what each output should hold.
+/// Errors: the exchange cannot be written, the runner failed, or its outputs do not match the
+/// contract.
 pub fn expected(
     task: &CheckedTask,
     r: &ReferenceIr,
     inputs: &[HostTensor],
     dir: &Path,
+    cuda_device: usize,
 ) -> Result<Vec<Expected>, String> {
     let manifest = write_exchange(dir, task, r, inputs).map_err(|e| {
         format!(
@@ -360,7 +368,7 @@ pub fn expected(
             dir.display()
         )
     })?;
-    run(&python(), &manifest)?;
+    run(&python(), &manifest, cuda_device)?;
     let values = read_outputs(dir, task)?;
     Ok(expectations(task, r, values))
 }
@@ -574,7 +582,7 @@ mod tests {
     fn a_python_that_cannot_start_is_an_error_naming_it() {
         let dir = std::env::temp_dir().join(format!("mpkc-nopython-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("dir");
-        let e = run("/nonexistent/python3", &dir.join("manifest.json")).expect_err("no python");
+        let e = run("/nonexistent/python3", &dir.join("manifest.json"), 0).expect_err("no python");
         assert!(
             e.contains("/nonexistent/python3") && e.contains(PYTHON_ENV),
             "{e}"

@@ -213,15 +213,17 @@ fn scale_input(p: &LinearMath, weights: bool) -> Option<crate::ir::TensorHandle>
 }
 
 /// The expected outputs of `task` on `inputs`, for any semantics: a Python reference runs in
-/// `scratch` ([`super::python::expected`]). Errors: the Python reference's.
+/// `scratch`, on GPU `cuda_device` where torch has CUDA ([`super::python::expected`]). Errors:
+/// the Python reference's.
 pub fn expected_in(
     task: &CheckedTask,
     sem: &Semantics,
     inputs: &[HostTensor],
     scratch: &std::path::Path,
+    cuda_device: usize,
 ) -> Result<Vec<Expected>, String> {
     match sem {
-        Semantics::Python(r) => super::python::expected(task, r, inputs, scratch),
+        Semantics::Python(r) => super::python::expected(task, r, inputs, scratch, cuda_device),
         _ => Ok(expected(task, sem, inputs)),
     }
 }

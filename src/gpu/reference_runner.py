@@ -149,7 +149,10 @@ def main(argv):
         except ModuleNotFoundError:
             fail("the reference %s takes torch tensors, and %s cannot import torch: install PyTorch "
                  "there, or set MPKC_PYTHON to a Python that has it" % (m["module"], sys.executable), 3)
-        device = os.environ.get("MPKC_REFERENCE_DEVICE") or ("cuda" if torch.cuda.is_available() else "cpu")
+        # MPKC_REFERENCE_DEVICE if set, else the kernel's GPU (MPKC_REFERENCE_CUDA_DEVICE, which
+        # mpkc sets) where torch sees CUDA, else the CPU.
+        device = os.environ.get("MPKC_REFERENCE_DEVICE") or (
+            "cuda:" + os.environ.get("MPKC_REFERENCE_CUDA_DEVICE", "0") if torch.cuda.is_available() else "cpu")
         types = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
                  "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2, "u8": torch.uint8,
                  "i32": torch.int32, "i64": torch.int64}

@@ -51,6 +51,8 @@ pub struct RunOptions {
     pub target: Target,
     /// Where a Python reference's exchange goes (one directory per task below it).
     pub scratch: std::path::PathBuf,
+    /// The GPU's ordinal, where a Python reference runs torch on CUDA.
+    pub device: usize,
 }
 
 /// The outcome of a case that ran to completion.
@@ -390,7 +392,7 @@ pub fn run_case(
     for (ti, t) in case.tasks.iter().enumerate() {
         let unit = t.ir.unit_name();
         let scratch = opts.scratch.join(format!("{ti}_{unit}"));
-        let exp = expected_in(t, &sems[ti], &inputs[ti], &scratch)
+        let exp = expected_in(t, &sems[ti], &inputs[ti], &scratch, opts.device)
             .map_err(|e| GpuError::Reference(format!("{unit}: {e}")))?;
         for e in exp {
             results.push(compare(&unit, &outputs[ti], &e));

@@ -317,7 +317,7 @@ fn cpu_check(
             std::process::id(),
             t.ir.unit_name()
         ));
-        let exp = expected_in(t, &sem, &inputs[ti], &scratch).map_err(GpuError::Reference)?;
+        let exp = expected_in(t, &sem, &inputs[ti], &scratch, 0).map_err(GpuError::Reference)?;
         for e in exp {
             results.push(compare(&case.name, &outputs[ti], &e));
         }
