@@ -101,7 +101,10 @@ if [ "$MODE" = all ] || [ "$MODE" = sanitize ]; then
     FAILED=1
     row sanitize "test build at M = 1" FAIL "see $OUT/sanitize-build.log"
   fi
-  CASES=$("$MPKC" verify --m 1 --list | grep -v 'skipped:')
+  # `NAME<TAB>reference: …` per runnable case; the sanitizer watches the kernel, not torch: Python
+  # references run on the CPU here (MPKC_REFERENCE_DEVICE, docs/references.md).
+  CASES=$("$MPKC" verify --m 1 --list | grep -v 'skipped:' | cut -f1)
+  export MPKC_REFERENCE_DEVICE=cpu
   NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   [ "$NGPU" -ge 1 ] || NGPU=1
   sanitize_case() { # case, device -> one result line "PASS|FAIL<TAB>detail"

@@ -99,7 +99,11 @@ fn listing_needs_no_gpu_and_names_every_case() {
         "argmax_partial_v2 -> argmax_reduce_v2",
         "linear_bf16_splitk_q_b -> linear_bf16_splitk_q_b_reduce",
     ] {
-        assert!(text.lines().any(|l| l == case), "{case} not in:\n{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.split('\t').next() == Some(case) && l.contains("\treference: ")),
+            "{case} not in:\n{text}"
+        );
     }
     let ex = verify(&["--list", "examples/residual_add.mpk"]);
     let ex = String::from_utf8_lossy(&ex.stdout).into_owned();

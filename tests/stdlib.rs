@@ -40,7 +40,8 @@ fn stdlib_checks_clean() {
 
 #[test]
 fn every_stdlib_file_is_embedded() {
-    // `stdlib/*.mpk` and the contracts of its subdirectories (`stdlib/dsv3/`), not `bodies/`.
+    // `stdlib/*.mpk`, the contracts of its subdirectories (`stdlib/dsv3/`) and their Python
+    // references (`*.ref.py`), not `bodies/`.
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut on_disk: Vec<String> = Vec::new();
     let mut dirs = vec![root.join("stdlib")];
@@ -49,7 +50,9 @@ fn every_stdlib_file_is_embedded() {
             let p = e.unwrap().path();
             if p.is_dir() {
                 dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "mpk") {
+            } else if p.extension().is_some_and(|x| x == "mpk")
+                || p.to_string_lossy().ends_with(".ref.py")
+            {
                 let rel = p.strip_prefix(root).unwrap();
                 on_disk.push(rel.to_string_lossy().replace('\\', "/"));
             }
@@ -58,6 +61,7 @@ fn every_stdlib_file_is_embedded() {
     on_disk.sort();
     let mut embedded: Vec<String> = stdlib::CONTRACTS
         .iter()
+        .chain(stdlib::REFERENCES)
         .map(|(p, _)| p.to_string())
         .collect();
     embedded.sort();

@@ -149,9 +149,14 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
             match (&c.skip, json) {
                 (skip, true) => outln!(
                     "{}",
-                    serde_json::json!({"reason": "case", "name": c.name, "skipped": skip})
+                    serde_json::json!({"reason": "case", "name": c.name, "skipped": skip,
+                        "reference": c.reference})
                 ),
-                (None, false) => outln!("{}", c.name),
+                (None, false) => outln!(
+                    "{}\treference: {}",
+                    c.name,
+                    c.reference.as_deref().unwrap_or("none")
+                ),
                 (Some(why), false) => outln!("{}\tskipped: {why}", c.name),
             }
         }
@@ -699,6 +704,8 @@ fn child(
         tasks_per_cta: v.tasks,
         seed: v.seed,
         target,
+        scratch: dir.join("reference").join(sanitize(&c.name)),
+        device: v.device,
     };
     match run_case(gpu, &case, &cubin, &c.entry, &opts) {
         Ok(r) => {
@@ -715,6 +722,7 @@ fn child(
         Err(e) => {
             let status = match e {
                 GpuError::Kernel(_) => "kernel",
+                GpuError::Reference(_) => "reference",
                 GpuError::Driver { .. } => "driver",
                 GpuError::NoDriver | GpuError::NoDevice(_) => "setup",
             };

@@ -13,6 +13,7 @@ pub mod nvcc;
 pub mod outdir;
 pub mod plan_view;
 pub mod predecessors;
+pub mod reference;
 pub mod select;
 mod setmaxnreg;
 pub mod stdlib;
@@ -111,9 +112,14 @@ pub fn check_parsed(
             // Instances of one contract often share their protocol (only sizes differ): one
             // that passed the model check proves the others with the same key.
             let mut proven: Vec<String> = Vec::new();
-            for lowered in sema::lower_file(ast, sema_opts, &mut sink) {
+            for mut lowered in sema::lower_file(ast, sema_opts, &mut sink) {
                 if cancel::requested() {
                     break;
+                }
+                if let Some(r) = &mut lowered.ir.reference {
+                    if let Err(d) = reference::resolve(&source.path, r) {
+                        sink.push(d);
+                    }
                 }
                 if !lowered.clean {
                     continue;

@@ -80,6 +80,18 @@ pub struct CaseSpec {
     /// docs/runtime-m.md): such a case runs once per count, every run on the one build of its
     /// `file`; `None` for the others.
     pub tokens: Option<i64>,
+    /// What its outputs are checked against, for a case that runs: `mpkc float64` (mpkc's own
+    /// reference of a body template or pipeline) or `python PATH:FUNCTION` (the contract's);
+    /// a chain's units' joined by ` -> `.
+    pub reference: Option<String>,
+}
+
+/// How `--list` names the reference of `t` (`None` when it has none).
+pub fn reference_of(t: &CheckedTask) -> Option<String> {
+    match crate::gpu::reference::semantics(t).ok()? {
+        crate::gpu::reference::Semantics::Python(r) => Some(r.describe()),
+        _ => Some("mpkc float64".to_string()),
+    }
 }
 
 fn task<'a>(checked: &'a [Checked], at: (usize, usize)) -> &'a CheckedTask {
@@ -195,14 +207,16 @@ fn single_and_chains(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
     for &u in &all {
         let t = task(checked, u);
         let unit = t.ir.unit_name();
+        let skip = not_runnable(t, target);
         out.push(CaseSpec {
             name: unit.clone(),
             units: vec![u],
             links: Vec::new(),
             file: format!("{unit}_harness.cu"),
             entry: back::harness_entry(&unit),
-            skip: not_runnable(t, target),
             tokens: None,
+            reference: skip.is_none().then(|| reference_of(t)).flatten(),
+            skip,
         });
     }
     // The single cases come first, in `all`'s order: their skip says whether a unit runs.
@@ -225,6 +239,11 @@ fn single_and_chains(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
                 entry: back::harness::chain_entry_name(&[ta, tb]),
                 skip: None,
                 tokens: None,
+                reference: Some(format!(
+                    "{} -> {}",
+                    reference_of(ta).unwrap_or_default(),
+                    reference_of(tb).unwrap_or_default()
+                )),
             });
         }
     }

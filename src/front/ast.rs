@@ -70,6 +70,8 @@ pub enum Item {
     Instance(Instance),
     /// `setmaxnreg consumer N, helpers M`.
     SetMaxNReg(Vec<(Ident, Expr)>, Span),
+    /// `reference LANG "PATH" fn NAME (KEY = VALUE, …)`.
+    Reference(Reference),
 }
 
 impl Item {
@@ -97,6 +99,7 @@ impl Item {
             Item::Lever(_) => "lever",
             Item::Instance(_) => "instance",
             Item::SetMaxNReg(..) => "setmaxnreg",
+            Item::Reference(_) => "reference",
         }
     }
 }
@@ -492,6 +495,22 @@ pub enum Body {
         /// Whole body.
         span: Span,
     },
+}
+
+/// `reference python "silu_mul_fp8.ref.py" fn silu_mul_fp8 (rel_l2 = 2e-2)`: the function
+/// `mpkc verify` runs on the kernel's inputs to check an inline body (docs/references.md).
+#[derive(Clone, Debug)]
+pub struct Reference {
+    /// The language (`python`, the only one).
+    pub language: Ident,
+    /// The file, relative to the contract, without its quotes (the span covers the quotes).
+    pub path: Spanned<String>,
+    /// The function the file defines.
+    pub function: Ident,
+    /// Tolerances: the key as written (`rel_l2`, `y.atol`) and its value.
+    pub tolerances: Vec<(Ident, Value)>,
+    /// Whole declaration.
+    pub span: Span,
 }
 
 /// `granularity KIND(args)`.

@@ -204,6 +204,34 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
                 .collect();
             Item::Instance(Instance { name, sets, span })
         }
+        Rule::reference_decl => {
+            let mut i = inner.skip(1);
+            let language = ident(i.next()?);
+            let lit = i.next()?;
+            let text = lit.as_str();
+            let path = text[1..text.len() - 1]
+                .replace("\\\"", "\"")
+                .replace("\\\\", "\\");
+            let path = Spanned::new(path, span_of(&lit));
+            let function = ident(i.nth(1)?);
+            let tolerances = i
+                .filter(|t| t.as_rule() == Rule::ref_tol)
+                .map(|t| {
+                    let mut j = t.into_inner().filter(|c| !is_punct(c.as_rule()));
+                    let key = ident(j.next().unwrap_or_else(|| unreachable!("ref_tol key")));
+                    let v =
+                        build_value(j.next().unwrap_or_else(|| unreachable!("ref_tol value")), d);
+                    (key, v)
+                })
+                .collect();
+            Item::Reference(Reference {
+                language,
+                path,
+                function,
+                tolerances,
+                span,
+            })
+        }
         r => unreachable!("{r:?} in build_item"),
     })
 }

@@ -37,5 +37,6 @@ pub const ITEM_KEYWORDS: &[&str] = &[
     "instance",
     "setmaxnreg",
     "reduce_task_id",
+    "reference",
 ];
 pub use value::parse_value;

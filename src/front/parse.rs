@@ -59,6 +59,9 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         Rule::lever_decl | Rule::kw_lever => "`lever`",
         Rule::instance_decl | Rule::kw_instance => "`instance`",
         Rule::setmaxnreg_decl | Rule::kw_setmaxnreg => "`setmaxnreg`",
+        Rule::reference_decl | Rule::kw_reference => "`reference`",
+        Rule::kw_fn => "`fn`",
+        Rule::ref_tol | Rule::ref_key => "a tolerance like `rel_l2 = 1e-2`",
         Rule::direction => "`in`, `out` or `inout`",
         Rule::tensor_role | Rule::role_word | Rule::role_scale | Rule::kw_scale | Rule::kw_of => {
             "a tensor role (`weight`, `activation`, `residual`, `output`, `partials`, `scale of T`)"
@@ -190,6 +193,7 @@ const ITEM_KEYWORDS: &[&str] = &[
     "`instance`",
     "`setmaxnreg`",
     "`reduce_task_id`",
+    "`reference`",
 ];
 
 fn join_or(items: &[&str]) -> String {

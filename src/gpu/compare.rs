@@ -13,7 +13,7 @@ pub struct OutputResult {
     pub unit: String,
     /// The contract's tensor name.
     pub tensor: String,
-    /// `rel_l2`, `exact`, `dequant rel_l2` or `scales`.
+    /// `rel_l2`, `mismatches`, `dequant rel_l2`, `allclose` or `scales`.
     pub metric: String,
     /// The error (relative L2, or the number of mismatches for `exact`).
     pub error: f64,
@@ -88,6 +88,26 @@ pub fn compare(unit: &str, outputs: &[HostTensor], exp: &Expected) -> OutputResu
             r.error = rel_l2((0..n.min(exp.values.len())).map(|i| (deq(i), exp.values[i])));
             r.pass = written_ok && r.error.is_finite() && r.error < *tol;
         }
+        Check::Close { atol, rtol } => {
+            // The worst element's |out − ref| / (atol + rtol·|ref|): at most 1 passes.
+            r.metric = "allclose".into();
+            r.tol = 1.0;
+            r.error = (0..n.min(exp.values.len()))
+                .map(|i| {
+                    let (o, e) = (out.get(i), exp.values[i]);
+                    let bound = atol + rtol * e.abs();
+                    let diff = (o - e).abs();
+                    if diff == 0.0 {
+                        0.0
+                    } else if bound > 0.0 {
+                        diff / bound
+                    } else {
+                        f64::INFINITY
+                    }
+                })
+                .fold(0.0, f64::max);
+            r.pass = written_ok && r.error <= 1.0;
+        }
         Check::ScalesOf => {
             r.metric = "scales".into();
             let bad = (0..n)
@@ -145,6 +165,26 @@ mod tests {
         let r = compare("u", std::slice::from_ref(&out), &e);
         assert_eq!(r.unwritten, 1);
         assert!(!r.pass);
+    }
+
+    #[test]
+    fn allclose_bounds_every_element() {
+        let out = bf16(&[1.0, 2.0, 100.0]);
+        let e = |v: Vec<f64>| Expected {
+            output: 0,
+            values: v,
+            check: Check::Close {
+                atol: 0.01,
+                rtol: 0.01,
+            },
+        };
+        // |100 - 100.5| = 0.5 <= 0.01 + 0.01 * 100.5.
+        let r = compare("u", std::slice::from_ref(&out), &e(vec![1.0, 2.0, 100.5]));
+        assert!(r.pass, "{r:?}");
+        assert_eq!(r.metric, "allclose");
+        // One element off by 0.05 against a bound of 0.03: the ratio is the worst element's.
+        let r = compare("u", std::slice::from_ref(&out), &e(vec![1.0, 2.05, 100.0]));
+        assert!(!r.pass && (r.error - 0.05 / 0.0305).abs() < 1e-9, "{r:?}");
     }
 
     #[test]

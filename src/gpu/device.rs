@@ -30,6 +30,10 @@ pub enum GpuError {
     /// The kernel under test faulted or trapped (a verification failure, exit 1).
     #[error("the kernel failed: {0}")]
     Kernel(String),
+    /// The contract's Python reference could not run or gave outputs the contract does not
+    /// declare (a verification failure, exit 1: nothing checked the kernel).
+    #[error("{0}")]
+    Reference(String),
 }
 
 fn driver<T>(call: &'static str, r: Result<T, cudarc::driver::DriverError>) -> Result<T, GpuError> {

@@ -1,7 +1,8 @@
 //! `mpkc verify` on the GPU: the host side of mpkc's harness. It mirrors the runtime structures
 //! the harness reads ([`abi`]), talks to the CUDA driver through cudarc with dynamic loading
 //! ([`device`]; mpkc builds and tests where no driver exists), makes inputs and poisoned outputs
-//! ([`data`]), computes float64 references ([`reference`]), runs a case ([`run`]) and compares
+//! ([`data`]), computes float64 references ([`reference`]) or runs a contract's Python one
+//! ([`python`]), runs a case ([`run`]) and compares
 //! ([`compare`]).
 
 pub mod abi;
@@ -9,6 +10,7 @@ pub mod bench;
 pub mod compare;
 pub mod data;
 pub mod device;
+pub mod python;
 pub mod reference;
 pub mod run;
 pub mod tokens;

@@ -37,6 +37,8 @@ pub enum Semantics {
     SplitkReduce,
     /// The pipeline linear (family A).
     Linear(Box<LinearMath>),
+    /// An inline body's `reference python "FILE" fn NAME` ([`super::python`]).
+    Python(Box<crate::ir::ReferenceIr>),
 }
 
 /// How an output is compared with its reference.
@@ -58,6 +60,13 @@ pub enum Check {
     },
     /// Checked through another output's `Dequant` (written, finite, positive).
     ScalesOf,
+    /// Every |out − ref| ≤ atol + rtol·|ref| (numpy's `allclose`).
+    Close {
+        /// Absolute tolerance.
+        atol: f64,
+        /// Relative tolerance.
+        rtol: f64,
+    },
 }
 
 /// The expected contents of one output.
@@ -94,13 +103,20 @@ fn int_param(task: &CheckedTask, name: &str) -> Option<i64> {
         })
 }
 
-/// The semantics of `task`, or why it has no reference (inline CUDA bodies, helper families).
+/// The semantics of `task`, or why it has no reference (an inline CUDA body without a
+/// `reference`, helper families).
 pub fn semantics(task: &CheckedTask) -> Result<Semantics, String> {
     if let Some(p) = task.linear() {
         return Ok(Semantics::Linear(Box::new(p.clone())));
     }
+    if let Some(r) = &task.ir.reference {
+        return Ok(Semantics::Python(Box::new(r.clone())));
+    }
     let Some(b) = &task.binding else {
-        return Err("inline CUDA body: mpkc has no reference for it".to_string());
+        return Err(
+            "inline CUDA body without a reference: add `reference python \"FILE.py\" fn NAME` (docs/references.md)"
+                .to_string(),
+        );
     };
     Ok(match b.sig.name {
         "rmsnorm" => {
@@ -184,6 +200,12 @@ pub fn make_inputs(task: &CheckedTask, sem: &Semantics, fill: &mut Fill) -> Vec<
             {
                 fill.powers_of_two(&mut x, -4, 0);
             }
+            // A Python reference's integer inputs: uniform in [0, 128) (docs/references.md).
+            (Semantics::Python(_), _) if matches!(t.dtype, Dtype::I32 | Dtype::I64 | Dtype::U8) => {
+                for i in 0..x.len() {
+                    x.set(i, fill.int(0, 128) as f64);
+                }
+            }
             _ => fill.values(&mut x),
         }
         out.push(x);
@@ -200,8 +222,25 @@ fn scale_input(p: &LinearMath, weights: bool) -> Option<crate::ir::TensorHandle>
     }
 }
 
-/// The expected final values of what `task` writes on `inputs` (`Expected::output` indexes
-/// `ir.written()`: the `out` tensors and the `inout` ones, whose initial values are inputs).
+/// The expected outputs of `task` on `inputs`, for any semantics: a Python reference runs in
+/// `scratch`, on GPU `cuda_device` where torch has CUDA ([`super::python::expected`]). Errors:
+/// the Python reference's.
+pub fn expected_in(
+    task: &CheckedTask,
+    sem: &Semantics,
+    inputs: &[HostTensor],
+    scratch: &std::path::Path,
+    cuda_device: usize,
+) -> Result<Vec<Expected>, String> {
+    match sem {
+        Semantics::Python(r) => super::python::expected(task, r, inputs, scratch, cuda_device),
+        _ => Ok(expected(task, sem, inputs)),
+    }
+}
+
+/// The expected final values of what `task` writes on `inputs` from mpkc's float64 references
+/// (`Expected::output` indexes `ir.written()`: the `out` tensors and the `inout` ones, whose
+/// initial values are inputs); none for a Python reference: [`expected_in`] runs it.
 pub fn expected(task: &CheckedTask, sem: &Semantics, inputs: &[HostTensor]) -> Vec<Expected> {
     let ir = &task.ir;
     let outs: Vec<(Dtype, Vec<i64>)> = ir
@@ -336,6 +375,7 @@ pub fn expected(task: &CheckedTask, sem: &Semantics, inputs: &[HostTensor]) -> V
             }]
         }
         Semantics::Linear(p) => linear(task, p, inputs),
+        Semantics::Python(_) => Vec::new(),
     }
 }
 

@@ -11,7 +11,7 @@ use super::abi::{SmemPageRegionDesc, TaskDesc, WorkerArgs, MAX_INPUTS, MAX_OUTPU
 use super::compare::{compare, OutputResult};
 use super::data::{Fill, HostTensor, POISON};
 use super::device::{encode_tensor_map, Gpu, GpuError, TmaView};
-use super::reference::{expected, make_inputs, semantics, Semantics};
+use super::reference::{expected_in, make_inputs, semantics, Semantics};
 use crate::ir::{Dtype, Target};
 use crate::valid::CheckedTask;
 use cudarc::driver::sys::CUtensorMapDataType;
@@ -67,6 +67,10 @@ pub struct RunOptions {
     pub seed: u64,
     /// The target whose page plan the TaskDescs carry.
     pub target: Target,
+    /// Where a Python reference's exchange goes (one directory per task below it).
+    pub scratch: std::path::PathBuf,
+    /// The GPU's ordinal, where a Python reference runs torch on CUDA.
+    pub device: usize,
 }
 
 /// The outcome of a case that ran to completion.
@@ -504,13 +508,19 @@ pub fn run_case(
                 }
             }
         }
+        let scratch = opts.scratch.join(format!("{ti}_{unit}"));
         match tokens_of(t, run_m) {
             None => {
-                for e in expected(t, &sems[ti], &inputs[ti]) {
+                let exp = expected_in(t, &sems[ti], &inputs[ti], &scratch, opts.device)
+                    .map_err(|e| GpuError::Reference(format!("{unit}: {e}")))?;
+                for e in exp {
                     results.push(compare(&unit, &finals, &e));
                 }
             }
-            Some(m) => results.extend(compare_at(t, &sems[ti], &inputs[ti], &finals, m)),
+            Some(m) => results.extend(
+                compare_at(t, &sems[ti], &inputs[ti], &finals, m, &scratch, opts.device)
+                    .map_err(|e| GpuError::Reference(format!("{unit}: {e}")))?,
+            ),
         }
     }
     Ok(CaseRun {
@@ -544,7 +554,9 @@ fn compare_at(
     inputs: &[HostTensor],
     outputs: &[HostTensor],
     m: i64,
-) -> Vec<OutputResult> {
+    scratch: &std::path::Path,
+    cuda_device: usize,
+) -> Result<Vec<OutputResult>, String> {
     use super::tokens::{first_rows, semantics_at, written_past};
     let ins: Vec<HostTensor> = inputs
         .iter()
@@ -557,14 +569,14 @@ fn compare_at(
             }
         })
         .collect();
-    let rt: Vec<bool> = t.ir.outputs().map(|(_, o)| o.runtime_rows).collect();
+    let rt: Vec<bool> = t.ir.written().map(|(_, o)| o.runtime_rows).collect();
     let outs: Vec<HostTensor> = outputs
         .iter()
         .zip(&rt)
         .map(|(o, r)| if *r { first_rows(o, m) } else { o.clone() })
         .collect();
     let unit = t.ir.unit_name();
-    expected(t, &semantics_at(sem, m), &ins)
+    Ok(expected_in(t, &semantics_at(sem, m), &ins, scratch, cuda_device)?
         .iter()
         .map(|e| {
             let mut r = compare(&unit, &outs, e);
@@ -574,7 +586,7 @@ fn compare_at(
             }
             r
         })
-        .collect()
+        .collect())
 }
 
 #[cfg(test)]

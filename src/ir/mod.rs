@@ -4,11 +4,13 @@
 mod arena;
 pub mod exact;
 mod held;
+mod reference;
 mod sync;
 mod types;
 
 pub use arena::{Arena, Handle};
 pub use held::{layout as layout_held, HeldIr, HeldType};
+pub use reference::{ReferenceFile, ReferenceIr, Tolerance, ToleranceIr};
 pub use sync::*;
 pub use types::*;
 
@@ -81,6 +83,8 @@ pub struct TaskIr {
     pub levers: Vec<LeverIr>,
     /// `setmaxnreg`: (consumer warpgroup registers, helper warpgroup registers, span).
     pub setmaxnreg: Option<(i64, i64, Span)>,
+    /// `reference python "PATH" fn NAME`: what `mpkc verify` checks an inline body against.
+    pub reference: Option<ReferenceIr>,
 }
 
 impl TaskIr {

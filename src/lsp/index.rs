@@ -334,7 +334,11 @@ impl Resolver<'_> {
                 .iter()
                 .filter_map(|(_, _, with)| with.as_ref())
                 .for_each(|b| self.name(b, &[SymKind::Barrier])),
-            Item::Family(_) | Item::Roles(..) | Item::Body(_) | Item::Lever(_) => {}
+            Item::Family(_)
+            | Item::Roles(..)
+            | Item::Body(_)
+            | Item::Lever(_)
+            | Item::Reference(_) => {}
         }
     }
 }

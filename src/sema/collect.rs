@@ -33,6 +33,7 @@ pub struct Collected<'a> {
     pub levers: Vec<&'a ast::Lever>,
     pub instances: Vec<&'a ast::Instance>,
     pub setmaxnreg: Option<(&'a [(ast::Ident, ast::Expr)], Span)>,
+    pub reference: Option<&'a ast::Reference>,
 }
 
 fn item_span(item: &Item) -> Span {
@@ -60,6 +61,7 @@ fn item_span(item: &Item) -> Span {
         Item::Lever(l) => l.span,
         Item::Instance(i) => i.span,
         Item::SetMaxNReg(_, s) => *s,
+        Item::Reference(r) => r.span,
     }
 }
 
@@ -129,6 +131,7 @@ pub fn collect<'a>(task: &'a ast::Task, sink: &mut Sink) -> Collected<'a> {
                 &mut first,
                 sink,
             ),
+            Item::Reference(r) => set_once(&mut c.reference, r, item, &mut first, sink),
         }
     }
     unique_names(sink, "param", c.params.iter().map(|p| &p.name));

@@ -162,6 +162,7 @@ pub(super) fn lower_instance(
         },
         levers: Vec::new(),
         setmaxnreg: None,
+        reference: None,
     };
     let mut cx = Cx {
         sink,
@@ -219,6 +220,7 @@ pub(super) fn lower_instance(
     super::lower_body::granularity(&mut cx, c);
     levers_and_epilogue(&mut cx, c);
     setmaxnreg(&mut cx, c);
+    super::lower_reference::reference(&mut cx, c);
     cx.ir
 }
 

@@ -8,6 +8,7 @@ mod collect;
 pub mod eval;
 mod lower;
 mod lower_body;
+mod lower_reference;
 mod lower_regions;
 mod lower_roles;
 mod lower_sync;

@@ -13,7 +13,7 @@ use super::timing::{self, Plan, Timing};
 use crate::gpu::compare::compare;
 use crate::gpu::data::{Fill, HostTensor, POISON};
 use crate::gpu::device::Kernel;
-use crate::gpu::reference::{expected, make_inputs, semantics, tolerance, Check, Expected};
+use crate::gpu::reference::{expected_in, make_inputs, semantics, tolerance, Check, Expected};
 use crate::gpu::run::{dynamic_smem, task_tables, Addresses, Case, Link, TaskTables};
 use crate::gpu::{Gpu, GpuError};
 use crate::ir::Target;
@@ -325,7 +325,13 @@ fn cpu_check(
     let mut results = Vec::new();
     for (ti, t) in case.tasks.iter().enumerate() {
         let sem = semantics(t).map_err(GpuError::Kernel)?;
-        for e in expected(t, &sem, &inputs[ti]) {
+        let scratch = std::env::temp_dir().join(format!(
+            "mpkc-bench-reference-{}/{ti}_{}",
+            std::process::id(),
+            t.ir.unit_name()
+        ));
+        let exp = expected_in(t, &sem, &inputs[ti], &scratch, 0).map_err(GpuError::Reference)?;
+        for e in exp {
             results.push(compare(&case.name, &outputs[ti], &e));
         }
     }

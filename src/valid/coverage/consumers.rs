@@ -144,6 +144,12 @@ fn elsewhere(ir: &TaskIr, item: &Item, found: &BTreeMap<Item, Consumer>) -> Opti
         Item::Granularity => Some("the Registration's task count"),
         // The registration's defines and the worker prologue (`back/setmaxnreg.rs`).
         Item::SetMaxNReg => Some("the worker prologue (`back/setmaxnreg.rs`)"),
+        // Not a generated file: `mpkc verify` runs it on the kernel's inputs and compares
+        // (`gpu/python.rs`); `mpkc build` never reads it, and sema rejects it where verify would
+        // not run it (E0018).
+        Item::Reference => {
+            Some("`mpkc verify`, which runs it against the kernel (`gpu/python.rs`)")
+        }
         // A helper's code is its caller's body: its spec header (regions, barriers, params) is
         // its whole output (`back/spec_h.rs`).
         Item::Tensor(_) | Item::Group(_) | Item::NamedBarrier(_) | Item::Held { .. }

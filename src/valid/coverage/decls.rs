@@ -63,6 +63,8 @@ pub enum Item {
     Lever(usize),
     /// `setmaxnreg …`.
     SetMaxNReg,
+    /// `reference …`.
+    Reference,
 }
 
 /// A declaration: the item, its span and how diagnostics name it.
@@ -112,6 +114,7 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
         granularity,
         levers,
         setmaxnreg,
+        reference,
     } = ir;
     let mut out = Vec::new();
     let mut push = |item, span, label: String| out.push(Decl { item, span, label });
@@ -387,6 +390,18 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
     }
     if let Some((_, _, span)) = setmaxnreg {
         push(Item::SetMaxNReg, *span, "`setmaxnreg`".into());
+    }
+    if let Some(crate::ir::ReferenceIr {
+        path: _,
+        path_span: _,
+        function,
+        // Tolerances and the file are the reference's own: verify reads them with it.
+        tolerances: _,
+        file: _,
+        span,
+    }) = reference
+    {
+        push(Item::Reference, *span, format!("reference `{function}`"));
     }
     out
 }

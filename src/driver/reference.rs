@@ -1,0 +1,91 @@
+//! Finding a `reference`'s file (docs/references.md): relative to the contract's directory, on
+//! disk; failing that, among the references embedded with the stdlib ([`super::stdlib::REFERENCES`],
+//! so that `mpkc verify` with no file checks the stdlib from anywhere). A file in neither is E0018
+//! at the quoted path.
+
+use super::stdlib::REFERENCES;
+use crate::diag::{codes, Diagnostic};
+use crate::ir::{ReferenceFile, ReferenceIr};
+use std::path::{Component, Path, PathBuf};
+
+/// `written` (a reference's path) relative to the directory of the contract at `contract`.
+pub fn joined(contract: &str, written: &str) -> PathBuf {
+    Path::new(contract)
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join(written)
+}
+
+/// `p` with `.` and `dir/..` removed and `/` separators: how the embedded table names files.
+pub fn normalized(p: &Path) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if parts.last().is_some_and(|l| l != "..") => {
+                parts.pop();
+            }
+            other => parts.push(other.as_os_str().to_string_lossy().into_owned()),
+        }
+    }
+    parts.join("/")
+}
+
+/// Sets `r.file`: the file on disk, else the embedded one of that stdlib path. Errors: E0018
+/// naming where it looked.
+pub fn resolve(contract: &str, r: &mut ReferenceIr) -> Result<(), Diagnostic> {
+    let path = joined(contract, &r.path);
+    if path.is_file() {
+        r.file = ReferenceFile::Disk(path);
+        return Ok(());
+    }
+    let key = normalized(&path);
+    if let Some((p, text)) = REFERENCES.iter().find(|(p, _)| *p == key) {
+        r.file = ReferenceFile::Embedded { path: p, text };
+        return Ok(());
+    }
+    Err(Diagnostic::error(
+        codes::REFERENCE,
+        format!("reference file `{}` does not exist", r.path),
+    )
+    .primary(r.path_span, format!("looked for {}", path.display()))
+    .help("the path is relative to the contract's directory; create the file or correct the path"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_relative_to_the_contract() {
+        assert_eq!(
+            joined("stdlib/dsv3/a.mpk", "b.ref.py"),
+            PathBuf::from("stdlib/dsv3/b.ref.py")
+        );
+        assert_eq!(joined("a.mpk", "r/b.py"), PathBuf::from("r/b.py"));
+        assert_eq!(
+            normalized(Path::new("stdlib/dsv3/./x/../b.py")),
+            "stdlib/dsv3/b.py"
+        );
+        assert_eq!(normalized(Path::new("../b.py")), "../b.py");
+    }
+
+    #[test]
+    fn every_embedded_reference_is_named_by_a_stdlib_contract() {
+        for (p, text) in REFERENCES {
+            assert!(text.contains("def "), "{p}");
+            let named = super::super::stdlib::CONTRACTS.iter().any(|(c, t)| {
+                let dir = Path::new(c).parent().unwrap_or(Path::new(""));
+                t.contains("reference python")
+                    && t.lines()
+                        .filter(|l| l.trim_start().starts_with("reference "))
+                        .any(|l| {
+                            l.split('"')
+                                .nth(1)
+                                .is_some_and(|w| normalized(&dir.join(w)) == *p)
+                        })
+            });
+            assert!(named, "{p} is embedded but no stdlib contract names it");
+        }
+    }
+}

@@ -1,0 +1,592 @@
+//! Python references of inline bodies (`reference python "FILE.py" fn NAME`, docs/references.md):
+//! the exchange with the runner, running it, and the comparisons the reference's outputs get.
+//!
+//! Exchange format, one directory per task of a case: `manifest.json` names the module, the
+//! function, the params and, per tensor, its name, dtype, shape (outermost first) and file; each
+//! input file holds the tensor's elements as the kernel saw them (raw little-endian, the
+//! dtype's own encoding: bf16 as its 2 bytes, e4m3 as its byte), each output file what the
+//! runner wrote back: little-endian f64 values for `bf16`/`f16`/`f32`/`e4m3` outputs, i64 for
+//! the integer types and the raw byte for `e5m2`/`ue8m0` (how [`HostTensor::get`] reads them).
+//! The runner ([`RUNNER`], embedded, written next to the manifest) is run as
+//! `$MPKC_PYTHON mpkc_reference.py manifest.json` (`python3` by default).
+
+use super::data::{elements, HostTensor};
+use super::reference::{tolerance, Check, Expected};
+use crate::ir::{Dtype, ParamValue, ReferenceFile, ReferenceIr, Tolerance};
+use crate::valid::CheckedTask;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The runner script, as shipped (`src/gpu/reference_runner.py`).
+pub const RUNNER: &str = include_str!("reference_runner.py");
+
+/// The runner's file name in an exchange directory.
+pub const RUNNER_FILE: &str = "mpkc_reference.py";
+
+/// The environment variable naming the Python interpreter (default `python3`).
+pub const PYTHON_ENV: &str = "MPKC_PYTHON";
+
+/// The environment variable by which verify tells the runner its GPU's ordinal (the runner puts
+/// torch tensors on `cuda:N` when torch sees CUDA and `MPKC_REFERENCE_DEVICE` is unset).
+pub const CUDA_DEVICE_ENV: &str = "MPKC_REFERENCE_CUDA_DEVICE";
+
+/// The interpreter verify runs: `$MPKC_PYTHON`, else `python3`.
+pub fn python() -> String {
+    std::env::var(PYTHON_ENV)
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or_else(|| "python3".to_string())
+}
+
+/// How the runner stores an output's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stored {
+    /// Little-endian f64 (the floating types but e5m2).
+    F64,
+    /// Little-endian i64 (the integer types; the raw encoding byte of e5m2 and ue8m0).
+    I64,
+}
+
+/// How output values of `dtype` come back from the runner.
+pub fn stored(dtype: Dtype) -> Stored {
+    match dtype {
+        Dtype::Bf16 | Dtype::F16 | Dtype::F32 | Dtype::E4m3 => Stored::F64,
+        Dtype::E5m2 | Dtype::Ue8m0 | Dtype::U8 | Dtype::I32 | Dtype::I64 => Stored::I64,
+    }
+}
+
+/// The scale output an fp8 output is quantised with: the one f32 output of the same rank and
+/// leading extents whose last extent divides the fp8 output's into groups of more than one
+/// element. Returns (scale output index, group).
+pub fn scale_pair(outs: &[(Dtype, Vec<i64>)], o: usize) -> Option<(usize, usize)> {
+    let (dt, dims) = &outs[o];
+    if !matches!(dt, Dtype::E4m3 | Dtype::E5m2) || dims.is_empty() {
+        return None;
+    }
+    let n = *dims.last()?;
+    let found: Vec<(usize, usize)> = outs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (sdt, sd))| {
+            let s = *sd.last()?;
+            let fits = *sdt == Dtype::F32
+                && sd.len() == dims.len()
+                && sd[..sd.len() - 1] == dims[..dims.len() - 1]
+                && s > 0
+                && s < n
+                && n % s == 0;
+            fits.then_some((i, (n / s) as usize))
+        })
+        .collect();
+    match found[..] {
+        [one] => Some(one),
+        _ => None,
+    }
+}
+
+/// The comparison of each output (in output order): the reference's tolerances for the output,
+/// else its tolerances for every output, else the default of the dtype as mpkc's own references
+/// have it (gpu.md): bf16/f16 relative L2 below 1e-2, f32 below 1e-4, integers exactly, an fp8
+/// output with its scale output ([`scale_pair`]) dequantized below 2e-2 (a `rel_l2` changes
+/// that bound; `atol`/`rtol`/`exact` compare its e4m3 values themselves), the scales written,
+/// finite and positive.
+pub fn checks(outs: &[(&str, Dtype, Vec<i64>)], r: &ReferenceIr) -> Vec<Check> {
+    let shapes: Vec<(Dtype, Vec<i64>)> = outs.iter().map(|(_, d, s)| (*d, s.clone())).collect();
+    let scales: Vec<usize> = (0..outs.len())
+        .filter_map(|o| scale_pair(&shapes, o).map(|(s, _)| s))
+        .collect();
+    (0..outs.len())
+        .map(|o| {
+            let (name, dtype, _) = &outs[o];
+            let own: Vec<Tolerance> = r
+                .tolerances
+                .iter()
+                .filter(|t| t.output.as_deref() == Some(*name))
+                .map(|t| t.kind)
+                .collect();
+            let given = if own.is_empty() {
+                r.tolerances
+                    .iter()
+                    .filter(|t| t.output.is_none())
+                    .map(|t| t.kind)
+                    .collect()
+            } else {
+                own
+            };
+            let pair = scale_pair(&shapes, o);
+            let (mut atol, mut rtol, mut rel, mut exact) = (None, None, None, false);
+            for k in &given {
+                match k {
+                    Tolerance::Atol(a) => atol = Some(*a),
+                    Tolerance::Rtol(x) => rtol = Some(*x),
+                    Tolerance::RelL2(x) => rel = Some(*x),
+                    Tolerance::Exact => exact = true,
+                }
+            }
+            if exact {
+                return Check::Exact;
+            }
+            if atol.is_some() || rtol.is_some() {
+                return Check::Close {
+                    atol: atol.unwrap_or(0.0),
+                    rtol: rtol.unwrap_or(0.0),
+                };
+            }
+            match (pair, rel) {
+                (Some((s, group)), tol) => Check::Dequant {
+                    scales: s,
+                    group,
+                    tol: tol.unwrap_or(2e-2),
+                },
+                (None, Some(t)) => Check::RelL2(t),
+                (None, None) if scales.contains(&o) => Check::ScalesOf,
+                (None, None) => match dtype {
+                    Dtype::I32 | Dtype::I64 | Dtype::U8 | Dtype::Ue8m0 | Dtype::E5m2 => {
+                        Check::Exact
+                    }
+                    Dtype::E4m3 => Check::RelL2(tolerance(*dtype, true)),
+                    _ => Check::RelL2(tolerance(*dtype, false)),
+                },
+            }
+        })
+        .collect()
+}
+
+fn file_name(prefix: &str, i: usize, name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("{prefix}{i}_{clean}.bin")
+}
+
+/// The module's path: the file on disk, or the embedded text written under `dir/references/`.
+fn module_path(dir: &Path, r: &ReferenceIr) -> std::io::Result<PathBuf> {
+    match &r.file {
+        ReferenceFile::Disk(p) => std::path::absolute(p),
+        ReferenceFile::Embedded { path, text } => {
+            let p = dir.join("references").join(path);
+            if let Some(parent) = p.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(&p, text)?;
+            std::path::absolute(&p)
+        }
+        ReferenceFile::Unresolved => Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("reference `{}` was never looked up", r.path),
+        )),
+    }
+}
+
+/// Writes the exchange of `task` on `inputs` into `dir` (created): the manifest, one file per
+/// input, and the runner. Returns the manifest's path.
+pub fn write_exchange(
+    dir: &Path,
+    task: &CheckedTask,
+    r: &ReferenceIr,
+    inputs: &[HostTensor],
+) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let module = module_path(dir, r)?;
+    let mut ins = Vec::new();
+    for (i, x) in inputs.iter().enumerate() {
+        let f = file_name("in", i, &x.name);
+        std::fs::write(dir.join(&f), &x.bytes)?;
+        ins.push(json!({"name": x.name, "dtype": x.dtype.as_str(), "shape": x.dims, "file": f}));
+    }
+    let outs: Vec<_> = task
+        .ir
+        .outputs()
+        .enumerate()
+        .map(|(i, (_, t))| {
+            let stored = match stored(t.dtype) {
+                Stored::F64 => "f64",
+                Stored::I64 => "i64",
+            };
+            json!({"name": t.name, "dtype": t.dtype.as_str(), "shape": t.dims,
+                "file": file_name("out", i, &t.name), "stored": stored})
+        })
+        .collect();
+    let params: serde_json::Map<String, serde_json::Value> = task
+        .ir
+        .params
+        .iter()
+        .map(|(k, p)| {
+            let v = match p.value {
+                ParamValue::Int(i) => json!(i),
+                ParamValue::Float(f) => json!(f),
+                ParamValue::Bool(b) => json!(b),
+            };
+            (k.clone(), v)
+        })
+        .collect();
+    let manifest = json!({
+        "format": "mpkc-reference-1",
+        "unit": task.ir.unit_name(),
+        "module": module,
+        "function": r.function,
+        "params": params,
+        "inputs": ins,
+        "outputs": outs,
+    });
+    let path = dir.join("manifest.json");
+    let text = serde_json::to_string_pretty(&manifest).map_err(std::io::Error::other)?;
+    std::fs::write(&path, text)?;
+    std::fs::write(dir.join(RUNNER_FILE), RUNNER)?;
+    Ok(path)
+}
+
+/// Runs the runner of the exchange at `manifest` with `python`, on GPU `cuda_device` where torch
+/// sees CUDA. Errors: the interpreter cannot be started, or the runner failed (its
+/// `mpkc-reference:` lines, else its last lines of stderr).
+pub fn run(python: &str, manifest: &Path, cuda_device: usize) -> Result<(), String> {
+    let dir = manifest.parent().unwrap_or(Path::new("."));
+    let out = Command::new(python)
+        .arg(dir.join(RUNNER_FILE))
+        .arg(manifest)
+        .env(CUDA_DEVICE_ENV, cuda_device.to_string())
+        .output()
+        .map_err(|e| {
+            format!("cannot run the Python reference with `{python}` ({e}): install Python 3 or set {PYTHON_ENV}")
+        })?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let tagged: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("mpkc-reference: "))
+        .collect();
+    let lines: Vec<&str> = if tagged.is_empty() {
+        let all: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        all[all.len().saturating_sub(6)..].to_vec()
+    } else {
+        tagged
+    };
+    Err(format!(
+        "the Python reference failed ({}): {}",
+        out.status,
+        lines.join(" | ")
+    ))
+}
+
+/// The values the runner wrote for each output of `task`, as f64. Errors: a file missing or of
+/// the wrong size.
+pub fn read_outputs(dir: &Path, task: &CheckedTask) -> Result<Vec<Vec<f64>>, String> {
+    task.ir
+        .outputs()
+        .enumerate()
+        .map(|(i, (_, t))| {
+            let p = dir.join(file_name("out", i, &t.name));
+            let bytes = std::fs::read(&p)
+                .map_err(|e| format!("the reference wrote no output `{}` ({e})", t.name))?;
+            let n = elements(&t.dims);
+            if bytes.len() != 8 * n {
+                return Err(format!(
+                    "the reference's output `{}` has {} values, the contract declares {n}",
+                    t.name,
+                    bytes.len() / 8
+                ));
+            }
+            Ok(bytes
+                .chunks_exact(8)
+                .map(|c| {
+                    let mut a = [0u8; 8];
+                    a.copy_from_slice(c);
+                    match stored(t.dtype) {
+                        Stored::F64 => f64::from_le_bytes(a),
+                        Stored::I64 => i64::from_le_bytes(a) as f64,
+                    }
+                })
+                .collect())
+        })
+        .collect()
+}
+
+/// What each output of `task` should hold: `values` (the runner's, per output) under
+/// [`checks`]; a dequantized comparison expects the reference's values times its own scales.
+pub fn expectations(task: &CheckedTask, r: &ReferenceIr, values: Vec<Vec<f64>>) -> Vec<Expected> {
+    let outs: Vec<(&str, Dtype, Vec<i64>)> = task
+        .ir
+        .outputs()
+        .map(|(_, t)| (t.name.as_str(), t.dtype, t.dims.clone()))
+        .collect();
+    let checks = checks(&outs, r);
+    let dequant: Vec<Option<Vec<f64>>> = checks
+        .iter()
+        .enumerate()
+        .map(|(o, c)| match c {
+            Check::Dequant { scales, group, .. } => {
+                let row = outs[o].2.last().copied().unwrap_or(1).max(1) as usize;
+                let per_row = row.div_ceil(*group);
+                let s = &values[*scales];
+                Some(
+                    values[o]
+                        .iter()
+                        .enumerate()
+                        .map(|(i, q)| {
+                            q * s
+                                .get((i / row) * per_row + (i % row) / group)
+                                .copied()
+                                .unwrap_or(f64::NAN)
+                        })
+                        .collect(),
+                )
+            }
+            _ => None,
+        })
+        .collect();
+    values
+        .into_iter()
+        .zip(checks)
+        .zip(dequant)
+        .enumerate()
+        .map(|(output, ((v, check), d))| Expected {
+            output,
+            values: d.unwrap_or(v),
+            check,
+        })
+        .collect()
+}
+
+/// Runs `task`'s Python reference on `inputs` (the inputs the kernel saw) in `dir`, on GPU
+/// `cuda_device` (the kernel's) where torch has CUDA, and returns what each output should hold.
+/// Errors: the exchange cannot be written, the runner failed, or its outputs do not match the
+/// contract.
+pub fn expected(
+    task: &CheckedTask,
+    r: &ReferenceIr,
+    inputs: &[HostTensor],
+    dir: &Path,
+    cuda_device: usize,
+) -> Result<Vec<Expected>, String> {
+    let manifest = write_exchange(dir, task, r, inputs).map_err(|e| {
+        format!(
+            "cannot write the reference's inputs to {}: {e}",
+            dir.display()
+        )
+    })?;
+    run(&python(), &manifest, cuda_device)?;
+    let values = read_outputs(dir, task)?;
+    Ok(expectations(task, r, values))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::compare::compare;
+    use crate::gpu::data::{e4m3_to_f32, f32_to_e4m3, Fill};
+    use crate::gpu::reference::{make_inputs, semantics, Semantics};
+    use crate::ir::ToleranceIr;
+    use crate::span::Span;
+
+    fn fp8_task() -> CheckedTask {
+        crate::driver::check_sources(
+            &crate::driver::stdlib::sources(),
+            &Default::default(),
+            &Default::default(),
+        )
+        .into_iter()
+        .flat_map(|c| c.tasks)
+        .find(|t| t.ir.unit_name() == "silu_mul_fp8")
+        .expect("stdlib silu_mul_fp8")
+    }
+
+    fn reference(tols: &[(Option<&str>, Tolerance)]) -> ReferenceIr {
+        ReferenceIr {
+            path: "r.py".into(),
+            path_span: Span::new(0, 0),
+            function: "f".into(),
+            tolerances: tols
+                .iter()
+                .map(|(o, k)| ToleranceIr {
+                    output: o.map(str::to_string),
+                    kind: *k,
+                    span: Span::new(0, 0),
+                })
+                .collect(),
+            span: Span::new(0, 0),
+            file: ReferenceFile::Unresolved,
+        }
+    }
+
+    #[test]
+    fn defaults_follow_the_dtype_and_pair_fp8_outputs_with_their_scales() {
+        let outs = [
+            ("y", Dtype::E4m3, vec![4, 512]),
+            ("y_scale", Dtype::F32, vec![4, 4]),
+            ("h", Dtype::Bf16, vec![4, 512]),
+            ("p", Dtype::F32, vec![4, 512]),
+            ("idx", Dtype::I64, vec![4]),
+        ];
+        let c = checks(&outs, &reference(&[]));
+        assert_eq!(
+            c,
+            vec![
+                Check::Dequant {
+                    scales: 1,
+                    group: 128,
+                    tol: 2e-2
+                },
+                Check::ScalesOf,
+                Check::RelL2(1e-2),
+                Check::RelL2(1e-4),
+                Check::Exact,
+            ]
+        );
+        // An output's own tolerance wins over the task-wide one; atol/rtol make allclose.
+        let r = reference(&[
+            (None, Tolerance::RelL2(5e-2)),
+            (Some("h"), Tolerance::Atol(1e-3)),
+            (Some("y_scale"), Tolerance::Exact),
+        ]);
+        let c = checks(&outs, &r);
+        assert_eq!(
+            c[0],
+            Check::Dequant {
+                scales: 1,
+                group: 128,
+                tol: 5e-2
+            }
+        );
+        assert_eq!(c[1], Check::Exact);
+        assert_eq!(
+            c[2],
+            Check::Close {
+                atol: 1e-3,
+                rtol: 0.0
+            }
+        );
+        assert_eq!(c[3], Check::RelL2(5e-2));
+        // Two candidate scale tensors: no pairing, the e4m3 values compare by themselves.
+        let two = [
+            ("y", Dtype::E4m3, vec![4, 512]),
+            ("s1", Dtype::F32, vec![4, 4]),
+            ("s2", Dtype::F32, vec![4, 8]),
+        ];
+        assert_eq!(checks(&two, &reference(&[]))[0], Check::RelL2(2e-2));
+    }
+
+    #[test]
+    fn the_exchange_holds_the_kernels_inputs_and_a_manifest() {
+        let t = fp8_task();
+        let r = t.ir.reference.clone().expect("a reference");
+        let sem = semantics(&t).expect("python semantics");
+        assert!(matches!(sem, Semantics::Python(_)));
+        let inputs = make_inputs(&t, &sem, &mut Fill::new(3));
+        let dir = std::env::temp_dir().join(format!("mpkc-exchange-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let m = write_exchange(&dir, &t, &r, &inputs).expect("written");
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&m).expect("manifest")).expect("json");
+        assert_eq!(j["format"], "mpkc-reference-1");
+        assert_eq!(j["function"], "silu_mul_fp8");
+        assert_eq!(j["params"]["n"], 512);
+        assert_eq!(j["inputs"][0]["dtype"], "bf16");
+        assert_eq!(j["inputs"][0]["shape"], json!([1, 1024]));
+        assert_eq!(j["outputs"][0]["stored"], "f64");
+        assert_eq!(j["outputs"][1]["name"], "y_scale");
+        let file = j["inputs"][0]["file"].as_str().expect("file");
+        assert_eq!(
+            std::fs::read(dir.join(file)).expect("input"),
+            inputs[0].bytes
+        );
+        let module = j["module"].as_str().expect("module");
+        assert!(Path::new(module).is_absolute() && module.ends_with("silu_mul_fp8.ref.py"));
+        assert_eq!(
+            std::fs::read_to_string(dir.join(RUNNER_FILE)).expect("runner"),
+            RUNNER
+        );
+        // An embedded reference is written under the exchange directory.
+        let embedded = ReferenceIr {
+            file: ReferenceFile::Embedded {
+                path: "stdlib/dsv3/silu_mul_fp8.ref.py",
+                text: "def silu_mul_fp8(x):\n    pass\n",
+            },
+            ..r
+        };
+        let m = write_exchange(&dir, &t, &embedded, &inputs).expect("written");
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&m).expect("manifest")).expect("json");
+        let module = PathBuf::from(j["module"].as_str().expect("module"));
+        assert!(module.starts_with(std::path::absolute(&dir).expect("abs")));
+        assert!(std::fs::read_to_string(module)
+            .expect("module")
+            .contains("def silu_mul_fp8"));
+        // Outputs of the wrong size are an error naming the output.
+        std::fs::write(dir.join(file_name("out", 0, "y")), [0u8; 16]).expect("write");
+        std::fs::write(dir.join(file_name("out", 1, "y_scale")), [0u8; 32]).expect("write");
+        let e = read_outputs(&dir, &t).expect_err("too short");
+        assert!(
+            e.contains("`y` has 2 values, the contract declares 512"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The fp8 comparison end to end on the Rust side: reference values and scales as the runner
+    /// would write them, a kernel output quantised the same way passes; one group's scale doubled
+    /// fails the `exact` scales; values of another group fail the dequantized bound.
+    #[test]
+    fn fp8_outputs_compare_dequantized_with_their_own_scales() {
+        let t = fp8_task();
+        let r = t.ir.reference.clone().expect("a reference");
+        let n = 512;
+        let vals: Vec<f64> = (0..n)
+            .map(|i| ((i * 37 % 101) as f64 - 50.0) / 7.0)
+            .collect();
+        let mut scales = Vec::new();
+        let mut q = Vec::new();
+        for g in 0..4 {
+            let amax = vals[g * 128..(g + 1) * 128]
+                .iter()
+                .fold(1e-4f64, |a, v| a.max(v.abs()));
+            let s = 2f64.powf((amax / 448.0).log2().ceil());
+            scales.push(s);
+            for v in &vals[g * 128..(g + 1) * 128] {
+                q.push(f64::from(e4m3_to_f32(f32_to_e4m3((v / s) as f32))));
+            }
+        }
+        let exp = expectations(&t, &r, vec![q.clone(), scales.clone()]);
+        assert_eq!(exp.len(), 2);
+        assert_eq!(exp[1].check, Check::Exact);
+        let kernel = |q: &[f64], s: &[f64]| {
+            let mut y = HostTensor::filled("y", Dtype::E4m3, &[1, n as i64], 0);
+            for (i, v) in q.iter().enumerate() {
+                y.set(i, *v);
+            }
+            let mut ys = HostTensor::filled("y_scale", Dtype::F32, &[1, 4], 0);
+            for (i, v) in s.iter().enumerate() {
+                ys.set(i, *v);
+            }
+            vec![y, ys]
+        };
+        let good = kernel(&q, &scales);
+        assert!(exp.iter().all(|e| compare("u", &good, e).pass));
+        let mut doubled = scales.clone();
+        doubled[2] *= 2.0;
+        let bad = kernel(&q, &doubled);
+        assert!(!compare("u", &bad, &exp[1]).pass);
+        let mut off = q.clone();
+        for v in &mut off[128..256] {
+            *v = -*v;
+        }
+        let bad = kernel(&off, &scales);
+        let c = compare("u", &bad, &exp[0]);
+        assert!(!c.pass && c.error > 0.1, "{c:?}");
+    }
+
+    #[test]
+    fn a_python_that_cannot_start_is_an_error_naming_it() {
+        let dir = std::env::temp_dir().join(format!("mpkc-nopython-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let e = run("/nonexistent/python3", &dir.join("manifest.json"), 0).expect_err("no python");
+        assert!(
+            e.contains("/nonexistent/python3") && e.contains(PYTHON_ENV),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

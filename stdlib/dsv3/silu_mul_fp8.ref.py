@@ -1,0 +1,30 @@
+"""Reference of stdlib/dsv3/silu_mul_fp8.mpk, written from DeepSeek-V3's model code, not the kernel.
+
+The expert MLP computes ``F.silu(w1(x)) * w3(x)`` in bf16, and the fp8 linear after it quantises
+its input per 1x128 group (``act_quant``): amax over the group, clamped below at 1e-4, divided by
+448 (the e4m3 maximum) and, with UE8M0 scales, rounded up to a power of two; the values are
+divided by the scale and cast to e4m3. ``x`` is [M, 2n] = [gate | up]; returns (y [M, n] e4m3,
+y_scale [M, n / 128] f32). mpkc verify calls it with torch tensors on the GPU (docs/references.md).
+"""
+
+import torch
+import torch.nn.functional as F
+
+GROUP = 128
+E4M3_MAX = 448.0
+
+
+def silu_mul_fp8(x):
+    n = x.shape[-1] // 2
+    gate, up = x[..., :n], x[..., n:]
+    # bf16 in, bf16 out, as the model runs it.
+    y = F.silu(gate) * up
+    groups = y.float().reshape(*y.shape[:-1], n // GROUP, GROUP)
+    amax = groups.abs().amax(dim=-1).clamp(min=1e-4)
+    ratio = amax / E4M3_MAX
+    # The next power of two at or above the ratio, exactly (no log2 rounding).
+    mant, expo = torch.frexp(ratio)
+    expo = torch.where(mant == 0.5, expo - 1, expo)
+    scale = torch.ldexp(torch.ones_like(ratio), expo)
+    q = (groups / scale.unsqueeze(-1)).to(torch.float8_e4m3fn)
+    return q.reshape(y.shape), scale
