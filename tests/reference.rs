@@ -93,7 +93,7 @@ fn a_pure_python_reference_runs_end_to_end_and_agrees_with_mpkcs_float64() {
     let t = task_in(&dir, SILU, &[("silu_ref.py", SILU_REF)]);
     let r = t.ir.reference.clone().unwrap();
     let inputs = silu_inputs(&t);
-    let exp = python::expected(&t, &r, &inputs, &dir.join("exchange"), 0).unwrap();
+    let exp = python::expected(&t, &r, &inputs, None, &dir.join("exchange"), 0).unwrap();
     assert_eq!(exp.len(), 1);
     assert_eq!(exp[0].check, Check::RelL2(1e-2));
     // mpkc's own float64 SwiGLU on the same inputs.
@@ -139,7 +139,7 @@ fn the_ui_neighbours_reference_runs() {
     let r = t.ir.reference.clone().unwrap();
     let sem = reference::semantics(&t).unwrap();
     let inputs = reference::make_inputs(&t, &sem, &mut Fill::new(5));
-    let exp = python::expected(&t, &r, &inputs, &scratch("double"), 0).unwrap();
+    let exp = python::expected(&t, &r, &inputs, None, &scratch("double"), 0).unwrap();
     assert_eq!(exp[0].check, Check::RelL2(1e-6));
     for (i, v) in exp[0].values.iter().enumerate() {
         assert_eq!(*v, 2.0 * inputs[0].get(i));
@@ -153,7 +153,7 @@ fn error_of(reference: &str, extra: &[(&str, &str)]) -> String {
     let t = task_in(&dir, SILU, &files);
     let r = t.ir.reference.clone().unwrap();
     let inputs = silu_inputs(&t);
-    python::expected(&t, &r, &inputs, &dir.join("exchange"), 0).unwrap_err()
+    python::expected(&t, &r, &inputs, None, &dir.join("exchange"), 0).unwrap_err()
 }
 
 /// Importing this module fails as it does in a Python without torch.

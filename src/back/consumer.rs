@@ -227,6 +227,32 @@ fn row_stride_decl(w: &mut Writer, t: &TensorIr) {
     }
 }
 
+/// An inline body's page geometry of a paged KV cache (`paged(page P, max_context C, requests
+/// R)`): `<name>_page_tokens`, `<name>_max_context`, `<name>_requests`; the page table itself is
+/// the runtime configuration's (`mpkc::paged_kv_request`, `mpkc_prelude.cuh`).
+fn paged_decl(w: &mut Writer, t: &TensorIr) {
+    if let Some(p) = &t.paged {
+        let int = crate::back::names::int_literal;
+        w.line(format!(
+            "constexpr int {}_page_tokens = {};  // `{}` is a pool of pages of {} tokens, addressed through runtime_config.paged_kv_* (mpkc::paged_kv_request)",
+            t.name,
+            int(p.page_tokens),
+            t.name,
+            p.page_tokens
+        ));
+        w.line(format!(
+            "constexpr int {}_max_context = {};  // tokens of context per request, at most",
+            t.name,
+            int(p.max_context)
+        ));
+        w.line(format!(
+            "constexpr int {}_requests = {};  // requests per step, one token each: token row r is request r",
+            t.name,
+            int(p.requests)
+        ));
+    }
+}
+
 fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
     let ir = &task.ir;
     w.comment("The consumer role (W0-3). The runtime runs the dependency prefix (and, in page mode 2, the page");
@@ -277,6 +303,7 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
             };
             w.line(pointer_decl(t, &t.name, slot));
             row_stride_decl(w, t);
+            paged_decl(w, t);
             continue;
         }
         for f in formals_of(h) {

@@ -22,8 +22,11 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
     w.line("#include \"mpkc_worker.cuh\"");
     include_kernel(&mut w, task);
     w.blank();
+    // `__grid_constant__`: the roles take the runtime configuration by reference (MPK's
+    // signature), so without it a body that reads it makes the entry copy the arguments to local
+    // memory (80 bytes of stack on sm_100a for a paged task reading its page table).
     w.line(format!(
-        "extern \"C\" __global__ void __launch_bounds__(256, 1) {}(mpkc::rt::WorkerArgs args) {{",
+        "extern \"C\" __global__ void __launch_bounds__(256, 1) {}(__grid_constant__ mpkc::rt::WorkerArgs const args) {{",
         entry_name(&unit)
     ));
     w.line(format!(
@@ -92,7 +95,7 @@ pub fn emit_chain(units: &[&CheckedTask], info: &ContractInfo) -> String {
         .map(|u| format!("::kernel::{u}::Registration"))
         .collect();
     w.line(format!(
-        "extern \"C\" __global__ void __launch_bounds__(256, 1) {}(mpkc::rt::WorkerArgs args) {{",
+        "extern \"C\" __global__ void __launch_bounds__(256, 1) {}(__grid_constant__ mpkc::rt::WorkerArgs const args) {{",
         chain_entry_name(units)
     ));
     w.line(format!("  mpkc::rt::worker<{}>(args);", regs.join(", ")));

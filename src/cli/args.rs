@@ -204,6 +204,11 @@ pub struct VerifyArgs {
     /// count (default: its range's lower end, one count between, its maximum).
     #[arg(long)]
     pub m: Option<i64>,
+    /// Context length of a paged KV cache (`paged(...)`, docs/language.md "Paged KV caches"):
+    /// the cases of a paged task run at this length alone (default: 1, one token past eight
+    /// pages, a quarter of `max_context` and `max_context`); one build serves every length.
+    #[arg(long)]
+    pub context: Option<i64>,
     /// Only the cases whose name contains this text.
     #[arg(long)]
     pub only: Option<String>,

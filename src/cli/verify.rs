@@ -9,7 +9,7 @@
 use super::args::{CommonArgs, GpuSelection, MessageFormat, VerifyArgs};
 use super::{exit, report};
 use crate::diag::ColorMode;
-use crate::driver::verify::{cases_at, compile_cases, test_flags, write_test_build, CaseSpec};
+use crate::driver::verify::{cases_with, compile_cases, test_flags, write_test_build, CaseSpec};
 use crate::driver::{self, nvcc, Checked};
 use crate::gpu::compare::OutputResult;
 use crate::gpu::run::{run_case, Case, RunOptions};
@@ -131,7 +131,7 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
                 return exit::USAGE;
             }
         };
-        let listed: Vec<CaseSpec> = cases_at(&checked, target, v.m)
+        let listed: Vec<CaseSpec> = cases_with(&checked, target, v.m, v.context)
             .into_iter()
             .filter(|c| v.only.as_ref().is_none_or(|o| c.name.contains(o.as_str())))
             .collect();
@@ -176,7 +176,7 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
             return exit::USAGE;
         }
     };
-    let mut all = cases_at(&checked, target, v.m);
+    let mut all = cases_with(&checked, target, v.m, v.context);
     if let Some(only) = &v.only {
         all.retain(|c| c.name.contains(only.as_str()));
         if all.is_empty() {
@@ -699,6 +699,7 @@ fn child(
         tasks: c.units.iter().map(|u| &checked[u.0].tasks[u.1]).collect(),
         links: c.links.clone(),
         tokens: c.tokens,
+        context: c.context,
     };
     let opts = RunOptions {
         tasks_per_cta: v.tasks,

@@ -61,14 +61,24 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         "stdlib/dsv3/silu_mul_fp8.mpk",
         include_str!("../../stdlib/dsv3/silu_mul_fp8.mpk"),
     ),
+    (
+        "stdlib/dsv3/mla_decode.mpk",
+        include_str!("../../stdlib/dsv3/mla_decode.mpk"),
+    ),
 ];
 
 /// `(path, text)` of every reference file a stdlib contract names (`reference python "…"`,
 /// relative to the contract), embedded so that `mpkc verify` with no file runs them from anywhere.
-pub const REFERENCES: &[(&str, &str)] = &[(
-    "stdlib/dsv3/silu_mul_fp8.ref.py",
-    include_str!("../../stdlib/dsv3/silu_mul_fp8.ref.py"),
-)];
+pub const REFERENCES: &[(&str, &str)] = &[
+    (
+        "stdlib/dsv3/silu_mul_fp8.ref.py",
+        include_str!("../../stdlib/dsv3/silu_mul_fp8.ref.py"),
+    ),
+    (
+        "stdlib/dsv3/mla_decode.ref.py",
+        include_str!("../../stdlib/dsv3/mla_decode.ref.py"),
+    ),
+];
 
 /// The stdlib as sources.
 pub fn sources() -> Vec<Source> {

@@ -80,6 +80,10 @@ pub struct CaseSpec {
     /// docs/runtime-m.md): such a case runs once per count, every run on the one build of its
     /// `file`; `None` for the others.
     pub tokens: Option<i64>,
+    /// The context length of this run where a task has a paged KV cache (`paged(...)`,
+    /// docs/language.md "Paged KV caches"): such a case runs once per length, every run on the
+    /// one build of its `file`; `None` for the others.
+    pub context: Option<i64>,
     /// What its outputs are checked against, for a case that runs: `mpkc float64` (mpkc's own
     /// reference of a body template or pipeline) or `python PATH:FUNCTION` (the contract's);
     /// a chain's units' joined by ` -> `.
@@ -152,7 +156,64 @@ pub fn cases(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
 
 /// [`cases`], the run-time counts `m` (`mpkc verify --m`) instead of the default ones.
 pub fn cases_at(checked: &[Checked], target: Target, m: Option<i64>) -> Vec<CaseSpec> {
-    with_token_counts(checked, single_and_chains(checked, target), m)
+    cases_with(checked, target, m, None)
+}
+
+/// [`cases_at`], and the context length `context` (`mpkc verify --context`) instead of the
+/// default ones of a paged KV cache ([`context_lengths`](crate::gpu::paged::context_lengths)).
+pub fn cases_with(
+    checked: &[Checked],
+    target: Target,
+    m: Option<i64>,
+    context: Option<i64>,
+) -> Vec<CaseSpec> {
+    let cases = with_token_counts(checked, single_and_chains(checked, target), m);
+    with_context_lengths(checked, cases, context)
+}
+
+/// The context lengths a case of `units` runs at: none when no task of it has a paged KV cache;
+/// else `context` (`--context`) alone, or the default lengths of its first paged cache.
+pub fn context_lengths(
+    checked: &[Checked],
+    units: &[(usize, usize)],
+    context: Option<i64>,
+) -> Vec<i64> {
+    let Some(p) = units
+        .iter()
+        .find_map(|u| crate::gpu::paged::paged_of(task(checked, *u)).map(|(_, p)| p))
+    else {
+        return Vec::new();
+    };
+    match context {
+        Some(c) => vec![c],
+        None => crate::gpu::paged::context_lengths(&p),
+    }
+}
+
+/// Each case of `all` with a paged KV cache, once per context length, named
+/// `<case> @ context=<length>`: the runs share the case's harness file (the kernel reads the
+/// length from the page table), so one build serves them all.
+fn with_context_lengths(
+    checked: &[Checked],
+    all: Vec<CaseSpec>,
+    context: Option<i64>,
+) -> Vec<CaseSpec> {
+    let mut out = Vec::new();
+    for c in all {
+        let lengths = context_lengths(checked, &c.units, context);
+        if lengths.is_empty() {
+            out.push(c);
+            continue;
+        }
+        for n in lengths {
+            out.push(CaseSpec {
+                name: format!("{} @ context={n}", c.name),
+                context: Some(n),
+                ..c.clone()
+            });
+        }
+    }
+    out
 }
 
 /// The token counts a case of `units` runs at: none when no task of it has a run-time count;
@@ -215,6 +276,7 @@ fn single_and_chains(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
             file: format!("{unit}_harness.cu"),
             entry: back::harness_entry(&unit),
             tokens: None,
+            context: None,
             reference: skip.is_none().then(|| reference_of(t)).flatten(),
             skip,
         });
@@ -239,6 +301,7 @@ fn single_and_chains(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
                 entry: back::harness::chain_entry_name(&[ta, tb]),
                 skip: None,
                 tokens: None,
+                context: None,
                 reference: Some(format!(
                     "{} -> {}",
                     reference_of(ta).unwrap_or_default(),

@@ -240,7 +240,21 @@ pub struct ViewSpec {
     pub span: Span,
 }
 
-/// `tensor NAME: DTYPE[dims] in|out|inout [ROLE] [view(...)] [tma(...)]`.
+/// `paged(page 64, max_context 16384, requests m)`: a pool of KV-cache pages addressed through
+/// MPK's paged-KV page table (docs/language.md, "Paged KV caches").
+#[derive(Clone, Debug, Default)]
+pub struct PagedSpec {
+    /// Tokens per page (the tensor's second extent).
+    pub page: Option<Expr>,
+    /// The most tokens of context one request holds.
+    pub max_context: Option<Expr>,
+    /// Requests of a step (one token each: decode), at most MPK_MAX_NUM_BATCHED_REQUESTS.
+    pub requests: Option<Expr>,
+    /// Whole `paged(...)`.
+    pub span: Span,
+}
+
+/// `tensor NAME: DTYPE[dims] in|out|inout [ROLE] [view(...)] [paged(...)] [tma(...)]`.
 #[derive(Clone, Debug)]
 pub struct Tensor {
     /// Name.
@@ -255,6 +269,8 @@ pub struct Tensor {
     pub role: Option<Spanned<TensorRole>>,
     /// Row stride and column offset, when the tensor is a view of a wider parent.
     pub view: Option<ViewSpec>,
+    /// Page size, context and requests, when the tensor is a paged KV cache.
+    pub paged: Option<PagedSpec>,
     /// TMA description, if loaded through a tensor map.
     pub tma: Option<TmaSpec>,
     /// Whole declaration.

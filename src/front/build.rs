@@ -332,6 +332,7 @@ fn build_tensor<'a>(
     let mut direction = None;
     let mut role = None;
     let mut view = None;
+    let mut paged = None;
     let mut tma = None;
     for c in i {
         match c.as_rule() {
@@ -346,6 +347,7 @@ fn build_tensor<'a>(
             }
             Rule::tensor_role => role = Some(build_tensor_role(c)),
             Rule::view_spec => view = Some(build_view(c, d)),
+            Rule::paged_spec => paged = Some(build_paged(c, d)),
             Rule::tma_spec => tma = Some(build_tma(c, d)),
             r => unreachable!("{r:?} in build_tensor"),
         }
@@ -358,9 +360,49 @@ fn build_tensor<'a>(
         direction,
         role,
         view,
+        paged,
         tma,
         span,
     }
+}
+
+/// `paged(page P, max_context C, requests R)`; a key given twice is `E0003` at its second place.
+fn build_paged(p: Pair<'_, Rule>, d: &mut Diags) -> PagedSpec {
+    let mut v = PagedSpec {
+        span: span_of(&p),
+        ..PagedSpec::default()
+    };
+    for opt in p.into_inner().filter(|c| c.as_rule() == Rule::paged_opt) {
+        let o = opt
+            .into_inner()
+            .next()
+            .unwrap_or_else(|| unreachable!("paged_opt child"));
+        let key_span = span_of(&o);
+        let (key, slot) = match o.as_rule() {
+            Rule::paged_page => ("page", &mut v.page),
+            Rule::paged_max_context => ("max_context", &mut v.max_context),
+            Rule::paged_requests => ("requests", &mut v.requests),
+            r => unreachable!("{r:?} in build_paged"),
+        };
+        let e = o
+            .into_inner()
+            .find(|c| c.as_rule() == Rule::expr)
+            .unwrap_or_else(|| unreachable!("paged option value"));
+        let e = build_expr(e, d);
+        if slot.is_some() {
+            d.push(
+                Diagnostic::error(
+                    codes::DUPLICATE,
+                    format!("`{key}` is given twice in `paged(...)`"),
+                )
+                .primary(key_span, "second here")
+                .help(format!("give `{key}` once")),
+            );
+        } else {
+            *slot = Some(e);
+        }
+    }
+    v
 }
 
 /// `view(stride S, offset O)`; a key given twice is `E0003` at its second place.

@@ -68,6 +68,14 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         }
         Rule::param_range | Rule::kw_in => "`in LO..=HI`",
         Rule::tma_spec | Rule::kw_tma => "`tma(...)`",
+        Rule::paged_spec | Rule::kw_paged => "`paged(...)`",
+        Rule::paged_opt
+        | Rule::paged_page
+        | Rule::paged_max_context
+        | Rule::paged_requests
+        | Rule::kw_page
+        | Rule::kw_max_context
+        | Rule::kw_requests => "`page`, `max_context` or `requests`",
         Rule::tma_opt | Rule::tma_box | Rule::tma_swizzle | Rule::tma_l2 => "`box`, `swizzle` or `l2`",
         Rule::swizzle_mode => "`128B`, `64B`, `32B` or `none`",
         Rule::tile_dim => "a tile dimension like `M 128`",

@@ -103,6 +103,14 @@ pub struct RuntimeConfig {
     /// `int *qo_indptr_buffer`: `MPK_MAX_NUM_BATCHED_REQUESTS + 1` token offsets, the last the
     /// step's token count (MPK's runtime_header.h; read by run-time-M tasks, docs/runtime-m.md).
     pub qo_indptr_buffer: DevPtr,
+    /// `int *paged_kv_indptr_buffer`: `MPK_MAX_NUM_BATCHED_REQUESTS + 1` page offsets into
+    /// `paged_kv_indices_buffer`, one per request (read by paged tasks, docs/language.md "Paged
+    /// KV caches").
+    pub paged_kv_indptr_buffer: DevPtr,
+    /// `int *paged_kv_indices_buffer`: the page ids of every request, back to back.
+    pub paged_kv_indices_buffer: DevPtr,
+    /// `int *paged_kv_last_page_len_buffer`: per request, the tokens of its last page (1..=page).
+    pub paged_kv_last_page_len_buffer: DevPtr,
 }
 
 /// `MPK_MAX_NUM_BATCHED_REQUESTS` as the harness compiles it (the header's default).
@@ -117,7 +125,7 @@ pub fn qo_indptr(tokens: i32) -> [i32; MAX_NUM_BATCHED_REQUESTS + 1] {
     b
 }
 
-/// `mpkc::rt::WorkerArgs`, passed by value to the harness kernel (56 bytes).
+/// `mpkc::rt::WorkerArgs`, passed by value to the harness kernel (80 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WorkerArgs {
@@ -153,10 +161,12 @@ mod tests {
         assert_eq!(offset_of!(TaskDesc, smem_regions), 312);
         assert_eq!(offset_of!(TaskDesc, dependent_event), 504);
         assert_eq!(offset_of!(TaskDesc, registration), 516);
-        assert_eq!(size_of::<RuntimeConfig>(), 24);
+        assert_eq!(size_of::<RuntimeConfig>(), 48);
         assert_eq!(offset_of!(RuntimeConfig, qo_indptr_buffer), 16);
-        assert_eq!(size_of::<WorkerArgs>(), 56);
-        assert_eq!(offset_of!(WorkerArgs, iter_num), 48);
+        assert_eq!(offset_of!(RuntimeConfig, paged_kv_indptr_buffer), 24);
+        assert_eq!(offset_of!(RuntimeConfig, paged_kv_last_page_len_buffer), 40);
+        assert_eq!(size_of::<WorkerArgs>(), 80);
+        assert_eq!(offset_of!(WorkerArgs, iter_num), 72);
     }
 
     /// The header's `static_assert`s state the same layout, and its default request count is
@@ -165,7 +175,7 @@ mod tests {
     fn the_header_states_the_runtime_config_layout() {
         let h = include_str!("../../stdlib/include/mpkc_runtime.cuh");
         assert!(h.contains(
-            "sizeof(RuntimeConfig) == 24 && offsetof(RuntimeConfig, qo_indptr_buffer) == 16"
+            "sizeof(RuntimeConfig) == 48 && offsetof(RuntimeConfig, qo_indptr_buffer) == 16"
         ));
         assert!(h.contains(&format!(
             "#define MPK_MAX_NUM_BATCHED_REQUESTS {MAX_NUM_BATCHED_REQUESTS}"

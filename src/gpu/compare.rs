@@ -97,8 +97,13 @@ pub fn compare(unit: &str, outputs: &[HostTensor], exp: &Expected) -> OutputResu
                     let (o, e) = (out.get(i), exp.values[i]);
                     let bound = atol + rtol * e.abs();
                     let diff = (o - e).abs();
-                    if diff == 0.0 {
+                    // Equal values pass, infinities included (numpy's `isclose`: a split-KV
+                    // kernel's empty split has log-sum-exp -inf); an infinity against anything
+                    // else fails.
+                    if o == e || diff == 0.0 {
                         0.0
+                    } else if !(o.is_finite() && e.is_finite()) {
+                        f64::INFINITY
                     } else if bound > 0.0 {
                         diff / bound
                     } else {
@@ -185,6 +190,26 @@ mod tests {
         // One element off by 0.05 against a bound of 0.03: the ratio is the worst element's.
         let r = compare("u", std::slice::from_ref(&out), &e(vec![1.0, 2.05, 100.0]));
         assert!(!r.pass && (r.error - 0.05 / 0.0305).abs() < 1e-9, "{r:?}");
+    }
+
+    /// Equal infinities are close; an infinity against a finite value, or the other sign, is not.
+    #[test]
+    fn allclose_takes_equal_infinities_only() {
+        let exp = |v: f64| Expected {
+            output: 0,
+            values: vec![v],
+            check: Check::Close {
+                atol: 1e-3,
+                rtol: 1e-3,
+            },
+        };
+        let mut t = HostTensor::filled("lse", Dtype::F32, &[1], 0);
+        t.set(0, f64::NEG_INFINITY);
+        assert!(compare("u", &[t.clone()], &exp(f64::NEG_INFINITY)).pass);
+        assert!(!compare("u", &[t.clone()], &exp(0.5)).pass);
+        assert!(!compare("u", &[t.clone()], &exp(f64::INFINITY)).pass);
+        t.set(0, 0.5);
+        assert!(!compare("u", &[t], &exp(f64::NEG_INFINITY)).pass);
     }
 
     #[test]

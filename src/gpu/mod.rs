@@ -10,6 +10,7 @@ pub mod bench;
 pub mod compare;
 pub mod data;
 pub mod device;
+pub mod paged;
 pub mod python;
 pub mod reference;
 pub mod run;

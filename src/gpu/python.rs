@@ -187,6 +187,7 @@ pub fn write_exchange(
     task: &CheckedTask,
     r: &ReferenceIr,
     inputs: &[HostTensor],
+    paged: Option<&super::paged::PagedRun>,
 ) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let module = module_path(dir, r)?;
@@ -222,7 +223,7 @@ pub fn write_exchange(
             (k.clone(), v)
         })
         .collect();
-    let manifest = json!({
+    let mut manifest = json!({
         "format": "mpkc-reference-1",
         "unit": task.ir.unit_name(),
         "module": module,
@@ -231,6 +232,9 @@ pub fn write_exchange(
         "inputs": ins,
         "outputs": outs,
     });
+    if let (Some(p), Some(m)) = (paged, manifest.as_object_mut()) {
+        m.insert("paged_kv".into(), p.to_json());
+    }
     let path = dir.join("manifest.json");
     let text = serde_json::to_string_pretty(&manifest).map_err(std::io::Error::other)?;
     std::fs::write(&path, text)?;
@@ -359,10 +363,11 @@ pub fn expected(
     task: &CheckedTask,
     r: &ReferenceIr,
     inputs: &[HostTensor],
+    paged: Option<&super::paged::PagedRun>,
     dir: &Path,
     cuda_device: usize,
 ) -> Result<Vec<Expected>, String> {
-    let manifest = write_exchange(dir, task, r, inputs).map_err(|e| {
+    let manifest = write_exchange(dir, task, r, inputs, paged).map_err(|e| {
         format!(
             "cannot write the reference's inputs to {}: {e}",
             dir.display()
@@ -478,7 +483,7 @@ mod tests {
         let inputs = make_inputs(&t, &sem, &mut Fill::new(3));
         let dir = std::env::temp_dir().join(format!("mpkc-exchange-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let m = write_exchange(&dir, &t, &r, &inputs).expect("written");
+        let m = write_exchange(&dir, &t, &r, &inputs, None).expect("written");
         let j: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&m).expect("manifest")).expect("json");
         assert_eq!(j["format"], "mpkc-reference-1");
@@ -507,7 +512,7 @@ mod tests {
             },
             ..r
         };
-        let m = write_exchange(&dir, &t, &embedded, &inputs).expect("written");
+        let m = write_exchange(&dir, &t, &embedded, &inputs, None).expect("written");
         let j: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&m).expect("manifest")).expect("json");
         let module = PathBuf::from(j["module"].as_str().expect("module"));

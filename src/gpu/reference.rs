@@ -223,17 +223,20 @@ fn scale_input(p: &LinearMath, weights: bool) -> Option<crate::ir::TensorHandle>
 }
 
 /// The expected outputs of `task` on `inputs`, for any semantics: a Python reference runs in
-/// `scratch`, on GPU `cuda_device` where torch has CUDA ([`super::python::expected`]). Errors:
-/// the Python reference's.
+/// `scratch`, on GPU `cuda_device` where torch has CUDA ([`super::python::expected`]), with the
+/// run's page table `paged` where the task has a paged KV cache. Errors: the Python reference's.
 pub fn expected_in(
     task: &CheckedTask,
     sem: &Semantics,
     inputs: &[HostTensor],
+    paged: Option<&super::paged::PagedRun>,
     scratch: &std::path::Path,
     cuda_device: usize,
 ) -> Result<Vec<Expected>, String> {
     match sem {
-        Semantics::Python(r) => super::python::expected(task, r, inputs, scratch, cuda_device),
+        Semantics::Python(r) => {
+            super::python::expected(task, r, inputs, paged, scratch, cuda_device)
+        }
         _ => Ok(expected(task, sem, inputs)),
     }
 }

@@ -169,8 +169,12 @@ def main(argv):
         fail("MPKC_ARRAYS is %r: it is \"torch\" (the default) or \"python\"" % (mode,))
     kwargs = {}
     try:
-        if "params" in inspect.signature(fn).parameters:
+        takes = inspect.signature(fn).parameters
+        if "params" in takes:
             kwargs["params"] = m["params"]
+        # A task with a paged KV cache: the run's page table (docs/references.md).
+        if "paged_kv" in takes and "paged_kv" in m:
+            kwargs["paged_kv"] = m["paged_kv"]
     except (TypeError, ValueError):
         pass
     try:

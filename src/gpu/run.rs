@@ -42,9 +42,23 @@ pub struct Case<'a> {
     /// (`= runtime`, docs/runtime-m.md): what `RuntimeConfig::qo_indptr_buffer` says, clamped to
     /// each task's maximum; `None` runs them at their maximum.
     pub tokens: Option<i64>,
+    /// The context length of this run, for a case with a paged KV cache (`paged(...)`,
+    /// docs/language.md "Paged KV caches"): what the run's page table states for every request;
+    /// `None` runs it at the cache's `max_context`.
+    pub context: Option<i64>,
 }
 
 impl Case<'_> {
+    /// The page table of this run, when a task of the case has a paged KV cache (seeded by
+    /// `seed`, as the inputs are).
+    pub fn page_table(&self, seed: u64) -> Option<super::paged::PagedRun> {
+        self.tasks.iter().find_map(|t| {
+            let (x, p) = super::paged::paged_of(t)?;
+            let context = self.context.unwrap_or(p.max_context);
+            Some(super::paged::PagedRun::new(&p, x.dims[0], context, seed))
+        })
+    }
+
     /// The token count the run's `qo_indptr_buffer` states: `tokens`, else the largest maximum of
     /// the run-time-M tasks (0 when there is none: no task reads it).
     pub fn runtime_tokens(&self) -> i64 {
@@ -200,6 +214,9 @@ pub struct Addresses<'a> {
     pub step: u64,
     /// The token offsets (`RuntimeConfig::qo_indptr_buffer`, [`qo_indptr`](super::abi::qo_indptr)).
     pub qo_indptr: u64,
+    /// The page table (`RuntimeConfig::paged_kv_indptr_buffer`, `paged_kv_indices_buffer`,
+    /// `paged_kv_last_page_len_buffer`; [`PagedRun`](super::paged::PagedRun)).
+    pub paged_kv: [u64; 3],
 }
 
 /// The device-side task tables of one launch: the tensor maps of every TMA input, one TaskDesc
@@ -309,6 +326,9 @@ pub fn task_tables(
             event_counters: at.events,
             step: at.step,
             qo_indptr_buffer: at.qo_indptr,
+            paged_kv_indptr_buffer: at.paged_kv[0],
+            paged_kv_indices_buffer: at.paged_kv[1],
+            paged_kv_last_page_len_buffer: at.paged_kv[2],
         },
         iter_num: 0,
     };
@@ -427,7 +447,28 @@ pub fn run_case(
     let q = queues(case, opts.tasks_per_cta, gpu.sms as usize);
     let events = gpu.upload(&[0u8; 64])?;
     let step = gpu.upload(&[0u8; 16])?;
-    let qo_indptr = gpu.upload(&qo_indptr_bytes(run_m))?;
+    // A paged KV cache's page table (one token per request: its qo_indptr too); without one,
+    // an empty table (every request holds no page).
+    let table = case.page_table(opts.seed);
+    let qo_indptr = gpu.upload(&match &table {
+        Some(t) if case.tokens.is_none() => super::paged::PagedRun::bytes(&t.qo_indptr),
+        _ => qo_indptr_bytes(run_m),
+    })?;
+    let empty_table = |n: usize| vec![0u8; 4 * n];
+    let paged_bufs = [
+        gpu.upload(&table.as_ref().map_or_else(
+            || empty_table(super::abi::MAX_NUM_BATCHED_REQUESTS + 1),
+            |t| super::paged::PagedRun::bytes(&t.indptr),
+        ))?,
+        gpu.upload(&table.as_ref().map_or_else(
+            || empty_table(1),
+            |t| super::paged::PagedRun::bytes(&t.indices),
+        ))?,
+        gpu.upload(&table.as_ref().map_or_else(
+            || empty_table(super::abi::MAX_NUM_BATCHED_REQUESTS),
+            |t| super::paged::PagedRun::bytes(&t.last_page_len),
+        ))?,
+    ];
     let out_addr: Vec<Vec<u64>> = out_bufs
         .iter()
         .enumerate()
@@ -447,6 +488,11 @@ pub fn run_case(
             events: gpu.addr(&events),
             step: gpu.addr(&step),
             qo_indptr: gpu.addr(&qo_indptr),
+            paged_kv: [
+                gpu.addr(&paged_bufs[0]),
+                gpu.addr(&paged_bufs[1]),
+                gpu.addr(&paged_bufs[2]),
+            ],
         },
         &q,
         opts.target,
@@ -511,15 +557,31 @@ pub fn run_case(
         let scratch = opts.scratch.join(format!("{ti}_{unit}"));
         match tokens_of(t, run_m) {
             None => {
-                let exp = expected_in(t, &sems[ti], &inputs[ti], &scratch, opts.device)
-                    .map_err(|e| GpuError::Reference(format!("{unit}: {e}")))?;
+                let exp = expected_in(
+                    t,
+                    &sems[ti],
+                    &inputs[ti],
+                    table.as_ref(),
+                    &scratch,
+                    opts.device,
+                )
+                .map_err(|e| GpuError::Reference(format!("{unit}: {e}")))?;
                 for e in exp {
                     results.push(compare(&unit, &finals, &e));
                 }
             }
             Some(m) => results.extend(
-                compare_at(t, &sems[ti], &inputs[ti], &finals, m, &scratch, opts.device)
-                    .map_err(|e| GpuError::Reference(format!("{unit}: {e}")))?,
+                compare_at(
+                    t,
+                    &sems[ti],
+                    &inputs[ti],
+                    &finals,
+                    m,
+                    table.as_ref(),
+                    &scratch,
+                    opts.device,
+                )
+                .map_err(|e| GpuError::Reference(format!("{unit}: {e}")))?,
             ),
         }
     }
@@ -554,6 +616,7 @@ fn compare_at(
     inputs: &[HostTensor],
     outputs: &[HostTensor],
     m: i64,
+    table: Option<&super::paged::PagedRun>,
     scratch: &std::path::Path,
     cuda_device: usize,
 ) -> Result<Vec<OutputResult>, String> {
@@ -576,17 +639,19 @@ fn compare_at(
         .map(|(o, r)| if *r { first_rows(o, m) } else { o.clone() })
         .collect();
     let unit = t.ir.unit_name();
-    Ok(expected_in(t, &semantics_at(sem, m), &ins, scratch, cuda_device)?
-        .iter()
-        .map(|e| {
-            let mut r = compare(&unit, &outs, e);
-            if rt.get(e.output).copied().unwrap_or(false) {
-                r.past_m = written_past(&outputs[e.output], m);
-                r.pass &= r.past_m == 0;
-            }
-            r
-        })
-        .collect())
+    Ok(
+        expected_in(t, &semantics_at(sem, m), &ins, table, scratch, cuda_device)?
+            .iter()
+            .map(|e| {
+                let mut r = compare(&unit, &outs, e);
+                if rt.get(e.output).copied().unwrap_or(false) {
+                    r.past_m = written_past(&outputs[e.output], m);
+                    r.pass &= r.past_m == 0;
+                }
+                r
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -614,6 +679,7 @@ mod tests {
             tasks: vec![&t],
             links: vec![],
             tokens: None,
+            context: None,
         };
         let q = queues(&case, 4, 132);
         assert_eq!(q, vec![vec![(0, 0), (0, 0), (0, 0), (0, 0)]]);
@@ -628,6 +694,7 @@ mod tests {
             tasks: vec![&t],
             links: vec![],
             tokens: None,
+            context: None,
         };
         let q = queues(&case, 3, 132);
         assert!(q.iter().all(|x| x.len() >= 3));
@@ -639,12 +706,16 @@ mod tests {
 
     #[test]
     fn a_chain_queues_dependents_behind_producers() {
-        let (p, r) = (stdlib_task("argmax_partial_v2"), stdlib_task("argmax_reduce_v2"));
+        let (p, r) = (
+            stdlib_task("argmax_partial_v2"),
+            stdlib_task("argmax_reduce_v2"),
+        );
         let case = Case {
             name: "c".into(),
             tasks: vec![&p, &r],
             links: vec![],
             tokens: None,
+            context: None,
         };
         let q = queues(&case, 4, 132);
         let producers = q.iter().flatten().filter(|(_, reg)| *reg == 0).count();

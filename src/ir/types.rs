@@ -426,6 +426,36 @@ pub struct ViewIr {
     pub span: Span,
 }
 
+/// `paged(page P, max_context C, requests R)`: the tensor (`[pages, P, row]`) is a pool of
+/// KV-cache pages of `P` tokens that the task addresses through MPK's paged-KV page table
+/// (`RuntimeConfig::paged_kv_indptr_buffer`, `paged_kv_indices_buffer`,
+/// `paged_kv_last_page_len_buffer`): request `r`'s pages are
+/// `paged_kv_indices_buffer[indptr[r] .. indptr[r + 1]]` and its context is
+/// `(pages - 1) * P + last_page_len[r]` tokens (docs/language.md, "Paged KV caches"; E0028).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PagedIr {
+    /// Tokens per page (MPK_PAGE_SIZE; FlashMLA's 64).
+    pub page_tokens: i64,
+    /// The most tokens of context one request holds: what the pool and `mpkc verify` size for.
+    pub max_context: i64,
+    /// Requests of a step, one token each (decode): row `r` of the task's tokens is request `r`.
+    pub requests: i64,
+    /// Where `page`, `max_context` and `requests` are written.
+    pub value_spans: [Span; 3],
+    /// The whole `paged(...)`.
+    pub span: Span,
+}
+
+impl PagedIr {
+    /// Pages one request of `context` tokens holds.
+    pub fn pages_of(&self, context: i64) -> i64 {
+        if self.page_tokens <= 0 {
+            return 0;
+        }
+        (context.max(0) + self.page_tokens - 1) / self.page_tokens
+    }
+}
+
 /// A tensor's TMA description.
 #[derive(Clone, Debug)]
 pub struct TmaIr {
@@ -463,6 +493,8 @@ pub struct TensorIr {
     pub direction: Direction,
     /// Row stride and offset inside a wider parent, for a view.
     pub view: Option<ViewIr>,
+    /// A pool of KV-cache pages addressed through the runtime's page table.
+    pub paged: Option<PagedIr>,
     /// TMA description.
     pub tma: Option<TmaIr>,
     /// What the tensor is to the op, as the contract states it, with the role's span.

@@ -190,7 +190,11 @@ pub(super) fn lower_instance(
     }
     if let Some((e, s)) = c.reduce_task_id {
         cx.ir.reduce_task_id = cx.non_negative(e, "reduce task id").map(|v| (v, s));
-        if cx.ir.reduce_task_id.is_some_and(|(v, _)| v > i64::from(i32::MAX)) {
+        if cx
+            .ir
+            .reduce_task_id
+            .is_some_and(|(v, _)| v > i64::from(i32::MAX))
+        {
             cx.ir.reduce_task_id = None;
             cx.report(
                 Diagnostic::error(
@@ -525,9 +529,16 @@ fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
             None => Some(None),
             Some(spec) => view(cx, spec).map(Some),
         };
-        let (Some(dtype), Some(dims), Some(view)) =
-            (dt, dims.into_iter().collect::<Option<Vec<i64>>>(), view)
-        else {
+        let paged = match &t.paged {
+            None => Some(None),
+            Some(spec) => paged(cx, spec).map(Some),
+        };
+        let (Some(dtype), Some(dims), Some(view), Some(paged)) = (
+            dt,
+            dims.into_iter().collect::<Option<Vec<i64>>>(),
+            view,
+            paged,
+        ) else {
             cx.rejected_tensors.push(t.name.node.clone());
             continue;
         };
@@ -537,6 +548,7 @@ fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
             dims,
             direction: t.direction.node,
             view,
+            paged,
             tma,
             role: None,
             runtime_rows,
@@ -565,6 +577,40 @@ fn view(cx: &mut Cx<'_>, spec: &ast::ViewSpec) -> Option<ViewIr> {
     Some(ViewIr {
         row_stride,
         offset,
+        span: spec.span,
+    })
+}
+
+/// `paged(page P, max_context C, requests R)`: all three required (E0007), each at least 1
+/// (E0004 below 0, E0028 at 0). How they must relate to the tensor and the family is
+/// `valid/paged.rs`'s.
+fn paged(cx: &mut Cx<'_>, spec: &ast::PagedSpec) -> Option<PagedIr> {
+    let mut get = |e: &Option<ast::Expr>, key: &str, example: &str| -> Option<(i64, Span)> {
+        let Some(e) = e else {
+            cx.report(
+                Diagnostic::error(codes::MISSING, format!("`paged(...)` gives no `{key}`"))
+                    .primary(spec.span, format!("no `{key}`"))
+                    .help(format!(
+                        "give all three: `paged(page 64, max_context 16384, requests m)` ({example})"
+                    )),
+            );
+            return None;
+        };
+        Some((cx.non_negative(e, key)?, e.span))
+    };
+    let page = get(&spec.page, "page", "tokens per page");
+    let max_context = get(
+        &spec.max_context,
+        "max_context",
+        "tokens of context per request",
+    );
+    let requests = get(&spec.requests, "requests", "requests per step");
+    let (page, max_context, requests) = (page?, max_context?, requests?);
+    Some(PagedIr {
+        page_tokens: page.0,
+        max_context: max_context.0,
+        requests: requests.0,
+        value_spans: [page.1, max_context.1, requests.1],
         span: spec.span,
     })
 }

@@ -38,6 +38,7 @@ mod coverage;
 mod held;
 mod mma;
 mod names;
+pub mod paged;
 mod protocol;
 mod roles;
 mod runtime_m;
@@ -154,6 +155,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     tensor_roles::pipeline_roles(&ir, sink);
     views::views(&ir, sink);
     views::in_place(&ir, sink);
+    paged::paged(&ir, sink);
     let binding = body::template(&ir, sink);
     runtime_m::check(&ir, binding.as_ref(), sink);
     body::region_use(&ir, binding.as_ref(), sink);

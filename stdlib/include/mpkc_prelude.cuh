@@ -39,6 +39,43 @@ __device__ __forceinline__ int runtime_tokens(RuntimeConfig const &runtime_confi
   return m < 0 ? 0 : (m > max_tokens ? max_tokens : m);
 }
 
+/// One request's pages of a paged KV cache (`paged(page P, max_context C, requests R)`,
+/// docs/language.md, "Paged KV caches"), as MPK's runtime states them.
+struct PagedKvRequest {
+  /// The request's page ids, in token order: token t lies in page pages[t / P], row t % P.
+  int const *pages;
+  /// Pages the request holds, at most ceil(C / P).
+  int num_pages;
+  /// Tokens of context, 0..=C: (num_pages - 1) * P + the last page's tokens.
+  int context;
+};
+
+/// Request `request`'s pages, read where MPK's runtime writes them: `paged_kv_indptr_buffer` and
+/// `paged_kv_last_page_len_buffer` of the runtime configuration, the context computed as MPK's
+/// own MLA decode task computes it (`register_mla_decode_sm100_task`, task_register.cc at
+/// upstream de8745d9: (last - first - 1) * MPK_PAGE_SIZE + last_page_len). The count is clamped to
+/// the contract's `max_context` so that a body never reads past the pool it was built for.
+__device__ __forceinline__ PagedKvRequest paged_kv_request(RuntimeConfig const &runtime_config, int request,
+                                                           int page_tokens, int max_context) {
+  int const first = runtime_config.paged_kv_indptr_buffer[request];
+  int const last = runtime_config.paged_kv_indptr_buffer[request + 1];
+  int const max_pages = (max_context + page_tokens - 1) / page_tokens;
+  PagedKvRequest r{runtime_config.paged_kv_indices_buffer + first, last - first, 0};
+  if (r.num_pages <= 0) {
+    r.num_pages = 0;
+    return r;
+  }
+  int last_len = runtime_config.paged_kv_last_page_len_buffer[request];
+  last_len = last_len < 1 ? 1 : (last_len > page_tokens ? page_tokens : last_len);
+  if (r.num_pages > max_pages) {
+    r.num_pages = max_pages;
+    last_len = page_tokens;
+  }
+  int const context = (r.num_pages - 1) * page_tokens + last_len;
+  r.context = context > max_context ? max_context : context;
+  return r;
+}
+
 /// Lane index within the warp.
 __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x & 31u); }
 

@@ -97,6 +97,14 @@ struct RuntimeConfig {
   /// MPK's prepare_next_batch; entry MPK_MAX_NUM_BATCHED_REQUESTS is the step's token count, which
   /// a task with a run-time token count reads (docs/runtime-m.md).
   int *qo_indptr_buffer;
+  /// The paged KV cache's page table, as MPK's prepare_next_batch writes it (runtime_header.h,
+  /// upstream de8745d9 lines 342-345; docs/language.md, "Paged KV caches"): request r's pages are
+  /// paged_kv_indices_buffer[paged_kv_indptr_buffer[r] .. paged_kv_indptr_buffer[r + 1]]
+  /// (MPK_MAX_NUM_BATCHED_REQUESTS + 1 offsets), and its last page holds
+  /// paged_kv_last_page_len_buffer[r] tokens (1..=page). Read by `mpkc::paged_kv_request`.
+  int *paged_kv_indptr_buffer;
+  int *paged_kv_indices_buffer;
+  int *paged_kv_last_page_len_buffer;
 };
 
 /// The runtime's static shared state of one CTA (contract doc §2.1).
@@ -423,7 +431,9 @@ static_assert(offsetof(TaskDesc, input_ptrs) == 16 && offsetof(TaskDesc, output_
 static_assert(offsetof(TaskDesc, input_tma_desc_ptrs) == 112 && offsetof(TaskDesc, task_metadata) == 304, "TaskDesc layout");
 static_assert(offsetof(TaskDesc, smem_regions) == 312 && offsetof(TaskDesc, dependent_event) == 504, "TaskDesc layout");
 static_assert(offsetof(TaskDesc, registration) == 516, "TaskDesc layout");
-static_assert(sizeof(RuntimeConfig) == 24 && offsetof(RuntimeConfig, qo_indptr_buffer) == 16,
+static_assert(sizeof(RuntimeConfig) == 48 && offsetof(RuntimeConfig, qo_indptr_buffer) == 16,
+              "RuntimeConfig layout (mirrored by mpkc::gpu::abi::RuntimeConfig)");
+static_assert(offsetof(RuntimeConfig, paged_kv_indptr_buffer) == 24 && offsetof(RuntimeConfig, paged_kv_last_page_len_buffer) == 40,
               "RuntimeConfig layout (mirrored by mpkc::gpu::abi::RuntimeConfig)");
 
 #endif  // MPKC_IN_MPK

@@ -1,18 +1,18 @@
-//! "Tensors": written only for a task that declares a row-strided view or an `inout` tensor
-//! (the layouts a reviewer must check against the runtime's tensors): every tensor with its
-//! pointer slot and its memory layout.
+//! "Tensors": written only for a task that declares a row-strided view, an `inout` tensor or a
+//! paged KV cache (the layouts a reviewer must check against the runtime's tensors): every
+//! tensor with its pointer slot and its memory layout.
 
 use crate::ir::Direction;
 use crate::valid::CheckedTask;
 use std::fmt::Write;
 
-/// Appends the section to `s` when `task` has a view or an `inout` tensor.
+/// Appends the section to `s` when `task` has a view, an `inout` tensor or a paged KV cache.
 pub(super) fn write(s: &mut String, task: &CheckedTask) {
     let ir = &task.ir;
     if !ir
         .tensors
         .values()
-        .any(|t| t.view.is_some() || t.direction == Direction::InOut)
+        .any(|t| t.view.is_some() || t.paged.is_some() || t.direction == Direction::InOut)
     {
         return;
     }
@@ -21,6 +21,13 @@ pub(super) fn write(s: &mut String, task: &CheckedTask) {
         s,
         "An `inout` tensor is an input slot (`input_ptrs`), read and written in place, as MPK passes the KV cache its attention tasks append to; a view's pointer is its first element, `offset` elements into the first parent row, and its rows are `stride` elements apart.\n"
     );
+    if let Some(t) = ir.tensors.values().find(|t| t.paged.is_some()) {
+        let _ = writeln!(
+            s,
+            "`{}` is a paged KV cache: a pool of pages, each `[page, row]`, that the body addresses through the runtime's page table (`runtime_config.paged_kv_indptr_buffer`, `paged_kv_indices_buffer`, `paged_kv_last_page_len_buffer`, as MPK's `prepare_next_batch` writes them; read by `mpkc::paged_kv_request`): token `t` of request `r` lies in page `indices[indptr[r] + t / page]`, row `t % page`, and request `r`'s context is `(indptr[r + 1] - indptr[r] - 1) * page + last_page_len[r]` tokens.\n",
+            t.name
+        );
+    }
     let _ = writeln!(s, "| tensor | type | extents | direction | slot | layout |");
     let _ = writeln!(s, "|---|---|---|---|---|---|");
     for (h, t) in ir.tensors.iter() {
@@ -47,7 +54,18 @@ pub(super) fn write(s: &mut String, task: &CheckedTask) {
                     ""
                 }
             ),
-            None => "contiguous rows".into(),
+            None => match &t.paged {
+                Some(p) => format!(
+                    "paged: {} pages of {} tokens x {} bytes; {} requests of up to {} tokens ({} pages each)",
+                    t.dims[0],
+                    p.page_tokens,
+                    t.dims.last().copied().unwrap_or(1) * t.dtype.bytes(),
+                    p.requests,
+                    p.max_context,
+                    p.pages_of(p.max_context)
+                ),
+                None => "contiguous rows".into(),
+            },
         };
         let _ = writeln!(
             s,

@@ -102,6 +102,9 @@ struct Setup {
     step: CudaSlice<u8>,
     /// `RuntimeConfig::qo_indptr_buffer`: a run-time-M task runs at its maximum.
     qo_indptr: CudaSlice<u8>,
+    /// `RuntimeConfig::paged_kv_*`: a paged KV cache runs at its `max_context` (an empty table
+    /// without one).
+    paged_kv: [CudaSlice<u8>; 3],
 }
 
 fn setup(
@@ -167,7 +170,28 @@ fn setup(
         }
         in_addr.push(addrs);
     }
+    let table = Case {
+        name: case.name.clone(),
+        tasks: case.tasks.clone(),
+        links: Vec::new(),
+        tokens: None,
+        context: None,
+    }
+    .page_table(opts.seed);
+    let int_bytes = |v: Option<&Vec<i32>>, n: usize| {
+        v.map_or_else(
+            || vec![0u8; 4 * n],
+            |v| crate::gpu::paged::PagedRun::bytes(v),
+        )
+    };
+    let reqs = crate::gpu::abi::MAX_NUM_BATCHED_REQUESTS;
+    let paged_kv = [
+        gpu.upload(&int_bytes(table.as_ref().map(|t| &t.indptr), reqs + 1))?,
+        gpu.upload(&int_bytes(table.as_ref().map(|t| &t.indices), 1))?,
+        gpu.upload(&int_bytes(table.as_ref().map(|t| &t.last_page_len), reqs))?,
+    ];
     Ok(Setup {
+        paged_kv,
         inputs,
         outputs,
         out_bufs,
@@ -182,6 +206,7 @@ fn setup(
                 tasks: case.tasks.clone(),
                 links: Vec::new(),
                 tokens: None,
+                context: None,
             }
             .runtime_tokens(),
         ))?,
@@ -201,6 +226,7 @@ fn tables(
         tasks: case.tasks.clone(),
         links: case.links.clone(),
         tokens: None,
+        context: None,
     };
     let out_addr: Vec<Vec<u64>> = s
         .out_bufs
@@ -223,6 +249,11 @@ fn tables(
                     events: gpu.addr(&s.events),
                     step: gpu.addr(&s.step),
                     qo_indptr: gpu.addr(&s.qo_indptr),
+                    paged_kv: [
+                        gpu.addr(&s.paged_kv[0]),
+                        gpu.addr(&s.paged_kv[1]),
+                        gpu.addr(&s.paged_kv[2]),
+                    ],
                 },
                 queues,
                 target,
@@ -330,7 +361,8 @@ fn cpu_check(
             std::process::id(),
             t.ir.unit_name()
         ));
-        let exp = expected_in(t, &sem, &inputs[ti], &scratch, 0).map_err(GpuError::Reference)?;
+        let exp =
+            expected_in(t, &sem, &inputs[ti], None, &scratch, 0).map_err(GpuError::Reference)?;
         for e in exp {
             results.push(compare(&case.name, &outputs[ti], &e));
         }

@@ -157,6 +157,10 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
             // template's row step, an inline body's `<name>_row_stride`); `valid/views.rs`
             // rejects a view on a tensor none of those reads.
             view: _,
+            // A paged pool is read through the runtime's page table: the inline body gets its
+            // page size and context bound (`<name>_page_tokens`, `<name>_max_context`) and
+            // `valid/paged.rs` rejects it where no inline body reads it (E0028).
+            paged: _,
             // Rows decided at run time: read with the tensor, like its extents (E0023 where not).
             runtime_rows: _,
             tma,
