@@ -263,3 +263,58 @@ fn every_stdlib_case_lists_its_reference() {
         "{text}"
     );
 }
+
+/// A paged KV cache (`paged(...)`): the reference gets the run's page table as `paged_kv` and
+/// finds each request's last token where the harness's `paged_kv_*` buffers put it.
+#[test]
+fn a_paged_reference_gets_the_run_s_page_table() {
+    const PAGED: &str = r#"task last_token {
+  family consumer-no-smem
+  tensor ckv: bf16[8, 4, 16] in paged(page 4, max_context 16, requests 2)
+  tensor y: bf16[2, 16] out
+  granularity per_tile(tasks 1)
+  body cuda {
+    for (int r = 0; r < ckv_requests; ++r) {
+      mpkc::PagedKvRequest const kv = mpkc::paged_kv_request(runtime_config, r, ckv_page_tokens, ckv_max_context);
+      int const t = kv.context - 1;
+      for (int i = threadIdx.x; i < 16; i += kConsumerThreads)
+        y[r * 16 + i] = ckv[(int64_t(kv.pages[t / 4]) * 4 + t % 4) * 16 + i];
+    }
+  }
+  reference python "last_ref.py" fn last_token
+}
+"#;
+    const LAST_REF: &str = r#"MPKC_ARRAYS = "python"
+
+
+def last_token(ckv, paged_kv):
+    page, row = paged_kv["page"], ckv.shape[2]
+    out = []
+    for pages, n in zip(paged_kv["pages"], paged_kv["context_lens"]):
+        t = n - 1
+        at = (pages[t // page] * page + t % page) * row
+        out.extend(ckv.data[at:at + row])
+    return out
+"#;
+    let dir = scratch("paged");
+    let t = task_in(&dir, PAGED, &[("last_ref.py", LAST_REF)]);
+    let r = t.ir.reference.clone().unwrap();
+    let sem = reference::semantics(&t).unwrap();
+    let inputs = reference::make_inputs(&t, &sem, &mut Fill::new(5));
+    let (x, p) = mpkc::gpu::paged::paged_of(&t).unwrap();
+    let table = mpkc::gpu::paged::PagedRun::new(&p, x.dims[0], 7, 3);
+    assert_eq!(table.indptr[..3], [0, 2, 4]);
+    let exp = python::expected(&t, &r, &inputs, Some(&table), &dir.join("exchange"), 0).unwrap();
+    // Token 6 of each request: page 1 of its two, row 2.
+    let ckv = &inputs[0];
+    for req in 0..2 {
+        let page = table.indices[table.indptr[req] as usize + 1] as usize;
+        for i in 0..16 {
+            assert_eq!(
+                exp[0].values[req * 16 + i],
+                ckv.get((page * 4 + 2) * 16 + i),
+                "request {req}, element {i}"
+            );
+        }
+    }
+}

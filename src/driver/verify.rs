@@ -598,6 +598,59 @@ mod tests {
         }
     }
 
+    /// A paged task's cases (and its chains) run once per context length on one harness file;
+    /// `--context` picks one length; tasks without a paged cache are not repeated.
+    #[test]
+    fn paged_cases_run_at_each_context_length() {
+        let checked = stdlib();
+        let cs = cases(&checked, Target::Sm90a);
+        let names: Vec<&str> = cs
+            .iter()
+            .filter(|c| c.name.starts_with("mla_decode"))
+            .map(|c| c.name.as_str())
+            .collect();
+        for n in [1, 513, 4096, 16384] {
+            assert!(
+                names.contains(&format!("mla_decode_partial @ context={n}").as_str()),
+                "{names:?}"
+            );
+            assert!(
+                names.contains(
+                    &format!("mla_decode_partial -> mla_decode_merge @ context={n}").as_str()
+                ),
+                "{names:?}"
+            );
+        }
+        assert!(names.contains(&"mla_decode_merge"), "{names:?}");
+        let partial: Vec<&CaseSpec> = cs
+            .iter()
+            .filter(|c| c.name.starts_with("mla_decode_partial @"))
+            .collect();
+        assert!(partial
+            .iter()
+            .all(|c| c.file == "mla_decode_partial_harness.cu"));
+        assert_eq!(
+            partial.iter().map(|c| c.context).collect::<Vec<_>>(),
+            vec![Some(1), Some(513), Some(4096), Some(16384)]
+        );
+        let one = cases_with(&checked, Target::Sm90a, None, Some(100));
+        let mla: Vec<&str> = one
+            .iter()
+            .filter(|c| c.name.starts_with("mla_decode_partial"))
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(
+            mla,
+            vec![
+                "mla_decode_partial @ context=100",
+                "mla_decode_partial -> mla_decode_merge @ context=100"
+            ]
+        );
+        assert!(one
+            .iter()
+            .any(|c| c.name == "rmsnorm_v2_h4096" && c.context.is_none()));
+    }
+
     #[test]
     fn faults_parse_and_apply() {
         assert_eq!(

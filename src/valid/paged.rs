@@ -109,7 +109,7 @@ pub(super) fn paged(ir: &TaskIr, sink: &mut Sink) {
             if i128::from(t.dims[0]) < need {
                 sink.push(
                     err(format!(
-                        "the pool `{}` holds {} pages, but {} requests of {} tokens need {need}",
+                        "the pool `{}` holds {} pages, but `requests {}` at `max_context {}` need {need}",
                         t.name, t.dims[0], p.requests, p.max_context
                     ))
                     .primary(t.span, format!("{} pages", t.dims[0]))

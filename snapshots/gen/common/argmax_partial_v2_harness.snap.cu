@@ -3,6 +3,6 @@
 #include "mpkc_worker.cuh"
 #include "argmax_partial_v2.cuh"
 
-extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_argmax_partial_v2(mpkc::rt::WorkerArgs args) {
+extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_argmax_partial_v2(__grid_constant__ mpkc::rt::WorkerArgs const args) {
   mpkc::rt::worker<::kernel::argmax_partial_v2::Registration>(args);
 }

@@ -7,6 +7,6 @@
 #include "linear_bf16_runtime_m_expert_down.cuh"
 #endif
 
-extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_linear_bf16_runtime_m_expert_down(mpkc::rt::WorkerArgs args) {
+extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_linear_bf16_runtime_m_expert_down(__grid_constant__ mpkc::rt::WorkerArgs const args) {
   mpkc::rt::worker<::kernel::linear_bf16_runtime_m_expert_down::Registration>(args);
 }

@@ -7,6 +7,6 @@
 #include "linear_sm100_v2.cuh"
 #endif
 
-extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_linear_sm100_v2(mpkc::rt::WorkerArgs args) {
+extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_linear_sm100_v2(__grid_constant__ mpkc::rt::WorkerArgs const args) {
   mpkc::rt::worker<::kernel::linear_sm100_v2::Registration>(args);
 }

@@ -7,6 +7,6 @@
 #include "q_b_strided.cuh"
 #endif
 
-extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_q_b_strided(mpkc::rt::WorkerArgs args) {
+extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_q_b_strided(__grid_constant__ mpkc::rt::WorkerArgs const args) {
   mpkc::rt::worker<::kernel::q_b_strided::Registration>(args);
 }

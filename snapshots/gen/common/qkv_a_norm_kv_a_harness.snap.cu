@@ -3,6 +3,6 @@
 #include "mpkc_worker.cuh"
 #include "qkv_a_norm_kv_a.cuh"
 
-extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_qkv_a_norm_kv_a(mpkc::rt::WorkerArgs args) {
+extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_qkv_a_norm_kv_a(__grid_constant__ mpkc::rt::WorkerArgs const args) {
   mpkc::rt::worker<::kernel::qkv_a_norm_kv_a::Registration>(args);
 }

@@ -56,7 +56,7 @@ pub(super) fn write(s: &mut String, task: &CheckedTask) {
             ),
             None => match &t.paged {
                 Some(p) => format!(
-                    "paged: {} pages of {} tokens x {} bytes; {} requests of up to {} tokens ({} pages each)",
+                    "paged: {} pages of {} tokens x {} bytes; `requests {}` of up to `max_context {}` tokens ({} pages each)",
                     t.dims[0],
                     p.page_tokens,
                     t.dims.last().copied().unwrap_or(1) * t.dtype.bytes(),
