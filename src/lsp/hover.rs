@@ -112,9 +112,18 @@ pub fn hover(doc: &Document, offset: usize) -> Option<String> {
                             )
                         })
                         .unwrap_or_default();
+                    let paged = t
+                        .paged
+                        .map(|p| {
+                            format!(
+                                ", paged: pages of {} tokens, {} requests of up to {} tokens, through the runtime's page table",
+                                p.page_tokens, p.requests, p.max_context
+                            )
+                        })
+                        .unwrap_or_default();
                     let _ = writeln!(
                         out,
-                        "- {}: {}{:?} {} ({slot}){role}{view}{tma}",
+                        "- {}: {}{:?} {} ({slot}){role}{view}{paged}{tma}",
                         inst(ir),
                         t.dtype,
                         t.dims,
