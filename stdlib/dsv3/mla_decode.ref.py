@@ -9,7 +9,7 @@ token ``kv_cache`` (the normalised latent c_kv, 512) and ``pe_cache`` (k_pe, 64)
     x = einsum("bsht,btc->bshc", softmax(scores), kv_cache)
 
 with ``softmax_scale = qk_head_dim ** -0.5 * mscale ** 2`` (qk_head_dim 192, mscale =
-0.1 * 1 * ln 40 + 1, since max_seq_len exceeds original_seq_len 4096). Here the cache is paged
+0.1 * 1 * ln 40 + 1, since max_seq_len, 4096 * 4, exceeds original_seq_len 4096). Here the cache is paged
 the way FlashMLA lays it out: one [c_kv | k_pe] row of 576 per token, in pages of ``page``
 tokens, request r's pages listed in ``paged_kv["pages"][r]`` (mpkc verify passes the run's page
 table, docs/references.md).
