@@ -112,15 +112,17 @@ fn cache_uses(o: &Output) -> Vec<String> {
         .collect()
 }
 
-/// Item 1 of issue 9: the stdlib built twice with the same arguments, and with `-j 1` and
-/// `-j 4`, gives the same files, byte for byte (every generated file and every cubin), the same
-/// reports and the same progress lines. Each build runs nvcc for every kernel (`--no-cache`) in
-/// its own staging folder, so the cubins do not depend on the folder either.
+/// Item 1 of issue 9: the stdlib built twice, in two runs with `-j 4` and `-j 1`, gives the same
+/// files, byte for byte (every generated file and every cubin), the same reports and the same
+/// progress lines: two runs cover run-to-run determinism and the job count at once (a third
+/// run with repeated arguments added an uncached nvcc pass over the stdlib, about 100 s of CI,
+/// and nothing the pair does not check). Each build runs nvcc for every kernel (`--no-cache`)
+/// in its own staging folder, so the cubins do not depend on the folder either.
 #[test]
 fn stdlib_builds_are_byte_identical_across_runs_and_job_counts() {
     let d = scratch("determinism");
-    let outs = [d.join("a"), d.join("b"), d.join("c")];
-    let jobs = ["4", "4", "1"];
+    let outs = [d.join("a"), d.join("b")];
+    let jobs = ["4", "1"];
     let mut results = Vec::new();
     for (out, j) in outs.iter().zip(jobs) {
         let o = build(&["-j", j], out, None, None);
