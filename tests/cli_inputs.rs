@@ -528,7 +528,13 @@ fn a_directory_stands_for_its_own_mpk_files_sorted() {
     // stdlib/*.mpk only: stdlib/dsv3/ is a subdirectory, not searched.
     let top = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib"))
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "mpk"))
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "mpk")
+        })
         .count();
     assert!(
         stderr(&o).contains(&format!("checked {top} files")),
