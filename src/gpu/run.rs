@@ -590,8 +590,7 @@ pub fn run_case(
                     &finals,
                     m,
                     table.as_ref(),
-                    &scratch,
-                    opts.device,
+                    (&scratch, opts.device),
                 )
                 .map_err(|e| GpuError::Reference(format!("{unit}: {e}")))?,
             ),
@@ -621,7 +620,8 @@ pub fn qo_indptr_bytes(m: i64) -> Vec<u8> {
 }
 
 /// The comparison of a run-time-M task run at `m` tokens: the reference on the first `m` rows of
-/// its token tensors, and every output row at or past `m` still poisoned (`past_m`).
+/// its token tensors (with the run's page table, if any), run in `scratch` on GPU `cuda_device`,
+/// and every output row at or past `m` still poisoned (`past_m`).
 fn compare_at(
     t: &CheckedTask,
     sem: &Semantics,
@@ -629,8 +629,7 @@ fn compare_at(
     outputs: &[HostTensor],
     m: i64,
     table: Option<&super::paged::PagedRun>,
-    scratch: &std::path::Path,
-    cuda_device: usize,
+    (scratch, cuda_device): (&std::path::Path, usize),
 ) -> Result<Vec<OutputResult>, String> {
     use super::tokens::{first_rows, semantics_at, written_past};
     let ins: Vec<HostTensor> = inputs
