@@ -61,14 +61,52 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         "stdlib/dsv3/silu_mul_fp8.mpk",
         include_str!("../../stdlib/dsv3/silu_mul_fp8.mpk"),
     ),
+    (
+        "stdlib/dsv3/w_uk_absorb.mpk",
+        include_str!("../../stdlib/dsv3/w_uk_absorb.mpk"),
+    ),
+    (
+        "stdlib/dsv3/w_uv_absorb.mpk",
+        include_str!("../../stdlib/dsv3/w_uv_absorb.mpk"),
+    ),
+    (
+        "stdlib/dsv3/add_rmsnorm.mpk",
+        include_str!("../../stdlib/dsv3/add_rmsnorm.mpk"),
+    ),
+    (
+        "stdlib/dsv3/router_topk.mpk",
+        include_str!("../../stdlib/dsv3/router_topk.mpk"),
+    ),
+    (
+        "stdlib/dsv3/lm_head.mpk",
+        include_str!("../../stdlib/dsv3/lm_head.mpk"),
+    ),
 ];
 
 /// `(path, text)` of every reference file a stdlib contract names (`reference python "…"`,
 /// relative to the contract), embedded so that `mpkc verify` with no file runs them from anywhere.
-pub const REFERENCES: &[(&str, &str)] = &[(
-    "stdlib/dsv3/silu_mul_fp8.ref.py",
-    include_str!("../../stdlib/dsv3/silu_mul_fp8.ref.py"),
-)];
+pub const REFERENCES: &[(&str, &str)] = &[
+    (
+        "stdlib/dsv3/silu_mul_fp8.ref.py",
+        include_str!("../../stdlib/dsv3/silu_mul_fp8.ref.py"),
+    ),
+    (
+        "stdlib/dsv3/w_uk_absorb.ref.py",
+        include_str!("../../stdlib/dsv3/w_uk_absorb.ref.py"),
+    ),
+    (
+        "stdlib/dsv3/w_uv_absorb.ref.py",
+        include_str!("../../stdlib/dsv3/w_uv_absorb.ref.py"),
+    ),
+    (
+        "stdlib/dsv3/add_rmsnorm.ref.py",
+        include_str!("../../stdlib/dsv3/add_rmsnorm.ref.py"),
+    ),
+    (
+        "stdlib/dsv3/router_topk.ref.py",
+        include_str!("../../stdlib/dsv3/router_topk.ref.py"),
+    ),
+];
 
 /// The stdlib as sources.
 pub fn sources() -> Vec<Source> {

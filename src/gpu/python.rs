@@ -2,7 +2,8 @@
 //! the exchange with the runner, running it, and the comparisons the reference's outputs get.
 //!
 //! Exchange format, one directory per task of a case: `manifest.json` names the module, the
-//! function, the params and, per tensor, its name, dtype, shape (outermost first) and file; each
+//! function, the params and, per tensor, its name, dtype, shape (outermost first) and file (the
+//! outputs are the tensors the task writes, `out` and `inout`, in declaration order); each
 //! input file holds the tensor's elements as the kernel saw them (raw little-endian, the
 //! dtype's own encoding: bf16 as its 2 bytes, e4m3 as its byte), each output file what the
 //! runner wrote back: little-endian f64 values for `bf16`/`f16`/`f32`/`e4m3` outputs, i64 for
@@ -198,7 +199,7 @@ pub fn write_exchange(
     }
     let outs: Vec<_> = task
         .ir
-        .outputs()
+        .written()
         .enumerate()
         .map(|(i, (_, t))| {
             let stored = match stored(t.dtype) {
@@ -272,11 +273,12 @@ pub fn run(python: &str, manifest: &Path, cuda_device: usize) -> Result<(), Stri
     ))
 }
 
-/// The values the runner wrote for each output of `task`, as f64. Errors: a file missing or of
-/// the wrong size.
+/// The values the runner wrote for each tensor `task` writes (its `out` and `inout` tensors, in
+/// declaration order: `ir.written()`, which [`Expected::output`] indexes), as f64. Errors: a file
+/// missing or of the wrong size.
 pub fn read_outputs(dir: &Path, task: &CheckedTask) -> Result<Vec<Vec<f64>>, String> {
     task.ir
-        .outputs()
+        .written()
         .enumerate()
         .map(|(i, (_, t))| {
             let p = dir.join(file_name("out", i, &t.name));
@@ -310,7 +312,7 @@ pub fn read_outputs(dir: &Path, task: &CheckedTask) -> Result<Vec<Vec<f64>>, Str
 pub fn expectations(task: &CheckedTask, r: &ReferenceIr, values: Vec<Vec<f64>>) -> Vec<Expected> {
     let outs: Vec<(&str, Dtype, Vec<i64>)> = task
         .ir
-        .outputs()
+        .written()
         .map(|(_, t)| (t.name.as_str(), t.dtype, t.dims.clone()))
         .collect();
     let checks = checks(&outs, r);
@@ -390,7 +392,7 @@ mod tests {
         )
         .into_iter()
         .flat_map(|c| c.tasks)
-        .find(|t| t.ir.unit_name() == "silu_mul_fp8")
+        .find(|t| t.ir.unit_name() == "silu_mul_fp8_routed")
         .expect("stdlib silu_mul_fp8")
     }
 
