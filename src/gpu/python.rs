@@ -528,6 +528,50 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// An `inout` tensor is an input (its value before the task) and comes back from the
+    /// reference with the outputs, in declaration order, as `Expected::output` indexes what the
+    /// task writes (`ir.written()`): stdlib add_rmsnorm updates `residual` in place and writes `y`.
+    #[test]
+    fn an_inout_tensor_is_an_input_and_a_reference_output() {
+        let t = crate::driver::check_sources(
+            &crate::driver::stdlib::sources(),
+            &Default::default(),
+            &Default::default(),
+        )
+        .into_iter()
+        .flat_map(|c| c.tasks)
+        .find(|t| t.ir.unit_name() == "add_rmsnorm")
+        .expect("stdlib add_rmsnorm");
+        let r = t.ir.reference.clone().expect("a reference");
+        let sem = semantics(&t).expect("python semantics");
+        let inputs = make_inputs(&t, &sem, &mut Fill::new(5));
+        let dir = std::env::temp_dir().join(format!("mpkc-exchange-inout-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let m = write_exchange(&dir, &t, &r, &inputs).expect("written");
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&m).expect("manifest")).expect("json");
+        let names = |k: &str| -> Vec<String> {
+            j[k].as_array()
+                .expect("array")
+                .iter()
+                .map(|v| v["name"].as_str().expect("name").to_string())
+                .collect()
+        };
+        assert_eq!(names("inputs"), ["x", "residual", "w"]);
+        assert_eq!(names("outputs"), ["residual", "y"]);
+        // The runner's files, read back in `written()` order; the expectations index it so.
+        for (i, name) in ["residual", "y"].iter().enumerate() {
+            let v: Vec<u8> = (0..7168).flat_map(|k| (k as f64).to_le_bytes()).collect();
+            std::fs::write(dir.join(file_name("out", i, name)), v).expect("write");
+        }
+        let values = read_outputs(&dir, &t).expect("read");
+        let exp = expectations(&t, &r, values);
+        assert_eq!(exp.iter().map(|e| e.output).collect::<Vec<_>>(), [0, 1]);
+        let written: Vec<&str> = t.ir.written().map(|(_, x)| x.name.as_str()).collect();
+        assert_eq!(written, ["residual", "y"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// The fp8 comparison end to end on the Rust side: reference values and scales as the runner
     /// would write them, a kernel output quantised the same way passes; one group's scale doubled
     /// fails the `exact` scales; values of another group fail the dequantized bound.
