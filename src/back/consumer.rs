@@ -6,7 +6,7 @@
 use super::banner::{banner, ContractInfo};
 use super::names::upper;
 use super::writer::Writer;
-use crate::ir::{BodyIr, Direction, ParamValue, TaskIr, TensorIr, TensorRole};
+use crate::ir::{BodyIr, Direction, ParamValue, TaskIr, TensorIr};
 use crate::templates::Access;
 use crate::valid::CheckedTask;
 
@@ -256,33 +256,22 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
             .as_ref()
             .is_some_and(|b| b.sig.outputs.iter().any(|f| f.name == formal))
     };
-    // The template says which inputs are weights; an inline body's inputs are read as
-    // activations (coherent) unless the contract gives them the `weight` role.
+    // The template says which inputs are weights; an inline body's inputs are all read as
+    // activations (the contract does not say, so the conservative default: coherent).
     let access_of = |formal: &str| {
         task.binding
             .as_ref()
             .and_then(|b| b.sig.inputs.iter().find(|f| f.name == formal))
             .map_or(Access::Activation, |f| f.access)
     };
-    let inline_weight = |t: &TensorIr| matches!(t.role, Some((TensorRole::Weight, _)));
-    if task.binding.is_none() && ir.inputs().any(|(_, t)| !inline_weight(t)) {
-        if ir.inputs().any(|(_, t)| inline_weight(t)) {
-            w.comment("Inline body: the inputs the contract gives the `weight` role are read-only for the launch");
-            w.comment("(the non-coherent path may read them); every other input is read as one a task of this");
-            w.comment("launch may write (no __restrict__, never ld.global.nc).");
-        } else {
-            w.comment("Inline body: the contract does not say which inputs are weights, so every input is read");
-            w.comment(
-                "as one a task of this launch may write (no __restrict__, never ld.global.nc).",
-            );
-        }
+    if task.binding.is_none() && ir.inputs().next().is_some() {
+        w.comment("Inline body: the contract does not say which inputs are weights, so every input is read");
+        w.comment("as one a task of this launch may write (no __restrict__, never ld.global.nc).");
     }
     for (i, (h, t)) in ir.inputs().enumerate() {
         if task.binding.is_none() {
             let slot = if t.direction == Direction::InOut {
                 Slot::InOut(i)
-            } else if inline_weight(t) {
-                Slot::Input(i, Access::Weight)
             } else {
                 Slot::Input(i, Access::Activation)
             };
