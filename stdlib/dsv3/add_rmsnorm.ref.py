@@ -9,7 +9,7 @@ Inputs in declaration order: ``x`` (the sublayer output, [M, hidden] bf16), ``re
 stream before the add, [M, hidden] bf16; ``inout``), ``w`` ([hidden] bf16), ``params``. Returns
 what the task writes, in declaration order: the updated residual ``x + residual`` and ``y =
 rms_norm(x + residual) * w``. mpkc verify calls it with torch tensors on the GPU
-(docs/references.md).
+(docs/references.md). ``F.rms_norm`` needs PyTorch 2.4 or later.
 """
 
 import torch
