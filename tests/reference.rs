@@ -238,11 +238,11 @@ fn every_stdlib_case_lists_its_reference() {
     assert!(
         text.lines()
             .any(|l| l
-                == "silu_mul_fp8\treference: python stdlib/dsv3/silu_mul_fp8.ref.py:silu_mul_fp8"),
+                == "silu_mul_fp8_routed\treference: python stdlib/dsv3/silu_mul_fp8.ref.py:silu_mul_fp8"),
         "{text}"
     );
     let json = list(
-        &["--message-format", "json", "--only", "silu_mul_fp8"],
+        &["--message-format", "json", "--only", "silu_mul_fp8_routed"],
         &elsewhere,
     );
     let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();

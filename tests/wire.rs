@@ -634,7 +634,7 @@ fn the_split_k_reduces_of_every_instance_wire_as_variants_of_the_reduce_task_id(
         "{header}"
     );
     let graph = file(&d, anchors::GRAPH_CC);
-    for unit in ["qkv_a", "q_b", "expert_gate_up", "kv_a"] {
+    for unit in ["qkv_a", "q_b", "expert_gate_up", "kv_a", "router"] {
         let reduce = format!("linear_bf16_splitk_{unit}_reduce");
         assert!(
             file(&d, anchors::TASK_REGISTER_H).contains(&format!("int register_{reduce}_task(")),
@@ -650,7 +650,7 @@ fn the_split_k_reduces_of_every_instance_wire_as_variants_of_the_reduce_task_id(
         graph
             .matches("std::make_tuple(1, 1, TASK_LINEAR_BF16_SPLITK_REDUCE_V2")
             .count(),
-        4,
+        5,
         "{graph}"
     );
 }

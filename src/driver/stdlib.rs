@@ -65,6 +65,26 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         "stdlib/dsv3/mla_decode.mpk",
         include_str!("../../stdlib/dsv3/mla_decode.mpk"),
     ),
+    (
+        "stdlib/dsv3/w_uk_absorb.mpk",
+        include_str!("../../stdlib/dsv3/w_uk_absorb.mpk"),
+    ),
+    (
+        "stdlib/dsv3/w_uv_absorb.mpk",
+        include_str!("../../stdlib/dsv3/w_uv_absorb.mpk"),
+    ),
+    (
+        "stdlib/dsv3/add_rmsnorm.mpk",
+        include_str!("../../stdlib/dsv3/add_rmsnorm.mpk"),
+    ),
+    (
+        "stdlib/dsv3/router_topk.mpk",
+        include_str!("../../stdlib/dsv3/router_topk.mpk"),
+    ),
+    (
+        "stdlib/dsv3/lm_head.mpk",
+        include_str!("../../stdlib/dsv3/lm_head.mpk"),
+    ),
 ];
 
 /// `(path, text)` of every reference file a stdlib contract names (`reference python "…"`,
@@ -77,6 +97,22 @@ pub const REFERENCES: &[(&str, &str)] = &[
     (
         "stdlib/dsv3/mla_decode.ref.py",
         include_str!("../../stdlib/dsv3/mla_decode.ref.py"),
+    ),
+    (
+        "stdlib/dsv3/w_uk_absorb.ref.py",
+        include_str!("../../stdlib/dsv3/w_uk_absorb.ref.py"),
+    ),
+    (
+        "stdlib/dsv3/w_uv_absorb.ref.py",
+        include_str!("../../stdlib/dsv3/w_uv_absorb.ref.py"),
+    ),
+    (
+        "stdlib/dsv3/add_rmsnorm.ref.py",
+        include_str!("../../stdlib/dsv3/add_rmsnorm.ref.py"),
+    ),
+    (
+        "stdlib/dsv3/router_topk.ref.py",
+        include_str!("../../stdlib/dsv3/router_topk.ref.py"),
     ),
 ];
 

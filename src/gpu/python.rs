@@ -2,7 +2,8 @@
 //! the exchange with the runner, running it, and the comparisons the reference's outputs get.
 //!
 //! Exchange format, one directory per task of a case: `manifest.json` names the module, the
-//! function, the params and, per tensor, its name, dtype, shape (outermost first) and file; each
+//! function, the params and, per tensor, its name, dtype, shape (outermost first) and file (the
+//! outputs are the tensors the task writes, `out` and `inout`, in declaration order); each
 //! input file holds the tensor's elements as the kernel saw them (raw little-endian, the
 //! dtype's own encoding: bf16 as its 2 bytes, e4m3 as its byte), each output file what the
 //! runner wrote back: little-endian f64 values for `bf16`/`f16`/`f32`/`e4m3` outputs, i64 for
@@ -199,7 +200,7 @@ pub fn write_exchange(
     }
     let outs: Vec<_> = task
         .ir
-        .outputs()
+        .written()
         .enumerate()
         .map(|(i, (_, t))| {
             let stored = match stored(t.dtype) {
@@ -276,11 +277,12 @@ pub fn run(python: &str, manifest: &Path, cuda_device: usize) -> Result<(), Stri
     ))
 }
 
-/// The values the runner wrote for each output of `task`, as f64. Errors: a file missing or of
-/// the wrong size.
+/// The values the runner wrote for each tensor `task` writes (its `out` and `inout` tensors, in
+/// declaration order: `ir.written()`, which [`Expected::output`] indexes), as f64. Errors: a file
+/// missing or of the wrong size.
 pub fn read_outputs(dir: &Path, task: &CheckedTask) -> Result<Vec<Vec<f64>>, String> {
     task.ir
-        .outputs()
+        .written()
         .enumerate()
         .map(|(i, (_, t))| {
             let p = dir.join(file_name("out", i, &t.name));
@@ -314,7 +316,7 @@ pub fn read_outputs(dir: &Path, task: &CheckedTask) -> Result<Vec<Vec<f64>>, Str
 pub fn expectations(task: &CheckedTask, r: &ReferenceIr, values: Vec<Vec<f64>>) -> Vec<Expected> {
     let outs: Vec<(&str, Dtype, Vec<i64>)> = task
         .ir
-        .outputs()
+        .written()
         .map(|(_, t)| (t.name.as_str(), t.dtype, t.dims.clone()))
         .collect();
     let checks = checks(&outs, r);
@@ -395,7 +397,7 @@ mod tests {
         )
         .into_iter()
         .flat_map(|c| c.tasks)
-        .find(|t| t.ir.unit_name() == "silu_mul_fp8")
+        .find(|t| t.ir.unit_name() == "silu_mul_fp8_routed")
         .expect("stdlib silu_mul_fp8")
     }
 
@@ -528,6 +530,50 @@ mod tests {
             e.contains("`y` has 2 values, the contract declares 512"),
             "{e}"
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// An `inout` tensor is an input (its value before the task) and comes back from the
+    /// reference with the outputs, in declaration order, as `Expected::output` indexes what the
+    /// task writes (`ir.written()`): stdlib add_rmsnorm updates `residual` in place and writes `y`.
+    #[test]
+    fn an_inout_tensor_is_an_input_and_a_reference_output() {
+        let t = crate::driver::check_sources(
+            &crate::driver::stdlib::sources(),
+            &Default::default(),
+            &Default::default(),
+        )
+        .into_iter()
+        .flat_map(|c| c.tasks)
+        .find(|t| t.ir.unit_name() == "add_rmsnorm")
+        .expect("stdlib add_rmsnorm");
+        let r = t.ir.reference.clone().expect("a reference");
+        let sem = semantics(&t).expect("python semantics");
+        let inputs = make_inputs(&t, &sem, &mut Fill::new(5));
+        let dir = std::env::temp_dir().join(format!("mpkc-exchange-inout-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let m = write_exchange(&dir, &t, &r, &inputs).expect("written");
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&m).expect("manifest")).expect("json");
+        let names = |k: &str| -> Vec<String> {
+            j[k].as_array()
+                .expect("array")
+                .iter()
+                .map(|v| v["name"].as_str().expect("name").to_string())
+                .collect()
+        };
+        assert_eq!(names("inputs"), ["x", "residual", "w"]);
+        assert_eq!(names("outputs"), ["residual", "y"]);
+        // The runner's files, read back in `written()` order; the expectations index it so.
+        for (i, name) in ["residual", "y"].iter().enumerate() {
+            let v: Vec<u8> = (0..7168).flat_map(|k| (k as f64).to_le_bytes()).collect();
+            std::fs::write(dir.join(file_name("out", i, name)), v).expect("write");
+        }
+        let values = read_outputs(&dir, &t).expect("read");
+        let exp = expectations(&t, &r, values);
+        assert_eq!(exp.iter().map(|e| e.output).collect::<Vec<_>>(), [0, 1]);
+        let written: Vec<&str> = t.ir.written().map(|(_, x)| x.name.as_str()).collect();
+        assert_eq!(written, ["residual", "y"]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

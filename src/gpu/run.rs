@@ -668,6 +668,7 @@ fn compare_at(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::reference::expected;
 
     fn stdlib_task(unit: &str) -> CheckedTask {
         let checked = crate::driver::check_sources(

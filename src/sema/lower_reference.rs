@@ -94,10 +94,11 @@ fn tolerance(cx: &mut Cx<'_>, key: &ast::Ident, value: &Value) -> Option<Toleran
         None => (None, key.node.as_str()),
     };
     if let Some(o) = output {
-        if !cx.ir.outputs().any(|(_, t)| t.name == o) {
+        // What the reference returns: the tensors the task writes, `out` and `inout`.
+        if !cx.ir.written().any(|(_, t)| t.name == o) {
             let outs: Vec<String> = cx
                 .ir
-                .outputs()
+                .written()
                 .map(|(_, t)| format!("`{}`", t.name))
                 .collect();
             cx.report(
