@@ -61,14 +61,41 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         "stdlib/dsv3/silu_mul_fp8.mpk",
         include_str!("../../stdlib/dsv3/silu_mul_fp8.mpk"),
     ),
+    // Helpers (family E) and the tasks that use them (docs/language.md, "Helpers").
+    (
+        "stdlib/dsv3/fp8_quant_1x128.mpk",
+        include_str!("../../stdlib/dsv3/fp8_quant_1x128.mpk"),
+    ),
+    (
+        "stdlib/dsv3/rmsnorm_fp8.mpk",
+        include_str!("../../stdlib/dsv3/rmsnorm_fp8.mpk"),
+    ),
+    (
+        "stdlib/dsv3/rope_yarn.mpk",
+        include_str!("../../stdlib/dsv3/rope_yarn.mpk"),
+    ),
+    (
+        "stdlib/dsv3/rope.mpk",
+        include_str!("../../stdlib/dsv3/rope.mpk"),
+    ),
 ];
 
 /// `(path, text)` of every reference file a stdlib contract names (`reference python "…"`,
 /// relative to the contract), embedded so that `mpkc verify` with no file runs them from anywhere.
-pub const REFERENCES: &[(&str, &str)] = &[(
-    "stdlib/dsv3/silu_mul_fp8.ref.py",
-    include_str!("../../stdlib/dsv3/silu_mul_fp8.ref.py"),
-)];
+pub const REFERENCES: &[(&str, &str)] = &[
+    (
+        "stdlib/dsv3/silu_mul_fp8.ref.py",
+        include_str!("../../stdlib/dsv3/silu_mul_fp8.ref.py"),
+    ),
+    (
+        "stdlib/dsv3/rmsnorm_fp8.ref.py",
+        include_str!("../../stdlib/dsv3/rmsnorm_fp8.ref.py"),
+    ),
+    (
+        "stdlib/dsv3/rope.ref.py",
+        include_str!("../../stdlib/dsv3/rope.ref.py"),
+    ),
+];
 
 /// The stdlib as sources.
 pub fn sources() -> Vec<Source> {

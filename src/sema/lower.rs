@@ -163,6 +163,7 @@ pub(super) fn lower_instance(
         levers: Vec::new(),
         setmaxnreg: None,
         reference: None,
+        helpers: Vec::new(),
     };
     let mut cx = Cx {
         sink,
@@ -190,7 +191,11 @@ pub(super) fn lower_instance(
     }
     if let Some((e, s)) = c.reduce_task_id {
         cx.ir.reduce_task_id = cx.non_negative(e, "reduce task id").map(|v| (v, s));
-        if cx.ir.reduce_task_id.is_some_and(|(v, _)| v > i64::from(i32::MAX)) {
+        if cx
+            .ir
+            .reduce_task_id
+            .is_some_and(|(v, _)| v > i64::from(i32::MAX))
+        {
             cx.ir.reduce_task_id = None;
             cx.report(
                 Diagnostic::error(
@@ -221,6 +226,7 @@ pub(super) fn lower_instance(
     levers_and_epilogue(&mut cx, c);
     setmaxnreg(&mut cx, c);
     super::lower_reference::reference(&mut cx, c);
+    super::lower_use::uses(&mut cx, c, opts);
     cx.ir
 }
 
