@@ -114,6 +114,22 @@ fn emit(w: &mut Writer, h: &HelperUseIr, file: &str) {
         }
         w.close(";");
     }
+    if helper.region_groups.is_empty() {
+        w.comment("Its SMEM view: empty, the helper takes no SMEM.");
+        w.line("struct SmemView {};");
+    } else {
+        smem_view(w, helper);
+    }
+    w.blank();
+    for l in contract_lines(helper).iter().skip(1) {
+        w.comment(l);
+    }
+    function(w, h, file);
+    w.close_namespace(&ns);
+    w.blank();
+}
+
+fn smem_view(w: &mut Writer, helper: &TaskIr) {
     w.comment("Its SMEM view: the caller's regions the helper placed, by the helper's own names.");
     w.open("struct SmemView");
     for g in &helper.region_groups {
@@ -129,10 +145,10 @@ fn emit(w: &mut Writer, h: &HelperUseIr, file: &str) {
         }
     }
     w.close(";");
-    w.blank();
-    for l in contract_lines(helper).iter().skip(1) {
-        w.comment(l);
-    }
+}
+
+fn function(w: &mut Writer, h: &HelperUseIr, file: &str) {
+    let helper = &h.helper;
     w.open(&contract_lines(helper)[0]);
     w.line("(void)buf;");
     if let Some(BodyIr::Cuda { code, .. }) = &helper.body {
@@ -143,8 +159,6 @@ fn emit(w: &mut Writer, h: &HelperUseIr, file: &str) {
     } else {
         w.close("");
     }
-    w.blank();
-    w.close_namespace(&ns);
     w.blank();
 }
 

@@ -66,3 +66,34 @@ fn read(contract: &str, written: &str) -> Option<(String, String)> {
         .find(|(p, _)| *p == key)
         .map(|(p, t)| ((*p).to_string(), (*t).to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stdlib_helper_is_found_embedded_when_not_on_disk() {
+        // `no_such_dir/..` does not exist on disk, so the file is found among the embedded
+        // stdlib contracts by its normalised path.
+        let (path, text) = read("no_such_dir/../stdlib/dsv3/rope.mpk", "rope_yarn.mpk").unwrap();
+        assert_eq!(path, "stdlib/dsv3/rope_yarn.mpk");
+        assert!(text.contains("task rope_yarn"));
+        assert!(read("no_such_dir/x.mpk", "missing.mpk").is_none());
+    }
+
+    #[test]
+    fn the_same_file_is_listed_once_for_uses_without_from() {
+        let text = "task h { family helper\n tensor y: f32[4] out\n body cuda { (void)y; } }\n\
+                    task a { family consumer\n tensor y: f32[4] out\n use h\n body cuda { h(y); } }\n\
+                    task b { family consumer\n tensor y: f32[4] out\n use h\n body cuda { h(y); } }\n";
+        let source = Source {
+            path: "a.mpk".into(),
+            text: text.into(),
+        };
+        let ast = front::parse_file(text).unwrap();
+        let files = helper_files(&source, &ast);
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].from, None);
+        assert_eq!(files[0].path, "a.mpk");
+    }
+}

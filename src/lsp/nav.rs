@@ -123,6 +123,7 @@ const KEYWORDS: &[&str] = &[
     "tmem_addr",
     "after",
     "with",
+    "from",
     "tma",
     "box",
     "swizzle",
