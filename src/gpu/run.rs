@@ -576,19 +576,17 @@ fn compare_at(
         .map(|(o, r)| if *r { first_rows(o, m) } else { o.clone() })
         .collect();
     let unit = t.ir.unit_name();
-    Ok(
-        expected_in(t, &semantics_at(sem, m), &ins, scratch, cuda_device)?
-            .iter()
-            .map(|e| {
-                let mut r = compare(&unit, &outs, e);
-                if rt.get(e.output).copied().unwrap_or(false) {
-                    r.past_m = written_past(&outputs[e.output], m);
-                    r.pass &= r.past_m == 0;
-                }
-                r
-            })
-            .collect(),
-    )
+    Ok(expected_in(t, &semantics_at(sem, m), &ins, scratch, cuda_device)?
+        .iter()
+        .map(|e| {
+            let mut r = compare(&unit, &outs, e);
+            if rt.get(e.output).copied().unwrap_or(false) {
+                r.past_m = written_past(&outputs[e.output], m);
+                r.pass &= r.past_m == 0;
+            }
+            r
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -641,10 +639,7 @@ mod tests {
 
     #[test]
     fn a_chain_queues_dependents_behind_producers() {
-        let (p, r) = (
-            stdlib_task("argmax_partial_v2"),
-            stdlib_task("argmax_reduce_v2"),
-        );
+        let (p, r) = (stdlib_task("argmax_partial_v2"), stdlib_task("argmax_reduce_v2"));
         let case = Case {
             name: "c".into(),
             tasks: vec![&p, &r],
