@@ -4,10 +4,14 @@
 //! code that only `build` reports (a generated `static_assert` naming an E-code, E0701), i.e. a
 //! contract `check` should have rejected. (The stdlib is compiled by tests/generated.rs.)
 
-use mpkc::driver::build::{compile_all, generate_all, write_all};
+#[path = "support/nvcc_cache.rs"]
+mod nvcc_cache;
+
+use mpkc::driver::build::{generate_all, write_all};
 use mpkc::driver::{check_sources, nvcc, Source};
 use mpkc::sema::SemaOptions;
 use mpkc::valid::CheckOptions;
+use nvcc_cache::compile_all;
 use std::path::{Path, PathBuf};
 
 fn inputs() -> Vec<PathBuf> {

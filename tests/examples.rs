@@ -1,9 +1,13 @@
 //! The contracts under `examples/` check clean and compile with nvcc for their targets.
 
-use mpkc::driver::build::{compile_all, generate_all, write_all};
+#[path = "support/nvcc_cache.rs"]
+mod nvcc_cache;
+
+use mpkc::driver::build::{generate_all, write_all};
 use mpkc::driver::{check_source, nvcc, Source};
 use mpkc::sema::SemaOptions;
 use mpkc::valid::CheckOptions;
+use nvcc_cache::compile_all;
 use std::path::PathBuf;
 
 #[test]

@@ -2,6 +2,9 @@
 //! regeneration, host-safe spec headers (compiled with the host C++ compiler), and every kernel
 //! compiled by nvcc for every declared target with no spills and no local memory.
 
+#[path = "support/nvcc_cache.rs"]
+mod nvcc_cache;
+
 #[path = "support/host_cxx.rs"]
 mod host_cxx;
 
@@ -437,7 +440,7 @@ fn compile_and_check(tc: &nvcc::Toolchain, dir: &Path, jobs: &[Job]) {
                 let args = nvcc::arguments(tc, &j.file, j.target, &[]);
                 let cubin = nvcc::cubin_name(&j.file, j.target);
                 let entry = harness_entry(&j.unit);
-                let r = match nvcc::run(tc, dir, &args, &cubin) {
+                let r = match nvcc_cache::run(tc, dir, &j.file, &args, &cubin) {
                     Err(f) => Err(format!("{}\n{}", f.command, f.stderr)),
                     Ok(out) => std::fs::read_to_string(dir.join(&j.file))
                         .map_err(|e| e.to_string())

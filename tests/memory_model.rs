@@ -12,16 +12,20 @@
 //! The SASS is attributed to source lines through a `-lineinfo` build, which is checked to hold
 //! the same instructions as the build `mpkc build` makes.
 
+#[path = "support/nvcc_cache.rs"]
+mod nvcc_cache;
+
 #[path = "support/sass_lines.rs"]
 mod sass_lines;
 
 use mpkc::back::FileKind;
-use mpkc::driver::build::{compile_all, generate_all, jobs, write_all, UnitOutput};
+use mpkc::driver::build::{generate_all, jobs, write_all, UnitOutput};
 use mpkc::driver::{check_sources, nvcc, stdlib, Checked};
 use mpkc::ir::Target;
 use mpkc::lower::Epilogue;
 use mpkc::templates::Access;
 use mpkc::valid::CheckedTask;
+use nvcc_cache::compile_all;
 use sass_lines::{disassemble, opcodes, Instr};
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -60,20 +64,14 @@ fn builds() -> &'static Builds {
             for _ in 0..threads {
                 s.spawn(|| loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some((ui, file, target)) = work.get(i) else {
+                    let Some((_, file, target)) = work.get(i) else {
                         break;
                     };
-                    let entry = mpkc::back::harness_entry(&units[*ui].unit);
-                    let r = nvcc::compile_with(
-                        &tc,
-                        &lines,
-                        file,
-                        &entry,
-                        *target,
-                        &["-lineinfo".to_string()],
-                    )
-                    .unwrap_or_else(|f| panic!("{}: {}\n{}", file, f.command, f.stderr));
-                    line_cubins.lock().unwrap()[i] = Some(r.0);
+                    let args = nvcc::arguments(&tc, file, *target, &["-lineinfo".to_string()]);
+                    let cubin = nvcc::cubin_name(file, *target);
+                    let r = nvcc_cache::run(&tc, &lines, file, &args, &cubin)
+                        .unwrap_or_else(|f| panic!("{}: {}\n{}", file, f.command, f.stderr));
+                    line_cubins.lock().unwrap()[i] = Some(r.cubin);
                 });
             }
         });

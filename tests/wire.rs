@@ -597,7 +597,10 @@ fn a_derived_reduce_without_a_task_type_is_left_out_with_a_warning() {
         .filter(|l| !l.trim_start().starts_with("reduce_task_id"))
         .map(|l| format!("{l}\n"))
         .collect();
-    assert_ne!(without, source, "the stdlib split-K contract declares `reduce_task_id`");
+    assert_ne!(
+        without, source,
+        "the stdlib split-K contract declares `reduce_task_id`"
+    );
     let contract = d.join("linear_bf16_splitk.mpk");
     std::fs::write(&contract, without).unwrap();
     let o = mpkc(&[contract.to_str().unwrap(), "--instance", "q_b"], &d);
@@ -626,7 +629,10 @@ fn the_split_k_reduces_of_every_instance_wire_as_variants_of_the_reduce_task_id(
         1,
         "{header}"
     );
-    assert!(header.contains("  TASK_LINEAR_BF16_SPLITK_V2 = 246,\n"), "{header}");
+    assert!(
+        header.contains("  TASK_LINEAR_BF16_SPLITK_V2 = 246,\n"),
+        "{header}"
+    );
     let graph = file(&d, anchors::GRAPH_CC);
     for unit in ["qkv_a", "q_b", "expert_gate_up", "kv_a"] {
         let reduce = format!("linear_bf16_splitk_{unit}_reduce");

@@ -50,6 +50,7 @@ registry! {
     PIPELINE_SHAPE = "E0013", "backend", None, "a pipeline contract has a shape the sm_100a pipeline backend does not lower";
     NOT_LOWERED = "E0014", "wiring", Some("I-H7"), "a declared item is not lowered: it would change nothing in the generated files";
     UNREACHED_STAGES = "W0015", "wiring", None, "ring stages past the task's K iterations are never filled";
+    REFERENCE = "E0018", "syntax", None, "a `reference` cannot be used: its file is missing or not Python, a tolerance key is unknown or two disagree, or the task already has mpkc's reference (a body template, a pipeline) or no kernel (a helper)";
     TENSOR_VIEW = "E0020", "syntax", None, "a tensor view's row stride or offset does not fit its rows, is not 16-byte aligned, or no generated code reads the tensor through it";
     IN_PLACE = "E0021", "syntax", None, "an `inout` tensor the family, lowering or body cannot read and write in place (a TMA operand, a pipeline, a body without an in-place pair)";
     RUNTIME_PARAM = "E0022", "syntax", None, "a run-time param (`= runtime`) is not a ranged integer, is set at compile time, is not the only one, or sizes other than a tensor's leading dimension";
@@ -58,7 +59,6 @@ registry! {
     HELPER_HOST = "E0025", "syntax", None, "a task that cannot host a helper uses one: a pipeline or a body template (no inline body to call it), a helper (helpers do not nest; one using itself), or a family without SMEM using a helper with regions";
     HELPER_PARAMS = "E0026", "syntax", None, "a `use` binds the helper's params wrongly: an unknown param, a value the helper's type or range rejects, or values at which the helper does not lower";
     HELPER_CALL = "E0027", "syntax", None, "the inline body does not call a helper it uses, or calls it with a number of arguments its signature does not take";
-    REFERENCE = "E0018", "syntax", None, "a `reference` cannot be used: its file is missing or not Python, a tolerance key is unknown or two disagree, or the task already has mpkc's reference (a body template, a pipeline) or no kernel (a helper)";
 
     REGION_SIZE = "E0101", "smem", Some("I-S1"), "a region size is negative";
     REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two";

@@ -229,7 +229,7 @@ fn compile_cached(
     entry: &str,
     target: Target,
 ) -> (Compiled, CacheUse, Option<String>) {
-    let Some((cache, identity)) = cache else {
+    let Some(cache) = cache else {
         return (
             nvcc::compile(tc, dir, file, entry, target),
             CacheUse::Off,
@@ -238,18 +238,43 @@ fn compile_cached(
     };
     let args = nvcc::arguments(tc, file, target, &[]);
     let cubin = nvcc::cubin_name(file, target);
+    let (out, used, note) = run_cached(tc, cache, dir, file, &args, &cubin);
+    let result = out.map(|out| {
+        let report = nvcc::parse_ptxas(&out.stderr, entry).unwrap_or_default();
+        (out.cubin, report)
+    });
+    (result, used, note)
+}
+
+/// nvcc with `args` (from [`nvcc::arguments`]) on translation unit `file` in `dir`, writing
+/// `cubin` there, through `cache` = (the cache, [`fingerprint::toolchain_identity`]): a verified
+/// entry is written to `dir/cubin` without running nvcc (its stored stderr is returned as
+/// nvcc's); otherwise nvcc runs and a successful output is stored. Failures are never stored.
+/// The key ([`fingerprint::key`]) covers the whole command line and the contents of `file` and
+/// every header it includes, not `dir`'s path. Also the third value: a cache problem that did
+/// not fail the compile.
+pub fn run_cached(
+    tc: &Toolchain,
+    (cache, identity): (&Cache, &str),
+    dir: &Path,
+    file: &str,
+    args: &[String],
+    cubin: &str,
+) -> (
+    Result<nvcc::NvccOutput, CompileFailure>,
+    CacheUse,
+    Option<String>,
+) {
     // The key holds the whole command line: cc's arguments (e.g. from `$CXXFLAGS`) and mpkc's.
-    let whole = [tc.cc_arguments(), args.clone()].concat();
+    let whole = [tc.cc_arguments(), args.to_vec()].concat();
     let key = fingerprint::key(identity, &whole, dir, file);
     let (used, mut note) = match cache.load(&key) {
         Lookup::Hit(e) => {
-            let path = dir.join(&cubin);
+            let path = dir.join(cubin);
             let result = std::fs::write(&path, &e.cubin)
-                .map(|()| {
-                    (
-                        path.clone(),
-                        nvcc::parse_ptxas(&e.stderr, entry).unwrap_or_default(),
-                    )
+                .map(|()| nvcc::NvccOutput {
+                    cubin: path.clone(),
+                    stderr: e.stderr.clone(),
                 })
                 .map_err(|err| CompileFailure {
                     command: format!(
@@ -271,26 +296,22 @@ fn compile_cached(
             )),
         ),
     };
-    let result = nvcc::run(tc, dir, &args, &cubin).map(|out| {
-        match std::fs::read(&out.cubin) {
-            Ok(bytes) => {
-                let stored = Entry {
-                    cubin: bytes,
-                    stderr: out.stderr.clone(),
-                };
-                if let Err(e) = cache.store(&key, &stored) {
-                    note = Some(format!("not stored in the build cache: {e}"));
-                }
-            }
-            Err(e) => {
-                note = Some(format!(
-                    "not stored in the build cache: cannot read {}: {e}",
-                    out.cubin.display()
-                ))
+    let result = nvcc::run(tc, dir, args, cubin).inspect(|out| match std::fs::read(&out.cubin) {
+        Ok(bytes) => {
+            let stored = Entry {
+                cubin: bytes,
+                stderr: out.stderr.clone(),
+            };
+            if let Err(e) = cache.store(&key, &stored) {
+                note = Some(format!("not stored in the build cache: {e}"));
             }
         }
-        let report = nvcc::parse_ptxas(&out.stderr, entry).unwrap_or_default();
-        (out.cubin, report)
+        Err(e) => {
+            note = Some(format!(
+                "not stored in the build cache: cannot read {}: {e}",
+                out.cubin.display()
+            ))
+        }
     });
     (result, used, note)
 }

@@ -154,7 +154,8 @@ fn tma_view(dtype: Dtype, dims: &[i64], row_stride: i64, box_dims: &[i64]) -> Op
 }
 
 /// Per task type: (task offset, registration) lists per CTA: `per_cta` tasks at least in each
-/// queue, a single task type's tasks dealt round-robin and repeated to fill them, a chain's
+/// queue, a single task type's tasks dealt round-robin and repeated to fill them (each once for
+/// an op with an `inout` tensor: a repeat would update its own output again), a chain's
 /// producers once each with the dependents behind them.
 pub fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i32)>> {
     let per_cta = per_cta.max(1);
@@ -167,11 +168,22 @@ pub fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i3
     let ctas = first.div_ceil(per_cta).clamp(1, sms.max(1));
     let mut q: Vec<Vec<(usize, i32)>> = vec![Vec::new(); ctas];
     if case.tasks.len() == 1 {
-        // Deal the op's tasks round-robin and repeat them until every queue holds per_cta.
+        // Deal the op's tasks round-robin and repeat them until every queue holds per_cta; an
+        // op that updates a tensor in place (`inout`) runs each task once, since a repeat would
+        // apply it to its own output.
+        let in_place = case.tasks[0]
+            .ir
+            .tensors
+            .iter()
+            .any(|(_, x)| x.direction == crate::ir::Direction::InOut);
         let per = per_cta.max(first.div_ceil(ctas));
         for (c, queue) in q.iter_mut().enumerate() {
             for i in 0..per {
-                queue.push(((c + ctas * i) % first, 0));
+                let off = c + ctas * i;
+                if in_place && off >= first {
+                    break;
+                }
+                queue.push((off % first, 0));
             }
         }
     } else {
@@ -576,17 +588,19 @@ fn compare_at(
         .map(|(o, r)| if *r { first_rows(o, m) } else { o.clone() })
         .collect();
     let unit = t.ir.unit_name();
-    Ok(expected_in(t, &semantics_at(sem, m), &ins, scratch, cuda_device)?
-        .iter()
-        .map(|e| {
-            let mut r = compare(&unit, &outs, e);
-            if rt.get(e.output).copied().unwrap_or(false) {
-                r.past_m = written_past(&outputs[e.output], m);
-                r.pass &= r.past_m == 0;
-            }
-            r
-        })
-        .collect())
+    Ok(
+        expected_in(t, &semantics_at(sem, m), &ins, scratch, cuda_device)?
+            .iter()
+            .map(|e| {
+                let mut r = compare(&unit, &outs, e);
+                if rt.get(e.output).copied().unwrap_or(false) {
+                    r.past_m = written_past(&outputs[e.output], m);
+                    r.pass &= r.past_m == 0;
+                }
+                r
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -620,6 +634,24 @@ mod tests {
     }
 
     #[test]
+    fn an_in_place_op_runs_each_task_once() {
+        // qkv_a_norm normalises its `inout` rows in place: a repeated task would normalise the
+        // normalised row (the H200 run of 2026-12-01 failed at M = 1, 4 tasks per CTA).
+        let t = stdlib_task("qkv_a_norm_q_a");
+        let case = Case {
+            name: "n".into(),
+            tasks: vec![&t],
+            links: vec![],
+            tokens: None,
+        };
+        let n = t.ir.granularity.tasks() as usize;
+        let q = queues(&case, 4, 132);
+        let mut seen: Vec<usize> = q.iter().flatten().map(|(o, _)| *o).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..n).collect::<Vec<_>>());
+    }
+
+    #[test]
     fn every_task_offset_is_queued() {
         let t = stdlib_task("argmax_partial_v2");
         let n = t.ir.granularity.tasks() as usize;
@@ -639,7 +671,10 @@ mod tests {
 
     #[test]
     fn a_chain_queues_dependents_behind_producers() {
-        let (p, r) = (stdlib_task("argmax_partial_v2"), stdlib_task("argmax_reduce_v2"));
+        let (p, r) = (
+            stdlib_task("argmax_partial_v2"),
+            stdlib_task("argmax_reduce_v2"),
+        );
         let case = Case {
             name: "c".into(),
             tasks: vec![&p, &r],
@@ -684,7 +719,7 @@ mod tests {
         // `x` (inout) is input 0, the weight input 1; nothing is an output slot.
         assert_eq!(inputs.len(), 2);
         assert_eq!(t.ir.outputs().count(), 0);
-        let exp = expected(&t, &sem, &inputs);
+        let exp = crate::gpu::reference::expected(&t, &sem, &inputs);
         assert_eq!(exp.len(), 1);
         assert_eq!(exp[0].output, 0);
         let (x, w) = (&inputs[0], &inputs[1]);

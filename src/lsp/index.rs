@@ -212,7 +212,10 @@ impl Resolver<'_> {
                 .iter()
                 .filter_map(|t| t.setting.as_ref())
                 .for_each(|(_, e)| self.expr(e)),
-            Item::TaskId(e, _) | Item::ReduceTaskId(e, _) | Item::Stages(e, _) | Item::Tmem(e, _) => self.expr(e),
+            Item::TaskId(e, _)
+            | Item::ReduceTaskId(e, _)
+            | Item::Stages(e, _)
+            | Item::Tmem(e, _) => self.expr(e),
             Item::Param(p) => {
                 if let Some(r) = &p.range {
                     self.expr(&r.lo);

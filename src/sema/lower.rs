@@ -191,7 +191,11 @@ pub(super) fn lower_instance(
     }
     if let Some((e, s)) = c.reduce_task_id {
         cx.ir.reduce_task_id = cx.non_negative(e, "reduce task id").map(|v| (v, s));
-        if cx.ir.reduce_task_id.is_some_and(|(v, _)| v > i64::from(i32::MAX)) {
+        if cx
+            .ir
+            .reduce_task_id
+            .is_some_and(|(v, _)| v > i64::from(i32::MAX))
+        {
             cx.ir.reduce_task_id = None;
             cx.report(
                 Diagnostic::error(

@@ -65,11 +65,16 @@ fn main() -> ExitCode {
         name: built::UNIT.to_string(),
         tasks: vec![task],
         links: Vec::new(),
+        // rmsnorm_v2's token count is a compile-time param.
+        tokens: None,
     };
     let opts = RunOptions {
         tasks_per_cta: 4,
         seed: 1,
         target,
+        // Only a Python reference uses these; rmsnorm_v2 has mpkc's float64 reference.
+        scratch: std::env::temp_dir().join("mpkc-rust-build-example"),
+        device: 0,
     };
     match run_case(&gpu, &case, cubin, built::ENTRY, &opts) {
         Ok(run) => {
