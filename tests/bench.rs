@@ -129,6 +129,7 @@ fn stdlib_at(m: i64) -> Vec<Checked> {
         |s| SemaOptions {
             overrides: token_overrides(s, m),
             instance: None,
+            ..Default::default()
         },
         &Default::default(),
     )

@@ -22,6 +22,7 @@ fn check(text: &str, overrides: &[(&str, &str)]) -> Checked {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         instance: None,
+        ..Default::default()
     };
     let src = Source {
         path: "a.mpk".into(),

@@ -16,6 +16,7 @@ fn stdlib_at(unit: &str, m: i64) -> CheckedTask {
         |s| SemaOptions {
             overrides: token_overrides(s, m),
             instance: None,
+            ..Default::default()
         },
         &Default::default(),
     )

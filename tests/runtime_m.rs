@@ -224,6 +224,7 @@ fn a_compile_time_value_for_a_run_time_count_is_e0020() {
     let opts = SemaOptions {
         overrides: vec![("m_real".into(), "4".into())],
         instance: None,
+        ..Default::default()
     };
     let c = check_source(&source(path, text), &opts, &CheckOptions::default());
     assert!(c.tasks.is_empty());

@@ -195,3 +195,40 @@ fn linear_ordinals_are_mpk_table() {
     assert_eq!(got, want);
     assert!(t.ordinals.iter().enumerate().all(|(i, o)| o.ordinal == i));
 }
+
+/// A helper's regions and barriers join the plan and registry of the task that uses it
+/// (docs/language.md, "Helpers"): `rope` plans `rope_yarn`'s frequency region and registers its
+/// barrier; `rmsnorm_fp8` uses a helper without SMEM, so its plan is its own regions.
+#[test]
+fn helpers_join_their_callers_plans() {
+    let rope = unit("rope");
+    assert_eq!(rope.ir.helpers.len(), 1);
+    assert_eq!(rope.ir.helpers[0].name, "rope_yarn");
+    let regions: Vec<(String, i64)> = rope
+        .ir
+        .regions
+        .values()
+        .map(|r| (r.name.clone(), r.size))
+        .collect();
+    assert_eq!(regions, vec![("rope_yarn_inv_freq".to_string(), 128)]);
+    assert!(placements(&rope)
+        .iter()
+        .any(|(n, _, _)| n == "rope_yarn_inv_freq"));
+    let bars: Vec<(String, i64)> = rope
+        .ir
+        .barriers
+        .values()
+        .map(|b| (b.name.clone(), b.id))
+        .collect();
+    assert_eq!(bars, vec![("rope_yarn_sync".to_string(), 4)]);
+    let norm = unit("rmsnorm_fp8");
+    assert_eq!(norm.ir.helpers[0].name, "fp8_quant_1x128");
+    // The helper's `n` is bound to the task's `hidden`.
+    let n = &norm.ir.helpers[0].helper.params["n"].value;
+    assert_eq!(n.to_string(), "7168");
+    assert_eq!(norm.ir.regions.len(), 2);
+    // The helpers themselves are units of their own (spec header and design document).
+    for h in ["rope_yarn", "fp8_quant_1x128"] {
+        assert_eq!(unit(h).ir.family, mpkc::ir::Family::Helper);
+    }
+}

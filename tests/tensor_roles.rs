@@ -26,6 +26,7 @@ fn check(text: &str, instance: Option<&str>, overrides: &[(&str, &str)]) -> Chec
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         instance: instance.map(str::to_string),
+        ..Default::default()
     };
     let src = Source {
         path: "roles.mpk".into(),

@@ -104,6 +104,8 @@ fn stdlib_units() -> Vec<UnitFacts> {
         .iter()
         .flat_map(|c| c.tasks.iter().map(move |t| (c, t)))
         .filter(|(c, t)| UnitFacts::derived_without_id(t, c.derived.is_some()).is_none())
+        // Helpers are wired with the stdlib tasks that use them (their code is in those kernels).
+        .filter(|(_, t)| t.ir.family != mpkc::ir::Family::Helper)
         .map(|(c, t)| {
             UnitFacts::of_unit(c, t)
                 .unwrap_or_else(|d| panic!("{}: {}", t.ir.unit_name(), d.message))

@@ -43,6 +43,7 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
     w.blank();
     constants(&mut w, task);
     smem_view(&mut w, ir);
+    super::helper::emit_all(&mut w, ir, &format!("{unit}.cuh"));
     consumer_fn(&mut w, task, info);
     registration(&mut w, task);
     w.close_namespace(&format!("kernel::{unit}"));
@@ -326,6 +327,7 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
         }
     }
     w.line("int const task_offset = task_desc->task_metadata.task_offset;");
+    super::helper::bind_all(w, ir);
     runtime_rows(w, task);
     w.line("(void)runtime_config;");
     w.line("(void)runtime_smem;");

@@ -12,6 +12,7 @@ mod design_doc;
 mod epilogue;
 pub mod files;
 pub mod harness;
+pub mod helper;
 pub mod layout;
 pub mod names;
 mod pipeline;

@@ -78,7 +78,7 @@ pub struct Kernel {
     /// The harness kernel's symbol in its cubins (mpkc's harness ABI, `mpkc verify`'s).
     pub entry: String,
     /// Per declared target: the cubin (in the output folder) and ptxas's report. Empty for a
-    /// family whose kernel backend is not written yet (spec header only).
+    /// unit without a kernel (spec header only): a helper, whose code is in its callers' kernels.
     pub cubins: Vec<(Target, PathBuf, PtxasReport)>,
 }
 

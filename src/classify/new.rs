@@ -2,7 +2,8 @@
 //! description's shapes and dtypes as params and tensors. The pipeline is the house linear's
 //! (bf16, or block-scaled fp8 for e4m3 weights); the consumer families get their regions,
 //! barrier and granularity and an inline `body cuda` to fill in (Stage 2); a helper gets its
-//! tensors (its device code lives in the calling task's body). The result checks clean; a
+//! tensors and the `body cuda` of its function (emitted into the kernels of the tasks that `use`
+//! it). The result checks clean; a
 //! description no starting contract fits is a diagnostic on the value that does not fit.
 
 use super::desc::Description;
@@ -328,14 +329,26 @@ fn helper(w: &mut Writer, d: &Description) {
     let out_n = d.extent_or("out_n", n);
     let (it, _, ot) = dtypes(d);
     w.blank();
-    w.comment("A helper is no task: its device function is called from the host task's body,");
-    w.comment("on data already in that task's SMEM. mpkc generates its spec header.");
+    w.comment(
+        "A helper is no task: its `__device__` function is called from the body of a task that",
+    );
+    w.comment("writes `use NAME from \"FILE.mpk\"`, on data already in that task's SMEM; mpkc emits it into");
+    w.comment("that task's kernel (docs/language.md, \"Helpers\").");
     w.line(format!("param n: int = {n}"));
     w.line(format!("param out_n: int = {out_n}"));
     tokens_param(w, "m", m);
     w.blank();
     w.line(format!("tensor x: {}[m, n] in", it.as_str()));
     w.line(format!("tensor y: {}[m, out_n] out", ot.as_str()));
+    w.blank();
+    w.comment(
+        "Stage 2: the function's code, run by the caller's 128 consumer threads with one pointer",
+    );
+    w.comment("per tensor.");
+    w.open("body cuda");
+    w.line("(void)x;");
+    w.line("(void)y;");
+    w.close("");
 }
 
 /// `(input, weight, output)` dtypes; the weight defaults to the input's.

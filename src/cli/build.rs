@@ -247,11 +247,18 @@ fn spec_only_units(checked: &[Checked], units: &[UnitOutput]) {
             .any(|f| f.kind == crate::back::FileKind::Harness)
         {
             let targets: Vec<&str> = t.ir.targets.iter().map(|x| x.target.as_str()).collect();
+            let why = if t.ir.family == crate::ir::Family::Helper {
+                "a helper's code is emitted into the kernels of the tasks that use it".to_string()
+            } else {
+                format!(
+                    "the {} family's kernel backend is not written yet",
+                    t.ir.family.as_str()
+                )
+            };
             outln!(
-                "  {:<34} {:<8} spec header only: the {} family's kernel backend is not written yet",
+                "  {:<34} {:<8} spec header only: {why}",
                 u.unit,
-                targets.join(","),
-                t.ir.family.as_str()
+                targets.join(",")
             );
         }
     }

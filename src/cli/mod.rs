@@ -150,6 +150,7 @@ pub(crate) fn options(common: &CommonArgs) -> Result<(SemaOptions, CheckOptions)
         SemaOptions {
             overrides: common.params.clone(),
             instance: common.instance.clone(),
+            ..Default::default()
         },
         CheckOptions {
             preferred: common.preferred.clone(),

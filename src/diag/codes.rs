@@ -55,6 +55,10 @@ registry! {
     IN_PLACE = "E0021", "syntax", None, "an `inout` tensor the family, lowering or body cannot read and write in place (a TMA operand, a pipeline, a body without an in-place pair)";
     RUNTIME_PARAM = "E0022", "syntax", None, "a run-time param (`= runtime`) is not a ranged integer, is set at compile time, is not the only one, or sizes other than a tensor's leading dimension";
     RUNTIME_LOWERING = "E0023", "backend", None, "the lowering cannot take the token count at run time (`= runtime`)";
+    HELPER_UNKNOWN = "E0024", "syntax", None, "a `use` names no helper: no task of that name in the file it names, a task that is not a helper (family E), or a file that is missing or does not parse";
+    HELPER_HOST = "E0025", "syntax", None, "a task that cannot host a helper uses one: a pipeline or a body template (no inline body to call it), a helper (helpers do not nest; one using itself), or a family without SMEM using a helper with regions";
+    HELPER_PARAMS = "E0026", "syntax", None, "a `use` binds the helper's params wrongly: an unknown param, a value the helper's type or range rejects, or values at which the helper does not lower";
+    HELPER_CALL = "E0027", "syntax", None, "the inline body does not call a helper it uses, or calls it with a number of arguments its signature does not take";
     PAGED_KV = "E0028", "syntax", None, "a paged KV cache (`paged(...)`) does not fit its tensor, the page table's request slots or its pool, is written, is not the only one, or no inline body reads it";
 
     REGION_SIZE = "E0101", "smem", Some("I-S1"), "a region size is negative";

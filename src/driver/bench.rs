@@ -298,6 +298,7 @@ mod tests {
             |s| SemaOptions {
                 overrides: super::super::token_overrides(s, m),
                 instance: None,
+                ..Default::default()
             },
             &Default::default(),
         )

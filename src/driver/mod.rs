@@ -8,6 +8,7 @@ pub mod cc_nvcc;
 mod clash;
 mod derived;
 pub mod fingerprint;
+pub mod helpers;
 pub mod input;
 pub mod nvcc;
 pub mod outdir;
@@ -109,6 +110,20 @@ pub fn check_parsed(
     match parsed {
         Err(ds) => sink.extend(ds.iter().cloned()),
         Ok(ast) => {
+            let with_helpers;
+            let sema_opts = if ast.tasks.iter().any(|t| {
+                t.items
+                    .iter()
+                    .any(|i| matches!(i, front::ast::Item::Use(_)))
+            }) {
+                with_helpers = SemaOptions {
+                    helper_files: helpers::helper_files(source, ast),
+                    ..sema_opts.clone()
+                };
+                &with_helpers
+            } else {
+                sema_opts
+            };
             // Instances of one contract often share their protocol (only sizes differ): one
             // that passed the model check proves the others with the same key.
             let mut proven: Vec<String> = Vec::new();

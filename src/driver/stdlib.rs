@@ -85,6 +85,23 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         "stdlib/dsv3/lm_head.mpk",
         include_str!("../../stdlib/dsv3/lm_head.mpk"),
     ),
+    // Helpers (family E) and the tasks that use them (docs/language.md, "Helpers").
+    (
+        "stdlib/dsv3/fp8_quant_1x128.mpk",
+        include_str!("../../stdlib/dsv3/fp8_quant_1x128.mpk"),
+    ),
+    (
+        "stdlib/dsv3/rmsnorm_fp8.mpk",
+        include_str!("../../stdlib/dsv3/rmsnorm_fp8.mpk"),
+    ),
+    (
+        "stdlib/dsv3/rope_yarn.mpk",
+        include_str!("../../stdlib/dsv3/rope_yarn.mpk"),
+    ),
+    (
+        "stdlib/dsv3/rope.mpk",
+        include_str!("../../stdlib/dsv3/rope.mpk"),
+    ),
 ];
 
 /// `(path, text)` of every reference file a stdlib contract names (`reference python "…"`,
@@ -113,6 +130,14 @@ pub const REFERENCES: &[(&str, &str)] = &[
     (
         "stdlib/dsv3/router_topk.ref.py",
         include_str!("../../stdlib/dsv3/router_topk.ref.py"),
+    ),
+    (
+        "stdlib/dsv3/rmsnorm_fp8.ref.py",
+        include_str!("../../stdlib/dsv3/rmsnorm_fp8.ref.py"),
+    ),
+    (
+        "stdlib/dsv3/rope.ref.py",
+        include_str!("../../stdlib/dsv3/rope.ref.py"),
     ),
 ];
 

@@ -155,6 +155,10 @@ pub fn cases(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
 }
 
 /// [`cases`], the run-time counts `m` (`mpkc verify --m`) instead of the default ones.
+///
+/// A helper (family E) that a task of `checked` uses is no case: its code runs, and is
+/// checked against that task's reference, in that task's kernel (docs/language.md, "Helpers");
+/// a helper nothing uses is listed, skipped.
 pub fn cases_at(checked: &[Checked], target: Target, m: Option<i64>) -> Vec<CaseSpec> {
     cases_with(checked, target, m, None)
 }
@@ -167,7 +171,17 @@ pub fn cases_with(
     m: Option<i64>,
     context: Option<i64>,
 ) -> Vec<CaseSpec> {
-    let cases = with_token_counts(checked, single_and_chains(checked, target), m);
+    let used: Vec<&str> = checked
+        .iter()
+        .flat_map(|c| c.tasks.iter())
+        .flat_map(|t| t.ir.helpers.iter().map(|h| h.name.as_str()))
+        .collect();
+    let mut all = single_and_chains(checked, target);
+    all.retain(|c| {
+        !matches!(c.units.as_slice(), [u] if task(checked, *u).ir.family == Family::Helper
+            && used.contains(&task(checked, *u).ir.name.as_str()))
+    });
+    let cases = with_token_counts(checked, all, m);
     with_context_lengths(checked, cases, context)
 }
 

@@ -72,6 +72,8 @@ pub enum Item {
     SetMaxNReg(Vec<(Ident, Expr)>, Span),
     /// `reference LANG "PATH" fn NAME (KEY = VALUE, …)`.
     Reference(Reference),
+    /// `use HELPER [from "FILE.mpk"] [(PARAM = VALUE, …)]`.
+    Use(Use),
 }
 
 impl Item {
@@ -100,6 +102,7 @@ impl Item {
             Item::Instance(_) => "instance",
             Item::SetMaxNReg(..) => "setmaxnreg",
             Item::Reference(_) => "reference",
+            Item::Use(_) => "use",
         }
     }
 }
@@ -525,6 +528,22 @@ pub struct Reference {
     pub function: Ident,
     /// Tolerances: the key as written (`rel_l2`, `y.atol`) and its value.
     pub tolerances: Vec<(Ident, Value)>,
+    /// Whole declaration.
+    pub span: Span,
+}
+
+/// `use fp8_quant_1x128 from "fp8_quant_1x128.mpk" (n = hidden)`: a helper (family E) whose
+/// `__device__` function the task's inline body calls by name (docs/language.md, "Helpers").
+#[derive(Clone, Debug)]
+pub struct Use {
+    /// The helper's task name (the function's name).
+    pub name: Ident,
+    /// The file that declares it, relative to the contract, without its quotes (the span covers
+    /// the quotes); `None` for a helper of the same file.
+    pub from: Option<Spanned<String>>,
+    /// Settings of the helper's params, as an `instance` writes them; values are evaluated in
+    /// the using task (its params may appear in them).
+    pub sets: Vec<(Ident, Value)>,
     /// Whole declaration.
     pub span: Span,
 }

@@ -232,6 +232,39 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
                 span,
             })
         }
+        Rule::use_decl => {
+            let mut name = None;
+            let mut from = None;
+            let mut sets = Vec::new();
+            for c in inner.skip(1) {
+                match c.as_rule() {
+                    Rule::ident => name = Some(ident(c)),
+                    Rule::string_lit => {
+                        let text = c.as_str();
+                        let path = text[1..text.len() - 1]
+                            .replace("\\\"", "\"")
+                            .replace("\\\\", "\\");
+                        from = Some(Spanned::new(path, span_of(&c)));
+                    }
+                    Rule::param_set => {
+                        let mut j = c.into_inner().filter(|c| !is_punct(c.as_rule()));
+                        let n = ident(j.next().unwrap_or_else(|| unreachable!("param_set name")));
+                        let v = build_value(
+                            j.next().unwrap_or_else(|| unreachable!("param_set value")),
+                            d,
+                        );
+                        sets.push((n, v));
+                    }
+                    _ => {}
+                }
+            }
+            Item::Use(Use {
+                name: name.unwrap_or_else(|| unreachable!("use_decl name")),
+                from,
+                sets,
+                span,
+            })
+        }
         r => unreachable!("{r:?} in build_item"),
     })
 }

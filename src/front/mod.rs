@@ -38,5 +38,6 @@ pub const ITEM_KEYWORDS: &[&str] = &[
     "setmaxnreg",
     "reduce_task_id",
     "reference",
+    "use",
 ];
 pub use value::parse_value;

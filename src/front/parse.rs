@@ -61,6 +61,8 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         Rule::setmaxnreg_decl | Rule::kw_setmaxnreg => "`setmaxnreg`",
         Rule::reference_decl | Rule::kw_reference => "`reference`",
         Rule::kw_fn => "`fn`",
+        Rule::use_decl | Rule::kw_use => "`use`",
+        Rule::kw_from => "`from`",
         Rule::ref_tol | Rule::ref_key => "a tolerance like `rel_l2 = 1e-2`",
         Rule::direction => "`in`, `out` or `inout`",
         Rule::tensor_role | Rule::role_word | Rule::role_scale | Rule::kw_scale | Rule::kw_of => {
@@ -202,6 +204,7 @@ const ITEM_KEYWORDS: &[&str] = &[
     "`setmaxnreg`",
     "`reduce_task_id`",
     "`reference`",
+    "`use`",
 ];
 
 fn join_or(items: &[&str]) -> String {

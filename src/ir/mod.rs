@@ -4,12 +4,14 @@
 mod arena;
 pub mod exact;
 mod held;
+mod helper;
 mod reference;
 mod sync;
 mod types;
 
 pub use arena::{Arena, Handle};
 pub use held::{layout as layout_held, HeldIr, HeldType};
+pub use helper::{helper_params, HelperUseIr};
 pub use reference::{ReferenceFile, ReferenceIr, Tolerance, ToleranceIr};
 pub use sync::*;
 pub use types::*;
@@ -85,6 +87,8 @@ pub struct TaskIr {
     pub setmaxnreg: Option<(i64, i64, Span)>,
     /// `reference python "PATH" fn NAME`: what `mpkc verify` checks an inline body against.
     pub reference: Option<ReferenceIr>,
+    /// `use HELPER …`: the helpers the inline body calls, in declaration order.
+    pub helpers: Vec<HelperUseIr>,
 }
 
 impl TaskIr {

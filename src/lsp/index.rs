@@ -341,7 +341,8 @@ impl Resolver<'_> {
             | Item::Roles(..)
             | Item::Body(_)
             | Item::Lever(_)
-            | Item::Reference(_) => {}
+            | Item::Reference(_)
+            | Item::Use(_) => {}
         }
     }
 }

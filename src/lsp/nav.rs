@@ -127,6 +127,7 @@ const KEYWORDS: &[&str] = &[
     "tmem_addr",
     "after",
     "with",
+    "from",
     "tma",
     "box",
     "swizzle",

@@ -34,6 +34,7 @@ pub struct Collected<'a> {
     pub instances: Vec<&'a ast::Instance>,
     pub setmaxnreg: Option<(&'a [(ast::Ident, ast::Expr)], Span)>,
     pub reference: Option<&'a ast::Reference>,
+    pub uses: Vec<&'a ast::Use>,
 }
 
 fn item_span(item: &Item) -> Span {
@@ -62,6 +63,7 @@ fn item_span(item: &Item) -> Span {
         Item::Instance(i) => i.span,
         Item::SetMaxNReg(_, s) => *s,
         Item::Reference(r) => r.span,
+        Item::Use(u) => u.span,
     }
 }
 
@@ -132,6 +134,7 @@ pub fn collect<'a>(task: &'a ast::Task, sink: &mut Sink) -> Collected<'a> {
                 sink,
             ),
             Item::Reference(r) => set_once(&mut c.reference, r, item, &mut first, sink),
+            Item::Use(u) => c.uses.push(u),
         }
     }
     unique_names(sink, "param", c.params.iter().map(|p| &p.name));
@@ -142,6 +145,7 @@ pub fn collect<'a>(task: &'a ast::Task, sink: &mut Sink) -> Collected<'a> {
     unique_names(sink, "barrier", c.barriers.iter().map(|x| &x.name));
     unique_names(sink, "lever", c.levers.iter().map(|x| &x.name));
     unique_names(sink, "instance", c.instances.iter().map(|x| &x.name));
+    unique_names(sink, "helper use", c.uses.iter().map(|x| &x.name));
     c
 }
 

@@ -163,6 +163,7 @@ pub(super) fn lower_instance(
         levers: Vec::new(),
         setmaxnreg: None,
         reference: None,
+        helpers: Vec::new(),
     };
     let mut cx = Cx {
         sink,
@@ -225,6 +226,7 @@ pub(super) fn lower_instance(
     levers_and_epilogue(&mut cx, c);
     setmaxnreg(&mut cx, c);
     super::lower_reference::reference(&mut cx, c);
+    super::lower_use::uses(&mut cx, c, opts);
     cx.ir
 }
 

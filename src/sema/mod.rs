@@ -12,6 +12,7 @@ mod lower_reference;
 mod lower_regions;
 mod lower_roles;
 mod lower_sync;
+mod lower_use;
 mod param_range;
 mod param_runtime;
 mod param_ty;
@@ -34,6 +35,22 @@ pub struct SemaOptions {
     /// `--instance NAME`: lower only the instances of this name; a task without instances is
     /// then not lowered (`driver::select` reports a name no input declares).
     pub instance: Option<String>,
+    /// The contracts `use` items may name helpers of (docs/language.md, "Helpers"): the using
+    /// file itself and each file a `use … from "FILE"` names, found and parsed by the driver.
+    pub helper_files: Vec<HelperFile>,
+}
+
+/// A parsed contract `use` items look helpers up in.
+#[derive(Clone, Debug)]
+pub struct HelperFile {
+    /// The path as a `from "…"` writes it, or `None` for the using contract itself.
+    pub from: Option<String>,
+    /// The display path of the file (the `#line` of helper code, the design document).
+    pub path: String,
+    /// Its syntax tree.
+    pub ast: std::sync::Arc<ast::File>,
+    /// Its text (for the line of the helper's body, which its `#line` names).
+    pub text: std::sync::Arc<str>,
 }
 
 /// One lowered instance and whether lowering it reported no error (only clean instances go on

@@ -9,14 +9,20 @@ use crate::templates::{self, Binding};
 pub(super) fn family_items(ir: &TaskIr, sink: &mut Sink) {
     let fam = ir.family;
     if fam == Family::Helper {
-        if let Some(BodyIr::Cuda { span, .. } | BodyIr::Template { span, .. }) = &ir.body {
-            sink.push(
-                Diagnostic::error(codes::FAMILY_ITEM, "a `helper` task's body is not generated: helpers are sub-op device functions another task's body calls")
-                    .primary(*span, "body here")
+        match &ir.body {
+            Some(BodyIr::Template { name, span, .. }) => sink.push(
+                Diagnostic::error(codes::FAMILY_ITEM, format!("a `helper` task's body is inline CUDA, not the template `{name}`"))
+                    .primary(*span, "body template here")
                     .secondary(ir.family_span, "family helper")
-                    .note("mpkc generates a helper's spec header (its regions and barriers); its device code is written in the calling task's body")
-                    .help("move the code into the calling task's `body cuda { … }`, or declare this op as a consumer task"),
-            );
+                    .note("a helper's body is the code of the `__device__` function its callers' bodies call (docs/language.md, \"Helpers\")")
+                    .help("write the helper's code as `body cuda { … }`, or declare this op as a consumer task with the template"),
+            ),
+            Some(BodyIr::Cuda { .. }) => {}
+            None => sink.push(
+                Diagnostic::error(codes::MISSING, format!("helper `{}` declares no body", ir.name))
+                    .primary(ir.family_span, "family helper")
+                    .help("add `body cuda { … }`: the code of the `__device__` function a caller's body calls"),
+            ),
         }
     }
     if fam != Family::Pipeline {
@@ -143,10 +149,7 @@ pub(super) fn template(ir: &TaskIr, sink: &mut Sink) -> Option<Binding> {
 pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink) {
     // Pipelines address their rings through channels (issue 4's backend); region-less tasks
     // with regions are E0112's business.
-    if matches!(
-        ir.family,
-        Family::Pipeline | Family::Helper | Family::ConsumerNoSmem
-    ) {
+    if matches!(ir.family, Family::Pipeline | Family::ConsumerNoSmem) {
         return;
     }
     let body_span = match &ir.body {
@@ -228,8 +231,10 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                     .help(help),
             );
         }
-        for g in &ir.region_groups {
-            if !body_addresses(Some(&code), None, &g.name) {
+        for (i, g) in ir.region_groups.iter().enumerate() {
+            // A helper's regions are addressed by its function, which the body calls.
+            let placed = ir.helpers.iter().any(|h| h.region_groups.contains(&i));
+            if !placed && !body_addresses(Some(&code), None, &g.name) {
                 sink.push(unaddressed(g.head_span, &g.name, "the inline CUDA body"));
             }
         }
@@ -238,7 +243,7 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
 
 /// Every declared tensor reaches the body: a template takes it, or inline CUDA names it.
 pub(super) fn tensors_used(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink) {
-    if !ir.family.is_consumer_only() {
+    if !ir.family.is_consumer_only() && ir.family != Family::Helper {
         return;
     }
     let code = match &ir.body {

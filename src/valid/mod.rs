@@ -36,6 +36,7 @@ mod asm_barriers;
 mod body;
 mod coverage;
 mod held;
+mod helper_calls;
 mod mma;
 mod names;
 pub mod paged;
@@ -160,6 +161,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     runtime_m::check(&ir, binding.as_ref(), sink);
     body::region_use(&ir, binding.as_ref(), sink);
     body::inline_body_rules(&ir, sink);
+    helper_calls::calls(&ir, sink);
     asm_barriers::asm_barriers(&ir, sink);
     body::tensors_used(&ir, binding.as_ref(), sink);
     roles::roles(&ir, sink);

@@ -109,16 +109,6 @@ pub(super) fn in_place(ir: &TaskIr, sink: &mut Sink) {
                     .primary(t.span, "declared `inout`")
                     .help(format!("declare `{}` `in` or `out`; an in-place update belongs in a consumer task", t.name)),
             );
-        } else if !ir.family.is_consumer_only() {
-            sink.push(
-                err(format!(
-                    "`{}` is `inout`, but the {} family generates no code that writes it",
-                    t.name,
-                    ir.family.as_str()
-                ))
-                .primary(t.span, "declared `inout`")
-                .help("declare in-place tensors in consumer tasks"),
-            );
         }
     }
 }

@@ -13,15 +13,28 @@ pub(super) fn write(s: &mut String, task: &CheckedTask) {
     match (task.ir.family, task.linear()) {
         (Family::Pipeline, Some(p)) => pipeline(s, task, p),
         (Family::Pipeline, None) => protocol_only(s, task),
-        (Family::Helper, _) => {
-            let _ = writeln!(
-                s,
-                "Family E (helper): a sub-op device helper another task's body calls; it is not a task of its own, \
-so mpkc generates no kernel and no registration for it, only its spec header.\n"
-            );
-        }
+        (Family::Helper, _) => helper(s, task),
         (f, _) => consumer_only(s, task, f),
     }
+}
+
+/// A helper (family E): its function, as each caller's kernel holds it (docs/language.md,
+/// "Helpers").
+fn helper(s: &mut String, task: &CheckedTask) {
+    let _ = writeln!(
+        s,
+        "Family E (helper): a sub-op `__device__` function, not a task of its own: a consumer task that writes \
+`use {} from \"…\"` gets it in its kernel (`helper_{}::{}`, the params as its `use` binds them) and calls it from its \
+inline body by name; its regions and named barriers join that task's plan and registry as `{}_<name>`. mpkc generates \
+no kernel and no registration for it, only its spec header and this document.\n",
+        task.ir.name, task.ir.name, task.ir.name, task.ir.name
+    );
+    let lines = crate::back::helper::contract_lines(&task.ir);
+    let _ = writeln!(s, "```cuda\n{}\n```\n", lines[0]);
+    for l in &lines[1..] {
+        let _ = writeln!(s, "- {l}");
+    }
+    let _ = writeln!(s);
 }
 
 /// The MMAs a stage issues on `target`, as its role program states them.

@@ -9,6 +9,7 @@
 mod descriptors;
 mod engine;
 mod granularity;
+mod helpers;
 mod protocol;
 mod regions;
 mod tensors;
@@ -31,6 +32,7 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
     );
     engine::write(&mut s, task);
     tensors::write(&mut s, task);
+    helpers::write(&mut s, task);
     regions::write(&mut s, task);
     protocol::sems(&mut s, task);
     protocol::roles(&mut s, task);

@@ -30,8 +30,10 @@ pub(super) fn write(s: &mut String, task: &CheckedTask) {
     }
     let _ = writeln!(s, "| tensor | type | extents | direction | slot | layout |");
     let _ = writeln!(s, "|---|---|---|---|---|---|");
-    for (h, t) in ir.tensors.iter() {
+    for (i, (h, t)) in ir.tensors.iter().enumerate() {
         let slot = match t.direction {
+            // A helper's tensors are its function's pointer parameters, after its SMEM view.
+            _ if ir.family == crate::ir::Family::Helper => format!("parameter {}", i + 2),
             Direction::Out => format!(
                 "`output_ptrs[{}]`",
                 ir.outputs().position(|(x, _)| x == h).unwrap_or(0)

@@ -125,6 +125,7 @@ mod tests {
             |s| crate::sema::SemaOptions {
                 overrides: crate::driver::token_overrides(s, m),
                 instance: None,
+                ..Default::default()
             },
             &Default::default(),
         );

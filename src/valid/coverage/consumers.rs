@@ -150,12 +150,30 @@ fn elsewhere(ir: &TaskIr, item: &Item, found: &BTreeMap<Item, Consumer>) -> Opti
         Item::Reference => {
             Some("`mpkc verify`, which runs it against the kernel (`gpu/python.rs`)")
         }
-        // A helper's code is its caller's body: its spec header (regions, barriers, params) is
-        // its whole output (`back/spec_h.rs`).
+        // A helper's tensors, regions and barriers are its function's parameters, SMEM view and
+        // barrier enum, emitted into each caller's kernel (`back/helper.rs`) and documented in
+        // its spec header and design document.
         Item::Tensor(_) | Item::Group(_) | Item::NamedBarrier(_) | Item::Held { .. }
             if ir.family == Family::Helper =>
         {
-            Some("the helper's spec header, which its caller's body reads")
+            Some("the helper's function, emitted into its callers' kernels (`back/helper.rs`)")
+        }
+        // The helper's code in this kernel, which the body calls (E0027 when it does not).
+        Item::Helper(_) => Some("the helper's function in this kernel (`back/helper.rs`)"),
+        // A used helper's regions and barriers: its function's SMEM view and barrier enum.
+        Item::Group(g) if ir.helpers.iter().any(|h| h.region_groups.contains(&g)) => {
+            Some("the SMEM view of the helper that placed it (`back/helper.rs`)")
+        }
+        Item::Held { group, .. } if ir.helpers.iter().any(|h| h.region_groups.contains(&group)) => {
+            Some("the helper that placed its region (`back/helper.rs`)")
+        }
+        Item::NamedBarrier(b)
+            if ir
+                .helpers
+                .iter()
+                .any(|h| h.barriers.iter().any(|x| x.index() == b)) =>
+        {
+            Some("the barrier enum of the helper that placed it (`back/helper.rs`)")
         }
         // A consumer family's `tile` is read by the expressions that use it (`tile.M`); the
         // engine reads a pipeline's (`Step::StageMma`).

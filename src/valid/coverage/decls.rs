@@ -65,6 +65,8 @@ pub enum Item {
     SetMaxNReg,
     /// `reference …`.
     Reference,
+    /// A `use` of a helper, by index into `helpers`.
+    Helper(usize),
 }
 
 /// A declaration: the item, its span and how diagnostics name it.
@@ -115,6 +117,7 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
         levers,
         setmaxnreg,
         reference,
+        helpers,
     } = ir;
     let mut out = Vec::new();
     let mut push = |item, span, label: String| out.push(Decl { item, span, label });
@@ -406,6 +409,21 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
     }) = reference
     {
         push(Item::Reference, *span, format!("reference `{function}`"));
+    }
+    for (i, h) in helpers.iter().enumerate() {
+        let HelperUseIr {
+            name,
+            span,
+            // The helper's own file: its code goes into the caller's kernel with it.
+            path: _,
+            body_line: _,
+            helper: _,
+            // Placed in `region_groups` and `barriers`: items of their own.
+            regions: _,
+            region_groups: _,
+            barriers: _,
+        } = h;
+        push(Item::Helper(i), *span, format!("helper `{name}`"));
     }
     out
 }

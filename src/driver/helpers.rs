@@ -1,0 +1,99 @@
+//! Finding the contracts a task's `use` items name helpers in (docs/language.md, "Helpers"):
+//! the using file itself, and each `from "FILE"`, relative to the contract's directory, on disk;
+//! failing that, among the embedded stdlib contracts ([`super::stdlib::CONTRACTS`], so that a
+//! stdlib contract finds its helper from any directory). A file in neither, or one that does
+//! not parse, is left out: sema reports the `use` (E0024).
+
+use super::reference::{joined, normalized};
+use super::stdlib::CONTRACTS;
+use super::Source;
+use crate::front::{self, ast};
+use crate::sema::HelperFile;
+use std::sync::Arc;
+
+/// The helper files of `file` (the parse of `source`): itself when a `use` has no `from`, and
+/// every file a `from` names that can be read and parsed, once each.
+pub fn helper_files(source: &Source, file: &ast::File) -> Vec<HelperFile> {
+    let uses: Vec<&ast::Use> = file
+        .tasks
+        .iter()
+        .flat_map(|t| t.items.iter())
+        .filter_map(|i| match i {
+            ast::Item::Use(u) => Some(u),
+            _ => None,
+        })
+        .collect();
+    let mut out: Vec<HelperFile> = Vec::new();
+    if uses.iter().any(|u| u.from.is_none()) {
+        out.push(HelperFile {
+            from: None,
+            path: source.path.clone(),
+            ast: Arc::new(file.clone()),
+            text: Arc::from(source.text.as_str()),
+        });
+    }
+    for u in uses {
+        let Some(written) = &u.from else { continue };
+        if out
+            .iter()
+            .any(|f| f.from.as_deref() == Some(written.node.as_str()))
+        {
+            continue;
+        }
+        if let Some((path, text)) = read(&source.path, &written.node) {
+            if let Ok(ast) = front::parse_file(&text) {
+                out.push(HelperFile {
+                    from: Some(written.node.clone()),
+                    path,
+                    ast: Arc::new(ast),
+                    text: Arc::from(text.as_str()),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The display path and text of `written`, relative to the contract at `contract`.
+fn read(contract: &str, written: &str) -> Option<(String, String)> {
+    let path = joined(contract, written);
+    let key = normalized(&path);
+    if path.is_file() {
+        return std::fs::read_to_string(&path).ok().map(|t| (key, t));
+    }
+    CONTRACTS
+        .iter()
+        .find(|(p, _)| *p == key)
+        .map(|(p, t)| ((*p).to_string(), (*t).to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stdlib_helper_is_found_embedded_when_not_on_disk() {
+        // `no_such_dir/..` does not exist on disk, so the file is found among the embedded
+        // stdlib contracts by its normalised path.
+        let (path, text) = read("no_such_dir/../stdlib/dsv3/rope.mpk", "rope_yarn.mpk").unwrap();
+        assert_eq!(path, "stdlib/dsv3/rope_yarn.mpk");
+        assert!(text.contains("task rope_yarn"));
+        assert!(read("no_such_dir/x.mpk", "missing.mpk").is_none());
+    }
+
+    #[test]
+    fn the_same_file_is_listed_once_for_uses_without_from() {
+        let text = "task h { family helper\n tensor y: f32[4] out\n body cuda { (void)y; } }\n\
+                    task a { family consumer\n tensor y: f32[4] out\n use h\n body cuda { h(y); } }\n\
+                    task b { family consumer\n tensor y: f32[4] out\n use h\n body cuda { h(y); } }\n";
+        let source = Source {
+            path: "a.mpk".into(),
+            text: text.into(),
+        };
+        let ast = front::parse_file(text).unwrap();
+        let files = helper_files(&source, &ast);
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].from, None);
+        assert_eq!(files[0].path, "a.mpk");
+    }
+}
