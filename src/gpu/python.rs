@@ -552,7 +552,7 @@ mod tests {
         let inputs = make_inputs(&t, &sem, &mut Fill::new(5));
         let dir = std::env::temp_dir().join(format!("mpkc-exchange-inout-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let m = write_exchange(&dir, &t, &r, &inputs).expect("written");
+        let m = write_exchange(&dir, &t, &r, &inputs, None).expect("written");
         let j: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&m).expect("manifest")).expect("json");
         let names = |k: &str| -> Vec<String> {

@@ -786,7 +786,7 @@ mod tests {
         // `x` (inout) is input 0, the weight input 1; nothing is an output slot.
         assert_eq!(inputs.len(), 2);
         assert_eq!(t.ir.outputs().count(), 0);
-        let exp = crate::gpu::reference::expected(&t, &sem, &inputs);
+        let exp = expected(&t, &sem, &inputs);
         assert_eq!(exp.len(), 1);
         assert_eq!(exp[0].output, 0);
         let (x, w) = (&inputs[0], &inputs[1]);

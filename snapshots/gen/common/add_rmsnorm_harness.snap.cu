@@ -3,6 +3,6 @@
 #include "mpkc_worker.cuh"
 #include "add_rmsnorm.cuh"
 
-extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_add_rmsnorm(mpkc::rt::WorkerArgs args) {
+extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_add_rmsnorm(__grid_constant__ mpkc::rt::WorkerArgs const args) {
   mpkc::rt::worker<::kernel::add_rmsnorm::Registration>(args);
 }

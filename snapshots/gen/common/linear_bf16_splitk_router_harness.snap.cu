@@ -7,6 +7,6 @@
 #include "linear_bf16_splitk_router.cuh"
 #endif
 
-extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_linear_bf16_splitk_router(mpkc::rt::WorkerArgs args) {
+extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_linear_bf16_splitk_router(__grid_constant__ mpkc::rt::WorkerArgs const args) {
   mpkc::rt::worker<::kernel::linear_bf16_splitk_router::Registration>(args);
 }

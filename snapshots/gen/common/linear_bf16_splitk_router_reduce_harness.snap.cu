@@ -3,6 +3,6 @@
 #include "mpkc_worker.cuh"
 #include "linear_bf16_splitk_router_reduce.cuh"
 
-extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_linear_bf16_splitk_router_reduce(mpkc::rt::WorkerArgs args) {
+extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_linear_bf16_splitk_router_reduce(__grid_constant__ mpkc::rt::WorkerArgs const args) {
   mpkc::rt::worker<::kernel::linear_bf16_splitk_router_reduce::Registration>(args);
 }

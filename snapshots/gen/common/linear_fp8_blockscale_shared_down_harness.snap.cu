@@ -7,6 +7,6 @@
 #include "linear_fp8_blockscale_shared_down.cuh"
 #endif
 
-extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_linear_fp8_blockscale_shared_down(mpkc::rt::WorkerArgs args) {
+extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_linear_fp8_blockscale_shared_down(__grid_constant__ mpkc::rt::WorkerArgs const args) {
   mpkc::rt::worker<::kernel::linear_fp8_blockscale_shared_down::Registration>(args);
 }

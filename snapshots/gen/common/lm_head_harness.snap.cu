@@ -7,6 +7,6 @@
 #include "lm_head.cuh"
 #endif
 
-extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_lm_head(mpkc::rt::WorkerArgs args) {
+extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_lm_head(__grid_constant__ mpkc::rt::WorkerArgs const args) {
   mpkc::rt::worker<::kernel::lm_head::Registration>(args);
 }

@@ -3,6 +3,6 @@
 #include "mpkc_worker.cuh"
 #include "rmsnorm_fp8.cuh"
 
-extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_rmsnorm_fp8(mpkc::rt::WorkerArgs args) {
+extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_rmsnorm_fp8(__grid_constant__ mpkc::rt::WorkerArgs const args) {
   mpkc::rt::worker<::kernel::rmsnorm_fp8::Registration>(args);
 }

@@ -3,6 +3,6 @@
 #include "mpkc_worker.cuh"
 #include "rope.cuh"
 
-extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_rope(mpkc::rt::WorkerArgs args) {
+extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_rope(__grid_constant__ mpkc::rt::WorkerArgs const args) {
   mpkc::rt::worker<::kernel::rope::Registration>(args);
 }

@@ -3,6 +3,6 @@
 #include "mpkc_worker.cuh"
 #include "router_topk.cuh"
 
-extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_router_topk(mpkc::rt::WorkerArgs args) {
+extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_router_topk(__grid_constant__ mpkc::rt::WorkerArgs const args) {
   mpkc::rt::worker<::kernel::router_topk::Registration>(args);
 }

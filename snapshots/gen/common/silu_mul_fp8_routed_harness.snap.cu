@@ -3,6 +3,6 @@
 #include "mpkc_worker.cuh"
 #include "silu_mul_fp8_routed.cuh"
 
-extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_silu_mul_fp8_routed(mpkc::rt::WorkerArgs args) {
+extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_silu_mul_fp8_routed(__grid_constant__ mpkc::rt::WorkerArgs const args) {
   mpkc::rt::worker<::kernel::silu_mul_fp8_routed::Registration>(args);
 }

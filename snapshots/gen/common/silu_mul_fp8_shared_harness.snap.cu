@@ -3,6 +3,6 @@
 #include "mpkc_worker.cuh"
 #include "silu_mul_fp8_shared.cuh"
 
-extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_silu_mul_fp8_shared(mpkc::rt::WorkerArgs args) {
+extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_silu_mul_fp8_shared(__grid_constant__ mpkc::rt::WorkerArgs const args) {
   mpkc::rt::worker<::kernel::silu_mul_fp8_shared::Registration>(args);
 }

@@ -3,6 +3,6 @@
 #include "mpkc_worker.cuh"
 #include "w_uk_absorb.cuh"
 
-extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_w_uk_absorb(mpkc::rt::WorkerArgs args) {
+extern "C" __global__ void __launch_bounds__(256, 1) mpkc_harness_w_uk_absorb(__grid_constant__ mpkc::rt::WorkerArgs const args) {
   mpkc::rt::worker<::kernel::w_uk_absorb::Registration>(args);
 }
