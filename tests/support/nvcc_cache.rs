@@ -30,9 +30,12 @@ pub fn run(
     args: &[String],
     cubin: &str,
 ) -> Result<NvccOutput, CompileFailure> {
+    // The toolchain's identity (stat calls and its version text) once per test binary: every
+    // test of one binary finds the same nvcc.
+    static IDENTITY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let identity = IDENTITY.get_or_init(|| toolchain_identity(tc));
     let c = cache();
-    let identity = toolchain_identity(tc);
-    run_cached(tc, (&c, &identity), dir, file, args, cubin).0
+    run_cached(tc, (&c, identity), dir, file, args, cubin).0
 }
 
 /// `compile_all` through the shared cache.
