@@ -98,6 +98,10 @@ pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragm
         "{ct} *const out = static_cast<{ct} *>(task_desc->output_ptrs[OUT_C]);  // `{}`",
         out.name
     ));
+    if p.route.is_some() {
+        routed(w, task, p);
+        return;
+    }
     match p.epilogue {
         Epilogue::StoreBf16 => {
             open_fragment_loop(w);
@@ -175,4 +179,33 @@ fn quant_e4m3(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragment, 
     open_fragment_loop(w);
     w.line(format!("if (n < {m}) out[static_cast<int64_t>(n) * N + row] = __nv_fp8_e4m3(frag_value(acc, e) / token_scale(n));"));
     w.close("");
+}
+
+/// A routed task's epilogue (`route W by ids …`, `store bf16` or, summing slots, `residual
+/// add`): only the task's token column holds its expert's product; it is stored at output row
+/// `route` (`token * SLOTS + slot` per slot, the token summing slots).
+fn routed(w: &mut Writer, task: &CheckedTask, p: &LinearMath) {
+    w.line("int const route = task_desc->task_metadata.task_offset / NUM_TILES;");
+    w.line("int const token = route_token(route);");
+    w.comment("Every column multiplied the task's expert, but only the task's token column is its token's product.");
+    if p.epilogue == Epilogue::ResidualAdd {
+        let r = p
+            .residual
+            .map(|h| task.ir.tensors[h].name.clone())
+            .unwrap_or_default();
+        w.line(format!("__nv_bfloat16 const *const res = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[IN_R]);  // `{r}`"));
+        w.comment("Every residual load before the first store (`out` may alias `res`; see the unrouted epilogue).");
+        w.line("__nv_bfloat16 r[FRAG_ELEMS];");
+        open_fragment_loop(w);
+        w.line("r[e] = n == token && row < N ? res[static_cast<int64_t>(route) * N + row] : __float2bfloat16_rn(0.f);");
+        w.close("");
+        w.comment("The accumulator is rounded to bf16 before the add, as MPK's residual linear does.");
+        open_fragment_loop(w);
+        w.line("if (n == token && row < N) out[static_cast<int64_t>(route) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(frag_value(acc, e))) + __bfloat162float(r[e]));");
+        w.close("");
+    } else {
+        open_fragment_loop(w);
+        w.line("if (n == token && row < N) out[static_cast<int64_t>(route) * N + row] = __float2bfloat16_rn(frag_value(acc, e));");
+        w.close("");
+    }
 }

@@ -209,6 +209,9 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
         ir.outputs().position(|(x, _)| x == p.output).unwrap_or(0),
         ir.tensors[p.output].name
     ));
+    if let Some(r) = &p.route {
+        route_constants(w, task, p, r);
+    }
     w.line(format!("static_assert(K_ITERS >= 1 && BLOCK_M == 128, \"E0013: the house pipeline lowers 128-row tiles with at least one K stage\");"));
     w.blank();
     w.comment("Bytes each stage's TMA delivers: the expect_tx of its full barrier (I-M6), the role program's loads.");
@@ -231,6 +234,72 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
         ir.regions[ir.region_groups[ring_group(ir, p.a_ring)].members[0]].name.to_ascii_lowercase()));
     l2_policies(w, prog);
     w.blank();
+}
+
+/// The constants and the id read of a routed pipeline (`route W by ids …`).
+fn route_constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, r: &crate::lower::RouteMath) {
+    let ir = &task.ir;
+    let idx_in = |h| ir.inputs().position(|(x, _)| x == h).unwrap_or(0);
+    let per_slot = r.mode == crate::ir::RouteMode::PerSlot;
+    w.comment(format!(
+        "Routed experts (`route {} by {} {}`, docs/language.md \"Routed experts\"): `{}` is [EXPERTS, N, K], its tensor",
+        ir.tensors[p.weights].name,
+        ir.tensors[r.ids].name,
+        r.mode.as_str(),
+        ir.tensors[p.weights].name
+    ));
+    w.comment("map spans [EXPERTS * N, K]; a stage's weight box starts at row expert * N + tile * BLOCK_M. Task");
+    if per_slot {
+        w.comment("t = route * NUM_TILES + tile with route = token * SLOTS + slot: expert ids[token][slot]; its output");
+        w.comment("row is `route` of [M_REAL * SLOTS, N].");
+    } else {
+        w.comment("t = token * NUM_TILES + tile: K iteration it multiplies slot it / SLOT_K_ITERS's expert with that");
+        w.comment("slot's K block of the activations ([M_REAL, SLOTS * K]), so the accumulator sums the slots.");
+    }
+    w.comment("Every token column is multiplied; the epilogue stores the task's token column only.");
+    w.line(format!(
+        "constexpr int EXPERTS = {};  // experts of `{}`",
+        r.experts,
+        ir.tensors[p.weights].name
+    ));
+    w.line(format!(
+        "constexpr int SLOTS = {};  // routed slots per token: columns of `{}`",
+        r.slots,
+        ir.tensors[r.ids].name
+    ));
+    w.line(format!(
+        "constexpr int ROUTE_READS = {};  // experts one task reads: {}",
+        if per_slot { 1 } else { r.slots },
+        if per_slot { "its slot's" } else { "every slot's" }
+    ));
+    w.line(format!(
+        "constexpr int ROUTES_PER_TOKEN = {};  // routes (task_offset / NUM_TILES) per token",
+        if per_slot { r.slots } else { 1 }
+    ));
+    w.line(format!(
+        "constexpr int SLOT_K_ITERS = {};  // K iterations per expert: K / BLOCK_K",
+        r.slot_k_iters
+    ));
+    w.line(format!(
+        "constexpr int IN_IDS = {};  // input_ptrs index of `{}`: int32 [M_REAL, SLOTS]",
+        idx_in(r.ids),
+        ir.tensors[r.ids].name
+    ));
+    w.line("static_assert(K_ITERS == ROUTE_READS * SLOT_K_ITERS, \"E0029: a routed task runs each expert's whole K\");");
+    w.comment("The token of route `route`.");
+    w.open("__device__ __forceinline__ int route_token(int route)");
+    w.line("return route / ROUTES_PER_TOKEN;");
+    w.close("");
+    w.comment("The experts of route `route` (ids[route * ROUTE_READS + s]: the route's row of `ids` is its token's,");
+    w.comment("or its (token, slot) element), as L2 loads after the dependency wait: an id outside 0..EXPERTS");
+    w.comment("becomes EXPERTS, whose weight rows lie past the tensor map (TMA zero fill: the slot adds nothing).");
+    w.open("__device__ __forceinline__ void route_experts(int32_t const *ids, int route, int (&experts)[ROUTE_READS])");
+    w.line("#pragma unroll");
+    w.open("for (int s = 0; s < ROUTE_READS; ++s)");
+    w.line("int const e = __ldcg(ids + route * ROUTE_READS + s);");
+    w.line("experts[s] = static_cast<unsigned>(e) < static_cast<unsigned>(EXPERTS) ? e : EXPERTS;");
+    w.close("");
+    w.close("");
 }
 
 /// A TMA load of the loader's program.
@@ -357,7 +426,14 @@ pub(crate) fn loader(
     w.line(format!("{isa}::prefetch_tensormap(map_w);"));
     w.line(format!("{isa}::prefetch_tensormap(map_a);"));
     w.line("int const tile = task_desc->task_metadata.task_offset % NUM_TILES;");
-    w.line("int const split = task_desc->task_metadata.task_offset / NUM_TILES;");
+    if super::roles::routed(prog) {
+        w.line("int const route = task_desc->task_metadata.task_offset / NUM_TILES;  // route_token(route) is the token");
+        w.line("int const split = 0;  // a routed task runs its experts' whole K");
+        w.line("int32_t const *const ids = static_cast<int32_t const *>(task_desc->input_ptrs[IN_IDS]);");
+        w.line("int experts[ROUTE_READS];  // read after the dependency wait (route_experts)");
+    } else {
+        w.line("int const split = task_desc->task_metadata.task_offset / NUM_TILES;");
+    }
     w.line("uint64_t *const dep_ready = &runtime_smem.dynamic_semaphores[instruction_index % INSTRUCTION_RING_SIZE][SEM_DEP_READY];");
     let cx = RoleCx {
         ir: &task.ir,

@@ -190,9 +190,19 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 w.line("float const *const a_scale = static_cast<float const *>(task_desc->input_ptrs[IN_A_SCALE]);");
                 w.comment("This K block's scales were fetched an iteration ahead (the first after the dependency wait);");
                 w.comment("the next block's are fetched now and stay in flight until the next iteration writes them.");
-                w.line("layout::Scales::Raw const sf_cur = it == 0 ? layout::Scales::fetch(w_scale, a_scale, tile, split * K_ITERS) : sf_next;");
-                w.line("if (it + 1 < K_ITERS) sf_next = layout::Scales::fetch(w_scale, a_scale, tile, split * K_ITERS + it + 1);");
-                w.line("layout::Scales::write(sf, sf_cur, tile, split * K_ITERS + it);");
+                if routed(cx.prog) {
+                    w.comment("Routed: iteration j's weight block scales are expert experts[j / SLOT_K_ITERS]'s, block row");
+                    w.comment("`tile`, K block j % SLOT_K_ITERS (an id past the experts reads expert EXPERTS - 1's: its");
+                    w.comment("weight box is TMA zero fill, so any power of two is exact).");
+                    w.line("auto const w_at = [&](int j) { int const e = experts[j / SLOT_K_ITERS]; return ((e < EXPERTS ? e : EXPERTS - 1) * NUM_TILES + tile) * layout::Scales::W_K_BLOCKS + j % SLOT_K_ITERS; };");
+                    w.line("layout::Scales::Raw const sf_cur = it == 0 ? layout::Scales::fetch_at(w_scale + w_at(it), a_scale, it) : sf_next;");
+                    w.line("if (it + 1 < K_ITERS) sf_next = layout::Scales::fetch_at(w_scale + w_at(it + 1), a_scale, it + 1);");
+                    w.line("layout::Scales::write_at(sf, sf_cur, w_at(it), it);");
+                } else {
+                    w.line("layout::Scales::Raw const sf_cur = it == 0 ? layout::Scales::fetch(w_scale, a_scale, tile, split * K_ITERS) : sf_next;");
+                    w.line("if (it + 1 < K_ITERS) sf_next = layout::Scales::fetch(w_scale, a_scale, tile, split * K_ITERS + it + 1);");
+                    w.line("layout::Scales::write(sf, sf_cur, tile, split * K_ITERS + it);");
+                }
                 w.comment(
                     "Generic-proxy writes, read by tcgen05.cp (async proxy): fence, then publish.",
                 );
@@ -206,6 +216,12 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 w.line("mpkc::rt::mbar_wait(dep_ready, mpkc::rt::ring_phase(instruction_index), \"SEM_DEP_READY\", instruction_index);");
                 activations_fence(w, isa);
                 w.close("");
+            }
+            Op::Step(Step::RouteRead) => {
+                w.comment("The experts of this routed task, written by the task this one depends on: read once, after its");
+                w.comment("event (L2 loads: ld.global.cg), before the first weight load that uses them (route_experts).");
+                w.line("if (it == 0) route_experts(ids, route, experts);");
+                w.line("int const expert = experts[it / SLOT_K_ITERS];  // this stage's expert (EXPERTS: none, zero fill)");
             }
             Op::Step(Step::SyncWarp) => {
                 w.comment("Reconverge before lane-parallel work (I-P4).");
@@ -260,6 +276,11 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
             Op::EarlyExit { .. } | Op::Drain { .. } => {}
         }
     }
+}
+
+/// Whether the program's linear engine is routed (`route W by ids …`).
+pub(crate) fn routed(prog: &RoleProgram) -> bool {
+    prog.compute.as_ref().is_some_and(|p| p.route.is_some())
 }
 
 /// The role's operations, or none when the program has no such role.

@@ -85,6 +85,10 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         "stdlib/dsv3/lm_head.mpk",
         include_str!("../../stdlib/dsv3/lm_head.mpk"),
     ),
+    (
+        "stdlib/dsv3/moe_experts.mpk",
+        include_str!("../../stdlib/dsv3/moe_experts.mpk"),
+    ),
     // Helpers (family E) and the tasks that use them (docs/language.md, "Helpers").
     (
         "stdlib/dsv3/fp8_quant_1x128.mpk",

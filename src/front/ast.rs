@@ -74,6 +74,8 @@ pub enum Item {
     Reference(Reference),
     /// `use HELPER [from "FILE.mpk"] [(PARAM = VALUE, …)]`.
     Use(Use),
+    /// `route W by IDS per slot | sum slots`.
+    Route(Route),
 }
 
 impl Item {
@@ -103,6 +105,7 @@ impl Item {
             Item::SetMaxNReg(..) => "setmaxnreg",
             Item::Reference(_) => "reference",
             Item::Use(_) => "use",
+            Item::Route(_) => "route",
         }
     }
 }
@@ -214,6 +217,8 @@ pub enum TensorRole {
     Output,
     /// `partials`: f32 split-K partial sums.
     Partials,
+    /// `index`: int32 expert ids a `route` reads at run time.
+    Index,
     /// `scale of T`: the block scales of tensor `T`.
     ScaleOf(Ident),
 }
@@ -227,6 +232,7 @@ impl TensorRole {
             TensorRole::Residual => "residual".into(),
             TensorRole::Output => "output".into(),
             TensorRole::Partials => "partials".into(),
+            TensorRole::Index => "index".into(),
             TensorRole::ScaleOf(t) => format!("scale of {}", t.node),
         }
     }
@@ -723,4 +729,30 @@ impl std::fmt::Display for Expr {
             }
         }
     }
+}
+
+/// How a routed pipeline spends its routed slots (`route … per slot | sum slots`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RouteMode {
+    /// `per slot`: one task per (token, slot, tile), its output row `token * slots + slot`.
+    PerSlot,
+    /// `sum slots`: one task per (token, tile); its K loop runs over every slot's expert and
+    /// sums (the activations hold one K block per slot: `[m_real, slots * K]`).
+    SumSlots,
+}
+
+/// `route W by IDS per slot | sum slots`: the weights' expert (outermost) index is read at run
+/// time from the int32 index tensor `IDS`.
+#[derive(Clone, Debug)]
+pub struct Route {
+    /// The routed weight tensor.
+    pub weights: Ident,
+    /// The index tensor.
+    pub ids: Ident,
+    /// The mode.
+    pub mode: RouteMode,
+    /// The mode's span.
+    pub mode_span: Span,
+    /// The whole item.
+    pub span: Span,
 }

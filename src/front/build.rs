@@ -265,6 +265,23 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
                 span,
             })
         }
+        Rule::route_decl => {
+            let weights = ident(inner.nth(1)?);
+            let ids = ident(inner.nth(1)?);
+            let m = inner.next()?;
+            let mode_span = span_of(&m);
+            let mode = match m.into_inner().next().map(|x| x.as_rule()) {
+                Some(Rule::route_sum_slots) => RouteMode::SumSlots,
+                _ => RouteMode::PerSlot,
+            };
+            Item::Route(Route {
+                weights,
+                ids,
+                mode,
+                mode_span,
+                span,
+            })
+        }
         r => unreachable!("{r:?} in build_item"),
     })
 }
@@ -488,6 +505,7 @@ fn build_tensor_role(p: Pair<'_, Rule>) -> Spanned<TensorRole> {
             "activation" => TensorRole::Activation,
             "residual" => TensorRole::Residual,
             "output" => TensorRole::Output,
+            "index" => TensorRole::Index,
             _ => TensorRole::Partials,
         },
         Rule::role_scale => TensorRole::ScaleOf(ident(

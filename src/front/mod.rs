@@ -39,5 +39,6 @@ pub const ITEM_KEYWORDS: &[&str] = &[
     "reduce_task_id",
     "reference",
     "use",
+    "route",
 ];
 pub use value::parse_value;

@@ -63,10 +63,19 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         Rule::kw_fn => "`fn`",
         Rule::use_decl | Rule::kw_use => "`use`",
         Rule::kw_from => "`from`",
+        Rule::route_decl | Rule::kw_route => "`route`",
+        Rule::kw_by => "`by`",
+        Rule::route_mode
+        | Rule::route_per_slot
+        | Rule::route_sum_slots
+        | Rule::kw_per
+        | Rule::kw_slot
+        | Rule::kw_sum
+        | Rule::kw_slots => "`per slot` or `sum slots`",
         Rule::ref_tol | Rule::ref_key => "a tolerance like `rel_l2 = 1e-2`",
         Rule::direction => "`in`, `out` or `inout`",
         Rule::tensor_role | Rule::role_word | Rule::role_scale | Rule::kw_scale | Rule::kw_of => {
-            "a tensor role (`weight`, `activation`, `residual`, `output`, `partials`, `scale of T`)"
+            "a tensor role (`weight`, `activation`, `residual`, `output`, `partials`, `index`, `scale of T`)"
         }
         Rule::param_range | Rule::kw_in => "`in LO..=HI`",
         Rule::tma_spec | Rule::kw_tma => "`tma(...)`",
@@ -205,6 +214,7 @@ const ITEM_KEYWORDS: &[&str] = &[
     "`reduce_task_id`",
     "`reference`",
     "`use`",
+    "`route`",
 ];
 
 fn join_or(items: &[&str]) -> String {

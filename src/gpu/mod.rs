@@ -13,6 +13,7 @@ pub mod device;
 pub mod paged;
 pub mod python;
 pub mod reference;
+pub mod routed;
 pub mod run;
 pub mod tokens;
 

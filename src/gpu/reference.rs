@@ -195,6 +195,11 @@ pub fn make_inputs(task: &CheckedTask, sem: &Semantics, fill: &mut Fill) -> Vec<
                     }
                 }
             }
+            (Semantics::Linear(p), _) if p.route.is_some_and(|r| r.ids == h) => {
+                if let Some(r) = &p.route {
+                    super::routed::fill_ids(&mut x, r, fill);
+                }
+            }
             (Semantics::Linear(p), _)
                 if Some(h) == scale_input(p, true) || Some(h) == scale_input(p, false) =>
             {
@@ -396,6 +401,9 @@ fn argmax(items: impl Iterator<Item = (i64, f64)>) -> (i64, f64) {
 /// The pipeline linear: `acc[n][row] = Σ_k A[n][k] · W[row][k]` in f64 (with the fp8 block scales
 /// per 128-element K block), then the epilogue.
 fn linear(task: &CheckedTask, p: &LinearMath, inputs: &[HostTensor]) -> Vec<Expected> {
+    if let Some(r) = &p.route {
+        return super::routed::expected(task, p, r, inputs);
+    }
     let ir = &task.ir;
     let pos = |h| ir.inputs().position(|(x, _)| x == h).unwrap_or(0);
     let (a, w) = (&inputs[pos(p.acts)], &inputs[pos(p.weights)]);

@@ -142,8 +142,9 @@ fn region_table(task: &CheckedTask, target: Target) -> (i32, [SmemPageRegionDesc
     (plan.regions.len().min(MAX_REGIONS) as i32, table)
 }
 
-/// The tensor map of a rank-2 tensor whose rows are `row_stride` elements apart (a view's
-/// stride, else its row length).
+/// The tensor map of a tensor whose rows are `row_stride` elements apart (a view's stride, else
+/// its row length): rank 2, or a routed pipeline's `[experts, N, K]` weights, whose map spans
+/// `[experts * N, K]` (the loader's box row is `expert * N + tile * BLOCK_M`).
 fn tma_view(dtype: Dtype, dims: &[i64], row_stride: i64, box_dims: &[i64]) -> Option<TmaView> {
     let dt = match dtype {
         Dtype::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
@@ -154,14 +155,15 @@ fn tma_view(dtype: Dtype, dims: &[i64], row_stride: i64, box_dims: &[i64]) -> Op
         }
         Dtype::I32 | Dtype::I64 => return None,
     };
-    if dims.len() != 2 || box_dims.len() != 3 {
+    if !(2..=3).contains(&dims.len()) || box_dims.len() != 3 {
         return None;
     }
+    let (lead, cols) = dims.split_at(dims.len() - 1);
     Some(TmaView {
         dtype: dt,
         elem_bytes: dtype.bytes() as u64,
-        rows: dims[0] as u64,
-        cols: dims[1] as u64,
+        rows: lead.iter().product::<i64>() as u64,
+        cols: cols[0] as u64,
         row_stride: row_stride as u64,
         box_dims: [box_dims[0] as u32, box_dims[1] as u32, box_dims[2] as u32],
     })

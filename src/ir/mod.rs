@@ -47,6 +47,8 @@ pub struct TaskIr {
     /// (`epilogue split_k f32`), with the item's span. The derived contract declares it as its
     /// `task_id` (`driver::derived_sources`), so the TMA-range rule (I-T6) and `mpkc wire` see it.
     pub reduce_task_id: Option<(i64, Span)>,
+    /// `route W by ids per slot | sum slots` (docs/language.md, "Routed experts").
+    pub route: Option<RouteIr>,
     /// Parameter values of this instance, in declaration order.
     pub params: IndexMap<String, ParamIr>,
     /// Tensors in declaration order (inputs map to `input_ptrs[i]`, outputs to `output_ptrs[i]`).

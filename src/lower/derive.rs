@@ -446,7 +446,11 @@ impl Cx<'_> {
                 // The weights' box starts at the task's tile rows, the activations' at token 0;
                 // both at the stage's K chunk (the tensor maps are 3-D: 64-element rows, rows,
                 // K chunks).
+                let routed = self.linear.is_some_and(|p| p.route.is_some());
                 let coords = match operand {
+                    Operand::Weights if routed => {
+                        vec![Coord::Zero, Coord::ExpertRow, Coord::SlotKChunk]
+                    }
                     Operand::Weights => vec![Coord::Zero, Coord::TileRow, Coord::KChunk],
                     Operand::Activations => vec![Coord::Zero, Coord::Zero, Coord::KChunk],
                     Operand::Other => Vec::new(),
@@ -504,10 +508,14 @@ impl Cx<'_> {
                 let Some(bar) = self.full(h) else { continue };
                 // Data another task wrote (everything but the weights) is loaded only after the
                 // task's dependency (I-M9): the wait goes before the first such load.
+                // Routed weights too: their rows are the expert another task chose.
                 if let Some(p) = self.linear {
                     let weights = matches!(&ch.full_arrival, ArrivalIr::Tma(t) if t.as_slice() == [p.weights]);
-                    if !dep_waited && !weights {
+                    if !dep_waited && (!weights || p.route.is_some()) {
                         ops.push(Op::Step(Step::DepWait));
+                        if p.route.is_some() {
+                            ops.push(Op::Step(Step::RouteRead));
+                        }
                         dep_waited = true;
                     }
                 }

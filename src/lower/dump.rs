@@ -153,6 +153,7 @@ fn step(st: &Step) -> String {
         Step::PageRelease => "release the used pages".to_string(),
         Step::PageAcquire => "page acquire (the runtime's loader prefix), proxy fence".to_string(),
         Step::DepWait => "wait the dependency (first K iteration)".to_string(),
+        Step::RouteRead => "read the stage's expert from the route's ids".to_string(),
         Step::SyncWarp => "__syncwarp".to_string(),
         Step::Body => "the body (runtime page prefix and suffix around it)".to_string(),
     }

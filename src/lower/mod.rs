@@ -15,7 +15,7 @@ pub mod linear;
 mod program;
 pub mod target;
 
-pub use linear::{Epilogue, LinearMath, Operands};
+pub use linear::{Epilogue, LinearMath, Operands, RouteMath};
 pub use program::*;
 
 use crate::ir::{Target, TaskIr};

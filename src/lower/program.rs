@@ -202,6 +202,11 @@ pub enum Coord {
     TileRow,
     /// The stage's K chunk: `(split * K_ITERS + it) * K_CHUNKS`.
     KChunk,
+    /// A routed task's first weight row: `expert * N + tile * BLOCK_M` (the tensor map is over
+    /// `[experts * N, K]`; `expert` is the stage's, read by [`Step::RouteRead`]).
+    ExpertRow,
+    /// A routed task's weight K chunk within its expert: `(it % SLOT_K_ITERS) * K_CHUNKS`.
+    SlotKChunk,
 }
 
 impl Coord {
@@ -211,6 +216,8 @@ impl Coord {
             Coord::Zero => "0",
             Coord::TileRow => "tile * BLOCK_M",
             Coord::KChunk => "k_chunk",
+            Coord::ExpertRow => "expert * N + tile * BLOCK_M",
+            Coord::SlotKChunk => "(it % SLOT_K_ITERS) * K_CHUNKS",
         }
     }
 }
@@ -274,6 +281,10 @@ pub enum Step {
     DepWait,
     /// `__syncwarp()`: reconverge before lane-parallel work (I-P4).
     SyncWarp,
+    /// A routed loader (`route W by ids …`) reads the stage's expert from the ids after the
+    /// dependency wait (another task wrote them): every slot's at the first K iteration, L2
+    /// loads (`ld.global.cg`); the weight loads and scales of the stage use it.
+    RouteRead,
     /// A consumer-only family's body (a template or inline CUDA) on the consumer warpgroup, with
     /// the runtime's page prefix and suffix around it (page mode 2, contract doc §4).
     Body,

@@ -234,6 +234,10 @@ impl Resolver<'_> {
                     b.node.iter().for_each(|d| self.expr(d));
                 }
             }
+            Item::Route(r) => {
+                self.name(&r.weights, &[SymKind::Tensor]);
+                self.name(&r.ids, &[SymKind::Tensor]);
+            }
             Item::Tile(dims, _) | Item::SetMaxNReg(dims, _) => {
                 dims.iter().for_each(|(_, e)| self.expr(e))
             }

@@ -13,6 +13,7 @@ fn role_text(role: &TensorRole) -> String {
         TensorRole::Activation => "the per-token operand: a pipeline's MMA activations (tile-N rows per box). Declared `in`.",
         TensorRole::Residual => "added to the result by a `residual add` epilogue. Declared `in`.",
         TensorRole::Output => "the op's result. Declared `out`.",
+        TensorRole::Index => "int32 expert ids `[m_real, slots]` that `route W by ids …` reads at run time: the routed weights' outermost coordinate (a pipeline's loader reads them after the dependency wait). Declared `in`.",
         TensorRole::Partials => "f32 split-K partial sums (`[splits, m, N]`), summed by the derived reduce task. Declared `out`.",
         TensorRole::ScaleOf(t) => {
             return format!(

@@ -139,6 +139,7 @@ pub(super) fn lower_instance(
         task_id: None,
         task_id_span: task.name.span,
         reduce_task_id: None,
+        route: None,
         params,
         tensors: Arena::new(),
         tile: None,
@@ -211,6 +212,19 @@ pub(super) fn lower_instance(
     tile(&mut cx, c);
     tensors(&mut cx, c);
     super::lower_roles::roles(&mut cx, c);
+    if let Some(r) = c.route {
+        if let (Some(weights), Some(ids)) = (cx.tensor(&r.weights), cx.tensor(&r.ids)) {
+            cx.ir.route = Some(RouteIr {
+                weights,
+                ids,
+                mode: match r.mode {
+                    ast::RouteMode::PerSlot => RouteMode::PerSlot,
+                    ast::RouteMode::SumSlots => RouteMode::SumSlots,
+                },
+                span: r.span,
+            });
+        }
+    }
     mma(&mut cx, c);
     if let Some((e, s)) = c.tmem {
         cx.ir.tmem_cols = cx.non_negative(e, "TMEM column count").map(|v| (v, s));

@@ -22,6 +22,7 @@ pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
             ast::TensorRole::Residual => TensorRole::Residual,
             ast::TensorRole::Output => TensorRole::Output,
             ast::TensorRole::Partials => TensorRole::Partials,
+            ast::TensorRole::Index => TensorRole::Index,
             ast::TensorRole::ScaleOf(of) => {
                 let Some(x) = cx.tensor(of) else { continue };
                 if x == h {

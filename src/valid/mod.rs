@@ -42,6 +42,7 @@ mod names;
 pub mod paged;
 mod protocol;
 mod roles;
+mod route;
 mod runtime_m;
 mod sems;
 mod smem;
@@ -154,6 +155,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     names::names(&ir, sink);
     body::family_items(&ir, sink);
     tensor_roles::pipeline_roles(&ir, sink);
+    route::family(&ir, sink);
     views::views(&ir, sink);
     views::in_place(&ir, sink);
     paged::paged(&ir, sink);

@@ -80,7 +80,11 @@ pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
             continue;
         }
         let t_dims = dims;
-        let tokens = t_dims[0];
+        // A routed per-slot output has a row per (token, slot); the tokens are the ids' rows.
+        let tokens = match &ir.route {
+            Some(r) => ir.tensors[r.ids].dims.first().copied().unwrap_or(t_dims[0]),
+            None => t_dims[0],
+        };
         // Swap-AB: the tokens are MMA-N, one activation tile of tile N per task. The 16-token
         // limit of MPK's hand-written linear (its BLOCK_N) is not the lowering's: any tile N the
         // MMA takes (E0501) serves as many tokens.

@@ -175,7 +175,7 @@ void check_scales(Report &r) {
   auto ue = [](float x) { return int(std::ilogb(x)) + 127; };
   for (int tile : {0, 1}) {
     for (int kb : {0, Scales::K_BLOCKS - 1}) {
-      std::vector<float> w(size_t((tile + 1) * Scales::K_BLOCKS)), a(size_t(Scales::TOKENS * Scales::K_BLOCKS));
+      std::vector<float> w(size_t((tile + 1) * Scales::W_K_BLOCKS + Scales::K_BLOCKS)), a(size_t(Scales::TOKENS * Scales::K_BLOCKS));
       for (size_t i = 0; i < w.size(); ++i) w[i] = std::ldexp(1.f, int(i % 40) - 20);
       for (size_t i = 0; i < a.size(); ++i) a[i] = std::ldexp(1.f, int((i * 7) % 60) - 30);
       alignas(16) static uint8_t block[4096];
@@ -184,7 +184,7 @@ void check_scales(Report &r) {
       for (int s = 0; s < S; ++s) {
         for (int m = 0; m < 128; ++m) {
           int const at = t.sfa[size_t(m * S + s)];
-          int const want = ue(w[size_t(tile * Scales::K_BLOCKS + kb)]);
+          int const want = ue(w[size_t(tile * Scales::W_K_BLOCKS + kb)]);
           r.check(block[at] == want, "scale staging A", "tile %d K block %d row %d sub-block %d: byte %d holds %d, want %d", tile,
                   kb, m, s, at, int(block[at]), want);
         }

@@ -37,12 +37,20 @@ pub(super) fn emit(w: &mut Writer, p: &LinearMath, w_name: &str, a_name: &str) {
         p.block_k / 32,
         "scale factors per row and stage: BLOCK_K / SF_VEC",
     );
+    let act_k = p.route.map_or(p.k, |r| r.act_k);
     member(
         w,
         "int",
         "K_BLOCKS",
+        act_k / 128,
+        "columns of the activations' f32 scales: K / 128 (SLOTS * K / 128 summing routed slots)",
+    );
+    member(
+        w,
+        "int",
+        "W_K_BLOCKS",
         p.k / 128,
-        "columns of the f32 scale tensors: K / 128",
+        "columns of the weights' f32 block scales: K / 128",
     );
     member(
         w,
@@ -123,12 +131,17 @@ pub(super) fn emit(w: &mut Writer, p: &LinearMath, w_name: &str, a_name: &str) {
     w.comment(
         "round trip per stage in the only thread that issues TMA would bound the whole pipeline.",
     );
-    w.open("MPKC_HD static inline Raw fetch(float const *w_scale, float const *a_scale, int tile, int kb)");
+    w.comment("`w_block` points at the weight block's scale; `kb` is the activations' K block.");
+    w.open("MPKC_HD static inline Raw fetch_at(float const *w_block, float const *a_scale, int kb)");
     w.line("Raw r;");
-    w.line("r.ws = w_scale[tile * K_BLOCKS + kb];");
+    w.line("r.ws = *w_block;");
     w.line("MPKC_UNROLL");
     w.line("for (int n = 0; n < TOKENS; ++n) r.as[n] = a_scale[n * K_BLOCKS + kb];");
     w.line("return r;");
+    w.close("");
+    w.comment("K block `kb` of weight tile `tile` (the unrouted weights' [N / 128, K / 128] scales).");
+    w.open("MPKC_HD static inline Raw fetch(float const *w_scale, float const *a_scale, int tile, int kb)");
+    w.line("return fetch_at(w_scale + tile * W_K_BLOCKS + kb, a_scale, kb);");
     w.close("");
     w.comment("The loader's staging of K block `kb` for tile `tile` into the stage's block at `sf`, from its");
     w.comment("fetched scales `r` (the compiler cannot tell the f32 scales from the SMEM block, so loads after a");
@@ -136,8 +149,8 @@ pub(super) fn emit(w: &mut Writer, p: &LinearMath, w_name: &str, a_name: &str) {
     w.comment("the weight block's scale (all 128 rows share it); word j of B row n carries token n + 32j's.");
     w.comment(format!("Test builds (MPKC_BOUNDED_WAITS) trap on a scale that is not a power of two, naming `{w_name}` or"));
     w.comment(format!("`{a_name}` and the element."));
-    w.open("MPKC_HD static inline void write(uint8_t *sf, Raw const &r, int tile, int kb)");
-    w.line("int const w_at = tile * K_BLOCKS + kb;");
+    w.comment("`w_at`: the weight scale's element index (what a report names); `kb`: the activations' K block.");
+    w.open("MPKC_HD static inline void write_at(uint8_t *sf, Raw const &r, int w_at, int kb)");
     w.line("float ws = r.ws;");
     w.line("float const *const as = r.as;");
     w.line("(void)w_at;");
@@ -172,6 +185,10 @@ pub(super) fn emit(w: &mut Writer, p: &LinearMath, w_name: &str, a_name: &str) {
     w.line("rows[(B_OFFSET + BLOCK_BYTES * b) / 16 + r] = row;");
     w.close("");
     w.close("");
+    w.close("");
+    w.comment("Staging of K block `kb` of weight tile `tile` (unrouted).");
+    w.open("MPKC_HD static inline void write(uint8_t *sf, Raw const &r, int tile, int kb)");
+    w.line("write_at(sf, r, tile * W_K_BLOCKS + kb, kb);");
     w.close("");
     w.comment("`fetch` then `write`: the staging of one K block in one call (host tests, the CPU reference).");
     w.open("MPKC_HD static inline void stage(uint8_t *sf, float const *w_scale, float const *a_scale, int tile, int kb)");

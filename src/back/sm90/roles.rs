@@ -73,6 +73,7 @@ impl Engine for Sm90<'_> {
             | Step::AccLoad { .. }
             | Step::PageAcquire
             | Step::DepWait
+            | Step::RouteRead
             | Step::SyncWarp
             | Step::Body => {}
         }

@@ -110,10 +110,17 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         return None;
     };
     // The weights' box covers a tile's tile-M rows, the activations' its tile-N tokens.
+    // Routed weights are `[experts, N, K]` (their tensor map is over `[experts * N, K]`).
+    if let Some(r) = ir.route.filter(|r| r.weights != w) {
+        sink.push(super::route::not_the_weights(ir, &r, w));
+        return None;
+    }
+    let routed = ir.route.is_some();
     for (h, rows) in [(w, bm), (a, bn)] {
         let t = &ir.tensors[h];
+        let rank = if routed && h == w { 3 } else { 2 };
         let ok = t.dtype == elem
-            && t.dims.len() == 2
+            && t.dims.len() == rank
             && t.tma.as_ref().is_some_and(|x| {
                 x.box_dims.len() == 3
                     && x.box_dims[0] == swizzle_elems
@@ -122,7 +129,7 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
                     && x.swizzle == Swizzle::B128
             });
         if !ok {
-            sink.push(unsupported(t.span, format!("`{}` must be a 2-D {elem} tensor with `tma(box [{swizzle_elems}, {rows}, {}], swizzle 128B)`", t.name, bk / swizzle_elems), "use a rank-3 box {128-byte row, the tile's rows, tile K / row} under 128B swizzle"));
+            sink.push(unsupported(t.span, format!("`{}` must be a {rank}-D {elem} tensor with `tma(box [{swizzle_elems}, {rows}, {}], swizzle 128B)`", t.name, bk / swizzle_elems), "use a rank-3 box {128-byte row, the tile's rows, tile K / row} under 128B swizzle"));
         }
     }
     let ring_of = |h: TensorHandle| {
@@ -266,9 +273,11 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         return None;
     }
     let (wt, at) = (&ir.tensors[w], &ir.tensors[a]);
+    // Rows and K of one expert's weights when routed (`[experts, N, K]`).
+    let lead = usize::from(routed);
     let (n, k) = (
-        wt.dims.first().copied().unwrap_or(0),
-        wt.dims.get(1).copied().unwrap_or(0),
+        wt.dims.get(lead).copied().unwrap_or(0),
+        wt.dims.get(lead + 1).copied().unwrap_or(0),
     );
     let m_real = at.dims.first().copied().unwrap_or(0);
     let splits = if epilogue == Epilogue::SplitKF32 {
@@ -286,7 +295,15 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
     } else {
         1
     };
-    if at.dims.get(1) != Some(&k) {
+    let route = match &ir.route {
+        Some(r) => Some(super::route::bind(
+            ir, r, w, a, m_real, k, bk, splits, epilogue, sink,
+        )?),
+        None => None,
+    };
+    let act_k = route.map_or(k, |r| r.act_k);
+    let routes = route.map_or(1, |r| r.routes(m_real));
+    if at.dims.get(1) != Some(&act_k) {
         sink.push(unsupported(
             at.span,
             format!("activations have K {:?} but weights K {k}", at.dims.get(1)),
@@ -308,7 +325,27 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
     } else {
         0
     };
-    if ir.granularity.tasks() != num_tiles * splits {
+    if let Some(r) = route {
+        if ir.granularity.tasks() != num_tiles * routes {
+            let per = match r.mode {
+                RouteMode::PerSlot => "m_real x slots",
+                RouteMode::SumSlots => "m_real",
+            };
+            sink.push(
+                Diagnostic::error(
+                    codes::ROUTE,
+                    format!(
+                        "granularity has {} tasks but a `{}` route runs ceil(N / tile M) x {per} = {num_tiles} x {routes} = {}",
+                        ir.granularity.tasks(),
+                        r.mode.as_str(),
+                        num_tiles * routes
+                    ),
+                )
+                .primary(r.span, "the route")
+                .help(format!("write `granularity per_tile(tasks ceil_div(N, tile.M) * {}, tiles_per_task 1)`", per.replace(" x ", " * "))),
+            );
+        }
+    } else if ir.granularity.tasks() != num_tiles * splits {
         sink.push(unsupported(
             ir.family_span,
             format!(
@@ -333,7 +370,10 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
     let want_out = match epilogue {
         Epilogue::SplitKF32 => (Dtype::F32, vec![splits, m_real, n]),
         Epilogue::QuantE4m3 => (Dtype::E4m3, vec![m_real, n]),
-        _ => (Dtype::Bf16, vec![m_real, n]),
+        _ => match route {
+            Some(r) if r.mode == RouteMode::PerSlot => (Dtype::Bf16, vec![m_real * r.slots, n]),
+            _ => (Dtype::Bf16, vec![m_real, n]),
+        },
     };
     if (ot.dtype, ot.dims.clone()) != want_out {
         sink.push(unsupported(
@@ -414,8 +454,8 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
             w,
             a,
             w_ring,
-            n,
-            k,
+            (route.map(|r| r.experts), n, k),
+            act_k,
             m_real,
             (bn, bk),
             stages,
@@ -473,11 +513,12 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         k,
         m_real,
         splits,
-        k_iters: if bk > 0 { k / (bk * splits) } else { 0 },
+        k_iters: if bk > 0 { act_k / (bk * splits) } else { 0 },
         num_tiles,
         acc_slots,
         tmem_cols,
         epilogue,
+        route,
     })
 }
 
@@ -492,8 +533,8 @@ fn fp8_scales(
     w: TensorHandle,
     a: TensorHandle,
     w_ring: Handle<ChannelIr>,
-    n: i64,
-    k: i64,
+    (experts, n, k): (Option<i64>, i64, i64),
+    act_k: i64,
     m_real: i64,
     (bn, bk): (i64, i64),
     stages: i64,
@@ -505,19 +546,25 @@ fn fp8_scales(
     let shaped = |h: Option<TensorHandle>, dims: Vec<i64>| {
         h.filter(|h| ir.tensors[*h].dtype == Dtype::F32 && ir.tensors[*h].dims == dims)
     };
-    let w_scale = shaped(
-        role_tensor(ir, TensorRole::ScaleOf(w)),
-        vec![n / 128, k / 128],
-    );
+    // Routed weights have one block-scale matrix per expert: `[experts, N / 128, K / 128]`.
+    let w_dims: Vec<i64> = experts
+        .into_iter()
+        .chain([n / 128, k / 128])
+        .collect();
+    let w_scale = shaped(role_tensor(ir, TensorRole::ScaleOf(w)), w_dims.clone());
     let a_scale = shaped(
         role_tensor(ir, TensorRole::ScaleOf(a)),
-        vec![m_real, k / 128],
+        vec![m_real, act_k / 128],
     );
     let (Some(w_scale), Some(a_scale)) = (w_scale, a_scale) else {
         sink.push(unsupported(
             ir.family_span,
-            format!("block-scaled fp8 needs `scale of` inputs f32 [{}, {}] for the weights (128x128 blocks) and [{m_real}, {}] for the activations (1x128 groups)", n / 128, k / 128, k / 128),
-            "declare `tensor W_scale: f32[N / 128, K / 128] in scale of W` and `tensor A_scale: f32[m_real, K / 128] in scale of A`",
+            format!("block-scaled fp8 needs `scale of` inputs f32 {w_dims:?} for the weights (128x128 blocks) and [{m_real}, {}] for the activations (1x128 groups)", act_k / 128),
+            if experts.is_some() {
+                "declare `tensor W_scale: f32[experts, N / 128, K / 128] in scale of W` and `tensor A_scale: f32[m_real, K / 128] in scale of A` (K: the activations' columns)"
+            } else {
+                "declare `tensor W_scale: f32[N / 128, K / 128] in scale of W` and `tensor A_scale: f32[m_real, K / 128] in scale of A`"
+            },
         ));
         return None;
     };

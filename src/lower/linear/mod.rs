@@ -5,6 +5,7 @@
 //! [`LinearMath`], is carried by the role program as its `compute`.
 
 mod bind;
+mod route;
 
 pub(crate) use bind::bind;
 
@@ -114,4 +115,40 @@ pub struct LinearMath {
     pub tmem_cols: i64,
     /// The epilogue.
     pub epilogue: Epilogue,
+    /// The run-time expert routing of the weights (`route W by ids …`), if any.
+    pub route: Option<RouteMath>,
+}
+
+/// A routed pipeline's binding (`route W by ids per slot | sum slots`, docs/language.md "Routed
+/// experts"): the weights are `[experts, N, K]`, their tensor map is over `[experts * N, K]`,
+/// and the loader reads each stage's expert from `ids` after the dependency wait, then loads the
+/// weight box at row `expert * N + tile * BLOCK_M` (an id outside `0..experts` loads rows past
+/// the map: TMA zero fill, so the slot adds nothing). The MMA still covers every token column
+/// of the activation box; the epilogue stores the task's token column only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteMath {
+    /// The int32 ids `[m_real, slots]`.
+    pub ids: TensorHandle,
+    /// How the slots are spent.
+    pub mode: RouteMode,
+    /// Slots per token (`ids` columns).
+    pub slots: i64,
+    /// Experts (the weights' outermost extent).
+    pub experts: i64,
+    /// K iterations per slot: `K / BLOCK_K` (the weights' K).
+    pub slot_k_iters: i64,
+    /// Columns of the activations: `K` (`per slot`) or `slots * K` (`sum slots`).
+    pub act_k: i64,
+    /// The `route` item.
+    pub span: crate::span::Span,
+}
+
+impl RouteMath {
+    /// Tasks per tile: one per (token, slot) or per token.
+    pub fn routes(&self, m_real: i64) -> i64 {
+        match self.mode {
+            RouteMode::PerSlot => m_real * self.slots,
+            RouteMode::SumSlots => m_real,
+        }
+    }
 }

@@ -400,6 +400,12 @@ impl Walk<'_> {
                 }
             }
             Step::PageAcquire | Step::PageRelease | Step::DepWait | Step::SyncWarp => {}
+            Step::RouteRead => {
+                if let Some(r) = &self.ir.route {
+                    self.found.insert(Item::Route);
+                    self.found.insert(Item::Tensor(r.ids.index()));
+                }
+            }
             Step::Body => self.body(),
         }
     }

@@ -12,6 +12,8 @@ pub enum Item {
     Target(usize),
     /// `task_id N`.
     TaskId,
+    /// `route W by ids …`.
+    Route,
     /// `reduce_task_id N`.
     ReduceTaskId,
     /// A param, by declaration index.
@@ -96,6 +98,7 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
         task_id,
         task_id_span,
         reduce_task_id,
+        route,
         params,
         tensors,
         tile,
@@ -134,6 +137,16 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
     }
     if let Some((_, span)) = reduce_task_id {
         push(Item::ReduceTaskId, *span, "`reduce_task_id`".into());
+    }
+    if let Some(RouteIr {
+        // The routed weights and the ids are tensors of their own; the mode is the route's.
+        weights: _,
+        ids: _,
+        mode: _,
+        span,
+    }) = route
+    {
+        push(Item::Route, *span, "`route`".into());
     }
     for (i, p) in params.values().enumerate() {
         let ParamIr {
