@@ -290,15 +290,13 @@ fn route_constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, r: &crate
     w.open("__device__ __forceinline__ int route_token(int route)");
     w.line("return route / ROUTES_PER_TOKEN;");
     w.close("");
-    w.comment("The experts of route `route` (ids[route * ROUTE_READS + s]: the route's row of `ids` is its token's,");
-    w.comment("or its (token, slot) element), as L2 loads after the dependency wait: an id outside 0..EXPERTS");
-    w.comment("becomes EXPERTS, whose weight rows lie past the tensor map (TMA zero fill: the slot adds nothing).");
-    w.open("__device__ __forceinline__ void route_experts(int32_t const *ids, int route, int (&experts)[ROUTE_READS])");
-    w.line("#pragma unroll");
-    w.open("for (int s = 0; s < ROUTE_READS; ++s)");
+    w.comment("Expert `s` of route `route` (ids[route * ROUTE_READS + s]: the route's row of `ids` is its token's, or");
+    w.comment("its (token, slot) element), an L2 load (another task wrote it; read after the dependency wait): an");
+    w.comment("id outside 0..EXPERTS becomes EXPERTS, whose weight rows lie past the tensor map (TMA zero fill: the");
+    w.comment("slot adds nothing).");
+    w.open("__device__ __forceinline__ int route_expert(int32_t const *ids, int route, int s)");
     w.line("int const e = __ldcg(ids + route * ROUTE_READS + s);");
-    w.line("experts[s] = static_cast<unsigned>(e) < static_cast<unsigned>(EXPERTS) ? e : EXPERTS;");
-    w.close("");
+    w.line("return static_cast<unsigned>(e) < static_cast<unsigned>(EXPERTS) ? e : EXPERTS;");
     w.close("");
 }
 
@@ -430,7 +428,8 @@ pub(crate) fn loader(
         w.line("int const route = task_desc->task_metadata.task_offset / NUM_TILES;  // route_token(route) is the token");
         w.line("int const split = 0;  // a routed task runs its experts' whole K");
         w.line("int32_t const *const ids = static_cast<int32_t const *>(task_desc->input_ptrs[IN_IDS]);");
-        w.line("int experts[ROUTE_READS];  // read after the dependency wait (route_experts)");
+        w.line("int expert = EXPERTS;  // this stage's expert, read after the dependency wait (route_expert)");
+        w.line("int next_expert = EXPERTS;  // the next slot's, read a slot ahead");
     } else {
         w.line("int const split = task_desc->task_metadata.task_offset / NUM_TILES;");
     }

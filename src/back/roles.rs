@@ -191,10 +191,10 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 w.comment("This K block's scales were fetched an iteration ahead (the first after the dependency wait);");
                 w.comment("the next block's are fetched now and stay in flight until the next iteration writes them.");
                 if routed(cx.prog) {
-                    w.comment("Routed: iteration j's weight block scales are expert experts[j / SLOT_K_ITERS]'s, block row");
+                    w.comment("Routed: iteration j's (it or it + 1) weight block scales are its slot's expert's, block row");
                     w.comment("`tile`, K block j % SLOT_K_ITERS (an id past the experts reads expert EXPERTS - 1's: its");
                     w.comment("weight box is TMA zero fill, so any power of two is exact).");
-                    w.line("auto const w_at = [&](int j) { int const e = experts[j / SLOT_K_ITERS]; return ((e < EXPERTS ? e : EXPERTS - 1) * NUM_TILES + tile) * layout::Scales::W_K_BLOCKS + j % SLOT_K_ITERS; };");
+                    w.line("auto const w_at = [&](int j) { int const e = j / SLOT_K_ITERS == it / SLOT_K_ITERS ? expert : next_expert; return ((e < EXPERTS ? e : EXPERTS - 1) * NUM_TILES + tile) * layout::Scales::W_K_BLOCKS + j % SLOT_K_ITERS; };");
                     w.line("layout::Scales::Raw const sf_cur = it == 0 ? layout::Scales::fetch_at(w_scale + w_at(it), a_scale, it) : sf_next;");
                     w.line("if (it + 1 < K_ITERS) sf_next = layout::Scales::fetch_at(w_scale + w_at(it + 1), a_scale, it + 1);");
                     w.line("layout::Scales::write_at(sf, sf_cur, w_at(it), it);");
@@ -218,10 +218,16 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 w.close("");
             }
             Op::Step(Step::RouteRead) => {
-                w.comment("The experts of this routed task, written by the task this one depends on: read once, after its");
-                w.comment("event (L2 loads: ld.global.cg), before the first weight load that uses them (route_experts).");
-                w.line("if (it == 0) route_experts(ids, route, experts);");
-                w.line("int const expert = experts[it / SLOT_K_ITERS];  // this stage's expert (EXPERTS: none, zero fill)");
+                w.comment("This stage's expert, written by the task this one depends on: slot 0's read after its event,");
+                w.comment("each later slot's a slot ahead (registers only: no indexed array in local memory).");
+                w.open("if (it == 0)");
+                w.line("expert = route_expert(ids, route, 0);");
+                w.line("next_expert = ROUTE_READS > 1 ? route_expert(ids, route, 1) : expert;");
+                w.close("");
+                w.open("if (it > 0 && it % SLOT_K_ITERS == 0)");
+                w.line("expert = next_expert;");
+                w.line("if (it / SLOT_K_ITERS + 1 < ROUTE_READS) next_expert = route_expert(ids, route, it / SLOT_K_ITERS + 1);");
+                w.close("");
             }
             Op::Step(Step::SyncWarp) => {
                 w.comment("Reconverge before lane-parallel work (I-P4).");

@@ -60,7 +60,8 @@ static_assert(Tiles::A_BOX[0] * Tiles::ELEM_BYTES == Tiles::SWIZZLE_BYTES && Til
 struct Scales {
   static constexpr int SF_VEC = 32;  // K elements per scale factor (block32)
   static constexpr int SUB_BLOCKS = 4;  // scale factors per row and stage: BLOCK_K / SF_VEC
-  static constexpr int K_BLOCKS = 56;  // columns of the f32 scale tensors: K / 128
+  static constexpr int K_BLOCKS = 56;  // columns of the activations' f32 scales: K / 128 (SLOTS * K / 128 summing routed slots)
+  static constexpr int W_K_BLOCKS = 56;  // columns of the weights' f32 block scales: K / 128
   static constexpr int TOKENS = 16;  // tokens with a scale: min(M_REAL, BLOCK_N)
   static constexpr int B_BLOCKS = 1;  // 128-token blocks of B scale factors: ceil(BLOCK_N / 128)
   static constexpr uint32_t BLOCK_BYTES = 512;  // one block: 32 rows of 16 bytes
@@ -102,12 +103,17 @@ struct Scales {
   // The global loads of K block `kb`'s scales for tile `tile`, all issued together. The loader issues
   // them one K iteration ahead of `write` (they are in flight while it waits the ring), since a
   // round trip per stage in the only thread that issues TMA would bound the whole pipeline.
-  MPKC_HD static inline Raw fetch(float const *w_scale, float const *a_scale, int tile, int kb) {
+  // `w_block` points at the weight block's scale; `kb` is the activations' K block.
+  MPKC_HD static inline Raw fetch_at(float const *w_block, float const *a_scale, int kb) {
     Raw r;
-    r.ws = w_scale[tile * K_BLOCKS + kb];
+    r.ws = *w_block;
     MPKC_UNROLL
     for (int n = 0; n < TOKENS; ++n) r.as[n] = a_scale[n * K_BLOCKS + kb];
     return r;
+  }
+  // K block `kb` of weight tile `tile` (the unrouted weights' [N / 128, K / 128] scales).
+  MPKC_HD static inline Raw fetch(float const *w_scale, float const *a_scale, int tile, int kb) {
+    return fetch_at(w_scale + tile * W_K_BLOCKS + kb, a_scale, kb);
   }
   // The loader's staging of K block `kb` for tile `tile` into the stage's block at `sf`, from its
   // fetched scales `r` (the compiler cannot tell the f32 scales from the SMEM block, so loads after a
@@ -115,11 +121,12 @@ struct Scales {
   // the weight block's scale (all 128 rows share it); word j of B row n carries token n + 32j's.
   // Test builds (MPKC_BOUNDED_WAITS) trap on a scale that is not a power of two, naming `W_scale` or
   // `A_scale` and the element.
-  MPKC_HD static inline void write(uint8_t *sf, Raw const &r, int tile, int kb) {
-    int const w_at = tile * K_BLOCKS + kb;
+  // `w_at`: the weight scale's element index (what a report names); `kb`: the activations' K block.
+  MPKC_HD static inline void write_at(uint8_t *sf, Raw const &r, int w_at, int kb) {
     float ws = r.ws;
     float const *const as = r.as;
     (void)w_at;
+    (void)kb;
     #if defined(__CUDA_ARCH__) && defined(MPKC_BOUNDED_WAITS)
     #ifdef MPKC_INJECT_BAD_SCALE
     // fault injection (mpkc verify --inject bad-scale=I): CTA 0 sees weight scale I times 1.5
@@ -149,6 +156,10 @@ struct Scales {
         rows[(B_OFFSET + BLOCK_BYTES * b) / 16 + r] = row;
       }
     }
+  }
+  // Staging of K block `kb` of weight tile `tile` (unrouted).
+  MPKC_HD static inline void write(uint8_t *sf, Raw const &r, int tile, int kb) {
+    write_at(sf, r, tile * W_K_BLOCKS + kb, kb);
   }
   // `fetch` then `write`: the staging of one K block in one call (host tests, the CPU reference).
   MPKC_HD static inline void stage(uint8_t *sf, float const *w_scale, float const *a_scale, int tile, int kb) {

@@ -154,6 +154,7 @@ pub(super) fn emit(w: &mut Writer, p: &LinearMath, w_name: &str, a_name: &str) {
     w.line("float ws = r.ws;");
     w.line("float const *const as = r.as;");
     w.line("(void)w_at;");
+    w.line("(void)kb;");
     w.line("#if defined(__CUDA_ARCH__) && defined(MPKC_BOUNDED_WAITS)");
     w.line("#ifdef MPKC_INJECT_BAD_SCALE");
     w.line("// fault injection (mpkc verify --inject bad-scale=I): CTA 0 sees weight scale I times 1.5");
