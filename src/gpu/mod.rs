@@ -12,6 +12,7 @@ pub mod data;
 pub mod device;
 pub mod paged;
 pub mod python;
+pub mod queue;
 pub mod reference;
 pub mod routed;
 pub mod run;

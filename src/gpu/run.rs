@@ -169,53 +169,6 @@ fn tma_view(dtype: Dtype, dims: &[i64], row_stride: i64, box_dims: &[i64]) -> Op
     })
 }
 
-/// Per task type: (task offset, registration) lists per CTA: `per_cta` tasks at least in each
-/// queue, a single task type's tasks dealt round-robin and repeated to fill them (each once for
-/// an op with an `inout` tensor: a repeat would update its own output again), a chain's
-/// producers once each with the dependents behind them.
-pub fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i32)>> {
-    let per_cta = per_cta.max(1);
-    let counts: Vec<usize> = case
-        .tasks
-        .iter()
-        .map(|t| t.ir.granularity.tasks().max(1) as usize)
-        .collect();
-    let first = counts[0];
-    let ctas = first.div_ceil(per_cta).clamp(1, sms.max(1));
-    let mut q: Vec<Vec<(usize, i32)>> = vec![Vec::new(); ctas];
-    if case.tasks.len() == 1 {
-        // Deal the op's tasks round-robin and repeat them until every queue holds per_cta; an
-        // op that updates a tensor in place (`inout`) runs each task once, since a repeat would
-        // apply it to its own output.
-        let in_place = case.tasks[0]
-            .ir
-            .tensors
-            .iter()
-            .any(|(_, x)| x.direction == crate::ir::Direction::InOut);
-        let per = per_cta.max(first.div_ceil(ctas));
-        for (c, queue) in q.iter_mut().enumerate() {
-            for i in 0..per {
-                let off = c + ctas * i;
-                if in_place && off >= first {
-                    break;
-                }
-                queue.push((off % first, 0));
-            }
-        }
-    } else {
-        // A chain: each producer task once, then the dependents dealt round-robin behind them.
-        for off in 0..first {
-            q[off % ctas].push((off, 0));
-        }
-        for (reg, n) in counts.iter().enumerate().skip(1) {
-            for off in 0..*n {
-                q[off % ctas].push((off, reg as i32));
-            }
-        }
-    }
-    q
-}
-
 /// Where a case's tensors and runtime counters live on the device.
 pub struct Addresses<'a> {
     /// Per task type, per input (`input_ptrs` order): the device address.
@@ -305,7 +258,6 @@ pub fn task_tables(
         d.smem_regions = table;
         base.push(d);
     }
-    let producer_tasks = case.tasks[0].ir.granularity.tasks().max(1) as i32;
     let mut descs: Vec<u8> = Vec::new();
     let mut begin = Vec::new();
     let mut len = Vec::new();
@@ -316,14 +268,10 @@ pub fn task_tables(
         for (off, reg) in queue {
             let mut d = base[*reg as usize];
             d.task_offset = *off as i32;
-            if case.tasks.len() > 1 {
-                if *reg == 0 {
-                    d.trigger_event = 0;
-                } else {
-                    d.dependent_event = 0;
-                    d.dependent_triggers = producer_tasks;
-                }
-            }
+            let ev = super::queue::stage_events(case, *reg as usize);
+            d.trigger_event = ev.trigger;
+            d.dependent_event = ev.waits;
+            d.dependent_triggers = ev.triggers;
             descs.extend_from_slice(d.as_bytes());
             total += 1;
         }
@@ -458,8 +406,8 @@ pub fn run_case(
         in_addr.push(addrs);
         in_bufs.push(bufs);
     }
-    let q = queues(case, opts.tasks_per_cta, gpu.sms as usize);
-    let events = gpu.upload(&[0u8; 64])?;
+    let q = super::queue::queues(case, opts.tasks_per_cta, gpu.sms as usize);
+    let events = gpu.upload(&vec![0u8; 8 * super::queue::event_count(case)])?;
     let step = gpu.upload(&[0u8; 16])?;
     // A paged KV cache's page table (one token per request: its qo_indptr too); without one,
     // an empty table (every request holds no page).
@@ -683,83 +631,6 @@ mod tests {
             .flat_map(|c| c.tasks)
             .find(|t| t.ir.unit_name() == unit)
             .expect("stdlib unit")
-    }
-
-    #[test]
-    fn a_single_task_op_repeats_in_one_queue() {
-        let t = stdlib_task("argmax_reduce_v2");
-        let case = Case {
-            name: "r".into(),
-            tasks: vec![&t],
-            links: vec![],
-            tokens: None,
-            context: None,
-        };
-        let q = queues(&case, 4, 132);
-        assert_eq!(q, vec![vec![(0, 0), (0, 0), (0, 0), (0, 0)]]);
-    }
-
-    #[test]
-    fn an_in_place_op_runs_each_task_once() {
-        // qkv_a_norm normalises its `inout` rows in place: a repeated task would normalise the
-        // normalised row (the H200 run of 2026-12-01 failed at M = 1, 4 tasks per CTA).
-        let t = stdlib_task("qkv_a_norm_q_a");
-        let case = Case {
-            name: "n".into(),
-            tasks: vec![&t],
-            links: vec![],
-            tokens: None,
-            context: None,
-        };
-        let n = t.ir.granularity.tasks() as usize;
-        let q = queues(&case, 4, 132);
-        let mut seen: Vec<usize> = q.iter().flatten().map(|(o, _)| *o).collect();
-        seen.sort_unstable();
-        assert_eq!(seen, (0..n).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn every_task_offset_is_queued() {
-        let t = stdlib_task("argmax_partial_v2");
-        let n = t.ir.granularity.tasks() as usize;
-        let case = Case {
-            name: "p".into(),
-            tasks: vec![&t],
-            links: vec![],
-            tokens: None,
-            context: None,
-        };
-        let q = queues(&case, 3, 132);
-        assert!(q.iter().all(|x| x.len() >= 3));
-        let mut seen: Vec<usize> = q.iter().flatten().map(|(o, _)| *o).collect();
-        seen.sort_unstable();
-        seen.dedup();
-        assert_eq!(seen, (0..n).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn a_chain_queues_dependents_behind_producers() {
-        let (p, r) = (
-            stdlib_task("argmax_partial_v2"),
-            stdlib_task("argmax_reduce_v2"),
-        );
-        let case = Case {
-            name: "c".into(),
-            tasks: vec![&p, &r],
-            links: vec![],
-            tokens: None,
-            context: None,
-        };
-        let q = queues(&case, 4, 132);
-        let producers = q.iter().flatten().filter(|(_, reg)| *reg == 0).count();
-        assert_eq!(producers as i64, p.ir.granularity.tasks());
-        for queue in &q {
-            let first_dep = queue
-                .iter()
-                .position(|(_, reg)| *reg == 1)
-                .unwrap_or(queue.len());
-            assert!(queue[first_dep..].iter().all(|(_, reg)| *reg == 1));
-        }
     }
 
     #[test]

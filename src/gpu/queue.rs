@@ -1,0 +1,224 @@
+//! The per-CTA queues of a verify or bench launch and the events between the stages of a chain:
+//! a single op's tasks dealt round-robin (repeated to fill the queues, but an op that updates a
+//! tensor in place), or a chain's stages in dependency order, each stage's tasks behind the
+//! previous stage's in every queue, stage `k` waiting on event `k - 1`, which every task of
+//! stage `k - 1` triggers (MPK's `TaskDesc::dependent_event` / `trigger_event`).
+
+use super::run::Case;
+
+/// Per task type: (task offset, registration) lists per CTA: `per_cta` tasks at least in each
+/// queue, a single task type's tasks dealt round-robin and repeated to fill them (each once for
+/// an op with an `inout` tensor: a repeat would update its own output again), a chain's
+/// stages once each, in order, every stage's tasks dealt round-robin behind the previous stage's.
+pub fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i32)>> {
+    let per_cta = per_cta.max(1);
+    let counts: Vec<usize> = case
+        .tasks
+        .iter()
+        .map(|t| t.ir.granularity.tasks().max(1) as usize)
+        .collect();
+    let first = counts[0];
+    let ctas = first.div_ceil(per_cta).clamp(1, sms.max(1));
+    let mut q: Vec<Vec<(usize, i32)>> = vec![Vec::new(); ctas];
+    if case.tasks.len() == 1 {
+        // Deal the op's tasks round-robin and repeat them until every queue holds per_cta; an
+        // op that updates a tensor in place (`inout`) runs each task once, since a repeat would
+        // apply it to its own output.
+        let in_place = case.tasks[0]
+            .ir
+            .tensors
+            .iter()
+            .any(|(_, x)| x.direction == crate::ir::Direction::InOut);
+        let per = per_cta.max(first.div_ceil(ctas));
+        for (c, queue) in q.iter_mut().enumerate() {
+            for i in 0..per {
+                let off = c + ctas * i;
+                if in_place && off >= first {
+                    break;
+                }
+                queue.push((off % first, 0));
+            }
+        }
+    } else {
+        // A chain: every stage's tasks once, dealt round-robin, each stage behind the previous
+        // one in every queue (a task waits only on tasks queued before it in every queue, so the
+        // co-resident CTAs cannot deadlock).
+        for (reg, n) in counts.iter().enumerate() {
+            for off in 0..*n {
+                q[off % ctas].push((off, reg as i32));
+            }
+        }
+    }
+    q
+}
+
+/// The events of a task of chain stage `stage`: the event it triggers when done (the next stage
+/// waits on it) and the event it waits, with the number of triggers that complete it (every
+/// task of the previous stage). `-1`: none (a single op; the first stage waits nothing, the last
+/// triggers nothing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StageEvents {
+    /// Event triggered when the task completes.
+    pub trigger: i32,
+    /// Event waited before the task's dependency (`SEM_DEP_READY`).
+    pub waits: i32,
+    /// Triggers that complete the waited event.
+    pub triggers: i32,
+}
+
+/// The events of stage `stage` of `case`.
+pub fn stage_events(case: &Case<'_>, stage: usize) -> StageEvents {
+    let n = case.tasks.len();
+    let mut ev = StageEvents {
+        trigger: -1,
+        waits: -1,
+        triggers: 0,
+    };
+    if n > 1 {
+        if stage + 1 < n {
+            ev.trigger = stage as i32;
+        }
+        if stage > 0 {
+            ev.waits = stage as i32 - 1;
+            ev.triggers = case.tasks[stage - 1].ir.granularity.tasks().max(1) as i32;
+        }
+    }
+    ev
+}
+
+/// Event counters a launch of `case` needs (8, the runtime's, or one per stage boundary).
+pub fn event_count(case: &Case<'_>) -> usize {
+    case.tasks.len().saturating_sub(1).max(8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::valid::CheckedTask;
+
+    fn stdlib_task(unit: &str) -> CheckedTask {
+        let checked = crate::driver::check_sources(
+            &crate::driver::stdlib::sources(),
+            &Default::default(),
+            &Default::default(),
+        );
+        checked
+            .into_iter()
+            .flat_map(|c| c.tasks)
+            .find(|t| t.ir.unit_name() == unit)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_single_task_op_repeats_in_one_queue() {
+        let t = stdlib_task("argmax_reduce_v2");
+        let case = Case {
+            name: "r".into(),
+            tasks: vec![&t],
+            links: vec![],
+            tokens: None,
+            context: None,
+        };
+        let q = queues(&case, 4, 132);
+        assert_eq!(q, vec![vec![(0, 0), (0, 0), (0, 0), (0, 0)]]);
+    }
+
+    #[test]
+    fn an_in_place_op_runs_each_task_once() {
+        // qkv_a_norm normalises its `inout` rows in place: a repeated task would normalise the
+        // normalised row (the H200 run of 2026-12-01 failed at M = 1, 4 tasks per CTA).
+        let t = stdlib_task("qkv_a_norm_q_a");
+        let case = Case {
+            name: "n".into(),
+            tasks: vec![&t],
+            links: vec![],
+            tokens: None,
+            context: None,
+        };
+        let n = t.ir.granularity.tasks() as usize;
+        let q = queues(&case, 4, 132);
+        let mut seen: Vec<usize> = q.iter().flatten().map(|(o, _)| *o).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..n).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn every_task_offset_is_queued() {
+        let t = stdlib_task("argmax_partial_v2");
+        let n = t.ir.granularity.tasks() as usize;
+        let case = Case {
+            name: "p".into(),
+            tasks: vec![&t],
+            links: vec![],
+            tokens: None,
+            context: None,
+        };
+        let q = queues(&case, 3, 132);
+        assert!(q.iter().all(|x| x.len() >= 3));
+        let mut seen: Vec<usize> = q.iter().flatten().map(|(o, _)| *o).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen, (0..n).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_chain_queues_dependents_behind_producers() {
+        let (p, r) = (
+            stdlib_task("argmax_partial_v2"),
+            stdlib_task("argmax_reduce_v2"),
+        );
+        let case = Case {
+            name: "c".into(),
+            tasks: vec![&p, &r],
+            links: vec![],
+            tokens: None,
+            context: None,
+        };
+        let q = queues(&case, 4, 132);
+        let producers = q.iter().flatten().filter(|(_, reg)| *reg == 0).count();
+        assert_eq!(producers as i64, p.ir.granularity.tasks());
+        for queue in &q {
+            let first_dep = queue
+                .iter()
+                .position(|(_, reg)| *reg == 1)
+                .unwrap_or(queue.len());
+            assert!(queue[first_dep..].iter().all(|(_, reg)| *reg == 1));
+        }
+    }
+
+    #[test]
+    fn a_three_stage_chain_waits_stage_by_stage() {
+        let (a, b, c) = (
+            stdlib_task("linear_bf16_splitk_router"),
+            stdlib_task("linear_bf16_splitk_router_reduce"),
+            stdlib_task("router_topk"),
+        );
+        let case = Case {
+            name: "c3".into(),
+            tasks: vec![&a, &b, &c],
+            links: vec![],
+            tokens: None,
+            context: None,
+        };
+        let q = queues(&case, 4, 132);
+        for queue in &q {
+            let regs: Vec<i32> = queue.iter().map(|(_, r)| *r).collect();
+            assert!(regs.windows(2).all(|w| w[0] <= w[1]), "{regs:?}");
+        }
+        for (stage, t) in case.tasks.iter().enumerate() {
+            let n = q.iter().flatten().filter(|(_, r)| *r == stage as i32).count();
+            assert_eq!(n as i64, t.ir.granularity.tasks());
+        }
+        let ev: Vec<StageEvents> = (0..3).map(|s| stage_events(&case, s)).collect();
+        assert_eq!((ev[0].trigger, ev[0].waits), (0, -1));
+        assert_eq!(
+            (ev[1].trigger, ev[1].waits, ev[1].triggers as i64),
+            (1, 0, a.ir.granularity.tasks())
+        );
+        assert_eq!(
+            (ev[2].trigger, ev[2].waits, ev[2].triggers as i64),
+            (-1, 1, b.ir.granularity.tasks())
+        );
+        assert!(event_count(&case) >= 2);
+    }
+}
