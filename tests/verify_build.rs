@@ -169,3 +169,46 @@ fn the_bad_scale_fault_compiles_into_the_fp8_test_build() {
         );
     }
 }
+
+/// Issue 13, Deliver 3: the DeepSeek-V3 MoE block as one chain (`mpkc verify --chain`): its 11
+/// stages resolve from their files, and its one harness (every stage's registration in one
+/// worker) compiles for both targets as a test build.
+#[test]
+fn the_moe_block_chain_compiles_as_one_test_build() {
+    let tc = nvcc::find().expect("nvcc (run scripts/setup)");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let chain = mpkc::driver::chain::load(&root.join("stdlib/dsv3/moe_block.chain.toml")).unwrap();
+    let sources: Vec<mpkc::driver::Source> = chain
+        .contract_files()
+        .iter()
+        .map(|f| mpkc::driver::Source {
+            path: f.display().to_string(),
+            text: std::fs::read_to_string(root.join(f)).unwrap(),
+        })
+        .collect();
+    let checked = mpkc::driver::check_sources_with(
+        &sources,
+        |s| mpkc::sema::SemaOptions {
+            overrides: mpkc::driver::token_overrides(s, 1),
+            ..Default::default()
+        },
+        &Default::default(),
+    );
+    assert!(checked.iter().all(|c| !c.has_errors()));
+    for target in [Target::Sm90a, Target::Sm100a] {
+        let case = mpkc::driver::chain::case(&checked, &chain, target).unwrap();
+        assert_eq!(case.units.len(), 11);
+        assert_eq!((case.links.len(), case.shared.len()), (17, 2));
+        let all = vec![case];
+        let dir = scratch_dir(&format!("verify_build_chain_{target}"));
+        write_test_build(&dir, &checked, &all, None).unwrap();
+        let text = std::fs::read_to_string(dir.join(&all[0].file)).unwrap();
+        assert_eq!(text.matches("::Registration").count(), 11, "{text}");
+        let results = compile_cases(&tc, &dir, &all, target, &test_flags(2000, &[]), jobs());
+        match &results[0] {
+            Some(Ok(cubin)) => assert!(cubin.is_file()),
+            Some(Err(f)) => panic!("the chain for {target}: {}\n{}", f.command, f.stderr),
+            None => panic!("the chain was not compiled for {target}"),
+        }
+    }
+}

@@ -212,6 +212,11 @@ pub struct VerifyArgs {
     /// Only the cases whose name contains this text.
     #[arg(long)]
     pub only: Option<String>,
+    /// Run a chain of units in dependency order in one launch and compare its output with the
+    /// chain's reference (a `.chain.toml` manifest; docs/dsv3.md, "The MoE block as a chain"):
+    /// the contracts are the files its stages name, not FILES.
+    #[arg(long, value_name = "MANIFEST")]
+    pub chain: Option<PathBuf>,
     /// Test-only fault injection: region-short[=NAME], page-skip[=P], page-double[=P],
     /// count-off[=K], reinit-drop[=K], bad-scale[=I]. The case must then fail with a message
     /// naming it.
@@ -360,7 +365,7 @@ fn parse_gpus(s: &str) -> Result<GpuSelection, String> {
 }
 
 /// Options shared by `check`, `plan`, `build`, `verify` and `wire`.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct CommonArgs {
     /// Contract files; `-` reads one from stdin (not for `verify`); a directory stands for its
     /// own `*.mpk` files, sorted by name (subdirectories are not searched); none means the

@@ -115,9 +115,37 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
         errln!("error: `verify` cannot read a contract from stdin (`-`): each case runs in a child mpkc that reads the inputs again; save the contract to a file");
         return exit::USAGE;
     }
-    let checked = match check(common, v.m, color) {
+    // A chain: its stages' files are the contracts, `m` the manifest's unless `--m` says.
+    let chain = match v.chain.as_deref().map(driver::chain::load).transpose() {
+        Ok(c) => c,
+        Err(e) => {
+            errln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    let mut chain_common;
+    let (common, m) = match &chain {
+        Some(c) => {
+            if !common.files.is_empty() {
+                errln!("error: `--chain` takes the contracts its stages name; give no FILES with it");
+                return exit::USAGE;
+            }
+            chain_common = common.clone();
+            chain_common.files = c.contract_files();
+            (&chain_common, v.m.or(c.manifest.m))
+        }
+        None => (common, v.m),
+    };
+    let checked = match check(common, m, color) {
         Ok(c) => c,
         Err(code) => return code,
+    };
+    // The cases: the chain alone, or every case of the files.
+    let cases_for = |target: Target| -> Result<Vec<CaseSpec>, String> {
+        match &chain {
+            Some(c) => driver::chain::case(&checked, c, target).map(|x| vec![x]),
+            None => Ok(cases_with(&checked, target, m, v.context)),
+        }
     };
     if v.list {
         let target = match v.target.as_deref().map(Target::parse) {
@@ -131,8 +159,14 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
                 return exit::USAGE;
             }
         };
-        let listed: Vec<CaseSpec> = cases_with(&checked, target, v.m, v.context)
-            .into_iter()
+        let listed: Vec<CaseSpec> = match cases_for(target) {
+            Ok(c) => c,
+            Err(e) => {
+                errln!("error: {e}");
+                return exit::USAGE;
+            }
+        }
+        .into_iter()
             .filter(|c| v.only.as_ref().is_none_or(|o| c.name.contains(o.as_str())))
             .collect();
         if listed.is_empty() {
@@ -176,7 +210,13 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
             return exit::USAGE;
         }
     };
-    let mut all = cases_with(&checked, target, v.m, v.context);
+    let mut all = match cases_for(target) {
+        Ok(c) => c,
+        Err(e) => {
+            errln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
     if let Some(only) = &v.only {
         all.retain(|c| c.name.contains(only.as_str()));
         if all.is_empty() {
@@ -700,6 +740,8 @@ fn child(
         links: c.links.clone(),
         tokens: c.tokens,
         context: c.context,
+        shared: c.shared.clone(),
+        layer: c.layer.clone(),
     };
     let opts = RunOptions {
         tasks_per_cta: v.tasks,

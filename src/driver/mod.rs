@@ -1,6 +1,7 @@
 //! The driver: runs the stages over contract sources, finds and runs nvcc, and writes outputs.
 
 pub mod bench;
+pub mod chain;
 pub mod build;
 pub mod cache;
 pub mod cancel;

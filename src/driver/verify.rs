@@ -88,6 +88,10 @@ pub struct CaseSpec {
     /// reference of a body template or pipeline) or `python PATH:FUNCTION` (the contract's);
     /// a chain's units' joined by ` -> `.
     pub reference: Option<String>,
+    /// Inputs that take an earlier stage's input values (`mpkc verify --chain`, `driver::chain`).
+    pub shared: Vec<Link>,
+    /// The whole chain's reference (`mpkc verify --chain`).
+    pub layer: Option<crate::gpu::run::LayerReference>,
 }
 
 /// How `--list` names the reference of `t` (`None` when it has none).
@@ -292,6 +296,8 @@ fn single_and_chains(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
             tokens: None,
             context: None,
             reference: skip.is_none().then(|| reference_of(t)).flatten(),
+            shared: Vec::new(),
+            layer: None,
             skip,
         });
     }
@@ -321,6 +327,8 @@ fn single_and_chains(checked: &[Checked], target: Target) -> Vec<CaseSpec> {
                     reference_of(ta).unwrap_or_default(),
                     reference_of(tb).unwrap_or_default()
                 )),
+                shared: Vec::new(),
+                layer: None,
             });
         }
     }

@@ -18,7 +18,9 @@ pub fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i3
         .map(|t| t.ir.granularity.tasks().max(1) as usize)
         .collect();
     let first = counts[0];
-    let ctas = first.div_ceil(per_cta).clamp(1, sms.max(1));
+    // A chain spreads over as many CTAs as its widest stage fills.
+    let widest = counts.iter().copied().max().unwrap_or(first);
+    let ctas = widest.div_ceil(per_cta).clamp(1, sms.max(1));
     let mut q: Vec<Vec<(usize, i32)>> = vec![Vec::new(); ctas];
     if case.tasks.len() == 1 {
         // Deal the op's tasks round-robin and repeat them until every queue holds per_cta; an
@@ -118,6 +120,8 @@ mod tests {
             links: vec![],
             tokens: None,
             context: None,
+            shared: Vec::new(),
+            layer: None,
         };
         let q = queues(&case, 4, 132);
         assert_eq!(q, vec![vec![(0, 0), (0, 0), (0, 0), (0, 0)]]);
@@ -134,6 +138,8 @@ mod tests {
             links: vec![],
             tokens: None,
             context: None,
+            shared: Vec::new(),
+            layer: None,
         };
         let n = t.ir.granularity.tasks() as usize;
         let q = queues(&case, 4, 132);
@@ -152,6 +158,8 @@ mod tests {
             links: vec![],
             tokens: None,
             context: None,
+            shared: Vec::new(),
+            layer: None,
         };
         let q = queues(&case, 3, 132);
         assert!(q.iter().all(|x| x.len() >= 3));
@@ -173,6 +181,8 @@ mod tests {
             links: vec![],
             tokens: None,
             context: None,
+            shared: Vec::new(),
+            layer: None,
         };
         let q = queues(&case, 4, 132);
         let producers = q.iter().flatten().filter(|(_, reg)| *reg == 0).count();
@@ -199,6 +209,8 @@ mod tests {
             links: vec![],
             tokens: None,
             context: None,
+            shared: Vec::new(),
+            layer: None,
         };
         let q = queues(&case, 4, 132);
         for queue in &q {

@@ -177,6 +177,9 @@ def main(argv):
             kwargs["paged_kv"] = m["paged_kv"]
     except (TypeError, ValueError):
         pass
+    # A chain's reference (`mpkc verify --chain`) takes one dict of its tensors by `unit.tensor`.
+    if m.get("call") == "dict":
+        args = [dict(zip([x["name"] for x in m["inputs"]], args))]
     try:
         result = fn(*args, **kwargs)
     except Exception:

@@ -29,8 +29,27 @@ pub struct Link {
     pub to_input: usize,
 }
 
+/// The reference of a whole chain (`mpkc verify --chain`, `driver::chain`): a Python function
+/// given the chain's random inputs and some of the kernels' outputs, whose one result is
+/// compared with the chain's output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerReference {
+    /// The Python file.
+    pub module: std::path::PathBuf,
+    /// The function it defines.
+    pub function: String,
+    /// Every input no link fills: `unit.tensor` and (stage, input index), in stage order.
+    pub inputs: Vec<(String, (usize, usize))>,
+    /// Kernel outputs passed after them: `unit.tensor` and (stage, output index).
+    pub feeds: Vec<(String, (usize, usize))>,
+    /// The chain's result: (stage, output index).
+    pub output: (usize, usize),
+    /// Relative-L2 tolerance.
+    pub rel_l2: f64,
+}
+
 /// One verification case.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Case<'a> {
     /// Display name: the unit, or `producer -> consumer`.
     pub name: String,
@@ -46,6 +65,11 @@ pub struct Case<'a> {
     /// docs/language.md "Paged KV caches"): what the run's page table states for every request;
     /// `None` runs it at the cache's `max_context`.
     pub context: Option<i64>,
+    /// Inputs that take an earlier stage's input values (`from_output` indexes that stage's
+    /// inputs): a chain's stages that read the same tensor (`mpkc verify --chain`).
+    pub shared: Vec<Link>,
+    /// The whole chain's reference (`mpkc verify --chain`).
+    pub layer: Option<LayerReference>,
 }
 
 impl Case<'_> {
@@ -327,6 +351,12 @@ pub fn run_case(
                 .wrapping_add(i as u64),
         );
         let mut ins = make_inputs(t, sem, &mut fill);
+        // A chain's stage that reads an earlier stage's input gets the same values.
+        for l in case.shared.iter().filter(|l| l.to_task == i) {
+            let dims = ins[l.to_input].dims.clone();
+            ins[l.to_input] = inputs[l.from_task][l.from_output].clone();
+            ins[l.to_input].dims = dims;
+        }
         // A run below the task's maximum: the input rows past the count hold the poison, so a
         // result that reads them is NaN or wrong (docs/runtime-m.md).
         if let Some(m) = tokens_of(t, run_m) {
@@ -482,8 +512,19 @@ pub fn run_case(
             read_back(o, &out_bufs[ti][oi], tensor_of(ti, true, oi))?;
         }
     }
+    // The chain reference reads the random inputs as generated (the linked ones are replaced
+    // below by what the producers wrote).
+    let original_inputs = if case.layer.is_some() {
+        inputs.clone()
+    } else {
+        Vec::new()
+    };
     for l in &case.links {
+        // The consumer's shape of the same elements (a `[m * 8, 512]` output read as
+        // `[m, 8 * 512]`).
+        let dims = inputs[l.to_task][l.to_input].dims.clone();
         inputs[l.to_task][l.to_input] = outputs[l.from_task][l.from_output].clone();
+        inputs[l.to_task][l.to_input].dims = dims;
     }
     let mut results = Vec::new();
     for (ti, t) in case.tasks.iter().enumerate() {
@@ -545,6 +586,29 @@ pub fn run_case(
                 .map_err(|e| GpuError::Reference(format!("{unit}: {e}")))?,
             ),
         }
+    }
+    // The whole chain's output against its own reference (`mpkc verify --chain`).
+    if let Some(layer) = &case.layer {
+        let (st, oi) = layer.output;
+        let out = &outputs[st][oi];
+        let values = super::python::run_chain_reference(
+            layer,
+            &original_inputs,
+            &outputs,
+            (&out.name, out.dtype, &out.dims),
+            &opts.scratch.join("chain"),
+            opts.device,
+        )
+        .map_err(|e| GpuError::Reference(format!("{}: {e}", case.name)))?;
+        results.push(compare(
+            &case.name,
+            std::slice::from_ref(out),
+            &super::reference::Expected {
+                output: 0,
+                values,
+                check: super::reference::Check::RelL2(layer.rel_l2),
+            },
+        ));
     }
     Ok(CaseRun {
         ctas: q.len() as u32,

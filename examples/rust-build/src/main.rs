@@ -69,6 +69,8 @@ fn main() -> ExitCode {
         tokens: None,
         // It has no paged KV cache.
         context: None,
+        shared: Vec::new(),
+        layer: None,
     };
     let opts = RunOptions {
         tasks_per_cta: 4,

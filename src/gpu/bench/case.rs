@@ -176,6 +176,8 @@ fn setup(
         links: Vec::new(),
         tokens: None,
         context: None,
+        shared: Vec::new(),
+        layer: None,
     }
     .page_table(opts.seed);
     let int_bytes = |v: Option<&Vec<i32>>, n: usize| {
@@ -207,6 +209,8 @@ fn setup(
                 links: Vec::new(),
                 tokens: None,
                 context: None,
+                shared: Vec::new(),
+                layer: None,
             }
             .runtime_tokens(),
         ))?,
@@ -227,6 +231,8 @@ fn tables(
         links: case.links.clone(),
         tokens: None,
         context: None,
+        shared: Vec::new(),
+        layer: None,
     };
     let out_addr: Vec<Vec<u64>> = s
         .out_bufs

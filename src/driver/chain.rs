@@ -1,0 +1,351 @@
+//! `mpkc verify --chain FILE.chain.toml`: a chain of task units run in dependency order in one
+//! launch (issue 13, Deliver 3: a DeepSeek-V3 MoE block for one rank), each stage checked
+//! against its own reference on the inputs it actually received, and the chain's final output
+//! against a reference of the whole chain (a Python function written from the model's math, fed
+//! what the manifest names from the kernels' outputs, e.g. the expert ids they chose).
+//!
+//! The manifest (TOML, paths relative to it):
+//!
+//! ```toml
+//! name = "dsv3_moe_block"
+//! m = 1                                   # tokens, unless `--m` says otherwise
+//! output = "moe_w2_dsv3.C"                # the chain's result: unit.tensor
+//! [reference]
+//! python = "moe_block.ref.py"
+//! function = "moe_block"
+//! feed = ["router_topk.ids"]              # kernel outputs the reference also receives
+//! rel_l2 = 2e-2
+//! [[stage]]
+//! unit = "rmsnorm_fp8"
+//! file = "rmsnorm_fp8.mpk"
+//! [[link]]
+//! to = "moe_w13_dsv3.A"                   # an input of a later stage
+//! from = "rmsnorm_fp8.y"                  # an output of an earlier stage (its buffer), or an
+//!                                         # input of one (the same random values)
+//! ```
+//!
+//! A linked pair must have the same dtype and element count (a `[m * 8, 512]` output is a
+//! `[m, 8 * 512]` input, row-major). Every unit's other inputs are random, as `mpkc verify`
+//! fills them; the chain reference receives them all, stage by stage in declaration order
+//! (`unit.tensor` names), then the fed outputs.
+
+use super::verify::CaseSpec;
+use super::Checked;
+use crate::gpu::run::{LayerReference, Link};
+use crate::ir::Target;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// The manifest as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// The case's name.
+    pub name: String,
+    /// Tokens (`m` / `m_real` of every stage) unless `--m` is given.
+    #[serde(default)]
+    pub m: Option<i64>,
+    /// The chain's result, `unit.tensor` (an output of a stage).
+    pub output: String,
+    /// The whole chain's reference.
+    pub reference: ManifestReference,
+    /// The stages, in dependency order.
+    #[serde(rename = "stage")]
+    pub stages: Vec<ManifestStage>,
+    /// Tensors passed between stages.
+    #[serde(rename = "link", default)]
+    pub links: Vec<ManifestLink>,
+}
+
+/// `[reference]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestReference {
+    /// The Python file, relative to the manifest.
+    pub python: String,
+    /// The function it defines.
+    pub function: String,
+    /// Kernel outputs (`unit.tensor`) passed after the inputs.
+    #[serde(default)]
+    pub feed: Vec<String>,
+    /// Relative-L2 tolerance of the chain's output.
+    pub rel_l2: f64,
+}
+
+/// `[[stage]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestStage {
+    /// The unit (`<task>` or `<task>_<instance>`).
+    pub unit: String,
+    /// The contract file, relative to the manifest.
+    pub file: String,
+}
+
+/// `[[link]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestLink {
+    /// `unit.tensor`: an input of a later stage.
+    pub to: String,
+    /// `unit.tensor`: an output, or an input, of an earlier stage.
+    pub from: String,
+}
+
+/// A loaded chain: the manifest and where its files are.
+#[derive(Clone, Debug)]
+pub struct Chain {
+    /// What the file says.
+    pub manifest: Manifest,
+    /// The manifest's path.
+    pub path: PathBuf,
+    /// Each stage's contract file, resolved.
+    pub files: Vec<PathBuf>,
+    /// The reference file, resolved.
+    pub reference: PathBuf,
+}
+
+/// Reads and parses the manifest at `path`. Errors: the file cannot be read or is not a valid
+/// manifest (the message names the field).
+pub fn load(path: &Path) -> Result<Chain, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the chain {}: {e}", path.display()))?;
+    let manifest: Manifest = toml::from_str(&text)
+        .map_err(|e| format!("{}: not a chain manifest: {e}", path.display()))?;
+    if manifest.stages.len() < 2 {
+        return Err(format!(
+            "{}: a chain has at least two stages",
+            path.display()
+        ));
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let resolve = |f: &str| PathBuf::from(super::reference::normalized(&dir.join(f)));
+    let mut files: Vec<PathBuf> = Vec::new();
+    for s in &manifest.stages {
+        files.push(resolve(&s.file));
+    }
+    let reference = resolve(&manifest.reference.python);
+    if !reference.is_file() {
+        return Err(format!(
+            "{}: the chain's reference {} is not a file",
+            path.display(),
+            reference.display()
+        ));
+    }
+    Ok(Chain {
+        reference,
+        files,
+        path: path.to_path_buf(),
+        manifest,
+    })
+}
+
+impl Chain {
+    /// The distinct contract files of the stages, in first-use order.
+    pub fn contract_files(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = Vec::new();
+        for f in &self.files {
+            if !out.contains(f) {
+                out.push(f.clone());
+            }
+        }
+        out
+    }
+}
+
+/// `unit.tensor` split at its last dot.
+fn split(s: &str) -> Result<(&str, &str), String> {
+    s.rsplit_once('.')
+        .ok_or_else(|| format!("`{s}` is not `unit.tensor`"))
+}
+
+/// The verify case of `chain` over `checked` (the stage files, checked): every stage's unit,
+/// the links, the chain reference. Errors: a unit that is in no file, a tensor a unit does not
+/// have, a link from a later stage or between tensors of different types or sizes.
+pub fn case(checked: &[Checked], chain: &Chain, target: Target) -> Result<CaseSpec, String> {
+    let m = &chain.manifest;
+    let mut units = Vec::new();
+    for (s, file) in m.stages.iter().zip(&chain.files) {
+        let norm = |p: &str| PathBuf::from(super::reference::normalized(Path::new(p)));
+        let found = checked.iter().enumerate().find_map(|(si, c)| {
+            // A derived unit (a split-K reduce) is found in the file of the contract it comes from.
+            let path = c.derived.as_ref().map_or(&c.source.path, |d| &d.parent.path);
+            let same_file = norm(path) == *file;
+            c.tasks
+                .iter()
+                .position(|t| t.ir.unit_name() == s.unit)
+                .filter(|_| same_file)
+                .map(|ti| (si, ti))
+        });
+        match found {
+            Some(u) => units.push(u),
+            None => {
+                return Err(format!(
+                    "{}: no unit `{}` in {}",
+                    chain.path.display(),
+                    s.unit,
+                    file.display()
+                ))
+            }
+        }
+    }
+    let task = |i: usize| &checked[units[i].0].tasks[units[i].1];
+    let stage_of = |name: &str| -> Result<usize, String> {
+        m.stages
+            .iter()
+            .position(|s| s.unit == name)
+            .ok_or_else(|| format!("{}: no stage `{name}`", chain.path.display()))
+    };
+    // (stage, input index) or (stage, output index) of `unit.tensor`.
+    let input = |s: &str| -> Result<(usize, usize), String> {
+        let (u, t) = split(s)?;
+        let st = stage_of(u)?;
+        let i = task(st)
+            .ir
+            .inputs()
+            .position(|(_, x)| x.name == t)
+            .ok_or_else(|| format!("{}: `{u}` has no input `{t}`", chain.path.display()))?;
+        Ok((st, i))
+    };
+    let output = |s: &str| -> Result<(usize, usize), String> {
+        let (u, t) = split(s)?;
+        let st = stage_of(u)?;
+        let i = task(st)
+            .ir
+            .outputs()
+            .position(|(_, x)| x.name == t)
+            .ok_or_else(|| format!("{}: `{u}` has no output `{t}`", chain.path.display()))?;
+        Ok((st, i))
+    };
+    let (mut links, mut shared) = (Vec::new(), Vec::new());
+    for l in &m.links {
+        let (to_task, to_input) = input(&l.to)?;
+        let to_t = task(to_task).ir.inputs().nth(to_input).map(|(_, x)| x);
+        let (from, is_output) = match output(&l.from) {
+            Ok(x) => (x, true),
+            Err(_) => (input(&l.from)?, false),
+        };
+        let from_t = if is_output {
+            task(from.0).ir.outputs().nth(from.1)
+        } else {
+            task(from.0).ir.inputs().nth(from.1)
+        }
+        .map(|(_, x)| x);
+        if from.0 >= to_task {
+            return Err(format!(
+                "{}: link `{}` <- `{}`: the source is not an earlier stage",
+                chain.path.display(),
+                l.to,
+                l.from
+            ));
+        }
+        if let (Some(a), Some(b)) = (from_t, to_t) {
+            if a.dtype != b.dtype || a.elements() != b.elements() || a.view.is_some() || b.view.is_some() {
+                return Err(format!(
+                    "{}: link `{}` <- `{}`: {}{:?} and {}{:?} differ (a link needs one dtype, one element count, no view)",
+                    chain.path.display(),
+                    l.to,
+                    l.from,
+                    b.dtype,
+                    b.dims,
+                    a.dtype,
+                    a.dims
+                ));
+            }
+        }
+        let link = Link {
+            from_task: from.0,
+            from_output: from.1,
+            to_task,
+            to_input,
+        };
+        if is_output {
+            links.push(link);
+        } else {
+            shared.push(link);
+        }
+    }
+    let linked = |st: usize, i: usize| {
+        links
+            .iter()
+            .chain(&shared)
+            .any(|l: &Link| l.to_task == st && l.to_input == i)
+    };
+    let mut inputs = Vec::new();
+    for st in 0..units.len() {
+        for (i, (_, x)) in task(st).ir.inputs().enumerate() {
+            if !linked(st, i) {
+                inputs.push((format!("{}.{}", m.stages[st].unit, x.name), (st, i)));
+            }
+        }
+    }
+    let feeds = m
+        .reference
+        .feed
+        .iter()
+        .map(|f| output(f).map(|x| (f.clone(), x)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let result = output(&m.output)?;
+    let tasks: Vec<&crate::valid::CheckedTask> = (0..units.len()).map(task).collect();
+    let skip = tasks.iter().find_map(|t| {
+        (!t.ir.targets.iter().any(|x| x.target == target))
+            .then(|| format!("`{}` does not declare {}", t.ir.unit_name(), target.as_str()))
+    });
+    Ok(CaseSpec {
+        name: m.name.clone(),
+        units,
+        links,
+        shared,
+        file: format!("chain_{}.cu", m.name),
+        entry: crate::back::harness::chain_entry_name(&tasks),
+        skip,
+        tokens: None,
+        context: None,
+        reference: Some(format!(
+            "chain: each stage's own; the output: python {}:{}",
+            m.reference.python, m.reference.function
+        )),
+        layer: Some(LayerReference {
+            module: chain.reference.clone(),
+            function: m.reference.function.clone(),
+            inputs,
+            feeds,
+            output: result,
+            rel_l2: m.reference.rel_l2,
+        }),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_moe_block_chain_resolves() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let chain = load(&root.join("stdlib/dsv3/moe_block.chain.toml")).unwrap();
+        let sources: Vec<super::super::Source> = chain
+            .contract_files()
+            .iter()
+            .map(|f| super::super::Source {
+                path: f.display().to_string(),
+                text: std::fs::read_to_string(f).unwrap(),
+            })
+            .collect();
+        let checked = super::super::check_sources_with(
+            &sources,
+            |s| crate::sema::SemaOptions {
+                overrides: super::super::token_overrides(s, 1),
+                ..Default::default()
+            },
+            &Default::default(),
+        );
+        let c = case(&checked, &chain, Target::Sm90a).unwrap();
+        assert_eq!(c.units.len(), chain.manifest.stages.len());
+        assert!(c.skip.is_none());
+        let layer = c.layer.unwrap();
+        assert!(layer.inputs.iter().any(|(n, _)| n == "rmsnorm_fp8.x"));
+        assert!(!layer.inputs.iter().any(|(n, _)| n == "moe_w13_dsv3.A"));
+        assert_eq!(layer.feeds[0].0, "router_topk.ids");
+    }
+}
