@@ -160,3 +160,14 @@ pub fn sources() -> Vec<Source> {
         })
         .collect()
 }
+
+/// The checked stdlib unit `unit` (`<task>` or `<task>_<instance>`, derived reduces included),
+/// for unit tests. Panics when there is none.
+#[cfg(test)]
+pub fn unit(unit: &str) -> crate::valid::CheckedTask {
+    super::check_sources(&sources(), &Default::default(), &Default::default())
+        .into_iter()
+        .flat_map(|c| c.tasks)
+        .find(|t| t.ir.unit_name() == unit)
+        .expect("stdlib unit")
+}

@@ -96,33 +96,22 @@ pub fn event_count(case: &Case<'_>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::driver::stdlib::unit as stdlib_task;
     use crate::valid::CheckedTask;
 
-    fn stdlib_task(unit: &str) -> CheckedTask {
-        let checked = crate::driver::check_sources(
-            &crate::driver::stdlib::sources(),
-            &Default::default(),
-            &Default::default(),
-        );
-        checked
-            .into_iter()
-            .flat_map(|c| c.tasks)
-            .find(|t| t.ir.unit_name() == unit)
-            .unwrap()
+    /// A case of `tasks` and nothing else.
+    fn case_of<'a>(tasks: Vec<&'a CheckedTask>) -> Case<'a> {
+        Case {
+            name: "c".into(),
+            tasks,
+            ..Default::default()
+        }
     }
 
     #[test]
     fn a_single_task_op_repeats_in_one_queue() {
         let t = stdlib_task("argmax_reduce_v2");
-        let case = Case {
-            name: "r".into(),
-            tasks: vec![&t],
-            links: vec![],
-            tokens: None,
-            context: None,
-            shared: Vec::new(),
-            layer: None,
-        };
+        let case = case_of(vec![&t]);
         let q = queues(&case, 4, 132);
         assert_eq!(q, vec![vec![(0, 0), (0, 0), (0, 0), (0, 0)]]);
     }
@@ -132,15 +121,7 @@ mod tests {
         // qkv_a_norm normalises its `inout` rows in place: a repeated task would normalise the
         // normalised row (the H200 run of 2026-12-01 failed at M = 1, 4 tasks per CTA).
         let t = stdlib_task("qkv_a_norm_q_a");
-        let case = Case {
-            name: "n".into(),
-            tasks: vec![&t],
-            links: vec![],
-            tokens: None,
-            context: None,
-            shared: Vec::new(),
-            layer: None,
-        };
+        let case = case_of(vec![&t]);
         let n = t.ir.granularity.tasks() as usize;
         let q = queues(&case, 4, 132);
         let mut seen: Vec<usize> = q.iter().flatten().map(|(o, _)| *o).collect();
@@ -152,15 +133,7 @@ mod tests {
     fn every_task_offset_is_queued() {
         let t = stdlib_task("argmax_partial_v2");
         let n = t.ir.granularity.tasks() as usize;
-        let case = Case {
-            name: "p".into(),
-            tasks: vec![&t],
-            links: vec![],
-            tokens: None,
-            context: None,
-            shared: Vec::new(),
-            layer: None,
-        };
+        let case = case_of(vec![&t]);
         let q = queues(&case, 3, 132);
         assert!(q.iter().all(|x| x.len() >= 3));
         let mut seen: Vec<usize> = q.iter().flatten().map(|(o, _)| *o).collect();
@@ -175,15 +148,7 @@ mod tests {
             stdlib_task("argmax_partial_v2"),
             stdlib_task("argmax_reduce_v2"),
         );
-        let case = Case {
-            name: "c".into(),
-            tasks: vec![&p, &r],
-            links: vec![],
-            tokens: None,
-            context: None,
-            shared: Vec::new(),
-            layer: None,
-        };
+        let case = case_of(vec![&p, &r]);
         let q = queues(&case, 4, 132);
         let producers = q.iter().flatten().filter(|(_, reg)| *reg == 0).count();
         assert_eq!(producers as i64, p.ir.granularity.tasks());
@@ -203,15 +168,7 @@ mod tests {
             stdlib_task("linear_bf16_splitk_router_reduce"),
             stdlib_task("router_topk"),
         );
-        let case = Case {
-            name: "c3".into(),
-            tasks: vec![&a, &b, &c],
-            links: vec![],
-            tokens: None,
-            context: None,
-            shared: Vec::new(),
-            layer: None,
-        };
+        let case = case_of(vec![&a, &b, &c]);
         let q = queues(&case, 4, 132);
         for queue in &q {
             let regs: Vec<i32> = queue.iter().map(|(_, r)| *r).collect();

@@ -684,18 +684,7 @@ mod tests {
     use super::*;
     use crate::gpu::reference::expected;
 
-    fn stdlib_task(unit: &str) -> CheckedTask {
-        let checked = crate::driver::check_sources(
-            &crate::driver::stdlib::sources(),
-            &Default::default(),
-            &Default::default(),
-        );
-        checked
-            .into_iter()
-            .flat_map(|c| c.tasks)
-            .find(|t| t.ir.unit_name() == unit)
-            .expect("stdlib unit")
-    }
+    use crate::driver::stdlib::unit as stdlib_task;
 
     #[test]
     fn a_strided_operand_s_tensor_map_steps_rows_by_the_view() {
