@@ -341,38 +341,7 @@ pub fn run_case(
         .map(|t| semantics(t).map_err(|e| GpuError::Kernel(format!("{}: {e}", t.ir.unit_name()))))
         .collect::<Result<_, _>>()?;
     let run_m = case.runtime_tokens();
-    // Host inputs (random, except the linked ones) and poisoned outputs.
-    let mut inputs: Vec<Vec<HostTensor>> = Vec::new();
-    let mut outputs: Vec<Vec<HostTensor>> = Vec::new();
-    for (i, (t, sem)) in case.tasks.iter().zip(&sems).enumerate() {
-        let mut fill = Fill::new(
-            opts.seed
-                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                .wrapping_add(i as u64),
-        );
-        let mut ins = make_inputs(t, sem, &mut fill);
-        // A chain's stage that reads an earlier stage's input gets the same values.
-        for l in case.shared.iter().filter(|l| l.to_task == i) {
-            let dims = ins[l.to_input].dims.clone();
-            ins[l.to_input] = inputs[l.from_task][l.from_output].clone();
-            ins[l.to_input].dims = dims;
-        }
-        // A run below the task's maximum: the input rows past the count hold the poison, so a
-        // result that reads them is NaN or wrong (docs/runtime-m.md).
-        if let Some(m) = tokens_of(t, run_m) {
-            for (x, (_, ti)) in ins.iter_mut().zip(t.ir.inputs()) {
-                if ti.runtime_rows {
-                    super::tokens::poison_rows_from(x, m);
-                }
-            }
-        }
-        inputs.push(ins);
-        outputs.push(
-            t.ir.outputs()
-                .map(|(_, o)| HostTensor::filled(&o.name, o.dtype, &o.dims, POISON))
-                .collect(),
-        );
-    }
+    let (mut inputs, mut outputs) = host_tensors(case, &sems, opts.seed, run_m);
     // Device buffers: outputs first (a linked input is its producer's output buffer). A view
     // (`view(stride, offset)`) gets its whole parent, poisoned but for the view's elements, and
     // its address is the view's first element.
@@ -526,12 +495,12 @@ pub fn run_case(
         inputs[l.to_task][l.to_input] = outputs[l.from_task][l.from_output].clone();
         inputs[l.to_task][l.to_input].dims = dims;
     }
-    let mut results = Vec::new();
+    // What each task wrote, in `written()` order (the references' `Expected::output`): an `out`
+    // tensor from its output buffer, an `inout` one from its input buffer, whose initial value
+    // the reference read.
+    let mut finals_of: Vec<Vec<HostTensor>> = Vec::new();
     for (ti, t) in case.tasks.iter().enumerate() {
         let unit = t.ir.unit_name();
-        // What the task wrote, in `written()` order (the references' `Expected::output`): an
-        // `out` tensor from its output buffer, an `inout` one from its input buffer, whose
-        // initial value the reference read.
         let mut finals = Vec::new();
         let (mut ii, mut oi) = (0, 0);
         for (_, x) in t.ir.tensors.iter() {
@@ -557,6 +526,84 @@ pub fn run_case(
                 }
             }
         }
+        finals_of.push(finals);
+    }
+    let results = check_outputs(
+        case,
+        &sems,
+        (&inputs, &original_inputs),
+        (&finals_of, &outputs),
+        table.as_ref(),
+        run_m,
+        opts,
+    )?;
+    Ok(CaseRun {
+        ctas: q.len() as u32,
+        tasks: total,
+        max_queue: q.iter().map(Vec::len).max().unwrap_or(0),
+        outputs: results,
+    })
+}
+
+/// The host tensors of `case`: per task, its inputs (random, seeded by `seed` and the task's
+/// position; a shared chain input copied from the earlier stage's; rows past a run-time count
+/// poisoned) and its outputs (poisoned).
+fn host_tensors(
+    case: &Case<'_>,
+    sems: &[Semantics],
+    seed: u64,
+    run_m: i64,
+) -> (Vec<Vec<HostTensor>>, Vec<Vec<HostTensor>>) {
+    let mut inputs: Vec<Vec<HostTensor>> = Vec::new();
+    let mut outputs: Vec<Vec<HostTensor>> = Vec::new();
+    for (i, (t, sem)) in case.tasks.iter().zip(sems).enumerate() {
+        let mut fill = Fill::new(
+            seed
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .wrapping_add(i as u64),
+        );
+        let mut ins = make_inputs(t, sem, &mut fill);
+        // A chain's stage that reads an earlier stage's input gets the same values.
+        for l in case.shared.iter().filter(|l| l.to_task == i) {
+            let dims = ins[l.to_input].dims.clone();
+            ins[l.to_input] = inputs[l.from_task][l.from_output].clone();
+            ins[l.to_input].dims = dims;
+        }
+        // A run below the task's maximum: the input rows past the count hold the poison, so a
+        // result that reads them is NaN or wrong (docs/runtime-m.md).
+        if let Some(m) = tokens_of(t, run_m) {
+            for (x, (_, ti)) in ins.iter_mut().zip(t.ir.inputs()) {
+                if ti.runtime_rows {
+                    super::tokens::poison_rows_from(x, m);
+                }
+            }
+        }
+        inputs.push(ins);
+        outputs.push(
+            t.ir.outputs()
+                .map(|(_, o)| HostTensor::filled(&o.name, o.dtype, &o.dims, POISON))
+                .collect(),
+        );
+    }
+    (inputs, outputs)
+}
+
+/// Every output of `case` against its reference: each task's (what it wrote, `finals[task]`, on
+/// the inputs it received, `inputs`), then a chain's output against the chain reference (on the
+/// inputs as generated, `original`). Errors: a reference that cannot run.
+fn check_outputs(
+    case: &Case<'_>,
+    sems: &[Semantics],
+    (inputs, original): (&[Vec<HostTensor>], &[Vec<HostTensor>]),
+    (finals, outputs): (&[Vec<HostTensor>], &[Vec<HostTensor>]),
+    table: Option<&super::paged::PagedRun>,
+    run_m: i64,
+    opts: &RunOptions,
+) -> Result<Vec<OutputResult>, GpuError> {
+    let mut results = Vec::new();
+    for (ti, t) in case.tasks.iter().enumerate() {
+        let unit = t.ir.unit_name();
+        let finals = &finals[ti];
         let scratch = opts.scratch.join(format!("{ti}_{unit}"));
         match tokens_of(t, run_m) {
             None => {
@@ -564,13 +611,13 @@ pub fn run_case(
                     t,
                     &sems[ti],
                     &inputs[ti],
-                    table.as_ref(),
+                    table,
                     &scratch,
                     opts.device,
                 )
                 .map_err(|e| GpuError::Reference(format!("{unit}: {e}")))?;
                 for e in exp {
-                    results.push(compare(&unit, &finals, &e));
+                    results.push(compare(&unit, finals, &e));
                 }
             }
             Some(m) => results.extend(
@@ -578,9 +625,9 @@ pub fn run_case(
                     t,
                     &sems[ti],
                     &inputs[ti],
-                    &finals,
+                    finals,
                     m,
-                    table.as_ref(),
+                    table,
                     (&scratch, opts.device),
                 )
                 .map_err(|e| GpuError::Reference(format!("{unit}: {e}")))?,
@@ -593,8 +640,8 @@ pub fn run_case(
         let out = &outputs[st][oi];
         let values = super::python::run_chain_reference(
             layer,
-            &original_inputs,
-            &outputs,
+            original,
+            outputs,
             (&out.name, out.dtype, &out.dims),
             &opts.scratch.join("chain"),
             opts.device,
@@ -610,12 +657,7 @@ pub fn run_case(
             },
         ));
     }
-    Ok(CaseRun {
-        ctas: q.len() as u32,
-        tasks: total,
-        max_queue: q.iter().map(Vec::len).max().unwrap_or(0),
-        outputs: results,
-    })
+    Ok(results)
 }
 
 /// The token count task `t` runs at in a run whose `qo_indptr_buffer` states `run_m`, if its
