@@ -59,8 +59,8 @@ registry! {
     HELPER_HOST = "E0025", "syntax", None, "a task that cannot host a helper uses one: a pipeline or a body template (no inline body to call it), a helper (helpers do not nest; one using itself), or a family without SMEM using a helper with regions";
     HELPER_PARAMS = "E0026", "syntax", None, "a `use` binds the helper's params wrongly: an unknown param, a value the helper's type or range rejects, or values at which the helper does not lower";
     HELPER_CALL = "E0027", "syntax", None, "the inline body does not call a helper it uses, or calls it with a number of arguments its signature does not take";
-    ROUTE = "E0029", "syntax", None, "a `route` the pipeline lowering cannot run: not a pipeline, weights that are not a 3-D `weight` TMA tensor [experts, N, K], ids that are not an int32 `index` input [m_real, slots], operand, output or scale shapes that do not match the mode, an epilogue other than `store bf16` (and `residual add` for `sum slots`), split-K, a run-time token count, or a task count other than the mode's";
     PAGED_KV = "E0028", "syntax", None, "a paged KV cache (`paged(...)`) does not fit its tensor, the page table's request slots or its pool, is written, is not the only one, or no inline body reads it";
+    ROUTE = "E0029", "syntax", None, "a `route` the pipeline lowering cannot run: not a pipeline, weights that are not a 3-D `weight` TMA tensor [experts, N, K], ids that are not an int32 `index` input [m_real, slots], operand, output or scale shapes that do not match the mode, an epilogue other than `store bf16` (and `residual add` for `sum slots`), split-K, a run-time token count, or a task count other than the mode's";
 
     REGION_SIZE = "E0101", "smem", Some("I-S1"), "a region size is negative";
     REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two";

@@ -143,11 +143,6 @@ pub const REFERENCES: &[(&str, &str)] = &[
         "stdlib/dsv3/rope.ref.py",
         include_str!("../../stdlib/dsv3/rope.ref.py"),
     ),
-    // The reference of the MoE block chain (`stdlib/dsv3/moe_block.chain.toml`), no contract's.
-    (
-        "stdlib/dsv3/moe_block.ref.py",
-        include_str!("../../stdlib/dsv3/moe_block.ref.py"),
-    ),
 ];
 
 /// The stdlib as sources.
