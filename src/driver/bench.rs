@@ -87,8 +87,12 @@ pub fn linears(base: &[Checked]) -> (Vec<LinearUnit>, Vec<(String, String)>) {
                 Some(_) => lin.push((si, ti, t.ir.unit_name())),
                 None => other.push((
                     t.ir.unit_name(),
-                    "not a pipeline linear: mpkc bench times the linears (family A) against cuBLAS"
-                        .to_string(),
+                    if t.linear().is_some_and(|p| p.route.is_some()) {
+                        "a routed linear (`route`): its cuBLAS equivalent is a grouped GEMM, which mpkc bench does not time yet"
+                    } else {
+                        "not a pipeline linear: mpkc bench times the linears (family A) against cuBLAS"
+                    }
+                    .to_string(),
                 )),
             }
         }

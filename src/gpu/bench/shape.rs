@@ -63,7 +63,9 @@ pub struct LinearShape {
 pub fn linear_of(task: &CheckedTask) -> Option<LinearShape> {
     let p = task.linear()?;
     let ir = &task.ir;
-    if ir.tensors.values().any(|t| t.view.is_some()) {
+    // A routed linear (`route`) multiplies each token by the experts its ids choose: its cuBLAS
+    // equivalent is a grouped GEMM, not one `[M, K] x [N, K]^T`.
+    if ir.tensors.values().any(|t| t.view.is_some()) || p.route.is_some() {
         return None;
     }
     let input = |h| ir.inputs().position(|(x, _)| x == h);
