@@ -57,6 +57,9 @@ pub fn instance_bytes(task: &CheckedTask) -> u64 {
         }
         _ => None,
     };
+    if let Some(r) = task.linear().and_then(|p| p.route) {
+        return routed_bytes(task, &r);
+    }
     let Some(table) = table else {
         return bytes_moved(&[task], &[], &[]);
     };
@@ -79,6 +82,36 @@ pub fn instance_bytes(task: &CheckedTask) -> u64 {
     total
 }
 
+/// A routed linear (`route W by ids …`) reads the weights (and their block scales) of the
+/// experts its ids choose, at most one per (token, slot) and at most every expert:
+/// `min(m_real x slots, experts)` of the `experts` expert slices; every other tensor whole.
+fn routed_bytes(task: &CheckedTask, r: &crate::lower::RouteMath) -> u64 {
+    let ir = &task.ir;
+    let p = task.linear();
+    let scales = match p.map(|p| &p.operands) {
+        Some(crate::lower::Operands::Fp8BlockScale { w_scale, .. }) => Some(*w_scale),
+        _ => None,
+    };
+    let weights = p.map(|p| p.weights);
+    let m = p.map_or(1, |p| p.m_real);
+    let used = u64::try_from((m.saturating_mul(r.slots)).min(r.experts)).unwrap_or(0);
+    let experts = u64::try_from(r.experts.max(1)).unwrap_or(1);
+    let mut total: u64 = 0;
+    for (h, x) in ir.inputs() {
+        let b = tensor_bytes(&x.dims, x.dtype.bytes());
+        let b = if Some(h) == weights || Some(h) == scales {
+            b / experts * used
+        } else {
+            b
+        };
+        total = total.saturating_add(b);
+    }
+    for (_, y) in ir.outputs() {
+        total = total.saturating_add(tensor_bytes(&y.dims, y.dtype.bytes()));
+    }
+    total
+}
+
 /// The operand precision of a task's tensor-core work, which picks the GPU's peak.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -90,7 +123,8 @@ pub enum MathKind {
 }
 
 /// The tensor-core FLOPs of one task instance: `2 · M · N · K` for a pipeline linear (one
-/// multiply and one add per MAC, over every K split), with its operand kind; `None` for a task
+/// multiply and one add per MAC, over every K split; times the slots of a routed one), with its
+/// operand kind; `None` for a task
 /// with no tensor-core work (the consumer families: their few CUDA-core operations per element
 /// are not counted, see docs/roofline.md).
 pub fn tensor_flops(task: &CheckedTask) -> Option<(u64, MathKind)> {
@@ -99,6 +133,8 @@ pub fn tensor_flops(task: &CheckedTask) -> Option<(u64, MathKind)> {
         crate::lower::Operands::Bf16 => MathKind::Bf16,
         crate::lower::Operands::Fp8BlockScale { .. } => MathKind::Fp8,
     };
-    let macs = elements(&[p.m_real, p.n, p.k]);
+    // A routed linear multiplies each token by one expert per slot (`route`): slots x the MACs.
+    let slots = p.route.map_or(1, |r| r.slots);
+    let macs = elements(&[p.m_real, slots, p.n, p.k]);
     Some((macs.saturating_mul(2), kind))
 }

@@ -17,7 +17,7 @@ pub(super) fn family(ir: &TaskIr, sink: &mut Sink) {
             .primary(r.span, "here")
             .secondary(ir.family_span, "the family")
             .note("a routed pipeline loads the expert's weight rows by TMA at a coordinate read from the ids (docs/language.md, \"Routed experts\")")
-            .help("in a consumer family, index the weights in the body (an inline body reads the ids as any input); or make the task a pipeline"),
+            .help("make the task a pipeline; in a consumer family, an inline body reads the ids as any input and indexes the weights itself"),
         );
     }
 }

@@ -80,9 +80,15 @@ pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
             continue;
         }
         let t_dims = dims;
-        // A routed per-slot output has a row per (token, slot); the tokens are the ids' rows.
+        // A routed per-slot output has a row per (token, slot); the tokens are the activations'
+        // rows (the `weight`-routed pipeline's `activation` tensor; a wrong ids shape is E0029).
         let tokens = match &ir.route {
-            Some(r) => ir.tensors[r.ids].dims.first().copied().unwrap_or(t_dims[0]),
+            Some(_) => ir
+                .tensors
+                .values()
+                .find(|t| t.role() == Some(crate::ir::TensorRole::Activation))
+                .and_then(|t| t.dims.first().copied())
+                .unwrap_or(t_dims[0]),
             None => t_dims[0],
         };
         // Swap-AB: the tokens are MMA-N, one activation tile of tile N per task. The 16-token

@@ -342,7 +342,13 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
                     ),
                 )
                 .primary(r.span, "the route")
-                .help(format!("write `granularity per_tile(tasks ceil_div(N, tile.M) * {}, tiles_per_task 1)`", per.replace(" x ", " * "))),
+                .help(format!(
+                    "write `granularity per_tile(tasks ceil_div(N, tile.M) * {}, tiles_per_task 1)`",
+                    match r.mode {
+                        RouteMode::PerSlot => format!("m_real * {}", r.slots),
+                        RouteMode::SumSlots => "m_real".to_string(),
+                    }
+                )),
             );
         }
     } else if ir.granularity.tasks() != num_tiles * splits {
@@ -560,10 +566,10 @@ fn fp8_scales(
         sink.push(unsupported(
             ir.family_span,
             format!("block-scaled fp8 needs `scale of` inputs f32 {w_dims:?} for the weights (128x128 blocks) and [{m_real}, {}] for the activations (1x128 groups)", act_k / 128),
-            if experts.is_some() {
-                "declare `tensor W_scale: f32[experts, N / 128, K / 128] in scale of W` and `tensor A_scale: f32[m_real, K / 128] in scale of A` (K: the activations' columns)"
+            &if experts.is_some() {
+                format!("declare `tensor W_scale: f32[experts, N / 128, K / 128] in scale of W` and `tensor A_scale: f32[m_real, {}] in scale of A` (one scale per 128 of the activations' {act_k} columns)", act_k / 128)
             } else {
-                "declare `tensor W_scale: f32[N / 128, K / 128] in scale of W` and `tensor A_scale: f32[m_real, K / 128] in scale of A`"
+                "declare `tensor W_scale: f32[N / 128, K / 128] in scale of W` and `tensor A_scale: f32[m_real, K / 128] in scale of A`".to_string()
             },
         ));
         return None;

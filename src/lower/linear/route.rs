@@ -63,6 +63,31 @@ pub(super) fn bind(
         ));
         return None;
     }
+    if wt.view.is_some() {
+        sink.push(error(
+            wt.span,
+            format!("routed weights `{}` are a view: their tensor map spans the experts' rows back to back", wt.name),
+            "declare the routed weights without `view(...)`".into(),
+        ));
+        return None;
+    }
+    // The loader's box row `expert * N + tile * 128` and the expert id are 32-bit (TMA's
+    // coordinates are int32): `(experts + 1) * N` rows must fit, `experts` itself included (an
+    // id past the experts becomes `experts`, whose rows lie past the map).
+    let rows = wt.dims[0].checked_add(1).and_then(|e| e.checked_mul(wt.dims[1]));
+    if rows.is_none_or(|x| x > i64::from(i32::MAX)) {
+        sink.push(error(
+            wt.span,
+            format!(
+                "{} experts of {} rows: the loader's 32-bit box row `expert * N + tile * 128` (TMA coordinates are int32) overflows past {} rows",
+                wt.dims[0],
+                wt.dims[1],
+                i32::MAX
+            ),
+            "split the experts over tasks or ranks so that (experts + 1) x N stays below 2^31".into(),
+        ));
+        return None;
+    }
     let it = &ir.tensors[r.ids];
     let slots = it.dims.get(1).copied().unwrap_or(0);
     if it.role() != Some(TensorRole::Index)
@@ -73,33 +98,37 @@ pub(super) fn bind(
         || slots < 1
         || it.view.is_some()
     {
+        let role = match it.role() {
+            Some(TensorRole::ScaleOf(x)) => format!("scale of {}", ir.tensors[x].name),
+            Some(x) => x.word().to_string(),
+            None => "without a role".to_string(),
+        };
         sink.push(error(
             it.span,
             format!(
-                "the ids `{}` must be an int32 `index` input [m_real, slots] = [{m_real}, slots], not {}{:?} {}",
-                it.name,
-                it.dtype,
-                it.dims,
-                it.role().map_or("without a role", |x| x.word())
+                "the ids `{}` must be an int32 `index` input [m_real, slots] = [{m_real}, slots], not {}{:?} {role}",
+                it.name, it.dtype, it.dims,
             ),
             format!("declare `tensor {}: i32[m_real, slots] in index` (slots: the router's top-k)", it.name),
         ));
+        return None;
     }
+    let epi_span = ir.epilogues.first().map_or(r.span, |e| e.2);
     if splits != 1 || epilogue == Epilogue::SplitKF32 {
         sink.push(error(
-            r.span,
+            epi_span,
             "split-K: a routed task's K loop covers its expert's whole K".into(),
             "remove `split_k f32`; routed tasks are already one per (token, slot) or per token".into(),
         ));
+        return None;
     }
     let epi_ok = match r.mode {
         RouteMode::PerSlot => epilogue == Epilogue::StoreBf16,
         RouteMode::SumSlots => matches!(epilogue, Epilogue::StoreBf16 | Epilogue::ResidualAdd),
     };
     if !epi_ok {
-        let span = ir.epilogues.first().map_or(r.span, |e| e.2);
         sink.push(error(
-            span,
+            epi_span,
             format!(
                 "epilogue `{}` with `{}`: a routed task stores one token column",
                 epilogue.as_str(),
