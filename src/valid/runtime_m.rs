@@ -56,6 +56,16 @@ pub(super) fn check(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink) {
 }
 
 fn pipeline(ir: &TaskIr, name: &str, sink: &mut Sink) {
+    // A routed pipeline's task count is tokens x slots x tiles: fixed when MPK builds the graph.
+    if let Some(r) = &ir.route {
+        sink.push(error(
+            ir,
+            r.span,
+            format!("a routed pipeline cannot take the run-time token count `{name}`"),
+            "its tasks are one per (token, slot, tile) or per (token, tile), a count MPK's task graph fixes when it is built: give the param a compile-time value",
+        ));
+        return;
+    }
     if let Some((_, _, at)) = ir.epilogues.iter().find(|(e, _, _)| e == "split_k") {
         sink.push(error(
             ir,
