@@ -260,9 +260,14 @@ fn nvcc_errors_in_inline_cuda_map_back_to_the_contract() {
 fn build_of_the_stdlib_prints_the_budget_table_and_kernels() {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stdlib_out");
     let _ = std::fs::remove_dir_all(&out);
+    // Through the nvcc cache the test binaries share (tests/support/nvcc_cache.rs): the same
+    // kernels tests/generated.rs compiles, one nvcc run per kernel in the whole suite
+    // (tests/build.rs runs `--no-cache`).
+    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("nvcc-cache");
     let o = mpkc()
         .current_dir(root())
-        .args(["build", "--no-cache", "--out", out.to_str().unwrap()])
+        .env("MPKC_CACHE_DIR", &cache)
+        .args(["build", "--out", out.to_str().unwrap()])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
