@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Runs mpkc's GPU verification on the GPU machine, in one run, and prints a table last.
 #
-#   scripts/gpu-verify.sh [all|verify|inject|sanitize|gpus|tests]     (default: all)
+#   scripts/gpu-verify.sh [all|verify|dsv3|inject|sanitize|gpus|tests]     (default: all)
 #
 # - verify:   every stdlib case (each task instance and each producer -> dependent chain through
 #             events) at M = 1 and M = 16, plus a run with 7 tasks per CTA (ring slots reused
 #             twice over); the odd shapes are in the stdlib itself (q_b's split-K loop of 3 stages
 #             under a 6-stage ring, argmax over 129,280 = 63.1 chunks of 2,048).
+# - dsv3:     DeepSeek-V3's routed experts (stdlib/dsv3/moe_experts.mpk, at M = 1, 16 and 3 with
+#             7 tasks per CTA), the router-weighted SwiGLU, and the MoE block as one chain
+#             (`mpkc verify --chain stdlib/dsv3/moe_block.chain.toml`) at M = 1 and 4.
 # - inject:   each test-only fault must FAIL and name the barrier, page or region it broke.
 # - sanitize: compute-sanitizer memcheck, racecheck, synccheck and initcheck, one pass per case
 #             at M = 1 with 2 tasks per CTA, the cases spread over every GPU of the host.
@@ -78,6 +81,14 @@ if [ "$MODE" = all ] || [ "$MODE" = verify ]; then
   run_verify "examples/linear_bf16_tail.mpk, M = 16, 4 tasks per CTA" "$OUT/verify-tail-m16.log" examples/linear_bf16_tail.mpk --m 16
   run_verify "examples/linear_bf16_tail.mpk, M = 1, 7 tasks per CTA" "$OUT/verify-tail-t7.log" examples/linear_bf16_tail.mpk --m 1 --tasks 7
   grep -E '^  (PASS|FAIL|SKIP)' "$OUT/verify-m1.log" "$OUT/verify-m16.log" | sed -e "s|$OUT/||" >"$OUT/verify-cases.txt"
+fi
+
+if [ "$MODE" = all ] || [ "$MODE" = dsv3 ]; then
+  run_verify "dsv3 routed experts, contract M" "$OUT/verify-moe.log" stdlib/dsv3/moe_experts.mpk
+  run_verify "dsv3 routed experts, M = 3, 7 tasks per CTA" "$OUT/verify-moe-m3.log" stdlib/dsv3/moe_experts.mpk --instance dsv3 --m 3 --tasks 7 --seed 2
+  run_verify "dsv3 router-weighted SwiGLU, M = 1 and 16" "$OUT/verify-silu-w.log" stdlib/dsv3/silu_mul_fp8.mpk --only weighted
+  run_verify "dsv3 MoE block chain, M = 1" "$OUT/verify-chain-m1.log" --chain stdlib/dsv3/moe_block.chain.toml
+  run_verify "dsv3 MoE block chain, M = 4" "$OUT/verify-chain-m4.log" --chain stdlib/dsv3/moe_block.chain.toml --m 4
 fi
 
 if [ "$MODE" = all ] || [ "$MODE" = inject ]; then
