@@ -86,7 +86,7 @@ fi
 if [ "$MODE" = all ] || [ "$MODE" = dsv3 ]; then
   run_verify "dsv3 routed experts, contract M" "$OUT/verify-moe.log" stdlib/dsv3/moe_experts.mpk
   run_verify "dsv3 routed experts, M = 3, 7 tasks per CTA" "$OUT/verify-moe-m3.log" stdlib/dsv3/moe_experts.mpk --instance dsv3 --m 3 --tasks 7 --seed 2
-  run_verify "dsv3 router-weighted SwiGLU, M = 1 and 16" "$OUT/verify-silu-w.log" stdlib/dsv3/silu_mul_fp8.mpk --only weighted
+  run_verify "dsv3 router-weighted SwiGLU, contract M" "$OUT/verify-silu-w.log" stdlib/dsv3/silu_mul_fp8.mpk --only weighted
   run_verify "dsv3 MoE block chain, M = 1" "$OUT/verify-chain-m1.log" --chain stdlib/dsv3/moe_block.chain.toml
   run_verify "dsv3 MoE block chain, M = 4" "$OUT/verify-chain-m4.log" --chain stdlib/dsv3/moe_block.chain.toml --m 4
 fi
