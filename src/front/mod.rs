@@ -4,6 +4,7 @@ pub mod ast;
 mod bom;
 mod build;
 mod build_sync;
+mod build_tensor;
 pub mod cuda;
 mod expr;
 mod literal;

@@ -7,6 +7,7 @@
 
 pub mod abi;
 pub mod bench;
+pub mod chain_reference;
 pub mod compare;
 pub mod data;
 pub mod device;

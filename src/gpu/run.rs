@@ -638,7 +638,7 @@ fn check_outputs(
     if let Some(layer) = &case.layer {
         let (st, oi) = layer.output;
         let out = &outputs[st][oi];
-        let values = super::python::run_chain_reference(
+        let values = super::chain_reference::run_chain_reference(
             layer,
             original,
             outputs,
