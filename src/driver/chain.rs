@@ -189,6 +189,18 @@ pub fn case(checked: &[Checked], chain: &Chain, target: Target) -> Result<CaseSp
             }
         }
     }
+    if let Some(dup) = m
+        .stages
+        .iter()
+        .enumerate()
+        .find(|(i, s)| m.stages[..*i].iter().any(|x| x.unit == s.unit))
+    {
+        return Err(format!(
+            "{}: unit `{}` is a stage twice (a chain names each unit once)",
+            chain.path.display(),
+            dup.1.unit
+        ));
+    }
     let task = |i: usize| &checked[units[i].0].tasks[units[i].1];
     let stage_of = |name: &str| -> Result<usize, String> {
         m.stages
@@ -218,7 +230,14 @@ pub fn case(checked: &[Checked], chain: &Chain, target: Target) -> Result<CaseSp
         Ok((st, i))
     };
     let (mut links, mut shared) = (Vec::new(), Vec::new());
-    for l in &m.links {
+    for (i, l) in m.links.iter().enumerate() {
+        if m.links[..i].iter().any(|x| x.to == l.to) {
+            return Err(format!(
+                "{}: `{}` is linked twice",
+                chain.path.display(),
+                l.to
+            ));
+        }
         let (to_task, to_input) = input(&l.to)?;
         let to_t = task(to_task).ir.inputs().nth(to_input).map(|(_, x)| x);
         let (from, is_output) = match output(&l.from) {
@@ -319,6 +338,74 @@ pub fn case(checked: &[Checked], chain: &Chain, target: Target) -> Result<CaseSp
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The stdlib's MoE block manifest with `edit` applied, loaded from a scratch copy next to
+    /// the stdlib files it names (so that its relative paths resolve), and its case or error.
+    fn edited(edit: impl Fn(String) -> String) -> Result<CaseSpec, String> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(root.join("stdlib/dsv3/moe_block.chain.toml")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("edited.chain.toml");
+        let text = edit(text).replace("file = \"", &format!("file = \"{}/stdlib/dsv3/", root.display()));
+        let text = text.replace(
+            "python = \"moe_block.ref.py\"",
+            &format!("python = \"{}/stdlib/dsv3/moe_block.ref.py\"", root.display()),
+        );
+        std::fs::write(&path, text).unwrap();
+        let chain = load(&path)?;
+        let sources: Vec<super::super::Source> = chain
+            .contract_files()
+            .iter()
+            .map(|f| super::super::Source {
+                path: f.display().to_string(),
+                text: std::fs::read_to_string(f).unwrap(),
+            })
+            .collect();
+        let checked = super::super::check_sources_with(
+            &sources,
+            |s| crate::sema::SemaOptions {
+                overrides: super::super::token_overrides(s, 1),
+                ..Default::default()
+            },
+            &Default::default(),
+        );
+        case(&checked, &chain, Target::Sm90a)
+    }
+
+    #[test]
+    fn a_bad_manifest_is_an_error_naming_what() {
+        let err = |edit: &dyn Fn(String) -> String| edited(edit).unwrap_err();
+        let e = err(&|t| t.replace("unit = \"router_topk\"", "unit = \"router_top8\""));
+        assert!(e.contains("no unit `router_top8`"), "{e}");
+        let e = err(&|t| t.replace("to = \"moe_w13_dsv3.A\"", "to = \"moe_w13_dsv3.Q\""));
+        assert!(e.contains("`moe_w13_dsv3` has no input `Q`"), "{e}");
+        let e = err(&|t| {
+            t.replace(
+                "from = \"silu_mul_fp8_shared.y\"",
+                "from = \"silu_mul_fp8_shared.y_scale\"",
+            )
+        });
+        assert!(e.contains("differ"), "{e}");
+        let e = err(&|t| {
+            t.replace(
+                "to = \"router_topk.logits\"\nfrom = \"linear_bf16_splitk_router_reduce.y\"",
+                "to = \"router_topk.logits\"\nfrom = \"moe_w2_dsv3.C\"",
+            )
+        });
+        assert!(e.contains("not an earlier stage") || e.contains("differ"), "{e}");
+        let e = err(&|t| t.replace("rel_l2 = 2e-2", "rel_l2 = 2e-2\nextra = 1"));
+        assert!(e.contains("not a chain manifest"), "{e}");
+        let e = err(&|t| {
+            t.replace(
+                "[[link]]\nto = \"moe_w2_dsv3.shared\"",
+                "[[link]]\nto = \"moe_w2_dsv3.ids\"\nfrom = \"router_topk.ids\"\n\n[[link]]\nto = \"moe_w2_dsv3.shared\"",
+            )
+        });
+        assert!(e.contains("linked twice"), "{e}");
+        let e = err(&|t| t.replace("moe_block.ref.py", "missing.ref.py"));
+        assert!(e.contains("is not a file"), "{e}");
+        assert!(edited(|t| t).is_ok());
+    }
 
     #[test]
     fn the_moe_block_chain_resolves() {
