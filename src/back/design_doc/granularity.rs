@@ -14,10 +14,19 @@ pub(super) fn write(s: &mut String, task: &CheckedTask) {
             "Per tile: {} tasks; `task_offset % {}` is the N tile{}. One tile per task (I-P6).\n",
             task.ir.granularity.tasks(),
             p.num_tiles,
-            if p.splits > 1 {
-                format!(", `task_offset / {}` the K split", p.num_tiles)
-            } else {
-                String::new()
+            match (&p.route, p.splits > 1) {
+                (Some(r), _) => match r.mode {
+                    crate::ir::RouteMode::PerSlot => format!(
+                        ", `task_offset / {}` the route: token `route / {}`, slot `route % {}`, whose expert `{}[token, slot]` the loader reads at run time (`route ... per slot`, out of {} experts); the output row is the route",
+                        p.num_tiles, r.slots, r.slots, task.ir.tensors[r.ids].name, r.experts
+                    ),
+                    crate::ir::RouteMode::SumSlots => format!(
+                        ", `task_offset / {}` the token; K iteration `it` multiplies slot `it / {}`'s expert `{}[token, slot]`, read at run time (`route ... sum slots`, {} slots of {} experts), so the accumulator sums the slots",
+                        p.num_tiles, r.slot_k_iters, task.ir.tensors[r.ids].name, r.slots, r.experts
+                    ),
+                },
+                (None, true) => format!(", `task_offset / {}` the K split", p.num_tiles),
+                (None, false) => String::new(),
             }
         );
         return;
