@@ -47,13 +47,14 @@ pub fn expected(task: &CheckedTask, p: &LinearMath, r: &RouteMath, inputs: &[Hos
         Operands::Bf16 => None,
     };
     let fp8 = scales.is_some();
+    let (ar, wr) = (reader(a), reader(w));
     // One expert's product for token t over its activation columns a0.. and expert e.
     let product = |t: usize, a0: usize, e: usize, row: usize| -> f64 {
         let mut acc = 0.0;
         for kb in (0..k).step_by(128) {
             let kend = (kb + 128).min(k);
             let dot: f64 = (kb..kend)
-                .map(|kk| a.get(t * act_k + a0 + kk) * w.get((e * n + row) * k + kk))
+                .map(|kk| ar(t * act_k + a0 + kk) * wr((e * n + row) * k + kk))
                 .sum();
             acc += match scales {
                 Some((ws, as_)) => {
@@ -102,4 +103,80 @@ pub fn expected(task: &CheckedTask, p: &LinearMath, r: &RouteMath, inputs: &[Hos
         values,
         check: Check::RelL2(tol),
     }]
+}
+
+/// Element reader of `t`: e4m3 through a 256-entry table (a routed reference reads up to a
+/// billion weight elements), every other type through [`HostTensor::get`].
+fn reader(t: &HostTensor) -> impl Fn(usize) -> f64 + '_ {
+    let lut: Option<Vec<f64>> = (t.dtype == crate::ir::Dtype::E4m3)
+        .then(|| (0..=255u8).map(|b| f64::from(super::data::e4m3_to_f32(b))).collect());
+    move |i| match &lut {
+        Some(l) => l[usize::from(t.bytes[i])],
+        None => t.get(i),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::reference::{expected as expected_of, make_inputs, semantics, Semantics};
+
+    fn checked(unit: &str) -> crate::valid::CheckedTask {
+        let text = include_str!("../../tests/ui/route/pass_e0029.mpk");
+        let src = crate::driver::Source {
+            path: "pass_e0029.mpk".into(),
+            text: text.into(),
+        };
+        crate::driver::check_sources(&[src], &Default::default(), &Default::default())
+            .into_iter()
+            .flat_map(|c| c.tasks)
+            .find(|t| t.ir.unit_name() == unit)
+            .unwrap()
+    }
+
+    /// The reference against the definition written out directly (dense loops over the ids),
+    /// on verify's own inputs: distinct experts per token, the last slot's id past the experts.
+    #[test]
+    fn the_routed_reference_is_the_routing_s_definition() {
+        for unit in ["routed_per_slot", "routed_sum_slots"] {
+            let t = checked(unit);
+            let sem = semantics(&t).unwrap();
+            let Semantics::Linear(p) = &sem else { panic!("{unit}") };
+            let r = p.route.unwrap();
+            let inputs = make_inputs(&t, &sem, &mut Fill::new(9));
+            let pos = |h| t.ir.inputs().position(|(x, _)| x == h).unwrap();
+            let (a, w, ids) = (&inputs[pos(p.acts)], &inputs[pos(p.weights)], &inputs[pos(r.ids)]);
+            let (m, s, n, k) = (p.m_real as usize, r.slots as usize, p.n as usize, p.k as usize);
+            let last = ids.get_i32(m * s - 1);
+            assert!(i64::from(last) >= r.experts, "{unit}: the last id is past the experts");
+            let got = &expected_of(&t, &sem, &inputs)[0].values;
+            let dot = |tok: usize, a0: usize, e: usize, row: usize| -> f64 {
+                (0..k).map(|kk| a.get(tok * r.act_k as usize + a0 + kk) * w.get((e * n + row) * k + kk)).sum()
+            };
+            for tok in 0..m {
+                for row in 0..n {
+                    let ex = |sl: usize| {
+                        let e = ids.get_i32(tok * s + sl);
+                        (e >= 0 && i64::from(e) < r.experts).then_some(e as usize)
+                    };
+                    match r.mode {
+                        RouteMode::PerSlot => {
+                            for sl in 0..s {
+                                let want = ex(sl).map_or(0.0, |e| dot(tok, 0, e, row));
+                                let g = got[(tok * s + sl) * n + row];
+                                assert!((g - want).abs() <= 1e-9 * (1.0 + want.abs()), "{unit} {tok} {sl} {row}");
+                            }
+                        }
+                        RouteMode::SumSlots => {
+                            let acc: f64 = (0..s).filter_map(|sl| ex(sl).map(|e| dot(tok, sl * k, e, row))).sum();
+                            let res = p.residual.map_or(0.0, |h| inputs[pos(h)].get(tok * n + row));
+                            let want = f64::from(half::bf16::from_f64(acc).to_f32()) + res;
+                            let g = got[tok * n + row];
+                            assert!((g - want).abs() <= 1e-6 * (1.0 + want.abs()), "{unit} {tok} {row}: {g} {want}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
