@@ -353,6 +353,11 @@ mod tests {
         );
         std::fs::write(&path, text).unwrap();
         let chain = load(&path)?;
+        case(&checked_at_m1(&chain), &chain, Target::Sm90a)
+    }
+
+    /// The chain's stage files, checked at one token.
+    fn checked_at_m1(chain: &Chain) -> Vec<super::super::Checked> {
         let sources: Vec<super::super::Source> = chain
             .contract_files()
             .iter()
@@ -361,15 +366,14 @@ mod tests {
                 text: std::fs::read_to_string(f).unwrap(),
             })
             .collect();
-        let checked = super::super::check_sources_with(
+        super::super::check_sources_with(
             &sources,
             |s| crate::sema::SemaOptions {
                 overrides: super::super::token_overrides(s, 1),
                 ..Default::default()
             },
             &Default::default(),
-        );
-        case(&checked, &chain, Target::Sm90a)
+        )
     }
 
     #[test]
@@ -411,23 +415,7 @@ mod tests {
     fn the_moe_block_chain_resolves() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let chain = load(&root.join("stdlib/dsv3/moe_block.chain.toml")).unwrap();
-        let sources: Vec<super::super::Source> = chain
-            .contract_files()
-            .iter()
-            .map(|f| super::super::Source {
-                path: f.display().to_string(),
-                text: std::fs::read_to_string(f).unwrap(),
-            })
-            .collect();
-        let checked = super::super::check_sources_with(
-            &sources,
-            |s| crate::sema::SemaOptions {
-                overrides: super::super::token_overrides(s, 1),
-                ..Default::default()
-            },
-            &Default::default(),
-        );
-        let c = case(&checked, &chain, Target::Sm90a).unwrap();
+        let c = case(&checked_at_m1(&chain), &chain, Target::Sm90a).unwrap();
         assert_eq!(c.units.len(), chain.manifest.stages.len());
         assert!(c.skip.is_none());
         let layer = c.layer.unwrap();
