@@ -1,5 +1,6 @@
 //! What the PTX memory model asks of the generated kernels, shown on the SASS of every stdlib
-//! unit for sm_90a and sm_100a (issue 10, findings 3, 4 and 6; no sm_100a code runs here):
+//! task (one instance of each: instances differ in constants only) for sm_90a and sm_100a
+//! (issue 10, findings 3, 4 and 6; no sm_100a code runs here):
 //!
 //! - inputs a task of the same launch may write are never read through the non-coherent path
 //!   (`LDG…CONSTANT`, `ld.global.nc`): each such load comes from a line of the kernel that reads a
@@ -51,7 +52,16 @@ fn builds() -> &'static Builds {
     B.get_or_init(|| {
         let tc = nvcc::find().unwrap_or_else(|e| panic!("{e}"));
         let checked = check_sources(&stdlib::sources(), &Default::default(), &Default::default());
-        let units = generate_all(&checked);
+        // One instance of each task (a task's instances differ in constants only, not in the
+        // loads, stores and fences checked here); every derived split-K reduce.
+        let mut seen = std::collections::BTreeSet::new();
+        let units: Vec<UnitOutput> = generate_all(&checked)
+            .into_iter()
+            .filter(|u| {
+                checked[u.source].derived.is_some()
+                    || seen.insert((u.source, checked[u.source].tasks[u.task].ir.name.clone()))
+            })
+            .collect();
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
         let prod = scratch("memory_model_build");
         write_all(&prod, &units).unwrap();
@@ -367,5 +377,6 @@ fn the_loader_fences_between_generic_stores_and_its_tma() {
         }
         seen += 1;
     }
-    assert!(seen >= 24, "every pipeline unit on both targets ({seen})");
+    // One instance of each pipeline task of the stdlib, on both targets.
+    assert!(seen >= 16, "every pipeline task on both targets ({seen})");
 }
