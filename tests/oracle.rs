@@ -274,7 +274,6 @@ fn variant(fp8: bool, n: i64, bk: i64, stages: i64) -> Source {
             if fp8 { "tmem cols 64" } else { "tmem cols 32" },
             &format!("tmem cols {cols}"),
         )
-
         // A task serves at most tile N tokens (E0601).
         .replace(
             "param m_real: int in 1..=16 = 16",

@@ -70,7 +70,10 @@ fn every_stdlib_file_is_embedded() {
                 f.to_string_lossy().ends_with(".chain.toml")
                     && std::fs::read_to_string(&f).unwrap().contains(&format!(
                         "python = \"{}\"",
-                        std::path::Path::new(p.as_str()).file_name().unwrap().to_string_lossy()
+                        std::path::Path::new(p.as_str())
+                            .file_name()
+                            .unwrap()
+                            .to_string_lossy()
                     ))
             })
         })

@@ -48,9 +48,9 @@ fn every_stdlib_case_compiles_as_a_test_build_for_both_targets() {
         });
         if target == Target::Sm100a {
             all.retain(|c| {
-                c.units.iter().any(|u| {
-                    checked[u.0].tasks[u.1].ir.family == mpkc::ir::Family::Pipeline
-                })
+                c.units
+                    .iter()
+                    .any(|u| checked[u.0].tasks[u.1].ir.family == mpkc::ir::Family::Pipeline)
             });
             assert!(all.len() >= 10, "the sm_100a pipeline cases: {}", all.len());
         }

@@ -199,7 +199,9 @@ fn routed(w: &mut Writer, task: &CheckedTask, p: &LinearMath) {
         open_fragment_loop(w);
         w.line("r[e] = n == token && row < N ? res[static_cast<int64_t>(route) * N + row] : __float2bfloat16_rn(0.f);");
         w.close("");
-        w.comment("The accumulator is rounded to bf16 before the add, as MPK's residual linear does.");
+        w.comment(
+            "The accumulator is rounded to bf16 before the add, as MPK's residual linear does.",
+        );
         open_fragment_loop(w);
         w.line("if (n == token && row < N) out[static_cast<int64_t>(route) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(frag_value(acc, e))) + __bfloat162float(r[e]));");
         w.close("");

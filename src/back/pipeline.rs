@@ -237,7 +237,12 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
 }
 
 /// The constants and the id read of a routed pipeline (`route W by ids …`).
-fn route_constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, r: &crate::lower::RouteMath) {
+fn route_constants(
+    w: &mut Writer,
+    task: &CheckedTask,
+    p: &LinearMath,
+    r: &crate::lower::RouteMath,
+) {
     let ir = &task.ir;
     let idx_in = |h| ir.inputs().position(|(x, _)| x == h).unwrap_or(0);
     let per_slot = r.mode == crate::ir::RouteMode::PerSlot;
@@ -256,21 +261,25 @@ fn route_constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, r: &crate
         w.comment("t = token * NUM_TILES + tile: K iteration it multiplies slot it / SLOT_K_ITERS's expert with that");
         w.comment("slot's K block of the activations ([M_REAL, SLOTS * K]), so the accumulator sums the slots.");
     }
-    w.comment("Every token column is multiplied; the epilogue stores the task's token column only.");
+    w.comment(
+        "Every token column is multiplied; the epilogue stores the task's token column only.",
+    );
     w.line(format!(
         "constexpr int EXPERTS = {};  // experts of `{}`",
-        r.experts,
-        ir.tensors[p.weights].name
+        r.experts, ir.tensors[p.weights].name
     ));
     w.line(format!(
         "constexpr int SLOTS = {};  // routed slots per token: columns of `{}`",
-        r.slots,
-        ir.tensors[r.ids].name
+        r.slots, ir.tensors[r.ids].name
     ));
     w.line(format!(
         "constexpr int ROUTE_READS = {};  // experts one task reads: {}",
         if per_slot { 1 } else { r.slots },
-        if per_slot { "its slot's" } else { "every slot's" }
+        if per_slot {
+            "its slot's"
+        } else {
+            "every slot's"
+        }
     ));
     w.line(format!(
         "constexpr int ROUTES_PER_TOKEN = {};  // routes (task_offset / NUM_TILES) per token",

@@ -127,7 +127,9 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
     let (common, m) = match &chain {
         Some(c) => {
             if !common.files.is_empty() {
-                errln!("error: `--chain` takes the contracts its stages name; give no FILES with it");
+                errln!(
+                    "error: `--chain` takes the contracts its stages name; give no FILES with it"
+                );
                 return exit::USAGE;
             }
             chain_common = common.clone();
@@ -167,8 +169,8 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
             }
         }
         .into_iter()
-            .filter(|c| v.only.as_ref().is_none_or(|o| c.name.contains(o.as_str())))
-            .collect();
+        .filter(|c| v.only.as_ref().is_none_or(|o| c.name.contains(o.as_str())))
+        .collect();
         if listed.is_empty() {
             errln!(
                 "error: no case to list{}",

@@ -169,7 +169,10 @@ pub fn case(checked: &[Checked], chain: &Chain, target: Target) -> Result<CaseSp
         let norm = |p: &str| PathBuf::from(super::reference::normalized(Path::new(p)));
         let found = checked.iter().enumerate().find_map(|(si, c)| {
             // A derived unit (a split-K reduce) is found in the file of the contract it comes from.
-            let path = c.derived.as_ref().map_or(&c.source.path, |d| &d.parent.path);
+            let path = c
+                .derived
+                .as_ref()
+                .map_or(&c.source.path, |d| &d.parent.path);
             let same_file = norm(path) == *file;
             c.tasks
                 .iter()
@@ -259,7 +262,11 @@ pub fn case(checked: &[Checked], chain: &Chain, target: Target) -> Result<CaseSp
             ));
         }
         if let (Some(a), Some(b)) = (from_t, to_t) {
-            if a.dtype != b.dtype || a.elements() != b.elements() || a.view.is_some() || b.view.is_some() {
+            if a.dtype != b.dtype
+                || a.elements() != b.elements()
+                || a.view.is_some()
+                || b.view.is_some()
+            {
                 return Err(format!(
                     "{}: link `{}` <- `{}`: {}{:?} and {}{:?} differ (a link needs one dtype, one element count, no view)",
                     chain.path.display(),
@@ -307,8 +314,13 @@ pub fn case(checked: &[Checked], chain: &Chain, target: Target) -> Result<CaseSp
     let result = output(&m.output)?;
     let tasks: Vec<&crate::valid::CheckedTask> = (0..units.len()).map(task).collect();
     let skip = tasks.iter().find_map(|t| {
-        (!t.ir.targets.iter().any(|x| x.target == target))
-            .then(|| format!("`{}` does not declare {}", t.ir.unit_name(), target.as_str()))
+        (!t.ir.targets.iter().any(|x| x.target == target)).then(|| {
+            format!(
+                "`{}` does not declare {}",
+                t.ir.unit_name(),
+                target.as_str()
+            )
+        })
     });
     Ok(CaseSpec {
         name: m.name.clone(),
@@ -346,10 +358,16 @@ mod tests {
         let text = std::fs::read_to_string(root.join("stdlib/dsv3/moe_block.chain.toml")).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("edited.chain.toml");
-        let text = edit(text).replace("file = \"", &format!("file = \"{}/stdlib/dsv3/", root.display()));
+        let text = edit(text).replace(
+            "file = \"",
+            &format!("file = \"{}/stdlib/dsv3/", root.display()),
+        );
         let text = text.replace(
             "python = \"moe_block.ref.py\"",
-            &format!("python = \"{}/stdlib/dsv3/moe_block.ref.py\"", root.display()),
+            &format!(
+                "python = \"{}/stdlib/dsv3/moe_block.ref.py\"",
+                root.display()
+            ),
         );
         std::fs::write(&path, text).unwrap();
         let chain = load(&path)?;
@@ -396,7 +414,10 @@ mod tests {
                 "to = \"router_topk.logits\"\nfrom = \"moe_w2_dsv3.C\"",
             )
         });
-        assert!(e.contains("not an earlier stage") || e.contains("differ"), "{e}");
+        assert!(
+            e.contains("not an earlier stage") || e.contains("differ"),
+            "{e}"
+        );
         let e = err(&|t| t.replace("rel_l2 = 2e-2", "rel_l2 = 2e-2\nextra = 1"));
         assert!(e.contains("not a chain manifest"), "{e}");
         let e = err(&|t| {

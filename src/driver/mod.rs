@@ -1,11 +1,11 @@
 //! The driver: runs the stages over contract sources, finds and runs nvcc, and writes outputs.
 
 pub mod bench;
-pub mod chain;
 pub mod build;
 pub mod cache;
 pub mod cancel;
 pub mod cc_nvcc;
+pub mod chain;
 mod clash;
 mod derived;
 pub mod fingerprint;

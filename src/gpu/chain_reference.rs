@@ -7,7 +7,6 @@ use crate::ir::Dtype;
 use serde_json::json;
 use std::path::Path;
 
-
 /// Runs the whole-chain reference `layer` (`mpkc verify --chain`) in `dir`: its inputs are the
 /// chain's unlinked inputs (`inputs[stage][input]`) and the fed kernel outputs
 /// (`outputs[stage][output]`), passed to the function as one dict by `unit.tensor`; its one
@@ -21,7 +20,12 @@ pub fn run_chain_reference(
     dir: &Path,
     cuda_device: usize,
 ) -> Result<Vec<f64>, String> {
-    let io = |e: std::io::Error| format!("cannot write the chain reference's exchange in {}: {e}", dir.display());
+    let io = |e: std::io::Error| {
+        format!(
+            "cannot write the chain reference's exchange in {}: {e}",
+            dir.display()
+        )
+    };
     std::fs::create_dir_all(dir).map_err(io)?;
     let module = std::path::absolute(&layer.module).map_err(io)?;
     let mut ins = Vec::new();
@@ -29,7 +33,12 @@ pub fn run_chain_reference(
         .inputs
         .iter()
         .map(|(n, (st, i))| (n, &inputs[*st][*i]))
-        .chain(layer.feeds.iter().map(|(n, (st, o))| (n, &outputs[*st][*o])));
+        .chain(
+            layer
+                .feeds
+                .iter()
+                .map(|(n, (st, o))| (n, &outputs[*st][*o])),
+        );
     for (i, (name, x)) in named.enumerate() {
         let f = file_name("in", i, name);
         std::fs::write(dir.join(&f), &x.bytes).map_err(io)?;

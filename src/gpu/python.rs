@@ -641,4 +641,3 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
-

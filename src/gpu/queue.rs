@@ -175,7 +175,11 @@ mod tests {
             assert!(regs.windows(2).all(|w| w[0] <= w[1]), "{regs:?}");
         }
         for (stage, t) in case.tasks.iter().enumerate() {
-            let n = q.iter().flatten().filter(|(_, r)| *r == stage as i32).count();
+            let n = q
+                .iter()
+                .flatten()
+                .filter(|(_, r)| *r == stage as i32)
+                .count();
             assert_eq!(n as i64, t.ir.granularity.tasks());
         }
         let ev: Vec<StageEvents> = (0..3).map(|s| stage_events(&case, s)).collect();

@@ -34,11 +34,25 @@ pub fn fill_ids(ids: &mut HostTensor, r: &RouteMath, fill: &mut Fill) {
 }
 
 /// The expected output of routed pipeline `p` on `inputs` (`input_ptrs` order).
-pub fn expected(task: &CheckedTask, p: &LinearMath, r: &RouteMath, inputs: &[HostTensor]) -> Vec<Expected> {
+pub fn expected(
+    task: &CheckedTask,
+    p: &LinearMath,
+    r: &RouteMath,
+    inputs: &[HostTensor],
+) -> Vec<Expected> {
     let ir = &task.ir;
     let pos = |h| ir.inputs().position(|(x, _)| x == h).unwrap_or(0);
-    let (a, w, ids) = (&inputs[pos(p.acts)], &inputs[pos(p.weights)], &inputs[pos(r.ids)]);
-    let (n, k, m, slots) = (p.n as usize, p.k as usize, p.m_real as usize, r.slots as usize);
+    let (a, w, ids) = (
+        &inputs[pos(p.acts)],
+        &inputs[pos(p.weights)],
+        &inputs[pos(r.ids)],
+    );
+    let (n, k, m, slots) = (
+        p.n as usize,
+        p.k as usize,
+        p.m_real as usize,
+        r.slots as usize,
+    );
     let act_k = r.act_k as usize;
     let scales = match &p.operands {
         Operands::Fp8BlockScale {
@@ -108,8 +122,11 @@ pub fn expected(task: &CheckedTask, p: &LinearMath, r: &RouteMath, inputs: &[Hos
 /// Element reader of `t`: e4m3 through a 256-entry table (a routed reference reads up to a
 /// billion weight elements), every other type through [`HostTensor::get`].
 fn reader(t: &HostTensor) -> impl Fn(usize) -> f64 + '_ {
-    let lut: Option<Vec<f64>> = (t.dtype == crate::ir::Dtype::E4m3)
-        .then(|| (0..=255u8).map(|b| f64::from(super::data::e4m3_to_f32(b))).collect());
+    let lut: Option<Vec<f64>> = (t.dtype == crate::ir::Dtype::E4m3).then(|| {
+        (0..=255u8)
+            .map(|b| f64::from(super::data::e4m3_to_f32(b)))
+            .collect()
+    });
     move |i| match &lut {
         Some(l) => l[usize::from(t.bytes[i])],
         None => t.get(i),
@@ -141,17 +158,35 @@ mod tests {
         for unit in ["routed_per_slot", "routed_sum_slots"] {
             let t = checked(unit);
             let sem = semantics(&t).unwrap();
-            let Semantics::Linear(p) = &sem else { panic!("{unit}") };
+            let Semantics::Linear(p) = &sem else {
+                panic!("{unit}")
+            };
             let r = p.route.unwrap();
             let inputs = make_inputs(&t, &sem, &mut Fill::new(9));
             let pos = |h| t.ir.inputs().position(|(x, _)| x == h).unwrap();
-            let (a, w, ids) = (&inputs[pos(p.acts)], &inputs[pos(p.weights)], &inputs[pos(r.ids)]);
-            let (m, s, n, k) = (p.m_real as usize, r.slots as usize, p.n as usize, p.k as usize);
+            let (a, w, ids) = (
+                &inputs[pos(p.acts)],
+                &inputs[pos(p.weights)],
+                &inputs[pos(r.ids)],
+            );
+            let (m, s, n, k) = (
+                p.m_real as usize,
+                r.slots as usize,
+                p.n as usize,
+                p.k as usize,
+            );
             let last = ids.get_i32(m * s - 1);
-            assert!(i64::from(last) >= r.experts, "{unit}: the last id is past the experts");
+            assert!(
+                i64::from(last) >= r.experts,
+                "{unit}: the last id is past the experts"
+            );
             let got = &expected_of(&t, &sem, &inputs)[0].values;
             let dot = |tok: usize, a0: usize, e: usize, row: usize| -> f64 {
-                (0..k).map(|kk| a.get(tok * r.act_k as usize + a0 + kk) * w.get((e * n + row) * k + kk)).sum()
+                (0..k)
+                    .map(|kk| {
+                        a.get(tok * r.act_k as usize + a0 + kk) * w.get((e * n + row) * k + kk)
+                    })
+                    .sum()
             };
             for tok in 0..m {
                 for row in 0..n {
@@ -164,15 +199,25 @@ mod tests {
                             for sl in 0..s {
                                 let want = ex(sl).map_or(0.0, |e| dot(tok, 0, e, row));
                                 let g = got[(tok * s + sl) * n + row];
-                                assert!((g - want).abs() <= 1e-9 * (1.0 + want.abs()), "{unit} {tok} {sl} {row}");
+                                assert!(
+                                    (g - want).abs() <= 1e-9 * (1.0 + want.abs()),
+                                    "{unit} {tok} {sl} {row}"
+                                );
                             }
                         }
                         RouteMode::SumSlots => {
-                            let acc: f64 = (0..s).filter_map(|sl| ex(sl).map(|e| dot(tok, sl * k, e, row))).sum();
-                            let res = p.residual.map_or(0.0, |h| inputs[pos(h)].get(tok * n + row));
+                            let acc: f64 = (0..s)
+                                .filter_map(|sl| ex(sl).map(|e| dot(tok, sl * k, e, row)))
+                                .sum();
+                            let res = p
+                                .residual
+                                .map_or(0.0, |h| inputs[pos(h)].get(tok * n + row));
                             let want = f64::from(half::bf16::from_f64(acc).to_f32()) + res;
                             let g = got[tok * n + row];
-                            assert!((g - want).abs() <= 1e-6 * (1.0 + want.abs()), "{unit} {tok} {row}: {g} {want}");
+                            assert!(
+                                (g - want).abs() <= 1e-6 * (1.0 + want.abs()),
+                                "{unit} {tok} {row}: {g} {want}"
+                            );
                         }
                     }
                 }

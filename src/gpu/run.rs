@@ -558,8 +558,7 @@ fn host_tensors(
     let mut outputs: Vec<Vec<HostTensor>> = Vec::new();
     for (i, (t, sem)) in case.tasks.iter().zip(sems).enumerate() {
         let mut fill = Fill::new(
-            seed
-                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
                 .wrapping_add(i as u64),
         );
         let mut ins = make_inputs(t, sem, &mut fill);
@@ -607,15 +606,8 @@ fn check_outputs(
         let scratch = opts.scratch.join(format!("{ti}_{unit}"));
         match tokens_of(t, run_m) {
             None => {
-                let exp = expected_in(
-                    t,
-                    &sems[ti],
-                    &inputs[ti],
-                    table,
-                    &scratch,
-                    opts.device,
-                )
-                .map_err(|e| GpuError::Reference(format!("{unit}: {e}")))?;
+                let exp = expected_in(t, &sems[ti], &inputs[ti], table, &scratch, opts.device)
+                    .map_err(|e| GpuError::Reference(format!("{unit}: {e}")))?;
                 for e in exp {
                     results.push(compare(&unit, finals, &e));
                 }

@@ -132,14 +132,18 @@ pub(super) fn emit(w: &mut Writer, p: &LinearMath, w_name: &str, a_name: &str) {
         "round trip per stage in the only thread that issues TMA would bound the whole pipeline.",
     );
     w.comment("`w_block` points at the weight block's scale; `kb` is the activations' K block.");
-    w.open("MPKC_HD static inline Raw fetch_at(float const *w_block, float const *a_scale, int kb)");
+    w.open(
+        "MPKC_HD static inline Raw fetch_at(float const *w_block, float const *a_scale, int kb)",
+    );
     w.line("Raw r;");
     w.line("r.ws = *w_block;");
     w.line("MPKC_UNROLL");
     w.line("for (int n = 0; n < TOKENS; ++n) r.as[n] = a_scale[n * K_BLOCKS + kb];");
     w.line("return r;");
     w.close("");
-    w.comment("K block `kb` of weight tile `tile` (the unrouted weights' [N / 128, K / 128] scales).");
+    w.comment(
+        "K block `kb` of weight tile `tile` (the unrouted weights' [N / 128, K / 128] scales).",
+    );
     w.open("MPKC_HD static inline Raw fetch(float const *w_scale, float const *a_scale, int tile, int kb)");
     w.line("return fetch_at(w_scale + tile * W_K_BLOCKS + kb, a_scale, kb);");
     w.close("");

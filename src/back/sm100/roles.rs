@@ -81,8 +81,7 @@ impl Engine for Sm100<'_> {
                 release_used_pages(w, "MMA");
             }
             Step::TmemDealloc => w.line("mpkc::sm100::tmem_dealloc(taddr, TMEM_COLS);"),
-            Step::PageAcquire | Step::DepWait
-            | Step::RouteRead | Step::SyncWarp | Step::Body => {}
+            Step::PageAcquire | Step::DepWait | Step::RouteRead | Step::SyncWarp | Step::Body => {}
         }
     }
 }

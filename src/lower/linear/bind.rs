@@ -553,10 +553,7 @@ fn fp8_scales(
         h.filter(|h| ir.tensors[*h].dtype == Dtype::F32 && ir.tensors[*h].dims == dims)
     };
     // Routed weights have one block-scale matrix per expert: `[experts, N / 128, K / 128]`.
-    let w_dims: Vec<i64> = experts
-        .into_iter()
-        .chain([n / 128, k / 128])
-        .collect();
+    let w_dims: Vec<i64> = experts.into_iter().chain([n / 128, k / 128]).collect();
     let w_scale = shaped(role_tensor(ir, TensorRole::ScaleOf(w)), w_dims.clone());
     let a_scale = shaped(
         role_tensor(ir, TensorRole::ScaleOf(a)),

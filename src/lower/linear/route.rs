@@ -74,7 +74,9 @@ pub(super) fn bind(
     // The loader's box row `expert * N + tile * 128` and the expert id are 32-bit (TMA's
     // coordinates are int32): `(experts + 1) * N` rows must fit, `experts` itself included (an
     // id past the experts becomes `experts`, whose rows lie past the map).
-    let rows = wt.dims[0].checked_add(1).and_then(|e| e.checked_mul(wt.dims[1]));
+    let rows = wt.dims[0]
+        .checked_add(1)
+        .and_then(|e| e.checked_mul(wt.dims[1]));
     if rows.is_none_or(|x| x > i64::from(i32::MAX)) {
         sink.push(error(
             wt.span,
@@ -118,7 +120,8 @@ pub(super) fn bind(
         sink.push(error(
             epi_span,
             "split-K: a routed task's K loop covers its expert's whole K".into(),
-            "remove `split_k f32`; routed tasks are already one per (token, slot) or per token".into(),
+            "remove `split_k f32`; routed tasks are already one per (token, slot) or per token"
+                .into(),
         ));
         return None;
     }
@@ -136,7 +139,9 @@ pub(super) fn bind(
             ),
             match r.mode {
                 RouteMode::PerSlot => "use `epilogue store bf16`".into(),
-                RouteMode::SumSlots => "use `epilogue store bf16` or `epilogue residual add`".into(),
+                RouteMode::SumSlots => {
+                    "use `epilogue store bf16` or `epilogue residual add`".into()
+                }
             },
         ));
     }
