@@ -6,6 +6,7 @@ pub mod exact;
 mod held;
 mod helper;
 mod reference;
+mod route;
 mod sync;
 mod types;
 
@@ -13,6 +14,7 @@ pub use arena::{Arena, Handle};
 pub use held::{layout as layout_held, HeldIr, HeldType};
 pub use helper::{helper_params, HelperUseIr};
 pub use reference::{ReferenceFile, ReferenceIr, Tolerance, ToleranceIr};
+pub use route::{RouteIr, RouteMode};
 pub use sync::*;
 pub use types::*;
 

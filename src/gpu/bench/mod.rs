@@ -9,6 +9,7 @@
 //! one case and [`report`] is the table and the `--json` document.
 
 pub mod case;
+mod competitor;
 pub mod cublas;
 pub mod cublaslt;
 pub mod queue;
