@@ -145,20 +145,7 @@ pub(super) fn bind(
             },
         ));
     }
-    if let Some(p) = ir.params.values().find(|p| p.runtime.is_some()) {
-        sink.push(
-            Diagnostic::error(
-                codes::RUNTIME_LOWERING,
-                format!(
-                    "a routed pipeline cannot take the token count at run time (`{}`)",
-                    p.name
-                ),
-            )
-            .primary(p.span, "decided at run time")
-            .note("a routed pipeline's task count is tokens x slots x tiles, fixed when MPK builds its task graph")
-            .help("give the param a compile-time value"),
-        );
-    }
+    // A run-time token count with a route is `valid::runtime_m`'s E0023 (checked before).
     let act_k = match r.mode {
         RouteMode::PerSlot => k,
         RouteMode::SumSlots => slots * k,
