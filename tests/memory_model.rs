@@ -150,6 +150,25 @@ impl Builds {
     }
 }
 
+/// The source statement at line index `l`: the line itself, or for a `for` loop header the whole
+/// loop (to the brace that closes it).
+fn statement_at(src: &[&str], l: usize) -> String {
+    if !src[l].trim_start().starts_with("for (") {
+        return src[l].to_string();
+    }
+    let mut depth = 0i32;
+    let mut out = String::new();
+    for line in &src[l..] {
+        out.push_str(line);
+        out.push('\n');
+        depth += line.matches('{').count() as i32 - line.matches('}').count() as i32;
+        if depth <= 0 && line.contains('}') {
+            break;
+        }
+    }
+    out
+}
+
 /// Whether `line` mentions identifier `id` (not as part of a longer identifier).
 fn mentions(line: &str, id: &str) -> bool {
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
@@ -198,12 +217,16 @@ fn activation_inputs_are_never_read_through_the_non_coherent_path() {
             .iter()
             .filter(|i| i.opcode.starts_with("LDG") && i.opcode.contains(".CONSTANT"))
         {
-            let line = i.line_in(name).map(|l| src[l - 1]).unwrap_or_else(|| {
+            let at = i.line_in(name).unwrap_or_else(|| {
                 panic!(
                     "{unit} {target}: {} at {:#x} comes from no line of {name} ({:?})",
                     i.text, i.addr, i.at
                 )
             });
+            // ptxas may file a load of a loop's first trip under the loop's `for` line (a peeled
+            // or rotated loop): the statement is then the loop, header and body.
+            let stmt = statement_at(&src, at - 1);
+            let line = stmt.as_str();
             let reads_weight = weights.iter().any(|w| {
                 line.split("ld_global_nc_v8(")
                     .skip(1)

@@ -256,12 +256,35 @@ fn paged_decl(w: &mut Writer, t: &TensorIr) {
 
 fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
     let ir = &task.ir;
-    w.comment("The consumer role (W0-3). The runtime runs the dependency prefix (and, in page mode 2, the page");
-    w.comment("claim) before it and the page suffix after it; see Registration.");
+    let handoff = crate::plan::sems::needs_page_handoff(ir);
+    if handoff {
+        w.comment("The loader role (W4). The runtime's loader prefix before it has waited every page of the task");
+        w.comment("(lane p page p, then __syncwarp) and freed the unused ones: the one role observing page parity,");
+        w.comment(
+            "on every task of the queue (I-P5). Lane 0 hands the pages to the consumer warpgroup.",
+        );
+        w.open(format!(
+            "__device__ __noinline__ void loader({ROLE_PARAMS})"
+        ));
+        w.line("(void)task_desc;");
+        w.line("(void)runtime_config;");
+        w.line("(void)iter_num;");
+        w.line("if (mpkc::lane_id() != 0) return;");
+        w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
+        w.line("mpkc::rt::mbar_arrive(&sem[SEM_PAGES_READY]);  // pages_ready: 1 arrival");
+        w.close("");
+        w.blank();
+    }
+    w.comment("The consumer role (W0-3). The runtime runs the dependency prefix before it and the page suffix");
+    w.comment("after it; see Registration.");
     w.open(format!(
         "__device__ __noinline__ void consumer({ROLE_PARAMS})"
     ));
     w.line("if (threadIdx.x >= kConsumerThreads) return;");
+    if handoff {
+        w.comment("The task's pages are the loader's once it saw each one released by the task before (I-P5).");
+        w.line("mpkc::rt::mbar_wait(&mpkc::rt::op_sem_base(runtime_smem, instruction_index)[SEM_PAGES_READY], 0, \"sem_pages_ready\", 0);");
+    }
     if !ir.regions.is_empty() {
         w.line("extern __shared__ __align__(1024) char smem[];");
         w.line("SmemView const buf(smem, task_desc);");
@@ -394,26 +417,36 @@ fn runtime_rows(w: &mut Writer, task: &CheckedTask) {
 
 fn registration(w: &mut Writer, task: &CheckedTask) {
     let ir = &task.ir;
+    let reg = super::registration::Registration::of(task)
+        .unwrap_or(super::registration::Registration::CONSUMER);
     w.comment("What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a");
-    w.comment("type: only the consumer body is non-empty; the runtime emits the loader page prefix and the");
+    w.comment("type. Page mode 1: the runtime's loader prefix waits every page and frees the unused ones, and its");
     w.comment(
-        "consumer page suffix (auto_loader_page_lifecycle, auto_consumer_finish). Page mode 2: the",
+        "consumer suffix frees the used ones (auto_loader_page_lifecycle, auto_consumer_finish).",
     );
-    w.comment("consumer claims its used pages (consumer_owned_page_claim), the loader frees the unused ones.");
+    if reg.bodies[1] {
+        w.comment("The loader body hands the pages to the consumer through `pages_ready` (I-P5).");
+    } else {
+        w.comment("Only the consumer body is non-empty: the task uses no page.");
+    }
     w.open("struct Registration");
     match ir.task_id {
         Some(id) => w.line(format!("static constexpr int kTaskType = {id};")),
         None => w.line("static constexpr int kTaskType = -1;  // no `task_id` in the contract"),
     }
-    let reg = super::registration::Registration::CONSUMER;
     reg.flag_members(w);
     super::setmaxnreg::registration_members(w, ir);
-    // A consumer-only family declares no op semaphore (E0011): its role program has no barrier.
-    w.line("__device__ static void init_semaphores(uint64_t *) {}");
-    w.comment("No op-private barrier, hence none re-initialised by a role (harness checks, I-M4).");
-    w.line("static constexpr uint32_t kReinitOrdinals = 0u;");
-    w.line("__device__ static char const *ordinal_name(int) { return \"\"; }");
-    w.line("__device__ static char const *reinit_owner(int) { return \"\"; }");
+    match task.programs.first().filter(|p| p.ordinal_count() > 0) {
+        Some(prog) => super::registration::semaphore_members(w, prog),
+        None => {
+            // No region, hence no hand-off: the role program has no barrier.
+            w.line("__device__ static void init_semaphores(uint64_t *) {}");
+            w.comment("No op-private barrier, hence none re-initialised by a role (harness checks, I-M4).");
+            w.line("static constexpr uint32_t kReinitOrdinals = 0u;");
+            w.line("__device__ static char const *ordinal_name(int) { return \"\"; }");
+            w.line("__device__ static char const *reinit_owner(int) { return \"\"; }");
+        }
+    }
     reg.role_members(w, &ir.unit_name());
     w.close(";");
     w.blank();

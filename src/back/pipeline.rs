@@ -495,45 +495,7 @@ pub(crate) fn registration(w: &mut Writer, task: &CheckedTask, prog: &RoleProgra
     let reg = super::registration::Registration::PIPELINE;
     reg.flag_members(w);
     super::setmaxnreg::registration_members(w, ir);
-    let table = super::spec_h::sem_table_name(prog.target);
-    w.comment(format!("init_semaphores: every ordinal with its arrival count from spec.h's {table} (the table of this"));
-    w.comment("target's lowering), then the init fence (I-M2).");
-    w.open("__device__ static void init_semaphores(uint64_t *sem)");
-    for (k, b, slot) in prog.ordinals() {
-        w.line(format!(
-            "mpkc::rt::mbar_init(&sem[{table}[{k}].ordinal], {table}[{k}].count);  // {}: {}",
-            b.slot_name(slot),
-            b.count(slot)
-        ));
-    }
-    w.line("mpkc::rt::fence_mbar_init();");
-    w.close("");
-    let mask: u32 = prog
-        .ordinals()
-        .filter(|(k, b, _)| b.reinit.is_some() && *k < 31)
-        .fold(0, |m, (k, _, _)| m | (1u32 << k));
-    w.comment("Op ordinals a role re-initialises at task start (bit k = ordinal k; the harness checks them).");
-    w.line(format!(
-        "static constexpr uint32_t kReinitOrdinals = 0x{mask:08X}u;"
-    ));
-    w.open("__device__ static char const *ordinal_name(int k)");
-    w.open("switch (k)");
-    for (k, b, slot) in prog.ordinals() {
-        w.line(format!("case {k}: return \"{}\";", b.slot_name(slot)));
-    }
-    w.line("default: return \"?\";");
-    w.close("");
-    w.close("");
-    w.open("__device__ static char const *reinit_owner(int k)");
-    w.open("switch (k)");
-    for (k, b, _) in prog.ordinals() {
-        if let Some(r) = b.reinit {
-            w.line(format!("case {k}: return \"{r}\";"));
-        }
-    }
-    w.line("default: return \"none\";");
-    w.close("");
-    w.close("");
+    super::registration::semaphore_members(w, prog);
     reg.role_members(w, &ir.unit_name());
     w.close(";");
     w.blank();

@@ -5,6 +5,7 @@
 //! definition both render it, so the two cannot disagree.
 
 use super::writer::Writer;
+use crate::lower::RoleProgram;
 use crate::valid::CheckedTask;
 
 /// The role bodies of a variant, in the order MPK's `TaskRoleVariantCode` lists them after
@@ -15,7 +16,8 @@ pub const ROLES: [&str; 4] = ["consumer", "loader", "launcher", "storer"];
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Registration {
     /// Page mode (contract doc §1.5): 1 = the loader prefix waits every page and frees the unused
-    /// ones; 2 = the consumer claims its used pages, the loader frees the unused ones.
+    /// ones; 2 = the consumer claims its used pages, the loader frees the unused ones (never
+    /// generated: see [`Registration::CONSUMER_HANDOFF`]).
     pub page_mode: u8,
     /// The runtime emits the loader's page prefix (`auto_loader_page_lifecycle`).
     pub auto_loader_page_lifecycle: bool,
@@ -31,15 +33,31 @@ pub struct Registration {
 }
 
 impl Registration {
-    /// The consumer-only families (B, C, D): only the consumer body, page mode 2, both automatic
-    /// page steps, no op semaphore.
+    /// The consumer-only families (B, C, D) without regions: only the consumer body, page mode 1
+    /// (the runtime's loader prefix waits and frees all 14 pages, none used), both automatic page
+    /// steps, no op semaphore.
     pub const CONSUMER: Registration = Registration {
-        page_mode: 2,
+        page_mode: 1,
         auto_loader_page_lifecycle: true,
         auto_consumer_finish: true,
         launcher_dep_prefix: false,
         bodies: [true, false, false, false],
         inits_semaphores: false,
+    };
+
+    /// The consumer-only families with regions: page mode 1 (the runtime's loader prefix waits
+    /// every page, the one role observing page parity, and frees the unused ones; I-P5), a loader
+    /// body that arrives the `pages_ready` hand-off, the consumer body after waiting it, and the
+    /// runtime's consumer suffix freeing the used pages. MPK's page mode 2 (the consumer claims
+    /// its used pages) is not used: on a queue mixing it with page-mode-1 tasks the loader, a
+    /// sparse observer there, can pass a page wait two tasks ahead (`plan::sems::needs_page_handoff`).
+    pub const CONSUMER_HANDOFF: Registration = Registration {
+        page_mode: 1,
+        auto_loader_page_lifecycle: true,
+        auto_consumer_finish: true,
+        launcher_dep_prefix: false,
+        bodies: [true, true, false, false],
+        inits_semaphores: true,
     };
 
     /// The pipeline family (A): every body but the storer's, page mode 1, the launcher releases
@@ -57,7 +75,11 @@ impl Registration {
     /// pipeline the lowering does not express), which MPK cannot register.
     pub fn of(task: &CheckedTask) -> Option<Registration> {
         if task.ir.family.is_consumer_only() {
-            Some(Registration::CONSUMER)
+            Some(if crate::plan::sems::needs_page_handoff(&task.ir) {
+                Registration::CONSUMER_HANDOFF
+            } else {
+                Registration::CONSUMER
+            })
         } else if task.linear().is_some() {
             Some(Registration::PIPELINE)
         } else {
@@ -104,4 +126,49 @@ impl Registration {
             }
         }
     }
+}
+
+/// The semaphore members of the generated `Registration` struct for `prog`'s target:
+/// `init_semaphores` (every ordinal with its count from spec.h's table of that target, then the
+/// init fence; I-M2), `kReinitOrdinals` and the ordinal names the harness's checks print (I-M4).
+pub(crate) fn semaphore_members(w: &mut Writer, prog: &RoleProgram) {
+    let table = super::spec_h::sem_table_name(prog.target);
+    w.comment(format!("init_semaphores: every ordinal with its arrival count from spec.h's {table} (the table of this"));
+    w.comment("target's lowering), then the init fence (I-M2).");
+    w.open("__device__ static void init_semaphores(uint64_t *sem)");
+    for (k, b, slot) in prog.ordinals() {
+        w.line(format!(
+            "mpkc::rt::mbar_init(&sem[{table}[{k}].ordinal], {table}[{k}].count);  // {}: {}",
+            b.slot_name(slot),
+            b.count(slot)
+        ));
+    }
+    w.line("mpkc::rt::fence_mbar_init();");
+    w.close("");
+    let mask: u32 = prog
+        .ordinals()
+        .filter(|(k, b, _)| b.reinit.is_some() && *k < 31)
+        .fold(0, |m, (k, _, _)| m | (1u32 << k));
+    w.comment("Op ordinals a role re-initialises at task start (bit k = ordinal k; the harness checks them).");
+    w.line(format!(
+        "static constexpr uint32_t kReinitOrdinals = 0x{mask:08X}u;"
+    ));
+    w.open("__device__ static char const *ordinal_name(int k)");
+    w.open("switch (k)");
+    for (k, b, slot) in prog.ordinals() {
+        w.line(format!("case {k}: return \"{}\";", b.slot_name(slot)));
+    }
+    w.line("default: return \"?\";");
+    w.close("");
+    w.close("");
+    w.open("__device__ static char const *reinit_owner(int k)");
+    w.open("switch (k)");
+    for (k, b, _) in prog.ordinals() {
+        if let Some(r) = b.reinit {
+            w.line(format!("case {k}: return \"{r}\";"));
+        }
+    }
+    w.line("default: return \"none\";");
+    w.close("");
+    w.close("");
 }

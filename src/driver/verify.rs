@@ -706,7 +706,18 @@ mod tests {
             .find(|t| t.ir.unit_name() == "rmsnorm_v2_h4096")
             .expect("rmsnorm");
         assert!(apply_inject(rms, Some(&Inject::ReinitDrop(None))).is_err());
-        let (_, _, d) = apply_inject(rms, Some(&Inject::CountOff(None))).expect("applies");
+        // A consumer-only task with regions has one op ordinal, the page hand-off.
+        let (t, _, d) = apply_inject(rms, Some(&Inject::CountOff(None))).expect("applies");
+        assert!(d.is_empty());
+        assert_eq!(t.ordinals[0].name, "pages_ready");
+        assert_eq!(t.ordinals[0].count, rms.ordinals[0].count + 1);
+        // Without regions, none: the runtime's SEM_DEP_READY count is off instead.
+        let silu = checked
+            .iter()
+            .flat_map(|c| c.tasks.iter())
+            .find(|t| t.ir.unit_name() == "silu_mul_v2")
+            .expect("silu_mul_v2");
+        let (_, _, d) = apply_inject(silu, Some(&Inject::CountOff(None))).expect("applies");
         assert_eq!(d, vec!["-DMPKC_INJECT_DEP_COUNT_OFF".to_string()]);
     }
 }

@@ -54,6 +54,56 @@ pub fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i3
     q
 }
 
+/// The page protocol of `queues` (from [`queues`]) on `target`, modelled before the launch
+/// (`valid::protocol::pages`, I-P5): each distinct queue under `schedules` seeded schedules of
+/// its role warps, with each task's registration and planned pages. `Err` names the CTA and the
+/// wait or release that went wrong: the launch would hang or race on a page.
+pub fn check_pages(
+    case: &Case<'_>,
+    target: crate::ir::Target,
+    queues: &[Vec<(usize, i32)>],
+    schedules: u64,
+) -> Result<(), String> {
+    use crate::back::registration::Registration;
+    use crate::valid::protocol::pages::{check_queue, PageRoles, QueueTask};
+    let of = |reg: i32| -> QueueTask {
+        let task = case.tasks[usize::try_from(reg).unwrap_or(0)];
+        let roles = match Registration::of(task) {
+            Some(r) if r.page_mode == 2 => PageRoles::ConsumerClaim,
+            _ if task.ir.family.is_consumer_only() => PageRoles::ConsumerHandoff,
+            _ => PageRoles::Pipeline,
+        };
+        let plan = task
+            .plans
+            .iter()
+            .find(|(x, _, _)| x.target == target)
+            .or(task.plans.first());
+        let used = plan.map_or(0u16, |(_, _, p)| {
+            p.regions
+                .iter()
+                .flat_map(|r| r.pages.iter())
+                .filter(|&&pg| pg < crate::valid::protocol::pages::PAGES)
+                .fold(0u16, |m, &pg| m | 1 << pg)
+        });
+        QueueTask { roles, used }
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for (cta, q) in queues.iter().enumerate() {
+        let model: Vec<QueueTask> = q.iter().map(|&(_, reg)| of(reg)).collect();
+        let key: Vec<(u8, u16)> = model.iter().map(|t| (t.roles as u8, t.used)).collect();
+        if !seen.insert(key) {
+            continue;
+        }
+        check_queue(&model, schedules).map_err(|f| {
+            format!(
+                "the page protocol of CTA {cta}'s queue ({} tasks) fails in the model (I-P5): {f}",
+                q.len()
+            )
+        })?;
+    }
+    Ok(())
+}
+
 /// The events of a task of chain stage `stage`: the event it triggers when done (the next stage
 /// waits on it) and the event it waits, with the number of triggers that complete it (every
 /// task of the previous stage). `-1`: none (a single op; the first stage waits nothing, the last
@@ -193,5 +243,33 @@ mod tests {
             (-1, 1, b.ir.granularity.tasks())
         );
         assert!(event_count(&case) >= 2);
+    }
+
+    #[test]
+    fn the_moe_block_s_queues_keep_the_page_protocol() {
+        // The MoE block's stages (stdlib/dsv3/moe_block.chain.toml) in one launch: norms and a
+        // SwiGLU (consumer-only, pages_ready) queued with linears (page mode 1). With page
+        // mode 2 this failed on the H200 (2026-12-01) and fails in the model.
+        let names = [
+            "rmsnorm_fp8",
+            "rmsnorm_v2_h7168",
+            "linear_bf16_splitk_router",
+            "linear_bf16_splitk_router_reduce",
+            "router_topk",
+            "moe_w13_dsv3",
+            "silu_mul_fp8_weighted_routed",
+            "linear_fp8_blockscale_shared_gate_up",
+            "silu_mul_fp8_shared",
+            "linear_fp8_blockscale_shared_down",
+            "moe_w2_dsv3",
+        ];
+        let tasks: Vec<CheckedTask> = names.iter().map(|n| stdlib_task(n)).collect();
+        let case = case_of(tasks.iter().collect());
+        for per_cta in [1, 4, 7] {
+            let q = queues(&case, per_cta, 132);
+            for target in [crate::ir::Target::Sm90a, crate::ir::Target::Sm100a] {
+                check_pages(&case, target, &q, 64).unwrap();
+            }
+        }
     }
 }

@@ -406,6 +406,7 @@ pub fn run_case(
         in_bufs.push(bufs);
     }
     let q = super::queue::queues(case, opts.tasks_per_cta, gpu.sms as usize);
+    super::queue::check_pages(case, opts.target, &q, 64).map_err(GpuError::Kernel)?;
     let events = gpu.upload(&vec![0u8; 8 * super::queue::event_count(case)])?;
     let step = gpu.upload(&[0u8; 16])?;
     // A paged KV cache's page table (one token per request: its qo_indptr too); without one,

@@ -193,11 +193,40 @@ impl Cx<'_> {
 
     fn role(&self, role: RoleKind) -> Vec<Op> {
         let mut ops = Vec::new();
-        // Consumer-only families: the body on the consumer warpgroup is the whole program (their
-        // contracts hold no channel and no op semaphore, E0011).
+        // Consumer-only families: the body on the consumer warpgroup (their contracts hold no
+        // channel and no op semaphore, E0011), after the page hand-off where the task uses pages:
+        // the loader, once the runtime's page prefix has waited every page (the one role that
+        // observes page parity, I-P5), arrives `pages_ready`; the consumer waits it first.
         if self.ir.family != crate::ir::Family::Pipeline {
-            if role == RoleKind::Consumer && self.ir.body.is_some() {
-                ops.push(Op::Step(Step::Body));
+            let handoff = target::find(&self.bars, BarrierSource::PagesReady);
+            match (role, handoff) {
+                (RoleKind::Loader, Some(bar)) => ops.push(Op::Arrive {
+                    bar: BarRef {
+                        bar,
+                        index: Index::Fixed(0),
+                    },
+                    by: ThreadSet::Lane0,
+                    threads: 1,
+                }),
+                (RoleKind::Consumer, _) => {
+                    if let Some(bar) = handoff {
+                        ops.push(Op::Wait {
+                            bar: BarRef {
+                                bar,
+                                index: Index::Fixed(0),
+                            },
+                            start: 0,
+                            site: Site {
+                                what: "waits the loader's page acquire before the body",
+                                span: self.ir.span,
+                            },
+                        });
+                    }
+                    if self.ir.body.is_some() {
+                        ops.push(Op::Step(Step::Body));
+                    }
+                }
+                _ => {}
             }
             return ops;
         }

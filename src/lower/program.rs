@@ -20,6 +20,8 @@ pub enum BarrierSource {
     Empty(Handle<crate::ir::ChannelIr>),
     /// A one-shot sem.
     Sem(Handle<crate::ir::SemIr>),
+    /// A consumer-only task's page hand-off, loader -> consumer (`plan::sems::PagesReady`, I-P5).
+    PagesReady,
 }
 
 /// One mbarrier family with this target's init count (I-M2).
@@ -286,7 +288,8 @@ pub enum Step {
     /// loads (`ld.global.cg`); the weight loads and scales of the stage use it.
     RouteRead,
     /// A consumer-only family's body (a template or inline CUDA) on the consumer warpgroup, with
-    /// the runtime's page prefix and suffix around it (page mode 2, contract doc §4).
+    /// the runtime's page prefix and suffix around it (page mode 1, contract doc §4), after the
+    /// `pages_ready` hand-off where the task uses pages.
     Body,
 }
 
@@ -452,7 +455,7 @@ impl Barrier {
     /// one-shot (`tmem_ready`).
     pub fn slot_name(&self, slot: u32) -> String {
         match self.source {
-            BarrierSource::Sem(_) => self.label.clone(),
+            BarrierSource::Sem(_) | BarrierSource::PagesReady => self.label.clone(),
             BarrierSource::Full(_) | BarrierSource::Empty(_) => format!("{}[{slot}]", self.label),
         }
     }

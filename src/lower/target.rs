@@ -104,6 +104,7 @@ pub fn barriers(ir: &TaskIr, ordinals: &[Ordinal], target: Target) -> Vec<Barrie
             OrdinalSource::Full(h, s) => (BarrierSource::Full(h), s),
             OrdinalSource::Empty(h, s) => (BarrierSource::Empty(h), s),
             OrdinalSource::Sem(h) => (BarrierSource::Sem(h), 0),
+            OrdinalSource::PagesReady => (BarrierSource::PagesReady, 0),
         };
         if slot > 0 {
             if let Some(b) = out.last_mut().filter(|b| b.source == source) {
@@ -117,7 +118,7 @@ pub fn barriers(ir: &TaskIr, ordinals: &[Ordinal], target: Target) -> Vec<Barrie
             BarrierSource::Full(h) | BarrierSource::Empty(h) => {
                 has_tmem(target) || !matches!(ir.channels[h].storage, ChannelStorageIr::Tmem)
             }
-            BarrierSource::Sem(_) => true,
+            BarrierSource::Sem(_) | BarrierSource::PagesReady => true,
         };
         out.push(Barrier {
             first: o.ordinal,

@@ -24,6 +24,11 @@ pub enum OrdinalSource {
     Empty(Handle<ChannelIr>, u32),
     /// A one-shot sem.
     Sem(Handle<SemIr>),
+    /// `pages_ready`, a consumer-only family's page hand-off (I-P5): the loader arrives it once
+    /// the runtime's page prefix has waited every page of the task; the consumer warpgroup waits
+    /// it before its body. Not declared in the contract: the lowering adds it to every
+    /// consumer-only task with regions.
+    PagesReady,
 }
 
 /// One allocated mbarrier.
@@ -47,6 +52,20 @@ pub struct Ordinal {
     pub source: OrdinalSource,
     /// The declaration it comes from.
     pub span: Span,
+}
+
+/// The name of the page hand-off barrier ([`OrdinalSource::PagesReady`]).
+pub const PAGES_READY: &str = "pages_ready";
+
+/// Whether `ir` gets the `pages_ready` hand-off: a consumer-only task that uses pages (it has
+/// regions). The runtime's loader prefix is then the one role that waits page parity, on every
+/// page of every task (a dense observer, I-P5), and the consumer's body and page suffix run after
+/// it. Page mode 2 (the consumer claims the used pages, the loader prefix only the unused ones)
+/// leaves the loader a sparse observer: on a queue mixing it with page-mode-1 tasks, a loader two
+/// tasks ahead passes a page wait on the parity of the phase before (found by `mpkc verify
+/// --chain` on the MoE block, 2026-12-01).
+pub fn needs_page_handoff(ir: &TaskIr) -> bool {
+    ir.family.is_consumer_only() && !ir.regions.is_empty()
 }
 
 /// Allocates every ordinal of `ir` in the documented order. May return more than
@@ -97,6 +116,19 @@ pub fn allocate(ir: &TaskIr) -> Vec<Ordinal> {
             reinit: s.reinit,
             source: OrdinalSource::Sem(h),
             span: s.span,
+        });
+    }
+    if needs_page_handoff(ir) {
+        out.push(Ordinal {
+            ordinal: 0,
+            name: PAGES_READY.to_string(),
+            count: 1,
+            producer: RoleKind::Loader,
+            consumer: RoleKind::Consumer,
+            arrival: ArrivalIr::Threads(1),
+            reinit: None,
+            source: OrdinalSource::PagesReady,
+            span: ir.span,
         });
     }
     for (i, o) in out.iter_mut().enumerate() {

@@ -16,10 +16,13 @@
 //! - I-S9: device code addresses regions only through `smem_region_offset(REGION_*)` in the
 //!   generated `SmemView`, with ordinals assigned by index (`regions[REGION_X] = …`).
 //! - I-P1/I-P2/I-P3: each page is finished exactly once per task by exactly one owner, set by
-//!   the generated `Registration` flags (page mode 2 for consumer-only tasks: the loader prefix
-//!   frees unused pages, the consumer suffix the used ones), iterating physical pages.
+//!   the generated `Registration` flags (page mode 1 for every task: the loader prefix frees
+//!   unused pages; the consumer suffix, or a pipeline's launcher, the used ones), iterating
+//!   physical pages.
 //! - I-P4/I-P5: lane-parallel page release follows a named barrier of all consumer threads; the
-//!   consumer claims its pages before use and releases them after (claim→use→release).
+//!   runtime's loader prefix is the one role waiting page parity, on every page of every task
+//!   (a dense observer on any queue), and a consumer-only body runs after its `pages_ready`
+//!   hand-off (`plan::sems::needs_page_handoff`).
 //! - mbarriers are 8-byte aligned: op-private ordinals live in the runtime's `uint64_t`
 //!   `dynamic_semaphores` array; tasks declare none in their regions.
 //! - I-M2/I-M5: `init_semaphores` initialises every ordinal with its count, then fences; re-init
@@ -40,7 +43,7 @@ mod helper_calls;
 mod mma;
 mod names;
 pub mod paged;
-mod protocol;
+pub mod protocol;
 mod roles;
 mod route;
 mod runtime_m;

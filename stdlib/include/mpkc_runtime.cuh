@@ -174,6 +174,9 @@ struct DebugState {
   unsigned page_acquires[MAX_SMEM_PAGES_PER_TASK];
   /// Per ring slot and semaphore index: role re-inits (mbar_reinit) so far.
   unsigned reinits[INSTRUCTION_RING_SIZE][MAX_DYNAMIC_SEMAPHORES];
+  /// Per ring slot and semaphore index: re-inits owed by the tasks published on the slot so far
+  /// (each task's registration's kReinitOrdinals; the controller counts them at publication).
+  unsigned reinits_expected[INSTRUCTION_RING_SIZE][MAX_DYNAMIC_SEMAPHORES];
 };
 
 /// The shadow state, one per CTA.

@@ -198,18 +198,28 @@ __device__ __forceinline__ void dispatch(int reg, F &&f) {
 }
 
 #ifdef MPKC_BOUNDED_WAITS
-/// Test builds: after task `seq` finished, every barrier its roles re-init (R::kReinitOrdinals,
-/// bit k = op ordinal k) must have been re-initialised once per use of the ring slot (I-M4).
+/// Test builds, at publication of task `seq`: count the re-inits its roles owe on the ring slot
+/// (R::kReinitOrdinals, bit k = op ordinal k). A queue may mix task types, whose ordinals differ.
+template <class R>
+__device__ __forceinline__ void expect_reinits(int seq) {
+  int const slot = seq % INSTRUCTION_RING_SIZE;
+  for (int k = 0; k < MAX_DYNAMIC_SEMAPHORES - SEM_OP_BASE; ++k) {
+    if ((R::kReinitOrdinals >> k) & 1u) ++dbg.reinits_expected[slot][SEM_OP_BASE + k];
+  }
+}
+
+/// Test builds: after task `seq` finished, every barrier its roles re-init must have been
+/// re-initialised once per task on the ring slot that owes it (I-M4).
 template <class R>
 __device__ __forceinline__ void check_reinits(int seq) {
   int const slot = seq % INSTRUCTION_RING_SIZE;
-  unsigned const uses = static_cast<unsigned>(seq / INSTRUCTION_RING_SIZE) + 1u;
   for (int k = 0; k < MAX_DYNAMIC_SEMAPHORES - SEM_OP_BASE; ++k) {
     if (!((R::kReinitOrdinals >> k) & 1u)) continue;
     unsigned const n = dbg.reinits[slot][SEM_OP_BASE + k];
+    unsigned const uses = dbg.reinits_expected[slot][SEM_OP_BASE + k];
     if (n != uses) {
       printf("mpkc: re-init: CTA %d task %d (ring slot %d): op ordinal %d (%s) was re-initialised %u times by its owner "
-             "(%s), expected %u (once per task on the slot): a role re-init was dropped\n",
+             "(%s), expected %u (once per task on the slot that re-inits it): a role re-init was dropped\n",
              static_cast<int>(blockIdx.x), seq, slot, k, R::ordinal_name(k), n, R::reinit_owner(k), uses);
       __trap();
     }
@@ -260,7 +270,7 @@ __device__ void worker(WorkerArgs const &args) {
     for (int p = 0; p < MAX_SMEM_PAGES_PER_TASK; ++p) dbg.page_releases[p] = 1u;  // the pre-arm below
     for (int p = 0; p < MAX_SMEM_PAGES_PER_TASK; ++p) dbg.page_acquires[p] = 0u;
     for (int s = 0; s < INSTRUCTION_RING_SIZE; ++s)
-      for (int k = 0; k < MAX_DYNAMIC_SEMAPHORES; ++k) dbg.reinits[s][k] = 0u;
+      for (int k = 0; k < MAX_DYNAMIC_SEMAPHORES; ++k) dbg.reinits[s][k] = dbg.reinits_expected[s][k] = 0u;
 #endif
 #ifdef MPKC_INJECT_DEP_COUNT_OFF
     uint32_t const dep_count = 2;  // fault injection: SEM_DEP_READY's count one too high
@@ -321,6 +331,9 @@ __device__ void worker(WorkerArgs const &args) {
         uint4 *dst = reinterpret_cast<uint4 *>(&task_buf[slot]);
         for (int c = 0; c < kChunks; ++c) dst[c] = src[c];
         dispatch<Rs...>(task_buf[slot].registration, [&](auto r) { decltype(r)::init_semaphores(op_sem_base(rs, seq)); });
+#ifdef MPKC_BOUNDED_WAITS
+        dispatch<Rs...>(task_buf[slot].registration, [&](auto r) { expect_reinits<decltype(r)>(seq); });
+#endif
         __threadfence_block();
 #ifdef MPKC_BENCH_STAMPS
         mpkc_bench_phase(7, seq, 0);

@@ -62,8 +62,22 @@ inline ::mpkc::TaskSmemInfo make_smem_info() {
 }
 
 // Op-private semaphore ordinals (ordinal k at op_sem_base + 8k; at most 31, I-M1).
-inline constexpr int NUM_OP_SEMS = 0;
+inline constexpr int NUM_OP_SEMS = 1;
 static_assert(NUM_OP_SEMS <= 31, "E0301: a ring slot holds 31 op-private mbarriers (I-M1)");
+
+// First ordinal of each channel edge and of each one-shot sem.
+enum SemOrdinal : int {
+  SEM_PAGES_READY = 0,
+};
+
+// sm_100a: ordinal | name | count | producer -> consumer | arrival | re-init at task start by
+inline constexpr ::mpkc::SemSpec kSems_sm100a[NUM_OP_SEMS] = {
+  {"pages_ready", 0, 1, ::mpkc::Role::Loader, ::mpkc::Role::Consumer, ::mpkc::Arrival::Thread, ::mpkc::Role::None},
+};
+// sm_90a: ordinal | name | count | producer -> consumer | arrival | re-init at task start by
+inline constexpr ::mpkc::SemSpec kSems_sm90a[NUM_OP_SEMS] = {
+  {"pages_ready", 0, 1, ::mpkc::Role::Loader, ::mpkc::Role::Consumer, ::mpkc::Arrival::Thread, ::mpkc::Role::None},
+};
 
 // Named barriers (bar.sync id, threads); 0 and 8 belong to the runtime (contract doc §3.4).
 enum NamedBarrier : int {

@@ -67,10 +67,24 @@ __device__ __forceinline__ void fp8_quant_1x128(SmemView const buf, __nv_bfloat1
 
 }  // namespace helper_fp8_quant_1x128
 
-// The consumer role (W0-3). The runtime runs the dependency prefix (and, in page mode 2, the page
-// claim) before it and the page suffix after it; see Registration.
+// The loader role (W4). The runtime's loader prefix before it has waited every page of the task
+// (lane p page p, then __syncwarp) and freed the unused ones: the one role observing page parity,
+// on every task of the queue (I-P5). Lane 0 hands the pages to the consumer warpgroup.
+__device__ __noinline__ void loader(TaskDesc const *task_desc, RuntimeConfig const &runtime_config, RuntimeSMEM &runtime_smem, int instruction_index, int iter_num) {
+  (void)task_desc;
+  (void)runtime_config;
+  (void)iter_num;
+  if (mpkc::lane_id() != 0) return;
+  uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);
+  mpkc::rt::mbar_arrive(&sem[SEM_PAGES_READY]);  // pages_ready: 1 arrival
+}
+
+// The consumer role (W0-3). The runtime runs the dependency prefix before it and the page suffix
+// after it; see Registration.
 __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig const &runtime_config, RuntimeSMEM &runtime_smem, int instruction_index, int iter_num) {
   if (threadIdx.x >= kConsumerThreads) return;
+  // The task's pages are the loader's once it saw each one released by the task before (I-P5).
+  mpkc::rt::mbar_wait(&mpkc::rt::op_sem_base(runtime_smem, instruction_index)[SEM_PAGES_READY], 0, "sem_pages_ready", 0);
   extern __shared__ __align__(1024) char smem[];
   SmemView const buf(smem, task_desc);
   // Inline body: the contract does not say which inputs are weights, so every input is read
@@ -116,29 +130,43 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     mpkc::named_barrier_sync(BAR_TASK_SYNC, kConsumerThreads);
     fp8_quant_1x128(s_norm, y + row * params::hidden, y_scale + row * (params::hidden / 128));
   }
-#line 120 "rmsnorm_fp8.cuh"
+#line 134 "rmsnorm_fp8.cuh"
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a
-// type: only the consumer body is non-empty; the runtime emits the loader page prefix and the
-// consumer page suffix (auto_loader_page_lifecycle, auto_consumer_finish). Page mode 2: the
-// consumer claims its used pages (consumer_owned_page_claim), the loader frees the unused ones.
+// type. Page mode 1: the runtime's loader prefix waits every page and frees the unused ones, and its
+// consumer suffix frees the used ones (auto_loader_page_lifecycle, auto_consumer_finish).
+// The loader body hands the pages to the consumer through `pages_ready` (I-P5).
 struct Registration {
   static constexpr int kTaskType = 356;
-  static constexpr int kPageMode = 2;
+  static constexpr int kPageMode = 1;
   static constexpr bool kAutoLoaderPageLifecycle = true;
   static constexpr bool kAutoConsumerFinish = true;
   static constexpr bool kLauncherDepPrefix = false;
   // No `setmaxnreg` line (0): the task runs under the megakernel's register split (§3.5).
   static constexpr int kSetMaxNRegConsumer = 0;
   static constexpr int kSetMaxNRegHelpers = 0;
-  __device__ static void init_semaphores(uint64_t *) {}
-  // No op-private barrier, hence none re-initialised by a role (harness checks, I-M4).
-  static constexpr uint32_t kReinitOrdinals = 0u;
-  __device__ static char const *ordinal_name(int) { return ""; }
-  __device__ static char const *reinit_owner(int) { return ""; }
+  // init_semaphores: every ordinal with its arrival count from spec.h's kSems_sm100a (the table of this
+  // target's lowering), then the init fence (I-M2).
+  __device__ static void init_semaphores(uint64_t *sem) {
+    mpkc::rt::mbar_init(&sem[kSems_sm100a[0].ordinal], kSems_sm100a[0].count);  // pages_ready: 1
+    mpkc::rt::fence_mbar_init();
+  }
+  // Op ordinals a role re-initialises at task start (bit k = ordinal k; the harness checks them).
+  static constexpr uint32_t kReinitOrdinals = 0x00000000u;
+  __device__ static char const *ordinal_name(int k) {
+    switch (k) {
+      case 0: return "pages_ready";
+      default: return "?";
+    }
+  }
+  __device__ static char const *reinit_owner(int k) {
+    switch (k) {
+      default: return "none";
+    }
+  }
   __device__ static void consumer(TaskDesc const *task_desc, RuntimeConfig const &runtime_config, RuntimeSMEM &runtime_smem, int instruction_index, int iter_num) { ::kernel::rmsnorm_fp8::consumer(task_desc, runtime_config, runtime_smem, instruction_index, iter_num); }
-  __device__ static void loader(TaskDesc const *, RuntimeConfig const &, RuntimeSMEM &, int, int) {}
+  __device__ static void loader(TaskDesc const *task_desc, RuntimeConfig const &runtime_config, RuntimeSMEM &runtime_smem, int instruction_index, int iter_num) { ::kernel::rmsnorm_fp8::loader(task_desc, runtime_config, runtime_smem, instruction_index, iter_num); }
   __device__ static void launcher(TaskDesc const *, RuntimeConfig const &, RuntimeSMEM &, int, int) {}
   __device__ static void storer(TaskDesc const *, RuntimeConfig const &, RuntimeSMEM &, int, int) {}
 };

@@ -14,8 +14,8 @@ constexpr int kNumTasks = 1;
 
 // No SMEM regions: the task uses no dynamic shared memory (I-S11).
 
-// The consumer role (W0-3). The runtime runs the dependency prefix (and, in page mode 2, the page
-// claim) before it and the page suffix after it; see Registration.
+// The consumer role (W0-3). The runtime runs the dependency prefix before it and the page suffix
+// after it; see Registration.
 __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig const &runtime_config, RuntimeSMEM &runtime_smem, int instruction_index, int iter_num) {
   if (threadIdx.x >= kConsumerThreads) return;
   // Inline body: the contract does not say which inputs are weights, so every input is read
@@ -67,12 +67,12 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a
-// type: only the consumer body is non-empty; the runtime emits the loader page prefix and the
-// consumer page suffix (auto_loader_page_lifecycle, auto_consumer_finish). Page mode 2: the
-// consumer claims its used pages (consumer_owned_page_claim), the loader frees the unused ones.
+// type. Page mode 1: the runtime's loader prefix waits every page and frees the unused ones, and its
+// consumer suffix frees the used ones (auto_loader_page_lifecycle, auto_consumer_finish).
+// Only the consumer body is non-empty: the task uses no page.
 struct Registration {
   static constexpr int kTaskType = 380;
-  static constexpr int kPageMode = 2;
+  static constexpr int kPageMode = 1;
   static constexpr bool kAutoLoaderPageLifecycle = true;
   static constexpr bool kAutoConsumerFinish = true;
   static constexpr bool kLauncherDepPrefix = false;

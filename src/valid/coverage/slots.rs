@@ -56,7 +56,7 @@ pub(super) fn slots(ir: &TaskIr, programs: &[RoleProgram], sink: &mut Sink) {
     for (source, n, all, with_k) in &reach {
         let ch = match source {
             BarrierSource::Full(h) | BarrierSource::Empty(h) => *h,
-            BarrierSource::Sem(_) => continue,
+            BarrierSource::Sem(_) | BarrierSource::PagesReady => continue,
         };
         let c = &ir.channels[ch];
         let unreached: Vec<u32> = (0..*n).filter(|s| !all.contains(s)).collect();

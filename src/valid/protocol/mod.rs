@@ -12,6 +12,7 @@
 //! starts at 1, then arrives the full barriers; the consumer waits the fulls with its cursor's
 //! parity, which starts at 0, then arrives the empty), and the TMEM slot is handed over.
 
+pub mod pages;
 mod sim;
 
 use crate::diag::{codes, Diagnostic, Sink};
@@ -265,7 +266,7 @@ fn expected_phases(ir: &TaskIr, prog: &RoleProgram, trips: u64) -> Vec<u64> {
     prog.ordinals()
         .map(|(_, b, s)| match b.source {
             _ if !b.used => 0,
-            BarrierSource::Sem(_) => 1,
+            BarrierSource::Sem(_) | BarrierSource::PagesReady => 1,
             BarrierSource::Full(h) | BarrierSource::Empty(h) => {
                 let ch = &ir.channels[h];
                 let d = u64::from(ch.depth.max(1));
