@@ -278,7 +278,9 @@ mod tests {
 
     #[test]
     fn the_page_claim_of_mode_2_passes_a_wait_on_the_wrong_phase_in_a_mixed_queue() {
-        let err = check_queue(&moe_like(PageRoles::ConsumerClaim), 500).unwrap_err();
+        let Err(err) = check_queue(&moe_like(PageRoles::ConsumerClaim), 500) else {
+            panic!("page mode 2 on a mixed queue passed every schedule");
+        };
         assert!(
             err.what.contains("passed its wait") || err.what.contains("released page"),
             "{err}"
@@ -287,10 +289,19 @@ mod tests {
 
     #[test]
     fn the_pages_ready_hand_off_keeps_every_wait_on_its_phase() {
-        check_queue(&moe_like(PageRoles::ConsumerHandoff), 3000).unwrap();
+        assert_eq!(
+            check_queue(&moe_like(PageRoles::ConsumerHandoff), 3000),
+            Ok(())
+        );
         // Alone and with pipelines only, too.
-        check_queue(&[task(PageRoles::ConsumerHandoff, 0b11); 7], 500).unwrap();
-        check_queue(&[task(PageRoles::Pipeline, ALL); 7], 500).unwrap();
+        assert_eq!(
+            check_queue(&[task(PageRoles::ConsumerHandoff, 0b11); 7], 500),
+            Ok(())
+        );
+        assert_eq!(
+            check_queue(&[task(PageRoles::Pipeline, ALL); 7], 500),
+            Ok(())
+        );
         let mixed: Vec<QueueTask> = (0..12)
             .map(|i| match i % 4 {
                 0 => task(PageRoles::Pipeline, 0b0011_1111_1111),
@@ -299,12 +310,15 @@ mod tests {
                 _ => task(PageRoles::Pipeline, ALL),
             })
             .collect();
-        check_queue(&mixed, 3000).unwrap();
+        assert_eq!(check_queue(&mixed, 3000), Ok(()));
     }
 
     #[test]
     fn a_homogeneous_queue_of_mode_2_tasks_is_sound() {
         // What MPK's fork ran mode 2 on alone: the consumer is then every used page's observer.
-        check_queue(&[task(PageRoles::ConsumerClaim, 0b11); 7], 500).unwrap();
+        assert_eq!(
+            check_queue(&[task(PageRoles::ConsumerClaim, 0b11); 7], 500),
+            Ok(())
+        );
     }
 }
