@@ -68,17 +68,13 @@ pub fn check_pages(
     use crate::valid::protocol::pages::{check_queue, PageRoles, QueueTask};
     let of = |reg: i32| -> QueueTask {
         let task = case.tasks[usize::try_from(reg).unwrap_or(0)];
+        // Who waits and frees the pages, as the registration says (`back::registration`).
         let roles = match Registration::of(task) {
             Some(r) if r.page_mode == 2 => PageRoles::ConsumerClaim,
-            _ if task.ir.family.is_consumer_only() => PageRoles::ConsumerHandoff,
+            Some(r) if r.auto_consumer_finish => PageRoles::ConsumerHandoff,
             _ => PageRoles::Pipeline,
         };
-        let plan = task
-            .plans
-            .iter()
-            .find(|(x, _, _)| x.target == target)
-            .or(task.plans.first());
-        let used = plan.map_or(0u16, |(_, _, p)| {
+        let used = super::run::plan_for(task, target).map_or(0u16, |(_, _, p)| {
             p.regions
                 .iter()
                 .flat_map(|r| r.pages.iter())

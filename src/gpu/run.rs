@@ -125,7 +125,7 @@ pub struct CaseRun {
 }
 
 /// The plan `task` has for `target` (its first plan when it does not declare that target).
-fn plan_for(
+pub(super) fn plan_for(
     task: &CheckedTask,
     target: Target,
 ) -> Option<&(
