@@ -1,7 +1,6 @@
 //! `mpkc classify` and `mpkc new` (issue 14, Deliver 1): the 19 DeepSeek-V3 decode ops of
 //! dsv3-decode-ops.md, one description each under `tests/classify/`, land in the family the stdlib
-//! contract for the op uses (read from the checked stdlib, not restated here) or, for the ops no
-//! stdlib contract covers, in the family design.md's rules give, with the reason; every starting
+//! contract for the op uses (read from the checked stdlib, not restated here); every starting
 //! contract `mpkc new` writes checks with no diagnostic at all; bad descriptions are UI tests
 //! (`tests/ui/classify/*.toml`, `#~ ERROR Exxxx` annotations, snapshots under
 //! `snapshots/ui/classify/`).
@@ -32,35 +31,27 @@ fn stem(p: &Path) -> String {
     p.file_stem().unwrap().to_string_lossy().into_owned()
 }
 
-/// What an op's family is held against.
-enum Expect {
-    /// The family of this stdlib unit (its contract re-expresses the op).
-    Stdlib(&'static str),
-    /// No stdlib contract: the family of design.md's rules, with why the doc supports it.
-    Rules(Family, &'static str),
-}
-
-/// The 19 ops, by file stem.
-const OPS: &[(&str, Expect)] = &[
-    ("01_embedding", Expect::Stdlib("embedding_v2")),
-    ("02_input_rmsnorm", Expect::Stdlib("rmsnorm_v2_h7168")),
-    ("03_qkv_a", Expect::Stdlib("linear_fp8_blockscale_qkv_a")),
-    ("04_q_a_kv_a_rmsnorm", Expect::Stdlib("qkv_a_norm_q_a")),
-    ("05_q_b", Expect::Stdlib("linear_fp8_blockscale_q_b")),
-    ("06_rope", Expect::Rules(Family::Helper, "rule 1: the doc's B/E; YaRN rope runs on q_pe / k_pe already in the q_b or attention task's SMEM, so a sub-op helper")),
-    ("07_w_uk_absorb", Expect::Stdlib("w_uk_absorb")),
-    ("08_mla_attention", Expect::Rules(Family::ConsumerMonolith, "rule 2: the doc's C; scores, softmax and weighted sum over the paged latent KV")),
-    ("09_w_uv_absorb", Expect::Rules(Family::Pipeline, "rule 3: K = kv_lora 512 is exactly 4 K-iterations of 128, so the rules pick the pipeline where the doc's table says GEMV (batched); the rules come first. The stdlib's w_uv_absorb is a consumer (B) until a pipeline task can take its own activation rows per head (operands indexed per task, docs/dsv3.md)")),
-    ("10_o_proj", Expect::Stdlib("linear_fp8_blockscale_o_proj")),
-    ("11_post_attn_rmsnorm", Expect::Stdlib("add_rmsnorm")),
-    ("12_router", Expect::Stdlib("linear_bf16_splitk_router")),
-    ("13_routed_w13", Expect::Stdlib("linear_fp8_qout")),
-    ("14_silu_mul", Expect::Stdlib("silu_mul_fp8_routed")),
-    ("15_routed_w2", Expect::Stdlib("linear_fp8_blockscale_expert_down")),
-    ("16_shared_expert", Expect::Stdlib("linear_fp8_blockscale_shared_gate_up")),
-    ("17_dense_mlp", Expect::Stdlib("linear_fp8_blockscale_dense_gate_up")),
-    ("18_lm_head", Expect::Stdlib("lm_head")),
-    ("19_argmax", Expect::Stdlib("argmax_partial_v2")),
+/// The 19 ops, by file stem, each with the stdlib unit that expresses it (docs/dsv3.md).
+const OPS: &[(&str, &str)] = &[
+    ("01_embedding", "embedding_v2"),
+    ("02_input_rmsnorm", "rmsnorm_v2_h7168"),
+    ("03_qkv_a", "linear_fp8_blockscale_qkv_a"),
+    ("04_q_a_kv_a_rmsnorm", "qkv_a_norm_q_a"),
+    ("05_q_b", "linear_fp8_blockscale_q_b"),
+    ("06_rope", "rope_yarn"),
+    ("07_w_uk_absorb", "w_uk_absorb"),
+    ("08_mla_attention", "mla_decode_partial"),
+    ("09_w_uv_absorb", "w_uv_absorb"),
+    ("10_o_proj", "linear_fp8_blockscale_o_proj"),
+    ("11_post_attn_rmsnorm", "add_rmsnorm"),
+    ("12_router", "linear_bf16_splitk_router"),
+    ("13_routed_w13", "moe_w13_dsv3"),
+    ("14_silu_mul", "silu_mul_fp8_routed"),
+    ("15_routed_w2", "moe_w2_dsv3"),
+    ("16_shared_expert", "linear_fp8_blockscale_shared_gate_up"),
+    ("17_dense_mlp", "linear_fp8_blockscale_dense_gate_up"),
+    ("18_lm_head", "lm_head"),
+    ("19_argmax", "argmax_partial_v2"),
 ];
 
 fn stdlib_family(unit: &str) -> Family {
@@ -75,7 +66,7 @@ fn stdlib_family(unit: &str) -> Family {
 }
 
 #[test]
-fn the_19_dsv3_ops_classify_into_their_stdlib_or_rule_family() {
+fn the_19_dsv3_ops_classify_into_their_stdlib_family() {
     let files = files_in("tests/classify", "toml");
     let stems: Vec<String> = files.iter().map(|p| stem(p)).collect();
     let listed: Vec<String> = OPS.iter().map(|(s, _)| s.to_string()).collect();
@@ -85,14 +76,11 @@ fn the_19_dsv3_ops_classify_into_their_stdlib_or_rule_family() {
     );
     assert_eq!(files.len(), 19);
     let mut problems = Vec::new();
-    for (file, (_, expect)) in files.iter().zip(OPS) {
+    for (file, (_, unit)) in files.iter().zip(OPS) {
         let text = std::fs::read_to_string(file).unwrap();
         let (d, c) = classify_text(&text, &stem(file))
             .unwrap_or_else(|e| panic!("{}: {e:?}", file.display()));
-        let (want, why) = match expect {
-            Expect::Stdlib(unit) => (stdlib_family(unit), format!("stdlib {unit}")),
-            Expect::Rules(f, why) => (*f, why.to_string()),
-        };
+        let (want, why) = (stdlib_family(unit), format!("stdlib {unit}"));
         if c.family != want {
             problems.push(format!(
                 "{}: `{}` classified {} by rule {} ({}), expected {} ({why})",
@@ -103,15 +91,6 @@ fn the_19_dsv3_ops_classify_into_their_stdlib_or_rule_family() {
                 c.fired.why,
                 want.as_str()
             ));
-        }
-        if let Expect::Rules(_, why) = expect {
-            let rule = format!("rule {}", c.fired.rule);
-            if !why.starts_with(&rule) {
-                problems.push(format!(
-                    "{}: fired {rule}, the reason says `{why}`",
-                    file.display()
-                ));
-            }
         }
         // Every rule before the one that fired says why not.
         let earlier: Vec<u8> = c.earlier.iter().map(|v| v.rule).collect();

@@ -156,9 +156,30 @@ fn gemm_words(d: &Description) -> String {
     )
 }
 
+/// True for a batched GEMV: kind `gemv` with `batch` > 1, independent matrix-vector products
+/// each of whose weights multiplies its own activation vector (the heads of W_UK / W_UV, which
+/// dsv3-decode-ops.md lists as "GEMV (batched)"). Rule 3's pipeline streams the tiles of one
+/// weight matrix against one activation tile that all its tasks load at the same coordinates;
+/// a batch of per-head products has no such shared activation, so it is rule 4's GEMV whatever
+/// its K. A batched `gemm` (routed experts: each expert's tiles meet the tokens' shared
+/// activation rows) is not one.
+pub fn batched_gemv(d: &Description) -> bool {
+    d.kind.value == Kind::Gemv && d.extent_or("batch", 1) > 1
+}
+
 fn gemm_pipeline(d: &Description) -> (bool, String) {
     if !d.kind.value.gemm_shaped() {
         return (false, format!("kind `{}` is not GEMM-shaped", kind(d)));
+    }
+    if batched_gemv(d) {
+        return (
+            false,
+            format!(
+                "{}: a batched GEMV, each of the {} weights multiplying its own activation vector, not one weight matrix whose tiles share an activation tile",
+                gemm_words(d),
+                d.extent_or("batch", 1)
+            ),
+        );
     }
     let iters = k_iterations(d.extent_or("K", 1));
     if iters >= MIN_K_ITERATIONS {
@@ -184,7 +205,9 @@ fn gemm_pipeline(d: &Description) -> (bool, String) {
 }
 
 fn gemv(d: &Description) -> (bool, String) {
-    if d.kind.value.gemm_shaped() {
+    if batched_gemv(d) {
+        (true, format!("{}: a batched GEMV (one matrix-vector product per problem, no shared activation tile), so a consumer GEMV whose nwarps is the smallest count that does not raise the wave-quant tie ceil(items / (ntasks * nwarps))", gemm_words(d)))
+    } else if d.kind.value.gemm_shaped() {
         (true, format!("{}, fewer than {MIN_K_ITERATIONS}: too short a K loop to fill a pipeline, so a consumer GEMV whose nwarps is the smallest count that does not raise the wave-quant tie ceil(items / (ntasks * nwarps))", gemm_words(d)))
     } else {
         (false, format!("kind `{}` is not GEMM-shaped", kind(d)))
@@ -235,6 +258,17 @@ mod tests {
             "{}",
             c.earlier[2].why
         );
+    }
+
+    #[test]
+    fn a_batched_gemv_is_rule_4_whatever_its_k() {
+        let text = |kind: &str, batch: i64| format!("kind = \"{kind}\"\n[shape]\nM = 1\nN = 128\nK = 512\nbatch = {batch}\n[dtype]\ninput = \"bf16\"\nweight = \"bf16\"\noutput = \"bf16\"\n");
+        let c = classify(&parse(&text("gemv", 16), "uv").unwrap());
+        assert_eq!((c.family, c.fired.rule), (Family::Consumer, 4));
+        assert!(c.earlier[2].why.contains("batched GEMV"), "{}", c.earlier[2].why);
+        // One product (the router gate), or a batched GEMM (routed experts): rule 3.
+        assert_eq!(classify(&parse(&text("gemv", 1), "g").unwrap()).family, Family::Pipeline);
+        assert_eq!(classify(&parse(&text("gemm", 8), "e").unwrap()).family, Family::Pipeline);
     }
 
     #[test]
