@@ -199,45 +199,53 @@ fn the_bad_scale_fault_compiles_into_the_fp8_test_build() {
     }
 }
 
-/// Issue 13, Deliver 3: the DeepSeek-V3 MoE block as one chain (`mpkc verify --chain`): its 11
-/// stages resolve from their files, and its one harness (every stage's registration in one
-/// worker) compiles for both targets as a test build.
+/// Issue 13, Deliver 3: the DeepSeek-V3 MoE block and the whole decode layer as chains (`mpkc
+/// verify --chain`): their stages resolve from their files, and each one harness (every stage's
+/// registration in one worker) compiles for both targets as a test build.
 #[test]
-fn the_moe_block_chain_compiles_as_one_test_build() {
+fn the_dsv3_chains_compile_as_one_test_build_each() {
     let tc = nvcc::find().expect("nvcc (run scripts/setup)");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let chain = mpkc::driver::chain::load(&root.join("stdlib/dsv3/moe_block.chain.toml")).unwrap();
-    let sources: Vec<mpkc::driver::Source> = chain
-        .contract_files()
-        .iter()
-        .map(|f| mpkc::driver::Source {
-            path: f.display().to_string(),
-            text: std::fs::read_to_string(root.join(f)).unwrap(),
-        })
-        .collect();
-    let checked = mpkc::driver::check_sources_with(
-        &sources,
-        |s| mpkc::sema::SemaOptions {
-            overrides: mpkc::driver::token_overrides(s, 1),
-            ..Default::default()
-        },
-        &Default::default(),
-    );
-    assert!(checked.iter().all(|c| !c.has_errors()));
-    for target in [Target::Sm90a, Target::Sm100a] {
-        let case = mpkc::driver::chain::case(&checked, &chain, target).unwrap();
-        assert_eq!(case.units.len(), 11);
-        assert_eq!((case.links.len(), case.shared.len()), (17, 2));
-        let all = vec![case];
-        let dir = scratch_dir(&format!("verify_build_chain_{target}"));
-        write_test_build(&dir, &checked, &all, None).unwrap();
-        let text = std::fs::read_to_string(dir.join(&all[0].file)).unwrap();
-        assert_eq!(text.matches("::Registration").count(), 11, "{text}");
-        let results = compile_cases(&tc, &dir, &all, target, &test_flags(2000, &[]), jobs());
-        match &results[0] {
-            Some(Ok(cubin)) => assert!(cubin.is_file()),
-            Some(Err(f)) => panic!("the chain for {target}: {}\n{}", f.command, f.stderr),
-            None => panic!("the chain was not compiled for {target}"),
+    // (manifest, stages, (output links, input links), targets): the layer holds every unit of
+    // the MoE block, so the block's own harness compiles for the H200's target alone.
+    let chains = [
+        ("moe_block", 11, (17, 2), &[Target::Sm90a][..]),
+        ("decode_layer", 25, (38, 2), &[Target::Sm90a, Target::Sm100a][..]),
+    ];
+    for (name, stages, counts, targets) in chains {
+        let chain = mpkc::driver::chain::load(&root.join(format!("stdlib/dsv3/{name}.chain.toml"))).unwrap();
+        let sources: Vec<mpkc::driver::Source> = chain
+            .contract_files()
+            .iter()
+            .map(|f| mpkc::driver::Source {
+                path: f.display().to_string(),
+                text: std::fs::read_to_string(root.join(f)).unwrap(),
+            })
+            .collect();
+        let checked = mpkc::driver::check_sources_with(
+            &sources,
+            |s| mpkc::sema::SemaOptions {
+                overrides: mpkc::driver::token_overrides(s, 1),
+                ..Default::default()
+            },
+            &Default::default(),
+        );
+        assert!(checked.iter().all(|c| !c.has_errors()));
+        for &target in targets {
+            let case = mpkc::driver::chain::case(&checked, &chain, target).unwrap();
+            assert_eq!(case.units.len(), stages, "{name}");
+            assert_eq!((case.links.len(), case.shared.len()), counts, "{name}");
+            let all = vec![case];
+            let dir = scratch_dir(&format!("verify_build_chain_{name}_{target}"));
+            write_test_build(&dir, &checked, &all, None).unwrap();
+            let text = std::fs::read_to_string(dir.join(&all[0].file)).unwrap();
+            assert_eq!(text.matches("::Registration").count(), stages, "{text}");
+            let results = compile_cases(&tc, &dir, &all, target, &test_flags(2000, &[]), jobs());
+            match &results[0] {
+                Some(Ok(cubin)) => assert!(cubin.is_file()),
+                Some(Err(f)) => panic!("the {name} chain for {target}: {}\n{}", f.command, f.stderr),
+                None => panic!("the {name} chain was not compiled for {target}"),
+            }
         }
     }
 }

@@ -578,6 +578,12 @@ fn print_case(
         "  {verdict}  {:<52} {summary}  [{shape}{secs:.1}s{on}]",
         c.name
     );
+    // A chain's stages that an in-place update hides from their own check (`driver::in_place`).
+    if let (Some(layer), "ok") = (&c.layer, r.status.as_str()) {
+        for (_, why) in &layer.alone_unchecked {
+            outln!("        checked through the chain's output only: {why}");
+        }
+    }
     if !ok {
         for o in r.outputs.iter().filter(|o| !o.pass) {
             outln!("        {}", describe(o));

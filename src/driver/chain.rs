@@ -13,7 +13,9 @@
 //! [reference]
 //! python = "moe_block.ref.py"
 //! function = "moe_block"
-//! feed = ["router_topk.ids"]              # kernel outputs the reference also receives
+//! feed = ["router_topk.ids"]              # what kernels wrote (outputs, or `inout` tensors
+//!                                         # after the launch, passed as `unit.tensor@after`)
+//!                                         # that the reference also receives
 //! rel_l2 = 2e-2
 //! [[stage]]
 //! unit = "rmsnorm_fp8"
@@ -153,6 +155,13 @@ impl Chain {
     }
 }
 
+/// ` view(stride S, offset O)` of a view, else nothing.
+fn view_words(t: &crate::ir::TensorIr) -> String {
+    t.view.map_or_else(String::new, |v| {
+        format!(" view(stride {}, offset {})", v.row_stride, v.offset)
+    })
+}
+
 /// `unit.tensor` split at its last dot.
 fn split(s: &str) -> Result<(&str, &str), String> {
     s.rsplit_once('.')
@@ -262,20 +271,25 @@ pub fn case(checked: &[Checked], chain: &Chain, target: Target) -> Result<CaseSp
             ));
         }
         if let (Some(a), Some(b)) = (from_t, to_t) {
-            if a.dtype != b.dtype
-                || a.elements() != b.elements()
-                || a.view.is_some()
-                || b.view.is_some()
-            {
+            // The consumer's tensor spans the producer's whole buffer: the same elements, or the
+            // parent a row-strided view of it lies in (`view(stride, offset)`: q_nope in q_b's
+            // output). A source that is itself a view would need its parent named instead.
+            let spans = match b.view {
+                Some(_) => b.parent_elements() == a.elements() && is_output,
+                None => b.elements() == a.elements(),
+            };
+            if a.dtype != b.dtype || !spans || a.view.is_some() {
                 return Err(format!(
-                    "{}: link `{}` <- `{}`: {}{:?} and {}{:?} differ (a link needs one dtype, one element count, no view)",
+                    "{}: link `{}` <- `{}`: {}{:?}{} and {}{:?}{} differ (a link needs one dtype and one element count; a view reads a whole output)",
                     chain.path.display(),
                     l.to,
                     l.from,
                     b.dtype,
                     b.dims,
+                    view_words(b),
                     a.dtype,
-                    a.dims
+                    a.dims,
+                    view_words(a),
                 ));
             }
         }
@@ -305,12 +319,39 @@ pub fn case(checked: &[Checked], chain: &Chain, target: Target) -> Result<CaseSp
             }
         }
     }
+    // A fed tensor is something a stage writes: an output or an `inout` tensor (its value after
+    // the launch), by its index among the stage's written tensors.
+    let written = |s: &str| -> Result<(usize, usize), String> {
+        let (u, t) = split(s)?;
+        let st = stage_of(u)?;
+        let i = task(st)
+            .ir
+            .written()
+            .position(|(_, x)| x.name == t)
+            .ok_or_else(|| {
+                format!(
+                    "{}: `{u}` writes no `{t}` (a fed tensor is an output or `inout`)",
+                    chain.path.display()
+                )
+            })?;
+        Ok((st, i))
+    };
+    // An `inout` tensor is also an input the reference receives as generated, so its value after
+    // the launch is passed as `unit.tensor@after`.
     let feeds = m
         .reference
         .feed
         .iter()
-        .map(|f| output(f).map(|x| (f.clone(), x)))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|f| {
+            let (st, i) = written(f)?;
+            let inout = task(st)
+                .ir
+                .written()
+                .nth(i)
+                .is_some_and(|(_, x)| x.direction == crate::ir::Direction::InOut);
+            Ok((if inout { format!("{f}@after") } else { f.clone() }, (st, i)))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
     let result = output(&m.output)?;
     let tasks: Vec<&crate::valid::CheckedTask> = (0..units.len()).map(task).collect();
     let skip = tasks.iter().find_map(|t| {
@@ -322,6 +363,7 @@ pub fn case(checked: &[Checked], chain: &Chain, target: Target) -> Result<CaseSp
             )
         })
     });
+    let alone_unchecked = super::in_place::unchecked_alone(&tasks, &links, &shared);
     Ok(CaseSpec {
         name: m.name.clone(),
         units,
@@ -343,6 +385,7 @@ pub fn case(checked: &[Checked], chain: &Chain, target: Target) -> Result<CaseSp
             feeds,
             output: result,
             rel_l2: m.reference.rel_l2,
+            alone_unchecked,
         }),
     })
 }
@@ -443,5 +486,66 @@ mod tests {
         assert!(layer.inputs.iter().any(|(n, _)| n == "rmsnorm_fp8.x"));
         assert!(!layer.inputs.iter().any(|(n, _)| n == "moe_w13_dsv3.A"));
         assert_eq!(layer.feeds[0].0, "router_topk.ids");
+    }
+
+    /// The whole decode layer: views into qkv_a's and q_b's outputs, `inout` links (the norms
+    /// and rope in place), the KV cache shared with the append; the stages an in-place update
+    /// hides from their own check are exactly the ones whose buffers change after them.
+    #[test]
+    fn the_decode_layer_chain_resolves_with_its_in_place_stages() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let chain = load(&root.join("stdlib/dsv3/decode_layer.chain.toml")).unwrap();
+        let c = case(&checked_at_m1(&chain), &chain, Target::Sm90a).unwrap();
+        assert_eq!(c.units.len(), 25);
+        let layer = c.layer.unwrap();
+        let unchecked: Vec<&str> = layer
+            .alone_unchecked
+            .iter()
+            .map(|(s, _)| chain.manifest.stages[*s].unit.as_str())
+            .collect();
+        assert_eq!(
+            unchecked,
+            [
+                "linear_fp8_blockscale_qkv_a",
+                "qkv_a_norm_q_a",
+                "qkv_a_norm_kv_a",
+                "linear_fp8_blockscale_q_b",
+                "rope"
+            ],
+            "{:?}",
+            layer.alone_unchecked
+        );
+        // The cache the append writes is the attention's input buffer, not a copy.
+        let (kv, mla) = (7, 9);
+        assert!(c.shared.iter().any(|l| (l.from_task, l.to_task) == (kv, mla)));
+        assert!(!layer.inputs.iter().any(|(n, _)| n == "mla_decode_partial.ckv"));
+        assert!(layer.inputs.iter().any(|(n, _)| n == "kv_append.ckv"));
+        // Fed: an output (the ids, the query) and an `inout` tensor after the launch.
+        let fed: Vec<&str> = layer.feeds.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(fed, ["router_topk.ids", "w_uk_absorb.q", "kv_append.ckv@after"]);
+    }
+
+    #[test]
+    fn a_view_link_must_span_the_whole_output() {
+        // q_nope (view, stride 192) read from qkv_a's output (2176 wide): not its parent.
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(root.join("stdlib/dsv3/decode_layer.chain.toml"))
+            .unwrap()
+            .replace(
+                "to = \"w_uk_absorb.q_nope\"\nfrom = \"linear_fp8_blockscale_q_b.C\"",
+                "to = \"w_uk_absorb.q_nope\"\nfrom = \"linear_fp8_blockscale_qkv_a.C\"",
+            );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("layer.chain.toml");
+        let text = text
+            .replace("file = \"", &format!("file = \"{}/stdlib/dsv3/", root.display()))
+            .replace(
+                "python = \"decode_layer.ref.py\"",
+                &format!("python = \"{}/stdlib/dsv3/decode_layer.ref.py\"", root.display()),
+            );
+        std::fs::write(&path, text).unwrap();
+        let chain = load(&path).unwrap();
+        let e = case(&checked_at_m1(&chain), &chain, Target::Sm90a).unwrap_err();
+        assert!(e.contains("differ") && e.contains("view(stride 192, offset 0)"), "{e}");
     }
 }

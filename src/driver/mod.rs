@@ -10,6 +10,7 @@ mod clash;
 mod derived;
 pub mod fingerprint;
 pub mod helpers;
+pub mod in_place;
 pub mod input;
 pub mod nvcc;
 pub mod outdir;

@@ -99,6 +99,14 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         include_str!("../../stdlib/dsv3/rmsnorm_fp8.mpk"),
     ),
     (
+        "stdlib/dsv3/kv_append.mpk",
+        include_str!("../../stdlib/dsv3/kv_append.mpk"),
+    ),
+    (
+        "stdlib/dsv3/fp8_quant.mpk",
+        include_str!("../../stdlib/dsv3/fp8_quant.mpk"),
+    ),
+    (
         "stdlib/dsv3/rope_yarn.mpk",
         include_str!("../../stdlib/dsv3/rope_yarn.mpk"),
     ),
@@ -138,6 +146,14 @@ pub const REFERENCES: &[(&str, &str)] = &[
     (
         "stdlib/dsv3/rmsnorm_fp8.ref.py",
         include_str!("../../stdlib/dsv3/rmsnorm_fp8.ref.py"),
+    ),
+    (
+        "stdlib/dsv3/kv_append.ref.py",
+        include_str!("../../stdlib/dsv3/kv_append.ref.py"),
+    ),
+    (
+        "stdlib/dsv3/fp8_quant.ref.py",
+        include_str!("../../stdlib/dsv3/fp8_quant.ref.py"),
     ),
     (
         "stdlib/dsv3/rope.ref.py",

@@ -8,15 +8,18 @@ use serde_json::json;
 use std::path::Path;
 
 /// Runs the whole-chain reference `layer` (`mpkc verify --chain`) in `dir`: its inputs are the
-/// chain's unlinked inputs (`inputs[stage][input]`) and the fed kernel outputs
-/// (`outputs[stage][output]`), passed to the function as one dict by `unit.tensor`; its one
-/// result is the chain's output, `out` (name, dtype, dims). Returns its values. Errors: the
-/// exchange cannot be written, the runner fails, the result has the wrong size.
+/// chain's unlinked inputs (`inputs[stage][input]`) and the fed tensors the kernels wrote
+/// (`written[stage][i]`, each stage's `TaskIr::written` order), passed to the function as one dict by `unit.tensor`; its one
+/// result is the chain's output, `out` (name, dtype, dims). A chain with a paged KV cache passes
+/// the run's page table `paged` as the function's `paged_kv` argument, as a task's reference gets
+/// it (docs/references.md). Returns its values. Errors: the exchange cannot be written, the
+/// runner fails, the result has the wrong size.
 pub fn run_chain_reference(
     layer: &super::run::LayerReference,
     inputs: &[Vec<HostTensor>],
-    outputs: &[Vec<HostTensor>],
+    written: &[Vec<HostTensor>],
     out: (&str, Dtype, &[i64]),
+    paged: Option<&super::paged::PagedRun>,
     dir: &Path,
     cuda_device: usize,
 ) -> Result<Vec<f64>, String> {
@@ -37,7 +40,7 @@ pub fn run_chain_reference(
             layer
                 .feeds
                 .iter()
-                .map(|(n, (st, o))| (n, &outputs[*st][*o])),
+                .map(|(n, (st, o))| (n, &written[*st][*o])),
         );
     for (i, (name, x)) in named.enumerate() {
         let f = file_name("in", i, name);
@@ -46,7 +49,7 @@ pub fn run_chain_reference(
     }
     let (out_name, dtype, dims) = out;
     let out_file = file_name("out", 0, out_name);
-    let manifest = json!({
+    let mut manifest = json!({
         "format": "mpkc-reference-1",
         "unit": "chain",
         "module": module,
@@ -57,6 +60,9 @@ pub fn run_chain_reference(
         "outputs": [{"name": out_name, "dtype": dtype.as_str(), "shape": dims,
             "file": out_file, "stored": match stored(dtype) { Stored::F64 => "f64", Stored::I64 => "i64" }}],
     });
+    if let (Some(p), Some(m)) = (paged, manifest.as_object_mut()) {
+        m.insert("paged_kv".into(), p.to_json());
+    }
     let path = dir.join("manifest.json");
     let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
     std::fs::write(&path, text).map_err(io)?;

@@ -40,12 +40,18 @@ pub struct LayerReference {
     pub function: String,
     /// Every input no link fills: `unit.tensor` and (stage, input index), in stage order.
     pub inputs: Vec<(String, (usize, usize))>,
-    /// Kernel outputs passed after them: `unit.tensor` and (stage, output index).
+    /// What the kernels wrote, passed after them: `unit.tensor` and (stage, index among the
+    /// stage's written tensors, `TaskIr::written`: its outputs and `inout` tensors, the latter
+    /// as the launch left them).
     pub feeds: Vec<(String, (usize, usize))>,
     /// The chain's result: (stage, output index).
     pub output: (usize, usize),
     /// Relative-L2 tolerance.
     pub rel_l2: f64,
+    /// Stages whose own references cannot be checked because a tensor they read or wrote is
+    /// updated in place later in the launch (`driver::in_place`), with why: checked through the
+    /// chain's output alone.
+    pub alone_unchecked: Vec<(usize, String)>,
 }
 
 /// One verification case.
@@ -388,18 +394,43 @@ pub fn run_case(
                 .find(|l| l.to_task == ti && l.to_input == ii)
             {
                 Some(l) => {
+                    // A view of the producer's output lies in it at its own columns.
                     let from = tensor_of(l.from_task, true, l.from_output);
-                    addrs.push(view_addr(
-                        gpu.addr(&out_bufs[l.from_task][l.from_output]),
-                        from,
-                    ));
+                    let base = gpu.addr(&out_bufs[l.from_task][l.from_output]);
+                    addrs.push(match t.and_then(|t| t.view) {
+                        Some(_) => view_addr(base, t),
+                        None => view_addr(base, from),
+                    });
                     bufs.push(None);
                 }
-                None => {
-                    let b = gpu.upload(&device_bytes(x, t))?;
-                    addrs.push(view_addr(gpu.addr(&b), t));
-                    bufs.push(Some(b));
-                }
+                None => match crate::driver::in_place::shares_inout_buffer(
+                    &case.tasks,
+                    &case.shared,
+                    ti,
+                    ii,
+                ) {
+                    // The buffer of an earlier stage's `inout` input (the KV cache the append
+                    // wrote), not a copy of its values.
+                    Some((st, si)) => {
+                        let b = in_bufs
+                            .get(st)
+                            .and_then(|v: &Vec<Option<_>>| v.get(si))
+                            .and_then(Option::as_ref)
+                            .ok_or_else(|| {
+                                GpuError::Kernel(format!(
+                                    "{}: input {ii} shares an `inout` buffer that is itself linked",
+                                    case.tasks[ti].ir.unit_name()
+                                ))
+                            })?;
+                        addrs.push(view_addr(gpu.addr(b), t));
+                        bufs.push(None);
+                    }
+                    None => {
+                        let b = gpu.upload(&device_bytes(x, t))?;
+                        addrs.push(view_addr(gpu.addr(&b), t));
+                        bufs.push(Some(b));
+                    }
+                },
             }
         }
         in_addr.push(addrs);
@@ -491,10 +522,24 @@ pub fn run_case(
     };
     for l in &case.links {
         // The consumer's shape of the same elements (a `[m * 8, 512]` output read as
-        // `[m, 8 * 512]`).
-        let dims = inputs[l.to_task][l.to_input].dims.clone();
-        inputs[l.to_task][l.to_input] = outputs[l.from_task][l.from_output].clone();
-        inputs[l.to_task][l.to_input].dims = dims;
+        // `[m, 8 * 512]`), or a view's elements in the producer's buffer.
+        let src = outputs[l.from_task][l.from_output].bytes.clone();
+        let x = &mut inputs[l.to_task][l.to_input];
+        match tensor_of(l.to_task, false, l.to_input).and_then(|t| t.view) {
+            Some(v) => x.from_parent(&src, v.row_stride, v.offset),
+            None => x.bytes = src,
+        }
+    }
+    // An input in an earlier stage's `inout` buffer read what that stage left there.
+    for l in &case.shared {
+        if let Some((st, si)) =
+            crate::driver::in_place::shares_inout_buffer(&case.tasks, &case.shared, l.to_task, l.to_input)
+        {
+            if let Some(b) = &in_bufs[st][si] {
+                let t = tensor_of(l.to_task, false, l.to_input);
+                read_back(&mut inputs[l.to_task][l.to_input], b, t)?;
+            }
+        }
     }
     // What each task wrote, in `written()` order (the references' `Expected::output`): an `out`
     // tensor from its output buffer, an `inout` one from its input buffer, whose initial value
@@ -513,11 +558,20 @@ pub fn run_case(
                 }
                 crate::ir::Direction::InOut => {
                     let mut fin = inputs[ti][ii].clone();
-                    match &in_bufs[ti][ii] {
+                    // Its own buffer, or the one it is updated in (the stage is then checked
+                    // through the chain's output alone, `driver::in_place`).
+                    let linked = case
+                        .links
+                        .iter()
+                        .find(|l| l.to_task == ti && l.to_input == ii)
+                        .map(|l| &out_bufs[l.from_task][l.from_output]);
+                    let shared = crate::driver::in_place::shares_inout_buffer(&case.tasks, &case.shared, ti, ii)
+                        .and_then(|(st, si)| in_bufs[st][si].as_ref());
+                    match in_bufs[ti][ii].as_ref().or(linked).or(shared) {
                         Some(b) => read_back(&mut fin, b, Some(x))?,
                         None => {
                             return Err(GpuError::Kernel(format!(
-                                "{unit}: `inout` tensor `{}` is linked to a producer's output; verify cases update only their own buffers in place",
+                                "{unit}: `inout` tensor `{}` has no buffer",
                                 x.name
                             )))
                         }
@@ -602,6 +656,13 @@ fn check_outputs(
 ) -> Result<Vec<OutputResult>, GpuError> {
     let mut results = Vec::new();
     for (ti, t) in case.tasks.iter().enumerate() {
+        if case
+            .layer
+            .as_ref()
+            .is_some_and(|l| l.alone_unchecked.iter().any(|(s, _)| *s == ti))
+        {
+            continue;
+        }
         let unit = t.ir.unit_name();
         let finals = &finals[ti];
         let scratch = opts.scratch.join(format!("{ti}_{unit}"));
@@ -634,8 +695,9 @@ fn check_outputs(
         let values = super::chain_reference::run_chain_reference(
             layer,
             original,
-            outputs,
+            finals,
             (&out.name, out.dtype, &out.dims),
+            table,
             &opts.scratch.join("chain"),
             opts.device,
         )

@@ -11,7 +11,9 @@
 //!   request slots of the page table the harness compiles);
 //! - the pool holds every request at the most context: `pages ≥ R × ceil(C / P)` (what the
 //!   runtime allocates and `mpkc verify` fills);
-//! - it is read (`in`): the append of a step's new token is the task that writes the cache;
+//! - it is read (`in`), or updated in place (`inout`: the append of a step's new token, which
+//!   writes its rows and leaves the pool's others as they were); never `out`, which would make
+//!   the whole pool the task's output (the cache persists across steps);
 //! - one paged tensor per task (the runtime has one page table), not a view (pages are whole);
 //! - an inline body reads it: only `body cuda` gets `<name>_page_tokens` and the runtime
 //!   configuration's page table, so a template, a pipeline or a helper is `E0028`.
@@ -118,12 +120,12 @@ pub(super) fn paged(ir: &TaskIr, sink: &mut Sink) {
                 );
             }
         }
-        if t.direction != Direction::In {
+        if t.direction == Direction::Out {
             sink.push(
-                err(format!("paged `{}` is {}, but a task reads its KV cache", t.name, direction_word(t.direction)))
+                err(format!("paged `{}` is out, but a KV cache persists across steps", t.name))
                     .primary(t.span, direction_word(t.direction))
-                    .note("appending a step's token to the cache is the task that produces it, through its own pointer")
-                    .help(format!("declare `{}` `in`", t.name)),
+                    .note("`out` makes the whole pool the task's output; a task reads the cache (`in`) or appends rows to it in place (`inout`, stdlib/dsv3/kv_append.mpk)")
+                    .help(format!("declare `{}` `in`, or `inout` to write rows of it", t.name)),
             );
         }
         if t.view.is_some() {

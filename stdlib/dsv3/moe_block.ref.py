@@ -66,6 +66,13 @@ def moe_block(t):
     norm_w = t["rmsnorm_fp8.w"]
     x = h.float()
     x = (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS)).to(torch.bfloat16) * norm_w
+    return moe(x, t)
+
+
+def moe(x, t):
+    """The MoE on the normalised bf16 input x [M, 7168]: the router's scores, the kernels' ids
+    (``t["router_topk.ids"]``), the routed experts and the shared expert (decode_layer.ref.py
+    calls it on the post-attention norm's output)."""
     # The gate: bf16 logits, sigmoid scores; the kernels' ids; the weights from this reference's
     # own scores.
     logits = (x.float() @ t["linear_bf16_splitk_router.W"].float().t()).to(torch.bfloat16)
