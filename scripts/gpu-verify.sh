@@ -9,7 +9,8 @@
 #             under a 6-stage ring, argmax over 129,280 = 63.1 chunks of 2,048).
 # - dsv3:     DeepSeek-V3's routed experts (stdlib/dsv3/moe_experts.mpk, at M = 1, 16 and 3 with
 #             7 tasks per CTA), the router-weighted SwiGLU, and the MoE block as one chain
-#             (`mpkc verify --chain stdlib/dsv3/moe_block.chain.toml`) at M = 1 and 4.
+#             (`mpkc verify --chain stdlib/dsv3/moe_block.chain.toml`) at M = 1 and 4, and the
+#             whole decode layer (`stdlib/dsv3/decode_layer.chain.toml`) at M = 1 and 4.
 # - inject:   each test-only fault must FAIL and name the barrier, page or region it broke.
 # - sanitize: compute-sanitizer memcheck, racecheck, synccheck and initcheck, one pass per case
 #             at M = 1 with 2 tasks per CTA, the cases spread over every GPU of the host.
@@ -89,6 +90,8 @@ if [ "$MODE" = all ] || [ "$MODE" = dsv3 ]; then
   run_verify "dsv3 router-weighted SwiGLU, contract M" "$OUT/verify-silu-w.log" stdlib/dsv3/silu_mul_fp8.mpk --only weighted
   run_verify "dsv3 MoE block chain, M = 1" "$OUT/verify-chain-m1.log" --chain stdlib/dsv3/moe_block.chain.toml
   run_verify "dsv3 MoE block chain, M = 4" "$OUT/verify-chain-m4.log" --chain stdlib/dsv3/moe_block.chain.toml --m 4
+  run_verify "dsv3 decode layer chain, M = 1, context 16,384" "$OUT/verify-layer-m1.log" --chain stdlib/dsv3/decode_layer.chain.toml
+  run_verify "dsv3 decode layer chain, M = 4, context 513" "$OUT/verify-layer-m4.log" --chain stdlib/dsv3/decode_layer.chain.toml --m 4 --context 513
 fi
 
 if [ "$MODE" = all ] || [ "$MODE" = inject ]; then
