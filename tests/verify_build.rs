@@ -210,10 +210,16 @@ fn the_dsv3_chains_compile_as_one_test_build_each() {
     // the MoE block, so the block's own harness compiles for the H200's target alone.
     let chains = [
         ("moe_block", 11, (17, 2), &[Target::Sm90a][..]),
-        ("decode_layer", 25, (38, 2), &[Target::Sm90a, Target::Sm100a][..]),
+        (
+            "decode_layer",
+            25,
+            (38, 2),
+            &[Target::Sm90a, Target::Sm100a][..],
+        ),
     ];
     for (name, stages, counts, targets) in chains {
-        let chain = mpkc::driver::chain::load(&root.join(format!("stdlib/dsv3/{name}.chain.toml"))).unwrap();
+        let chain = mpkc::driver::chain::load(&root.join(format!("stdlib/dsv3/{name}.chain.toml")))
+            .unwrap();
         let sources: Vec<mpkc::driver::Source> = chain
             .contract_files()
             .iter()
@@ -243,7 +249,9 @@ fn the_dsv3_chains_compile_as_one_test_build_each() {
             let results = compile_cases(&tc, &dir, &all, target, &test_flags(2000, &[]), jobs());
             match &results[0] {
                 Some(Ok(cubin)) => assert!(cubin.is_file()),
-                Some(Err(f)) => panic!("the {name} chain for {target}: {}\n{}", f.command, f.stderr),
+                Some(Err(f)) => {
+                    panic!("the {name} chain for {target}: {}\n{}", f.command, f.stderr)
+                }
                 None => panic!("the {name} chain was not compiled for {target}"),
             }
         }

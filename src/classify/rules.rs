@@ -262,13 +262,25 @@ mod tests {
 
     #[test]
     fn a_batched_gemv_is_rule_4_whatever_its_k() {
-        let text = |kind: &str, batch: i64| format!("kind = \"{kind}\"\n[shape]\nM = 1\nN = 128\nK = 512\nbatch = {batch}\n[dtype]\ninput = \"bf16\"\nweight = \"bf16\"\noutput = \"bf16\"\n");
+        let text = |kind: &str, batch: i64| {
+            format!("kind = \"{kind}\"\n[shape]\nM = 1\nN = 128\nK = 512\nbatch = {batch}\n[dtype]\ninput = \"bf16\"\nweight = \"bf16\"\noutput = \"bf16\"\n")
+        };
         let c = classify(&parse(&text("gemv", 16), "uv").unwrap());
         assert_eq!((c.family, c.fired.rule), (Family::Consumer, 4));
-        assert!(c.earlier[2].why.contains("batched GEMV"), "{}", c.earlier[2].why);
+        assert!(
+            c.earlier[2].why.contains("batched GEMV"),
+            "{}",
+            c.earlier[2].why
+        );
         // One product (the router gate), or a batched GEMM (routed experts): rule 3.
-        assert_eq!(classify(&parse(&text("gemv", 1), "g").unwrap()).family, Family::Pipeline);
-        assert_eq!(classify(&parse(&text("gemm", 8), "e").unwrap()).family, Family::Pipeline);
+        assert_eq!(
+            classify(&parse(&text("gemv", 1), "g").unwrap()).family,
+            Family::Pipeline
+        );
+        assert_eq!(
+            classify(&parse(&text("gemm", 8), "e").unwrap()).family,
+            Family::Pipeline
+        );
     }
 
     #[test]

@@ -349,7 +349,14 @@ pub fn case(checked: &[Checked], chain: &Chain, target: Target) -> Result<CaseSp
                 .written()
                 .nth(i)
                 .is_some_and(|(_, x)| x.direction == crate::ir::Direction::InOut);
-            Ok((if inout { format!("{f}@after") } else { f.clone() }, (st, i)))
+            Ok((
+                if inout {
+                    format!("{f}@after")
+                } else {
+                    f.clone()
+                },
+                (st, i),
+            ))
         })
         .collect::<Result<Vec<_>, String>>()?;
     let result = output(&m.output)?;
@@ -517,12 +524,21 @@ mod tests {
         );
         // The cache the append writes is the attention's input buffer, not a copy.
         let (kv, mla) = (7, 9);
-        assert!(c.shared.iter().any(|l| (l.from_task, l.to_task) == (kv, mla)));
-        assert!(!layer.inputs.iter().any(|(n, _)| n == "mla_decode_partial.ckv"));
+        assert!(c
+            .shared
+            .iter()
+            .any(|l| (l.from_task, l.to_task) == (kv, mla)));
+        assert!(!layer
+            .inputs
+            .iter()
+            .any(|(n, _)| n == "mla_decode_partial.ckv"));
         assert!(layer.inputs.iter().any(|(n, _)| n == "kv_append.ckv"));
         // Fed: an output (the ids, the query) and an `inout` tensor after the launch.
         let fed: Vec<&str> = layer.feeds.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(fed, ["router_topk.ids", "w_uk_absorb.q", "kv_append.ckv@after"]);
+        assert_eq!(
+            fed,
+            ["router_topk.ids", "w_uk_absorb.q", "kv_append.ckv@after"]
+        );
     }
 
     #[test]
@@ -538,14 +554,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("layer.chain.toml");
         let text = text
-            .replace("file = \"", &format!("file = \"{}/stdlib/dsv3/", root.display()))
+            .replace(
+                "file = \"",
+                &format!("file = \"{}/stdlib/dsv3/", root.display()),
+            )
             .replace(
                 "python = \"decode_layer.ref.py\"",
-                &format!("python = \"{}/stdlib/dsv3/decode_layer.ref.py\"", root.display()),
+                &format!(
+                    "python = \"{}/stdlib/dsv3/decode_layer.ref.py\"",
+                    root.display()
+                ),
             );
         std::fs::write(&path, text).unwrap();
         let chain = load(&path).unwrap();
         let e = case(&checked_at_m1(&chain), &chain, Target::Sm90a).unwrap_err();
-        assert!(e.contains("differ") && e.contains("view(stride 192, offset 0)"), "{e}");
+        assert!(
+            e.contains("differ") && e.contains("view(stride 192, offset 0)"),
+            "{e}"
+        );
     }
 }

@@ -40,13 +40,23 @@ fn overlap(a: Option<(i64, i64, i64)>, b: Option<(i64, i64, i64)>) -> bool {
 }
 
 /// The buffer input `input` of stage `stage` lies in.
-fn buffer_of(tasks: &[&CheckedTask], links: &[Link], shared: &[Link], stage: usize, input: usize) -> Buffer {
+fn buffer_of(
+    tasks: &[&CheckedTask],
+    links: &[Link],
+    shared: &[Link],
+    stage: usize,
+    input: usize,
+) -> Buffer {
     let to = |l: &&Link| l.to_task == stage && l.to_input == input;
     if let Some(l) = links.iter().find(to) {
         return Buffer::Output(l.from_task, l.from_output);
     }
     if let Some(l) = shared.iter().find(to) {
-        let source = tasks[l.from_task].ir.inputs().nth(l.from_output).map(|(_, t)| t);
+        let source = tasks[l.from_task]
+            .ir
+            .inputs()
+            .nth(l.from_output)
+            .map(|(_, t)| t);
         if source.is_some_and(|t| t.direction == Direction::InOut) {
             return buffer_of(tasks, links, shared, l.from_task, l.from_output);
         }
@@ -56,27 +66,46 @@ fn buffer_of(tasks: &[&CheckedTask], links: &[Link], shared: &[Link], stage: usi
 
 /// Whether input `input` of stage `stage` shares the buffer of an earlier stage's `inout` input
 /// (rather than a copy of its values): what the harness must give it.
-pub fn shares_inout_buffer(tasks: &[&CheckedTask], shared: &[Link], stage: usize, input: usize) -> Option<(usize, usize)> {
-    let l = shared.iter().find(|l| l.to_task == stage && l.to_input == input)?;
-    let source = tasks[l.from_task].ir.inputs().nth(l.from_output).map(|(_, t)| t)?;
+pub fn shares_inout_buffer(
+    tasks: &[&CheckedTask],
+    shared: &[Link],
+    stage: usize,
+    input: usize,
+) -> Option<(usize, usize)> {
+    let l = shared
+        .iter()
+        .find(|l| l.to_task == stage && l.to_input == input)?;
+    let source = tasks[l.from_task]
+        .ir
+        .inputs()
+        .nth(l.from_output)
+        .map(|(_, t)| t)?;
     (source.direction == Direction::InOut).then_some((l.from_task, l.from_output))
 }
 
 /// The stages that cannot be checked on their own, each with why, in stage order.
-pub fn unchecked_alone(tasks: &[&CheckedTask], links: &[Link], shared: &[Link]) -> Vec<(usize, String)> {
+pub fn unchecked_alone(
+    tasks: &[&CheckedTask],
+    links: &[Link],
+    shared: &[Link],
+) -> Vec<(usize, String)> {
     // Per stage: (buffer, columns, tensor name, updated in place).
     let accesses: Vec<Vec<(Buffer, Option<(i64, i64, i64)>, &str, bool)>> = tasks
         .iter()
         .enumerate()
         .map(|(s, t)| {
             let ins = t.ir.inputs().enumerate().map(move |(i, (_, x))| {
-                (buffer_of(tasks, links, shared, s, i), columns(x), x.name.as_str(), x.direction == Direction::InOut)
+                (
+                    buffer_of(tasks, links, shared, s, i),
+                    columns(x),
+                    x.name.as_str(),
+                    x.direction == Direction::InOut,
+                )
             });
-            let outs = t
-                .ir
-                .outputs()
-                .enumerate()
-                .map(move |(o, (_, x))| (Buffer::Output(s, o), columns(x), x.name.as_str(), false));
+            let outs =
+                t.ir.outputs().enumerate().map(move |(o, (_, x))| {
+                    (Buffer::Output(s, o), columns(x), x.name.as_str(), false)
+                });
             ins.chain(outs).collect()
         })
         .collect();

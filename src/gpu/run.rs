@@ -532,9 +532,12 @@ pub fn run_case(
     }
     // An input in an earlier stage's `inout` buffer read what that stage left there.
     for l in &case.shared {
-        if let Some((st, si)) =
-            crate::driver::in_place::shares_inout_buffer(&case.tasks, &case.shared, l.to_task, l.to_input)
-        {
+        if let Some((st, si)) = crate::driver::in_place::shares_inout_buffer(
+            &case.tasks,
+            &case.shared,
+            l.to_task,
+            l.to_input,
+        ) {
             if let Some(b) = &in_bufs[st][si] {
                 let t = tensor_of(l.to_task, false, l.to_input);
                 read_back(&mut inputs[l.to_task][l.to_input], b, t)?;
@@ -565,8 +568,13 @@ pub fn run_case(
                         .iter()
                         .find(|l| l.to_task == ti && l.to_input == ii)
                         .map(|l| &out_bufs[l.from_task][l.from_output]);
-                    let shared = crate::driver::in_place::shares_inout_buffer(&case.tasks, &case.shared, ti, ii)
-                        .and_then(|(st, si)| in_bufs[st][si].as_ref());
+                    let shared = crate::driver::in_place::shares_inout_buffer(
+                        &case.tasks,
+                        &case.shared,
+                        ti,
+                        ii,
+                    )
+                    .and_then(|(st, si)| in_bufs[st][si].as_ref());
                     match in_bufs[ti][ii].as_ref().or(linked).or(shared) {
                         Some(b) => read_back(&mut fin, b, Some(x))?,
                         None => {
