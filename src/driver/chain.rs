@@ -114,6 +114,39 @@ pub fn load(path: &Path) -> Result<Chain, String> {
         .map_err(|e| format!("cannot read the chain {}: {e}", path.display()))?;
     let manifest: Manifest = toml::from_str(&text)
         .map_err(|e| format!("{}: not a chain manifest: {e}", path.display()))?;
+    let name_ok = !manifest.name.is_empty()
+        && manifest.name.len() <= 64
+        && manifest
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !name_ok {
+        return Err(format!(
+            "{}: the chain's name `{}` is not 1-64 letters, digits or `_` (it names the harness file)",
+            path.display(),
+            manifest.name.escape_debug()
+        ));
+    }
+    let tol = manifest.reference.rel_l2;
+    if !(tol.is_finite() && tol > 0.0) {
+        return Err(format!(
+            "{}: the reference's `rel_l2` is {tol}; it must be a finite number above 0",
+            path.display()
+        ));
+    }
+    if let Some((i, f)) = manifest
+        .reference
+        .feed
+        .iter()
+        .enumerate()
+        .find(|(i, f)| manifest.reference.feed[..*i].contains(f))
+    {
+        return Err(format!(
+            "{}: `{f}` is fed twice (feed entry {})",
+            path.display(),
+            i + 1
+        ));
+    }
     if manifest.stages.len() < 2 {
         return Err(format!(
             "{}: a chain has at least two stages",
@@ -274,10 +307,11 @@ pub fn case(checked: &[Checked], chain: &Chain, target: Target) -> Result<CaseSp
             // The consumer's tensor spans the producer's whole buffer: the same elements, or the
             // parent a row-strided view of it lies in (`view(stride, offset)`: q_nope in q_b's
             // output). A source that is itself a view would need its parent named instead.
-            let spans = match b.view {
-                Some(_) => b.parent_elements() == a.elements() && is_output,
-                None => b.elements() == a.elements(),
-            };
+            let spans = a.elements().is_some()
+                && match b.view {
+                    Some(_) => b.parent_elements() == a.elements() && is_output,
+                    None => b.elements() == a.elements(),
+                };
             if a.dtype != b.dtype || !spans || a.view.is_some() {
                 return Err(format!(
                     "{}: link `{}` <- `{}`: {}{:?}{} and {}{:?}{} differ (a link needs one dtype and one element count; a view reads a whole output)",
@@ -290,6 +324,21 @@ pub fn case(checked: &[Checked], chain: &Chain, target: Target) -> Result<CaseSp
                     a.dtype,
                     a.dims,
                     view_words(a),
+                ));
+            }
+        }
+        // An input's values (or, for an `inout` one, its buffer) are passed on as generated: a
+        // source input that is itself linked would pass on values nothing computed.
+        if !is_output {
+            if let Some(src) = m.links.iter().find(|x| x.to == l.from) {
+                return Err(format!(
+                    "{}: link `{}` <- `{}`: `{}` is itself linked (from `{}`); link `{}` from there",
+                    chain.path.display(),
+                    l.to,
+                    l.from,
+                    l.from,
+                    src.from,
+                    l.to
                 ));
             }
         }
@@ -370,6 +419,50 @@ pub fn case(checked: &[Checked], chain: &Chain, target: Target) -> Result<CaseSp
             )
         })
     });
+    // One page table serves the launch: every paged stage must describe the same pool.
+    let paged: Vec<(usize, &crate::ir::TensorIr, crate::ir::PagedIr)> = tasks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| crate::gpu::paged::paged_of(t).map(|(x, p)| (i, x, p)))
+        .collect();
+    if let Some(((i0, x0, p0), rest)) = paged.split_first() {
+        let key = |x: &crate::ir::TensorIr, p: &crate::ir::PagedIr| {
+            (p.page_tokens, p.max_context, p.requests, x.dims.clone())
+        };
+        if let Some((i, x, _)) = rest.iter().find(|(_, x, p)| key(x, p) != key(x0, p0)) {
+            return Err(format!(
+                "{}: `{}.{}` and `{}.{}` are paged KV pools of different shapes or page tables; the launch has one page table, so every paged stage states the same `paged(...)` and pool",
+                chain.path.display(),
+                m.stages[*i0].unit,
+                x0.name,
+                m.stages[*i].unit,
+                x.name
+            ));
+        }
+    }
+    // What the reference receives of the kernels is read after the launch: a tensor a later
+    // stage updates in place would arrive as that stage left it.
+    for (what, (st, wi)) in feeds
+        .iter()
+        .map(|(n, at)| (n.as_str(), *at))
+        .chain(std::iter::once((m.output.as_str(), {
+            let (st, oi) = result;
+            let name = &task(st).ir.outputs().nth(oi).map(|(_, x)| x.name.clone());
+            let wi = task(st)
+                .ir
+                .written()
+                .position(|(_, x)| Some(&x.name) == name.as_ref())
+                .unwrap_or(0);
+            (st, wi)
+        })))
+    {
+        if let Some(by) = super::in_place::updated_after(&tasks, &links, &shared, st, wi) {
+            return Err(format!(
+                "{}: `{what}` is updated in place afterwards by `{by}`, so after the launch it holds that stage's result; name the last stage's tensor",
+                chain.path.display()
+            ));
+        }
+    }
     let alone_unchecked = super::in_place::unchecked_alone(&tasks, &links, &shared);
     Ok(CaseSpec {
         name: m.name.clone(),
@@ -479,6 +572,25 @@ mod tests {
         assert!(e.contains("linked twice"), "{e}");
         let e = err(&|t| t.replace("moe_block.ref.py", "missing.ref.py"));
         assert!(e.contains("is not a file"), "{e}");
+        let e = err(&|t| t.replace("rel_l2 = 2e-2", "rel_l2 = inf"));
+        assert!(e.contains("finite number above 0"), "{e}");
+        let e = err(&|t| t.replace("name = \"dsv3_moe_block\"", "name = \"a\\nb\""));
+        assert!(e.contains("letters, digits or `_`"), "{e}");
+        let e = err(&|t| {
+            t.replace(
+                "feed = [\"router_topk.ids\"]",
+                "feed = [\"router_topk.ids\", \"router_topk.ids\"]",
+            )
+        });
+        assert!(e.contains("fed twice"), "{e}");
+        // An input that is itself linked passes on nothing it computed.
+        let e = err(&|t| {
+            t.replace(
+                "to = \"moe_w2_dsv3.ids\"\nfrom = \"router_topk.ids\"",
+                "to = \"moe_w2_dsv3.ids\"\nfrom = \"moe_w13_dsv3.ids\"",
+            )
+        });
+        assert!(e.contains("is itself linked"), "{e}");
         assert!(edited(|t| t).is_ok());
     }
 
@@ -538,6 +650,33 @@ mod tests {
         assert_eq!(
             fed,
             ["router_topk.ids", "w_uk_absorb.q", "kv_append.ckv@after"]
+        );
+    }
+
+    /// A tensor a later stage updates in place cannot be fed or be the chain's output: after
+    /// the launch it holds the later stage's result.
+    #[test]
+    fn a_tensor_updated_in_place_later_is_neither_fed_nor_the_output() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(root.join("stdlib/dsv3/decode_layer.chain.toml"))
+            .unwrap()
+            .replace(
+                "feed = [\"router_topk.ids\",",
+                "feed = [\"linear_fp8_blockscale_qkv_a.C\", \"router_topk.ids\",",
+            )
+            .replace("file = \"", &format!("file = \"{}/stdlib/dsv3/", root.display()))
+            .replace(
+                "python = \"decode_layer.ref.py\"",
+                &format!("python = \"{}/stdlib/dsv3/decode_layer.ref.py\"", root.display()),
+            );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("layer.chain.toml");
+        std::fs::write(&path, text).unwrap();
+        let chain = load(&path).unwrap();
+        let e = case(&checked_at_m1(&chain), &chain, Target::Sm90a).unwrap_err();
+        assert!(
+            e.contains("updated in place afterwards by `qkv_a_norm_q_a.x`"),
+            "{e}"
         );
     }
 

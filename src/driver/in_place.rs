@@ -138,3 +138,31 @@ pub fn unchecked_alone(
     }
     out
 }
+
+/// The later stage's `unit.tensor` that updates in place what written tensor `written` (its index
+/// among `TaskIr::written`: an output, or an `inout` tensor) of stage `stage` holds, if any.
+pub fn updated_after(
+    tasks: &[&CheckedTask],
+    links: &[Link],
+    shared: &[Link],
+    stage: usize,
+    written: usize,
+) -> Option<String> {
+    let t = tasks.get(stage)?;
+    let (h, x) = t.ir.written().nth(written)?;
+    let buffer = match x.direction {
+        Direction::InOut => {
+            let i = t.ir.inputs().position(|(hi, _)| hi == h)?;
+            buffer_of(tasks, links, shared, stage, i)
+        }
+        _ => Buffer::Output(stage, t.ir.outputs().position(|(ho, _)| ho == h)?),
+    };
+    tasks.iter().enumerate().skip(stage + 1).find_map(|(k, tk)| {
+        tk.ir.inputs().enumerate().find_map(|(i, (_, y))| {
+            (y.direction == Direction::InOut
+                && buffer_of(tasks, links, shared, k, i) == buffer
+                && overlap(columns(x), columns(y)))
+            .then(|| format!("{}.{}", tk.ir.unit_name(), y.name))
+        })
+    })
+}

@@ -111,8 +111,12 @@ pub(super) fn paged(ir: &TaskIr, sink: &mut Sink) {
             if i128::from(t.dims[0]) < need {
                 sink.push(
                     err(format!(
-                        "the pool `{}` holds {} pages, but `requests {}` at `max_context {}` need {need}",
-                        t.name, t.dims[0], p.requests, p.max_context
+                        "the pool `{}` holds {} page{}, but `requests {}` at `max_context {}` need {need}",
+                        t.name,
+                        t.dims[0],
+                        if t.dims[0] == 1 { "" } else { "s" },
+                        p.requests,
+                        p.max_context
                     ))
                     .primary(t.span, format!("{} pages", t.dims[0]))
                     .secondary(p.span, format!("{} x ceil({} / {}) pages", p.requests, p.max_context, p.page_tokens))
