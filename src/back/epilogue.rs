@@ -67,6 +67,50 @@ pub(crate) fn fragment_helpers(w: &mut Writer, f: &Fragment) {
     w.blank();
 }
 
+/// The contract's epilogue map (`body cuda` in a pipeline, docs/language.md "Epilogue map"), if
+/// it has one: `epilogue_map(acc, n, row)`, the f32 value the epilogue rounds and stores for the
+/// f32 accumulator `acc` of output element (token `n`, output column `row`). nvcc reports errors
+/// in the contract's own lines.
+pub(crate) fn map_function(
+    w: &mut Writer,
+    task: &CheckedTask,
+    p: &LinearMath,
+    info: &super::banner::ContractInfo,
+) {
+    let Some(crate::ir::BodyIr::Cuda {
+        code, code_span, ..
+    }) = task.ir.body.as_ref().filter(|_| p.map)
+    else {
+        return;
+    };
+    w.comment("The contract's epilogue map: the f32 value stored (rounded to bf16) for the f32 accumulator");
+    w.comment("`acc` of output element (token `n`, output column `row`).");
+    w.open("__device__ __forceinline__ float epilogue_map(float acc, int n, int row)");
+    w.line("(void)acc;");
+    w.line("(void)n;");
+    w.line("(void)row;");
+    w.verbatim(&format!(
+        "#line {} {}",
+        info.line_of(code_span.start),
+        super::names::c_string(&info.path)
+    ));
+    w.verbatim(&format!("{code}}}"));
+    let next = w.line_count() + 2;
+    w.verbatim(&format!("#line {next} \"{}.cuh\"", task.ir.unit_name()));
+    w.skip_close();
+    w.blank();
+}
+
+/// The f32 value the epilogue stores for element `e`: the accumulator, or the contract's map of
+/// it.
+fn value(p: &LinearMath) -> &'static str {
+    if p.map {
+        "epilogue_map(frag_value(acc, e), n, row)"
+    } else {
+        "frag_value(acc, e)"
+    }
+}
+
 /// The loop over this thread's fragment, `n` and `row` of element `e` defined; the caller
 /// writes the body and closes the loop.
 fn open_fragment_loop(w: &mut Writer) {
@@ -105,7 +149,7 @@ pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragm
     match p.epilogue {
         Epilogue::StoreBf16 => {
             open_fragment_loop(w);
-            w.line(format!("if (n < {m} && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(frag_value(acc, e));"));
+            w.line(format!("if (n < {m} && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn({});", value(p)));
             w.close("");
         }
         Epilogue::ResidualAdd => residual_add(w, task, p, m),
@@ -146,7 +190,7 @@ fn residual_add(w: &mut Writer, task: &CheckedTask, p: &LinearMath, m: &str) {
     w.close("");
     w.comment("The accumulator is rounded to bf16 before the add, as MPK's residual linear does.");
     open_fragment_loop(w);
-    w.line(format!("if (n < {m} && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(frag_value(acc, e))) + __bfloat162float(r[e]));"));
+    w.line(format!("if (n < {m} && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn({})) + __bfloat162float(r[e]));", value(p)));
     w.close("");
 }
 

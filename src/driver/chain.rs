@@ -664,10 +664,16 @@ mod tests {
                 "feed = [\"router_topk.ids\",",
                 "feed = [\"linear_fp8_blockscale_qkv_a.C\", \"router_topk.ids\",",
             )
-            .replace("file = \"", &format!("file = \"{}/stdlib/dsv3/", root.display()))
+            .replace(
+                "file = \"",
+                &format!("file = \"{}/stdlib/dsv3/", root.display()),
+            )
             .replace(
                 "python = \"decode_layer.ref.py\"",
-                &format!("python = \"{}/stdlib/dsv3/decode_layer.ref.py\"", root.display()),
+                &format!(
+                    "python = \"{}/stdlib/dsv3/decode_layer.ref.py\"",
+                    root.display()
+                ),
             );
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("layer.chain.toml");

@@ -157,12 +157,16 @@ pub fn updated_after(
         }
         _ => Buffer::Output(stage, t.ir.outputs().position(|(ho, _)| ho == h)?),
     };
-    tasks.iter().enumerate().skip(stage + 1).find_map(|(k, tk)| {
-        tk.ir.inputs().enumerate().find_map(|(i, (_, y))| {
-            (y.direction == Direction::InOut
-                && buffer_of(tasks, links, shared, k, i) == buffer
-                && overlap(columns(x), columns(y)))
-            .then(|| format!("{}.{}", tk.ir.unit_name(), y.name))
+    tasks
+        .iter()
+        .enumerate()
+        .skip(stage + 1)
+        .find_map(|(k, tk)| {
+            tk.ir.inputs().enumerate().find_map(|(i, (_, y))| {
+                (y.direction == Direction::InOut
+                    && buffer_of(tasks, links, shared, k, i) == buffer
+                    && overlap(columns(x), columns(y)))
+                .then(|| format!("{}.{}", tk.ir.unit_name(), y.name))
+            })
         })
-    })
 }

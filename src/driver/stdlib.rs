@@ -99,6 +99,10 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         include_str!("../../stdlib/dsv3/rmsnorm_fp8.mpk"),
     ),
     (
+        "stdlib/dsv3/router_gate.mpk",
+        include_str!("../../stdlib/dsv3/router_gate.mpk"),
+    ),
+    (
         "stdlib/dsv3/kv_append.mpk",
         include_str!("../../stdlib/dsv3/kv_append.mpk"),
     ),
@@ -146,6 +150,10 @@ pub const REFERENCES: &[(&str, &str)] = &[
     (
         "stdlib/dsv3/rmsnorm_fp8.ref.py",
         include_str!("../../stdlib/dsv3/rmsnorm_fp8.ref.py"),
+    ),
+    (
+        "stdlib/dsv3/router_gate.ref.py",
+        include_str!("../../stdlib/dsv3/router_gate.ref.py"),
     ),
     (
         "stdlib/dsv3/kv_append.ref.py",

@@ -107,7 +107,12 @@ fn int_param(task: &CheckedTask, name: &str) -> Option<i64> {
 /// `reference`, helper families).
 pub fn semantics(task: &CheckedTask) -> Result<Semantics, String> {
     if let Some(p) = task.linear() {
-        return Ok(Semantics::Linear(Box::new(p.clone())));
+        // An epilogue map is the contract's own CUDA: its Python reference states what it means.
+        return match (&task.ir.reference, p.map) {
+            (_, false) => Ok(Semantics::Linear(Box::new(p.clone()))),
+            (Some(r), true) => Ok(Semantics::Python(Box::new(r.clone()))),
+            (None, true) => Err("a pipeline with an epilogue map (`body cuda`) has no reference: add `reference python \"FILE.py\" fn NAME` (docs/references.md)".to_string()),
+        };
     }
     if let Some(r) = &task.ir.reference {
         return Ok(Semantics::Python(Box::new(r.clone())));

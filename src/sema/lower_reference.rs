@@ -1,6 +1,7 @@
 //! The `reference` item (docs/references.md): the language, the file's form, the tolerance keys
 //! and their values, and whether the task may name a reference at all (a template body or a
-//! pipeline already has mpkc's float64 one; a helper has no kernel to check). The file itself is
+//! pipeline without an epilogue map already has mpkc's float64 one; a helper has no kernel to
+//! check). The file itself is
 //! looked up by the driver, which knows the contract's path (`driver::reference`).
 
 use super::collect::Collected;
@@ -44,9 +45,12 @@ pub(super) fn reference(cx: &mut Cx<'_>, c: &Collected<'_>) {
             *span,
             format!("body template `{name}` has mpkc's float64 reference"),
         )),
-        (_, Family::Pipeline) => Some((
+        // A pipeline's inline body is its epilogue map (docs/language.md, "Epilogue map"): the
+        // contract's own CUDA, which only a reference of its own can state.
+        (None, Family::Pipeline) => Some((
             cx.ir.family_span,
-            "a pipeline has mpkc's float64 reference of the linear engine".to_string(),
+            "a pipeline without an epilogue map has mpkc's float64 reference of the linear engine"
+                .to_string(),
         )),
         (_, Family::Helper) => Some((
             cx.ir.family_span,

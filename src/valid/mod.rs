@@ -63,6 +63,18 @@ use crate::templates::Binding;
 
 pub use coverage::{consumers, declarations, Consumer, Decl, Item};
 pub use names::MAX_UNIT_NAME;
+
+/// Inline CUDA with its comments and string/char literals blanked (offsets kept): what scans for
+/// names read (`body::strip_comments_and_strings`).
+pub fn body_code(code: &str) -> String {
+    body::strip_comments_and_strings(code)
+}
+
+/// Whether `code` (as [`body_code`] gives it) names `name` as a word, not a member or part of a
+/// longer name (`body::names_word`).
+pub fn names_word(code: &str, name: &str) -> bool {
+    body::names_word(code, name)
+}
 pub use protocol::{check_one as model_check, model_text};
 pub use smem::{raw_plans, request_list};
 

@@ -46,6 +46,7 @@ pub fn emit(
     );
     descriptors(&mut w, task, p);
     fragment_helpers(&mut w, &roles::FRAGMENT);
+    super::epilogue::map_function(&mut w, task, p, info);
     let engine = roles::Sm100 { task, p };
     reinit_helpers(&mut w, prog, opts);
     loader(&mut w, task, prog, &engine);

@@ -55,6 +55,7 @@ pub fn emit(
     descriptors(&mut w, p);
     wgmma_wrapper(&mut w, p, prog.stage_mma()?);
     fragment_helpers(&mut w, &roles::FRAGMENT);
+    super::epilogue::map_function(&mut w, task, p, info);
     w.comment("On sm_90a the ring's empty barriers are arrived by the 128 consumer threads, each after its");
     w.comment("wgmma.wait_group and its last read of the stage (count 128), not by a tcgen05.commit (count 1).");
     w.blank();

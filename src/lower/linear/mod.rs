@@ -115,6 +115,10 @@ pub struct LinearMath {
     pub tmem_cols: i64,
     /// The epilogue.
     pub epilogue: Epilogue,
+    /// Whether the contract's inline body is the epilogue's per-element map (`body cuda` in a
+    /// pipeline: f32 accumulator of output element (token `n`, column `row`) in, the f32 value the
+    /// epilogue rounds and stores out; docs/language.md, "Epilogue map").
+    pub map: bool,
     /// The run-time expert routing of the weights (`route W by ids …`), if any.
     pub route: Option<RouteMath>,
 }

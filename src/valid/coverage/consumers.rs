@@ -29,6 +29,8 @@ struct Engine {
     quant: bool,
     /// Whether the epilogue writes split-K partials, so that mpkc derives a reduce task.
     split_k: bool,
+    /// Whether the epilogue applies the contract's inline body to each element (its map).
+    map: bool,
     /// What the binding requires on every target, whether or not a target's program reads it:
     /// the accumulator channel (its edges), the region holding the TMEM address (its
     /// `tmem_addr`) and `tmem cols` (an sm_90a-only contract keeps the accumulator in registers,
@@ -73,6 +75,7 @@ impl Engine {
             scales,
             quant: p.epilogue == Epilogue::QuantE4m3,
             split_k: p.epilogue == Epilogue::SplitKF32,
+            map: p.map,
             bound,
         }
     }
@@ -384,6 +387,10 @@ impl Walk<'_> {
             } => {
                 if let Some(i) = self.ir.epilogues.iter().position(|e| e.2 == *span) {
                     self.found.insert(Item::Epilogue(i));
+                }
+                // A pipeline's inline body is its epilogue's map (`back::epilogue::map_function`).
+                if self.engine.is_some_and(|e| e.map) {
+                    self.found.insert(Item::Body);
                 }
                 for t in self.engine.map(|e| e.epilogue.clone()).unwrap_or_default() {
                     self.found.insert(Item::Tensor(t.index()));

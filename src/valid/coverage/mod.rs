@@ -84,7 +84,7 @@ fn unconsumed(ir: &TaskIr, d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
         ),
         Item::Body => (
             "the kernels are generated from the channels; the body is not",
-            "remove the body: a pipeline's work is its channels, MMA and epilogue".into(),
+            "remove the body: a pipeline's work is its channels, MMA and epilogue (an inline `body cuda { … }` there is the epilogue's map)".into(),
         ),
         Item::ReduceTaskId => (
             "no reduce task is derived: the epilogue is not `split_k f32`",
