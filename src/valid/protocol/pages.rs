@@ -10,6 +10,12 @@
 //!
 //! The per-task protocol of a contract's own barriers is `super`'s model check; here the roles
 //! are what the runtime's wrapper and the registration make of each task (`back::registration`).
+//!
+//! It also models a design mpkc does not generate yet (issue 12, the per-task fixed cost): the
+//! storer warp W6 as the one page observer ([`PageRoles::PipelineStorer`],
+//! [`PageRoles::ConsumerStorer`]), which lets the next task's loads start while this task computes
+//! ([`overlaps`]); the tests hold it sound on a queue where every task uses it, and unsound mixed
+//! with the loader-prefix observer.
 
 use std::fmt;
 
@@ -33,6 +39,15 @@ pub enum PageRoles {
     /// Page mode 2 (MPK's `consumer_owned_page_claim`): the loader prefix waits and frees only the
     /// unused pages; the consumer waits the used ones, runs the body and frees them.
     ConsumerClaim,
+    /// Not generated yet (issue 12): a pipeline whose storer (W6) observes every page, the task's
+    /// used pages first, then hands them to the loader (`pages_ready`), then waits and frees the
+    /// unused ones (the runtime's loader prefix off: `auto_loader_page_lifecycle = false`); the
+    /// loader loads once handed the pages; the launcher frees the used pages after the consumer.
+    PipelineStorer,
+    /// Not generated yet (issue 12): a consumer-only task under the same storer observer: the
+    /// storer waits the used pages, hands them to the consumer, then waits and frees the unused
+    /// ones; the consumer runs the body and frees the used pages.
+    ConsumerStorer,
 }
 
 /// One task of a queue: its roles and the pages it uses (bit `p` = page `p`).
@@ -65,9 +80,23 @@ enum Warp {
     Consumer,
     Loader,
     Launcher,
+    Storer,
 }
 
-const WARPS: [Warp; 3] = [Warp::Consumer, Warp::Loader, Warp::Launcher];
+const WARPS: [Warp; 4] = [Warp::Consumer, Warp::Loader, Warp::Launcher, Warp::Storer];
+
+/// A one-shot signal of a task between two of its warps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sig {
+    /// The task's hand-off to its consumer (`pages_ready`, or the pipeline's data).
+    Handoff,
+    /// `consumer_done`.
+    Done,
+    /// The storer's hand-off of the used pages to the loader (the storer-observer design).
+    Pages,
+}
+
+const SIGS: usize = 3;
 
 /// One step of a warp's part of a task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,24 +105,49 @@ enum Step {
     WaitPage(usize),
     /// Release page `p`.
     Free(usize),
-    /// Arrive the task's hand-off (`pages_ready`, or the pipeline's data to the consumer).
-    Handoff,
-    /// Wait the task's hand-off.
-    WaitHandoff,
-    /// Arrive `consumer_done`.
-    Done,
-    /// Wait `consumer_done`.
-    WaitDone,
+    /// Arrive a signal of the task.
+    Arrive(Sig),
+    /// Wait a signal of the task.
+    Wait(Sig),
 }
 
 fn steps(t: QueueTask, warp: Warp) -> Vec<Step> {
+    use Step::{Arrive, Wait};
     let used = |p: usize| t.used >> p & 1 == 1;
     let all = 0..PAGES;
+    // The storer observer: the used pages, the hand-off, then the unused pages.
+    let storer = |to: Sig| {
+        let mut s: Vec<Step> = all
+            .clone()
+            .filter(|&p| used(p))
+            .map(Step::WaitPage)
+            .collect();
+        s.push(Arrive(to));
+        s.extend(all.clone().filter(|&p| !used(p)).map(Step::WaitPage));
+        s.extend(all.clone().filter(|&p| !used(p)).map(Step::Free));
+        s
+    };
     match (t.roles, warp) {
+        (PageRoles::PipelineStorer, Warp::Storer) => storer(Sig::Pages),
+        (PageRoles::PipelineStorer, Warp::Loader) => vec![Wait(Sig::Pages), Arrive(Sig::Handoff)],
+        (PageRoles::PipelineStorer, Warp::Consumer) => vec![Wait(Sig::Handoff), Arrive(Sig::Done)],
+        (PageRoles::PipelineStorer, Warp::Launcher) => {
+            let mut s = vec![Wait(Sig::Done)];
+            s.extend(all.filter(|&p| used(p)).map(Step::Free));
+            s
+        }
+        (PageRoles::ConsumerStorer, Warp::Storer) => storer(Sig::Handoff),
+        (PageRoles::ConsumerStorer, Warp::Consumer) => {
+            let mut s = vec![Wait(Sig::Handoff)];
+            s.extend(all.filter(|&p| used(p)).map(Step::Free));
+            s
+        }
+        (PageRoles::ConsumerStorer, _) => Vec::new(),
+        (_, Warp::Storer) => Vec::new(),
         (PageRoles::Pipeline | PageRoles::ConsumerHandoff, Warp::Loader) => {
             let mut s: Vec<Step> = all.clone().map(Step::WaitPage).collect();
             s.extend(all.filter(|&p| !used(p)).map(Step::Free));
-            s.push(Step::Handoff);
+            s.push(Arrive(Sig::Handoff));
             s
         }
         (PageRoles::ConsumerClaim, Warp::Loader) => {
@@ -102,14 +156,14 @@ fn steps(t: QueueTask, warp: Warp) -> Vec<Step> {
             s.extend(unused.iter().map(|&p| Step::Free(p)));
             s
         }
-        (PageRoles::Pipeline, Warp::Consumer) => vec![Step::WaitHandoff, Step::Done],
+        (PageRoles::Pipeline, Warp::Consumer) => vec![Wait(Sig::Handoff), Arrive(Sig::Done)],
         (PageRoles::Pipeline, Warp::Launcher) => {
-            let mut s = vec![Step::WaitDone];
+            let mut s = vec![Wait(Sig::Done)];
             s.extend(all.filter(|&p| used(p)).map(Step::Free));
             s
         }
         (PageRoles::ConsumerHandoff, Warp::Consumer) => {
-            let mut s = vec![Step::WaitHandoff];
+            let mut s = vec![Wait(Sig::Handoff)];
             s.extend(all.filter(|&p| used(p)).map(Step::Free));
             s
         }
@@ -144,10 +198,25 @@ impl Rng {
 /// others. `Ok` when every schedule finished every task with every page wait passing on its
 /// own phase and every release completing it.
 pub fn check_queue(queue: &[QueueTask], schedules: u64) -> Result<(), PageFault> {
-    (0..schedules).try_for_each(|seed| run(queue, seed))
+    (0..schedules).try_for_each(|seed| run(queue, seed).map(|_| ()))
 }
 
-fn run(queue: &[QueueTask], seed: u64) -> Result<(), PageFault> {
+/// Whether, under some of `schedules` seeded schedules, a task's loads are handed on (the
+/// loader's hand-off to its consumer) while the consumer still has steps of the task ahead of it
+/// left and that task holds pages: consecutive tasks overlap, so the fixed cost per task is not the whole serial chain (issue 12).
+/// `Ok(None)` when no schedule overlaps; a fault as [`check_queue`]'s.
+pub fn overlaps(queue: &[QueueTask], schedules: u64) -> Result<Option<u64>, PageFault> {
+    for seed in 0..schedules {
+        if run(queue, seed)? {
+            return Ok(Some(seed));
+        }
+    }
+    Ok(None)
+}
+
+/// One schedule; `Ok(true)` when some task's loader handed its loads on while the consumer still
+/// had steps of the task ahead left.
+fn run(queue: &[QueueTask], seed: u64) -> Result<bool, PageFault> {
     let n = queue.len();
     let mut rng = Rng(seed);
     // Per-schedule warp weights: a starved warp lets the others run ahead.
@@ -158,14 +227,17 @@ fn run(queue: &[QueueTask], seed: u64) -> Result<(), PageFault> {
         .collect();
     // Completed phases of each page (the pre-arm completed phase 0).
     let mut phases = [1u64; PAGES];
-    let mut handoff = vec![false; n];
-    let mut done = vec![false; n];
+    let mut sigs = vec![[false; SIGS]; n];
+    let sig = |x: Sig| x as usize;
+    // Whether a task's loads were handed on before the consumer finished the task ahead.
+    let mut overlapped = false;
     // Per warp: (task, step index).
-    let mut at = [(0usize, 0usize); 3];
+    let mut at = [(0usize, 0usize); WARPS.len()];
     let fault = |what: String| Err(PageFault { seed, what });
     loop {
         // A task is published once the task RING places earlier finished (every warp past it).
-        let finished = |task: usize, at: &[(usize, usize); 3]| at.iter().all(|&(t, _)| t > task);
+        let finished =
+            |task: usize, at: &[(usize, usize); WARPS.len()]| at.iter().all(|&(t, _)| t > task);
         let mut ready: Vec<(usize, u64)> = Vec::new();
         for w in 0..WARPS.len() {
             let (t, i) = at[w];
@@ -177,8 +249,7 @@ fn run(queue: &[QueueTask], seed: u64) -> Result<(), PageFault> {
                 // try_wait.parity(t & 1) passes unless the current (incomplete) phase, whose
                 // index is the count of completed ones, has parity t & 1.
                 Some(Step::WaitPage(p)) => phases[*p] & 1 != t as u64 & 1,
-                Some(Step::WaitHandoff) => handoff[t],
-                Some(Step::WaitDone) => done[t],
+                Some(Step::Wait(x)) => sigs[t][sig(*x)],
                 Some(_) => true,
             };
             if can {
@@ -187,7 +258,7 @@ fn run(queue: &[QueueTask], seed: u64) -> Result<(), PageFault> {
         }
         if ready.is_empty() {
             if at.iter().all(|&(t, _)| t >= n) {
-                return Ok(());
+                return Ok(overlapped);
             }
             let where_: Vec<String> = WARPS
                 .iter()
@@ -242,9 +313,19 @@ fn run(queue: &[QueueTask], seed: u64) -> Result<(), PageFault> {
                 }
                 phases[*p] += 1;
             }
-            Some(Step::Handoff) => handoff[t] = true,
-            Some(Step::WaitHandoff | Step::WaitDone) => {}
-            Some(Step::Done) => done[t] = true,
+            Some(Step::Arrive(x)) => {
+                sigs[t][sig(*x)] = true;
+                // The consumer has steps of the task ahead left (it is computing it, or has not
+                // started it), and that task holds pages: this task's loads overlap its work.
+                let (ct, ci) = at[0];
+                let consumer_busy = t > 0
+                    && queue[t - 1].used != 0
+                    && (ct < t - 1 || (ct == t - 1 && ci < progs[0][ct].len()));
+                if WARPS[w] == Warp::Loader && *x == Sig::Handoff && consumer_busy {
+                    overlapped = true;
+                }
+            }
+            Some(Step::Wait(_)) => {}
         }
         at[w] = (t, i + 1);
     }
@@ -311,6 +392,76 @@ mod tests {
             })
             .collect();
         assert_eq!(check_queue(&mixed, 3000), Ok(()));
+    }
+
+    /// Pipelines on pages 0-6 and 7-13 by turns (single-page regions let MPK's planner alternate
+    /// them, docs/perf-notes.md), with consumer-only tasks between, under `pipeline` / `consumer`.
+    fn alternating(pipeline: PageRoles, consumer: PageRoles) -> Vec<QueueTask> {
+        let (lo, hi) = (0b0000_0000_0111_1111, 0b0011_1111_1000_0000);
+        vec![
+            task(pipeline, lo),
+            task(pipeline, hi),
+            task(pipeline, lo),
+            task(consumer, 0b1_0000_0000),
+            task(pipeline, lo),
+            task(pipeline, hi),
+            task(consumer, 0),
+            task(pipeline, lo),
+        ]
+    }
+
+    #[test]
+    fn the_storer_observer_is_sound_where_every_task_uses_it() {
+        let q = alternating(PageRoles::PipelineStorer, PageRoles::ConsumerStorer);
+        assert_eq!(check_queue(&q, 3000), Ok(()));
+        assert_eq!(
+            check_queue(
+                &moe_like(PageRoles::ConsumerStorer)
+                    .iter()
+                    .map(|t| if t.roles == PageRoles::Pipeline {
+                        task(PageRoles::PipelineStorer, t.used)
+                    } else {
+                        *t
+                    })
+                    .collect::<Vec<_>>(),
+                3000
+            ),
+            Ok(())
+        );
+        // Every page in every task (no overlap possible), too.
+        assert_eq!(
+            check_queue(&[task(PageRoles::PipelineStorer, ALL); 7], 500),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn the_storer_observer_overlaps_consecutive_tasks_and_the_loader_prefix_never_does() {
+        // Page mode 1's loader prefix waits all 14 pages before any load: the next task's loads
+        // start only after this task's launcher released, whatever the footprint.
+        let prefix = alternating(PageRoles::Pipeline, PageRoles::ConsumerHandoff);
+        assert_eq!(overlaps(&prefix, 2000), Ok(None));
+        // The storer hands a task the pages the one ahead does not use at once.
+        let storer = alternating(PageRoles::PipelineStorer, PageRoles::ConsumerStorer);
+        assert!(matches!(overlaps(&storer, 2000), Ok(Some(_))));
+        // With every page used, nothing can overlap under either.
+        assert_eq!(
+            overlaps(&[task(PageRoles::PipelineStorer, ALL); 5], 500),
+            Ok(None)
+        );
+    }
+
+    #[test]
+    fn the_storer_observer_mixed_with_the_loader_prefix_passes_a_wait_on_the_wrong_phase() {
+        // Two observers, each sparse: the hazard of page mode 2 again (I-P5).
+        let q = alternating(PageRoles::PipelineStorer, PageRoles::ConsumerHandoff);
+        let Err(err) = check_queue(&q, 3000) else {
+            panic!("mixed observers passed every schedule");
+        };
+        assert!(
+            err.what.contains("passed its wait") || err.what.contains("released page"),
+            "{err}"
+        );
     }
 
     #[test]
