@@ -171,6 +171,12 @@ a tile's accumulator is {} x {} f32 = {} TMEM columns per slot.",
         Epilogue::SplitKF32 => format!("each split stores f32 partials; the derived task `{}_reduce` sums them into bf16", ir.unit_name()),
         Epilogue::QuantE4m3 => "the accumulator is quantized to e4m3 with one power-of-two scale per token and 128-column tile, the next fp8 GEMM's 1x128 activation scales".to_string(),
     };
+    // The contract's epilogue map runs on each element before that (docs/language.md).
+    let epi = if p.map {
+        format!("each element is first mapped by the contract's `body cuda` (`epilogue_map(acc, n, row)`, an f32 in and out); then {epi}")
+    } else {
+        epi
+    };
     let _ = writeln!(s, "5. Epilogue: {epi}.");
     let _ = writeln!(
         s,
