@@ -90,7 +90,7 @@ if [ "$MODE" = all ] || [ "$MODE" = dsv3 ]; then
   run_verify "dsv3 router-weighted SwiGLU, contract M" "$OUT/verify-silu-w.log" stdlib/dsv3/silu_mul_fp8.mpk --only weighted
   run_verify "dsv3 MoE block chain, M = 1" "$OUT/verify-chain-m1.log" --chain stdlib/dsv3/moe_block.chain.toml
   run_verify "dsv3 MoE block chain, M = 4" "$OUT/verify-chain-m4.log" --chain stdlib/dsv3/moe_block.chain.toml --m 4
-  run_verify "dsv3 decode layer chain, M = 1, context 16,384" "$OUT/verify-layer-m1.log" --chain stdlib/dsv3/decode_layer.chain.toml
+  run_verify "dsv3 decode layer chain, M = 1, context 16,384" "$OUT/verify-layer-m1.log" --chain stdlib/dsv3/decode_layer.chain.toml --context 16384
   run_verify "dsv3 decode layer chain, M = 4, context 513" "$OUT/verify-layer-m4.log" --chain stdlib/dsv3/decode_layer.chain.toml --m 4 --context 513
 fi
 

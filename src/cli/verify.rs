@@ -145,7 +145,9 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
     // The cases: the chain alone, or every case of the files.
     let cases_for = |target: Target| -> Result<Vec<CaseSpec>, String> {
         match &chain {
-            Some(c) => driver::chain::case(&checked, c, target).map(|x| vec![x]),
+            // A chain with a paged KV cache runs at `--context`, else at each default length.
+            Some(c) => driver::chain::case(&checked, c, target)
+                .map(|x| driver::verify::with_context_lengths(&checked, vec![x], v.context)),
             None => Ok(cases_with(&checked, target, m, v.context)),
         }
     };

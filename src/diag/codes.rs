@@ -56,7 +56,7 @@ registry! {
     RUNTIME_PARAM = "E0022", "syntax", None, "a run-time param (`= runtime`) is not a ranged integer, is set at compile time, is not the only one, or sizes other than a tensor's leading dimension";
     RUNTIME_LOWERING = "E0023", "backend", None, "the lowering cannot take the token count at run time (`= runtime`)";
     HELPER_UNKNOWN = "E0024", "syntax", None, "a `use` names no helper: no task of that name in the file it names, a task that is not a helper (family E), or a file that is missing or does not parse";
-    HELPER_HOST = "E0025", "syntax", None, "a task that cannot host a helper uses one: a pipeline or a body template (no inline body to call it), a helper (helpers do not nest; one using itself), or a family without SMEM using a helper with regions";
+    HELPER_HOST = "E0025", "syntax", None, "a task that cannot host a helper uses one: a pipeline (its generated roles have no body to call it from; its epilogue map is a per-element function) or a body template (no inline body to call it), a helper (helpers do not nest; one using itself), or a family without SMEM using a helper with regions";
     HELPER_PARAMS = "E0026", "syntax", None, "a `use` binds the helper's params wrongly: an unknown param, a value the helper's type or range rejects, or values at which the helper does not lower";
     HELPER_CALL = "E0027", "syntax", None, "the inline body does not call a helper it uses, or calls it with a number of arguments its signature does not take";
     PAGED_KV = "E0028", "syntax", None, "a paged KV cache (`paged(...)`) does not fit its tensor, the page table's request slots or its pool, is written, is not the only one, or no inline body reads it";
@@ -108,7 +108,7 @@ registry! {
     TMA_STRIDE = "E0509", "tmem", Some("I-T6"), "a TMA tensor's global row stride is not a multiple of 16 bytes";
     TMA_TASK_ID = "E0510", "tmem", Some("I-T6"), "a task's TaskType is outside MPK's TMA range iff it loads through TMA";
 
-    LINEAR_LIMITS = "E0601", "wiring", Some("I-H5"), "a pipeline exceeds the linear family's limits (tokens up to tile N, N a multiple of 128)";
+    LINEAR_LIMITS = "E0601", "wiring", Some("I-H5"), "a pipeline exceeds the linear family's limits (tokens up to tile N, N a multiple of 128, a tail tile only for bf16) or its epilogue map cannot be applied";
     GRID_WIDE = "E0602", "wiring", Some("I-H4"), "grid-wide granularity lacks skip_after_step0 or a written justification";
     LEVER_DEFAULT_ON = "W0603", "wiring", Some("I-H7"), "a lever defaults on, which changes the default build";
     TASK_SLOTS = "E0604", "wiring", Some("I-H1"), "a task has more input or output tensors than the TaskDesc has pointer slots";

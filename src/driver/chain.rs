@@ -198,7 +198,7 @@ fn view_words(t: &crate::ir::TensorIr) -> String {
 /// `unit.tensor` split at its last dot.
 fn split(s: &str) -> Result<(&str, &str), String> {
     s.rsplit_once('.')
-        .ok_or_else(|| format!("`{s}` is not `unit.tensor`"))
+        .ok_or_else(|| format!("`{s}` is not `unit.tensor` (a stage's unit, a dot, a tensor)"))
 }
 
 /// The verify case of `chain` over `checked` (the stage files, checked): every stage's unit,
@@ -287,7 +287,10 @@ pub fn case(checked: &[Checked], chain: &Chain, target: Target) -> Result<CaseSp
         let to_t = task(to_task).ir.inputs().nth(to_input).map(|(_, x)| x);
         let (from, is_output) = match output(&l.from) {
             Ok(x) => (x, true),
-            Err(_) => (input(&l.from)?, false),
+            Err(_) => (
+                input(&l.from).map_err(|e| e.replace("has no input", "has no output or input"))?,
+                false,
+            ),
         };
         let from_t = if is_output {
             task(from.0).ir.outputs().nth(from.1)
@@ -497,21 +500,26 @@ mod tests {
     /// The stdlib's MoE block manifest with `edit` applied, loaded from a scratch copy next to
     /// the stdlib files it names (so that its relative paths resolve), and its case or error.
     fn edited(edit: impl Fn(String) -> String) -> Result<CaseSpec, String> {
+        edited_chain("moe_block", edit)
+    }
+
+    /// The stdlib manifest `stdlib/dsv3/<stem>.chain.toml` with `edit` applied, its stage files
+    /// and reference resolved to the stdlib's, and its case or error.
+    fn edited_chain(stem: &str, edit: impl Fn(String) -> String) -> Result<CaseSpec, String> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(root.join("stdlib/dsv3/moe_block.chain.toml")).unwrap();
+        let text =
+            std::fs::read_to_string(root.join(format!("stdlib/dsv3/{stem}.chain.toml"))).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("edited.chain.toml");
-        let text = edit(text).replace(
-            "file = \"",
-            &format!("file = \"{}/stdlib/dsv3/", root.display()),
-        );
-        let text = text.replace(
-            "python = \"moe_block.ref.py\"",
-            &format!(
-                "python = \"{}/stdlib/dsv3/moe_block.ref.py\"",
-                root.display()
-            ),
-        );
+        let text = edit(text)
+            .replace(
+                "file = \"",
+                &format!("file = \"{}/stdlib/dsv3/", root.display()),
+            )
+            .replace(
+                &format!("python = \"{stem}.ref.py\""),
+                &format!("python = \"{}/stdlib/dsv3/{stem}.ref.py\"", root.display()),
+            );
         std::fs::write(&path, text).unwrap();
         let chain = load(&path)?;
         case(&checked_at_m1(&chain), &chain, Target::Sm90a)
@@ -657,29 +665,13 @@ mod tests {
     /// the launch it holds the later stage's result.
     #[test]
     fn a_tensor_updated_in_place_later_is_neither_fed_nor_the_output() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(root.join("stdlib/dsv3/decode_layer.chain.toml"))
-            .unwrap()
-            .replace(
+        let e = edited_chain("decode_layer", |t| {
+            t.replace(
                 "feed = [\"router_topk.ids\",",
                 "feed = [\"linear_fp8_blockscale_qkv_a.C\", \"router_topk.ids\",",
             )
-            .replace(
-                "file = \"",
-                &format!("file = \"{}/stdlib/dsv3/", root.display()),
-            )
-            .replace(
-                "python = \"decode_layer.ref.py\"",
-                &format!(
-                    "python = \"{}/stdlib/dsv3/decode_layer.ref.py\"",
-                    root.display()
-                ),
-            );
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("layer.chain.toml");
-        std::fs::write(&path, text).unwrap();
-        let chain = load(&path).unwrap();
-        let e = case(&checked_at_m1(&chain), &chain, Target::Sm90a).unwrap_err();
+        })
+        .unwrap_err();
         assert!(
             e.contains("updated in place afterwards by `qkv_a_norm_q_a.x`"),
             "{e}"
@@ -689,30 +681,13 @@ mod tests {
     #[test]
     fn a_view_link_must_span_the_whole_output() {
         // q_nope (view, stride 192) read from qkv_a's output (2176 wide): not its parent.
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(root.join("stdlib/dsv3/decode_layer.chain.toml"))
-            .unwrap()
-            .replace(
+        let e = edited_chain("decode_layer", |t| {
+            t.replace(
                 "to = \"w_uk_absorb.q_nope\"\nfrom = \"linear_fp8_blockscale_q_b.C\"",
                 "to = \"w_uk_absorb.q_nope\"\nfrom = \"linear_fp8_blockscale_qkv_a.C\"",
-            );
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("layer.chain.toml");
-        let text = text
-            .replace(
-                "file = \"",
-                &format!("file = \"{}/stdlib/dsv3/", root.display()),
             )
-            .replace(
-                "python = \"decode_layer.ref.py\"",
-                &format!(
-                    "python = \"{}/stdlib/dsv3/decode_layer.ref.py\"",
-                    root.display()
-                ),
-            );
-        std::fs::write(&path, text).unwrap();
-        let chain = load(&path).unwrap();
-        let e = case(&checked_at_m1(&chain), &chain, Target::Sm90a).unwrap_err();
+        })
+        .unwrap_err();
         assert!(
             e.contains("differ") && e.contains("view(stride 192, offset 0)"),
             "{e}"

@@ -18,17 +18,24 @@ pub fn joined(contract: &str, written: &str) -> PathBuf {
 
 /// `p` with `.` and `dir/..` removed and `/` separators: how the embedded table names files.
 pub fn normalized(p: &Path) -> String {
+    let mut root = String::new();
     let mut parts: Vec<String> = Vec::new();
     for c in p.components() {
         match c {
             Component::CurDir => {}
+            // The root is a prefix, not a part: `/a` is not `` joined with `a` by `/`.
+            Component::RootDir | Component::Prefix(_) => {
+                root.push_str(&c.as_os_str().to_string_lossy());
+            }
             Component::ParentDir if parts.last().is_some_and(|l| l != "..") => {
                 parts.pop();
             }
+            // `..` at the root stays at the root.
+            Component::ParentDir if parts.is_empty() && !root.is_empty() => {}
             other => parts.push(other.as_os_str().to_string_lossy().into_owned()),
         }
     }
-    parts.join("/")
+    root + &parts.join("/")
 }
 
 /// Sets `r.file`: the file on disk, else the embedded one of that stdlib path. Errors: E0018
@@ -68,6 +75,9 @@ mod tests {
             "stdlib/dsv3/b.py"
         );
         assert_eq!(normalized(Path::new("../b.py")), "../b.py");
+        // An absolute path keeps one leading `/`; `..` at the root stays there.
+        assert_eq!(normalized(Path::new("/work/a/../b.py")), "/work/b.py");
+        assert_eq!(normalized(Path::new("/../work/b.py")), "/work/b.py");
     }
 
     #[test]

@@ -210,8 +210,9 @@ pub fn context_lengths(
 
 /// Each case of `all` with a paged KV cache, once per context length, named
 /// `<case> @ context=<length>`: the runs share the case's harness file (the kernel reads the
-/// length from the page table), so one build serves them all.
-fn with_context_lengths(
+/// length from the page table), so one build serves them all. A chain (`mpkc verify --chain`)
+/// with a paged stage runs so too.
+pub fn with_context_lengths(
     checked: &[Checked],
     all: Vec<CaseSpec>,
     context: Option<i64>,
