@@ -42,8 +42,10 @@ fn every_clean_contract_compiles_for_every_target() {
     let tc = nvcc::find().unwrap_or_else(|e| panic!("{e}"));
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let mut built = 0;
-    let mut failures = Vec::new();
+    // Every clean contract's files written first, then all their translation units compiled by
+    // one pool of `jobs` workers: a contract holds one or two units, so compiling contract by
+    // contract would leave cores idle.
+    let mut work = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (i, path) in inputs().iter().enumerate() {
         let rel = path
@@ -94,13 +96,28 @@ fn every_clean_contract_compiles_for_every_target() {
                 t.ir.targets.truncate(1);
             }
         }
-        for j in compile_all(&tc, &dir, &checked, &units, jobs) {
-            built += 1;
-            if let Err(e) = &j.result {
-                failures.push(format!("{rel}: {} for {}: {e:?}", j.file, j.target));
-            }
-        }
+        work.push((rel, dir, checked, units));
     }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new((0usize, Vec::new()));
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((rel, dir, checked, units)) = work.get(i) else {
+                    break;
+                };
+                for j in compile_all(&tc, dir, checked, units, 1) {
+                    let mut r = results.lock().unwrap();
+                    r.0 += 1;
+                    if let Err(e) = &j.result {
+                        r.1.push(format!("{rel}: {} for {}: {e:?}", j.file, j.target));
+                    }
+                }
+            });
+        }
+    });
+    let (built, failures) = results.into_inner().unwrap();
     assert!(built > 0);
     assert!(
         failures.is_empty(),
