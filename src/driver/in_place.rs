@@ -26,13 +26,25 @@ enum Buffer {
 
 /// The columns `[start, end)` of each `stride`-element row a tensor covers in its buffer, as
 /// `(stride, start, end)`; `None` for the whole buffer.
-fn columns(t: &TensorIr) -> Option<(i64, i64, i64)> {
+type Columns = Option<(i64, i64, i64)>;
+
+/// One tensor of a stage as the buffer sees it.
+struct Access<'a> {
+    buffer: Buffer,
+    columns: Columns,
+    name: &'a str,
+    /// Updated in place (`inout`).
+    inout: bool,
+}
+
+/// The columns of `t` in its buffer ([`Columns`]).
+fn columns(t: &TensorIr) -> Columns {
     let cols = t.dims.last().copied().unwrap_or(1);
     t.view.map(|v| (v.row_stride, v.offset, v.offset + cols))
 }
 
 /// Whether two tensors in one buffer share an element (different strides: assumed so).
-fn overlap(a: Option<(i64, i64, i64)>, b: Option<(i64, i64, i64)>) -> bool {
+fn overlap(a: Columns, b: Columns) -> bool {
     match (a, b) {
         (Some((sa, a0, a1)), Some((sb, b0, b1))) if sa == sb => a0 < b1 && b0 < a1,
         _ => true,
@@ -89,40 +101,40 @@ pub fn unchecked_alone(
     links: &[Link],
     shared: &[Link],
 ) -> Vec<(usize, String)> {
-    // Per stage: (buffer, columns, tensor name, updated in place).
-    let accesses: Vec<Vec<(Buffer, Option<(i64, i64, i64)>, &str, bool)>> = tasks
+    let accesses: Vec<Vec<Access>> = tasks
         .iter()
         .enumerate()
         .map(|(s, t)| {
-            let ins = t.ir.inputs().enumerate().map(move |(i, (_, x))| {
-                (
-                    buffer_of(tasks, links, shared, s, i),
-                    columns(x),
-                    x.name.as_str(),
-                    x.direction == Direction::InOut,
-                )
+            let ins = t.ir.inputs().enumerate().map(move |(i, (_, x))| Access {
+                buffer: buffer_of(tasks, links, shared, s, i),
+                columns: columns(x),
+                name: x.name.as_str(),
+                inout: x.direction == Direction::InOut,
             });
-            let outs =
-                t.ir.outputs().enumerate().map(move |(o, (_, x))| {
-                    (Buffer::Output(s, o), columns(x), x.name.as_str(), false)
-                });
+            let outs = t.ir.outputs().enumerate().map(move |(o, (_, x))| Access {
+                buffer: Buffer::Output(s, o),
+                columns: columns(x),
+                name: x.name.as_str(),
+                inout: false,
+            });
             ins.chain(outs).collect()
         })
         .collect();
     let mut out = Vec::new();
     for (s, acc) in accesses.iter().enumerate() {
-        let own = acc.iter().enumerate().find(|(i, (b, _, _, inout))| {
-            *inout && !matches!(b, Buffer::Input(st, ii) if *st == s && ii == i)
+        // Inputs come first, so an input's position is its index.
+        let own = acc.iter().enumerate().find(|(i, a)| {
+            a.inout && !matches!(a.buffer, Buffer::Input(st, ii) if st == s && ii == *i)
         });
-        if let Some((_, (_, _, name, _))) = own {
-            out.push((s, format!("{}: `{name}` is updated in place in an earlier stage's buffer, so the values it read are gone", tasks[s].ir.unit_name())));
+        if let Some((_, a)) = own {
+            out.push((s, format!("{}: `{}` is updated in place in an earlier stage's buffer, so the values it read are gone", tasks[s].ir.unit_name(), a.name)));
             continue;
         }
-        let later = acc.iter().find_map(|(b, c, name, _)| {
+        let later = acc.iter().find_map(|a| {
             accesses.iter().enumerate().skip(s + 1).find_map(|(k, ak)| {
                 ak.iter()
-                    .find(|(bk, ck, _, inout)| *inout && bk == b && overlap(*c, *ck))
-                    .map(|(_, _, nk, _)| (k, *name, *nk))
+                    .find(|b| b.inout && b.buffer == a.buffer && overlap(a.columns, b.columns))
+                    .map(|b| (k, a.name, b.name))
             })
         });
         if let Some((k, name, nk)) = later {
