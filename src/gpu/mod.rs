@@ -11,6 +11,7 @@ pub mod chain_reference;
 pub mod compare;
 pub mod data;
 pub mod device;
+mod outputs;
 pub mod paged;
 pub mod python;
 pub mod queue;
