@@ -63,17 +63,11 @@ fn buffer_of(
     if let Some(l) = links.iter().find(to) {
         return Buffer::Output(l.from_task, l.from_output);
     }
-    if let Some(l) = shared.iter().find(to) {
-        let source = tasks[l.from_task]
-            .ir
-            .inputs()
-            .nth(l.from_output)
-            .map(|(_, t)| t);
-        if source.is_some_and(|t| t.direction == Direction::InOut) {
-            return buffer_of(tasks, links, shared, l.from_task, l.from_output);
-        }
+    // An earlier stage's `inout` input's buffer, not a copy of its values.
+    match shares_inout_buffer(tasks, shared, stage, input) {
+        Some((st, si)) => buffer_of(tasks, links, shared, st, si),
+        None => Buffer::Input(stage, input),
     }
-    Buffer::Input(stage, input)
 }
 
 /// Whether input `input` of stage `stage` shares the buffer of an earlier stage's `inout` input
