@@ -37,6 +37,9 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
     w.line("#pragma once");
     w.blank();
     w.line("#include \"mpkc_prelude.cuh\"");
+    if super::consumer_ring::has_rings(ir) {
+        w.line("#include \"mpkc_ring.cuh\"");
+    }
     w.line(format!("#include \"{unit}_spec.h\""));
     w.blank();
     w.open_namespace(&format!("kernel::{unit}"));
@@ -257,7 +260,8 @@ fn paged_decl(w: &mut Writer, t: &TensorIr) {
 fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
     let ir = &task.ir;
     let handoff = crate::plan::sems::needs_page_handoff(ir);
-    if handoff {
+    let ring_loader = super::consumer_ring::loader_fn(w, task, info);
+    if handoff && !ring_loader {
         w.comment("The loader role (W4). The runtime's loader prefix before it has waited every page of the task");
         w.comment("(lane p page p, then __syncwarp) and freed the unused ones: the one role observing page parity,");
         w.comment(
@@ -318,16 +322,11 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
         w.comment("Inline body: the contract does not say which inputs are weights, so every input is read");
         w.comment("as one a task of this launch may write (no __restrict__, never ld.global.nc).");
     }
+    if task.binding.is_none() {
+        inline_tensor_decls(w, ir);
+    }
     for (i, (h, t)) in ir.inputs().enumerate() {
         if task.binding.is_none() {
-            let slot = if t.direction == Direction::InOut {
-                Slot::InOut(i)
-            } else {
-                Slot::Input(i, Access::Activation)
-            };
-            w.line(pointer_decl(t, &t.name, slot));
-            row_stride_decl(w, t);
-            paged_decl(w, t);
             continue;
         }
         for f in formals_of(h) {
@@ -341,8 +340,6 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
     }
     for (i, (h, t)) in ir.outputs().enumerate() {
         if task.binding.is_none() {
-            w.line(pointer_decl(t, &t.name, Slot::Output(i)));
-            row_stride_decl(w, t);
             continue;
         }
         for f in formals_of(h) {
@@ -351,6 +348,7 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
     }
     w.line("int const task_offset = task_desc->task_metadata.task_offset;");
     super::helper::bind_all(w, ir);
+    super::consumer_ring::consumer_ends(w, task);
     runtime_rows(w, task);
     w.line("(void)runtime_config;");
     w.line("(void)runtime_smem;");
@@ -397,6 +395,26 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
     }
     w.close("");
     w.blank();
+}
+
+/// An inline body's tensors: one typed pointer per tensor named after it (every input read
+/// coherently, an `inout` one written in place), and each view's row stride and paged pool's
+/// geometry. The consumer's body and a consumer ring's loader body see the same names.
+pub(super) fn inline_tensor_decls(w: &mut Writer, ir: &TaskIr) {
+    for (i, (_, t)) in ir.inputs().enumerate() {
+        let slot = if t.direction == Direction::InOut {
+            Slot::InOut(i)
+        } else {
+            Slot::Input(i, Access::Activation)
+        };
+        w.line(pointer_decl(t, &t.name, slot));
+        row_stride_decl(w, t);
+        paged_decl(w, t);
+    }
+    for (i, (_, t)) in ir.outputs().enumerate() {
+        w.line(pointer_decl(t, &t.name, Slot::Output(i)));
+        row_stride_decl(w, t);
+    }
 }
 
 /// For a run-time token count (`= runtime`, docs/runtime-m.md): `kRows`, the rows of this step,

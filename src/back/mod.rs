@@ -8,6 +8,7 @@
 
 mod banner;
 mod consumer;
+mod consumer_ring;
 mod design_doc;
 mod epilogue;
 pub mod files;
@@ -110,6 +111,10 @@ pub const SUPPORT_HEADERS: &[(&str, &str)] = &[
     (
         "mpkc_prelude.cuh",
         include_str!("../../stdlib/include/mpkc_prelude.cuh"),
+    ),
+    (
+        "mpkc_ring.cuh",
+        include_str!("../../stdlib/include/mpkc_ring.cuh"),
     ),
     (
         "mpkc_tma.cuh",

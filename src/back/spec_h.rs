@@ -231,7 +231,9 @@ fn sems(w: &mut Writer, programs: &[RoleProgram]) {
 fn sem_rows(w: &mut Writer, p: &RoleProgram) {
     for (k, b, slot) in p.ordinals() {
         let arrival = match b.arrival {
-            crate::ir::ArrivalIr::Tma(_) => "::mpkc::Arrival::TmaCompleteTx",
+            crate::ir::ArrivalIr::Tma(_) | crate::ir::ArrivalIr::Bulk(_) => {
+                "::mpkc::Arrival::TmaCompleteTx"
+            }
             crate::ir::ArrivalIr::Commit => "::mpkc::Arrival::Commit",
             crate::ir::ArrivalIr::Threads(_) => "::mpkc::Arrival::Thread",
         };

@@ -114,13 +114,18 @@ pub fn lex(text: &str) -> Vec<Token> {
     out
 }
 
-/// `{` opens raw CUDA right after `body cuda` (comments between them allowed, as the grammar).
+/// `{` opens raw CUDA right after `body cuda` or `body loader cuda` (comments between them
+/// allowed, as the grammar).
 fn is_cuda_open(out: &[Token]) -> bool {
     let mut words = out
         .iter()
         .rev()
         .filter(|t| !matches!(t.kind, Kind::LineComment | Kind::BlockComment));
-    matches!((words.next(), words.next()), (Some(c), Some(b)) if c.text == "cuda" && b.text == "body")
+    match (words.next(), words.next(), words.next()) {
+        (Some(c), Some(b), _) if c.text == "cuda" && b.text == "body" => true,
+        (Some(c), Some(l), Some(b)) => c.text == "cuda" && l.text == "loader" && b.text == "body",
+        _ => false,
+    }
 }
 
 /// End of a number starting at `start`: digits (or hex) with `_`, a fraction, an exponent.

@@ -60,6 +60,9 @@ pub enum Item {
     Barrier(Barrier),
     /// `body …`.
     Body(Body),
+    /// `body loader cuda { … }`: the loader warp's code of a consumer family with a ring
+    /// (always [`Body::Cuda`]).
+    LoaderBody(Body),
     /// `epilogue a | b c | d e with B | …`: kind, type and the named barrier of `with`.
     Epilogue(Vec<(Ident, Option<Ident>, Option<Ident>)>, Span),
     /// `granularity KIND(args)`.
@@ -98,6 +101,7 @@ impl Item {
             Item::Roles(..) => "roles",
             Item::Barrier(_) => "barrier",
             Item::Body(_) => "body",
+            Item::LoaderBody(_) => "body loader",
             Item::Epilogue(..) => "epilogue",
             Item::Granularity(_) => "granularity",
             Item::Lever(_) => "lever",
@@ -368,6 +372,9 @@ pub struct Held {
 pub enum Arrival {
     /// TMA byte delivery (`complete_tx`), naming the tensors whose boxes land on it.
     Tma(Vec<Ident>, Span),
+    /// TMA bulk copies (`cp.async.bulk`, no tensor map) of the named tensors' bytes, issued by a
+    /// consumer family's loader body (`bulk ckv`).
+    Bulk(Vec<Ident>, Span),
     /// `tcgen05.commit` (one arrival).
     Commit(Span),
     /// N threads arrive, after the named barrier (`threads 32 after B`) when given.
@@ -378,7 +385,10 @@ impl Arrival {
     /// The arrival's span.
     pub fn span(&self) -> Span {
         match self {
-            Arrival::Tma(_, s) | Arrival::Commit(s) | Arrival::Threads(_, _, s) => *s,
+            Arrival::Tma(_, s)
+            | Arrival::Bulk(_, s)
+            | Arrival::Commit(s)
+            | Arrival::Threads(_, _, s) => *s,
         }
     }
 }

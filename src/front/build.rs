@@ -150,7 +150,15 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
             Item::Roles(bs, span)
         }
         Rule::barrier_decl => Item::Barrier(build_barrier(inner.skip(1), span, d)),
-        Rule::body_decl => Item::Body(build_body(inner.nth(1)?, span)),
+        Rule::body_decl => {
+            let b = inner.nth(1)?;
+            if b.as_rule() == Rule::body_loader {
+                let cuda = b.into_inner().find(|c| c.as_rule() == Rule::body_cuda)?;
+                Item::LoaderBody(build_body(cuda, span))
+            } else {
+                Item::Body(build_body(b, span))
+            }
+        }
         Rule::epilogue_decl => {
             let alts = inner
                 .skip(1)

@@ -22,6 +22,13 @@ fn build_arrival(p: Pair<'_, Rule>, d: &mut Diags) -> Arrival {
                 .collect(),
             span,
         ),
+        Rule::arrival_bulk => Arrival::Bulk(
+            a.into_inner()
+                .filter(|c| c.as_rule() == Rule::ident)
+                .map(ident)
+                .collect(),
+            span,
+        ),
         Rule::arrival_commit => Arrival::Commit(span),
         Rule::arrival_threads => {
             let mut e = None;

@@ -113,8 +113,13 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         | Rule::edge_name => {
             "a channel clause (`P -> C (arrival)`, `empty by R (arrival)`, `shares_empty C`, `reinit R`, `drain`, `early_exit R arrives empty`)"
         }
-        Rule::arrival | Rule::arrival_tma | Rule::arrival_commit | Rule::arrival_threads => {
-            "an arrival kind (`(tma X)`, `(commit)`, `(threads N)`)"
+        Rule::arrival
+        | Rule::arrival_tma
+        | Rule::arrival_bulk
+        | Rule::kw_bulk
+        | Rule::arrival_commit
+        | Rule::arrival_threads => {
+            "an arrival kind (`(tma X)`, `(bulk X)`, `(commit)`, `(threads N)`)"
         }
         Rule::sem_clause | Rule::sem_count | Rule::no_reinit | Rule::sem_when | Rule::when_word => {
             "`count N`, `reinit ROLE`, `no_reinit` or `at start|end`"
@@ -123,6 +128,7 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         Rule::warp_set | Rule::warp => "a warp like `W4` or `W0..W3`",
         Rule::body_template | Rule::ident_list => "a body template like `rmsnorm(x, w -> y; eps)`",
         Rule::body_cuda | Rule::cuda_block => "`cuda { ... }`",
+        Rule::body_loader | Rule::kw_loader => "`loader cuda { ... }`",
         Rule::epilogue_alt | Rule::kw_with => "an epilogue",
         Rule::gran_arg => "a granularity argument",
         Rule::on_off => "`on` or `off`",

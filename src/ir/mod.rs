@@ -79,6 +79,9 @@ pub struct TaskIr {
     pub barriers: Arena<BarrierIr>,
     /// The body.
     pub body: Option<BodyIr>,
+    /// `body loader cuda { … }`: the loader warp's code of a consumer family with a ring
+    /// (docs/language.md, "Consumer rings"); always [`BodyIr::Cuda`].
+    pub loader_body: Option<BodyIr>,
     /// Epilogue alternatives as written (`store bf16`, `residual add`, …).
     pub epilogues: Vec<(String, Option<String>, Span)>,
     /// The named barrier of `epilogue quant e4m3 with B`, with the `B`'s span.

@@ -97,6 +97,9 @@ impl RoleIr {
 pub enum ArrivalIr {
     /// TMA byte delivery (`complete_tx`) of the named tensors' boxes; one `arrive.expect_tx`.
     Tma(Vec<Handle<TensorIr>>),
+    /// TMA bulk copies (`cp.async.bulk`, no tensor map, `complete_tx`) of the named tensors'
+    /// bytes, issued by a consumer family's loader body; one `arrive.expect_tx` per use.
+    Bulk(Vec<Handle<TensorIr>>),
     /// `tcgen05.commit` (one arrival).
     Commit,
     /// This many threads arrive.
@@ -107,20 +110,24 @@ impl ArrivalIr {
     /// The mbarrier init count this arrival kind needs (I-M2).
     pub fn init_count(&self) -> i64 {
         match self {
-            ArrivalIr::Tma(_) | ArrivalIr::Commit => 1,
+            ArrivalIr::Tma(_) | ArrivalIr::Bulk(_) | ArrivalIr::Commit => 1,
             ArrivalIr::Threads(n) => *n,
         }
     }
 
     /// True for arrivals delivered asynchronously (TMA, commit), which need a role re-init (I-M4).
     pub fn is_async(&self) -> bool {
-        matches!(self, ArrivalIr::Tma(_) | ArrivalIr::Commit)
+        matches!(
+            self,
+            ArrivalIr::Tma(_) | ArrivalIr::Bulk(_) | ArrivalIr::Commit
+        )
     }
 
     /// Short name for tables.
     pub fn kind_str(&self) -> &'static str {
         match self {
             ArrivalIr::Tma(_) => "TMA complete_tx",
+            ArrivalIr::Bulk(_) => "TMA bulk complete_tx",
             ArrivalIr::Commit => "tcgen05.commit",
             ArrivalIr::Threads(_) => "thread arrive",
         }

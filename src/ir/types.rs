@@ -718,6 +718,15 @@ pub enum BodyIr {
     },
 }
 
+impl BodyIr {
+    /// The whole `body …` item.
+    pub fn span(&self) -> Span {
+        match self {
+            BodyIr::Template { span, .. } | BodyIr::Cuda { span, .. } => *span,
+        }
+    }
+}
+
 /// Task granularity (contract doc §5).
 #[derive(Clone, Debug)]
 pub enum GranularityIr {

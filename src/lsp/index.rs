@@ -194,7 +194,9 @@ impl Resolver<'_> {
 
     fn arrival(&mut self, a: &Arrival) {
         match a {
-            Arrival::Tma(ts, _) => ts.iter().for_each(|t| self.name(t, &[SymKind::Tensor])),
+            Arrival::Tma(ts, _) | Arrival::Bulk(ts, _) => {
+                ts.iter().for_each(|t| self.name(t, &[SymKind::Tensor]))
+            }
             Arrival::Threads(e, after, _) => {
                 self.expr(e);
                 if let Some(b) = after {
@@ -344,6 +346,7 @@ impl Resolver<'_> {
             Item::Family(_)
             | Item::Roles(..)
             | Item::Body(_)
+            | Item::LoaderBody(_)
             | Item::Lever(_)
             | Item::Reference(_)
             | Item::Use(_) => {}

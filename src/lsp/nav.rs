@@ -157,6 +157,7 @@ const KEYWORDS: &[&str] = &[
     "count",
     "threads",
     "commit",
+    "bulk",
     "named",
     "cuda",
     "per_tile",

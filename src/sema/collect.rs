@@ -25,6 +25,7 @@ pub struct Collected<'a> {
     pub roles: Option<(&'a [ast::RoleBinding], Span)>,
     pub barriers: Vec<&'a ast::Barrier>,
     pub body: Option<&'a ast::Body>,
+    pub loader_body: Option<&'a ast::Body>,
     pub epilogue: Option<(
         &'a [(ast::Ident, Option<ast::Ident>, Option<ast::Ident>)],
         Span,
@@ -56,7 +57,7 @@ fn item_span(item: &Item) -> Span {
         Item::Channel(c) => c.span,
         Item::Sem(s) => s.span,
         Item::Barrier(b) => b.span,
-        Item::Body(b) => match b {
+        Item::Body(b) | Item::LoaderBody(b) => match b {
             ast::Body::Template { span, .. } | ast::Body::Cuda { span, .. } => *span,
         },
         Item::Granularity(g) => g.span,
@@ -122,6 +123,7 @@ pub fn collect<'a>(task: &'a ast::Task, sink: &mut Sink) -> Collected<'a> {
             Item::Roles(r, s) => set_once(&mut c.roles, (r.as_slice(), *s), item, &mut first, sink),
             Item::Barrier(b) => c.barriers.push(b),
             Item::Body(b) => set_once(&mut c.body, b, item, &mut first, sink),
+            Item::LoaderBody(b) => set_once(&mut c.loader_body, b, item, &mut first, sink),
             Item::Epilogue(e, s) => {
                 set_once(&mut c.epilogue, (e.as_slice(), *s), item, &mut first, sink)
             }

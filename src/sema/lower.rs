@@ -154,6 +154,7 @@ pub(super) fn lower_instance(
         roles_declared: false,
         barriers: Arena::new(),
         body: None,
+        loader_body: None,
         epilogues: Vec::new(),
         epilogue_with: None,
         granularity: GranularityIr::PerTile {
@@ -236,6 +237,7 @@ pub(super) fn lower_instance(
     super::lower_sync::channels(&mut cx, c);
     super::lower_sync::sems(&mut cx, c);
     super::lower_body::body(&mut cx, c);
+    super::lower_body::loader_body(&mut cx, c);
     super::lower_body::granularity(&mut cx, c);
     levers_and_epilogue(&mut cx, c);
     setmaxnreg(&mut cx, c);

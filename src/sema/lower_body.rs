@@ -74,6 +74,23 @@ pub(super) fn body(cx: &mut Cx<'_>, c: &Collected<'_>) {
     };
 }
 
+/// `body loader cuda { … }`: kept as written; which families take it, and that a ring needs one,
+/// is `valid`'s (E0011, E0007, E0014).
+pub(super) fn loader_body(cx: &mut Cx<'_>, c: &Collected<'_>) {
+    if let Some(ast::Body::Cuda {
+        code,
+        code_span,
+        span,
+    }) = c.loader_body
+    {
+        cx.ir.loader_body = Some(BodyIr::Cuda {
+            code: code.clone(),
+            code_span: *code_span,
+            span: *span,
+        });
+    }
+}
+
 /// `per_tile(tasks N, tiles_per_task T)` (both default 1) or
 /// `grid_wide(skip_after_step0, justification "…")`.
 pub(super) fn granularity(cx: &mut Cx<'_>, c: &Collected<'_>) {

@@ -103,6 +103,10 @@ fn arrival(cx: &mut Cx<'_>, a: &ast::Arrival) -> Option<ArrivalIr> {
             let hs: Option<Vec<_>> = names.iter().map(|n| cx.tensor(n)).collect();
             hs.map(ArrivalIr::Tma)
         }
+        ast::Arrival::Bulk(names, _) => {
+            let hs: Option<Vec<_>> = names.iter().map(|n| cx.tensor(n)).collect();
+            hs.map(ArrivalIr::Bulk)
+        }
         ast::Arrival::Commit(_) => Some(ArrivalIr::Commit),
         ast::Arrival::Threads(e, _, _) => cx
             .non_negative(e, "arriving thread count")

@@ -53,8 +53,12 @@ pub(super) fn family_items(ir: &TaskIr, sink: &mut Sink) {
                 "declare `family pipeline` for loader/launcher rings and MMAs, or remove the item",
             )
         };
-        for ch in ir.channels.values() {
-            sink.push(not_here("channels", ch.span));
+        // Families B and C may declare rings the loader body fills with TMA bulk copies
+        // (`valid::rings`); family D has no region to hold one.
+        if fam == Family::ConsumerNoSmem {
+            for ch in ir.channels.values() {
+                sink.push(not_here("channels", ch.span));
+            }
         }
         if let Some(m) = &ir.mma {
             sink.push(not_here("MMA", m.span));
@@ -232,9 +236,15 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
             );
         }
         for (i, g) in ir.region_groups.iter().enumerate() {
-            // A helper's regions are addressed by its function, which the body calls.
+            // A helper's regions are addressed by its function, which the body calls; a
+            // consumer ring's by the ring's two ends (`mpkc_ring.cuh`), which the bodies use.
             let placed = ir.helpers.iter().any(|h| h.region_groups.contains(&i));
-            if !placed && !body_addresses(Some(&code), None, &g.name) {
+            // (A channel of another shape is E0011, `valid::rings`: not E0110 too.)
+            let ring = ir
+                .channels
+                .values()
+                .any(|c| matches!(c.storage, crate::ir::ChannelStorageIr::Region(x) if x == i));
+            if !placed && !ring && !body_addresses(Some(&code), None, &g.name) {
                 sink.push(unaddressed(g.head_span, &g.name, "the inline CUDA body"));
             }
         }
@@ -250,6 +260,13 @@ pub(super) fn tensors_used(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Si
         Some(BodyIr::Cuda { code, .. }) => Some(strip_comments_and_strings(code)),
         Some(BodyIr::Template { .. }) => None,
         None => return,
+    };
+    // A consumer ring's loader body takes tensors too (the bulk copies' sources).
+    let code = match (code, &ir.loader_body) {
+        (Some(c), Some(BodyIr::Cuda { code: l, .. })) => {
+            Some(format!("{c}\n{}", strip_comments_and_strings(l)))
+        }
+        (c, _) => c,
     };
     for (h, t) in ir.tensors.iter() {
         if !body_takes(code.as_deref(), binding, h, &t.name) {
@@ -305,12 +322,18 @@ pub(super) fn body_addresses(code: Option<&str>, binding: Option<&Binding>, name
 /// no named barrier on a reserved id written as a literal, no `blockIdx` for task identity, and
 /// no dynamic SMEM of its own in a region-less task.
 pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
-    let Some(BodyIr::Cuda {
-        code, code_span, ..
-    }) = &ir.body
-    else {
-        return;
-    };
+    for b in [&ir.body, &ir.loader_body].into_iter().flatten() {
+        if let BodyIr::Cuda {
+            code, code_span, ..
+        } = b
+        {
+            inline_rules(ir, code, *code_span, sink);
+        }
+    }
+}
+
+/// The rules of [`inline_body_rules`] on one inline body (`code` at `code_span`).
+fn inline_rules(ir: &TaskIr, code: &str, code_span: crate::span::Span, sink: &mut Sink) {
     let code = strip_comments_and_strings(code);
     let at = |i: usize, len: usize| {
         crate::span::Span::new(code_span.start + i, code_span.start + i + len)

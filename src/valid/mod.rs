@@ -44,6 +44,7 @@ mod mma;
 mod names;
 pub mod paged;
 pub mod protocol;
+pub mod rings;
 mod roles;
 mod route;
 mod runtime_m;
@@ -196,6 +197,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     sems::reinit(&ir, sink);
     sems::shared_empty(&ir, sink);
     sems::channel_shape(&ir, sink);
+    rings::rings(&ir, sink);
     sems::shared_storage(&ir, sink);
     sems::roles_bound(&ir, sink);
     wiring::linear_limits(&ir, sink);

@@ -354,7 +354,10 @@ pub(super) fn channel_shape(ir: &TaskIr, sink: &mut Sink) {
         if let crate::ir::ChannelStorageIr::Region(g) = ch.storage {
             let group = &ir.region_groups[g];
             let stages = group.members.len() as u32;
-            if ch.depth != stages {
+            // A consumer ring may cut its one region into `depth` equal slots (`valid::rings`).
+            // (Another channel of a consumer family is E0011, `valid::rings`: not this too.)
+            let cut = ir.family.is_consumer_only() && stages == 1;
+            if ch.depth != stages && !cut {
                 sink.push(
                     Diagnostic::error(
                         codes::CHANNEL_SHAPE,

@@ -61,20 +61,44 @@ fn consumer_only(s: &mut String, task: &CheckedTask, family: Family) {
         _ => "no body".to_string(),
     };
     let targets: Vec<String> = ir.targets.iter().map(|t| t.target.to_string()).collect();
+    let rings: Vec<String> = ir
+        .channels
+        .values()
+        .filter(|c| crate::valid::rings::is_consumer_ring(c))
+        .map(|c| format!("`{}` ({} slots)", c.name, c.depth))
+        .collect();
+    let others = if rings.is_empty() {
+        "No other role has a body.".to_string()
+    } else {
+        format!(
+            "The loader warp's lane 0 runs the contract's loader body, which fills the consumer ring{} {} with TMA bulk copies.",
+            if rings.len() == 1 { "" } else { "s" },
+            rings.join(", ")
+        )
+    };
     let _ = writeln!(
         s,
         "Family {} ({}) on {}: one `<unit>.cuh` for every target; {body} runs on the consumer warpgroup (W0-W3, threads 0..127), \
-between the runtime's page prefix and suffix. No other role has a body.\n",
+between the runtime's page prefix and suffix. {others}\n",
         family.letter(),
         family.as_str(),
         targets.join(" and ")
     );
     let _ = writeln!(s, "Why, step by step:\n");
-    let _ = writeln!(
-        s,
-        "1. Its role program is the consumer's body alone: no tensor-core MMA, no TMA ring and no op semaphore (E0011), \
+    if rings.is_empty() {
+        let _ = writeln!(
+            s,
+            "1. Its role program is the consumer's body alone: no tensor-core MMA, no TMA ring and no op semaphore (E0011), \
 so a loader and a launcher would have nothing to do and the consumer-only idiom applies (contract doc §4)."
-    );
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "1. Its role program is the consumer's body and the loader's fills of its consumer rings (docs/language.md, \
+\"Consumer rings\"): no tensor-core MMA, so no launcher; the rings' barriers are op ordinals the model check runs on, \
+every number of uses from 0."
+        );
+    }
     let smem = match family {
         Family::ConsumerNoSmem => "It keeps nothing in shared memory: family D, no regions and no dynamic SMEM (I-S11).".to_string(),
         Family::ConsumerMonolith => format!(

@@ -276,7 +276,11 @@ impl Walk<'_> {
         match op {
             // Initialisation is no use: a family only re-initialised is never waited or arrived.
             Op::Reinit { ordinals: _ } => {}
-            Op::Wait { bar, .. } | Op::Arrive { bar, .. } | Op::Commit { bar } => self.bar(bar),
+            Op::Wait { bar, .. } | Op::Arrive { bar, .. } => self.bar(bar),
+            Op::Commit { bar } => {
+                self.bar(bar);
+                self.ring_fill(bar);
+            }
             Op::EarlyExit { bar, span, .. } => {
                 self.bar(bar);
                 self.early_exit(*span);
@@ -416,6 +420,31 @@ impl Walk<'_> {
                 }
             }
             Step::Body => self.body(),
+        }
+    }
+
+    /// A consumer ring's fill (the loader body's bulk copies completing the slot's full barrier,
+    /// `back::consumer_ring`): the ring's slots, the tensors its `bulk` arrival names and the
+    /// tensors the loader body takes.
+    fn ring_fill(&mut self, bar: &crate::lower::BarRef) {
+        let BarrierSource::Full(ch) = self.prog.barrier(bar.bar).source else {
+            return;
+        };
+        let ch = &self.ir.channels[ch];
+        let ArrivalIr::Bulk(ts) = &ch.full_arrival else {
+            return;
+        };
+        self.group(ch.region_group());
+        for t in ts {
+            self.found.insert(Item::Tensor(t.index()));
+        }
+        if let Some(BodyIr::Cuda { code, .. }) = &self.ir.loader_body {
+            let code = crate::valid::body::strip_comments_and_strings(code);
+            for (h, t) in self.ir.tensors.iter() {
+                if crate::valid::body::names_word(&code, &t.name) {
+                    self.found.insert(Item::Tensor(h.index()));
+                }
+            }
         }
     }
 

@@ -114,6 +114,10 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
         roles_declared,
         barriers,
         body,
+        // Part of the consumer rings it fills: the consumer kernel renders it into the loader
+        // role wherever a ring is (`back::consumer`), and `valid::rings` rejects one without a
+        // ring (E0014) or in another family (E0011).
+        loader_body: _,
         epilogues,
         epilogue_with,
         granularity,

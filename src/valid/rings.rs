@@ -1,0 +1,203 @@
+//! Consumer rings (docs/language.md, "Consumer rings"): a consumer family's (B, C) channel whose
+//! slots the loader warp's body fills with TMA bulk copies (`cp.async.bulk`, no tensor map) and
+//! the consumer warpgroup's body drains. What the lowering expresses, and nothing else, is
+//! accepted here: one shape of ring, `loader -> consumer (bulk T…), empty by consumer (threads
+//! 128)`, with a `body loader cuda { … }` that fills it (E0011, E0007, E0014, E0005, E0306).
+
+use crate::diag::{codes, Diagnostic, Sink};
+use crate::ir::{
+    ArrivalIr, ChannelIr, ChannelStorageIr, Direction, EmptyEdge, Family, RoleKind, TaskIr,
+};
+
+/// Bytes a TMA bulk copy moves in whole units of, and the alignment of its SMEM destination
+/// (PTX ISA 9.0 §9.7.9.25.4.1, `cp.async.bulk`: size and addresses multiples of 16).
+pub const BULK_ALIGN_BYTES: i64 = 16;
+
+/// Whether `ch` is a consumer ring: a region ring the loader fills with bulk copies.
+pub fn is_consumer_ring(ch: &ChannelIr) -> bool {
+    matches!(ch.full_arrival, ArrivalIr::Bulk(_))
+}
+
+/// Every rule on the consumer rings of `ir`, and on `(bulk …)` and `body loader` elsewhere.
+pub(super) fn rings(ir: &TaskIr, sink: &mut Sink) {
+    let fam = ir.family;
+    let ring_family = matches!(fam, Family::Consumer | Family::ConsumerMonolith);
+    if !ring_family {
+        if let Some(b) = &ir.loader_body {
+            sink.push(
+                Diagnostic::error(
+                    codes::FAMILY_ITEM,
+                    format!("a `{}` task has no loader body", fam.as_str()),
+                )
+                .primary(b.span(), "`body loader` here")
+                .secondary(ir.family_span, format!("family {}", fam.as_str()))
+                .note("a loader body fills a consumer ring (`family consumer` or `consumer-monolith`); a pipeline's loader is generated from its channels")
+                .help("remove `body loader`, or declare the op as `family consumer` with a ring"),
+            );
+        }
+        for ch in ir.channels.values() {
+            let bulk_empty = matches!(
+                &ch.empty,
+                EmptyEdge::Own {
+                    arrival: ArrivalIr::Bulk(_),
+                    ..
+                }
+            );
+            if is_consumer_ring(ch) || bulk_empty {
+                sink.push(
+                    Diagnostic::error(codes::FAMILY_ITEM, format!("channel `{}` arrives by TMA bulk copies in a `{}` task", ch.name, fam.as_str()))
+                        .primary(ch.span, "`bulk` here")
+                        .note("bulk copies are issued by a consumer family's loader body; a pipeline's loader loads through tensor maps")
+                        .help("write `(tma T)` with a `tma(...)` on the tensor, or declare the op as `family consumer` with a loader body"),
+                );
+            }
+        }
+    }
+    // A consumer family's sems are E0011 whatever their arrival (`valid::body`).
+    for s in ir.sems.values().filter(|_| fam == Family::Pipeline) {
+        if matches!(s.arrival, ArrivalIr::Bulk(_)) {
+            sink.push(
+                Diagnostic::error(codes::FAMILY_ITEM, format!("sem `{}` arrives by TMA bulk copies", s.name))
+                    .primary(s.span, "`bulk` here")
+                    .note("bulk copies land in a ring's slot: only a consumer ring's full edge arrives by them")
+                    .help("declare a `channel` for the data, or arrive the sem with `(threads N)`"),
+            );
+        }
+    }
+    if !ring_family {
+        return;
+    }
+    for ch in ir.channels.values() {
+        ring_shape(ir, ch, sink);
+    }
+    let rings = ir.channels.values().filter(|c| is_consumer_ring(c)).count();
+    match (&ir.loader_body, rings) {
+        (None, n) if n > 0 => {
+            let ch = ir.channels.values().find(|c| is_consumer_ring(c));
+            let mut d = Diagnostic::error(
+                codes::MISSING,
+                format!("task `{}` declares a consumer ring but no loader body fills it", ir.name),
+            )
+            .primary(ir.name_span, "no `body loader cuda { … }`");
+            if let Some(ch) = ch {
+                d = d.secondary(ch.span, format!("ring `{}`", ch.name));
+            }
+            sink.push(
+                d.note("the loader warp issues the ring's bulk copies: the contract says which bytes, in its loader body")
+                    .help(format!("add `body loader cuda {{ … }}` calling `{}.load(src, bytes)` once per use", ch.map_or("RING", |c| c.name.as_str()))),
+            );
+        }
+        (Some(b), 0) => sink.push(
+            Diagnostic::error(codes::NOT_LOWERED, format!("task `{}` has a loader body but no ring to fill", ir.name))
+                .primary(b.span(), "`body loader` here")
+                .note("the loader body's one job is to fill consumer rings; without one it would only delay the page hand-off")
+                .help("declare `channel NAME: REGION depth N, loader -> consumer (bulk T), empty by consumer (threads 128)`, or remove the loader body"),
+        ),
+        _ => {}
+    }
+}
+
+/// The one shape the consumer-family lowering takes (E0011 otherwise), its tensors' directions
+/// (E0005) and its slots (E0306).
+fn ring_shape(ir: &TaskIr, ch: &ChannelIr, sink: &mut Sink) {
+    let fam = ir.family.as_str();
+    let shape = |what: String| {
+        Diagnostic::error(codes::FAMILY_ITEM, format!("channel `{}` {what}", ch.name))
+            .primary(ch.span, "declared here")
+            .secondary(ir.family_span, format!("family {fam}"))
+            .note("a consumer family's ring is filled by the loader body's TMA bulk copies and drained by the consumer warpgroup, which frees each slot (docs/language.md, \"Consumer rings\")")
+            .help(format!("write `channel {}: REGION depth N, loader -> consumer (bulk T), empty by consumer (threads 128)`", ch.name))
+    };
+    let ChannelStorageIr::Region(g) = ch.storage else {
+        sink.push(shape(
+            "keeps its slots in TMEM, which a consumer family does not allocate".into(),
+        ));
+        return;
+    };
+    let ArrivalIr::Bulk(tensors) = &ch.full_arrival else {
+        sink.push(shape(format!(
+            "fills its slots by {}; a consumer ring fills them by TMA bulk copies (`bulk T`)",
+            ch.full_arrival.kind_str()
+        )));
+        return;
+    };
+    if ch.producer != RoleKind::Loader || ch.consumer != RoleKind::Consumer {
+        sink.push(shape(format!(
+            "runs {} -> {}; a consumer ring runs loader -> consumer",
+            ch.producer, ch.consumer
+        )));
+    }
+    match &ch.empty {
+        EmptyEdge::Own {
+            role: RoleKind::Consumer,
+            arrival: ArrivalIr::Threads(_),
+            after: None,
+            ..
+        } => {}
+        EmptyEdge::None => {} // E0306 (`sems::channel_shape`)
+        _ => sink.push(shape("is not freed by the consumer's threads; a consumer ring's empty edge is `empty by consumer (threads 128)`".into())),
+    }
+    if ch.reinit != RoleKind::Loader {
+        sink.push(shape(format!("is re-initialised by the {}; the loader, which arrives its full barriers asynchronously, re-initialises them (I-M4)", ch.reinit)));
+    }
+    if let Some(span) = ch.drain {
+        sink.push(
+            Diagnostic::error(codes::FAMILY_ITEM, format!("channel `{}` drains at task end", ch.name))
+                .primary(span, "`drain` here")
+                .note("a consumer ring's last use is waited by the consumer before the page suffix frees its slots (I-M8)")
+                .help("remove `drain`"),
+        );
+    }
+    if let Some((_, _, span)) = ch.early_exit {
+        sink.push(
+            Diagnostic::error(codes::FAMILY_ITEM, format!("channel `{}` declares an early exit", ch.name))
+                .primary(span, "`early_exit` here")
+                .note("the bodies decide a consumer ring's uses at run time: zero uses is no arrival at all")
+                .help("remove `early_exit`"),
+        );
+    }
+    for &t in tensors {
+        let t = &ir.tensors[t];
+        if t.direction == Direction::Out {
+            sink.push(
+                Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    format!("channel `{}` loads output tensor `{}`", ch.name, t.name),
+                )
+                .primary(ch.span, "bulk copies read it")
+                .secondary(t.span, "declared `out`")
+                .help("a ring's bulk copies read an `in` (or `inout`) tensor"),
+            );
+        }
+    }
+    let group = &ir.region_groups[g];
+    let members = group.members.len() as u32;
+    if members == 1 && ch.depth > 1 {
+        let bytes = ir.regions[group.members[0]].size;
+        let depth = i64::from(ch.depth);
+        if bytes % (depth * BULK_ALIGN_BYTES) != 0 {
+            sink.push(
+                Diagnostic::error(codes::CHANNEL_SHAPE, format!("channel `{}` cuts region `{}` ({bytes} B) into {depth} slots that are not whole multiples of 16 bytes", ch.name, group.name))
+                    .primary(ch.span, format!("depth {depth}"))
+                    .secondary(group.head_span, format!("{bytes} bytes"))
+                    .note("a bulk copy's destination and size are multiples of 16 bytes (PTX ISA, `cp.async.bulk`)")
+                    .help(format!("make the region's bytes a multiple of {}", depth * BULK_ALIGN_BYTES)),
+            );
+        }
+    }
+}
+
+/// Bytes of one slot of consumer ring `ch` (a region per slot, or the ring's one region cut into
+/// `depth` equal slots).
+pub fn slot_bytes(ir: &TaskIr, ch: &ChannelIr) -> i64 {
+    let ChannelStorageIr::Region(g) = ch.storage else {
+        return 0;
+    };
+    let group = &ir.region_groups[g];
+    let first = group.members.first().map_or(0, |h| ir.regions[*h].size);
+    if group.members.len() == 1 {
+        first / i64::from(ch.depth.max(1))
+    } else {
+        first
+    }
+}
