@@ -191,6 +191,7 @@ fn linear_ordinals_are_mpk_table() {
     #[derive(Debug, PartialEq)]
     enum K {
         Tma,
+        Bulk,
         Commit,
         Thread,
     }
@@ -208,6 +209,7 @@ fn linear_ordinals_are_mpk_table() {
         .map(|o| {
             let k = match o.arrival {
                 ArrivalIr::Tma(_) => K::Tma,
+                ArrivalIr::Bulk(_) => K::Bulk,
                 ArrivalIr::Commit => K::Commit,
                 ArrivalIr::Threads(_) => K::Thread,
             };

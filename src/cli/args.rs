@@ -240,6 +240,12 @@ pub struct VerifyArgs {
     /// `0,1`. Results do not depend on it; only the wall time does.
     #[arg(long, default_value = "all", value_parser = parse_gpus, value_name = "all|N,M,...")]
     pub gpus: GpuSelection,
+    /// Cases run at once on each GPU, each in its own child process (1 to 16). A case spends most
+    /// of its time on the host (process start, its inputs, a Python reference), so a few at once
+    /// shorten the wall time; results do not depend on it (each case has its own context, buffers
+    /// and queues).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub per_gpu: u32,
     /// Internal: run one case (the parent runs each case in its own process).
     #[arg(long, hide = true)]
     pub child: Option<String>,

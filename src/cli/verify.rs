@@ -294,8 +294,8 @@ enum Pre {
 /// One child's outcome: its result, the other lines it printed, its seconds, its device.
 type Ran = (ChildResult, Vec<String>, f64, usize);
 
-/// Runs the cases whose index is in `jobs` in child processes, one at a time per device of
-/// `devices`, and calls `done` with each outcome in the order of `jobs` (the report is the same
+/// Runs the cases whose index is in `jobs` in child processes, `--per-gpu` at a time per device
+/// of `devices`, and calls `done` with each outcome in the order of `jobs` (the report is the same
 /// whatever the number of devices and the order in which children finish).
 fn run_on_devices(
     all: &[CaseSpec],
@@ -310,8 +310,11 @@ fn run_on_devices(
     let next = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<Ran>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     let ready = Condvar::new();
+    let workers = devices
+        .iter()
+        .flat_map(|&d| std::iter::repeat_n(d, v.per_gpu.max(1) as usize));
     std::thread::scope(|scope| {
-        for &device in devices {
+        for device in workers {
             let (next, slots, ready) = (&next, &slots, &ready);
             scope.spawn(move || loop {
                 let k = next.fetch_add(1, Ordering::SeqCst);

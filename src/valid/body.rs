@@ -322,12 +322,77 @@ pub(super) fn body_addresses(code: Option<&str>, binding: Option<&Binding>, name
 /// no named barrier on a reserved id written as a literal, no `blockIdx` for task identity, and
 /// no dynamic SMEM of its own in a region-less task.
 pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
-    for b in [&ir.body, &ir.loader_body].into_iter().flatten() {
-        if let BodyIr::Cuda {
-            code, code_span, ..
-        } = b
+    if let Some(BodyIr::Cuda {
+        code, code_span, ..
+    }) = &ir.body
+    {
+        inline_rules(ir, code, *code_span, sink);
+    }
+    if let Some(BodyIr::Cuda {
+        code, code_span, ..
+    }) = &ir.loader_body
+    {
+        inline_rules(ir, code, *code_span, sink);
+        loader_rules(code, *code_span, sink);
+    }
+}
+
+/// A consumer ring's loader body runs on the loader warp's lane 0 alone, while lanes 1-31 wait
+/// at the role's end (I-R1: single-thread issue): a named barrier (its 128 threads are the
+/// consumers'), a raw PTX barrier or a warp-collective (`__syncwarp`, `__shfl_sync`, …, which
+/// pairs with the other lanes' end-of-role sync) hangs or desynchronises the warp (E0406).
+fn loader_rules(raw: &str, code_span: crate::span::Span, sink: &mut Sink) {
+    let code = strip_comments_and_strings(raw);
+    let bytes = code.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    // One report per line (`named_barrier_sync(BAR_B, 128)` is one mistake).
+    let mut lines = std::collections::BTreeSet::new();
+    let mut report = |i: usize, len: usize, what: &str| {
+        if !lines.insert(raw[..i].matches('\n').count()) {
+            return;
+        }
+        sink.push(
+            Diagnostic::error(codes::BODY_SYNC, format!("the loader body {what}"))
+                .primary(crate::span::Span::new(code_span.start + i, code_span.start + i + len), "here")
+                .note("the loader body runs on the loader warp's lane 0 alone while lanes 1-31 wait at the role's end; named barriers gather the 128 consumer threads (I-R1, I-R2)")
+                .help("synchronise with the consumers through the ring (`load`/`acquire` waits a slot the consumers freed)"),
+        );
+    };
+    let mut i = 0;
+    while i < bytes.len() {
+        if !ident(bytes[i]) || (i > 0 && ident(bytes[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let end = (i..bytes.len())
+            .find(|&j| !ident(bytes[j]))
+            .unwrap_or(bytes.len());
+        let w = &code[i..end];
+        if w == "named_barrier_sync" || w.starts_with("BAR_") {
+            report(i, w.len(), &format!("uses a named barrier (`{w}`)"));
+        } else if w == "__syncwarp"
+            || (w.starts_with("__") && w.ends_with("_sync") && w != "__syncthreads")
         {
-            inline_rules(ir, code, *code_span, sink);
+            report(i, w.len(), &format!("calls the warp-collective `{w}`"));
+        }
+        i = end;
+    }
+    // Raw PTX barriers sit in the asm strings, which the scan above blanked.
+    for pat in [
+        "bar.sync",
+        "bar.arrive",
+        "bar.red",
+        "barrier.",
+        "bar.warp.sync",
+    ] {
+        for (i, _) in raw.match_indices(pat) {
+            let word_start = !raw[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+            if word_start {
+                report(i, pat.len(), &format!("issues the PTX barrier `{pat}`"));
+            }
         }
     }
 }

@@ -27,7 +27,12 @@ const GENERATED: &[&str] = &[
     "NUM_REGIONS",
     "NUM_OP_SEMS",
     "PLANNER_CAPACITY_BYTES",
+    // The op-semaphore base a consumer ring's ends and the page hand-off address (`back::consumer_ring`).
+    "sem",
 ];
+
+/// Prefixes of the constants mpkc generates (`SEM_<ORDINAL>`, `REGION_<REGION>`, `BAR_<BARRIER>`).
+const GENERATED_PREFIXES: &[&str] = &["SEM_", "REGION_", "BAR_"];
 
 /// The longest task or instance-qualified unit name (file names stay well inside 255 bytes).
 pub const MAX_UNIT_NAME: usize = 100;
@@ -53,6 +58,12 @@ fn check_one(sink: &mut Sink, kind: &str, name: &str, span: Span) {
             span,
             name,
             format!("the {kind} would collide with `{name}`, which mpkc generates"),
+        ));
+    } else if let Some(p) = GENERATED_PREFIXES.iter().find(|p| name.starts_with(*p)) {
+        sink.push(clash(
+            span,
+            name,
+            format!("names starting with `{p}` are the constants mpkc generates"),
         ));
     } else if name.starts_with("mpkc") || name.starts_with("__") {
         sink.push(clash(
@@ -112,6 +123,27 @@ pub(super) fn names(ir: &TaskIr, sink: &mut Sink) {
     }
     for p in ir.params.values() {
         check_one(sink, "param", &p.name, p.span);
+    }
+    // A consumer ring's end is a local of both bodies, next to the tensors' pointers and the
+    // helpers' functions (`back::consumer_ring`).
+    for c in ir
+        .channels
+        .values()
+        .filter(|c| super::rings::is_consumer_ring(c))
+    {
+        let tensor = ir.tensors.values().any(|t| t.name == c.name);
+        let helper = ir.helpers.iter().any(|h| h.name == c.name);
+        if tensor || helper {
+            sink.push(clash(
+                c.span,
+                &c.name,
+                format!(
+                    "the consumer ring's end, a local of the bodies, would collide with the {} `{}`",
+                    if tensor { "tensor" } else { "helper" },
+                    c.name
+                ),
+            ));
+        }
     }
     upper_unique(
         sink,

@@ -70,6 +70,7 @@ pub(super) fn rings(ir: &TaskIr, sink: &mut Sink) {
     for ch in ir.channels.values() {
         ring_shape(ir, ch, sink);
     }
+    uses(ir, sink);
     let rings = ir.channels.values().filter(|c| is_consumer_ring(c)).count();
     match (&ir.loader_body, rings) {
         (None, n) if n > 0 => {
@@ -94,6 +95,49 @@ pub(super) fn rings(ir: &TaskIr, sink: &mut Sink) {
                 .help("declare `channel NAME: REGION depth N, loader -> consumer (bulk T), empty by consumer (threads 128)`, or remove the loader body"),
         ),
         _ => {}
+    }
+}
+
+/// Each ring is used by both bodies (E0009): the loader fills it (`NAME.load(` or
+/// `NAME.acquire(`), the consumer waits and frees it (`NAME.wait(`, `NAME.release(`). A ring one
+/// body never names hangs the other at its first use past the ring's depth; the counts of uses
+/// are the bodies' own (run time), and their test builds' bounded waits name the ring.
+fn uses(ir: &TaskIr, sink: &mut Sink) {
+    let text = |b: &Option<crate::ir::BodyIr>| match b {
+        Some(crate::ir::BodyIr::Cuda { code, .. }) => {
+            super::body::strip_comments_and_strings(code).replace(char::is_whitespace, "")
+        }
+        _ => String::new(),
+    };
+    let (consumer, loader) = (text(&ir.body), text(&ir.loader_body));
+    for ch in ir.channels.values().filter(|c| is_consumer_ring(c)) {
+        let calls = |code: &str, m: &str| {
+            let pat = format!("{}.{m}(", ch.name);
+            code.match_indices(&pat).any(|(i, _)| {
+                !code[..i]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            })
+        };
+        let mut missing = Vec::new();
+        if ir.loader_body.is_some() && !calls(&loader, "load") && !calls(&loader, "acquire") {
+            missing.push(("the loader body", format!("`{}.load(src, bytes)`", ch.name)));
+        }
+        if !calls(&consumer, "wait") {
+            missing.push(("the consumer body", format!("`{}.wait()`", ch.name)));
+        }
+        if !calls(&consumer, "release") {
+            missing.push(("the consumer body", format!("`{}.release()`", ch.name)));
+        }
+        for (who, call) in missing {
+            sink.push(
+                Diagnostic::error(codes::BODY_MISMATCH, format!("{who} never calls {call} of ring `{}`", ch.name))
+                    .primary(ch.span, "the ring")
+                    .note("both bodies make the ring's uses, one at a time and in order: a use one body never makes hangs the other at its first use past the ring's depth")
+                    .help(format!("call {call} in {who} once per use")),
+            );
+        }
     }
 }
 
@@ -170,19 +214,77 @@ fn ring_shape(ir: &TaskIr, ch: &ChannelIr, sink: &mut Sink) {
             );
         }
     }
+    slots(ir, ch, g, sink);
+}
+
+/// A ring's slots: each at least 16 bytes and a whole number of 16-byte units, 16-byte aligned,
+/// all of one size (the ring's ends address slot `s` as the same `slot_bytes`), and holding no
+/// typed members a bulk copy would overwrite (E0306).
+fn slots(ir: &TaskIr, ch: &ChannelIr, g: usize, sink: &mut Sink) {
     let group = &ir.region_groups[g];
-    let members = group.members.len() as u32;
-    if members == 1 && ch.depth > 1 {
-        let bytes = ir.regions[group.members[0]].size;
-        let depth = i64::from(ch.depth);
-        if bytes % (depth * BULK_ALIGN_BYTES) != 0 {
-            sink.push(
-                Diagnostic::error(codes::CHANNEL_SHAPE, format!("channel `{}` cuts region `{}` ({bytes} B) into {depth} slots that are not whole multiples of 16 bytes", ch.name, group.name))
-                    .primary(ch.span, format!("depth {depth}"))
-                    .secondary(group.head_span, format!("{bytes} bytes"))
-                    .note("a bulk copy's destination and size are multiples of 16 bytes (PTX ISA, `cp.async.bulk`)")
-                    .help(format!("make the region's bytes a multiple of {}", depth * BULK_ALIGN_BYTES)),
-            );
+    let bad = |what: String, help: String| {
+        Diagnostic::error(codes::CHANNEL_SHAPE, format!("channel `{}` {what}", ch.name))
+            .primary(ch.span, "the ring")
+            .secondary(group.head_span, format!("region `{}`", group.name))
+            .note("a bulk copy's destination address and size are multiples of 16 bytes (PTX ISA 9.0, `cp.async.bulk`), and the ring's ends address every slot as one size")
+            .help(help)
+    };
+    let sizes: Vec<i64> = group.members.iter().map(|h| ir.regions[*h].size).collect();
+    let one = sizes.len() == 1;
+    let depth = i64::from(ch.depth.max(1));
+    let slot = if one {
+        sizes[0] / depth
+    } else {
+        sizes.iter().copied().min().unwrap_or(0)
+    };
+    if !one && sizes.iter().any(|&s| s != slot) {
+        sink.push(bad(
+            format!("keeps its slots in stages of different sizes ({sizes:?} bytes)"),
+            "give every stage of the region the same bytes".into(),
+        ));
+    } else if slot < BULK_ALIGN_BYTES
+        || (one && sizes[0] % depth != 0)
+        || slot % BULK_ALIGN_BYTES != 0
+    {
+        let bytes = sizes[0];
+        let what = if one && depth > 1 {
+            format!("cuts region `{}` ({bytes} B) into {depth} slots that are not whole multiples of 16 bytes", group.name)
+        } else {
+            format!("has slots of {slot} bytes, not a whole positive multiple of 16")
+        };
+        sink.push(bad(
+            what,
+            format!(
+                "make each slot a multiple of 16 bytes (the region {} bytes)",
+                if one {
+                    format!("a multiple of {}", depth * BULK_ALIGN_BYTES)
+                } else {
+                    "a multiple of 16".to_string()
+                }
+            ),
+        ));
+    }
+    for h in &group.members {
+        let r = &ir.regions[*h];
+        if r.align % BULK_ALIGN_BYTES != 0 {
+            sink.push(bad(
+                format!(
+                    "lands its bulk copies in region `{}`, aligned to {} bytes",
+                    r.name, r.align
+                ),
+                "write `align 16` (or more) on the region".into(),
+            ));
+            break;
+        }
+        if !r.holds.is_empty() {
+            sink.push(bad(
+                format!(
+                    "lands its bulk copies in region `{}`, which holds typed members",
+                    r.name
+                ),
+                "keep the ring's slots in a region of their own (no `holds`)".into(),
+            ));
+            break;
         }
     }
 }
@@ -194,10 +296,10 @@ pub fn slot_bytes(ir: &TaskIr, ch: &ChannelIr) -> i64 {
         return 0;
     };
     let group = &ir.region_groups[g];
-    let first = group.members.first().map_or(0, |h| ir.regions[*h].size);
+    let sizes = group.members.iter().map(|h| ir.regions[*h].size);
     if group.members.len() == 1 {
-        first / i64::from(ch.depth.max(1))
+        sizes.sum::<i64>() / i64::from(ch.depth.max(1))
     } else {
-        first
+        sizes.min().unwrap_or(0)
     }
 }
