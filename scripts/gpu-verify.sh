@@ -44,9 +44,12 @@ row() {
 
 summary_of() { grep -E '^verified ' "$1" | tail -1; }
 
+# Cases at once per GPU in `verify` (`--per-gpu`; the chains run one case each).
+PER_GPU=${PER_GPU:-4}
+
 run_verify() { # name, log, args...
   local name=$1 log=$2; shift 2
-  "$MPKC" verify "$@" >"$log" 2>&1
+  "$MPKC" verify --per-gpu "$PER_GPU" "$@" >"$log" 2>&1
   local rc=$?
   local verdict=PASS
   [ $rc -eq 0 ] || { verdict=FAIL; FAILED=1; }
