@@ -53,7 +53,7 @@ fn rings<'a>(ir: &'a TaskIr, prog: &RoleProgram) -> Vec<Ring<'a>> {
 }
 
 /// Whether the task has a consumer ring (the kernel then includes `mpkc_ring.cuh`).
-pub(super) fn has_rings(ir: &TaskIr) -> bool {
+pub(crate) fn has_rings(ir: &TaskIr) -> bool {
     ir.channels
         .values()
         .any(crate::valid::rings::is_consumer_ring)

@@ -8,7 +8,7 @@
 
 mod banner;
 mod consumer;
-mod consumer_ring;
+pub(crate) mod consumer_ring;
 mod design_doc;
 mod epilogue;
 pub mod files;

@@ -232,7 +232,7 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
     w.line(format!("static_assert(W_STAGE_TX_BYTES <= raw_{}_bytes() && A_STAGE_TX_BYTES <= raw_{}_bytes(), \"E0304: a stage receives more TMA bytes than it holds\");",
         ir.regions[ir.region_groups[ring_group(ir, p.w_ring)].members[0]].name.to_ascii_lowercase(),
         ir.regions[ir.region_groups[ring_group(ir, p.a_ring)].members[0]].name.to_ascii_lowercase()));
-    l2_policies(w, prog);
+    l2_policies(w, ir, prog);
     w.blank();
 }
 
@@ -341,8 +341,8 @@ fn tma_loads(prog: &RoleProgram) -> Vec<Load<'_>> {
 
 /// The L2 policy of the loader's TMA loads of each operand (`W_L2_POLICY`, `A_L2_POLICY`), from
 /// the role program: the tensor's, or a lever's when its define is on (I-H7: the define is 0
-/// unless the build sets it).
-fn l2_policies(w: &mut Writer, prog: &RoleProgram) {
+/// unless the build sets it; a lever declared `default on`, W0603, defines it 1).
+fn l2_policies(w: &mut Writer, ir: &crate::ir::TaskIr, prog: &RoleProgram) {
     let all: Vec<_> = tma_loads(prog)
         .into_iter()
         .map(|l| (l.operand, l.l2.clone()))
@@ -362,7 +362,13 @@ fn l2_policies(w: &mut Writer, prog: &RoleProgram) {
             )),
             Some((define, on)) => {
                 w.line(format!("#ifndef {define}"));
-                w.line(format!("#define {define} 0  // lever, default off (I-H7)"));
+                if ir.levers.iter().any(|l| l.name == *define && l.default_on) {
+                    w.line(format!(
+                        "#define {define} 1  // lever, declared default on (W0603: I-H7 wants off)"
+                    ));
+                } else {
+                    w.line(format!("#define {define} 0  // lever, default off (I-H7)"));
+                }
                 w.line("#endif");
                 w.line(format!(
                     "constexpr uint64_t {name}_L2_POLICY = {define} ? 0x{:016X}ull : 0x{:016X}ull;  // {on:?} with lever {define} on, else {:?}",

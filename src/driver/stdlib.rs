@@ -25,6 +25,10 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         include_str!("../../stdlib/linear_fp8_blockscale.mpk"),
     ),
     (
+        "stdlib/linear_fp8_splitk.mpk",
+        include_str!("../../stdlib/linear_fp8_splitk.mpk"),
+    ),
+    (
         "stdlib/linear_fp8_qout.mpk",
         include_str!("../../stdlib/linear_fp8_qout.mpk"),
     ),

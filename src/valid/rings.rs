@@ -104,12 +104,13 @@ pub(super) fn rings(ir: &TaskIr, sink: &mut Sink) {
 /// are the bodies' own (run time), and their test builds' bounded waits name the ring.
 fn uses(ir: &TaskIr, sink: &mut Sink) {
     let text = |b: &Option<crate::ir::BodyIr>| match b {
-        Some(crate::ir::BodyIr::Cuda { code, .. }) => {
-            super::body::strip_comments_and_strings(code).replace(char::is_whitespace, "")
-        }
+        Some(crate::ir::BodyIr::Cuda { code, .. }) => super::body::strip_comments_and_strings(code),
         _ => String::new(),
     };
-    let (consumer, loader) = (text(&ir.body), text(&ir.loader_body));
+    let loader_words = text(&ir.loader_body);
+    // Calls are matched with the whitespace out (`x_ring . wait ()`).
+    let squash = |s: &str| s.replace(char::is_whitespace, "");
+    let (consumer, loader) = (squash(&text(&ir.body)), squash(&loader_words));
     for ch in ir.channels.values().filter(|c| is_consumer_ring(c)) {
         let calls = |code: &str, m: &str| {
             let pat = format!("{}.{m}(", ch.name);
@@ -129,6 +130,35 @@ fn uses(ir: &TaskIr, sink: &mut Sink) {
         }
         if !calls(&consumer, "release") {
             missing.push(("the consumer body", format!("`{}.release()`", ch.name)));
+        }
+        // The `bulk` list names what the loader's copies read: each tensor once, each one the
+        // loader body reads.
+        if let ArrivalIr::Bulk(ts) = &ch.full_arrival {
+            for (k, t) in ts.iter().enumerate() {
+                let name = &ir.tensors[*t].name;
+                if ts[..k].contains(t) {
+                    sink.push(
+                        Diagnostic::error(
+                            codes::DUPLICATE,
+                            format!(
+                                "ring `{}` names tensor `{name}` twice in its `bulk` list",
+                                ch.name
+                            ),
+                        )
+                        .primary(ch.span, "the ring")
+                        .help(format!("name `{name}` once")),
+                    );
+                } else if ir.loader_body.is_some() && !super::body::names_word(&loader_words, name)
+                {
+                    sink.push(
+                        Diagnostic::error(codes::BODY_MISMATCH, format!("the loader body never reads `{name}`, which ring `{}` copies", ch.name))
+                            .primary(ch.span, "the ring")
+                            .secondary(ir.tensors[*t].span, "declared here")
+                            .note("the `bulk` list states the tensors the ring's bulk copies read")
+                            .help(format!("copy from `{name}` in the loader body, or name the tensor it does copy in `(bulk …)`")),
+                    );
+                }
+            }
         }
         for (who, call) in missing {
             sink.push(

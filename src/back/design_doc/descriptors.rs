@@ -19,6 +19,7 @@ pub(super) fn write(s: &mut String, task: &CheckedTask) {
         let why = match task.ir.family {
             Family::Pipeline => "no kernel is generated for this protocol-only pipeline",
             Family::Helper => "a helper has no kernel of its own",
+            _ if crate::back::consumer_ring::has_rings(&task.ir) => "a consumer-only kernel issues no tensor-core MMA (tcgen05 or wgmma), and its consumer rings' TMA bulk copies take no tensor map, so it has no instruction, SMEM matrix or tensor-map descriptor",
             _ => "a consumer-only kernel issues no tensor-core MMA (tcgen05 or wgmma) and no TMA, so it has no instruction, SMEM matrix or tensor-map descriptor",
         };
         let _ = writeln!(s, "No descriptors: {why}.");
