@@ -43,11 +43,16 @@ pub fn normalized(p: &Path) -> String {
 pub fn resolve(contract: &str, r: &mut ReferenceIr) -> Result<(), Diagnostic> {
     let path = joined(contract, &r.path);
     if path.is_file() {
+        // A file that cannot be read here is verify's to report, when it imports it.
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            defines(&text, r)?;
+        }
         r.file = ReferenceFile::Disk(path);
         return Ok(());
     }
     let key = normalized(&path);
     if let Some((p, text)) = REFERENCES.iter().find(|(p, _)| *p == key) {
+        defines(text, r)?;
         r.file = ReferenceFile::Embedded { path: p, text };
         return Ok(());
     }
@@ -57,6 +62,36 @@ pub fn resolve(contract: &str, r: &mut ReferenceIr) -> Result<(), Diagnostic> {
     )
     .primary(r.path_span, format!("looked for {}", path.display()))
     .help("the path is relative to the contract's directory; create the file or correct the path"))
+}
+
+/// The reference's function is bound at the top level of its file, where verify calls it: a
+/// `def NAME(`, an assignment `NAME = …`, or an import naming it (E0018 when none is; whether
+/// the binding is callable is the run's to say).
+fn defines(text: &str, r: &ReferenceIr) -> Result<(), Diagnostic> {
+    let name = r.function.as_str();
+    let word = |l: &str| {
+        l.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| w == name)
+    };
+    let bound = text.lines().any(|l| {
+        let rest = l.strip_prefix("async ").unwrap_or(l);
+        rest.strip_prefix("def ")
+            .is_some_and(|d| d.trim_start().starts_with(&format!("{name}(")))
+            || l.strip_prefix(name).is_some_and(|t| {
+                t.trim_start().starts_with('=') && !t.trim_start().starts_with("==")
+            })
+            || ((l.starts_with("from ") || l.starts_with("import ")) && word(l))
+    });
+    if bound {
+        return Ok(());
+    }
+    Err(Diagnostic::error(
+        codes::REFERENCE,
+        format!("reference file `{}` defines no function `{}`", r.path, r.function),
+    )
+    .primary(r.span, format!("verify would call `{}`", r.function))
+    .note("verify imports the file and calls the named top-level function on the kernel's inputs (docs/references.md)")
+    .help(format!("define `def {}(...)` at the top level of `{}`, or name the function it defines", r.function, r.path)))
 }
 
 #[cfg(test)]

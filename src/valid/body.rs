@@ -66,6 +66,9 @@ pub(super) fn family_items(ir: &TaskIr, sink: &mut Sink) {
         if let Some((_, s)) = ir.tmem_cols {
             sink.push(not_here("TMEM", s));
         }
+        if let Some(t) = &ir.tile {
+            sink.push(not_here("MMA tile", t.span));
+        }
         // Op-private semaphores and tensor maps are lowered for the pipeline's roles only: a
         // consumer body gets no `init_semaphores` entry and no tensor map for them.
         for s in ir.sems.values() {

@@ -120,7 +120,26 @@ pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
 
 /// I-P6: a pipeline task covers exactly one tile; a partial last task has different barrier
 /// accounting, and a bounds-fail early return would skip the page blanket.
+/// A consumer-only task's body runs once per task and takes its share from `task_offset`: a
+/// `tiles_per_task` other than 1 would change nothing in its kernel (E0014).
 pub(super) fn tiles_per_task(ir: &TaskIr, sink: &mut Sink) {
+    if ir.family.is_consumer_only() {
+        if let GranularityIr::PerTile {
+            tiles_per_task,
+            span,
+            ..
+        } = &ir.granularity
+        {
+            if *tiles_per_task != 1 {
+                sink.push(
+                    Diagnostic::error(codes::NOT_LOWERED, format!("a `{}` task covers {tiles_per_task} tiles, which its kernel does not lower", ir.family.as_str()))
+                        .primary(*span, format!("tiles_per_task {tiles_per_task}"))
+                        .note("a consumer body runs once per task and takes its share of the op from `task_offset`: the tile count would only change the design document")
+                        .help("write `tiles_per_task 1` and let the body loop over its share"),
+                );
+            }
+        }
+    }
     if ir.family != Family::Pipeline {
         return;
     }
@@ -182,9 +201,22 @@ pub(super) fn levers(ir: &TaskIr, sink: &mut Sink) {
                     .note("a lever is a compile-time define the generated code reads; one that changes nothing would be accepted and then ignored by `build`")
                     .help(format!("write what it changes when on, e.g. `lever {} default off: l2 W evict_normal` (the L2 policy of the TMA loads of tensor `W`)", l.name)),
             ),
-            Some(crate::ir::LeverEffect::L2 { tensor, span, .. }) => {
+            Some(crate::ir::LeverEffect::L2 { tensor, hint, span }) => {
                 let t = &ir.tensors[*tensor];
-                if t.tma.is_none() || ir.family != crate::ir::Family::Pipeline {
+                // The policy without the lever: the tensor's `l2`, evict_normal when unsaid.
+                let own = t
+                    .tma
+                    .as_ref()
+                    .map(|m| m.l2.unwrap_or(crate::ir::L2Hint::EvictNormal));
+                if own == Some(*hint) && ir.family == crate::ir::Family::Pipeline {
+                    sink.push(
+                        Diagnostic::error(codes::NOT_LOWERED, format!("lever `{}` sets the L2 policy of `{}` to the one it already has", l.name, t.name))
+                            .primary(*span, format!("{hint:?} with the lever on"))
+                            .secondary(t.span, format!("{hint:?} without it"))
+                            .note("on or off, the loads carry the same cache policy: the lever changes nothing in the kernel")
+                            .help("point the lever at another policy, or remove it"),
+                    );
+                } else if t.tma.is_none() || ir.family != crate::ir::Family::Pipeline {
                     sink.push(
                         Diagnostic::error(codes::NOT_LOWERED, format!("lever `{}` changes the L2 policy of `{}`, which no TMA load reads", l.name, t.name))
                             .primary(*span, "no TMA load of this tensor")
