@@ -55,3 +55,25 @@ pub fn banner(ir: &TaskIr, info: &ContractInfo) -> String {
         info.hash
     )
 }
+
+/// The contract's inline CUDA `code` (the text between a body's braces, at `code_span`) as the
+/// rest of an opened block: nvcc reports its errors on the contract's own lines (`#line`), the
+/// block's `}` stands on the contract's closing line (an error at the end of the body, a missing
+/// `;`, is still reported in the contract), and the lines after it are the unit's `.cuh` again.
+pub(super) fn contract_block(
+    w: &mut super::writer::Writer,
+    info: &ContractInfo,
+    code: &str,
+    code_span: crate::span::Span,
+    unit: &str,
+) {
+    w.verbatim(&format!(
+        "#line {} {}",
+        info.line_of(code_span.start),
+        super::names::c_string(&info.path)
+    ));
+    w.verbatim(&format!("{code}}}"));
+    let next = w.line_count() + 2;
+    w.verbatim(&format!("#line {next} \"{unit}.cuh\""));
+    w.skip_close();
+}

@@ -378,18 +378,7 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
         ) => {
             w.comment("---- body: inline CUDA from the contract ----");
             w.open("");
-            // nvcc reports errors in the contract's own lines.
-            w.verbatim(&format!(
-                "#line {} {}",
-                info.line_of(code_span.start),
-                super::names::c_string(&info.path)
-            ));
-            // The block's `}` goes on the contract's own closing line, so that an error at the
-            // end of the body (a missing `;`) is still reported in the contract.
-            w.verbatim(&format!("{code}}}"));
-            let next = w.line_count() + 2;
-            w.verbatim(&format!("#line {next} \"{}.cuh\"", ir.unit_name()));
-            w.skip_close();
+            super::banner::contract_block(w, info, code, *code_span, &ir.unit_name());
         }
         _ => {}
     }

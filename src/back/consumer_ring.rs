@@ -175,15 +175,7 @@ pub(super) fn loader_fn(
     w.line("(void)task_offset;");
     w.comment("---- loader body: inline CUDA from the contract (one thread) ----");
     w.open("");
-    w.verbatim(&format!(
-        "#line {} {}",
-        info.line_of(code_span.start),
-        super::names::c_string(&info.path)
-    ));
-    w.verbatim(&format!("{code}}}"));
-    let next = w.line_count() + 2;
-    w.verbatim(&format!("#line {next} \"{}.cuh\"", ir.unit_name()));
-    w.skip_close();
+    super::banner::contract_block(w, info, code, *code_span, &ir.unit_name());
     w.close("");
     w.blank();
     true

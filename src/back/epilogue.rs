@@ -89,15 +89,7 @@ pub(crate) fn map_function(
     w.line("(void)acc;");
     w.line("(void)n;");
     w.line("(void)row;");
-    w.verbatim(&format!(
-        "#line {} {}",
-        info.line_of(code_span.start),
-        super::names::c_string(&info.path)
-    ));
-    w.verbatim(&format!("{code}}}"));
-    let next = w.line_count() + 2;
-    w.verbatim(&format!("#line {next} \"{}.cuh\"", task.ir.unit_name()));
-    w.skip_close();
+    super::banner::contract_block(w, info, code, *code_span, &task.ir.unit_name());
     w.blank();
 }
 

@@ -120,6 +120,7 @@ pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
 
 /// I-P6: a pipeline task covers exactly one tile; a partial last task has different barrier
 /// accounting, and a bounds-fail early return would skip the page blanket.
+///
 /// A consumer-only task's body runs once per task and takes its share from `task_offset`: a
 /// `tiles_per_task` other than 1 would change nothing in its kernel (E0014).
 pub(super) fn tiles_per_task(ir: &TaskIr, sink: &mut Sink) {
