@@ -39,6 +39,30 @@ pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
                 TensorRole::ScaleOf(x)
             }
         };
+        // The dtype a role names: f32 partial sums (E0005). (A route's int32 ids are E0029's,
+        // `valid::route`, which says what the route reads.)
+        let dtype = cx.ir.tensors[h].dtype;
+        let wants = match lowered {
+            TensorRole::Partials => Some(Dtype::F32),
+            _ => None,
+        };
+        if let Some(want) = wants.filter(|w| *w != dtype) {
+            cx.report(
+                Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    format!(
+                        "tensor `{}` is {dtype} but its role is `{}`, which holds {want}",
+                        t.name.node,
+                        role.node.text()
+                    ),
+                )
+                .primary(role.span, format!("needs {want}"))
+                .help(format!(
+                    "declare the tensor {want}, or give it the role it has"
+                )),
+            );
+            continue;
+        }
         let scaled_written = match lowered {
             TensorRole::ScaleOf(x) => cx.ir.tensors[x].direction != Direction::In,
             _ => false,
