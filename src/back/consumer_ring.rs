@@ -7,7 +7,7 @@
 use super::consumer::ROLE_PARAMS;
 use super::writer::Writer;
 use crate::ir::{BodyIr, ChannelIr, ChannelStorageIr, Handle, TaskIr};
-use crate::lower::{BarrierSource, Op, RoleProgram};
+use crate::lower::{BarrierSource, RoleProgram};
 use crate::valid::CheckedTask;
 
 /// One ring as the kernel builds it.
@@ -126,24 +126,17 @@ pub(super) fn loader_fn(
     ));
     w.line("if (mpkc::lane_id() != 0) return;");
     w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
-    let reinit: Vec<usize> = crate::back::roles::ops_of(prog, crate::ir::RoleKind::Loader)
-        .iter()
-        .find_map(|o| match o {
-            Op::Reinit { ordinals } => Some(ordinals.clone()),
-            _ => None,
-        })
-        .unwrap_or_default();
+    let reinit = super::roles::reinit_of(prog, crate::ir::RoleKind::Loader);
     w.comment("I-M4: the rings' barriers (the full ones completed asynchronously, by the bulk copies) are");
     w.comment("re-initialised at task start, before the hand-off that lets the consumer use them, then the init");
     w.comment("fence (I-M5). No consumer thread arrives an empty barrier before that hand-off.");
-    for (k, b, slot) in prog.ordinals().filter(|(k, _, _)| reinit.contains(k)) {
+    for (_, b, slot) in prog.ordinals().filter(|(k, _, _)| reinit.contains(k)) {
         w.line(format!(
             "mpkc::rt::mbar_reinit(&sem[{}], {});  // {}",
             ordinal_expr(&b.c_name, slot),
             b.count(slot),
             b.slot_name(slot)
         ));
-        let _ = k;
     }
     w.line("mpkc::rt::fence_mbar_init();");
     w.comment("An earlier task on this SM may have read or written these pages with generic accesses; the bulk");

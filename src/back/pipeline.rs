@@ -387,13 +387,7 @@ fn l2_policies(w: &mut Writer, ir: &crate::ir::TaskIr, prog: &RoleProgram) {
 pub(crate) fn reinit_helpers(w: &mut Writer, prog: &RoleProgram, opts: &GenOptions) {
     let table = super::spec_h::sem_table_name(prog.target);
     for role in [RoleKind::Loader, RoleKind::Launcher] {
-        let owned: Vec<usize> = ops_of(prog, role)
-            .iter()
-            .find_map(|o| match o {
-                Op::Reinit { ordinals } => Some(ordinals.clone()),
-                _ => None,
-            })
-            .unwrap_or_default();
+        let owned = super::roles::reinit_of(prog, role);
         w.comment(format!("Start-of-task re-init by the {role} of the barriers it arrives asynchronously or last (I-M4)."));
         w.open(format!(
             "__device__ __forceinline__ void reinit_{role}(uint64_t *sem)"

@@ -293,3 +293,14 @@ pub(crate) fn routed(prog: &RoleProgram) -> bool {
 pub(crate) fn ops_of(prog: &RoleProgram, role: RoleKind) -> &[Op] {
     prog.role(role).map_or(&[], |r| r.ops.as_slice())
 }
+
+/// The ordinals `role` re-initialises at task start in `prog` (its `Op::Reinit`; none without).
+pub(crate) fn reinit_of(prog: &RoleProgram, role: RoleKind) -> Vec<usize> {
+    ops_of(prog, role)
+        .iter()
+        .find_map(|o| match o {
+            Op::Reinit { ordinals } => Some(ordinals.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}

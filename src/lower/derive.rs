@@ -214,12 +214,7 @@ impl Cx<'_> {
                 (RoleKind::Loader, handoff) => {
                     // I-M4: the rings' barriers are arrived asynchronously; the loader re-inits
                     // them before the hand-off that lets the consumer wait them.
-                    let owned: Vec<usize> = self
-                        .bars
-                        .iter()
-                        .filter(|b| b.reinit == Some(role))
-                        .flat_map(|b| (0..b.slots as usize).map(move |s| b.first + s))
-                        .collect();
+                    let owned = self.reinit_owned(role);
                     if !owned.is_empty() {
                         ops.push(Op::Reinit { ordinals: owned });
                     }
@@ -265,12 +260,7 @@ impl Cx<'_> {
         if self.lowered() && role == RoleKind::Loader {
             ops.push(Op::Step(Step::PageAcquire));
         }
-        let owned: Vec<usize> = self
-            .bars
-            .iter()
-            .filter(|b| b.reinit == Some(role))
-            .flat_map(|b| (0..b.slots as usize).map(move |s| b.first + s))
-            .collect();
+        let owned = self.reinit_owned(role);
         if !owned.is_empty()
             || (self.linear.is_some() && role != RoleKind::Consumer && role != RoleKind::Storer)
         {
@@ -389,6 +379,15 @@ impl Cx<'_> {
             }
         }
         ops
+    }
+
+    /// The ordinals `role` re-initialises at task start on this target (I-M4), ascending.
+    fn reinit_owned(&self, role: RoleKind) -> Vec<usize> {
+        self.bars
+            .iter()
+            .filter(|b| b.reinit == Some(role))
+            .flat_map(|b| (0..b.slots as usize).map(move |s| b.first + s))
+            .collect()
     }
 
     /// One consumer ring's uses by `role` (the loader fills, the consumer drains), as a loop of

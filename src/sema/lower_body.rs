@@ -25,15 +25,7 @@ pub(super) fn body(cx: &mut Cx<'_>, c: &Collected<'_>) {
         return;
     };
     cx.ir.body = match b {
-        ast::Body::Cuda {
-            code,
-            code_span,
-            span,
-        } => Some(BodyIr::Cuda {
-            code: code.clone(),
-            code_span: *code_span,
-            span: *span,
-        }),
+        ast::Body::Cuda { .. } => cuda(b),
         ast::Body::Template {
             name,
             inputs,
@@ -77,17 +69,22 @@ pub(super) fn body(cx: &mut Cx<'_>, c: &Collected<'_>) {
 /// `body loader cuda { … }`: kept as written; which families take it, and that a ring needs one,
 /// is `valid`'s (E0011, E0007, E0014).
 pub(super) fn loader_body(cx: &mut Cx<'_>, c: &Collected<'_>) {
-    if let Some(ast::Body::Cuda {
-        code,
-        code_span,
-        span,
-    }) = c.loader_body
-    {
-        cx.ir.loader_body = Some(BodyIr::Cuda {
+    cx.ir.loader_body = c.loader_body.and_then(cuda);
+}
+
+/// An inline `body … cuda { … }` as written; `None` for a template.
+fn cuda(b: &ast::Body) -> Option<BodyIr> {
+    match b {
+        ast::Body::Cuda {
+            code,
+            code_span,
+            span,
+        } => Some(BodyIr::Cuda {
             code: code.clone(),
             code_span: *code_span,
             span: *span,
-        });
+        }),
+        ast::Body::Template { .. } => None,
     }
 }
 

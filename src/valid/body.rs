@@ -159,9 +159,8 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
     if matches!(ir.family, Family::Pipeline | Family::ConsumerNoSmem) {
         return;
     }
-    let body_span = match &ir.body {
-        Some(BodyIr::Template { span, .. }) | Some(BodyIr::Cuda { span, .. }) => *span,
-        None => return,
+    let Some(body_span) = ir.body.as_ref().map(BodyIr::span) else {
+        return;
     };
     if let Some(b) = binding {
         for need in &b.regions {
@@ -329,14 +328,15 @@ pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
         code, code_span, ..
     }) = &ir.body
     {
-        inline_rules(ir, code, *code_span, sink);
+        inline_rules(ir, &strip_comments_and_strings(code), *code_span, sink);
     }
     if let Some(BodyIr::Cuda {
         code, code_span, ..
     }) = &ir.loader_body
     {
-        inline_rules(ir, code, *code_span, sink);
-        loader_rules(code, *code_span, sink);
+        let stripped = strip_comments_and_strings(code);
+        inline_rules(ir, &stripped, *code_span, sink);
+        loader_rules(code, &stripped, *code_span, sink);
     }
 }
 
@@ -344,8 +344,9 @@ pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
 /// at the role's end (I-R1: single-thread issue): a named barrier (its 128 threads are the
 /// consumers'), a raw PTX barrier or a warp-collective (`__syncwarp`, `__shfl_sync`, …, which
 /// pairs with the other lanes' end-of-role sync) hangs or desynchronises the warp (E0406).
-fn loader_rules(raw: &str, code_span: crate::span::Span, sink: &mut Sink) {
-    let code = strip_comments_and_strings(raw);
+/// `raw` is the body as written (its asm strings hold the PTX), `code` the same with comments
+/// and literals blanked.
+fn loader_rules(raw: &str, code: &str, code_span: crate::span::Span, sink: &mut Sink) {
     let bytes = code.as_bytes();
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     // One report per line (`named_barrier_sync(BAR_B, 128)` is one mistake).
@@ -400,9 +401,9 @@ fn loader_rules(raw: &str, code_span: crate::span::Span, sink: &mut Sink) {
     }
 }
 
-/// The rules of [`inline_body_rules`] on one inline body (`code` at `code_span`).
+/// The rules of [`inline_body_rules`] on one inline body at `code_span` (`code`: its text with
+/// comments and literals blanked).
 fn inline_rules(ir: &TaskIr, code: &str, code_span: crate::span::Span, sink: &mut Sink) {
-    let code = strip_comments_and_strings(code);
     let at = |i: usize, len: usize| {
         crate::span::Span::new(code_span.start + i, code_span.start + i + len)
     };

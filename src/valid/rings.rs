@@ -262,11 +262,7 @@ fn slots(ir: &TaskIr, ch: &ChannelIr, g: usize, sink: &mut Sink) {
     let sizes: Vec<i64> = group.members.iter().map(|h| ir.regions[*h].size).collect();
     let one = sizes.len() == 1;
     let depth = i64::from(ch.depth.max(1));
-    let slot = if one {
-        sizes[0] / depth
-    } else {
-        sizes.iter().copied().min().unwrap_or(0)
-    };
+    let slot = slot_bytes(ir, ch);
     if !one && sizes.iter().any(|&s| s != slot) {
         sink.push(bad(
             format!("keeps its slots in stages of different sizes ({sizes:?} bytes)"),

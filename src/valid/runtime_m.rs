@@ -23,10 +23,7 @@ use crate::templates::Binding;
 
 /// The declaration of `ir`'s body, else its family item.
 fn body_span(ir: &TaskIr) -> Span {
-    match &ir.body {
-        Some(BodyIr::Template { span, .. } | BodyIr::Cuda { span, .. }) => *span,
-        None => ir.family_span,
-    }
+    ir.body.as_ref().map_or(ir.family_span, BodyIr::span)
 }
 
 fn error(ir: &TaskIr, at: Span, message: String, help: &str) -> Diagnostic {

@@ -124,41 +124,29 @@ pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
 /// A consumer-only task's body runs once per task and takes its share from `task_offset`: a
 /// `tiles_per_task` other than 1 would change nothing in its kernel (E0014).
 pub(super) fn tiles_per_task(ir: &TaskIr, sink: &mut Sink) {
-    if ir.family.is_consumer_only() {
-        if let GranularityIr::PerTile {
-            tiles_per_task,
-            span,
-            ..
-        } = &ir.granularity
-        {
-            if *tiles_per_task != 1 {
-                sink.push(
-                    Diagnostic::error(codes::NOT_LOWERED, format!("a `{}` task covers {tiles_per_task} tiles, which its kernel does not lower", ir.family.as_str()))
-                        .primary(*span, format!("tiles_per_task {tiles_per_task}"))
-                        .note("a consumer body runs once per task and takes its share of the op from `task_offset`: the tile count would only change the design document")
-                        .help("write `tiles_per_task 1` and let the body loop over its share"),
-                );
-            }
-        }
-    }
-    if ir.family != Family::Pipeline {
-        return;
-    }
-    if let GranularityIr::PerTile {
+    let GranularityIr::PerTile {
         tiles_per_task,
         span,
         ..
     } = &ir.granularity
-    {
-        if *tiles_per_task != 1 {
-            sink.push(
-                Diagnostic::error(codes::TILES_PER_TASK, format!("a pipeline task covers {tiles_per_task} tiles; the house pipeline covers exactly 1"))
-                    .primary(*span, format!("tiles_per_task {tiles_per_task}"))
-                    .note("with several tiles per task, a bounds-fail return skips the launcher's page release and the next task deadlocks (I-P6)")
-                    .help("write `tiles_per_task 1` and raise `tasks` instead"),
-            );
-        }
+    else {
+        return;
+    };
+    if *tiles_per_task == 1 {
+        return;
     }
+    let d = if ir.family == Family::Pipeline {
+        Diagnostic::error(codes::TILES_PER_TASK, format!("a pipeline task covers {tiles_per_task} tiles; the house pipeline covers exactly 1"))
+            .note("with several tiles per task, a bounds-fail return skips the launcher's page release and the next task deadlocks (I-P6)")
+            .help("write `tiles_per_task 1` and raise `tasks` instead")
+    } else if ir.family.is_consumer_only() {
+        Diagnostic::error(codes::NOT_LOWERED, format!("a `{}` task covers {tiles_per_task} tiles, which its kernel does not lower", ir.family.as_str()))
+            .note("a consumer body runs once per task and takes its share of the op from `task_offset`: the tile count would only change the design document")
+            .help("write `tiles_per_task 1` and let the body loop over its share")
+    } else {
+        return;
+    };
+    sink.push(d.primary(*span, format!("tiles_per_task {tiles_per_task}")));
 }
 
 /// I-H4: grid-wide tasks seed their barrier scratch with `skip_after_step0` and carry a written

@@ -60,18 +60,24 @@ __device__ __noinline__ void report_bad_copy(char const *ring, int use, uint32_t
 }
 #endif
 
-/// The loader's end of a ring: one thread (the loader warp's lane 0, where the loader body runs).
-template <int kDepth>
-struct RingProducer {
+/// What both ends of a ring hold: its barriers, its slots and its cursor (the generated kernel
+/// initialises the first six members; `use` starts at 0).
+struct RingState {
   uint64_t *full;          // full barrier of slot 0; slot s at full + s
   uint64_t *empty;         // empty barrier of slot 0
   char *slot0;             // slot 0's SMEM; slot s at slot0 + s * slot_bytes (or slots[s])
-  char *const *slots;      // a region per slot, or nullptr (one region cut into kDepth slots)
+  char *const *slots;      // a region per slot, or nullptr (one region cut into the slots)
   uint32_t slot_bytes;     // bytes of one slot
   char const *name;        // the ring, for test builds' reports
   int use = 0;             // uses begun
 
+  /// Slot `s`'s SMEM.
   __device__ char *slot(int s) const { return slots != nullptr ? slots[s] : slot0 + s * slot_bytes; }
+};
+
+/// The loader's end of a ring: one thread (the loader warp's lane 0, where the loader body runs).
+template <int kDepth>
+struct RingProducer : RingState {
 
   /// Begins the next use: waits its slot free (phase parity from 1), arms the slot's full
   /// barrier with `bytes` of expected transactions (the sum of this use's `copy` sizes, I-M6),
@@ -117,20 +123,12 @@ struct RingProducer {
 
 /// The consumer's end of a ring: every thread of the consumer warpgroup runs the same uses.
 template <int kDepth>
-struct RingConsumer {
-  uint64_t *full;
-  uint64_t *empty;
-  char *slot0;
-  char *const *slots;
-  uint32_t slot_bytes;
-  char const *name;
-  int use = 0;
-
+struct RingConsumer : RingState {
   /// Waits the next use's bulk copies (phase parity from 0) and returns its slot.
   __device__ char const *wait() {
     int const s = use % kDepth;
     mpkc::rt::mbar_wait(&full[s], static_cast<uint32_t>((use / kDepth) & 1), name, s);
-    return slots != nullptr ? slots[s] : slot0 + s * slot_bytes;
+    return slot(s);
   }
 
   /// Frees the slot of the use `wait` returned: this thread's arrival (all 128 free it, I-M2).
