@@ -93,14 +93,17 @@ pub(crate) fn launcher_reinit(w: &mut Writer) {
 }
 
 /// The launcher's last step on both targets, after `consumer_done`: lane p releases physical page
-/// p once if the task uses it (I-P1, I-P3). `mma` names the instruction whose completion makes
-/// the pages free (`MMA` of tcgen05, `wgmma`).
+/// p once if the task uses it (I-P1, I-P3), from the warp's page mask (`mpkc::used_page_mask`:
+/// one load and one reduction, where a per-lane loop over the regions cost about 1 us on the
+/// critical path). `mma` names the instruction whose completion makes the pages free (`MMA` of
+/// tcgen05, `wgmma`).
 pub(crate) fn release_used_pages(w: &mut Writer, mma: &str) {
     w.comment(format!(
         "Every {mma} completed and the consumers are done: release each used page once (I-P1, I-P3)."
     ));
+    w.line("uint32_t const used_pages = mpkc::used_page_mask(task_desc);");
     w.line("int const page = mpkc::lane_id();");
-    w.line("if (page < MAX_SMEM_PAGES_PER_TASK && mpkc::rt::task_uses_page(task_desc, page)) mpkc::rt::finish_page(runtime_smem, page);");
+    w.line("if (page < MAX_SMEM_PAGES_PER_TASK && (used_pages >> page & 1u)) mpkc::rt::finish_page(runtime_smem, page);");
 }
 
 /// The shape constants, TMA byte counts and L2 policies, as named `constexpr`s.

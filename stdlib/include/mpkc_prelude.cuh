@@ -107,6 +107,32 @@ __device__ __forceinline__ void warp_argmax(float &v, int64_t &i) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Pages.
+// ---------------------------------------------------------------------------------------------
+
+/// The physical pages the task's SMEM regions lie on, as a mask (bit p = page p, p < 14),
+/// returned to every lane; the whole warp calls it. Lane r reads region r (a task has at most
+/// 16) and the warp ORs their page ranges: one shared-memory load and one `redux.sync`. It is
+/// `task_uses_page(td, p)` for all 14 pages at once: releases and waits iterate physical pages,
+/// not regions (I-P3). A lane looping over the regions itself, as `task_uses_page` does, is a
+/// dependent chain of shared loads and divergent branches that took about 1,900 cycles (1 us)
+/// per call on the H200 (`mpkc bench --fixed-cost`, 2026-12-01), on the critical path of every
+/// task where it follows a wait.
+__device__ __forceinline__ uint32_t used_page_mask(TaskDesc const *td) {
+  int const r = lane_id();
+  uint32_t bits = 0;
+  if (r < td->num_smem_regions) {
+    int const start = td->smem_regions[r].physical_page_start;
+    int const count = td->smem_regions[r].page_count;
+    if (count > 0 && start >= 0 && start < 32) {
+      uint64_t const span = ((uint64_t{1} << (count < 32 ? count : 32)) - 1u) << start;
+      bits = static_cast<uint32_t>(span);
+    }
+  }
+  return __reduce_or_sync(0xffffffffu, bits);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Vector access: 16-byte loads and stores of 8 bf16.
 // ---------------------------------------------------------------------------------------------
 

@@ -206,8 +206,9 @@ __device__ __noinline__ void launcher(TaskDesc const *task_desc, RuntimeConfig c
   mpkc::rt::mbar_wait(&sem[SEM_CONSUMER_DONE], 0, "sem_consumer_done", 0);
   mpkc::sm100::tcgen05_fence_after();
   // Every MMA completed and the consumers are done: release each used page once (I-P1, I-P3).
+  uint32_t const used_pages = mpkc::used_page_mask(task_desc);
   int const page = mpkc::lane_id();
-  if (page < MAX_SMEM_PAGES_PER_TASK && mpkc::rt::task_uses_page(task_desc, page)) mpkc::rt::finish_page(runtime_smem, page);
+  if (page < MAX_SMEM_PAGES_PER_TASK && (used_pages >> page & 1u)) mpkc::rt::finish_page(runtime_smem, page);
   mpkc::sm100::tmem_dealloc(taddr, TMEM_COLS);
 }
 
