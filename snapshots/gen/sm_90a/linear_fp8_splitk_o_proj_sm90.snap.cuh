@@ -31,7 +31,7 @@ constexpr int IN_W = 1;  // input_ptrs / input_tma_desc_ptrs index of `W`
 constexpr int IN_W_SCALE = 3;  // `W_scale`: f32 [N / 128, K / 128] weight block scales
 constexpr int IN_A_SCALE = 2;  // `A_scale`: f32 [M_REAL, K / 128] activation group scales
 constexpr int OUT_C = 0;  // output_ptrs index of `P`
-static_assert(K_ITERS >= 1 && BLOCK_M == 128, "E0013: the house pipeline lowers 128-row tiles with at least one K stage");
+static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), "E0013: the sm_90a pipeline lowers 128- and 64-row tiles with at least one K stage");
 
 // Bytes each stage's TMA delivers: the expect_tx of its full barrier (I-M6), the role program's loads.
 constexpr uint32_t W_STAGE_TX_BYTES = 16384;  // box [128, 128, 1] of e4m3
@@ -44,8 +44,9 @@ constexpr uint64_t A_L2_POLICY = 0x14F0000000000000ull;  // EvictLast
 // unit's _layout.h, checked against CUTLASS by tests/oracle.rs).
 static_assert(layout::Tiles::BLOCK_M == BLOCK_M && layout::Tiles::BLOCK_N == BLOCK_N && layout::Tiles::BLOCK_K == BLOCK_K && layout::Tiles::ELEM_BYTES == ELEM_BYTES && layout::Tiles::MMA_K == MMA_K, "the layout header is this kernel's");
 constexpr int ACC_REGS = layout::Sm90::ACC_REGS;  // accumulator registers per thread and m64 half
-static_assert(BLOCK_M == 128 && BLOCK_N % 8 == 0 && BLOCK_N >= 8 && BLOCK_N <= 256, "E0504: wgmma m64nNk32 needs N a multiple of 8 in [8, 256]");
-static_assert(BLOCK_K == 128, "E0013: one 128-element scale block per stage");
+constexpr int HALVES = BLOCK_M / 64;  // m64 wgmma halves of the tile (weight rows 64h .. 64h + 63)
+static_assert((BLOCK_M == 128 || BLOCK_M == 64) && BLOCK_N % 8 == 0 && BLOCK_N >= 8 && BLOCK_N <= 256, "E0504: wgmma m64nNk32 needs N a multiple of 8 in [8, 256]");
+static_assert(BLOCK_K == 128 && HALVES == 2, "E0013: one 128 x 128 scale block per stage and tile");
 
 // The descriptor of the operand at `p`: SMEM_DESC with the start address (>> 4) OR-ed in.
 __device__ __forceinline__ uint64_t smem_desc(void const *p) {
@@ -64,9 +65,9 @@ __device__ __forceinline__ void wgmma(float (&d)[ACC_REGS], uint64_t a_desc, uin
 }
 
 // The accumulator fragment on sm_90a (wgmma m64nN, f32): thread (warp w, lane l) holds in acc[h][i] row
-// layout::Sm90::acc_row(h, w, l, i) (m64 half h: weight rows 64h..64h+63) and token layout::Sm90::acc_col(l, i);
+// layout::Sm90::acc_row(h, w, l, i) (m64 half h < HALVES: weight rows 64h..64h+63) and token layout::Sm90::acc_col(l, i);
 // element e is acc[e / ACC_REGS][e % ACC_REGS].
-constexpr int FRAG_ELEMS = 2 * ACC_REGS;  // accumulator elements per consumer thread
+constexpr int FRAG_ELEMS = HALVES * ACC_REGS;  // accumulator elements per consumer thread
 // Output column (weight row) of element `e` of tile `tile`'s fragment.
 __device__ __forceinline__ int frag_row(int tile, int warp, int lane, int e) {
   int const h = e / ACC_REGS;
@@ -79,7 +80,7 @@ __device__ __forceinline__ int frag_token(int lane, int e) {
   return layout::Sm90::acc_col(lane, i);
 }
 // The f32 accumulator value of element `e`.
-__device__ __forceinline__ float frag_value(float const (&acc)[2][ACC_REGS], int e) {
+__device__ __forceinline__ float frag_value(float const (&acc)[HALVES][ACC_REGS], int e) {
   return acc[e / ACC_REGS][e % ACC_REGS];
 }
 
@@ -212,12 +213,12 @@ __device__ __forceinline__ void consumer(TaskDesc const *task_desc, RuntimeConfi
   uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);
   int const warp = mpkc::warp_id();
   int const lane = mpkc::lane_id();
-  float acc[2][ACC_REGS];
+  float acc[HALVES][ACC_REGS];
   #pragma unroll
-  for (int h = 0; h < 2; ++h)
+  for (int h = 0; h < HALVES; ++h)
     #pragma unroll
     for (int i = 0; i < ACC_REGS; ++i) acc[h][i] = 0.f;
-  float blk[2][ACC_REGS];  // one 128-element K block, before its scales
+  float blk[HALVES][ACC_REGS];  // one 128-element K block, before its scales
   mpkc::rt::mbar_wait(&sem[SEM_TMEM_READY], 0, "sem_tmem_ready", 0);
   // Not unrolled: ptxas serialises the wgmmas of a fully unrolled K loop whose barrier waits
   // branch (advisory C7519, "compiler-inserted WG.AR in divergent path"); a stage's 16 wgmmas
@@ -237,15 +238,15 @@ __device__ __forceinline__ void consumer(TaskDesc const *task_desc, RuntimeConfi
     for (int j = 0; j < layout::Tiles::MMAS_PER_STAGE; ++j) {
       uint64_t const ab = layout::Sm90::a_mma(a_desc, j);
       #pragma unroll
-      for (int h = 0; h < BLOCK_M / 64; ++h) {
+      for (int h = 0; h < HALVES; ++h) {
         uint64_t const wa = layout::Sm90::w_mma(w_desc, h, j);
         wgmma(blk[h], wa, ab, j > 0);
       }
     }
     mpkc::sm90::wgmma_commit_group();
     mpkc::sm90::wgmma_wait_group<0>();
-    mpkc::sm90::fence_registers(blk[0]);
-    mpkc::sm90::fence_registers(blk[1]);
+    #pragma unroll
+    for (int h = 0; h < HALVES; ++h) mpkc::sm90::fence_registers(blk[h]);
     // The stage's UE8M0 scale bytes as the loader staged them for tcgen05 (layout::Scales, one function
     // for both targets): the weight block's at row 0, token n's at its B row (2^(byte - 127)); applied
     // in f32 outside the MMA.

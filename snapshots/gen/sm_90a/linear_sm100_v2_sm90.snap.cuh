@@ -29,7 +29,7 @@ constexpr uint32_t TMEM_COLS = 32;  // tcgen05.alloc columns (I-T1)
 constexpr int IN_A = 0;  // input_ptrs / input_tma_desc_ptrs index of `A`
 constexpr int IN_W = 1;  // input_ptrs / input_tma_desc_ptrs index of `W`
 constexpr int OUT_C = 0;  // output_ptrs index of `C`
-static_assert(K_ITERS >= 1 && BLOCK_M == 128, "E0013: the house pipeline lowers 128-row tiles with at least one K stage");
+static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), "E0013: the sm_90a pipeline lowers 128- and 64-row tiles with at least one K stage");
 
 // Bytes each stage's TMA delivers: the expect_tx of its full barrier (I-M6), the role program's loads.
 constexpr uint32_t W_STAGE_TX_BYTES = 32768;  // box [64, 128, 2] of bf16
@@ -45,7 +45,8 @@ constexpr uint64_t A_L2_POLICY = 0x14F0000000000000ull;  // EvictLast
 // unit's _layout.h, checked against CUTLASS by tests/oracle.rs).
 static_assert(layout::Tiles::BLOCK_M == BLOCK_M && layout::Tiles::BLOCK_N == BLOCK_N && layout::Tiles::BLOCK_K == BLOCK_K && layout::Tiles::ELEM_BYTES == ELEM_BYTES && layout::Tiles::MMA_K == MMA_K, "the layout header is this kernel's");
 constexpr int ACC_REGS = layout::Sm90::ACC_REGS;  // accumulator registers per thread and m64 half
-static_assert(BLOCK_M == 128 && BLOCK_N % 8 == 0 && BLOCK_N >= 8 && BLOCK_N <= 256, "E0504: wgmma m64nNk16 needs N a multiple of 8 in [8, 256]");
+constexpr int HALVES = BLOCK_M / 64;  // m64 wgmma halves of the tile (weight rows 64h .. 64h + 63)
+static_assert((BLOCK_M == 128 || BLOCK_M == 64) && BLOCK_N % 8 == 0 && BLOCK_N >= 8 && BLOCK_N <= 256, "E0504: wgmma m64nNk16 needs N a multiple of 8 in [8, 256]");
 
 // The descriptor of the operand at `p`: SMEM_DESC with the start address (>> 4) OR-ed in.
 __device__ __forceinline__ uint64_t smem_desc(void const *p) {
@@ -64,9 +65,9 @@ __device__ __forceinline__ void wgmma(float (&d)[ACC_REGS], uint64_t a_desc, uin
 }
 
 // The accumulator fragment on sm_90a (wgmma m64nN, f32): thread (warp w, lane l) holds in acc[h][i] row
-// layout::Sm90::acc_row(h, w, l, i) (m64 half h: weight rows 64h..64h+63) and token layout::Sm90::acc_col(l, i);
+// layout::Sm90::acc_row(h, w, l, i) (m64 half h < HALVES: weight rows 64h..64h+63) and token layout::Sm90::acc_col(l, i);
 // element e is acc[e / ACC_REGS][e % ACC_REGS].
-constexpr int FRAG_ELEMS = 2 * ACC_REGS;  // accumulator elements per consumer thread
+constexpr int FRAG_ELEMS = HALVES * ACC_REGS;  // accumulator elements per consumer thread
 // Output column (weight row) of element `e` of tile `tile`'s fragment.
 __device__ __forceinline__ int frag_row(int tile, int warp, int lane, int e) {
   int const h = e / ACC_REGS;
@@ -79,7 +80,7 @@ __device__ __forceinline__ int frag_token(int lane, int e) {
   return layout::Sm90::acc_col(lane, i);
 }
 // The f32 accumulator value of element `e`.
-__device__ __forceinline__ float frag_value(float const (&acc)[2][ACC_REGS], int e) {
+__device__ __forceinline__ float frag_value(float const (&acc)[HALVES][ACC_REGS], int e) {
   return acc[e / ACC_REGS][e % ACC_REGS];
 }
 
@@ -195,9 +196,9 @@ __device__ __forceinline__ void consumer(TaskDesc const *task_desc, RuntimeConfi
   uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);
   int const warp = mpkc::warp_id();
   int const lane = mpkc::lane_id();
-  float acc[2][ACC_REGS];
+  float acc[HALVES][ACC_REGS];
   #pragma unroll
-  for (int h = 0; h < 2; ++h)
+  for (int h = 0; h < HALVES; ++h)
     #pragma unroll
     for (int i = 0; i < ACC_REGS; ++i) acc[h][i] = 0.f;
   mpkc::rt::mbar_wait(&sem[SEM_TMEM_READY], 0, "sem_tmem_ready", 0);
@@ -218,15 +219,15 @@ __device__ __forceinline__ void consumer(TaskDesc const *task_desc, RuntimeConfi
     for (int j = 0; j < layout::Tiles::MMAS_PER_STAGE; ++j) {
       uint64_t const ab = layout::Sm90::a_mma(a_desc, j);
       #pragma unroll
-      for (int h = 0; h < BLOCK_M / 64; ++h) {
+      for (int h = 0; h < HALVES; ++h) {
         uint64_t const wa = layout::Sm90::w_mma(w_desc, h, j);
         wgmma(acc[h], wa, ab, true);
       }
     }
     mpkc::sm90::wgmma_commit_group();
     mpkc::sm90::wgmma_wait_group<0>();
-    mpkc::sm90::fence_registers(acc[0]);
-    mpkc::sm90::fence_registers(acc[1]);
+    #pragma unroll
+    for (int h = 0; h < HALVES; ++h) mpkc::sm90::fence_registers(acc[h]);
     // This thread is done with the stage (its wgmma completed, its scale reads done): one of the 128
     // arrivals that free it (the tcgen05.commit's single arrival on sm_100a).
     mpkc::rt::mbar_arrive(&sem[SEM_W_RING_EMPTY + stage]);  // w_ring.empty: every consumer thread, 128 arrivals

@@ -157,11 +157,12 @@ the ring's stages are freed by the 128 consumer threads instead of a tcgen05.com
     let _ = writeln!(s, "1. The op reduces K = {} of a weight matrix `{}` [{} x {}]: GEMM-shaped work, which is what the pipeline idiom is for (contract doc §8.2, U3).", p.k, w.name, p.n, p.k);
     let _ = writeln!(
         s,
-        "2. At most {} tokens (`{}` has {} rows): swap-AB, so the 128 weight rows of a tile are MMA-M and the tokens MMA-N = {}; \
+        "2. At most {} tokens (`{}` has {} rows): swap-AB, so the {} weight rows of a tile are MMA-M and the tokens MMA-N = {}; \
 a tile's accumulator is {} x {} f32 = {} TMEM columns per slot.",
         p.block_n,
         a.name,
         p.m_real,
+        p.block_m,
         p.block_n,
         p.block_m,
         p.block_n,

@@ -73,7 +73,11 @@ pub fn emit(task: &CheckedTask, p: &LinearMath, info: &ContractInfo) -> String {
             &task.ir.tensors[*a_scale].name,
         );
     }
-    sm100::emit(&mut w, p);
+    // Each target's struct only where it is a target (an sm_90a-only contract may have a tile the
+    // sm_100a lowering does not take, e.g. 64 rows).
+    if task.ir.targets.iter().any(|t| t.target == Target::Sm100a) {
+        sm100::emit(&mut w, p);
+    }
     if task.ir.targets.iter().any(|t| t.target == Target::Sm90a) {
         sm90::emit(&mut w, p);
     }

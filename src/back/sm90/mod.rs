@@ -76,12 +76,13 @@ fn descriptors(w: &mut Writer, p: &LinearMath) {
     w.comment("unit's _layout.h, checked against CUTLASS by tests/oracle.rs).");
     w.line("static_assert(layout::Tiles::BLOCK_M == BLOCK_M && layout::Tiles::BLOCK_N == BLOCK_N && layout::Tiles::BLOCK_K == BLOCK_K && layout::Tiles::ELEM_BYTES == ELEM_BYTES && layout::Tiles::MMA_K == MMA_K, \"the layout header is this kernel's\");");
     w.line("constexpr int ACC_REGS = layout::Sm90::ACC_REGS;  // accumulator registers per thread and m64 half");
+    w.line("constexpr int HALVES = BLOCK_M / 64;  // m64 wgmma halves of the tile (weight rows 64h .. 64h + 63)");
     w.line(format!(
-        "static_assert(BLOCK_M == 128 && BLOCK_N % 8 == 0 && BLOCK_N >= 8 && BLOCK_N <= 256, \"E0504: wgmma m64nNk{} needs N a multiple of 8 in [8, 256]\");",
+        "static_assert((BLOCK_M == 128 || BLOCK_M == 64) && BLOCK_N % 8 == 0 && BLOCK_N >= 8 && BLOCK_N <= 256, \"E0504: wgmma m64nNk{} needs N a multiple of 8 in [8, 256]\");",
         p.mma_k
     ));
     if matches!(p.operands, Operands::Fp8BlockScale { .. }) {
-        w.line("static_assert(BLOCK_K == 128, \"E0013: one 128-element scale block per stage\");");
+        w.line("static_assert(BLOCK_K == 128 && HALVES == 2, \"E0013: one 128 x 128 scale block per stage and tile\");");
     }
     w.blank();
     w.comment(

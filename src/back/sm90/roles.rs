@@ -10,16 +10,16 @@ use crate::lower::{LinearMath, MmaShape, Operands};
 use crate::lower::{RoleProgram, Step};
 use crate::valid::CheckedTask;
 
-/// The accumulator fragment of a consumer thread on sm_90a: the wgmma m64nN f32 layout of both
-/// m64 halves.
+/// The accumulator fragment of a consumer thread on sm_90a: the wgmma m64nN f32 layout of each
+/// m64 half of the tile (`HALVES`: 2 for a 128-row tile, 1 for a 64-row one).
 pub(super) const FRAGMENT: Fragment = Fragment {
     doc: &[
         "The accumulator fragment on sm_90a (wgmma m64nN, f32): thread (warp w, lane l) holds in acc[h][i] row",
-        "layout::Sm90::acc_row(h, w, l, i) (m64 half h: weight rows 64h..64h+63) and token layout::Sm90::acc_col(l, i);",
+        "layout::Sm90::acc_row(h, w, l, i) (m64 half h < HALVES: weight rows 64h..64h+63) and token layout::Sm90::acc_col(l, i);",
         "element e is acc[e / ACC_REGS][e % ACC_REGS].",
     ],
-    elems: "2 * ACC_REGS",
-    acc_param: "float const (&acc)[2][ACC_REGS]",
+    elems: "HALVES * ACC_REGS",
+    acc_param: "float const (&acc)[HALVES][ACC_REGS]",
     row: &[
         "int const h = e / ACC_REGS;",
         "int const i = e % ACC_REGS;",
@@ -36,6 +36,7 @@ pub(super) const FRAGMENT: Fragment = Fragment {
 /// A thread holds 4 values of each of its tokens (2 rows x 2 halves) and the 8 lanes sharing
 /// `l % 4` hold the same tokens: a local max, then shuffles over those 8 lanes.
 fn warp_amax(w: &mut Writer) {
+    w.line("static_assert(HALVES == 2, \"E0013: quant e4m3 groups are whole 128-row tiles\");");
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < BLOCK_N / 8; ++j)");
     w.line("#pragma unroll");
@@ -113,7 +114,7 @@ fn stage_mma(
     w.open("for (int j = 0; j < layout::Tiles::MMAS_PER_STAGE; ++j)");
     w.line("uint64_t const ab = layout::Sm90::a_mma(a_desc, j);");
     w.line("#pragma unroll");
-    w.open("for (int h = 0; h < BLOCK_M / 64; ++h)");
+    w.open("for (int h = 0; h < HALVES; ++h)");
     w.line("uint64_t const wa = layout::Sm90::w_mma(w_desc, h, j);");
     if sf.is_some() {
         w.line("wgmma(blk[h], wa, ab, j > 0);");
@@ -124,8 +125,10 @@ fn stage_mma(
     w.close("");
     w.line("mpkc::sm90::wgmma_commit_group();");
     w.line("mpkc::sm90::wgmma_wait_group<0>();");
-    w.line(format!("mpkc::sm90::fence_registers({target}[0]);"));
-    w.line(format!("mpkc::sm90::fence_registers({target}[1]);"));
+    w.line("#pragma unroll");
+    w.line(format!(
+        "for (int h = 0; h < HALVES; ++h) mpkc::sm90::fence_registers({target}[h]);"
+    ));
     if let Some(sf) = sf {
         let sf0 = region_base(ir, sf);
         w.comment("The stage's UE8M0 scale bytes as the loader staged them for tcgen05 (layout::Scales, one function");
@@ -193,13 +196,13 @@ pub(super) fn consumer(w: &mut Writer, e: &Sm90<'_>, prog: &RoleProgram) {
         Linkage::Inline
     };
     open_consumer(w, linkage);
-    w.line("float acc[2][ACC_REGS];");
+    w.line("float acc[HALVES][ACC_REGS];");
     w.line("#pragma unroll");
-    w.line("for (int h = 0; h < 2; ++h)");
+    w.line("for (int h = 0; h < HALVES; ++h)");
     w.line("  #pragma unroll");
     w.line("  for (int i = 0; i < ACC_REGS; ++i) acc[h][i] = 0.f;");
     if fp8 {
-        w.line("float blk[2][ACC_REGS];  // one 128-element K block, before its scales");
+        w.line("float blk[HALVES][ACC_REGS];  // one 128-element K block, before its scales");
     }
     let cx = RoleCx {
         ir: &e.task.ir,

@@ -82,14 +82,37 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         ));
     }
     // The kernels cover a tile with one 128-row MMA (TMEM lanes 0-127 on sm_100a, two m64
-    // wgmmas on sm_90a) and the house linear's 128-row weight tiles (I-H5).
-    if bm != 128 {
+    // wgmmas on sm_90a) and the house linear's 128-row weight tiles (I-H5); sm_90a also lowers a
+    // 64-row tile (one m64 wgmma half), which puts twice as many tasks on the SMs.
+    if bm != 128 && bm != 64 {
         sink.push(unsupported(
             tile.span,
-            format!("tile M {bm}: the pipeline lowers 128-row tiles (one m128 MMA per tile)"),
+            format!("tile M {bm}: the pipeline lowers 128-row tiles (one m128 MMA per tile), and 64-row tiles on sm_90a"),
             "use `tile M 128` with an m128 MMA",
         ));
         return None;
+    }
+    if bm == 64 {
+        if let Some(t) = ir.targets.iter().find(|t| t.target == Target::Sm100a) {
+            sink.push(
+                unsupported(tile.span, "tile M 64 on sm_100a: the tcgen05 lowering reads a 128-row accumulator from TMEM lanes 0-127 (an M = 64 MMA leaves its rows on 16 lanes of each warp's quarter, a layout it does not read)".into(), "declare `targets sm_90a` alone for a 64-row tile (one m64 wgmma per K step), or use `tile M 128`")
+                    .secondary(t.span, "sm_100a is a target"),
+            );
+            return None;
+        }
+        if fp8 {
+            sink.push(unsupported(tile.span, "tile M 64 with fp8 block-scaled operands: one weight scale covers a 128 x 128 block, a whole 128-row tile".into(), "use `tile M 128`"));
+            return None;
+        }
+        if ir.route.is_some() {
+            sink.push(unsupported(
+                tile.span,
+                "tile M 64 with routed weights: the routed lowering is built for 128-row expert tiles only"
+                    .into(),
+                "use `tile M 128`",
+            ));
+            return None;
+        }
     }
     if bk % swizzle_elems != 0 || bk % m.k != 0 || bk == 0 {
         sink.push(unsupported(tile.span, format!("tile K {bk} is not a multiple of {swizzle_elems} (one 128-byte swizzle row of {elem})"), "use `tile K 128`"));
@@ -261,6 +284,10 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
             return None;
         }
     };
+    if bm == 64 && epilogue == Epilogue::QuantE4m3 {
+        sink.push(unsupported(tile.span, "tile M 64 with `quant e4m3`: one quantisation group is 128 output columns, a whole 128-row tile".into(), "use `tile M 128`"));
+        return None;
+    }
     if let Some((_, span)) = ir.epilogue_with.filter(|_| epilogue != Epilogue::QuantE4m3) {
         sink.push(unsupported(
             span,
