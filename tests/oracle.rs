@@ -47,6 +47,7 @@ fn scratch(name: &str) -> PathBuf {
 struct Unit {
     name: String,
     header: String,
+    sm100: bool,
     sm90: bool,
     scales: bool,
 }
@@ -68,6 +69,7 @@ fn units(sources: &[Source]) -> Vec<Unit> {
             out.push(Unit {
                 name: t.ir.unit_name(),
                 header,
+                sm100: t.ir.targets.iter().any(|x| x.target == Target::Sm100a),
                 sm90: t.ir.targets.iter().any(|x| x.target == Target::Sm90a),
                 scales: matches!(p.operands, Operands::Fp8BlockScale { .. }),
             });
@@ -98,7 +100,12 @@ fn run_oracle(dir: &Path, name: &str, units: &[Unit]) -> BTreeMap<String, Verdic
     for u in units {
         let l = format!("kernel::{}::layout", u.name);
         cpp.push_str(&format!(
-            "  oracle::check_unit<{l}::Tiles, {l}::Sm100, {}, {}>(\"{}\");\n",
+            "  oracle::check_unit<{l}::Tiles, {}, {}, {}>(\"{}\");\n",
+            if u.sm100 {
+                format!("{l}::Sm100")
+            } else {
+                "oracle::None".into()
+            },
             if u.sm90 {
                 format!("{l}::Sm90")
             } else {
@@ -354,6 +361,48 @@ fn a_sweep_of_legal_tiles_equals_cutlass() {
     );
     let dir = scratch("oracle_sweep");
     assert_eq!(assert_all_agree(&dir, batches(all, 2)), sources.len());
+}
+
+/// 64-row tiles, which only the sm_90a lowering takes (one m64 wgmma per K step): the example
+/// contract's units and two more tiles (64 tokens; K 64, one 128-byte row), their W tile,
+/// descriptors and accumulator fragment against CuTe's GMMA partition of a 64-row tile.
+#[test]
+fn sixty_four_row_sm90_tiles_equal_cutlass() {
+    let path = "examples/linear_bf16_residual_tile64.mpk";
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+    let mut sources = vec![Source {
+        path: path.into(),
+        text: text.clone(),
+    }];
+    for (n, bk) in [(64, 128), (16, 64)] {
+        let t = text
+            .replace(
+                "task linear_bf16_residual_tile64",
+                &format!("task tile64_n{n}_k{bk}"),
+            )
+            .replace(
+                "tile M 64, N 16, K 128",
+                &format!("tile M 64, N {n}, K {bk}"),
+            )
+            .replace("m64 n16 k16", &format!("m64 n{n} k16"))
+            .replace("box [64, 16, 2]", &format!("box [64, {n}, {}]", bk / 64))
+            .replace("box [64, 64, 2]", &format!("box [64, 64, {}]", bk / 64))
+            .replace("tmem cols 32", &format!("tmem cols {}", n.max(32)))
+            .replace("stages min(7, K / 128)", "stages 2");
+        sources.push(Source {
+            path: format!("sweep/tile64_n{n}_k{bk}.mpk"),
+            text: t,
+        });
+    }
+    let all = units(&sources);
+    assert_eq!(
+        all.len(),
+        9,
+        "three instances each of the example and its two variants"
+    );
+    assert!(all.iter().all(|u| u.sm90 && !u.sm100));
+    let dir = scratch("oracle_tile64");
+    assert_eq!(assert_all_agree(&dir, batches(all, 1)), 9);
 }
 
 /// One way to break a layout header: `to` in place of occurrence `nth` of `from`.

@@ -260,12 +260,13 @@ Sm100Table const &sm100_table() {
 /// the stage), and the accumulator fragment: (row, token) of register i of thread t in half h.
 struct Sm90Table {
   int atom_n = 0, mma_k = 0, halves = 0, mmas = 0, regs = 0;
-  std::vector<uint64_t> w;  ///< [j * 2 + h]
+  std::vector<uint64_t> w;  ///< [j * halves + h]
   std::vector<uint64_t> a;  ///< [j]
-  std::vector<std::pair<int, int>> frag;  ///< [(t * 2 + h) * regs + i]
+  std::vector<std::pair<int, int>> frag;  ///< [(t * halves + h) * regs + i]
 };
 
-template <int EB, int N, int BK>
+/// CuTe's GMMA partition of an M x N x BK tile (M = 128 or 64 rows: two or one m64 halves).
+template <int EB, int M, int N, int BK>
 Sm90Table const &sm90_table() {
   static Sm90Table const t = [] {
     using T = Elem<EB>;
@@ -275,7 +276,7 @@ Sm90Table const &sm90_table() {
     Sm90Table out;
     out.atom_n = int(size<1>(AtomShape{}));
     out.mma_k = int(size<2>(AtomShape{}));
-    auto sW = tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, make_shape(Int<128>{}, Int<BK>{}));
+    auto sW = tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, make_shape(Int<M>{}, Int<BK>{}));
     auto sA = tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, make_shape(Int<N>{}, Int<BK>{}));
     auto thr = tiled_mma.get_slice(0);
     Tensor tW = thr.make_fragment_A(thr.partition_A(make_tensor(make_smem_ptr(reinterpret_cast<T *>(0)), sW)));
@@ -286,7 +287,7 @@ Sm90Table const &sm90_table() {
       for (int h = 0; h < out.halves; ++h) out.w.push_back(uint64_t(tW(0, h, j)));
       out.a.push_back(uint64_t(tA(0, 0, j)));
     }
-    Tensor cC = make_identity_tensor(make_shape(Int<128>{}, Int<N>{}));
+    Tensor cC = make_identity_tensor(make_shape(Int<M>{}, Int<N>{}));
     for (int th = 0; th < 128; ++th) {
       Tensor c = tiled_mma.get_slice(th).partition_C(cC);
       out.regs = int(size<0>(c));

@@ -40,7 +40,7 @@ struct Report {
   void done() const { std::printf("UNIT %s checks %ld failures %ld\n", unit.c_str(), checks, failures); }
 };
 
-/// Stands for the Sm90 or Scales of a unit that has none.
+/// Stands for the Sm100, Sm90 or Scales of a unit that has none.
 struct None {};
 
 /// SMEM byte addresses of stage bases the descriptors are checked at (1024-aligned, as planned).
@@ -274,17 +274,18 @@ void check_scales(Report &r) {
 
 template <class Tiles, class Sm90>
 void check_sm90(Report &r) {
-  constexpr int EB = Tiles::ELEM_BYTES, N = Tiles::BLOCK_N, BK = Tiles::BLOCK_K;
-  Sm90Table const &t = sm90_table<EB, N, BK>();
-  r.check(t.atom_n == N && t.mma_k == Tiles::MMA_K && t.halves == 2 && t.mmas == Tiles::MMAS_PER_STAGE, "sm90 MMA shape",
-          "CuTe m64n%dk%d, %d halves x %d MMAs; mpkc m64n%dk%d, 2 x %d", t.atom_n, t.mma_k, t.halves, t.mmas, N,
-          Tiles::MMA_K, Tiles::MMAS_PER_STAGE);
-  if (t.halves != 2 || t.mmas != Tiles::MMAS_PER_STAGE) return;
+  constexpr int EB = Tiles::ELEM_BYTES, M = Tiles::BLOCK_M, N = Tiles::BLOCK_N, BK = Tiles::BLOCK_K;
+  constexpr int H = M / 64;  // the kernel's m64 halves (HALVES)
+  Sm90Table const &t = sm90_table<EB, M, N, BK>();
+  r.check(t.atom_n == N && t.mma_k == Tiles::MMA_K && t.halves == H && t.mmas == Tiles::MMAS_PER_STAGE, "sm90 MMA shape",
+          "CuTe m64n%dk%d, %d halves x %d MMAs; mpkc m64n%dk%d, %d x %d", t.atom_n, t.mma_k, t.halves, t.mmas, N,
+          Tiles::MMA_K, H, Tiles::MMAS_PER_STAGE);
+  if (t.halves != H || t.mmas != Tiles::MMAS_PER_STAGE) return;
   for (uint32_t base : stage_bases()) {
     uint64_t const stage = Sm90::desc_at(base);
     for (int j = 0; j < t.mmas; ++j) {
-      for (int h = 0; h < 2; ++h) {
-        check_desc(r, "sm90 W descriptor", Sm90::w_mma(stage, h, j), t.w[size_t(j * 2 + h)] + (base >> 4), false, false, h, j,
+      for (int h = 0; h < H; ++h) {
+        check_desc(r, "sm90 W descriptor", Sm90::w_mma(stage, h, j), t.w[size_t(j * H + h)] + (base >> 4), false, false, h, j,
                    base);
       }
       check_desc(r, "sm90 A descriptor", Sm90::a_mma(stage, j), t.a[size_t(j)] + (base >> 4), false, N == 8, 0, j, base);
@@ -293,9 +294,9 @@ void check_sm90(Report &r) {
   r.check(Sm90::ACC_REGS == t.regs, "sm90 accumulator registers", "mpkc %d per half, CuTe %d", Sm90::ACC_REGS, t.regs);
   if (Sm90::ACC_REGS != t.regs) return;
   for (int th = 0; th < 128; ++th) {
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < H; ++h) {
       for (int i = 0; i < t.regs; ++i) {
-        auto const &[cm, cn] = t.frag[size_t((th * 2 + h) * t.regs + i)];
+        auto const &[cm, cn] = t.frag[size_t((th * H + h) * t.regs + i)];
         int const pm = Sm90::acc_row(h, th / 32, th % 32, i), pn = Sm90::acc_col(th % 32, i);
         r.check(pm == cm && pn == cn, "sm90 accumulator fragment", "thread %d half %d register %d: mpkc (%d, %d), CuTe (%d, %d)",
                 th, h, i, pm, pn, cm, cn);
@@ -311,11 +312,12 @@ void check_unit(char const *unit) {
   r.unit = unit;
   constexpr int EB = Tiles::ELEM_BYTES, N = Tiles::BLOCK_N, BK = Tiles::BLOCK_K;
   constexpr bool sm90 = !std::is_same_v<Sm90, None>;
-  check_tile<EB, 128, BK>(r, "W tile", [](uint32_t row, uint32_t k) { return Tiles::w_offset(row, k); }, Tiles::W_BOX,
-                          Tiles::SWIZZLE_BYTES, sm90);
+  check_tile<EB, Tiles::BLOCK_M, BK>(r, "W tile", [](uint32_t row, uint32_t k) { return Tiles::w_offset(row, k); },
+                                     Tiles::W_BOX, Tiles::SWIZZLE_BYTES, sm90);
   check_tile<EB, N, BK>(r, "A tile", [](uint32_t n, uint32_t k) { return Tiles::a_offset(n, k); }, Tiles::A_BOX,
                         Tiles::SWIZZLE_BYTES, sm90);
-  check_sm100<Tiles, Sm100>(r);
+  // An sm_90a-only unit (e.g. a 64-row tile) has no Sm100.
+  if constexpr (!std::is_same_v<Sm100, None>) check_sm100<Tiles, Sm100>(r);
   if constexpr (std::is_same_v<Scales, None>) {
     static_assert(EB == 2, "block-scaled fp8 has Scales");
   } else {
