@@ -47,7 +47,7 @@ registry! {
     UNKNOWN_INSTANCE = "E0010", "syntax", None, "an instance or `--param` names something the contract does not declare";
     FAMILY_ITEM = "E0011", "syntax", None, "an item is not allowed in the task's family";
     NAME_CLASH = "E0012", "syntax", None, "a name collides with a C++ keyword, a generated name or another generated file";
-    PIPELINE_SHAPE = "E0013", "backend", None, "a pipeline contract has a shape the sm_100a pipeline backend does not lower";
+    PIPELINE_SHAPE = "E0013", "backend", None, "a pipeline contract has a shape the pipeline lowering does not take";
     NOT_LOWERED = "E0014", "wiring", Some("I-H7"), "a declared item is not lowered: it would change nothing in the generated files";
     UNREACHED_STAGES = "W0015", "wiring", None, "ring stages past the task's K iterations are never filled";
     REFERENCE = "E0018", "syntax", None, "a `reference` cannot be used: its file is missing or not Python, a tolerance key is unknown or two disagree, or the task already has mpkc's reference (a body template, a pipeline without an epilogue map) or no kernel (a helper)";

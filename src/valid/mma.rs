@@ -143,6 +143,10 @@ fn nearest_tcgen05(m: &MmaIr) -> String {
         (128, 16)
     };
     let n = ((m.n.clamp(step, 256) + step - 1) / step * step).min(256);
+    // Block-scaled kind::mxf8f6f4 has no M = 64 form: do not offer one.
+    if m.kind == "mxf8f6f4" {
+        return format!("use `m{mm} n{n} k{k}`");
+    }
     format!(
         "use `m{mm} n{n} k{k}` (or `m64 n{}` for a narrower tile)",
         ((m.n.clamp(8, 256) + 7) / 8) * 8

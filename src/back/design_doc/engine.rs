@@ -137,15 +137,26 @@ the consumer warpgroup runs the `{}` epilogue.\n",
             p.epilogue.as_str()
         );
     }
+    let sm100 = stage_mma(task, Target::Sm100a).is_some();
     if let Some(m) = stage_mma(task, Target::Sm90a) {
+        let parts = p.block_m / m.m.max(1);
         let _ = writeln!(
             s,
-            "On sm_90a the same contract lowers to {} `{}` per stage issued by the consumer warpgroup ({} m{} parts per tile), the accumulator in registers{}; \
+            "{} {} `{}` per stage issued by the consumer warpgroup ({} m{} part{} per tile), the accumulator in registers{}; \
 the ring's stages are freed by the 128 consumer threads instead of a tcgen05.commit.\n",
+            if sm100 {
+                "On sm_90a the same contract lowers to".to_string()
+            } else {
+                format!(
+                    "Family A (pipeline) on sm_90a, its only target: a TMA ring of {} stages feeds",
+                    p.stages
+                )
+            },
             m.count,
             m.ptx(),
-            p.block_m / m.m.max(1),
+            parts,
             m.m,
+            if parts == 1 { "" } else { "s" },
             if matches!(p.operands, Operands::Fp8BlockScale { .. }) {
                 ", each 128-element K block's weight and activation scales applied in f32"
             } else {
@@ -158,7 +169,7 @@ the ring's stages are freed by the 128 consumer threads instead of a tcgen05.com
     let _ = writeln!(
         s,
         "2. At most {} tokens (`{}` has {} rows): swap-AB, so the {} weight rows of a tile are MMA-M and the tokens MMA-N = {}; \
-a tile's accumulator is {} x {} f32 = {} TMEM columns per slot.",
+a tile's accumulator is {} x {} f32{}.",
         p.block_n,
         a.name,
         p.m_real,
@@ -166,7 +177,11 @@ a tile's accumulator is {} x {} f32 = {} TMEM columns per slot.",
         p.block_n,
         p.block_m,
         p.block_n,
-        p.block_n
+        if sm100 {
+            format!(" = {} TMEM columns per slot", p.block_n)
+        } else {
+            String::new()
+        }
     );
     let _ = writeln!(
         s,

@@ -10,9 +10,9 @@ use crate::ir::*;
 use super::{Epilogue, LinearMath, Operands};
 
 fn unsupported(span: crate::span::Span, what: String, help: &str) -> Diagnostic {
-    Diagnostic::error(codes::PIPELINE_SHAPE, format!("the sm_100a pipeline backend cannot lower this contract: {what}"))
+    Diagnostic::error(codes::PIPELINE_SHAPE, format!("the pipeline lowering cannot take this contract: {what}"))
         .primary(span, "here")
-        .note("the pipeline family lowers the house linear (contract doc §3.2): a TMA weight ring and activation ring into tcgen05.mma kind::f16, a TMEM accumulator channel, tmem_ready and consumer_done")
+        .note("the pipeline family lowers the house linear (contract doc §3.2): a TMA weight ring and activation ring into tcgen05.mma (sm_100a, the accumulator in TMEM) or wgmma (sm_90a, in registers), an accumulator channel, tmem_ready and consumer_done")
         .help(help.to_string())
 }
 
