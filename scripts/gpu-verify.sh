@@ -84,6 +84,9 @@ if [ "$MODE" = all ] || [ "$MODE" = verify ]; then
   # Issue 12, Deliver 3: a tail tile (kv_a N 576, lm_head N 16,160).
   run_verify "examples/linear_bf16_tail.mpk, M = 16, 4 tasks per CTA" "$OUT/verify-tail-m16.log" examples/linear_bf16_tail.mpk --m 16
   run_verify "examples/linear_bf16_tail.mpk, M = 1, 7 tasks per CTA" "$OUT/verify-tail-t7.log" examples/linear_bf16_tail.mpk --m 1 --tasks 7
+  # Issue 12: 64-row tiles on sm_90a (one m64 wgmma per K step, twice the tasks).
+  run_verify "examples/linear_bf16_residual_tile64.mpk, M = 16, 4 tasks per CTA" "$OUT/verify-tile64-m16.log" examples/linear_bf16_residual_tile64.mpk --m 16
+  run_verify "examples/linear_bf16_residual_tile64.mpk, M = 1, 7 tasks per CTA" "$OUT/verify-tile64-t7.log" examples/linear_bf16_residual_tile64.mpk --m 1 --tasks 7
   grep -E '^  (PASS|FAIL|SKIP)' "$OUT/verify-m1.log" "$OUT/verify-m16.log" | sed -e "s|$OUT/||" >"$OUT/verify-cases.txt"
 fi
 
