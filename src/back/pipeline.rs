@@ -7,7 +7,7 @@ use super::names::upper;
 use super::roles::{ops_of, render, RoleCx};
 use super::writer::Writer;
 use super::GenOptions;
-use crate::ir::{RoleKind, Target, TaskIr};
+use crate::ir::{RoleKind, TaskIr};
 use crate::lower::{LinearMath, Operands};
 use crate::lower::{Op, Operand, RoleProgram};
 use crate::valid::CheckedTask;
@@ -215,13 +215,7 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
     if let Some(r) = &p.route {
         route_constants(w, task, p, r);
     }
-    // sm_100a reads a 128-row accumulator from TMEM lanes 0-127; sm_90a's wgmma halves also take
-    // a 64-row tile (lower::linear::bind).
-    if prog.target == Target::Sm90a {
-        w.line("static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), \"E0013: the sm_90a pipeline lowers 128- and 64-row tiles with at least one K stage\");");
-    } else {
-        w.line("static_assert(K_ITERS >= 1 && BLOCK_M == 128, \"E0013: the house pipeline lowers 128-row tiles with at least one K stage\");");
-    }
+    w.line("static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), \"E0013: the pipeline lowers 128- and 64-row tiles with at least one K stage\");");
     w.blank();
     w.comment("Bytes each stage's TMA delivers: the expect_tx of its full barrier (I-M6), the role program's loads.");
     let loads = tma_loads(prog);

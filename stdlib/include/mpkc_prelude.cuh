@@ -122,12 +122,10 @@ __device__ __forceinline__ uint32_t used_page_mask(TaskDesc const *td) {
   int const r = lane_id();
   uint32_t bits = 0;
   if (r < td->num_smem_regions) {
-    int const start = td->smem_regions[r].physical_page_start;
-    int const count = td->smem_regions[r].page_count;
-    if (count > 0 && start >= 0 && start < 32) {
-      uint64_t const span = ((uint64_t{1} << (count < 32 ? count : 32)) - 1u) << start;
-      bits = static_cast<uint32_t>(span);
-    }
+    // 32-bit arithmetic: pages are < 14, and a count or start out of range marks no page.
+    uint32_t const start = static_cast<uint32_t>(td->smem_regions[r].physical_page_start);
+    uint32_t const count = static_cast<uint32_t>(td->smem_regions[r].page_count);
+    if (count - 1u < 16u && start < 16u) bits = ((1u << count) - 1u) << start;
   }
   return __reduce_or_sync(0xffffffffu, bits);
 }

@@ -119,11 +119,18 @@ struct WorkerArgs {
 template <class R>
 __device__ __forceinline__ void loader_page_prefix(RuntimeSMEM &rs, TaskDesc const *td, int seq) {
   int const p = lane_id();
+#if MPK_SETMAXNREG
+  // Under setmaxnreg the helper warps have MPK_HELPER_REGS (e.g. 40): the warp mask below spilled
+  // there (36 bytes, ptxas 13.5, tests/setmaxnreg.rs), so each lane loops over the regions as
+  // MPK's codegen does.
+  bool const used = p < MAX_SMEM_PAGES_PER_TASK && task_uses_page(td, p);
+#else
   // The task's pages as one mask (mpkc::used_page_mask): MPK's codegen has each lane loop over
   // the regions (task_uses_page), a chain that cost about 1 us per task here (H200, 2026-12-01).
   // Every lane computes it (a warp collective) before any lane branches on its page.
   uint32_t const mask = used_page_mask(td);
   bool const used = p < MAX_SMEM_PAGES_PER_TASK && (mask >> p & 1u);
+#endif
   bool const waits = p < MAX_SMEM_PAGES_PER_TASK && (R::kPageMode == 1 || !used);
   if (waits) wait_page_ready(rs, p, seq);
   __syncwarp();

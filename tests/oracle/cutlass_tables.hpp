@@ -76,11 +76,12 @@ TileTable const &tile_table() {
 // sm_100a: tcgen05.mma.
 // -------------------------------------------------------------------------------------------------
 
-/// The UMMA atom: kind::f16 (bf16) or kind::mxf8f6f4 with UE8M0 scales (e4m3), M = 128, K-major.
-template <int EB, int N>
+/// The UMMA atom: kind::f16 (bf16, M = 128 or 64) or kind::mxf8f6f4 with UE8M0 scales (e4m3,
+/// M = 128), K-major.
+template <int EB, int N, int M = 128>
 auto umma_op() {
   if constexpr (EB == 2) {
-    return SM100_MMA_F16BF16_SS<bfloat16_t, bfloat16_t, float, 128, N, UMMA::Major::K, UMMA::Major::K>{};
+    return SM100_MMA_F16BF16_SS<bfloat16_t, bfloat16_t, float, M, N, UMMA::Major::K, UMMA::Major::K>{};
   } else {
     return SM100_MMA_MXF8F6F4_SS<float_e4m3_t, float_e4m3_t, float, float_ue8m0_t, 128, N, UMMA::Major::K,
                                  UMMA::Major::K>{};
@@ -192,20 +193,23 @@ struct Sm100Table {
   int mma_k = 0, mmas = 0;
   std::vector<uint64_t> w, a;     ///< per MMA j
   std::vector<uint32_t> idesc;    ///< per MMA j
-  std::vector<uint32_t> acc;      ///< [(slot * 128 + m) * N + n]
+  std::vector<uint32_t> acc;      ///< [(slot * M + m) * N + n]
   std::vector<std::vector<LdReg>> ld;           ///< [slot * 128 + thread] -> registers in order
   std::vector<std::set<uint32_t>> reach;        ///< [slot * 128 + thread] -> TMEM addresses its warp's load covers
 };
 
-template <int EB, int N, int BK, int SLOTS, int LD>
+/// CuTe's UMMA partition of an M x N x BK tile (M = 128, or 64 for bf16). For M = 64 the ld and
+/// reach tables stay empty: CuTe's 32-lane tcgen05.ld atoms do not partition a layout-F
+/// accumulator, so the oracle checks the kernel's loads against the accumulator layout itself.
+template <int EB, int N, int BK, int SLOTS, int LD, int M = 128>
 Sm100Table const &sm100_table() {
   static Sm100Table const t = [] {
     using T = Elem<EB>;
-    using TM = decltype(make_tiled_mma(umma_op<EB, N>()));
+    using TM = decltype(make_tiled_mma(umma_op<EB, N, M>()));
     TM tiled_mma;
     Sm100Table out;
     out.mma_k = int(size<2>(typename TM::AtomShape_MNK{}));
-    auto sW = tile_to_shape(UMMA::Layout_K_SW128_Atom<T>{}, make_shape(Int<128>{}, Int<BK>{}));
+    auto sW = tile_to_shape(UMMA::Layout_K_SW128_Atom<T>{}, make_shape(Int<M>{}, Int<BK>{}));
     auto sA = tile_to_shape(UMMA::Layout_K_SW128_Atom<T>{}, make_shape(Int<N>{}, Int<BK>{}));
     auto cta = tiled_mma.get_slice(0);
     Tensor tW = cta.make_fragment_A(cta.partition_A(make_tensor(make_smem_ptr(reinterpret_cast<T *>(0)), sW)));
@@ -215,20 +219,21 @@ Sm100Table const &sm100_table() {
       out.w.push_back(uint64_t(tW(0, 0, j)));
       out.a.push_back(uint64_t(tA(0, 0, j)));
       if constexpr (EB == 2) {
-        out.idesc.push_back(uint32_t(UMMA::make_instr_desc<T, T, float, 128, N, UMMA::Major::K, UMMA::Major::K>()));
+        out.idesc.push_back(uint32_t(UMMA::make_instr_desc<T, T, float, M, N, UMMA::Major::K, UMMA::Major::K>()));
       }
     }
     if constexpr (EB == 1) out.idesc = scale_table<N, BK>().idesc;
-    auto acc_shape = partition_shape_C(tiled_mma, make_shape(Int<128>{}, Int<N>{}));
+    auto acc_shape = partition_shape_C(tiled_mma, make_shape(Int<M>{}, Int<N>{}));
     Tensor acc = TM::make_fragment_C(append(acc_shape, Int<SLOTS>{}));
     using Op = std::conditional_t<LD == 16, SM100_TMEM_LOAD_32dp32b16x, SM100_TMEM_LOAD_32dp32b8x>;
     static_assert(LD == 16 || LD == 8, "tcgen05.ld.32x32b.x8 or .x16");
-    Tensor cD = make_identity_tensor(make_shape(Int<128>{}, Int<N>{}));
+    Tensor cD = make_identity_tensor(make_shape(Int<M>{}, Int<N>{}));
     for (int s = 0; s < SLOTS; ++s) {
       Tensor a = acc(make_coord(_, _), 0, 0, s);
-      for (int m = 0; m < 128; ++m) {
+      for (int m = 0; m < M; ++m) {
         for (int n = 0; n < N; ++n) out.acc.push_back(raw_pointer_cast(a.data() + a.layout()(m, n)));
       }
+      if constexpr (M == 128) {
       auto t2r = make_tmem_copy(Op{}, a);
       for (int th = 0; th < 128; ++th) {
         auto thr = t2r.get_slice(th);
@@ -244,6 +249,7 @@ Sm100Table const &sm100_table() {
           regs.push_back({m, n, raw_pointer_cast(a.data() + a.layout()(m, n))});
         }
         out.ld.push_back(regs);
+      }
       }
     }
     return out;

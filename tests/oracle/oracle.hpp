@@ -100,8 +100,8 @@ void check_tile(Report &r, char const *what, Off off, int const *box, int swizzl
 
 template <class Tiles, class Sm100>
 void check_sm100(Report &r) {
-  constexpr int EB = Tiles::ELEM_BYTES, N = Tiles::BLOCK_N, BK = Tiles::BLOCK_K;
-  Sm100Table const &t = sm100_table<EB, N, BK, Sm100::ACC_SLOTS, Sm100::LD_COLS>();
+  constexpr int EB = Tiles::ELEM_BYTES, M = Tiles::BLOCK_M, N = Tiles::BLOCK_N, BK = Tiles::BLOCK_K;
+  Sm100Table const &t = sm100_table<EB, N, BK, Sm100::ACC_SLOTS, Sm100::LD_COLS, M>();
   r.check(t.mma_k == Tiles::MMA_K && t.mmas == Tiles::MMAS_PER_STAGE, "sm100 MMA shape",
           "mpkc K %d x %d MMAs per stage, CuTe K %d x %d", Tiles::MMA_K, Tiles::MMAS_PER_STAGE, t.mma_k, t.mmas);
   for (uint32_t base : stage_bases()) {
@@ -116,13 +116,41 @@ void check_sm100(Report &r) {
             Sm100::idesc(j), t.idesc[size_t(j)]);
   }
   for (int s = 0; s < Sm100::ACC_SLOTS; ++s) {
-    for (int m = 0; m < 128; ++m) {
+    for (int m = 0; m < M; ++m) {
       for (int n = 0; n < N; ++n) {
-        uint32_t const c = t.acc[size_t((s * 128 + m) * N + n)];
+        uint32_t const c = t.acc[size_t((s * M + m) * N + n)];
         uint32_t const p = Sm100::acc_tmem(s, uint32_t(m), uint32_t(n));
         r.check(p == c, "sm100 accumulator TMEM", "slot %d (%d, %d): mpkc 0x%08x, CuTe 0x%08x", s, m, n, p, c);
       }
     }
+    if constexpr (M == 64) {
+      // Layout F: CuTe's accumulator places a row on TMEM lane q for some q; the kernel's lane l
+      // of warp w reads lane 32w + l (the lane-quarter rule). It must call that lane live exactly
+      // when CuTe put a row there, name CuTe's row, and load CuTe's address for every column.
+      std::map<uint32_t, int> row_at;  // TMEM lane -> tile row (column 0 of the slot)
+      for (int m = 0; m < M; ++m) row_at[t.acc[size_t((s * M + m) * N)] >> 16] = m;
+      for (int th = 0; th < 128; ++th) {
+        int const warp = th / 32, lane = th % 32;
+        uint32_t const tmem_lane = uint32_t(32 * warp + lane);
+        bool const cute_live = row_at.count(tmem_lane) == 1;
+        r.check(Sm100::ld_live(lane) == cute_live, "sm100 tcgen05.ld live lanes", "thread %d: mpkc %s, CuTe %s", th,
+                Sm100::ld_live(lane) ? "live" : "dead", cute_live ? "holds a row" : "holds none");
+        if (!cute_live || !Sm100::ld_live(lane)) continue;
+        int const pm = Sm100::ld_row(warp, lane);
+        r.check(pm == row_at[tmem_lane], "sm100 tcgen05.ld fragment", "thread %d: mpkc row %d, CuTe row %d", th, pm,
+                row_at[tmem_lane]);
+        for (int c = 0; c < N; c += Sm100::LD_COLS) {
+          for (int j = 0; j < Sm100::LD_COLS; ++j) {
+            int const pn = Sm100::ld_col(c, j);
+            uint32_t const pa = Sm100::ld_tmem(s, warp, c) + (uint32_t(lane) << 16) + uint32_t(j);
+            uint32_t const ca = t.acc[size_t((s * M + row_at[tmem_lane]) * N + pn)];
+            r.check(pa == ca && (pa >> 16) / 32 == uint32_t(warp), "sm100 tcgen05.ld address",
+                    "slot %d thread %d column %d: mpkc 0x%08x, CuTe 0x%08x", s, th, pn, pa, ca);
+          }
+        }
+      }
+      continue;
+    } else {
     for (int th = 0; th < 128; ++th) {
       std::vector<LdReg> const &regs = t.ld[size_t(s * 128 + th)];
       std::set<uint32_t> const &reach = t.reach[size_t(s * 128 + th)];
@@ -143,6 +171,7 @@ void check_sm100(Report &r) {
       }
       r.check(reg == regs.size(), "sm100 tcgen05.ld fragment", "thread %d: mpkc loads %d registers, CuTe %d", th, int(reg),
               int(regs.size()));
+    }
     }
   }
 }

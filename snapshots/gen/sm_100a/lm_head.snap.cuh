@@ -29,7 +29,7 @@ constexpr uint32_t TMEM_COLS = 32;  // tcgen05.alloc columns (I-T1)
 constexpr int IN_A = 0;  // input_ptrs / input_tma_desc_ptrs index of `A`
 constexpr int IN_W = 1;  // input_ptrs / input_tma_desc_ptrs index of `W`
 constexpr int OUT_C = 0;  // output_ptrs index of `C`
-static_assert(K_ITERS >= 1 && BLOCK_M == 128, "E0013: the house pipeline lowers 128-row tiles with at least one K stage");
+static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), "E0013: the pipeline lowers 128- and 64-row tiles with at least one K stage");
 
 // Bytes each stage's TMA delivers: the expect_tx of its full barrier (I-M6), the role program's loads.
 constexpr uint32_t W_STAGE_TX_BYTES = 32768;  // box [64, 128, 2] of bf16

@@ -31,7 +31,7 @@ constexpr int IN_W = 1;  // input_ptrs / input_tma_desc_ptrs index of `W`
 constexpr int IN_W_SCALE = 3;  // `W_scale`: f32 [N / 128, K / 128] weight block scales
 constexpr int IN_A_SCALE = 2;  // `A_scale`: f32 [M_REAL, K / 128] activation group scales
 constexpr int OUT_C = 0;  // output_ptrs index of `P`
-static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), "E0013: the sm_90a pipeline lowers 128- and 64-row tiles with at least one K stage");
+static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), "E0013: the pipeline lowers 128- and 64-row tiles with at least one K stage");
 
 // Bytes each stage's TMA delivers: the expect_tx of its full barrier (I-M6), the role program's loads.
 constexpr uint32_t W_STAGE_TX_BYTES = 16384;  // box [128, 128, 1] of e4m3

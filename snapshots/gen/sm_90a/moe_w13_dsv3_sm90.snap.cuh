@@ -55,7 +55,7 @@ __device__ __forceinline__ int route_expert(int32_t const *ids, int route, int s
   int const e = __ldcg(ids + route * ROUTE_READS + s);
   return static_cast<unsigned>(e) < static_cast<unsigned>(EXPERTS) ? e : EXPERTS;
 }
-static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), "E0013: the sm_90a pipeline lowers 128- and 64-row tiles with at least one K stage");
+static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), "E0013: the pipeline lowers 128- and 64-row tiles with at least one K stage");
 
 // Bytes each stage's TMA delivers: the expect_tx of its full barrier (I-M6), the role program's loads.
 constexpr uint32_t W_STAGE_TX_BYTES = 16384;  // box [128, 128, 1] of e4m3

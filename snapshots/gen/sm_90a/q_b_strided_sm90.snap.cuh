@@ -30,7 +30,7 @@ constexpr int IN_A = 0;  // input_ptrs / input_tma_desc_ptrs index of `A`
 constexpr int IN_W = 1;  // input_ptrs / input_tma_desc_ptrs index of `W`
 // `A` is a view: its tensor map's global row stride is 2176 elements (4352 bytes), not its 1536 columns; input_ptrs points 0 elements into each parent row (TensorDesc::stride[0] = 2176).
 constexpr int OUT_C = 0;  // output_ptrs index of `C`
-static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), "E0013: the sm_90a pipeline lowers 128- and 64-row tiles with at least one K stage");
+static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), "E0013: the pipeline lowers 128- and 64-row tiles with at least one K stage");
 
 // Bytes each stage's TMA delivers: the expect_tx of its full barrier (I-M6), the role program's loads.
 constexpr uint32_t W_STAGE_TX_BYTES = 32768;  // box [64, 128, 2] of bf16

@@ -58,9 +58,17 @@ pub(super) fn emit(w: &mut Writer, p: &LinearMath) {
     w.close("");
     member(w, "int", "ACC_SLOTS", p.acc_slots, "accumulator slots");
     w.comment("TMEM address (lane << 16 | column, from the allocation's base) of accumulator element (row m, token n)");
-    w.comment("of slot `slot`: M = 128 puts row m in lane m, one f32 column per token.");
-    w.open("MPKC_HD static constexpr uint32_t acc_tmem(int slot, uint32_t m, uint32_t n)");
-    w.line("return (m << 16) + static_cast<uint32_t>(slot * Tiles::BLOCK_N) + n;");
+    if p.block_m == 64 {
+        w.comment("of slot `slot`: M = 64 (cta_group::1, PTX ISA data-path layout F) puts rows 16q .. 16q + 15 in");
+        w.comment("lanes 32q .. 32q + 15 of lane quarter q (lanes 16-31 of each quarter hold none), one f32 column");
+        w.comment("per token.");
+        w.open("MPKC_HD static constexpr uint32_t acc_tmem(int slot, uint32_t m, uint32_t n)");
+        w.line("return ((32u * (m / 16u) + m % 16u) << 16) + static_cast<uint32_t>(slot * Tiles::BLOCK_N) + n;");
+    } else {
+        w.comment("of slot `slot`: M = 128 puts row m in lane m, one f32 column per token.");
+        w.open("MPKC_HD static constexpr uint32_t acc_tmem(int slot, uint32_t m, uint32_t n)");
+        w.line("return (m << 16) + static_cast<uint32_t>(slot * Tiles::BLOCK_N) + n;");
+    }
     w.close("");
     member(
         w,
@@ -72,11 +80,30 @@ pub(super) fn emit(w: &mut Writer, p: &LinearMath) {
     w.comment("The address warp `warp` (0-3) of the consumers passes to its tcgen05.ld of columns c .. c + LD_COLS - 1");
     w.comment("(a warp reaches lanes 32w .. 32w + 31 only).");
     w.open("MPKC_HD static constexpr uint32_t ld_tmem(int slot, int warp, int c)");
-    w.line("return acc_tmem(slot, static_cast<uint32_t>(32 * warp), static_cast<uint32_t>(c));");
-    w.close("");
-    w.comment("Accumulator row (weight row of the tile) the lane's registers of that load hold.");
-    w.open("MPKC_HD static constexpr int ld_row(int warp, int lane)");
-    w.line("return 32 * warp + lane;");
+    if p.block_m == 64 {
+        w.line("return (static_cast<uint32_t>(32 * warp) << 16) + static_cast<uint32_t>(slot * Tiles::BLOCK_N + c);");
+        w.close("");
+        w.comment("Whether lane `lane`'s registers of that load hold accumulator rows: lanes 0-15 of each warp");
+        w.comment(
+            "(layout F); lanes 16-31 load TMEM lanes the MMA does not write, and store nothing.",
+        );
+        w.open("MPKC_HD static constexpr bool ld_live(int lane)");
+        w.line("return lane < 16;");
+        w.close("");
+        w.comment("Accumulator row (weight row of the tile) the registers of a live lane of that load hold.");
+        w.open("MPKC_HD static constexpr int ld_row(int warp, int lane)");
+        w.line("return 16 * warp + lane;");
+    } else {
+        w.line(
+            "return acc_tmem(slot, static_cast<uint32_t>(32 * warp), static_cast<uint32_t>(c));",
+        );
+        w.close("");
+        w.comment(
+            "Accumulator row (weight row of the tile) the lane's registers of that load hold.",
+        );
+        w.open("MPKC_HD static constexpr int ld_row(int warp, int lane)");
+        w.line("return 32 * warp + lane;");
+    }
     w.close("");
     w.comment("Token (accumulator column) of register j of the load of columns c ...");
     w.open("MPKC_HD static constexpr int ld_col(int c, int j)");

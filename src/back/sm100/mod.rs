@@ -45,7 +45,7 @@ pub fn emit(
         "mpkc_sm100.cuh",
     );
     descriptors(&mut w, task, p);
-    fragment_helpers(&mut w, &roles::FRAGMENT);
+    fragment_helpers(&mut w, roles::fragment(p));
     super::epilogue::map_function(&mut w, task, p, info);
     let engine = roles::Sm100 { task, p };
     reinit_helpers(&mut w, prog, opts);

@@ -25,6 +25,36 @@ pub(super) const FRAGMENT: Fragment = Fragment {
     warp_amax,
 };
 
+/// The fragment of a 64-row tile (M = 64, data-path layout F): lanes 0-15 of warp w hold tile
+/// rows 16w .. 16w + 15 (`layout::Sm100::ld_row`); lanes 16-31 load TMEM lanes the MMA does not
+/// write, and their row is N, which every store guard (`row < N`) excludes (`quant e4m3`, the one
+/// epilogue without that guard, is E0013 on a 64-row tile).
+pub(super) const FRAGMENT_64: Fragment = Fragment {
+    doc: &[
+        "The accumulator fragment on sm_100a, M = 64: consumer thread (warp w, lane l) loads TMEM lane 32w + l (the",
+        "lane-quarter rule); lanes with layout::Sm100::ld_live(l) (l < 16) hold tile row layout::Sm100::ld_row(w, l) as",
+        "BLOCK_N f32 columns, one per token; the others hold no row and answer row N, which no store takes.",
+    ],
+    elems: "BLOCK_N",
+    acc_param: "float const (&acc)[BLOCK_N]",
+    row: &[
+        "(void)e;",
+        "return layout::Sm100::ld_live(lane) ? tile * BLOCK_M + layout::Sm100::ld_row(warp, lane) : N;",
+    ],
+    token: &["(void)lane;", "return e;"],
+    value: &["return acc[e];"],
+    warp_amax,
+};
+
+/// The fragment of `p`'s tile.
+pub(super) fn fragment(p: &LinearMath) -> &'static Fragment {
+    if p.block_m == 64 {
+        &FRAGMENT_64
+    } else {
+        &FRAGMENT
+    }
+}
+
 /// The warp's 32 lanes hold 32 rows of every token: shuffles over the whole warp.
 fn warp_amax(w: &mut Writer) {
     w.line("#pragma unroll");
@@ -75,7 +105,7 @@ impl Engine for Sm100<'_> {
                 w: wg, a, sf, mma, ..
             } => stage_mma(w, ir, (*wg, *a, *sf), *mma),
             Step::AccLoad { scratch, .. } => acc_load(w, ir, self.p, *scratch),
-            Step::Epilogue { .. } => epilogue::emit(w, self.task, self.p, &FRAGMENT),
+            Step::Epilogue { .. } => epilogue::emit(w, self.task, self.p, fragment(self.p)),
             Step::PageRelease => {
                 w.line("mpkc::sm100::tcgen05_fence_after();");
                 release_used_pages(w, "MMA");

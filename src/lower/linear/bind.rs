@@ -81,25 +81,19 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
             "one MMA covers the tile: make `tile M` and `tile N` the MMA's m and n",
         ));
     }
-    // The kernels cover a tile with one 128-row MMA (TMEM lanes 0-127 on sm_100a, two m64
-    // wgmmas on sm_90a) and the house linear's 128-row weight tiles (I-H5); sm_90a also lowers a
-    // 64-row tile (one m64 wgmma half), which puts twice as many tasks on the SMs.
+    // The kernels cover a tile with one MMA-M of rows: 128 (TMEM lanes 0-127 on sm_100a, two m64
+    // wgmmas on sm_90a, the house linear's tile, I-H5) or 64 (an M = 64 tcgen05.mma whose
+    // accumulator takes TMEM data-path layout F, one m64 wgmma), which puts twice as many tasks
+    // on the SMs.
     if bm != 128 && bm != 64 {
         sink.push(unsupported(
             tile.span,
-            format!("tile M {bm}: the pipeline lowers 128-row tiles (one m128 MMA per tile), and 64-row tiles on sm_90a"),
+            format!("tile M {bm}: the pipeline lowers 128- and 64-row tiles (one MMA-M of rows per tile)"),
             "use `tile M 128` with an m128 MMA",
         ));
         return None;
     }
     if bm == 64 {
-        if let Some(t) = ir.targets.iter().find(|t| t.target == Target::Sm100a) {
-            sink.push(
-                unsupported(tile.span, "tile M 64 on sm_100a: the tcgen05 lowering reads a 128-row accumulator from TMEM lanes 0-127 (an M = 64 MMA leaves its rows on 16 lanes of each warp's quarter, a layout it does not read)".into(), "declare `targets sm_90a` alone for a 64-row tile (one m64 wgmma per K step), or use `tile M 128`")
-                    .secondary(t.span, "sm_100a is a target"),
-            );
-            return None;
-        }
         if fp8 {
             sink.push(unsupported(tile.span, "tile M 64 with fp8 block-scaled operands: one weight scale covers a 128 x 128 block, a whole 128-row tile".into(), "use `tile M 128`"));
             return None;
