@@ -145,20 +145,25 @@ __device__ __forceinline__ void loader_page_prefix(RuntimeSMEM &rs, TaskDesc con
   if (waits && !used) finish_page(rs, p);
 }
 
+/// Whether consumer thread `threadIdx.x` is page p's: threads 0..13 (warp 0, whose lanes compute
+/// the page mask together) own the task's used pages.
+__device__ __forceinline__ bool consumer_owns_used_page(TaskDesc const *td) {
+  if (warp_id() != 0) return false;
+  uint32_t const used = used_page_mask(td);
+  int const p = lane_id();
+  return p < MAX_SMEM_PAGES_PER_TASK && (used >> p & 1u);
+}
+
 template <class R>
 __device__ __forceinline__ void consumer_page_claim(RuntimeSMEM &rs, TaskDesc const *td, int seq) {
-  int const p = static_cast<int>(threadIdx.x);
-  uint32_t const used = used_page_mask(td);
-  if (p < MAX_SMEM_PAGES_PER_TASK && (used >> p & 1u)) wait_page_ready(rs, p, seq);
+  if (consumer_owns_used_page(td)) wait_page_ready(rs, lane_id(), seq);
   named_barrier_sync(kRuntimePageBarrier, kConsumerThreads);
 }
 
 template <class R>
 __device__ __forceinline__ void consumer_page_suffix(RuntimeSMEM &rs, TaskDesc const *td) {
   named_barrier_sync(kRuntimePageBarrier, kConsumerThreads);
-  int const p = static_cast<int>(threadIdx.x);
-  uint32_t const used = used_page_mask(td);
-  if (p < MAX_SMEM_PAGES_PER_TASK && (used >> p & 1u)) finish_page(rs, p);
+  if (consumer_owns_used_page(td)) finish_page(rs, lane_id());
 }
 
 /// Runs one role warp's part of the task in ring slot `seq % 3`. `kConsumers` is the warpgroup

@@ -234,22 +234,22 @@ Sm100Table const &sm100_table() {
         for (int n = 0; n < N; ++n) out.acc.push_back(raw_pointer_cast(a.data() + a.layout()(m, n)));
       }
       if constexpr (M == 128) {
-      auto t2r = make_tmem_copy(Op{}, a);
-      for (int th = 0; th < 128; ++th) {
-        auto thr = t2r.get_slice(th);
-        Tensor src = thr.partition_S(a);
-        std::set<uint32_t> reach;
-        for (int i = 0; i < int(size(src)); ++i) reach.insert(raw_pointer_cast(src.data() + src.layout()(i)));
-        out.reach.push_back(reach);
-        Tensor dst = thr.partition_D(cD);
-        std::vector<LdReg> regs;
-        for (int i = 0; i < int(size(dst)); ++i) {
-          auto xy = dst(i);
-          int const m = int(get<0>(xy)), n = int(get<1>(xy));
-          regs.push_back({m, n, raw_pointer_cast(a.data() + a.layout()(m, n))});
+        auto t2r = make_tmem_copy(Op{}, a);
+        for (int th = 0; th < 128; ++th) {
+          auto thr = t2r.get_slice(th);
+          Tensor src = thr.partition_S(a);
+          std::set<uint32_t> reach;
+          for (int i = 0; i < int(size(src)); ++i) reach.insert(raw_pointer_cast(src.data() + src.layout()(i)));
+          out.reach.push_back(reach);
+          Tensor dst = thr.partition_D(cD);
+          std::vector<LdReg> regs;
+          for (int i = 0; i < int(size(dst)); ++i) {
+            auto xy = dst(i);
+            int const m = int(get<0>(xy)), n = int(get<1>(xy));
+            regs.push_back({m, n, raw_pointer_cast(a.data() + a.layout()(m, n))});
+          }
+          out.ld.push_back(regs);
         }
-        out.ld.push_back(regs);
-      }
       }
     }
     return out;

@@ -98,6 +98,66 @@ void check_tile(Report &r, char const *what, Off off, int const *box, int swizzl
   }
 }
 
+/// The tcgen05.ld of a 64-row tile (layout F) against CuTe's accumulator layout: CuTe's 32-lane
+/// load atoms do not partition it, so each consumer lane's row and addresses are checked against
+/// where CuTe puts the rows.
+template <class Tiles, class Sm100>
+void check_sm100_ld_layout_f(Report &r, Sm100Table const &t, int s) {
+  constexpr int M = Tiles::BLOCK_M, N = Tiles::BLOCK_N;
+  // Layout F: CuTe's accumulator places a row on TMEM lane q for some q; the kernel's lane l
+  // of warp w reads lane 32w + l (the lane-quarter rule). It must call that lane live exactly
+  // when CuTe put a row there, name CuTe's row, and load CuTe's address for every column.
+  std::map<uint32_t, int> row_at;  // TMEM lane -> tile row (column 0 of the slot)
+  for (int m = 0; m < M; ++m) row_at[t.acc[size_t((s * M + m) * N)] >> 16] = m;
+  for (int th = 0; th < 128; ++th) {
+    int const warp = th / 32, lane = th % 32;
+    uint32_t const tmem_lane = uint32_t(32 * warp + lane);
+    bool const cute_live = row_at.count(tmem_lane) == 1;
+    r.check(Sm100::ld_live(lane) == cute_live, "sm100 tcgen05.ld live lanes", "thread %d: mpkc %s, CuTe %s", th,
+            Sm100::ld_live(lane) ? "live" : "dead", cute_live ? "holds a row" : "holds none");
+    if (!cute_live || !Sm100::ld_live(lane)) continue;
+    int const pm = Sm100::ld_row(warp, lane);
+    r.check(pm == row_at[tmem_lane], "sm100 tcgen05.ld fragment", "thread %d: mpkc row %d, CuTe row %d", th, pm,
+            row_at[tmem_lane]);
+    for (int c = 0; c < N; c += Sm100::LD_COLS) {
+      for (int j = 0; j < Sm100::LD_COLS; ++j) {
+        int const pn = Sm100::ld_col(c, j);
+        uint32_t const pa = Sm100::ld_tmem(s, warp, c) + (uint32_t(lane) << 16) + uint32_t(j);
+        uint32_t const ca = t.acc[size_t((s * M + row_at[tmem_lane]) * N + pn)];
+        r.check(pa == ca && (pa >> 16) / 32 == uint32_t(warp), "sm100 tcgen05.ld address",
+                "slot %d thread %d column %d: mpkc 0x%08x, CuTe 0x%08x", s, th, pn, pa, ca);
+      }
+    }
+  }
+}
+
+/// The tcgen05.ld of a 128-row tile against CuTe's tmem copy of the 32-lane load atom.
+template <class Tiles, class Sm100>
+void check_sm100_ld_atoms(Report &r, Sm100Table const &t, int s) {
+  constexpr int N = Tiles::BLOCK_N;
+  for (int th = 0; th < 128; ++th) {
+    std::vector<LdReg> const &regs = t.ld[size_t(s * 128 + th)];
+    std::set<uint32_t> const &reach = t.reach[size_t(s * 128 + th)];
+    int const warp = th / 32, lane = th % 32;
+    size_t reg = 0;
+    for (int c = 0; c < N; c += Sm100::LD_COLS) {
+      for (int j = 0; j < Sm100::LD_COLS; ++j, ++reg) {
+        int const pm = Sm100::ld_row(warp, lane), pn = Sm100::ld_col(c, j);
+        uint32_t const pa = Sm100::ld_tmem(s, warp, c) + (uint32_t(lane) << 16) + uint32_t(j);
+        bool const have = reg < regs.size();
+        r.check(have && pm == regs[reg].m && pn == regs[reg].n, "sm100 tcgen05.ld fragment",
+                "slot %d thread %d register %d: mpkc (%d, %d), CuTe (%d, %d)", s, th, int(reg), pm, pn,
+                have ? regs[reg].m : -1, have ? regs[reg].n : -1);
+        r.check(have && pa == regs[reg].addr && reach.count(pa) == 1, "sm100 tcgen05.ld address",
+                "slot %d thread %d register %d: mpkc 0x%08x, CuTe 0x%08x (%s the warp's lanes)", s, th, int(reg), pa,
+                have ? regs[reg].addr : 0u, reach.count(pa) ? "in" : "outside");
+      }
+    }
+    r.check(reg == regs.size(), "sm100 tcgen05.ld fragment", "thread %d: mpkc loads %d registers, CuTe %d", th, int(reg),
+            int(regs.size()));
+  }
+}
+
 template <class Tiles, class Sm100>
 void check_sm100(Report &r) {
   constexpr int EB = Tiles::ELEM_BYTES, M = Tiles::BLOCK_M, N = Tiles::BLOCK_N, BK = Tiles::BLOCK_K;
@@ -124,54 +184,9 @@ void check_sm100(Report &r) {
       }
     }
     if constexpr (M == 64) {
-      // Layout F: CuTe's accumulator places a row on TMEM lane q for some q; the kernel's lane l
-      // of warp w reads lane 32w + l (the lane-quarter rule). It must call that lane live exactly
-      // when CuTe put a row there, name CuTe's row, and load CuTe's address for every column.
-      std::map<uint32_t, int> row_at;  // TMEM lane -> tile row (column 0 of the slot)
-      for (int m = 0; m < M; ++m) row_at[t.acc[size_t((s * M + m) * N)] >> 16] = m;
-      for (int th = 0; th < 128; ++th) {
-        int const warp = th / 32, lane = th % 32;
-        uint32_t const tmem_lane = uint32_t(32 * warp + lane);
-        bool const cute_live = row_at.count(tmem_lane) == 1;
-        r.check(Sm100::ld_live(lane) == cute_live, "sm100 tcgen05.ld live lanes", "thread %d: mpkc %s, CuTe %s", th,
-                Sm100::ld_live(lane) ? "live" : "dead", cute_live ? "holds a row" : "holds none");
-        if (!cute_live || !Sm100::ld_live(lane)) continue;
-        int const pm = Sm100::ld_row(warp, lane);
-        r.check(pm == row_at[tmem_lane], "sm100 tcgen05.ld fragment", "thread %d: mpkc row %d, CuTe row %d", th, pm,
-                row_at[tmem_lane]);
-        for (int c = 0; c < N; c += Sm100::LD_COLS) {
-          for (int j = 0; j < Sm100::LD_COLS; ++j) {
-            int const pn = Sm100::ld_col(c, j);
-            uint32_t const pa = Sm100::ld_tmem(s, warp, c) + (uint32_t(lane) << 16) + uint32_t(j);
-            uint32_t const ca = t.acc[size_t((s * M + row_at[tmem_lane]) * N + pn)];
-            r.check(pa == ca && (pa >> 16) / 32 == uint32_t(warp), "sm100 tcgen05.ld address",
-                    "slot %d thread %d column %d: mpkc 0x%08x, CuTe 0x%08x", s, th, pn, pa, ca);
-          }
-        }
-      }
-      continue;
+      check_sm100_ld_layout_f<Tiles, Sm100>(r, t, s);
     } else {
-    for (int th = 0; th < 128; ++th) {
-      std::vector<LdReg> const &regs = t.ld[size_t(s * 128 + th)];
-      std::set<uint32_t> const &reach = t.reach[size_t(s * 128 + th)];
-      int const warp = th / 32, lane = th % 32;
-      size_t reg = 0;
-      for (int c = 0; c < N; c += Sm100::LD_COLS) {
-        for (int j = 0; j < Sm100::LD_COLS; ++j, ++reg) {
-          int const pm = Sm100::ld_row(warp, lane), pn = Sm100::ld_col(c, j);
-          uint32_t const pa = Sm100::ld_tmem(s, warp, c) + (uint32_t(lane) << 16) + uint32_t(j);
-          bool const have = reg < regs.size();
-          r.check(have && pm == regs[reg].m && pn == regs[reg].n, "sm100 tcgen05.ld fragment",
-                  "slot %d thread %d register %d: mpkc (%d, %d), CuTe (%d, %d)", s, th, int(reg), pm, pn,
-                  have ? regs[reg].m : -1, have ? regs[reg].n : -1);
-          r.check(have && pa == regs[reg].addr && reach.count(pa) == 1, "sm100 tcgen05.ld address",
-                  "slot %d thread %d register %d: mpkc 0x%08x, CuTe 0x%08x (%s the warp's lanes)", s, th, int(reg), pa,
-                  have ? regs[reg].addr : 0u, reach.count(pa) ? "in" : "outside");
-        }
-      }
-      r.check(reg == regs.size(), "sm100 tcgen05.ld fragment", "thread %d: mpkc loads %d registers, CuTe %d", th, int(reg),
-              int(regs.size()));
-    }
+      check_sm100_ld_atoms<Tiles, Sm100>(r, t, s);
     }
   }
 }
