@@ -112,23 +112,64 @@ fn open_fragment_loop(w: &mut Writer) {
     w.line("int const row = frag_row(tile, warp, lane, e);  // output column");
 }
 
-/// The epilogue of the consumer role after its accumulator `acc` is complete (in registers on
-/// sm_90a, loaded from TMEM on sm_100a): the output pointer, then the contract's epilogue over
-/// the fragment of `f`. `warp`, `lane`, `smem` and `acc` are in scope.
-pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragment) {
-    let ir = &task.ir;
-    let out = &ir.tensors[p.output];
-    let ct = out.dtype.cuda_type();
+/// The tile and, for a token count decided at run time, this step's count: the first lines of
+/// the consumer's epilogue work (the preloaded residual's or the epilogue's). Returns the C++
+/// name of the token count.
+fn tile_and_tokens(w: &mut Writer, task: &CheckedTask) -> &'static str {
     w.line("int const tile = task_desc->task_metadata.task_offset % NUM_TILES;");
     // The token count of this step: the compile-time M_REAL, or (`= runtime`, docs/runtime-m.md)
     // the runtime's count clamped to M_REAL, the maximum the tensor maps and buffers are built for.
     // Rows at or past it are loaded by TMA (the buffers hold M_REAL rows) into MMA columns that
     // no other column reads (swap-AB: one token per column) and are never stored.
-    let m = if ir.runtime_tokens().is_some() {
+    if task.ir.runtime_tokens().is_some() {
         w.line("int const m_tokens = mpkc::runtime_tokens(runtime_config, M_REAL);  // this step's tokens, at most M_REAL");
         "m_tokens"
     } else {
         "M_REAL"
+    }
+}
+
+/// The role program's `EpilogueLoads` step ([`LinearMath::preloads_residual`]): the consumer's
+/// residual elements loaded into `r[FRAG_ELEMS]` before the accumulator is waited, so that
+/// their round trip overlaps the K loop. Defines `tile` (and `m_tokens`) for the epilogue.
+/// `warp` and `lane` are in scope.
+pub(crate) fn emit_loads(w: &mut Writer, task: &CheckedTask, p: &LinearMath) {
+    let m = tile_and_tokens(w, task);
+    let r = p
+        .residual
+        .map(|h| task.ir.tensors[h].name.clone())
+        .unwrap_or_default();
+    w.line(format!("__nv_bfloat16 const *const res = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[IN_R]);  // `{r}`, an activation: coherent loads"));
+    w.comment(
+        "The residual is loaded before the K loop (it depends only on the task's dependency, which",
+    );
+    w.comment("the runtime's prefix waited): the loads' round trip overlaps the stages instead of following");
+    w.comment("the last one. Every load also precedes the first output store, as it must: `out` may alias");
+    w.comment("`res` (an in-place residual stream), and element e of `out` reads only element e of `res`.");
+    w.line("__nv_bfloat16 r[FRAG_ELEMS];");
+    open_fragment_loop(w);
+    w.line(format!(
+        "r[e] = n < {m} && row < N ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);"
+    ));
+    w.close("");
+}
+
+/// The epilogue of the consumer role after its accumulator `acc` is complete (in registers on
+/// sm_90a, loaded from TMEM on sm_100a): the output pointer, then the contract's epilogue over
+/// the fragment of `f`. `warp`, `lane`, `smem` and `acc` are in scope, and `tile` and `r` where
+/// the program preloaded the residual ([`emit_loads`]).
+pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragment) {
+    let ir = &task.ir;
+    let out = &ir.tensors[p.output];
+    let ct = out.dtype.cuda_type();
+    let m = if p.preloads_residual() {
+        if ir.runtime_tokens().is_some() {
+            "m_tokens"
+        } else {
+            "M_REAL"
+        }
+    } else {
+        tile_and_tokens(w, task)
     };
     w.line(format!(
         "{ct} *const out = static_cast<{ct} *>(task_desc->output_ptrs[OUT_C]);  // `{}`",
@@ -144,7 +185,15 @@ pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragm
             w.line(format!("if (n < {m} && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn({});", value(p)));
             w.close("");
         }
-        Epilogue::ResidualAdd => residual_add(w, task, p, m),
+        Epilogue::ResidualAdd => {
+            // The residual is in `r`, loaded by the program's EpilogueLoads step.
+            w.comment(
+                "The accumulator is rounded to bf16 before the add, as MPK's residual linear does.",
+            );
+            open_fragment_loop(w);
+            w.line(format!("if (n < {m} && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn({})) + __bfloat162float(r[e]));", value(p)));
+            w.close("");
+        }
         Epilogue::SplitKF32 => {
             w.line("int const split = task_desc->task_metadata.task_offset / NUM_TILES;");
             w.comment("f32 partial of this split: [SPLITS, M_REAL, N]; the generated reduce task sums them.");
@@ -154,36 +203,6 @@ pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragm
         }
         Epilogue::QuantE4m3 => quant_e4m3(w, task, p, f, m),
     }
-}
-
-/// `residual add`: every residual load of the thread before its first output store.
-/// `m`: the C++ name of the step's token count.
-fn residual_add(w: &mut Writer, task: &CheckedTask, p: &LinearMath, m: &str) {
-    let ir = &task.ir;
-    let r = p
-        .residual
-        .map(|h| ir.tensors[h].name.clone())
-        .unwrap_or_default();
-    w.line(format!("__nv_bfloat16 const *const res = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[IN_R]);  // `{r}`, an activation: coherent loads"));
-    w.comment("`out` may alias `res` (an in-place residual stream), so a load placed after a store cannot be");
-    w.comment(
-        "moved above it: loads and stores interleaved would wait one round trip per element before",
-    );
-    w.comment(
-        "consumer_done. Every residual element of the fragment is loaded into registers first, all",
-    );
-    w.comment("FRAG_ELEMS loads in flight together; element e of `out` reads only element e of `res`, so the");
-    w.comment("result is the same when out == res.");
-    w.line("__nv_bfloat16 r[FRAG_ELEMS];");
-    open_fragment_loop(w);
-    w.line(format!(
-        "r[e] = n < {m} && row < N ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);"
-    ));
-    w.close("");
-    w.comment("The accumulator is rounded to bf16 before the add, as MPK's residual linear does.");
-    open_fragment_loop(w);
-    w.line(format!("if (n < {m} && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn({})) + __bfloat162float(r[e]));", value(p)));
-    w.close("");
 }
 
 /// `quant e4m3`: the warp maxima per token (the lowering's step) meet in the scratch region after

@@ -615,6 +615,31 @@ mod tests {
         assert_eq!(layer.feeds[0].0, "router_topk.ids");
     }
 
+    /// Every queue of both chains plans within the SMEM when each task is planned after the one
+    /// before it, as MPK's planner does (`gpu::queue::plans`, I-S5), and keeps the page protocol
+    /// with those pages, on both targets, at 1, 4 and 7 tasks per CTA.
+    #[test]
+    fn the_chains_plan_within_the_smem_after_their_predecessors() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for stem in ["moe_block", "decode_layer"] {
+            let chain = load(&root.join(format!("stdlib/dsv3/{stem}.chain.toml"))).unwrap();
+            let checked = checked_at_m1(&chain);
+            for target in [Target::Sm90a, Target::Sm100a] {
+                let c = case(&checked, &chain, target).unwrap();
+                let gc = crate::gpu::run::Case {
+                    name: c.name.clone(),
+                    tasks: c.units.iter().map(|u| &checked[u.0].tasks[u.1]).collect(),
+                    ..Default::default()
+                };
+                for per_cta in [1, 4, 7] {
+                    let q = crate::gpu::queue::queues(&gc, per_cta, 132);
+                    crate::gpu::queue::check_pages(&gc, target, &q, 8)
+                        .unwrap_or_else(|e| panic!("{stem}, {target}, {per_cta} per CTA: {e}"));
+                }
+            }
+        }
+    }
+
     /// The whole decode layer: views into qkv_a's and q_b's outputs, `inout` links (the norms
     /// and rope in place), the KV cache shared with the append; the stages an in-place update
     /// hides from their own check are exactly the ones whose buffers change after them.

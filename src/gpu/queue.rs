@@ -54,10 +54,67 @@ pub fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i3
     q
 }
 
+/// The page plan of every queued task on `target`, queue by queue: MPK's planner walks each
+/// worker's queue, planning a task after the one before it (`plan::queue::walk`, contract doc
+/// §1.4 step 3), so the plan, and the pages, of a task depend on its predecessor; a task
+/// without regions gets an empty plan. `Err` names the CTA, the task and its region when a plan
+/// puts a byte past the capacity (I-S5, E0107: the launch would write past the SMEM) or MPK's
+/// planner rejects it.
+pub fn plans(
+    case: &Case<'_>,
+    target: crate::ir::Target,
+    queues: &[Vec<(usize, i32)>],
+) -> Result<Vec<Vec<crate::plan::pages::PagePlan>>, String> {
+    use crate::plan::pages::Geometry;
+    let task = |reg: i32| case.tasks[usize::try_from(reg).unwrap_or(0)];
+    let reqs: Vec<Vec<crate::plan::pages::RegionRequest>> = case
+        .tasks
+        .iter()
+        .map(|t| crate::valid::smem::request_list(&t.ir))
+        .collect();
+    let geometry = |reg: i32| {
+        super::run::plan_for(task(reg), target).map_or_else(Geometry::default, |(_, g, _)| *g)
+    };
+    queues
+        .iter()
+        .enumerate()
+        .map(|(cta, q)| {
+            let items = q.iter().map(|&(_, reg)| {
+                (
+                    reqs[usize::try_from(reg).unwrap_or(0)].as_slice(),
+                    geometry(reg),
+                )
+            });
+            let plans = crate::plan::queue::walk(items).map_err(|(i, e)| {
+                format!(
+                    "CTA {cta}, task {i} ({}): MPK's planner rejects its regions after the task before it: {e}",
+                    task(q[i].1).ir.unit_name()
+                )
+            })?;
+            for (i, p) in plans.iter().enumerate() {
+                let g = geometry(q[i].1);
+                if p.exceeds_capacity(&g) {
+                    let worst = p.regions.iter().max_by_key(|r| r.end_bytes());
+                    return Err(format!(
+                        "CTA {cta}, task {i} ({}): after the previous task's release order {:?}, MPK's planner puts region `{}` at bytes up to {}, past the {} bytes of SMEM (I-S5, E0107)",
+                        task(q[i].1).ir.unit_name(),
+                        p.preferred,
+                        worst.map_or("?", |r| r.name.as_str()),
+                        p.max_byte_end,
+                        g.capacity_bytes
+                    ));
+                }
+            }
+            Ok(plans)
+        })
+        .collect()
+}
+
 /// The page protocol of `queues` (from [`queues`]) on `target`, modelled before the launch
 /// (`valid::protocol::pages`, I-P5): each distinct queue under `schedules` seeded schedules of
-/// its role warps, with each task's registration and planned pages. `Err` names the CTA and the
-/// wait or release that went wrong: the launch would hang or race on a page.
+/// its role warps, with each task's registration and the pages of its plan in the queue
+/// ([`plans`]). `Err` names the CTA and the wait or release that went wrong (the launch would
+/// hang or race on a page), or the plan that overflows the SMEM.
 pub fn check_pages(
     case: &Case<'_>,
     target: crate::ir::Target,
@@ -74,18 +131,26 @@ pub fn check_pages(
             Some(r) if r.auto_consumer_finish => PageRoles::ConsumerHandoff,
             _ => PageRoles::Pipeline,
         };
-        let used = super::run::plan_for(task, target).map_or(0u16, |(_, _, p)| {
-            p.regions
-                .iter()
-                .flat_map(|r| r.pages.iter())
-                .filter(|&&pg| pg < crate::valid::protocol::pages::PAGES)
-                .fold(0u16, |m, &pg| m | 1 << pg)
-        });
-        QueueTask { roles, used }
+        QueueTask { roles, used: 0 }
     };
+    let used = |p: &crate::plan::pages::PagePlan| {
+        p.regions
+            .iter()
+            .flat_map(|r| r.pages.iter())
+            .filter(|&&pg| pg < crate::valid::protocol::pages::PAGES)
+            .fold(0u16, |m, &pg| m | 1 << pg)
+    };
+    let plans = plans(case, target, queues)?;
     let mut seen = std::collections::BTreeSet::new();
-    for (cta, q) in queues.iter().enumerate() {
-        let model: Vec<QueueTask> = q.iter().map(|&(_, reg)| of(reg)).collect();
+    for (cta, (q, ps)) in queues.iter().zip(&plans).enumerate() {
+        let model: Vec<QueueTask> = q
+            .iter()
+            .zip(ps)
+            .map(|(&(_, reg), p)| QueueTask {
+                used: used(p),
+                ..of(reg)
+            })
+            .collect();
         let key: Vec<(u8, u16)> = model.iter().map(|t| (t.roles as u8, t.used)).collect();
         if !seen.insert(key) {
             continue;

@@ -156,10 +156,10 @@ pub fn dynamic_smem(tasks: &[&CheckedTask], target: Target) -> u32 {
         .unwrap_or(0)
 }
 
-fn region_table(task: &CheckedTask, target: Target) -> (i32, [SmemPageRegionDesc; MAX_REGIONS]) {
+/// The TaskDesc's region table of `plan` (physical page start, page count and byte offset per
+/// region ordinal) and its region count.
+fn region_table(plan: &crate::plan::pages::PagePlan) -> (i32, [SmemPageRegionDesc; MAX_REGIONS]) {
     let mut table = [SmemPageRegionDesc::default(); MAX_REGIONS];
-    let plan = plan_for(task, target).map(|(_, _, p)| p);
-    let Some(plan) = plan else { return (0, table) };
     for r in &plan.regions {
         if r.ordinal < MAX_REGIONS {
             table[r.ordinal] = SmemPageRegionDesc {
@@ -283,21 +283,21 @@ pub fn task_tables(
         for (i, a) in out_addr[ti].iter().take(MAX_OUTPUTS).enumerate() {
             d.output_ptrs[i] = *a;
         }
-        let (n, table) = region_table(t, target);
-        d.num_smem_regions = n;
-        d.smem_regions = table;
         base.push(d);
     }
+    // Each task's pages as MPK plans them: after the task before it in its queue.
+    let plans = super::queue::plans(case, target, queues).map_err(GpuError::Kernel)?;
     let mut descs: Vec<u8> = Vec::new();
     let mut begin = Vec::new();
     let mut len = Vec::new();
     let mut total = 0usize;
-    for queue in queues {
+    for (queue, plans) in queues.iter().zip(&plans) {
         begin.push(total as i32);
         len.push(queue.len() as i32);
-        for (off, reg) in queue {
+        for ((off, reg), plan) in queue.iter().zip(plans) {
             let mut d = base[*reg as usize];
             d.task_offset = *off as i32;
+            (d.num_smem_regions, d.smem_regions) = region_table(plan);
             let ev = super::queue::stage_events(case, *reg as usize);
             d.trigger_event = ev.trigger;
             d.dependent_event = ev.waits;
@@ -710,7 +710,7 @@ mod tests {
     #[test]
     fn the_house_linear_region_table_follows_the_plan() {
         let t = stdlib_task("linear_sm100_v2");
-        let (n, table) = region_table(&t, Target::Sm90a);
+        let (n, table) = region_table(&plan_for(&t, Target::Sm90a).unwrap().2);
         assert_eq!(n as usize, t.ir.regions.len());
         // Stage 0 of W starts the first page.
         assert_eq!(

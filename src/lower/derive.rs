@@ -315,6 +315,15 @@ impl Cx<'_> {
             ops.push(Op::Step(Step::SyncWarp));
         }
         let mut tile = Vec::new();
+        // The residual's loads go before the accumulator wait (sm_100a) or the K loop (sm_90a).
+        if self.lowered()
+            && role == RoleKind::Consumer
+            && self.linear.is_some_and(|p| p.preloads_residual())
+        {
+            tile.push(Op::Step(Step::EpilogueLoads {
+                span: self.ir.epilogues.first().map_or(self.ir.span, |e| e.2),
+            }));
+        }
         for &h in &tmem {
             self.acquire_slot(role, h, sm100_launcher, &mut tile);
         }

@@ -140,6 +140,7 @@ fn step(st: &Step) -> String {
             }
         }
         Step::AccLoad { scratch, .. } => format!("accumulator load (address in group {scratch})"),
+        Step::EpilogueLoads { .. } => "epilogue inputs loaded into registers".to_string(),
         Step::Epilogue { smem, .. } => {
             format!(
                 "epilogue{}",

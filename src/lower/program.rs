@@ -260,6 +260,15 @@ pub enum Step {
         /// The accumulator channel (what the model check names for a read of freed TMEM).
         span: Span,
     },
+    /// The consumer's loads of the epilogue's global inputs (the `residual add` operand, one
+    /// element per accumulator element of the thread) into registers, placed before the tile's
+    /// accumulator is waited so that their latency overlaps the K loop
+    /// (`LinearMath::preloads_residual`). Reads only global memory another task wrote, after the
+    /// runtime's dependency prefix.
+    EpilogueLoads {
+        /// The `epilogue` item.
+        span: Span,
+    },
     /// The consumer's epilogue over its accumulator fragment (`store bf16`, `residual add`,
     /// `split_k f32`, `quant e4m3`); `quant e4m3` meets the warps' maxima in region group
     /// `scratch`.

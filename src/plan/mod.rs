@@ -1,5 +1,6 @@
-//! Planning: the SMEM page plan (MPK's algorithm, [`pages`]) and the semaphore ordinal table
-//! ([`sems`]).
+//! Planning: the SMEM page plan (MPK's algorithm, [`pages`]), its walk over a worker's queue
+//! ([`queue`]) and the semaphore ordinal table ([`sems`]).
 
 pub mod pages;
+pub mod queue;
 pub mod sems;

@@ -49,7 +49,7 @@ mod roles;
 mod route;
 mod runtime_m;
 mod sems;
-mod smem;
+pub mod smem;
 mod tensor_roles;
 mod tma;
 mod tmem;

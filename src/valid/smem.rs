@@ -171,6 +171,12 @@ pub(super) fn budget(
                     sink.push(remap_overflow(ir, t, &g, &p));
                     continue;
                 }
+                if let Some((n, q)) = overflow_after_itself(&reqs, &preferred, &g) {
+                    sink.push(remap_overflow(ir, t, &g, &q).note(format!(
+                        "MPK plans each task after the one before it on its SM (contract doc §1.4, step 3): this is the plan of the task after {n} of its own tasks, as every SM runs it when the op has more tasks than SMs or repeats"
+                    )));
+                    continue;
+                }
                 plans.push((t.clone(), g, p));
             }
             Err(PlanError::CapacityExceeded { index, .. }) => {
@@ -469,6 +475,23 @@ fn merge_fix(reqs: &[RegionRequest], g: &Geometry, pages: &[Vec<usize>]) -> Opti
         }
     }
     None
+}
+
+/// I-S5 over the orders the task meets after itself (`plan::queue::after_itself`, starting at
+/// `preferred`): the first plan that overflows, with the number of the task's own plans before
+/// it. `None` when every plan of the cycle fits (or MPK's planner rejects one: reported
+/// elsewhere).
+fn overflow_after_itself(
+    reqs: &[RegionRequest],
+    preferred: &[usize],
+    g: &Geometry,
+) -> Option<(usize, PagePlan)> {
+    let plans = crate::plan::queue::after_itself(reqs, preferred, g).ok()?;
+    plans
+        .into_iter()
+        .enumerate()
+        .skip(1)
+        .find(|(_, p)| p.exceeds_capacity(g))
 }
 
 /// The declaration order fix of an I-S5 overflow: moving one region group to the front makes

@@ -105,6 +105,7 @@ impl Engine for Sm100<'_> {
                 w: wg, a, sf, mma, ..
             } => stage_mma(w, ir, (*wg, *a, *sf), *mma),
             Step::AccLoad { scratch, .. } => acc_load(w, ir, self.p, *scratch),
+            Step::EpilogueLoads { .. } => epilogue::emit_loads(w, self.task, self.p),
             Step::Epilogue { .. } => epilogue::emit(w, self.task, self.p, fragment(self.p)),
             Step::PageRelease => {
                 w.line("mpkc::sm100::tcgen05_fence_after();");

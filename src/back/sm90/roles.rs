@@ -66,6 +66,7 @@ impl Engine for Sm90<'_> {
             Step::StageMma {
                 w: wg, a, sf, mma, ..
             } => stage_mma(w, ir, (*wg, *a, *sf), *mma),
+            Step::EpilogueLoads { .. } => epilogue::emit_loads(w, self.task, self.p),
             Step::Epilogue { .. } => epilogue::emit(w, self.task, self.p, &FRAGMENT),
             Step::PageRelease => release_used_pages(w, "wgmma"),
             // No TMEM on sm_90a: the lowering places none of these.

@@ -123,6 +123,16 @@ pub struct LinearMath {
     pub route: Option<RouteMath>,
 }
 
+impl LinearMath {
+    /// Whether the consumer loads the epilogue's global inputs (the `residual add` operand)
+    /// into registers before it waits the accumulator, so that their round trip overlaps the K
+    /// loop instead of following it ([`crate::lower::Step::EpilogueLoads`]). Unrouted `residual
+    /// add` only: a routed epilogue's rows depend on the route's ids.
+    pub fn preloads_residual(&self) -> bool {
+        self.epilogue == Epilogue::ResidualAdd && self.route.is_none()
+    }
+}
+
 /// A routed pipeline's binding (`route W by ids per slot | sum slots`, docs/language.md "Routed
 /// experts"): the weights are `[experts, N, K]`, their tensor map is over `[experts * N, K]`,
 /// and the loader reads each stage's expert from `ids` after the dependency wait, then loads the

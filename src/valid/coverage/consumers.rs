@@ -413,6 +413,8 @@ impl Walk<'_> {
                 }
             }
             Step::PageAcquire | Step::PageRelease | Step::DepWait | Step::SyncWarp => {}
+            // The residual it loads is the epilogue's operand, found with the Epilogue step.
+            Step::EpilogueLoads { .. } => {}
             Step::RouteRead => {
                 if let Some(r) = &self.ir.route {
                     self.found.insert(Item::Route);
