@@ -274,7 +274,12 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 w.close("");
             }
             Op::NamedSync { id, threads, .. } => {
-                w.comment("Every reader of the role is done before a subset arrives for it.");
+                if *id == crate::lower::RUNTIME_PAGE_BARRIER {
+                    w.comment("The runtime's page barrier (contract doc §3.4): every consumer thread is done with the pages");
+                    w.comment("before warp 0 releases them.");
+                } else {
+                    w.comment("Every reader of the role is done before a subset arrives for it.");
+                }
                 cx.engine.before_sync(w);
                 w.line(format!("mpkc::named_barrier_sync({id}, {threads});"));
             }

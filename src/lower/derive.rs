@@ -80,11 +80,25 @@ fn role_threads(ir: &TaskIr, kind: RoleKind) -> u32 {
         .map_or(32, |r| u32::try_from(r.threads()).unwrap_or(32))
 }
 
+/// The named barrier the runtime keeps for the consumer's page claim and suffix (contract doc
+/// §3.4); the sm_90a consumer's own page release ([`Step::ConsumerPageRelease`]) syncs on it.
+pub const RUNTIME_PAGE_BARRIER: u8 = 8;
 impl Cx<'_> {
     /// Whether the linear engine's steps go in (the contract has its binding); the model check
     /// reads their memory effects from the lowered program.
     fn lowered(&self) -> bool {
         self.linear.is_some()
+    }
+
+    /// Whether the consumer releases the used pages right after its K loop
+    /// ([`Step::ConsumerPageRelease`]) instead of the launcher after `consumer_done`: on sm_90a,
+    /// whose consumer issues and waits the wgmmas itself, where the epilogue reads no SMEM (all
+    /// but `quant e4m3`, whose warp maxima meet in the scratch region).
+    fn consumer_releases_pages(&self) -> bool {
+        self.target == Target::Sm90a
+            && self
+                .linear
+                .is_some_and(|p| p.epilogue != crate::lower::Epilogue::QuantE4m3)
     }
 
     fn full(&self, ch: Handle<ChannelIr>) -> Option<BarrierId> {
@@ -350,6 +364,15 @@ impl Cx<'_> {
                 body: k_loop,
             });
         }
+        if self.lowered() && role == RoleKind::Consumer && self.consumer_releases_pages() {
+            // Every consumer thread's wgmmas waited before warp 0 releases the pages.
+            tile.push(Op::NamedSync {
+                id: RUNTIME_PAGE_BARRIER,
+                threads: 128,
+                span: self.ir.epilogues.first().map_or(self.ir.span, |e| e.2),
+            });
+            tile.push(Op::Step(Step::ConsumerPageRelease));
+        }
         if self.lowered() && role == RoleKind::Consumer {
             tile.push(Op::Step(Step::Epilogue {
                 scratch: self.linear.map_or(0, |p| p.scratch),
@@ -381,7 +404,7 @@ impl Cx<'_> {
             ops.push(Op::Step(Step::SyncWarp));
         }
         self.one_shots(role, true, &mut ops);
-        if self.lowered() && role == RoleKind::Launcher {
+        if self.lowered() && role == RoleKind::Launcher && !self.consumer_releases_pages() {
             ops.push(Op::Step(Step::PageRelease));
             if sm100_launcher && !tmem.is_empty() {
                 ops.push(Op::Step(Step::TmemDealloc));

@@ -15,6 +15,7 @@ pub mod linear;
 mod program;
 pub mod target;
 
+pub use derive::RUNTIME_PAGE_BARRIER;
 pub use linear::{Epilogue, LinearMath, Operands, RouteMath};
 pub use program::*;
 

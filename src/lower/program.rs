@@ -287,6 +287,14 @@ pub enum Step {
     PageAcquire,
     /// The launcher's lane-parallel release of each page the task uses, once (I-P1, I-P3).
     PageRelease,
+    /// sm_90a consumer, after its K loop: once all 128 consumer threads waited their last wgmma
+    /// (an [`Op::NamedSync`] on the runtime's page barrier 8 before it, contract doc §3.4),
+    /// warp 0's lanes release
+    /// each page the task uses, once (I-P1, I-P3), before an epilogue that reads only registers
+    /// and global memory: the next task's loader prefix, which waits every page, then runs during
+    /// this epilogue instead of after it and the launcher's hop. Replaces the launcher's
+    /// [`Step::PageRelease`] where placed.
+    ConsumerPageRelease,
     /// The loader's wait on the task's dependency (`SEM_DEP_READY`) before its first load of
     /// data another task wrote, on the first K iteration only (I-M9).
     DepWait,
@@ -370,7 +378,8 @@ pub enum Op {
     Step(Step),
     /// `bar.sync id, threads`: the named barrier a subset's arrival follows (`after`).
     NamedSync {
-        /// The barrier id (1-7, 9-15: 0 and 8 are the runtime's).
+        /// The barrier id (1-7, 9-15 declared by the contract; 8, the runtime's page barrier,
+        /// only before [`Step::ConsumerPageRelease`]).
         id: u8,
         /// Threads it gathers.
         threads: u32,

@@ -112,6 +112,8 @@ impl Engine for Sm100<'_> {
                 release_used_pages(w, "MMA");
             }
             Step::TmemDealloc => w.line("mpkc::sm100::tmem_dealloc(taddr, TMEM_COLS);"),
+            // sm_90a only (its consumer waits its own wgmmas): the lowering places none here.
+            Step::ConsumerPageRelease => {}
             Step::PageAcquire | Step::DepWait | Step::RouteRead | Step::SyncWarp | Step::Body => {}
         }
     }

@@ -7,7 +7,7 @@ use crate::back::roles::{ops_of, render, Engine, RoleCx};
 use crate::back::writer::Writer;
 use crate::ir::RoleKind;
 use crate::lower::{LinearMath, MmaShape, Operands};
-use crate::lower::{RoleProgram, Step};
+use crate::lower::{Op, RoleProgram, Step};
 use crate::valid::CheckedTask;
 
 /// The accumulator fragment of a consumer thread on sm_90a: the wgmma m64nN f32 layout of each
@@ -69,6 +69,7 @@ impl Engine for Sm90<'_> {
             Step::EpilogueLoads { .. } => epilogue::emit_loads(w, self.task, self.p),
             Step::Epilogue { .. } => epilogue::emit(w, self.task, self.p, &FRAGMENT),
             Step::PageRelease => release_used_pages(w, "wgmma"),
+            Step::ConsumerPageRelease => consumer_page_release(w),
             // No TMEM on sm_90a: the lowering places none of these.
             Step::TmemAlloc { .. }
             | Step::TmemDealloc
@@ -89,6 +90,20 @@ impl Engine for Sm90<'_> {
             w.line("#pragma unroll 1");
         }
     }
+}
+
+/// The consumer's release of the used pages after its K loop ([`Step::ConsumerPageRelease`]),
+/// after the program's sync of the 128 threads on the runtime's page barrier (id 8, contract doc
+/// §3.4: the consumer page claim and suffix, which this task's registration leaves off): warp
+/// 0's lanes release each used page once, as the runtime's consumer suffix would (I-P1, I-P3).
+fn consumer_page_release(w: &mut Writer) {
+    w.comment("Every consumer thread waited its last wgmma: no SMEM read of the task is left (the epilogue");
+    w.comment("reads registers and global memory). Release the used pages now, so that the next task's loader");
+    w.comment("prefix, which waits every page, runs during this epilogue (I-P1, I-P3).");
+    w.open("if (warp == 0)");
+    w.line("uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective");
+    w.line("if (lane < MAX_SMEM_PAGES_PER_TASK && (used_pages >> lane & 1u)) mpkc::rt::finish_page(runtime_smem, lane);");
+    w.close("");
 }
 
 /// The stage's wgmma of both m64 halves by the warpgroup, waited, then (fp8) the block's scales
@@ -150,11 +165,20 @@ fn stage_mma(
 }
 
 /// Launcher (W5) without TMEM: its operations of the sm_90a program (re-init, `tmem_ready`, which
-/// orders that re-init before any consumer arrival, contract doc §2.4; then after
-/// `consumer_done` the lane-parallel release of the used pages, I-P1, I-P3).
+/// orders that re-init before any consumer arrival, contract doc §2.4; then the wait on
+/// `consumer_done`, and after it the lane-parallel release of the used pages, I-P1, I-P3, where
+/// the consumer does not release them after its K loop).
 pub(super) fn launcher(w: &mut Writer, e: &Sm90<'_>, prog: &RoleProgram) {
     w.comment("Launcher (W5): on sm_90a the consumer warpgroup issues the MMAs; the launcher keeps the barrier");
-    w.comment("re-init, the tmem_ready handshake and the page release after consumer_done.");
+    let launcher_releases = crate::lower::flatten(ops_of(prog, RoleKind::Launcher))
+        .into_iter()
+        .any(|o| matches!(o, Op::Step(Step::PageRelease)));
+    if launcher_releases {
+        w.comment("re-init, the tmem_ready handshake and the page release after consumer_done.");
+    } else {
+        w.comment("re-init, the tmem_ready handshake and the wait on consumer_done (the consumer releases the");
+        w.comment("pages after its K loop).");
+    }
     w.open(format!(
         "__device__ __noinline__ void launcher({ROLE_PARAMS})"
     ));

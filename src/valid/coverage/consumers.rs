@@ -412,7 +412,11 @@ impl Walk<'_> {
                     }
                 }
             }
-            Step::PageAcquire | Step::PageRelease | Step::DepWait | Step::SyncWarp => {}
+            Step::PageAcquire
+            | Step::PageRelease
+            | Step::ConsumerPageRelease
+            | Step::DepWait
+            | Step::SyncWarp => {}
             // The residual it loads is the epilogue's operand, found with the Epilogue step.
             Step::EpilogueLoads { .. } => {}
             Step::RouteRead => {

@@ -251,7 +251,7 @@ fn step_effect(step: &Step) -> Option<Op> {
         Step::TmemDealloc => Some(Op::Reuse {
             res: Resource::Tmem,
         }),
-        Step::PageRelease => Some(Op::Reuse {
+        Step::PageRelease | Step::ConsumerPageRelease => Some(Op::Reuse {
             res: Resource::Pages,
         }),
         _ => None,
