@@ -12,7 +12,8 @@
 #                methods (standalone graph replay, persistent stamps), checked against cuBLAS
 #                before timing; $OUT/bench-m<M>.json (schema: docs/bench.md) and .txt (the table).
 # - fixed cost:  the house linear (stdlib/linear_sm100_v2.mpk) at K = 128 (one stage per task),
-#                M = 1 and 16: 1 and 8 tasks per CTA, weights in L2; $OUT/fixed-cost.{json,txt}.
+#                M = 1 and 16: 1 and 8 tasks per CTA, weights in L2; $OUT/fixed-cost.{json,txt};
+#                the same for the 64-row residual linear's o_proj, $OUT/fixed-cost-tile64.*.
 #
 # Needs: an NVIDIA GPU, nvcc on PATH (or $NVCC: mpkc compiles the production builds there with it),
 # libcublas (found next to nvcc, in $CUDA_HOME/lib64, /usr/local/cuda/lib64 or PyTorch's
@@ -71,6 +72,14 @@ if [ "$MODE" = all ] || [ "$MODE" = fixed ]; then
   verdict=OK
   [ $rc -eq 0 ] || { verdict="rc $rc"; FAILED=1; }
   row "fixed cost (K = 128)" "$verdict" "$OUT/fixed-cost.txt, $OUT/fixed-cost.json"
+  # The same on the 64-row residual linear (7 pages at 5 stages, 2 at K = 128: a task after
+  # another on its SM takes the pages it left, plan::queue), o_proj's 112 tasks.
+  timeout "$STEP_TIMEOUT" "$MPKC" bench --fixed-cost examples/linear_bf16_residual_tile64.mpk --instance o_proj --param K=128 --m 1,16 \
+    --save-json "$OUT/fixed-cost-tile64.json" --out "$BUILD/build-fixed-cost-tile64" >"$OUT/fixed-cost-tile64.txt" 2>"$OUT/fixed-cost-tile64.log"
+  rc=$?
+  verdict=OK
+  [ $rc -eq 0 ] || { verdict="rc $rc"; FAILED=1; }
+  row "fixed cost, 64-row tile" "$verdict" "$OUT/fixed-cost-tile64.txt, $OUT/fixed-cost-tile64.json"
 fi
 
 # docs/perf.md: the tables of this run with what produced them (copy it into docs/ from $OUT).
@@ -88,6 +97,7 @@ fi
   done
   if [ "$MODE" = all ] || [ "$MODE" = fixed ]; then
     echo; echo "## Per-task fixed cost"; echo; echo '```'; cat "$OUT/fixed-cost.txt" 2>/dev/null; echo '```'
+    echo; echo "## Per-task fixed cost, 64-row tile (examples/linear_bf16_residual_tile64.mpk, o_proj)"; echo; echo '```'; cat "$OUT/fixed-cost-tile64.txt" 2>/dev/null; echo '```'
   fi
 } >"$OUT/perf.md"
 
@@ -101,6 +111,7 @@ done
 if [ "$MODE" = all ] || [ "$MODE" = fixed ]; then
   echo
   cat "$OUT/fixed-cost.txt" 2>/dev/null
+  cat "$OUT/fixed-cost-tile64.txt" 2>/dev/null
 fi
 echo
 printf '%-24s | %-6s | %s\n' step result files
