@@ -158,6 +158,19 @@ fn pipeline(w: &mut Writer, d: &Description) -> Result<(), Diagnostic> {
     w.line(format!("stages {stages}"));
     w.blank();
     let (welem, aelem) = if fp8 { ("", "") } else { (" * 2", " * 2") };
+    let scratch = format!(
+        "region scratch {{ holds tmem_addr; bytes 16; align 16; pack; release {} }}",
+        stages + 1
+    );
+    // 16 KB activation stages fill whole pages: after a task that left page 13 unused (itself,
+    // on an SM running two of its tasks), MPK's remap gives page 13 to the first single-page
+    // logical page, which must then be the scratch's (E0107, plan::queue::after_itself).
+    let scratch_first = !fp8 && tile_n == 64;
+    if scratch_first {
+        w.comment("scratch first: page 13 (11,264 bytes) goes to the first single-page region after a task that");
+        w.comment("left it unused, and a 16 KB activation stage would not fit there (E0107).");
+        w.line(scratch.clone());
+    }
     w.line(format!(
         "region W[stage] {{ bytes tile.M * tile.K{welem}; align 1024; release stage + 1 }}"
     ));
@@ -167,10 +180,9 @@ fn pipeline(w: &mut Writer, d: &Description) -> Result<(), Diagnostic> {
     if fp8 {
         w.line("region SF[stage] { bytes 1024; align 128; pack; release stage + 1 }");
     }
-    w.line(format!(
-        "region scratch {{ holds tmem_addr; bytes 16; align 16; pack; release {} }}",
-        stages + 1
-    ));
+    if !scratch_first {
+        w.line(scratch);
+    }
     w.blank();
     w.line("channel w_ring: W, loader -> launcher (tma W), empty by launcher (commit)");
     w.line("channel a_ring: A, loader -> launcher (tma A), shares_empty w_ring");

@@ -94,11 +94,12 @@ impl Cx<'_> {
     /// ([`Step::ConsumerPageRelease`]) instead of the launcher after `consumer_done`: on sm_90a,
     /// whose consumer issues and waits the wgmmas itself, where the epilogue reads no SMEM (all
     /// but `quant e4m3`, whose warp maxima meet in the scratch region).
+    /// Decided from the contract, not the lowering, so that the protocol-only program the model
+    /// check runs has the same named barrier sync as the lowered one.
     fn consumer_releases_pages(&self) -> bool {
         self.target == Target::Sm90a
-            && self
-                .linear
-                .is_some_and(|p| p.epilogue != crate::lower::Epilogue::QuantE4m3)
+            && self.ir.family == crate::ir::Family::Pipeline
+            && !self.ir.epilogues.iter().any(|e| e.0 == "quant")
     }
 
     fn full(&self, ch: Handle<ChannelIr>) -> Option<BarrierId> {
@@ -364,14 +365,16 @@ impl Cx<'_> {
                 body: k_loop,
             });
         }
-        if self.lowered() && role == RoleKind::Consumer && self.consumer_releases_pages() {
+        if role == RoleKind::Consumer && self.consumer_releases_pages() {
             // Every consumer thread's wgmmas waited before warp 0 releases the pages.
             tile.push(Op::NamedSync {
                 id: RUNTIME_PAGE_BARRIER,
                 threads: 128,
                 span: self.ir.epilogues.first().map_or(self.ir.span, |e| e.2),
             });
-            tile.push(Op::Step(Step::ConsumerPageRelease));
+            if self.lowered() {
+                tile.push(Op::Step(Step::ConsumerPageRelease));
+            }
         }
         if self.lowered() && role == RoleKind::Consumer {
             tile.push(Op::Step(Step::Epilogue {
