@@ -329,10 +329,10 @@ fn stages_for(fp8: bool, n: i64, bk: i64, cap: i64) -> i64 {
 fn sweep() -> Vec<Source> {
     let mut out = Vec::new();
     for n in [16, 32, 48, 112, 128, 144, 240, 256] {
-        out.push(variant(false, n, 128, stages_for(false, n, 128, 4)));
+        out.push(legal_variant(false, n, 128, stages_for(false, n, 128, 4)));
     }
     for (n, bk, stages) in [(16, 64, 6), (144, 64, 3), (16, 256, 2), (256, 256, 1)] {
-        out.push(variant(
+        out.push(legal_variant(
             false,
             n,
             bk,
@@ -340,7 +340,7 @@ fn sweep() -> Vec<Source> {
         ));
     }
     for (n, stages) in [(8, 1), (24, 3), (64, 4), (120, 5), (136, 2), (256, 1)] {
-        out.push(variant(
+        out.push(legal_variant(
             true,
             n,
             128,
@@ -348,6 +348,26 @@ fn sweep() -> Vec<Source> {
         ));
     }
     out
+}
+
+/// The variant with the most stages up to `stages` that `mpkc check` accepts: the byte count of
+/// [`stages_for`] does not see the planner's remap, which can put a full page on the partial
+/// page 13 when the task follows itself on an SM (E0107).
+fn legal_variant(fp8: bool, n: i64, bk: i64, stages: i64) -> Source {
+    let clean = |src: &Source| {
+        check_sources(
+            std::slice::from_ref(src),
+            &SemaOptions::default(),
+            &CheckOptions::default(),
+        )
+        .iter()
+        .all(|c| !c.has_errors())
+    };
+    (1..=stages)
+        .rev()
+        .map(|s| variant(fp8, n, bk, s))
+        .find(clean)
+        .unwrap_or_else(|| variant(fp8, n, bk, stages))
 }
 
 #[test]
@@ -389,7 +409,7 @@ fn sixty_four_row_tiles_equal_cutlass() {
             .replace("box [64, 16, 2]", &format!("box [64, {n}, {}]", bk / 64))
             .replace("box [64, 64, 2]", &format!("box [64, 64, {}]", bk / 64))
             .replace("tmem cols 32", &format!("tmem cols {}", n.max(32)))
-            .replace("stages min(7, K / 128)", "stages 2");
+            .replace("stages min(5, K / 128)", "stages 2");
         sources.push(Source {
             path: format!("sweep/tile64_n{n}_k{bk}.mpk"),
             text: t,

@@ -95,9 +95,12 @@ impl Cx<'_> {
     /// whose consumer issues and waits the wgmmas itself, where the epilogue reads no SMEM (all
     /// but `quant e4m3`, whose warp maxima meet in the scratch region).
     /// Decided from the contract, not the lowering, so that the protocol-only program the model
-    /// check runs has the same named barrier sync as the lowered one.
+    /// check runs has the same named barrier sync as the lowered one. Not under `setmaxnreg`:
+    /// there the consumer is its own function (ptxas C7510, `back::sm90`) and the release's page
+    /// mask spilled the worker's entry (4 bytes, helpers 40, ptxas 13.5, tests/setmaxnreg.rs).
     fn consumer_releases_pages(&self) -> bool {
         self.target == Target::Sm90a
+            && self.ir.setmaxnreg.is_none()
             && self.ir.family == crate::ir::Family::Pipeline
             && !self.ir.epilogues.iter().any(|e| e.0 == "quant")
     }

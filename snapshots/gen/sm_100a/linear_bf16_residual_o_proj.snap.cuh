@@ -212,6 +212,19 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   mpkc::rt::mbar_wait(&sem[SEM_TMEM_READY], 0, "sem_tmem_ready", 0);
   // One tile per task (I-P6): accumulator slot 0, its first use.
   int const slot = 0;
+  int const tile = task_desc->task_metadata.task_offset % NUM_TILES;
+  __nv_bfloat16 const *const res = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[IN_R]);  // `R`, an activation: coherent loads
+  // The residual is loaded before the K loop (it depends only on the task's dependency, which
+  // the runtime's prefix waited): the loads' round trip overlaps the stages instead of following
+  // the last one. Every load also precedes the first output store, as it must: `out` may alias
+  // `res` (an in-place residual stream), and element e of `out` reads only element e of `res`.
+  __nv_bfloat16 r[FRAG_ELEMS];
+  #pragma unroll
+  for (int e = 0; e < FRAG_ELEMS; ++e) {
+    int const n = frag_token(lane, e);  // token
+    int const row = frag_row(tile, warp, lane, e);  // output column
+    r[e] = n < M_REAL && row < N ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);
+  }
   mpkc::rt::mbar_wait(&sem[SEM_ACC_FULL], 0, "sem_acc_full", 0);
   mpkc::sm100::tcgen05_fence_after();
   uint32_t const taddr = *reinterpret_cast<uint32_t const *>(smem + task_desc->smem_region_offset(REGION_SCRATCH));
@@ -226,21 +239,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     #pragma unroll
     for (int j = 0; j < 16; ++j) acc[layout::Sm100::ld_col(c, j)] = __uint_as_float(r[j]);
   }
-  int const tile = task_desc->task_metadata.task_offset % NUM_TILES;
   __nv_bfloat16 *const out = static_cast<__nv_bfloat16 *>(task_desc->output_ptrs[OUT_C]);  // `C`
-  __nv_bfloat16 const *const res = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[IN_R]);  // `R`, an activation: coherent loads
-  // `out` may alias `res` (an in-place residual stream), so a load placed after a store cannot be
-  // moved above it: loads and stores interleaved would wait one round trip per element before
-  // consumer_done. Every residual element of the fragment is loaded into registers first, all
-  // FRAG_ELEMS loads in flight together; element e of `out` reads only element e of `res`, so the
-  // result is the same when out == res.
-  __nv_bfloat16 r[FRAG_ELEMS];
-  #pragma unroll
-  for (int e = 0; e < FRAG_ELEMS; ++e) {
-    int const n = frag_token(lane, e);  // token
-    int const row = frag_row(tile, warp, lane, e);  // output column
-    r[e] = n < M_REAL && row < N ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);
-  }
   // The accumulator is rounded to bf16 before the add, as MPK's residual linear does.
   #pragma unroll
   for (int e = 0; e < FRAG_ELEMS; ++e) {

@@ -159,7 +159,8 @@ __device__ __noinline__ void loader(TaskDesc const *task_desc, RuntimeConfig con
 }
 
 // Launcher (W5): on sm_90a the consumer warpgroup issues the MMAs; the launcher keeps the barrier
-// re-init, the tmem_ready handshake and the page release after consumer_done.
+// re-init, the tmem_ready handshake and the wait on consumer_done (the consumer releases the
+// pages after its K loop).
 __device__ __noinline__ void launcher(TaskDesc const *task_desc, RuntimeConfig const &runtime_config, RuntimeSMEM &runtime_smem, int instruction_index, int iter_num) {
   (void)runtime_config;
   (void)iter_num;
@@ -171,10 +172,6 @@ __device__ __noinline__ void launcher(TaskDesc const *task_desc, RuntimeConfig c
   // Reconverge before lane-parallel work (I-P4).
   __syncwarp();
   mpkc::rt::mbar_wait(&sem[SEM_CONSUMER_DONE], 0, "sem_consumer_done", 0);
-  // Every wgmma completed and the consumers are done: release each used page once (I-P1, I-P3).
-  uint32_t const used_pages = mpkc::used_page_mask(task_desc);
-  int const page = mpkc::lane_id();
-  if (page < MAX_SMEM_PAGES_PER_TASK && (used_pages >> page & 1u)) mpkc::rt::finish_page(runtime_smem, page);
 }
 
 // Consumer (W0-3): wgmma of the 128x16 tile into registers, then the `residual add` epilogue.
@@ -194,6 +191,19 @@ __device__ __forceinline__ void consumer(TaskDesc const *task_desc, RuntimeConfi
     #pragma unroll
     for (int i = 0; i < ACC_REGS; ++i) acc[h][i] = 0.f;
   mpkc::rt::mbar_wait(&sem[SEM_TMEM_READY], 0, "sem_tmem_ready", 0);
+  int const tile = task_desc->task_metadata.task_offset % NUM_TILES;
+  __nv_bfloat16 const *const res = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[IN_R]);  // `R`, an activation: coherent loads
+  // The residual is loaded before the K loop (it depends only on the task's dependency, which
+  // the runtime's prefix waited): the loads' round trip overlaps the stages instead of following
+  // the last one. Every load also precedes the first output store, as it must: `out` may alias
+  // `res` (an in-place residual stream), and element e of `out` reads only element e of `res`.
+  __nv_bfloat16 r[FRAG_ELEMS];
+  #pragma unroll
+  for (int e = 0; e < FRAG_ELEMS; ++e) {
+    int const n = frag_token(lane, e);  // token
+    int const row = frag_row(tile, warp, lane, e);  // output column
+    r[e] = n < M_REAL && row < N ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);
+  }
   // Not unrolled: ptxas serialises the wgmmas of a fully unrolled K loop whose barrier waits
   // branch (advisory C7519, "compiler-inserted WG.AR in divergent path"); a stage's 16 wgmmas
   // are unrolled inside it.
@@ -224,21 +234,17 @@ __device__ __forceinline__ void consumer(TaskDesc const *task_desc, RuntimeConfi
     // arrivals that free it (the tcgen05.commit's single arrival on sm_100a).
     mpkc::rt::mbar_arrive(&sem[SEM_W_RING_EMPTY + stage]);  // w_ring.empty: every consumer thread, 128 arrivals
   }
-  int const tile = task_desc->task_metadata.task_offset % NUM_TILES;
-  __nv_bfloat16 *const out = static_cast<__nv_bfloat16 *>(task_desc->output_ptrs[OUT_C]);  // `C`
-  __nv_bfloat16 const *const res = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[IN_R]);  // `R`, an activation: coherent loads
-  // `out` may alias `res` (an in-place residual stream), so a load placed after a store cannot be
-  // moved above it: loads and stores interleaved would wait one round trip per element before
-  // consumer_done. Every residual element of the fragment is loaded into registers first, all
-  // FRAG_ELEMS loads in flight together; element e of `out` reads only element e of `res`, so the
-  // result is the same when out == res.
-  __nv_bfloat16 r[FRAG_ELEMS];
-  #pragma unroll
-  for (int e = 0; e < FRAG_ELEMS; ++e) {
-    int const n = frag_token(lane, e);  // token
-    int const row = frag_row(tile, warp, lane, e);  // output column
-    r[e] = n < M_REAL && row < N ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);
+  // The runtime's page barrier (contract doc §3.4): every consumer thread is done with the pages
+  // before warp 0 releases them.
+  mpkc::named_barrier_sync(8, 128);
+  // Every consumer thread waited its last wgmma: no SMEM read of the task is left (the epilogue
+  // reads registers and global memory). Release the used pages now, so that the next task's loader
+  // prefix, which waits every page, runs during this epilogue (I-P1, I-P3).
+  if (warp == 0) {
+    uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective
+    if (lane < MAX_SMEM_PAGES_PER_TASK && (used_pages >> lane & 1u)) mpkc::rt::finish_page(runtime_smem, lane);
   }
+  __nv_bfloat16 *const out = static_cast<__nv_bfloat16 *>(task_desc->output_ptrs[OUT_C]);  // `C`
   // The accumulator is rounded to bf16 before the add, as MPK's residual linear does.
   #pragma unroll
   for (int e = 0; e < FRAG_ELEMS; ++e) {
