@@ -84,10 +84,24 @@ fn line_text(text: &str, pos: usize) -> &str {
     text[start..end].trim()
 }
 
+/// SMs the derived reduce spreads over: the H200's 132, which the stdlib's splits are tuned for.
+const REDUCE_SMS: i64 = 132;
+
+/// Row groups of the derived reduce of `m` token rows over `slices` column slices: as many as
+/// fill [`REDUCE_SMS`] with the slices (one per row at most), so that at M = 16 a reduce of two
+/// slices (the router's 256 columns) runs on 32 tasks instead of 2, each thread one memory round
+/// trip per 8 splits; 1 at M = 1.
+fn reduce_row_groups(m: i64, slices: i64) -> i64 {
+    let m = m.max(1);
+    let wanted = (REDUCE_SMS / slices.max(1)).clamp(1, m);
+    let rows = crate::ir::exact::ceil_div(m, wanted);
+    crate::ir::exact::ceil_div(m, rows)
+}
+
 /// The contracts derived from `c`: for a pipeline with a `split_k f32` epilogue, the reduce task
 /// that sums its f32 partials into the bf16 output (one task per 128 output columns, the linear's
-/// tile: as many reduce tasks as output tiles, spread over the SMs), with where
-/// it comes from.
+/// tile, times row groups of the tokens where the slices leave SMs idle: `reduce_row_groups`),
+/// with where it comes from.
 pub fn derived_sources(c: &Checked) -> Vec<(Source, Derived)> {
     let mut out = Vec::new();
     for t in &c.tasks {
@@ -109,11 +123,14 @@ task {unit} {{\n  family consumer-no-smem\n  targets {targets}\n",
             text.push_str(&format!("  task_id {id}\n"));
             (start..text.len(), item)
         });
+        let slices = crate::ir::exact::ceil_div(p.n, 128).max(1);
+        let groups = reduce_row_groups(p.m_real, slices);
         text.push_str(&format!(
-            "  tensor partials: f32[{s}, {m}, {n}] in\n  tensor y: bf16[{m}, {n}] out\n  body splitk_reduce(partials -> y)\n  granularity per_tile(tasks ceil_div({n}, 128))\n}}\n",
+            "  tensor partials: f32[{s}, {m}, {n}] in\n  tensor y: bf16[{m}, {n}] out\n  body splitk_reduce(partials -> y)\n  // {slices} column slices of 128 x {groups} row group(s)\n  granularity per_tile(tasks {tasks})\n}}\n",
             s = p.splits,
             m = p.m_real,
             n = p.n,
+            tasks = slices * groups,
         ));
         let epilogue =
             t.ir.epilogues
@@ -137,4 +154,29 @@ task {unit} {{\n  family consumer-no-smem\n  targets {targets}\n",
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reduce_row_groups;
+
+    /// The stdlib's split-K shapes at M = 16: slices x row groups stay within the 132 SMs, and
+    /// M = 1 keeps one task per slice.
+    #[test]
+    fn the_reduce_spreads_its_rows_over_the_idle_sms() {
+        // (slices = ceil(N / 128), M, row groups)
+        for (slices, m, groups) in [
+            (2, 16, 16), // router [256]: 32 tasks
+            (17, 16, 6), // qkv_a [2176]: 3 rows per group, 102 tasks
+            (24, 16, 4), // q_b [3072]: 96 tasks
+            (5, 16, 16), // kv_a [576]: 80 tasks
+            (17, 1, 1),
+            (2, 1, 1),
+            (200, 64, 1), // more slices than SMs: one group
+        ] {
+            let g = reduce_row_groups(m, slices);
+            assert_eq!(g, groups, "{slices} slices at M = {m}");
+            assert!(g == 1 || slices * g <= 132);
+        }
+    }
 }

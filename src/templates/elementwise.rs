@@ -225,12 +225,33 @@ pub(super) fn bind_splitk_reduce(s: &Shapes<'_>) -> Bound {
             y[1],
             format!("columns of `{}`", s.tensor_name("y")),
         ),
-        int_const(
-            "kColsPerTask",
-            crate::ir::exact::ceil_div(y[1], s.tasks()),
-            "ceil(kCols / kNumTasks)",
-        ),
     ];
+    // The task grid: column slices of 128 (the linear's tile) times row groups where the task
+    // count is a multiple of the slices (the derived reduce at M > 1, `driver::derived`); else
+    // kNumTasks column slices of all the rows.
+    let t = s.tasks().max(1);
+    let slices = crate::ir::exact::ceil_div(y[1], 128).max(1);
+    let (col_tasks, cols_per_task, rows_per_task) = if t > slices && t % slices == 0 {
+        (slices, 128, crate::ir::exact::ceil_div(y[0], t / slices))
+    } else {
+        (t, crate::ir::exact::ceil_div(y[1], t), y[0])
+    };
+    let mut constants = constants;
+    constants.push(int_const(
+        "kColTasks",
+        col_tasks,
+        "column slices: ceil(kCols / 128) where kNumTasks is a multiple of it (then row groups too), else kNumTasks",
+    ));
+    constants.push(int_const(
+        "kColsPerTask",
+        cols_per_task,
+        "columns of a slice: 128, else ceil(kCols / kNumTasks)",
+    ));
+    constants.push(int_const(
+        "kRowsPerTask",
+        rows_per_task,
+        "rows of a row group: ceil(kRows / (kNumTasks / kColTasks))",
+    ));
     Ok((
         constants,
         Vec::new(),

@@ -1,16 +1,20 @@
-// splitk_reduce: y[m, n] = bf16(sum over s of partials[s, m, n]) for this task's column slice,
-// summing the f32 split-K partials in split order (s = 0, 1, ...), whichever path runs.
-int const col_begin = task_offset * kColsPerTask;
+// splitk_reduce: y[m, n] = bf16(sum over s of partials[s, m, n]) for this task's column slice and
+// row group (task_offset = row group * kColTasks + slice), summing the f32 split-K partials in
+// split order (s = 0, 1, ...), whichever path runs.
+int const col_begin = task_offset % kColTasks * kColsPerTask;
 int const col_end = col_begin + kColsPerTask < kCols ? col_begin + kColsPerTask : kCols;
 int const width = col_end - col_begin;
+int const row_begin = task_offset / kColTasks * kRowsPerTask;
+int const row_end = row_begin + kRowsPerTask < kRows ? row_begin + kRowsPerTask : kRows;
+int const rows = row_end > row_begin ? row_end - row_begin : 0;
 if constexpr (kCols % 4 == 0 && kColsPerTask % 4 == 0) {
   // Four columns per thread: 16-byte loads (aligned: cudaMalloc'd base, kCols and col multiples
   // of 4 floats), up to kBatch splits in flight together before they are added, so that a thread
   // waits one memory round trip per kBatch splits, not one per split.
   constexpr int kBatch = kSplits < 8 ? kSplits : 8;
   int const quads = width / 4;
-  for (int e = threadIdx.x; e < kRows * quads; e += kConsumerThreads) {
-    int const row = e / quads;
+  for (int e = threadIdx.x; e < rows * quads; e += kConsumerThreads) {
+    int const row = row_begin + e / quads;
     int const col = col_begin + 4 * (e % quads);
     float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
     for (int s0 = 0; s0 < kSplits; s0 += kBatch) {
@@ -36,8 +40,8 @@ if constexpr (kCols % 4 == 0 && kColsPerTask % 4 == 0) {
     out[1] = __floats2bfloat162_rn(sum.z, sum.w);
   }
 } else {
-  for (int64_t e = threadIdx.x; e < static_cast<int64_t>(kRows) * width; e += kConsumerThreads) {
-    int const row = static_cast<int>(e / width);
+  for (int64_t e = threadIdx.x; e < static_cast<int64_t>(rows) * width; e += kConsumerThreads) {
+    int const row = row_begin + static_cast<int>(e / width);
     int const col = col_begin + static_cast<int>(e % width);
     float sum = 0.f;
     #pragma unroll 4
