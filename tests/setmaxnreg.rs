@@ -60,8 +60,8 @@ fn file<'a>(u: &'a UnitOutput, kind: FileKind, name_ends: &str) -> &'a str {
 /// the `.cuh` was identical; now both kernels' `Registration` and the harness carry the values,
 /// and nothing else differs in the kernels.
 /// The lines of a generated `.cuh` without its in-body page release: the sm_90a consumer's block
-/// (the runtime's page barrier, then warp 0's releases) or the launcher's, and the launcher's
-/// comment that says which.
+/// (the runtime's page barrier, then warp 0's releases) or the launcher's, and the launcher's and
+/// the Registration's comments that say which.
 fn without_page_release(t: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut in_consumer_block = false;
@@ -85,6 +85,7 @@ fn without_page_release(t: &str) -> Vec<&str> {
             "mpkc::rt::finish_page(runtime_smem, page);",
             "// re-init, the tmem_ready handshake",
             "// pages after its K loop).",
+            "with auto_consumer_finish = false:",
         ];
         if !release_line.iter().any(|p| l.contains(p)) {
             out.push(l);

@@ -130,7 +130,7 @@ fn tile_and_tokens(w: &mut Writer, task: &CheckedTask) -> &'static str {
 }
 
 /// The role program's `EpilogueLoads` step ([`LinearMath::preloads_residual`]): the consumer's
-/// residual elements loaded into `r[FRAG_ELEMS]` before the accumulator is waited, so that
+/// residual elements loaded into `resid[FRAG_ELEMS]` before the accumulator is waited, so that
 /// their round trip overlaps the K loop. Defines `tile` (and `m_tokens`) for the epilogue.
 /// `warp` and `lane` are in scope.
 pub(crate) fn emit_loads(w: &mut Writer, task: &CheckedTask, p: &LinearMath) {
@@ -146,17 +146,17 @@ pub(crate) fn emit_loads(w: &mut Writer, task: &CheckedTask, p: &LinearMath) {
     w.comment("the runtime's prefix waited): the loads' round trip overlaps the stages instead of following");
     w.comment("the last one. Every load also precedes the first output store, as it must: `out` may alias");
     w.comment("`res` (an in-place residual stream), and element e of `out` reads only element e of `res`.");
-    w.line("__nv_bfloat16 r[FRAG_ELEMS];");
+    w.line("__nv_bfloat16 resid[FRAG_ELEMS];");
     open_fragment_loop(w);
     w.line(format!(
-        "r[e] = n < {m} && row < N ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);"
+        "resid[e] = n < {m} && row < N ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);"
     ));
     w.close("");
 }
 
 /// The epilogue of the consumer role after its accumulator `acc` is complete (in registers on
 /// sm_90a, loaded from TMEM on sm_100a): the output pointer, then the contract's epilogue over
-/// the fragment of `f`. `warp`, `lane`, `smem` and `acc` are in scope, and `tile` and `r` where
+/// the fragment of `f`. `warp`, `lane`, `smem` and `acc` are in scope, and `tile` and `resid` where
 /// the program preloaded the residual ([`emit_loads`]).
 pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragment) {
     let ir = &task.ir;
@@ -186,12 +186,12 @@ pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragm
             w.close("");
         }
         Epilogue::ResidualAdd => {
-            // The residual is in `r`, loaded by the program's EpilogueLoads step.
+            // The residual is in `resid`, loaded by the program's EpilogueLoads step.
             w.comment(
                 "The accumulator is rounded to bf16 before the add, as MPK's residual linear does.",
             );
             open_fragment_loop(w);
-            w.line(format!("if (n < {m} && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn({})) + __bfloat162float(r[e]));", value(p)));
+            w.line(format!("if (n < {m} && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn({})) + __bfloat162float(resid[e]));", value(p)));
             w.close("");
         }
         Epilogue::SplitKF32 => {

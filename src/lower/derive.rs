@@ -93,7 +93,8 @@ impl Cx<'_> {
     /// Whether the consumer releases the used pages right after its K loop
     /// ([`Step::ConsumerPageRelease`]) instead of the launcher after `consumer_done`: on sm_90a,
     /// whose consumer issues and waits the wgmmas itself, where the epilogue reads no SMEM (all
-    /// but `quant e4m3`, whose warp maxima meet in the scratch region).
+    /// but `quant e4m3`, whose warp maxima meet in the scratch region, and an epilogue map, the
+    /// contract's own code).
     /// Decided from the contract, not the lowering, so that the protocol-only program the model
     /// check runs has the same named barrier sync as the lowered one. Not under `setmaxnreg`:
     /// there the consumer is its own function (ptxas C7510, `back::sm90`) and the release's page
@@ -101,6 +102,8 @@ impl Cx<'_> {
     fn consumer_releases_pages(&self) -> bool {
         self.target == Target::Sm90a
             && self.ir.setmaxnreg.is_none()
+            // An epilogue map (`body cuda`) is the contract's code: it may read SMEM.
+            && self.ir.body.is_none()
             && self.ir.family == crate::ir::Family::Pipeline
             && !self.ir.epilogues.iter().any(|e| e.0 == "quant")
     }

@@ -495,22 +495,35 @@ fn overflow_after_itself(
 }
 
 /// The declaration order fix of an I-S5 overflow: moving one region group to the front makes
-/// the regions of the partial logical page claim the preferred order first. Returns the group.
+/// the regions of the partial logical page claim the preferred order first, and the moved set
+/// fits for the identity order and after itself too. Returns the group.
 fn remap_fix(ir: &TaskIr, g: &Geometry, preferred: &[usize]) -> Option<usize> {
-    (1..ir.region_groups.len()).find(|&front| {
-        let mut order: Vec<usize> = vec![front];
-        order.extend((0..ir.region_groups.len()).filter(|&x| x != front));
-        let reqs: Vec<RegionRequest> = order
-            .iter()
-            .flat_map(|&gi| {
-                ir.region_groups[gi]
-                    .members
-                    .iter()
-                    .map(|h| to_req(&ir.regions[*h]))
-            })
-            .collect();
-        pages::plan(&reqs, preferred, g).is_ok_and(|p| !p.exceeds_capacity(g))
-    })
+    // A helper's regions follow the task's own and cannot be moved by the task's author.
+    let helper_group = |gi: usize| ir.helpers.iter().any(|h| h.region_groups.contains(&gi));
+    (1..ir.region_groups.len())
+        .filter(|&gi| !helper_group(gi))
+        .find(|&front| {
+            let mut order: Vec<usize> = vec![front];
+            order.extend((0..ir.region_groups.len()).filter(|&x| x != front));
+            let reqs: Vec<RegionRequest> = order
+                .iter()
+                .flat_map(|&gi| {
+                    ir.region_groups[gi]
+                        .members
+                        .iter()
+                        .map(|h| to_req(&ir.regions[*h]))
+                })
+                .collect();
+            // The fix must hold for the order planned, the identity and the task after itself, or
+            // it would trade one E0107 for another.
+            let fits = |order: &[usize]| {
+                pages::plan(&reqs, order, g).is_ok_and(|p| !p.exceeds_capacity(g))
+            };
+            let identity = pages::identity_order(g);
+            fits(preferred)
+                && fits(&identity)
+                && overflow_after_itself(&reqs, &identity, g).is_none()
+        })
 }
 
 /// E0107 (I-S5): the remap put a region past the capacity for the order being planned.

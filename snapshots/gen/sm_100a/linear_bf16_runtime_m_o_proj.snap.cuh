@@ -213,12 +213,12 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   // the runtime's prefix waited): the loads' round trip overlaps the stages instead of following
   // the last one. Every load also precedes the first output store, as it must: `out` may alias
   // `res` (an in-place residual stream), and element e of `out` reads only element e of `res`.
-  __nv_bfloat16 r[FRAG_ELEMS];
+  __nv_bfloat16 resid[FRAG_ELEMS];
   #pragma unroll
   for (int e = 0; e < FRAG_ELEMS; ++e) {
     int const n = frag_token(lane, e);  // token
     int const row = frag_row(tile, warp, lane, e);  // output column
-    r[e] = n < m_tokens && row < N ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);
+    resid[e] = n < m_tokens && row < N ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);
   }
   mpkc::rt::mbar_wait(&sem[SEM_ACC_FULL], 0, "sem_acc_full", 0);
   mpkc::sm100::tcgen05_fence_after();
@@ -240,7 +240,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   for (int e = 0; e < FRAG_ELEMS; ++e) {
     int const n = frag_token(lane, e);  // token
     int const row = frag_row(tile, warp, lane, e);  // output column
-    if (n < m_tokens && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(frag_value(acc, e))) + __bfloat162float(r[e]));
+    if (n < m_tokens && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(frag_value(acc, e))) + __bfloat162float(resid[e]));
   }
   mpkc::sm100::tcgen05_fence_before();
   mpkc::rt::mbar_arrive(&sem[SEM_ACC_EMPTY]);  // acc.empty: every consumer thread, 128 arrivals

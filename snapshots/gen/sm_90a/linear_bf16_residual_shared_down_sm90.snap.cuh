@@ -191,12 +191,12 @@ __device__ __forceinline__ void consumer(TaskDesc const *task_desc, RuntimeConfi
   // the runtime's prefix waited): the loads' round trip overlaps the stages instead of following
   // the last one. Every load also precedes the first output store, as it must: `out` may alias
   // `res` (an in-place residual stream), and element e of `out` reads only element e of `res`.
-  __nv_bfloat16 r[FRAG_ELEMS];
+  __nv_bfloat16 resid[FRAG_ELEMS];
   #pragma unroll
   for (int e = 0; e < FRAG_ELEMS; ++e) {
     int const n = frag_token(lane, e);  // token
     int const row = frag_row(tile, warp, lane, e);  // output column
-    r[e] = n < M_REAL && row < N ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);
+    resid[e] = n < M_REAL && row < N ? res[static_cast<int64_t>(n) * N + row] : __float2bfloat16_rn(0.f);
   }
   // Not unrolled: ptxas serialises the wgmmas of a fully unrolled K loop whose barrier waits
   // branch (advisory C7519, "compiler-inserted WG.AR in divergent path"); a stage's 16 wgmmas
@@ -244,14 +244,14 @@ __device__ __forceinline__ void consumer(TaskDesc const *task_desc, RuntimeConfi
   for (int e = 0; e < FRAG_ELEMS; ++e) {
     int const n = frag_token(lane, e);  // token
     int const row = frag_row(tile, warp, lane, e);  // output column
-    if (n < M_REAL && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(frag_value(acc, e))) + __bfloat162float(r[e]));
+    if (n < M_REAL && row < N) out[static_cast<int64_t>(n) * N + row] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(frag_value(acc, e))) + __bfloat162float(resid[e]));
   }
   mpkc::rt::mbar_arrive(&sem[SEM_CONSUMER_DONE]);  // consumer_done: every consumer thread, 128 arrivals
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3): every
 // role body is non-empty but the storer's; page mode 1 (the loader prefix waits every page and frees
-// the unused ones) with auto_consumer_finish = false: the launcher releases the used pages itself.
+// the unused ones) with auto_consumer_finish = false: the consumer releases the used pages itself after its K loop.
 // The launcher runs the dependency prefix (mma = prefix + call); the loader waits the dependency
 // inline before its first activation load.
 struct Registration {

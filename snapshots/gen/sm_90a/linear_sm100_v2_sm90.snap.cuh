@@ -252,7 +252,7 @@ __device__ __forceinline__ void consumer(TaskDesc const *task_desc, RuntimeConfi
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3): every
 // role body is non-empty but the storer's; page mode 1 (the loader prefix waits every page and frees
-// the unused ones) with auto_consumer_finish = false: the launcher releases the used pages itself.
+// the unused ones) with auto_consumer_finish = false: the consumer releases the used pages itself after its K loop.
 // The launcher runs the dependency prefix (mma = prefix + call); the loader waits the dependency
 // inline before its first activation load.
 struct Registration {

@@ -177,8 +177,7 @@ __device__ __noinline__ void loader(TaskDesc const *task_desc, RuntimeConfig con
 }
 
 // Launcher (W5): on sm_90a the consumer warpgroup issues the MMAs; the launcher keeps the barrier
-// re-init, the tmem_ready handshake and the wait on consumer_done (the consumer releases the
-// pages after its K loop).
+// re-init, the tmem_ready handshake and the page release after consumer_done.
 __device__ __noinline__ void launcher(TaskDesc const *task_desc, RuntimeConfig const &runtime_config, RuntimeSMEM &runtime_smem, int instruction_index, int iter_num) {
   (void)runtime_config;
   (void)iter_num;
@@ -190,6 +189,10 @@ __device__ __noinline__ void launcher(TaskDesc const *task_desc, RuntimeConfig c
   // Reconverge before lane-parallel work (I-P4).
   __syncwarp();
   mpkc::rt::mbar_wait(&sem[SEM_CONSUMER_DONE], 0, "sem_consumer_done", 0);
+  // Every wgmma completed and the consumers are done: release each used page once (I-P1, I-P3).
+  uint32_t const used_pages = mpkc::used_page_mask(task_desc);
+  int const page = mpkc::lane_id();
+  if (page < MAX_SMEM_PAGES_PER_TASK && (used_pages >> page & 1u)) mpkc::rt::finish_page(runtime_smem, page);
 }
 
 // Consumer (W0-3): wgmma of the 128x16 tile into registers, then the `store bf16` epilogue.
@@ -238,16 +241,6 @@ __device__ __forceinline__ void consumer(TaskDesc const *task_desc, RuntimeConfi
     // This thread is done with the stage (its wgmma completed, its scale reads done): one of the 128
     // arrivals that free it (the tcgen05.commit's single arrival on sm_100a).
     mpkc::rt::mbar_arrive(&sem[SEM_W_RING_EMPTY + stage]);  // w_ring.empty: every consumer thread, 128 arrivals
-  }
-  // The runtime's page barrier (contract doc §3.4): every consumer thread is done with the pages
-  // before warp 0 releases them.
-  mpkc::named_barrier_sync(8, 128);
-  // Every consumer thread waited its last wgmma: no SMEM read of the task is left (the epilogue
-  // reads registers and global memory). Release the used pages now, so that the next task's loader
-  // prefix, which waits every page, runs during this epilogue (I-P1, I-P3).
-  if (warp == 0) {
-    uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective
-    if (lane < MAX_SMEM_PAGES_PER_TASK && (used_pages >> lane & 1u)) mpkc::rt::finish_page(runtime_smem, lane);
   }
   int const tile = task_desc->task_metadata.task_offset % NUM_TILES;
   __nv_bfloat16 *const out = static_cast<__nv_bfloat16 *>(task_desc->output_ptrs[OUT_C]);  // `scores`

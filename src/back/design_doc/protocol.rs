@@ -249,34 +249,37 @@ role bodies: {}.\n",
     } else {
         "the loader frees the pages the task does not use"
     };
+    // Per target: the role whose program releases the used pages (the launcher, or on sm_90a
+    // the consumer after its K loop, `Step::ConsumerPageRelease`).
     let releaser: Vec<String> = task
         .programs
         .iter()
         .flat_map(|p| {
-            p.roles.iter().filter(|r| {
-                flatten(&r.ops)
-                    .iter()
-                    .any(|o| matches!(o, Op::Step(Step::PageRelease)))
-            })
+            p.roles
+                .iter()
+                .filter(|r| {
+                    flatten(&r.ops).iter().any(|o| {
+                        matches!(
+                            o,
+                            Op::Step(Step::PageRelease) | Op::Step(Step::ConsumerPageRelease)
+                        )
+                    })
+                })
+                .map(move |r| format!("the {} on {}", r.kind, p.target))
         })
-        .map(|r| r.kind.to_string())
-        .fold(Vec::new(), |mut v, r| {
-            if !v.contains(&r) {
-                v.push(r);
-            }
-            v
-        });
+        .collect();
     let used = if reg.auto_consumer_finish {
         "the runtime's consumer suffix releases the used ones once the consumer function returns"
             .to_string()
+    } else if releaser.is_empty() {
+        "the body releases the used ones itself, each page once (I-P3)".to_string()
     } else {
+        let plural = releaser.len() > 1;
         format!(
-            "the {} releases the used ones itself, each page once (I-P3)",
-            if releaser.is_empty() {
-                "body".to_string()
-            } else {
-                releaser.join(" and ")
-            }
+            "{} {} the used ones {}, each page once (I-P3)",
+            releaser.join(" and "),
+            if plural { "release" } else { "releases" },
+            if plural { "themselves" } else { "itself" }
         )
     };
     let _ = writeln!(s, "- Normal path: {unused}; {used}.");
@@ -291,7 +294,7 @@ so every used page is released exactly once (I-P1)"
     } else {
         format!(
             "none in the kernel: {tiles_per_task} tile per task (I-P6, E0201), so every task's tile is in range and no role \
-returns before the launcher's release"
+returns before the release"
         )
     };
     let _ = writeln!(s, "- Bounds-fail path: {bounds}.\n");
