@@ -168,11 +168,11 @@ pub(super) fn budget(
         match pages::plan(&reqs, &preferred, &g) {
             Ok(p) => {
                 if p.exceeds_capacity(&g) {
-                    sink.push(remap_overflow(ir, t, &g, &p));
+                    sink.push(remap_overflow(ir, t, &g, &p, &preferred));
                     continue;
                 }
                 if let Some((n, q)) = overflow_after_itself(&reqs, &preferred, &g) {
-                    sink.push(remap_overflow(ir, t, &g, &q).note(format!(
+                    sink.push(remap_overflow(ir, t, &g, &q, &preferred).note(format!(
                         "MPK plans each task after the one before it on its SM (contract doc §1.4, step 3): this is the plan of the task after {n} of its own tasks, as every SM runs it when the op has more tasks than SMs or repeats"
                     )));
                     continue;
@@ -522,12 +522,53 @@ fn remap_fix(ir: &TaskIr, g: &Geometry, preferred: &[usize]) -> Option<usize> {
             let identity = pages::identity_order(g);
             fits(preferred)
                 && fits(&identity)
+                && overflow_after_itself(&reqs, preferred, g).is_none()
                 && overflow_after_itself(&reqs, &identity, g).is_none()
         })
 }
 
+/// The most stages below the task's that fit (I-S5) for `start`, the identity and the task after
+/// itself from either: the task's regions with every staged group cut to its first `n` members. `None`
+/// without a staged group, or when no count does.
+fn fewer_stages(ir: &TaskIr, g: &Geometry, start: &[usize]) -> Option<usize> {
+    let stages = ir
+        .region_groups
+        .iter()
+        .filter(|gr| gr.staged)
+        .map(|gr| gr.members.len())
+        .max()?;
+    let identity = pages::identity_order(g);
+    (1..stages).rev().find(|&n| {
+        let reqs: Vec<RegionRequest> = ir
+            .region_groups
+            .iter()
+            .flat_map(|gr| {
+                let keep = if gr.staged { n } else { gr.members.len() };
+                gr.members
+                    .iter()
+                    .take(keep)
+                    .map(|h| to_req(&ir.regions[*h]))
+            })
+            .collect();
+        let fits =
+            |order: &[usize]| pages::plan(&reqs, order, g).is_ok_and(|p| !p.exceeds_capacity(g));
+        fits(start)
+            && fits(&identity)
+            && overflow_after_itself(&reqs, start, g).is_none()
+            && overflow_after_itself(&reqs, &identity, g).is_none()
+    })
+}
+
 /// E0107 (I-S5): the remap put a region past the capacity for the order being planned.
-fn remap_overflow(ir: &TaskIr, t: &TargetIr, g: &Geometry, p: &PagePlan) -> Diagnostic {
+/// `start`: the order the task was planned after first (`--preferred`, else the identity), from
+/// which the task-after-itself walk starts; a fix must hold along that walk.
+fn remap_overflow(
+    ir: &TaskIr,
+    t: &TargetIr,
+    g: &Geometry,
+    p: &PagePlan,
+    start: &[usize],
+) -> Diagnostic {
     let worst = p
         .regions
         .iter()
@@ -553,12 +594,19 @@ fn remap_overflow(ir: &TaskIr, t: &TargetIr, g: &Geometry, p: &PagePlan) -> Diag
     } else {
         format!("the preferred order {:?}", p.preferred)
     };
-    let help = match remap_fix(ir, g, &p.preferred) {
-        Some(gi) => format!(
+    let help = match (remap_fix(ir, g, start), fewer_stages(ir, g, start)) {
+        (Some(gi), _) => format!(
             "declare `{}` first: its regions then take physical pages before logical page {logical} does (region ordinals change)",
             ir.region_groups[gi].name
         ),
-        None => format!("keep logical page {logical} within {} bytes, so that physical page {page} can hold it", g.page_capacity(page)),
+        (None, Some(n)) => format!(
+            "use `stages {n}`: with {n} stages the task's plans fit, its first and those after itself"
+        ),
+        (None, None) if g.page_capacity(page) == 0 => format!(
+            "physical page {page} holds no bytes of the {}-byte SMEM: declare fewer or smaller regions, so that no page is remapped onto it",
+            g.capacity_bytes
+        ),
+        (None, None) => format!("keep logical page {logical} within {} bytes, so that physical page {page} can hold it", g.page_capacity(page)),
     };
     Diagnostic::error(
         codes::REMAP_OVERFLOW,
