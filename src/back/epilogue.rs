@@ -123,6 +123,13 @@ fn tile_and_tokens(w: &mut Writer, task: &CheckedTask) -> &'static str {
     // no other column reads (swap-AB: one token per column) and are never stored.
     if task.ir.runtime_tokens().is_some() {
         w.line("int const m_tokens = mpkc::runtime_tokens(runtime_config, M_REAL);  // this step's tokens, at most M_REAL");
+    }
+    tokens(task)
+}
+
+/// The C++ name of the step's token count that [`tile_and_tokens`] defines.
+fn tokens(task: &CheckedTask) -> &'static str {
+    if task.ir.runtime_tokens().is_some() {
         "m_tokens"
     } else {
         "M_REAL"
@@ -162,12 +169,9 @@ pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragm
     let ir = &task.ir;
     let out = &ir.tensors[p.output];
     let ct = out.dtype.cuda_type();
+    // A preloaded residual's step defined `tile` and the token count already.
     let m = if p.preloads_residual() {
-        if ir.runtime_tokens().is_some() {
-            "m_tokens"
-        } else {
-            "M_REAL"
-        }
+        tokens(task)
     } else {
         tile_and_tokens(w, task)
     };

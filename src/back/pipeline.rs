@@ -487,20 +487,11 @@ pub(crate) fn registration(w: &mut Writer, task: &CheckedTask, prog: &RoleProgra
     let ir = &task.ir;
     w.comment("What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3): every");
     w.comment("role body is non-empty but the storer's; page mode 1 (the loader prefix waits every page and frees");
-    let releaser =
-        if crate::lower::flatten(super::roles::ops_of(prog, crate::ir::RoleKind::Consumer))
-            .into_iter()
-            .any(|o| {
-                matches!(
-                    o,
-                    crate::lower::Op::Step(crate::lower::Step::ConsumerPageRelease)
-                )
-            })
-        {
-            "the consumer releases the used pages itself after its K loop"
-        } else {
-            "the launcher releases the used pages itself"
-        };
+    let releaser = if prog.page_releaser() == Some(RoleKind::Consumer) {
+        "the consumer releases the used pages itself after its K loop"
+    } else {
+        "the launcher releases the used pages itself"
+    };
     w.comment(format!(
         "the unused ones) with auto_consumer_finish = false: {releaser}."
     ));

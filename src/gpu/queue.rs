@@ -72,9 +72,12 @@ pub fn plans(
         .iter()
         .map(|t| crate::valid::smem::request_list(&t.ir))
         .collect();
-    let geometry = |reg: i32| {
-        super::run::plan_for(task(reg), target).map_or_else(Geometry::default, |(_, g, _)| *g)
-    };
+    let geometries: Vec<Geometry> = case
+        .tasks
+        .iter()
+        .map(|t| super::run::plan_for(t, target).map_or_else(Geometry::default, |(_, g, _)| *g))
+        .collect();
+    let geometry = |reg: i32| geometries[usize::try_from(reg).unwrap_or(0)];
     queues
         .iter()
         .enumerate()
@@ -121,6 +124,17 @@ pub fn check_pages(
     queues: &[Vec<(usize, i32)>],
     schedules: u64,
 ) -> Result<(), String> {
+    check_pages_of(case, queues, &plans(case, target, queues)?, schedules)
+}
+
+/// [`check_pages`] with the queues' plans already made ([`plans`]), for a caller that also
+/// builds the task tables from them.
+pub fn check_pages_of(
+    case: &Case<'_>,
+    queues: &[Vec<(usize, i32)>],
+    plans: &[Vec<crate::plan::pages::PagePlan>],
+    schedules: u64,
+) -> Result<(), String> {
     use crate::back::registration::Registration;
     use crate::valid::protocol::pages::{check_queue, PageRoles, QueueTask};
     let of = |reg: i32| -> QueueTask {
@@ -140,9 +154,8 @@ pub fn check_pages(
             .filter(|&&pg| pg < crate::valid::protocol::pages::PAGES)
             .fold(0u16, |m, &pg| m | 1 << pg)
     };
-    let plans = plans(case, target, queues)?;
     let mut seen = std::collections::BTreeSet::new();
-    for (cta, (q, ps)) in queues.iter().zip(&plans).enumerate() {
+    for (cta, (q, ps)) in queues.iter().zip(plans).enumerate() {
         let model: Vec<QueueTask> = q
             .iter()
             .zip(ps)

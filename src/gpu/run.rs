@@ -233,13 +233,15 @@ pub struct TaskTables {
 
 /// Builds the task tables of `case` over the tensors at `at`, for the per-CTA `queues` of
 /// (task offset, registration) pairs (registration 0 the producer; in a chain, a dependent waits
-/// event 0 for every producer task). Errors: a tensor map the driver rejects, an upload.
+/// event 0 for every producer task), each task on the pages of its plan in `plans`
+/// ([`super::queue::plans`] of the same queues). Errors: a tensor map the driver rejects, an
+/// upload.
 pub fn task_tables(
     gpu: &Gpu,
     case: &Case<'_>,
     at: &Addresses<'_>,
     queues: &[Vec<(usize, i32)>],
-    target: Target,
+    plans: &[Vec<crate::plan::pages::PagePlan>],
 ) -> Result<TaskTables, GpuError> {
     let (in_addr, out_addr) = (at.inputs, at.outputs);
     // Tensor maps, 128 bytes each, in one buffer.
@@ -286,12 +288,11 @@ pub fn task_tables(
         base.push(d);
     }
     // Each task's pages as MPK plans them: after the task before it in its queue.
-    let plans = super::queue::plans(case, target, queues).map_err(GpuError::Kernel)?;
     let mut descs: Vec<u8> = Vec::new();
     let mut begin = Vec::new();
     let mut len = Vec::new();
     let mut total = 0usize;
-    for (queue, plans) in queues.iter().zip(&plans) {
+    for (queue, plans) in queues.iter().zip(plans) {
         begin.push(total as i32);
         len.push(queue.len() as i32);
         for ((off, reg), plan) in queue.iter().zip(plans) {
@@ -437,7 +438,8 @@ pub fn run_case(
         in_bufs.push(bufs);
     }
     let q = super::queue::queues(case, opts.tasks_per_cta, gpu.sms as usize);
-    super::queue::check_pages(case, opts.target, &q, 64).map_err(GpuError::Kernel)?;
+    let plans = super::queue::plans(case, opts.target, &q).map_err(GpuError::Kernel)?;
+    super::queue::check_pages_of(case, &q, &plans, 64).map_err(GpuError::Kernel)?;
     let events = gpu.upload(&vec![0u8; 8 * super::queue::event_count(case)])?;
     let step = gpu.upload(&[0u8; 16])?;
     // A paged KV cache's page table (one token per request: its qo_indptr too); without one,
@@ -488,7 +490,7 @@ pub fn run_case(
             ],
         },
         &q,
-        opts.target,
+        &plans,
     )?;
     let args = tables.args;
     let total = tables.tasks;

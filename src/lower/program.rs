@@ -499,6 +499,23 @@ impl RoleProgram {
         &self.barriers[usize::from(id.0)]
     }
 
+    /// The role whose program releases the task's used pages in the body
+    /// ([`Step::PageRelease`] or [`Step::ConsumerPageRelease`]); `None` where the runtime's
+    /// suffix does, or the program is not lowered.
+    pub fn page_releaser(&self) -> Option<RoleKind> {
+        self.roles
+            .iter()
+            .find(|r| {
+                flatten(&r.ops).iter().any(|o| {
+                    matches!(
+                        o,
+                        Op::Step(Step::PageRelease) | Op::Step(Step::ConsumerPageRelease)
+                    )
+                })
+            })
+            .map(|r| r.kind)
+    }
+
     /// The program of `kind`, if the task has that role.
     pub fn role(&self, kind: RoleKind) -> Option<&Role> {
         self.roles.iter().find(|r| r.kind == kind)

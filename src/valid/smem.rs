@@ -494,41 +494,53 @@ fn overflow_after_itself(
         .find(|(_, p)| p.exceeds_capacity(g))
 }
 
+/// Whether `reqs` fit (I-S5) after `start` and after the identity order, and in every plan of
+/// the task after itself from either: what a fix of an E0107 must hold, or it would trade one
+/// overflow for another.
+fn fits_along_the_walk(reqs: &[RegionRequest], g: &Geometry, start: &[usize]) -> bool {
+    let fits = |order: &[usize]| pages::plan(reqs, order, g).is_ok_and(|p| !p.exceeds_capacity(g));
+    let identity = pages::identity_order(g);
+    fits(start)
+        && fits(&identity)
+        && overflow_after_itself(reqs, start, g).is_none()
+        && overflow_after_itself(reqs, &identity, g).is_none()
+}
+
+/// The requests of `ir`'s region groups in the order `groups`, each cut to its first
+/// `keep(group)` members.
+fn group_requests(
+    ir: &TaskIr,
+    groups: impl IntoIterator<Item = usize>,
+    keep: impl Fn(&crate::ir::RegionGroup) -> usize,
+) -> Vec<RegionRequest> {
+    groups
+        .into_iter()
+        .flat_map(|gi| {
+            let gr = &ir.region_groups[gi];
+            gr.members
+                .iter()
+                .take(keep(gr))
+                .map(|h| to_req(&ir.regions[*h]))
+        })
+        .collect()
+}
+
 /// The declaration order fix of an I-S5 overflow: moving one region group to the front makes
 /// the regions of the partial logical page claim the preferred order first, and the moved set
-/// fits for the identity order and after itself too. Returns the group.
+/// fits along the walk ([`fits_along_the_walk`]). Returns the group.
 fn remap_fix(ir: &TaskIr, g: &Geometry, preferred: &[usize]) -> Option<usize> {
     // A helper's regions follow the task's own and cannot be moved by the task's author.
     let helper_group = |gi: usize| ir.helpers.iter().any(|h| h.region_groups.contains(&gi));
-    (1..ir.region_groups.len())
-        .filter(|&gi| !helper_group(gi))
-        .find(|&front| {
-            let mut order: Vec<usize> = vec![front];
-            order.extend((0..ir.region_groups.len()).filter(|&x| x != front));
-            let reqs: Vec<RegionRequest> = order
-                .iter()
-                .flat_map(|&gi| {
-                    ir.region_groups[gi]
-                        .members
-                        .iter()
-                        .map(|h| to_req(&ir.regions[*h]))
-                })
-                .collect();
-            // The fix must hold for the order planned, the identity and the task after itself, or
-            // it would trade one E0107 for another.
-            let fits = |order: &[usize]| {
-                pages::plan(&reqs, order, g).is_ok_and(|p| !p.exceeds_capacity(g))
-            };
-            let identity = pages::identity_order(g);
-            fits(preferred)
-                && fits(&identity)
-                && overflow_after_itself(&reqs, preferred, g).is_none()
-                && overflow_after_itself(&reqs, &identity, g).is_none()
-        })
+    let n = ir.region_groups.len();
+    (1..n).filter(|&gi| !helper_group(gi)).find(|&front| {
+        let order = std::iter::once(front).chain((0..n).filter(|&x| x != front));
+        let reqs = group_requests(ir, order, |gr| gr.members.len());
+        fits_along_the_walk(&reqs, g, preferred)
+    })
 }
 
-/// The most stages below the task's that fit (I-S5) for `start`, the identity and the task after
-/// itself from either: the task's regions with every staged group cut to its first `n` members. `None`
+/// The most stages below the task's that fit along the walk ([`fits_along_the_walk`] from
+/// `start`): the task's regions with every staged group cut to its first `n` members. `None`
 /// without a staged group, or when no count does.
 fn fewer_stages(ir: &TaskIr, g: &Geometry, start: &[usize]) -> Option<usize> {
     let stages = ir
@@ -537,25 +549,15 @@ fn fewer_stages(ir: &TaskIr, g: &Geometry, start: &[usize]) -> Option<usize> {
         .filter(|gr| gr.staged)
         .map(|gr| gr.members.len())
         .max()?;
-    let identity = pages::identity_order(g);
     (1..stages).rev().find(|&n| {
-        let reqs: Vec<RegionRequest> = ir
-            .region_groups
-            .iter()
-            .flat_map(|gr| {
-                let keep = if gr.staged { n } else { gr.members.len() };
-                gr.members
-                    .iter()
-                    .take(keep)
-                    .map(|h| to_req(&ir.regions[*h]))
-            })
-            .collect();
-        let fits =
-            |order: &[usize]| pages::plan(&reqs, order, g).is_ok_and(|p| !p.exceeds_capacity(g));
-        fits(start)
-            && fits(&identity)
-            && overflow_after_itself(&reqs, start, g).is_none()
-            && overflow_after_itself(&reqs, &identity, g).is_none()
+        let reqs = group_requests(ir, 0..ir.region_groups.len(), |gr| {
+            if gr.staged {
+                n
+            } else {
+                gr.members.len()
+            }
+        });
+        fits_along_the_walk(&reqs, g, start)
     })
 }
 

@@ -254,18 +254,9 @@ role bodies: {}.\n",
     let releaser: Vec<String> = task
         .programs
         .iter()
-        .flat_map(|p| {
-            p.roles
-                .iter()
-                .filter(|r| {
-                    flatten(&r.ops).iter().any(|o| {
-                        matches!(
-                            o,
-                            Op::Step(Step::PageRelease) | Op::Step(Step::ConsumerPageRelease)
-                        )
-                    })
-                })
-                .map(move |r| format!("the {} on {}", r.kind, p.target))
+        .filter_map(|p| {
+            p.page_releaser()
+                .map(|r| format!("the {r} on {}", p.target))
         })
         .collect();
     let used = if reg.auto_consumer_finish {

@@ -7,7 +7,7 @@ use crate::back::roles::{ops_of, render, Engine, RoleCx};
 use crate::back::writer::Writer;
 use crate::ir::RoleKind;
 use crate::lower::{LinearMath, MmaShape, Operands};
-use crate::lower::{Op, RoleProgram, Step};
+use crate::lower::{RoleProgram, Step};
 use crate::valid::CheckedTask;
 
 /// The accumulator fragment of a consumer thread on sm_90a: the wgmma m64nN f32 layout of each
@@ -170,10 +170,7 @@ fn stage_mma(
 /// the consumer does not release them after its K loop).
 pub(super) fn launcher(w: &mut Writer, e: &Sm90<'_>, prog: &RoleProgram) {
     w.comment("Launcher (W5): on sm_90a the consumer warpgroup issues the MMAs; the launcher keeps the barrier");
-    let launcher_releases = crate::lower::flatten(ops_of(prog, RoleKind::Launcher))
-        .into_iter()
-        .any(|o| matches!(o, Op::Step(Step::PageRelease)));
-    if launcher_releases {
+    if prog.page_releaser() == Some(RoleKind::Launcher) {
         w.comment("re-init, the tmem_ready handshake and the page release after consumer_done.");
     } else {
         w.comment("re-init, the tmem_ready handshake and the wait on consumer_done (the consumer releases the");

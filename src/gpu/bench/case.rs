@@ -239,6 +239,8 @@ fn tables(
         .iter()
         .map(|bs| bs.iter().map(|b| gpu.addr(b)).collect())
         .collect();
+    // The queues' page plans, the same for every weight copy.
+    let plans = super::super::queue::plans(&c, target, queues).map_err(GpuError::Kernel)?;
     s.rotated
         .iter()
         .map(|copy| {
@@ -262,7 +264,7 @@ fn tables(
                     ],
                 },
                 queues,
-                target,
+                &plans,
             )
         })
         .collect()
