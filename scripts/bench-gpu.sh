@@ -98,6 +98,10 @@ echo "$MODE $(date -u +%Y-%m-%dT%H:%MZ) ${MPKC_COMMIT:-unknown}" >>"$OUT/steps.t
     [ -f "$OUT/bench-m$M.txt" ] || continue
     echo; echo "## M = $M"; echo; echo '```'; cat "$OUT/bench-m$M.txt" 2>/dev/null; echo '```'
   done
+  # The issue-12 targets, scored over the bench JSON of every M run so far.
+  jsons=()
+  for M in 1 16 64; do [ -f "$OUT/bench-m$M.json" ] && jsons+=("$OUT/bench-m$M.json"); done
+  if [ ${#jsons[@]} -gt 0 ]; then echo; python3 "$(dirname "$0")/perf-targets.py" "${jsons[@]}"; fi
   if [ -f "$OUT/fixed-cost.txt" ]; then
     echo; echo "## Per-task fixed cost"; echo; echo '```'; cat "$OUT/fixed-cost.txt" 2>/dev/null; echo '```'
     echo; echo "## Per-task fixed cost, 64-row tile (examples/linear_bf16_residual_tile64.mpk, o_proj)"; echo; echo '```'; cat "$OUT/fixed-cost-tile64.txt" 2>/dev/null; echo '```'

@@ -240,9 +240,9 @@ fn inspect_sm90(sass: &str, task: &mpkc::valid::CheckedTask, unit: &str) {
             "{unit} sm_90a: {absent} (a tcgen05 instruction) in the SASS"
         );
     }
-    // Two m64 halves per wgmma K step: 2 x BLOCK_K / MMA_K per stage, unrolled.
+    // One m64 wgmma per 64 tile rows per K step: BLOCK_M / 64 x BLOCK_K / MMA_K per stage, unrolled.
     let n = sass.matches(mma).count() as i64;
-    let per_stage = 2 * p.block_k / p.mma_k;
+    let per_stage = p.block_m / 64 * p.block_k / p.mma_k;
     assert!(
         n >= per_stage && n % per_stage == 0,
         "{unit}: {n} {mma}, not whole stages of {per_stage}"

@@ -209,11 +209,11 @@ fn the_dsv3_chains_resolve_and_the_layer_compiles_as_one_test_build() {
     // (manifest, stages, (output links, input links), targets): the layer holds every unit of
     // the MoE block, so the block's own harness compiles for the H200's target alone.
     let chains = [
-        ("moe_block", 11, (17, 2), &[Target::Sm90a][..]),
+        ("moe_block", 10, (16, 2), &[Target::Sm90a][..]),
         (
             "decode_layer",
-            25,
-            (38, 2),
+            24,
+            (37, 2),
             &[Target::Sm90a, Target::Sm100a][..],
         ),
     ];

@@ -1,6 +1,6 @@
 //! The epilogue both pipeline lowerings share: what the consumer warpgroup (W0-3) does with its
 //! accumulator once the tile's MMAs completed — `store bf16`, `residual add`, `split_k f32`,
-//! `quant e4m3` — written once, so that `mpkc verify` running the sm_90a lowering on an H200
+//! `split_k bf16`, `quant e4m3` — written once, so that `mpkc verify` running the sm_90a lowering on an H200
 //! also runs the sm_100a epilogue's code.
 //!
 //! A lowering states only where its accumulator lives: it emits the fragment helpers of its
@@ -205,8 +205,85 @@ pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragm
             w.line("if (n < M_REAL && row < N) out[(static_cast<int64_t>(split) * M_REAL + n) * N + row] = frag_value(acc, e);");
             w.close("");
         }
+        Epilogue::SplitKBf16 => split_sum(w, task, p, m),
         Epilogue::QuantE4m3 => quant_e4m3(w, task, p, f, m),
     }
+}
+
+/// `split_k bf16` ([`crate::lower::SplitSum`]): this split's f32 partials, the tile's arrival on
+/// its counter at the `with` barrier, and, in the last split to arrive, the sum of the tile's
+/// partials in split order into the bf16 output and the counter's reset. `m`: the C++ name of the
+/// step's token count.
+fn split_sum(w: &mut Writer, task: &CheckedTask, p: &LinearMath, m: &str) {
+    let Some(s) = p.split_sum else { return };
+    let ir = &task.ir;
+    let bar = s.barrier;
+    w.line("int const split = task_desc->task_metadata.task_offset / NUM_TILES;");
+    w.line(format!(
+        "float *const part = static_cast<float *>(task_desc->output_ptrs[OUT_P]);  // `{}`",
+        ir.tensors[s.partials].name
+    ));
+    w.line(format!(
+        "int *const counters = static_cast<int *>(task_desc->output_ptrs[OUT_T]);  // `{}`",
+        ir.tensors[s.counters].name
+    ));
+    w.comment("This split's f32 partials: [SPLITS, M_REAL, N].");
+    open_fragment_loop(w);
+    w.line(format!("if (n < {m} && row < N) part[(static_cast<int64_t>(split) * M_REAL + n) * N + row] = frag_value(acc, e);"));
+    w.close("");
+    w.comment("The tile's arrival: each thread fences its partials at GPU scope, the 128 threads meet at the");
+    w.comment("`with` barrier, and thread 0 adds one to the tile's counter. The split that brings it to SPLITS");
+    w.comment("is the last: every split's partials were fenced before its arrival, and the last fences again");
+    w.comment("before it reads them (the threadfence reduction: CUDA C++ Programming Guide, \"Memory Fence");
+    w.comment(
+        "Functions\"). bar.red.or gives thread 0's answer to the 128 threads at a second meeting.",
+    );
+    w.line("__threadfence();");
+    w.line(format!("mpkc::named_barrier_sync({bar}, 128);"));
+    w.line("bool last = false;");
+    w.line("if (threadIdx.x == 0) last = atomicAdd(&counters[tile], 1) == SPLITS - 1;");
+    w.open(format!("if (mpkc::named_barrier_or({bar}, 128, last))"));
+    w.line("__threadfence();");
+    w.comment("The tile's [tokens x BLOCK_M] sums, element j = token * BLOCK_M + r for r < BLOCK_M, thread t");
+    w.comment("taking j = t, t + 128, ... (a warp's loads cover 32 consecutive rows). Each element adds its");
+    w.comment("SPLITS partials in split order (0, 1, ...; a padding 0.f adds nothing): the same bits whichever");
+    w.comment("split is last. Up to 32 loads in flight per thread: kSplitBatch splits of kElemBatch elements");
+    w.comment("are loaded before any is added. L2 loads (ld.global.cg): other SMs wrote them.");
+    w.line("constexpr int kSplitBatch = SPLITS < 32 ? SPLITS : 32;");
+    w.line("constexpr int kElemBatch = 32 / kSplitBatch;");
+    w.line(format!("int const elems = {m} * BLOCK_M;"));
+    w.line("#pragma unroll 1");
+    w.open("for (int j0 = threadIdx.x; j0 < elems; j0 += 128 * kElemBatch)");
+    w.line("float sum[kElemBatch];");
+    w.line("#pragma unroll");
+    w.line("for (int i = 0; i < kElemBatch; ++i) sum[i] = 0.f;");
+    w.line("#pragma unroll 1");
+    w.open("for (int s0 = 0; s0 < SPLITS; s0 += kSplitBatch)");
+    w.line("float v[kElemBatch][kSplitBatch];");
+    w.line("#pragma unroll");
+    w.open("for (int i = 0; i < kElemBatch; ++i)");
+    w.line("int const j = j0 + 128 * i;");
+    w.line("int const row = tile * BLOCK_M + j % BLOCK_M;  // output column");
+    w.line("bool const ok = j < elems && row < N;");
+    w.line("float const *const src = part + static_cast<int64_t>(j / BLOCK_M) * N + row;  // split 0's element");
+    w.line("#pragma unroll");
+    w.line("for (int b = 0; b < kSplitBatch; ++b) v[i][b] = ok && s0 + b < SPLITS ? __ldcg(src + static_cast<int64_t>(s0 + b) * M_REAL * N) : 0.f;");
+    w.close("");
+    w.line("#pragma unroll");
+    w.line("for (int i = 0; i < kElemBatch; ++i)");
+    w.line("  #pragma unroll");
+    w.line("  for (int b = 0; b < kSplitBatch; ++b) sum[i] += v[i][b];");
+    w.close("");
+    w.line("#pragma unroll");
+    w.open("for (int i = 0; i < kElemBatch; ++i)");
+    w.line("int const j = j0 + 128 * i;");
+    w.line("int const row = tile * BLOCK_M + j % BLOCK_M;");
+    w.line("if (j < elems && row < N) out[static_cast<int64_t>(j / BLOCK_M) * N + row] = __float2bfloat16_rn(sum[i]);");
+    w.close("");
+    w.close("");
+    w.comment("Zero for the next run: every split of this tile has arrived.");
+    w.line("if (threadIdx.x == 0) counters[tile] = 0;");
+    w.close("");
 }
 
 /// `quant e4m3`: the warp maxima per token (the lowering's step) meet in the scratch region after

@@ -212,6 +212,19 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
         ir.outputs().position(|(x, _)| x == p.output).unwrap_or(0),
         ir.tensors[p.output].name
     ));
+    if let Some(s) = &p.split_sum {
+        let pos = |h| ir.outputs().position(|(x, _)| x == h).unwrap_or(0);
+        w.line(format!(
+            "constexpr int OUT_P = {};  // output_ptrs index of `{}`: f32 [SPLITS, M_REAL, N] partials",
+            pos(s.partials),
+            ir.tensors[s.partials].name
+        ));
+        w.line(format!(
+            "constexpr int OUT_T = {};  // output_ptrs index of `{}`: int32 [NUM_TILES] arrival counters, zero between runs",
+            pos(s.counters),
+            ir.tensors[s.counters].name
+        ));
+    }
     if let Some(r) = &p.route {
         route_constants(w, task, p, r);
     }

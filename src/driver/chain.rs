@@ -561,7 +561,7 @@ mod tests {
         assert!(e.contains("differ"), "{e}");
         let e = err(&|t| {
             t.replace(
-                "to = \"router_topk.logits\"\nfrom = \"linear_bf16_splitk_router_reduce.y\"",
+                "to = \"router_topk.logits\"\nfrom = \"linear_bf16_splitk_sum64_router.Y\"",
                 "to = \"router_topk.logits\"\nfrom = \"moe_w2_dsv3.C\"",
             )
         });
@@ -648,7 +648,7 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let chain = load(&root.join("stdlib/dsv3/decode_layer.chain.toml")).unwrap();
         let c = case(&checked_at_m1(&chain), &chain, Target::Sm90a).unwrap();
-        assert_eq!(c.units.len(), 25);
+        assert_eq!(c.units.len(), 24);
         let layer = c.layer.unwrap();
         let unchecked: Vec<&str> = layer
             .alone_unchecked

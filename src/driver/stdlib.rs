@@ -21,6 +21,14 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         include_str!("../../stdlib/linear_bf16_splitk.mpk"),
     ),
     (
+        "stdlib/linear_bf16_splitk_sum.mpk",
+        include_str!("../../stdlib/linear_bf16_splitk_sum.mpk"),
+    ),
+    (
+        "stdlib/linear_bf16_splitk_sum64.mpk",
+        include_str!("../../stdlib/linear_bf16_splitk_sum64.mpk"),
+    ),
+    (
         "stdlib/linear_fp8_blockscale.mpk",
         include_str!("../../stdlib/linear_fp8_blockscale.mpk"),
     ),

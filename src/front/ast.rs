@@ -221,6 +221,8 @@ pub enum TensorRole {
     Output,
     /// `partials`: f32 split-K partial sums.
     Partials,
+    /// `counters`: int32 arrival counters, one per output tile (`split_k bf16`).
+    Counters,
     /// `index`: int32 expert ids a `route` reads at run time.
     Index,
     /// `scale of T`: the block scales of tensor `T`.
@@ -236,6 +238,7 @@ impl TensorRole {
             TensorRole::Residual => "residual".into(),
             TensorRole::Output => "output".into(),
             TensorRole::Partials => "partials".into(),
+            TensorRole::Counters => "counters".into(),
             TensorRole::Index => "index".into(),
             TensorRole::ScaleOf(t) => format!("scale of {}", t.node),
         }

@@ -143,6 +143,7 @@ fn build_tensor_role(p: Pair<'_, Rule>) -> Spanned<TensorRole> {
             "residual" => TensorRole::Residual,
             "output" => TensorRole::Output,
             "index" => TensorRole::Index,
+            "counters" => TensorRole::Counters,
             _ => TensorRole::Partials,
         },
         Rule::role_scale => TensorRole::ScaleOf(ident(

@@ -28,6 +28,18 @@ impl HostTensor {
         }
     }
 
+    /// An output `t` as it is before a run: [`POISON`] (so that an element never written shows),
+    /// but `counters` zero, as their allocation must be (`split_k bf16` counts arrivals from
+    /// zero and leaves them zero).
+    pub fn output_before_run(t: &crate::ir::TensorIr) -> HostTensor {
+        let byte = if t.role() == Some(crate::ir::TensorRole::Counters) {
+            0
+        } else {
+            POISON
+        };
+        HostTensor::filled(&t.name, t.dtype, &t.dims, byte)
+    }
+
     /// The bytes of the parent a row-strided view lies in (`view(stride, offset)`): `rows ×
     /// row_stride` elements, the view's row `r` at element `r × row_stride + offset`, every
     /// other byte [`POISON`]. The view's first element is `offset` elements into the result.

@@ -8,7 +8,8 @@ use super::run::Case;
 
 /// Per task type: (task offset, registration) lists per CTA: `per_cta` tasks at least in each
 /// queue, a single task type's tasks dealt round-robin and repeated to fill them (each once for
-/// an op with an `inout` tensor: a repeat would update its own output again), a chain's
+/// an op with an `inout` tensor, a repeat would update its own output again, or `counters`, a
+/// repeat would arrive twice), a chain's
 /// stages once each, in order, every stage's tasks dealt round-robin behind the previous stage's.
 pub fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i32)>> {
     let per_cta = per_cta.max(1);
@@ -25,12 +26,12 @@ pub fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i3
     if case.tasks.len() == 1 {
         // Deal the op's tasks round-robin and repeat them until every queue holds per_cta; an
         // op that updates a tensor in place (`inout`) runs each task once, since a repeat would
-        // apply it to its own output.
-        let in_place = case.tasks[0]
-            .ir
-            .tensors
-            .iter()
-            .any(|(_, x)| x.direction == crate::ir::Direction::InOut);
+        // apply it to its own output, and so does one that counts its tasks' arrivals
+        // (`counters`, `split_k bf16`): a repeated split would arrive twice.
+        let in_place = case.tasks[0].ir.tensors.iter().any(|(_, x)| {
+            x.direction == crate::ir::Direction::InOut
+                || x.role() == Some(crate::ir::TensorRole::Counters)
+        });
         let per = per_cta.max(first.div_ceil(ctas));
         for (c, queue) in q.iter_mut().enumerate() {
             for i in 0..per {

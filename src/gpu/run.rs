@@ -9,7 +9,7 @@
 
 use super::abi::{SmemPageRegionDesc, TaskDesc, WorkerArgs, MAX_INPUTS, MAX_OUTPUTS, MAX_REGIONS};
 use super::compare::OutputResult;
-use super::data::{Fill, HostTensor, POISON};
+use super::data::{Fill, HostTensor};
 use super::device::{encode_tensor_map, Gpu, GpuError, TmaView};
 use super::reference::{make_inputs, semantics, Semantics};
 use crate::ir::{Dtype, Target};
@@ -645,7 +645,7 @@ fn host_tensors(
         inputs.push(ins);
         outputs.push(
             t.ir.outputs()
-                .map(|(_, o)| HostTensor::filled(&o.name, o.dtype, &o.dims, POISON))
+                .map(|(_, o)| HostTensor::output_before_run(o))
                 .collect(),
         );
     }

@@ -522,6 +522,10 @@ pub enum TensorRole {
     Output,
     /// `partials`: f32 split-K partial sums.
     Partials,
+    /// `counters`: int32 arrival counters `[ceil(N / tile M)]`, one per output tile, for
+    /// `split_k bf16`: zero before the first launch, and left zero by each run (the last split of
+    /// a tile resets its counter after summing), so that one allocation serves every launch.
+    Counters,
     /// `index`: int32 expert ids that a `route` reads at run time (`[m_real, slots]`).
     Index,
     /// `scale of T`: the block scales of tensor `T` (an input's scales are read, an output's
@@ -536,7 +540,7 @@ impl TensorRole {
         match self {
             TensorRole::Weight | TensorRole::Activation | TensorRole::Residual => false,
             TensorRole::Index => false,
-            TensorRole::Output | TensorRole::Partials => true,
+            TensorRole::Output | TensorRole::Partials | TensorRole::Counters => true,
             TensorRole::ScaleOf(_) => scaled_is_written,
         }
     }
@@ -549,6 +553,7 @@ impl TensorRole {
             TensorRole::Residual => "residual",
             TensorRole::Output => "output",
             TensorRole::Partials => "partials",
+            TensorRole::Counters => "counters",
             TensorRole::Index => "index",
             TensorRole::ScaleOf(_) => "scale of",
         }

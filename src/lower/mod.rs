@@ -16,7 +16,7 @@ mod program;
 pub mod target;
 
 pub use derive::RUNTIME_PAGE_BARRIER;
-pub use linear::{Epilogue, LinearMath, Operands, RouteMath};
+pub use linear::{Epilogue, LinearMath, Operands, RouteMath, SplitSum};
 pub use program::*;
 
 use crate::ir::{Target, TaskIr};

@@ -22,6 +22,7 @@ pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
             ast::TensorRole::Residual => TensorRole::Residual,
             ast::TensorRole::Output => TensorRole::Output,
             ast::TensorRole::Partials => TensorRole::Partials,
+            ast::TensorRole::Counters => TensorRole::Counters,
             ast::TensorRole::Index => TensorRole::Index,
             ast::TensorRole::ScaleOf(of) => {
                 let Some(x) = cx.tensor(of) else { continue };
@@ -39,11 +40,12 @@ pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
                 TensorRole::ScaleOf(x)
             }
         };
-        // The dtype a role names: f32 partial sums (E0005). (A route's int32 ids are E0029's,
+        // The dtype a role names: f32 partial sums, int32 counters (E0005). (A route's int32 ids are E0029's,
         // `valid::route`, which says what the route reads.)
         let dtype = cx.ir.tensors[h].dtype;
         let wants = match lowered {
             TensorRole::Partials => Some(Dtype::F32),
+            TensorRole::Counters => Some(Dtype::I32),
             _ => None,
         };
         if let Some(want) = wants.filter(|w| *w != dtype) {

@@ -5,7 +5,7 @@
 use crate::back::registration::Registration;
 use crate::diag::{codes, Diagnostic};
 use crate::driver::Checked;
-use crate::ir::GranularityIr;
+use crate::ir::{GranularityIr, TensorRole};
 use crate::span::Span;
 use crate::valid::CheckedTask;
 
@@ -32,6 +32,8 @@ pub struct UnitFacts {
     pub inputs: Vec<String>,
     /// Output tensor names (the `out` tensors; an `inout` one is an input), in `output_ptrs` order.
     pub outputs: Vec<String>,
+    /// The `counters` outputs (`split_k bf16`): allocated zero, left zero by every run.
+    pub zeroed: Vec<String>,
     /// `name=value` of every param of this instance, in declaration order: the plain variant
     /// string lists them all (I-H3).
     pub params: Vec<String>,
@@ -81,6 +83,11 @@ impl UnitFacts {
             registration,
             inputs: ir.inputs().map(|(_, t)| t.name.clone()).collect(),
             outputs: ir.outputs().map(|(_, t)| t.name.clone()).collect(),
+            zeroed: ir
+                .outputs()
+                .filter(|(_, t)| t.role() == Some(TensorRole::Counters))
+                .map(|(_, t)| t.name.clone())
+                .collect(),
             params: ir
                 .params
                 .values()

@@ -236,6 +236,10 @@ pub fn layer(f: &UnitFacts) -> String {
         names(&f.inputs),
         names(&f.outputs)
     ));
+    for t in &f.zeroed {
+        l(&format!("        # `{t}`: arrival counters, one per output tile: allocate it zeroed (torch.zeros) once;"));
+        l("        # the last split of each tile resets its counter, so every run leaves it zero.");
+    }
     l(&format!(
         "        assert self.use_v2_runtime, \"{} is a Runtime-V2 task\"",
         f.unit

@@ -75,7 +75,7 @@ def moe(x, t):
     calls it on the post-attention norm's output)."""
     # The gate: bf16 logits, sigmoid scores; the kernels' ids; the weights from this reference's
     # own scores.
-    logits = (x.float() @ t["linear_bf16_splitk_router.W"].float().t()).to(torch.bfloat16)
+    logits = (x.float() @ t["linear_bf16_splitk_sum64_router.W"].float().t()).to(torch.bfloat16)
     scores = logits.sigmoid()
     ids = t["router_topk.ids"].long()
     weights = scores.gather(1, ids).float()

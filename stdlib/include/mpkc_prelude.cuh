@@ -28,6 +28,19 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+/// Named barrier `id` over `threads` threads that also reduces a predicate: true in every thread
+/// when any thread passed `p` true (`bar.red.or.pred`, PTX ISA "bar.red"; memory ordering as
+/// `bar.sync`).
+__device__ __forceinline__ bool named_barrier_or(int id, int threads, bool p) {
+  uint32_t r;
+  asm volatile(
+      "{\n .reg .pred a, b;\n setp.ne.u32 a, %1, 0;\n bar.red.or.pred b, %2, %3, a;\n selp.u32 %0, 1, 0, b;\n}"
+      : "=r"(r)
+      : "r"(static_cast<uint32_t>(p)), "r"(id), "r"(threads)
+      : "memory");
+  return r != 0;
+}
+
 /// The token count of this step, for a task whose count is decided at run time (`param m: int in
 /// 1..=MAX = runtime`, docs/runtime-m.md): where MPK's runtime keeps it,
 /// `runtime_config.qo_indptr_buffer[MPK_MAX_NUM_BATCHED_REQUESTS]` (the last token offset, written

@@ -11,7 +11,7 @@ use super::shape::{bytes_moved, rotated_bytes, LinearShape};
 use super::stats;
 use super::timing::{self, Plan, Timing};
 use crate::gpu::compare::compare;
-use crate::gpu::data::{Fill, HostTensor, POISON};
+use crate::gpu::data::{Fill, HostTensor};
 use crate::gpu::device::Kernel;
 use crate::gpu::reference::{expected_in, make_inputs, semantics, tolerance, Check, Expected};
 use crate::gpu::run::{dynamic_smem, task_tables, Addresses, Case, Link, TaskTables};
@@ -126,7 +126,7 @@ fn setup(
         inputs.push(make_inputs(t, &sem, &mut fill));
         outputs.push(
             t.ir.outputs()
-                .map(|(_, o)| HostTensor::filled(&o.name, o.dtype, &o.dims, POISON))
+                .map(|(_, o)| HostTensor::output_before_run(o))
                 .collect::<Vec<_>>(),
         );
     }
@@ -716,6 +716,14 @@ pub fn fixed_cost(
         f.status = "skipped".into();
         f.reason =
             Some("a split-K chain: the fixed cost is measured on a one-task-type linear".into());
+        return f;
+    }
+    if sh.epilogue == super::shape::LinearEpilogue::SplitKSum {
+        f.status = "skipped".into();
+        f.reason = Some(
+            "`split_k bf16` counts each task's arrival once: its tasks cannot repeat in a queue"
+                .into(),
+        );
         return f;
     }
     let inner = || -> Result<(f64, f64, u32, u64, Vec<String>), GpuError> {

@@ -18,6 +18,8 @@ pub enum LinearEpilogue {
     Residual,
     /// f32 partials per K split, summed by the derived reduce task.
     SplitK,
+    /// f32 partials per K split, summed into bf16 by each tile's last split (`split_k bf16`).
+    SplitKSum,
     /// e4m3 output with one f32 scale per token per 128 columns.
     QuantE4m3,
 }
@@ -73,6 +75,7 @@ pub fn linear_of(task: &CheckedTask) -> Option<LinearShape> {
         Epilogue::StoreBf16 => LinearEpilogue::Store,
         Epilogue::ResidualAdd => LinearEpilogue::Residual,
         Epilogue::SplitKF32 => LinearEpilogue::SplitK,
+        Epilogue::SplitKBf16 => LinearEpilogue::SplitKSum,
         Epilogue::QuantE4m3 => LinearEpilogue::QuantE4m3,
     };
     let scales = match &p.operands {

@@ -7,7 +7,7 @@
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::*;
 
-use super::{Epilogue, LinearMath, Operands};
+use super::{Epilogue, LinearMath, Operands, SplitSum};
 
 fn unsupported(span: crate::span::Span, what: String, help: &str) -> Diagnostic {
     Diagnostic::error(codes::PIPELINE_SHAPE, format!("the pipeline lowering cannot take this contract: {what}"))
@@ -257,18 +257,17 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
     }
     let epilogue = match ir.epilogues.as_slice() {
         [] => Epilogue::StoreBf16,
-        [(k, v, span)] => {
-            match (k.as_str(), v.as_deref()) {
-                ("store", Some("bf16")) => Epilogue::StoreBf16,
-                ("residual", Some("add")) => Epilogue::ResidualAdd,
-                ("split_k", Some("f32")) => Epilogue::SplitKF32,
-                ("quant", Some("e4m3")) => Epilogue::QuantE4m3,
-                _ => {
-                    sink.push(unsupported(*span, format!("epilogue `{k}{}`", v.as_ref().map(|x| format!(" {x}")).unwrap_or_default()), "epilogues are `store bf16`, `residual add`, `split_k f32` and `quant e4m3`"));
-                    return None;
-                }
+        [(k, v, span)] => match (k.as_str(), v.as_deref()) {
+            ("store", Some("bf16")) => Epilogue::StoreBf16,
+            ("residual", Some("add")) => Epilogue::ResidualAdd,
+            ("split_k", Some("f32")) => Epilogue::SplitKF32,
+            ("split_k", Some("bf16")) => Epilogue::SplitKBf16,
+            ("quant", Some("e4m3")) => Epilogue::QuantE4m3,
+            _ => {
+                sink.push(unsupported(*span, format!("epilogue `{k}{}`", v.as_ref().map(|x| format!(" {x}")).unwrap_or_default()), "epilogues are `store bf16`, `residual add`, `split_k f32`, `split_k bf16` and `quant e4m3`"));
+                return None;
             }
-        }
+        },
         [_, (_, _, span), ..] => {
             sink.push(unsupported(*span, "more than one epilogue".into(), "a contract builds one kernel: declare one epilogue per contract (or per instance param)"));
             return None;
@@ -278,11 +277,14 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         sink.push(unsupported(tile.span, "tile M 64 with `quant e4m3`: one quantisation group is 128 output columns, a whole 128-row tile".into(), "use `tile M 128`"));
         return None;
     }
-    if let Some((_, span)) = ir.epilogue_with.filter(|_| epilogue != Epilogue::QuantE4m3) {
+    if let Some((_, span)) = ir
+        .epilogue_with
+        .filter(|_| !matches!(epilogue, Epilogue::QuantE4m3 | Epilogue::SplitKBf16))
+    {
         sink.push(unsupported(
             span,
             format!(
-                "`with` on a `{}` epilogue: only `quant e4m3` meets its warps at a named barrier",
+                "`with` on a `{}` epilogue: only `quant e4m3` and `split_k bf16` meet their warps at a named barrier",
                 epilogue.as_str()
             ),
             "remove `with …`",
@@ -297,7 +299,7 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         wt.dims.get(lead + 1).copied().unwrap_or(0),
     );
     let m_real = at.dims.first().copied().unwrap_or(0);
-    let splits = if epilogue == Epilogue::SplitKF32 {
+    let splits = if matches!(epilogue, Epilogue::SplitKF32 | Epilogue::SplitKBf16) {
         match ir.params.get("splits").map(|p| &p.value) {
             Some(ParamValue::Int(s)) if *s >= 1 => *s,
             _ => {
@@ -430,6 +432,22 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
     } else {
         None
     };
+    let split_sum = if epilogue == Epilogue::SplitKBf16 {
+        match split_sum(ir, m_real, n, splits, num_tiles) {
+            Ok(s) => Some(s),
+            Err(missing) => {
+                let at = ir.epilogues.first().map_or(ir.family_span, |e| e.2);
+                sink.push(unsupported(
+                    at,
+                    format!("`split_k bf16` needs {} (the last split of a tile sums the splits' partials, found by its tile's arrival counter, once the 128 consumer threads met)", missing.join(", ")),
+                    "declare `tensor P: f32[splits, m_real, N] out partials`, `tensor T: i32[ceil_div(N, tile.M)] out counters`, `barrier epi = named(3, threads 128)` and `epilogue split_k bf16 with epi`",
+                ));
+                return None;
+            }
+        }
+    } else {
+        None
+    };
     let out_scale = if epilogue == Epilogue::QuantE4m3 {
         let sc = role_tensor(ir, TensorRole::ScaleOf(output)).filter(|h| {
             let t = &ir.tensors[*h];
@@ -502,7 +520,10 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
     let tail_ok = operands == Operands::Bf16
         && matches!(
             epilogue,
-            Epilogue::StoreBf16 | Epilogue::ResidualAdd | Epilogue::SplitKF32
+            Epilogue::StoreBf16
+                | Epilogue::ResidualAdd
+                | Epilogue::SplitKF32
+                | Epilogue::SplitKBf16
         );
     if tail != 0 && !tail_ok {
         sink.push(
@@ -525,6 +546,7 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         output,
         residual,
         out_scale,
+        split_sum,
         w_ring,
         a_ring,
         acc,
@@ -548,6 +570,55 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         map,
         route,
     })
+}
+
+/// The tensors and barrier of `split_k bf16` ([`SplitSum`]), if the contract declares them:
+/// `partials` f32 `[splits, m_real, N]`, `counters` i32 `[num_tiles]`, `with B` a named barrier
+/// of the 128 consumer threads. Errors: what is missing or of another type or shape, in words.
+fn split_sum(
+    ir: &TaskIr,
+    m_real: i64,
+    n: i64,
+    splits: i64,
+    num_tiles: i64,
+) -> Result<SplitSum, Vec<String>> {
+    let shaped = |role, dtype, dims: Vec<i64>| {
+        role_tensor(ir, role).filter(|h: &TensorHandle| {
+            let t = &ir.tensors[*h];
+            t.dtype == dtype && t.dims == dims
+        })
+    };
+    let partials = shaped(TensorRole::Partials, Dtype::F32, vec![splits, m_real, n]);
+    let counters = shaped(TensorRole::Counters, Dtype::I32, vec![num_tiles]);
+    let barrier = ir
+        .epilogue_with
+        .map(|(h, _)| &ir.barriers[h])
+        .filter(|b| b.by == RoleKind::Consumer && b.threads == 128)
+        .map(|b| b.id);
+    match (partials, counters, barrier) {
+        (Some(partials), Some(counters), Some(barrier)) => Ok(SplitSum {
+            partials,
+            counters,
+            barrier,
+        }),
+        (p, c, b) => {
+            let mut missing = Vec::new();
+            if p.is_none() {
+                missing.push(format!(
+                    "an `out partials` tensor f32 [{splits}, {m_real}, {n}]"
+                ));
+            }
+            if c.is_none() {
+                missing.push(format!(
+                    "an `out counters` tensor i32 [{num_tiles}] (one per tile)"
+                ));
+            }
+            if b.is_none() {
+                missing.push("`with B` naming a named barrier of the 128 consumer threads".into());
+            }
+            Err(missing)
+        }
+    }
 }
 
 /// The epilogue map of a pipeline (`body cuda { … }`: docs/language.md, "Epilogue map"): applied

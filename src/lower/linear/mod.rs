@@ -20,6 +20,10 @@ pub enum Epilogue {
     ResidualAdd,
     /// `split_k f32`: f32 partials per split, summed by the generated reduce task.
     SplitKF32,
+    /// `split_k bf16`: f32 partials per split; the last split of each tile to finish (an
+    /// arrival counter per tile) sums them in split order and stores the bf16 output, in the
+    /// same task: no reduce task, no event hop ([`SplitSum`]).
+    SplitKBf16,
     /// `quant e4m3`: e4m3 output with one power-of-two f32 scale per token per 128-column group
     /// (the tile), as the next fp8 GEMM's 1x128 activation scales.
     QuantE4m3,
@@ -32,6 +36,7 @@ impl Epilogue {
             Epilogue::StoreBf16 => "store bf16",
             Epilogue::ResidualAdd => "residual add",
             Epilogue::SplitKF32 => "split_k f32",
+            Epilogue::SplitKBf16 => "split_k bf16",
             Epilogue::QuantE4m3 => "quant e4m3",
         }
     }
@@ -75,6 +80,8 @@ pub struct LinearMath {
     pub residual: Option<TensorHandle>,
     /// Output scales `[m_real, N / 128]` for `quant e4m3`, and the consumer barrier id.
     pub out_scale: Option<(TensorHandle, i64)>,
+    /// The in-task reduction of `split_k bf16`.
+    pub split_sum: Option<SplitSum>,
     /// Ring of weight stages.
     pub w_ring: Handle<ChannelIr>,
     /// Ring of activation stages.
@@ -131,6 +138,21 @@ impl LinearMath {
     pub fn preloads_residual(&self) -> bool {
         self.epilogue == Epilogue::ResidualAdd && self.route.is_none()
     }
+}
+
+/// The in-task split-K reduction of `epilogue split_k bf16 with B`: each split stores its f32
+/// partials, then the tile's 128 consumer threads meet at named barrier `B`, thread 0 adds one to
+/// the tile's counter, and the split that brings it to `splits` (the last to finish, whichever
+/// it is) sums the `splits` partials of the tile in split order (0, 1, …: the same bits whichever
+/// split is last), stores the bf16 output and resets the counter to zero for the next run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitSum {
+    /// f32 `[splits, m_real, N]` partials (`out partials`): the workspace of the sum.
+    pub partials: TensorHandle,
+    /// int32 `[ceil(N / tile M)]` arrival counters (`out counters`), zero between runs.
+    pub counters: TensorHandle,
+    /// The named barrier id of `with B` (the 128 consumer threads).
+    pub barrier: i64,
 }
 
 /// A routed pipeline's binding (`route W by ids per slot | sum slots`, docs/language.md "Routed

@@ -116,7 +116,7 @@ pub(super) fn bind(
         return None;
     }
     let epi_span = ir.epilogues.first().map_or(r.span, |e| e.2);
-    if splits != 1 || epilogue == Epilogue::SplitKF32 {
+    if splits != 1 || matches!(epilogue, Epilogue::SplitKF32 | Epilogue::SplitKBf16) {
         sink.push(error(
             epi_span,
             "split-K: a routed task's K loop covers its expert's whole K".into(),

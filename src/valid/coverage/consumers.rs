@@ -25,8 +25,8 @@ struct Engine {
     epilogue: Vec<TensorHandle>,
     /// Tensors the scale staging reads (block-scaled fp8: the weight and activation scales).
     scales: Vec<TensorHandle>,
-    /// Whether the epilogue meets its warps at `with B`.
-    quant: bool,
+    /// Whether the epilogue meets its warps at `with B` (`quant e4m3`, `split_k bf16`).
+    with: bool,
     /// Whether the epilogue writes split-K partials, so that mpkc derives a reduce task.
     split_k: bool,
     /// Whether the epilogue applies the contract's inline body to each element (its map).
@@ -43,6 +43,7 @@ impl Engine {
         let mut epilogue = vec![p.output];
         epilogue.extend(p.residual);
         epilogue.extend(p.out_scale.map(|(t, _)| t));
+        epilogue.extend(p.split_sum.iter().flat_map(|s| [s.partials, s.counters]));
         let scales = match &p.operands {
             Operands::Fp8BlockScale {
                 w_scale, a_scale, ..
@@ -73,7 +74,7 @@ impl Engine {
         Engine {
             epilogue,
             scales,
-            quant: p.epilogue == Epilogue::QuantE4m3,
+            with: matches!(p.epilogue, Epilogue::QuantE4m3 | Epilogue::SplitKBf16),
             split_k: p.epilogue == Epilogue::SplitKF32,
             map: p.map,
             bound,
@@ -400,15 +401,16 @@ impl Walk<'_> {
                     self.found.insert(Item::Tensor(t.index()));
                 }
                 if *smem {
-                    // `quant e4m3` meets the warps' maxima in the scratch's `amax`, after the
-                    // `with` barrier (back/epilogue.rs).
+                    // `quant e4m3` meets the warps' maxima in the scratch's `amax` (back/epilogue.rs).
                     self.group(*scratch);
                     self.held(*scratch, |h| h.name.as_deref() == Some("amax"));
-                    if self.engine.is_some_and(|e| e.quant) {
-                        if let Some((b, _)) = self.ir.epilogue_with {
-                            self.found.insert(Item::EpilogueWith);
-                            self.found.insert(Item::NamedBarrier(b.index()));
-                        }
+                }
+                // `quant e4m3` (the maxima) and `split_k bf16` (the tile's arrival) meet the
+                // consumer warps at the `with` barrier.
+                if self.engine.is_some_and(|e| e.with) {
+                    if let Some((b, _)) = self.ir.epilogue_with {
+                        self.found.insert(Item::EpilogueWith);
+                        self.found.insert(Item::NamedBarrier(b.index()));
                     }
                 }
             }

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""The DeepSeek-V3 decode targets of issue 12, scored from `mpkc bench --save-json` results.
+
+    python3 scripts/perf-targets.py OUT/bench-m1.json OUT/bench-m16.json ...   > section.md
+
+For each target shape (bf16 y[M, N] = x[M, K] W[N, K]^T) and each M benched, the fastest bf16
+case of that N and K (persistent method, status ok, a cuBLAS time beside it) is the shape's
+result: its time, share of the copy ceiling measured in the same run, cuBLAS's time and the
+speedup. Then, per M and over all: the geometric-mean speedup (target >= 1.3x), the cases below
+0.95x, and the shapes whose weights are >= 20 MB below 85 % of the ceiling. A shape with no case
+at an M is listed as such (it counts against the targets: nothing was measured). The block-scaled
+fp8 cases are listed with their share of the ceiling (target >= 80 % where the weights are >=
+10 MB). Standard library only: it runs where `scripts/bench-gpu.sh` runs.
+"""
+import json
+import math
+import sys
+
+# (name, N, K): docs/dsv3-decode-ops.md, issue 12 "Targets".
+TARGETS = [
+    ("q_a", 1536, 7168),
+    ("kv_a", 576, 7168),
+    ("q_b", 3072, 1536),
+    ("o_proj", 7168, 2048),
+    ("expert gate+up", 4096, 7168),
+    ("expert down", 7168, 2048),
+    ("lm_head", 16160, 7168),
+    ("router", 256, 7168),
+]
+
+
+def persistent(case):
+    for m in case.get("methods") or []:
+        if m.get("method") == "persistent":
+            return m
+    return None
+
+
+def load(paths):
+    runs = []
+    for p in paths:
+        try:
+            with open(p) as f:
+                runs.append(json.load(f))
+        except (OSError, ValueError) as e:
+            print(f"perf-targets: {p}: {e}", file=sys.stderr)
+    return runs
+
+
+def best_bf16(cases, n, k, m):
+    best = None
+    for c in cases:
+        sh = c.get("shape") or {}
+        if c.get("status") != "ok" or sh.get("operands") != "bf16":
+            continue
+        if (sh.get("n"), sh.get("k"), c.get("m")) != (n, k, m):
+            continue
+        pm = persistent(c)
+        if not pm or pm.get("us") is None or pm.get("speedup") is None:
+            continue
+        if best is None or pm["us"] < best[1]["us"]:
+            best = (c, pm)
+    return best
+
+
+def main(paths):
+    runs = load(paths)
+    cases = [c for r in runs for c in r.get("cases", [])]
+    ms = sorted({c.get("m") for c in cases if c.get("m") is not None})
+    out = []
+    w = out.append
+    w("## DeepSeek-V3 decode targets (issue 12)")
+    w("")
+    w("Fastest bf16 mpkc case per target shape, persistent method, against cuBLAS in the same run")
+    w("(scripts/perf-targets.py over the bench JSON above). Targets: geomean >= 1.3x, no case below")
+    w("0.95x, weights >= 20 MB at >= 85 % of the copy ceiling.")
+    w("")
+    w("| shape | N x K | weights MB | M | mpkc case | mpkc us | % ceiling | cuBLAS us | speedup |")
+    w("|---|---|---|---|---|---|---|---|---|")
+    per_m = {m: [] for m in ms}
+    below, slow_big, missing = [], [], []
+    for name, n, k in TARGETS:
+        mb = n * k * 2 / 1e6
+        for m in ms:
+            b = best_bf16(cases, n, k, m)
+            if b is None:
+                missing.append(f"{name} M={m}")
+                w(f"| {name} | {n} x {k} | {mb:.1f} | {m} | no case | - | - | - | - |")
+                continue
+            c, pm = b
+            share = pm.get("share")
+            sp = pm["speedup"]
+            per_m[m].append(sp)
+            pct = f"{100 * share:.0f}" if share is not None else "-"
+            w(f"| {name} | {n} x {k} | {mb:.1f} | {m} | {c['name']} | {pm['us']:.2f} | {pct} | {pm['competitor_us']:.2f} | {sp:.2f} |")
+            if sp < 0.95:
+                below.append(f"{name} M={m} {sp:.2f}x")
+            if mb >= 20 and share is not None and share < 0.85:
+                slow_big.append(f"{name} M={m} {100 * share:.0f} %")
+    w("")
+    every = [s for m in ms for s in per_m[m]]
+    for m in ms:
+        if per_m[m]:
+            g = math.exp(sum(math.log(s) for s in per_m[m]) / len(per_m[m]))
+            w(f"- M = {m}: geomean {g:.2f}x over {len(per_m[m])} shapes")
+    if every:
+        g = math.exp(sum(math.log(s) for s in every) / len(every))
+        met = "met" if g >= 1.3 and not missing else "NOT met"
+        w(f"- all: geomean {g:.2f}x over {len(every)} shape-M pairs (target 1.3x: {met})")
+    w(f"- below 0.95x: {', '.join(below) if below else 'none'}")
+    w(f"- weights >= 20 MB below 85 % of the ceiling: {', '.join(slow_big) if slow_big else 'none'}")
+    w(f"- no case (not measured): {', '.join(missing) if missing else 'none'}")
+    fp8 = []
+    for c in cases:
+        sh = c.get("shape") or {}
+        pm = persistent(c)
+        if c.get("status") == "ok" and sh.get("operands") == "fp8 block-scaled" and pm and pm.get("share") is not None:
+            fp8.append((c["name"], c.get("m"), sh.get("n", 0) * sh.get("k", 0) / 1e6, pm["us"], pm["share"]))
+    if fp8:
+        w("")
+        w("Block-scaled fp8 (target: >= 80 % of the ceiling where the weights are >= 10 MB):")
+        w("")
+        w("| case | M | weights MB | mpkc us | % ceiling | target |")
+        w("|---|---|---|---|---|---|")
+        for name, m, mb, us, share in sorted(fp8, key=lambda x: (x[1], x[0])):
+            t = ("met" if share >= 0.8 else "NOT met") if mb >= 10 else "-"
+            w(f"| {name} | {m} | {mb:.1f} | {us:.2f} | {100 * share:.0f} | {t} |")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
