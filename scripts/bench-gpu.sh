@@ -103,6 +103,8 @@ echo "$MODE $(date -u +%Y-%m-%dT%H:%MZ) ${MPKC_COMMIT:-unknown}" >>"$OUT/steps.t
   jsons=()
   for M in 1 16 64; do [ -f "$OUT/bench-m$M.json" ] && jsons+=("$OUT/bench-m$M.json"); done
   if [ ${#jsons[@]} -gt 0 ]; then echo; python3 "$(dirname "$0")/perf-targets.py" "${jsons[@]}"; fi
+  # What limits the targets not met: ncu readings kept by hand (docs/perf-limits.md).
+  if [ -f "$(dirname "$0")/../docs/perf-limits.md" ]; then echo; cat "$(dirname "$0")/../docs/perf-limits.md"; fi
   if [ -f "$OUT/fixed-cost.txt" ]; then
     echo; echo "## Per-task fixed cost"; echo; echo '```'; cat "$OUT/fixed-cost.txt" 2>/dev/null; echo '```'
     echo; echo "## Per-task fixed cost, 64-row tile (examples/linear_bf16_residual_tile64.mpk, o_proj)"; echo; echo '```'; cat "$OUT/fixed-cost-tile64.txt" 2>/dev/null; echo '```'
