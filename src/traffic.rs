@@ -20,7 +20,7 @@ pub fn tensor_bytes(dims: &[i64], elem: i64) -> u64 {
 /// of the tasks that no earlier task of the set produced (weights, scales, activations,
 /// residual), and every output that no later task reads (the result). For a split-K linear and
 /// its reduce, the f32 partials passed between them are not counted: they are the kernel's own
-/// traffic, not the op's.
+/// traffic, not the op's; nor are the partials and counters of `split_k bf16` (its workspace).
 ///
 /// `linked_inputs[t]` lists the input positions of task `t` fed by another task of the set,
 /// `linked_outputs[t]` the output positions read by another task.
@@ -36,7 +36,11 @@ pub fn bytes_moved(
                 total = total.saturating_add(tensor_bytes(&x.dims, x.dtype.bytes()));
             }
         }
-        for (o, (_, y)) in t.ir.outputs().enumerate() {
+        let workspace = workspace(t);
+        for (o, (h, y)) in t.ir.outputs().enumerate() {
+            if workspace.contains(&h) {
+                continue;
+            }
             if !linked_outputs.get(ti).is_some_and(|l| l.contains(&o)) {
                 total = total.saturating_add(tensor_bytes(&y.dims, y.dtype.bytes()));
             }
@@ -45,8 +49,17 @@ pub fn bytes_moved(
     total
 }
 
+/// The workspace of a `split_k bf16` linear: its f32 partials and its arrival counters, which
+/// the kernel writes and reads back itself (empty for any other task).
+fn workspace(task: &CheckedTask) -> Vec<crate::ir::TensorHandle> {
+    task.linear()
+        .and_then(|p| p.split_sum)
+        .map_or_else(Vec::new, |s| vec![s.partials, s.counters])
+}
+
 /// The bytes one task instance moves: [`bytes_moved`] of the task alone (every input and
-/// output tensor once), except that a gather (the `embedding` body template) reads only the rows
+/// output tensor once; a `split_k bf16` linear's partials twice, written then summed, and its
+/// counters once), except that a gather (the `embedding` body template) reads only the rows
 /// it gathers from its table, as many table elements as it writes output elements, not the
 /// whole table.
 pub fn instance_bytes(task: &CheckedTask) -> u64 {
@@ -61,7 +74,17 @@ pub fn instance_bytes(task: &CheckedTask) -> u64 {
         return routed_bytes(task, &r);
     }
     let Some(table) = table else {
-        return bytes_moved(&[task], &[], &[]);
+        let workspace: u64 = workspace(task)
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let t = &ir.tensors[*h];
+                // The partials are written, then read by the last split; the counters once.
+                let times = if i == 0 { 2 } else { 1 };
+                tensor_bytes(&t.dims, t.dtype.bytes()).saturating_mul(times)
+            })
+            .fold(0, u64::saturating_add);
+        return bytes_moved(&[task], &[], &[]).saturating_add(workspace);
     };
     let written: u64 = ir
         .outputs()

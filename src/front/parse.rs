@@ -75,7 +75,7 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         Rule::ref_tol | Rule::ref_key => "a tolerance like `rel_l2 = 1e-2`",
         Rule::direction => "`in`, `out` or `inout`",
         Rule::tensor_role | Rule::role_word | Rule::role_scale | Rule::kw_scale | Rule::kw_of => {
-            "a tensor role (`weight`, `activation`, `residual`, `output`, `partials`, `index`, `scale of T`)"
+            "a tensor role (`weight`, `activation`, `residual`, `output`, `partials`, `counters`, `index`, `scale of T`)"
         }
         Rule::param_range | Rule::kw_in => "`in LO..=HI`",
         Rule::tma_spec | Rule::kw_tma => "`tma(...)`",

@@ -119,6 +119,7 @@ const KEYWORDS: &[&str] = &[
     "residual",
     "output",
     "partials",
+    "counters",
     "index",
     "per",
     "slot",

@@ -171,6 +171,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     names::names(&ir, sink);
     body::family_items(&ir, sink);
     tensor_roles::pipeline_roles(&ir, sink);
+    tensor_roles::counters(&ir, sink);
     route::family(&ir, sink);
     views::views(&ir, sink);
     views::in_place(&ir, sink);

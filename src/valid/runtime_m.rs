@@ -63,12 +63,18 @@ fn pipeline(ir: &TaskIr, name: &str, sink: &mut Sink) {
         ));
         return;
     }
-    if let Some((_, _, at)) = ir.epilogues.iter().find(|(e, _, _)| e == "split_k") {
+    if let Some((_, ty, at)) = ir.epilogues.iter().find(|(e, _, _)| e == "split_k") {
+        let ty = ty.as_deref().unwrap_or("f32");
+        let why = if ty == "bf16" {
+            "its f32 partials [splits, m, N] stride by the row count, which the last split's sum walks whole"
+        } else {
+            "its f32 partials [splits, m, N] stride by the row count and the derived reduce sums whole slices"
+        };
         sink.push(error(
             ir,
             *at,
-            format!("`split_k f32` cannot take the run-time token count `{name}`"),
-            "its f32 partials [splits, m, N] stride by the row count and the derived reduce sums whole slices: fix the count (`= 16`), or use `store bf16` / `residual add`",
+            format!("`split_k {ty}` cannot take the run-time token count `{name}`"),
+            &format!("{why}: fix the count (`= 16`), or use `store bf16` / `residual add`"),
         ));
     }
     let fp8 = ir.tensors.iter().find(|(_, t)| {

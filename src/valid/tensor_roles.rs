@@ -44,6 +44,7 @@ fn suggested(ir: &TaskIr, t: &TensorIr) -> String {
         }
         Direction::In => "residual".into(),
         _ if t.dtype == Dtype::F32 && t.dims.len() == 3 => "partials".into(),
+        _ if t.dtype == Dtype::I32 && t.dims.len() == 1 => "counters".into(),
         _ => {
             let main = ir
                 .outputs()
@@ -79,7 +80,7 @@ pub(super) fn pipeline_roles(ir: &TaskIr, sink: &mut Sink) {
             )
             .primary(t.span, "no role")
             .secondary(ir.family_span, "family pipeline")
-            .note("the pipeline lowering binds its tensors by role: `weight` and `activation` (the TMA operands), `residual`, `output`, `partials`, `scale of T`")
+            .note("the pipeline lowering binds its tensors by role: `weight` and `activation` (the TMA operands), `residual`, `output`, `partials`, `counters`, `scale of T`")
             .help(format!(
                 "its shape suggests `{dir} {}`: write the role after the direction",
                 suggested(ir, t)
@@ -121,5 +122,36 @@ pub(super) fn pipeline_roles(ir: &TaskIr, sink: &mut Sink) {
                 }
             }
         }
+    }
+}
+
+/// `counters` (E0011): the arrival counters of a pipeline's `split_k bf16` epilogue, which the
+/// generated code alone arrives and resets; a tensor of another family with that role would be
+/// the body's to keep zero, which nothing checks (and verify would run its tasks once).
+pub(super) fn counters(ir: &TaskIr, sink: &mut Sink) {
+    let split_sum = ir.family == Family::Pipeline
+        && ir
+            .epilogues
+            .iter()
+            .any(|(k, v, _)| k == "split_k" && v.as_deref() == Some("bf16"));
+    if split_sum {
+        return;
+    }
+    for t in ir.tensors.values() {
+        let Some((TensorRole::Counters, span)) = t.role else {
+            continue;
+        };
+        sink.push(
+            Diagnostic::error(
+                codes::FAMILY_ITEM,
+                format!(
+                    "tensor `{}` is `counters`, which only a pipeline's `split_k bf16` epilogue arrives and resets",
+                    t.name
+                ),
+            )
+            .primary(span, "the role")
+            .secondary(ir.family_span, format!("family {}", ir.family.as_str()))
+            .help("give it the role it has (an `output` the body writes), or make the task a pipeline with `epilogue split_k bf16 with B`"),
+        );
     }
 }

@@ -238,7 +238,8 @@ pub fn layer(f: &UnitFacts) -> String {
     ));
     for t in &f.zeroed {
         l(&format!("        # `{t}`: arrival counters, one per output tile: allocate it zeroed (torch.zeros) once;"));
-        l("        # the last split of each tile resets its counter, so every run leaves it zero.");
+        l("        # the last split of each tile resets its counter, so every run leaves it zero. Give each");
+        l("        # op instance its own counters and partials: two ops that may run at once must not share them.");
     }
     l(&format!(
         "        assert self.use_v2_runtime, \"{} is a Runtime-V2 task\"",

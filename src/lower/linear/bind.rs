@@ -381,12 +381,22 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
             "write `granularity per_tile(tasks ceil_div(N, tile.M) * splits, tiles_per_task 1)`",
         ));
     }
-    let output =
-        role_tensor(ir, TensorRole::Output).or_else(|| role_tensor(ir, TensorRole::Partials));
+    // `split_k f32` writes only partials; every other epilogue has an `output` (`split_k bf16`
+    // its bf16 result beside the partials).
+    let output = match epilogue {
+        Epilogue::SplitKF32 => {
+            role_tensor(ir, TensorRole::Output).or_else(|| role_tensor(ir, TensorRole::Partials))
+        }
+        _ => role_tensor(ir, TensorRole::Output),
+    };
     let Some(output) = output else {
         sink.push(unsupported(
             ir.family_span,
-            "no `output` or `partials` tensor".into(),
+            if epilogue == Epilogue::SplitKF32 {
+                "no `output` or `partials` tensor".into()
+            } else {
+                format!("no `output` tensor: `{}` stores one", epilogue.as_str())
+            },
             "declare `tensor C: bf16[m_real, N] out output`",
         ));
         return None;
@@ -435,13 +445,17 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
     let split_sum = if epilogue == Epilogue::SplitKBf16 {
         match split_sum(ir, m_real, n, splits, num_tiles) {
             Ok(s) => Some(s),
-            Err(missing) => {
+            Err((missing, labels)) => {
                 let at = ir.epilogues.first().map_or(ir.family_span, |e| e.2);
-                sink.push(unsupported(
+                let mut d = unsupported(
                     at,
                     format!("`split_k bf16` needs {} (the last split of a tile sums the splits' partials, found by its tile's arrival counter, once the 128 consumer threads met)", missing.join(", ")),
                     "declare `tensor P: f32[splits, m_real, N] out partials`, `tensor T: i32[ceil_div(N, tile.M)] out counters`, `barrier epi = named(3, threads 128)` and `epilogue split_k bf16 with epi`",
-                ));
+                );
+                for (span, what) in labels {
+                    d = d.secondary(span, what);
+                }
+                sink.push(d);
                 return None;
             }
         }
@@ -573,51 +587,81 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
 }
 
 /// The tensors and barrier of `split_k bf16` ([`SplitSum`]), if the contract declares them:
-/// `partials` f32 `[splits, m_real, N]`, `counters` i32 `[num_tiles]`, `with B` a named barrier
-/// of the 128 consumer threads. Errors: what is missing or of another type or shape, in words.
+/// one `partials` f32 `[splits, m_real, N]`, one `counters` i32 `[num_tiles]`, `with B` a named
+/// barrier of the 128 consumer threads. Errors: what is missing, of another type or shape, or
+/// declared twice, in words, with the span of each such tensor and what it is.
 fn split_sum(
     ir: &TaskIr,
     m_real: i64,
     n: i64,
     splits: i64,
     num_tiles: i64,
-) -> Result<SplitSum, Vec<String>> {
-    let shaped = |role, dtype, dims: Vec<i64>| {
-        role_tensor(ir, role).filter(|h: &TensorHandle| {
-            let t = &ir.tensors[*h];
-            t.dtype == dtype && t.dims == dims
-        })
+) -> Result<SplitSum, (Vec<String>, Vec<(crate::span::Span, String)>)> {
+    let mut missing = Vec::new();
+    let mut labels = Vec::new();
+    let mut shaped = |role: TensorRole, dtype: Dtype, dims: Vec<i64>, what: &str| {
+        let with: Vec<TensorHandle> = ir
+            .tensors
+            .iter()
+            .filter(|(_, t)| t.role() == Some(role))
+            .map(|(h, _)| h)
+            .collect();
+        let want = format!("{dtype} {dims:?}");
+        match with.as_slice() {
+            [h] if ir.tensors[*h].dtype == dtype && ir.tensors[*h].dims == dims => Some(*h),
+            [] => {
+                missing.push(format!("an `out {}` tensor {want} ({what})", role.word()));
+                None
+            }
+            [h] => {
+                let t = &ir.tensors[*h];
+                missing.push(format!("`{}` to be {want} ({what})", t.name));
+                labels.push((t.span, format!("{} {:?}", t.dtype, t.dims)));
+                None
+            }
+            [_, rest @ ..] => {
+                missing.push(format!(
+                    "one `{}` tensor ({what}), not {}",
+                    role.word(),
+                    with.len()
+                ));
+                for h in rest {
+                    labels.push((
+                        ir.tensors[*h].span,
+                        format!("another `{}` tensor", role.word()),
+                    ));
+                }
+                None
+            }
+        }
     };
-    let partials = shaped(TensorRole::Partials, Dtype::F32, vec![splits, m_real, n]);
-    let counters = shaped(TensorRole::Counters, Dtype::I32, vec![num_tiles]);
+    let partials = shaped(
+        TensorRole::Partials,
+        Dtype::F32,
+        vec![splits, m_real, n],
+        "each split's sums",
+    );
+    let counters = shaped(
+        TensorRole::Counters,
+        Dtype::I32,
+        vec![num_tiles],
+        "one arrival counter per tile",
+    );
     let barrier = ir
         .epilogue_with
         .map(|(h, _)| &ir.barriers[h])
         .filter(|b| b.by == RoleKind::Consumer && b.threads == 128)
         .map(|b| b.id);
+    if barrier.is_none() {
+        missing.push("`with B` naming a named barrier of the 128 consumer threads".into());
+    }
     match (partials, counters, barrier) {
         (Some(partials), Some(counters), Some(barrier)) => Ok(SplitSum {
             partials,
             counters,
             barrier,
         }),
-        (p, c, b) => {
-            let mut missing = Vec::new();
-            if p.is_none() {
-                missing.push(format!(
-                    "an `out partials` tensor f32 [{splits}, {m_real}, {n}]"
-                ));
-            }
-            if c.is_none() {
-                missing.push(format!(
-                    "an `out counters` tensor i32 [{num_tiles}] (one per tile)"
-                ));
-            }
-            if b.is_none() {
-                missing.push("`with B` naming a named barrier of the 128 consumer threads".into());
-            }
-            Err(missing)
-        }
+        _ => Err((missing, labels)),
     }
 }
 

@@ -120,8 +120,11 @@ pub(super) fn bind(
         sink.push(error(
             epi_span,
             "split-K: a routed task's K loop covers its expert's whole K".into(),
-            "remove `split_k f32`; routed tasks are already one per (token, slot) or per token"
-                .into(),
+            format!(
+                "remove `{}`{}; routed tasks are already one per (token, slot) or per token",
+                epilogue.as_str(),
+                if splits != 1 { " and `splits`" } else { "" }
+            ),
         ));
         return None;
     }

@@ -52,7 +52,7 @@ fn unconsumed(ir: &TaskIr, d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
     let (label, help): (&str, String) = match d.item {
         Item::Tensor(_) => (
             "no load, step or body reads or writes it",
-            "remove the tensor, or give it the role the lowering reads (`weight`, `activation`, `scale of …`, `residual`, `output`, `partials`)".into(),
+            "remove the tensor, or give it the role the lowering reads (`weight`, `activation`, `scale of …`, `residual`, `output`, `partials`, `counters`)".into(),
         ),
         Item::Tma(_) => (
             "no TMA load reads it",
@@ -76,7 +76,7 @@ fn unconsumed(ir: &TaskIr, d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
         ),
         Item::NamedBarrier(_) => (
             "no `bar.sync` of the lowering or the body uses it",
-            "remove the barrier, or use it: `threads N after NAME` on an arrival, `epilogue quant e4m3 with NAME`, or `mpkc::named_barrier_sync(BAR_NAME, …)` in the body".into(),
+            "remove the barrier, or use it: `threads N after NAME` on an arrival, `epilogue quant e4m3 with NAME`, `epilogue split_k bf16 with NAME`, or `mpkc::named_barrier_sync(BAR_NAME, …)` in the body".into(),
         ),
         Item::TmemCols => (
             "no target allocates TMEM",
