@@ -134,3 +134,16 @@ fn compare_at(
             .collect(),
     )
 }
+
+/// The name of the first `counters` output (`split_k bf16`'s arrival counters) of `tasks` that a
+/// run left other than all zero, if any; `outputs[t]` are task `t`'s outputs after the run.
+pub(crate) fn counters_left(tasks: &[&CheckedTask], outputs: &[Vec<HostTensor>]) -> Option<String> {
+    tasks.iter().zip(outputs).find_map(|(t, outs)| {
+        t.ir.outputs()
+            .zip(outs)
+            .find(|((_, x), o)| {
+                x.role() == Some(crate::ir::TensorRole::Counters) && o.bytes.iter().any(|b| *b != 0)
+            })
+            .map(|((_, x), _)| x.name.clone())
+    })
+}

@@ -544,7 +544,7 @@ fn run_inner(
         return Ok(report);
     }
     // `split_k bf16`: every split of every tile arrived once and the last reset its counter.
-    if let Some(name) = counters_left(case, &outputs) {
+    if let Some(name) = crate::gpu::outputs::counters_left(&case.tasks, &outputs) {
         report.status = "mismatch".into();
         report.reason = Some(format!(
             "counters `{name}` are not all zero after the run (a split arrived twice, or a tile's last split did not reset its counter): not timed"
@@ -790,17 +790,4 @@ pub fn fixed_cost(
         }
     }
     f
-}
-
-/// The name of the first `counters` output of `case` (`split_k bf16`'s arrival counters) that a
-/// run left other than all zero, if any.
-fn counters_left(case: &BenchCase<'_>, outputs: &[Vec<HostTensor>]) -> Option<String> {
-    case.tasks.iter().zip(outputs).find_map(|(t, outs)| {
-        t.ir.outputs()
-            .zip(outs)
-            .find(|((_, x), o)| {
-                x.role() == Some(crate::ir::TensorRole::Counters) && o.bytes.iter().any(|b| *b != 0)
-            })
-            .map(|((_, x), _)| x.name.clone())
-    })
 }

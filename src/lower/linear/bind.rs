@@ -7,7 +7,7 @@
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::*;
 
-use super::{Epilogue, LinearMath, Operands, SplitSum};
+use super::{Epilogue, LinearMath, Operands};
 
 fn unsupported(span: crate::span::Span, what: String, help: &str) -> Diagnostic {
     Diagnostic::error(codes::PIPELINE_SHAPE, format!("the pipeline lowering cannot take this contract: {what}"))
@@ -443,7 +443,7 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         None
     };
     let split_sum = if epilogue == Epilogue::SplitKBf16 {
-        match split_sum(ir, m_real, n, splits, num_tiles) {
+        match super::split_sum::bind(ir, m_real, n, splits, num_tiles) {
             Ok(s) => Some(s),
             Err((missing, labels)) => {
                 let at = ir.epilogues.first().map_or(ir.family_span, |e| e.2);
@@ -584,85 +584,6 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         map,
         route,
     })
-}
-
-/// The tensors and barrier of `split_k bf16` ([`SplitSum`]), if the contract declares them:
-/// one `partials` f32 `[splits, m_real, N]`, one `counters` i32 `[num_tiles]`, `with B` a named
-/// barrier of the 128 consumer threads. Errors: what is missing, of another type or shape, or
-/// declared twice, in words, with the span of each such tensor and what it is.
-fn split_sum(
-    ir: &TaskIr,
-    m_real: i64,
-    n: i64,
-    splits: i64,
-    num_tiles: i64,
-) -> Result<SplitSum, (Vec<String>, Vec<(crate::span::Span, String)>)> {
-    let mut missing = Vec::new();
-    let mut labels = Vec::new();
-    let mut shaped = |role: TensorRole, dtype: Dtype, dims: Vec<i64>, what: &str| {
-        let with: Vec<TensorHandle> = ir
-            .tensors
-            .iter()
-            .filter(|(_, t)| t.role() == Some(role))
-            .map(|(h, _)| h)
-            .collect();
-        let want = format!("{dtype} {dims:?}");
-        match with.as_slice() {
-            [h] if ir.tensors[*h].dtype == dtype && ir.tensors[*h].dims == dims => Some(*h),
-            [] => {
-                missing.push(format!("an `out {}` tensor {want} ({what})", role.word()));
-                None
-            }
-            [h] => {
-                let t = &ir.tensors[*h];
-                missing.push(format!("`{}` to be {want} ({what})", t.name));
-                labels.push((t.span, format!("{} {:?}", t.dtype, t.dims)));
-                None
-            }
-            [_, rest @ ..] => {
-                missing.push(format!(
-                    "one `{}` tensor ({what}), not {}",
-                    role.word(),
-                    with.len()
-                ));
-                for h in rest {
-                    labels.push((
-                        ir.tensors[*h].span,
-                        format!("another `{}` tensor", role.word()),
-                    ));
-                }
-                None
-            }
-        }
-    };
-    let partials = shaped(
-        TensorRole::Partials,
-        Dtype::F32,
-        vec![splits, m_real, n],
-        "each split's sums",
-    );
-    let counters = shaped(
-        TensorRole::Counters,
-        Dtype::I32,
-        vec![num_tiles],
-        "one arrival counter per tile",
-    );
-    let barrier = ir
-        .epilogue_with
-        .map(|(h, _)| &ir.barriers[h])
-        .filter(|b| b.by == RoleKind::Consumer && b.threads == 128)
-        .map(|b| b.id);
-    if barrier.is_none() {
-        missing.push("`with B` naming a named barrier of the 128 consumer threads".into());
-    }
-    match (partials, counters, barrier) {
-        (Some(partials), Some(counters), Some(barrier)) => Ok(SplitSum {
-            partials,
-            counters,
-            barrier,
-        }),
-        _ => Err((missing, labels)),
-    }
 }
 
 /// The epilogue map of a pipeline (`body cuda { … }`: docs/language.md, "Epilogue map"): applied

@@ -6,6 +6,7 @@
 
 mod bind;
 mod route;
+mod split_sum;
 
 pub(crate) use bind::bind;
 
