@@ -57,6 +57,21 @@ fn workspace(task: &CheckedTask) -> Vec<crate::ir::TensorHandle> {
         .map_or_else(Vec::new, |s| vec![s.partials, s.counters])
 }
 
+/// The bytes a `split_k bf16` linear moves through its workspace: the partials written, then
+/// read by each tile's last split, and the counters once (0 for any other task).
+fn workspace_bytes(task: &CheckedTask) -> u64 {
+    let Some(s) = task.linear().and_then(|p| p.split_sum) else {
+        return 0;
+    };
+    let bytes = |h: crate::ir::TensorHandle| {
+        let t = &task.ir.tensors[h];
+        tensor_bytes(&t.dims, t.dtype.bytes())
+    };
+    bytes(s.partials)
+        .saturating_mul(2)
+        .saturating_add(bytes(s.counters))
+}
+
 /// The bytes one task instance moves: [`bytes_moved`] of the task alone (every input and
 /// output tensor once; a `split_k bf16` linear's partials twice, written then summed, and its
 /// counters once), except that a gather (the `embedding` body template) reads only the rows
@@ -74,17 +89,7 @@ pub fn instance_bytes(task: &CheckedTask) -> u64 {
         return routed_bytes(task, &r);
     }
     let Some(table) = table else {
-        let workspace: u64 = workspace(task)
-            .iter()
-            .enumerate()
-            .map(|(i, h)| {
-                let t = &ir.tensors[*h];
-                // The partials are written, then read by the last split; the counters once.
-                let times = if i == 0 { 2 } else { 1 };
-                tensor_bytes(&t.dims, t.dtype.bytes()).saturating_mul(times)
-            })
-            .fold(0, u64::saturating_add);
-        return bytes_moved(&[task], &[], &[]).saturating_add(workspace);
+        return bytes_moved(&[task], &[], &[]).saturating_add(workspace_bytes(task));
     };
     let written: u64 = ir
         .outputs()

@@ -200,14 +200,26 @@ pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragm
         }
         Epilogue::SplitKF32 => {
             w.line("int const split = task_desc->task_metadata.task_offset / NUM_TILES;");
-            w.comment("f32 partial of this split: [SPLITS, M_REAL, N]; the generated reduce task sums them.");
-            open_fragment_loop(w);
-            w.line("if (n < M_REAL && row < N) out[(static_cast<int64_t>(split) * M_REAL + n) * N + row] = frag_value(acc, e);");
-            w.close("");
+            store_partials(
+                w,
+                "out",
+                m,
+                "f32 partial of this split: [SPLITS, M_REAL, N]; the generated reduce task sums them.",
+            );
         }
         Epilogue::SplitKBf16 => split_sum(w, task, p, m),
         Epilogue::QuantE4m3 => quant_e4m3(w, task, p, f, m),
     }
+}
+
+/// The store of this split's f32 partials of the fragment into `dst` ([SPLITS, M_REAL, N],
+/// `split` in scope), after the comment `what`: both split-K epilogues. `m`: the C++ name of the
+/// step's token count.
+fn store_partials(w: &mut Writer, dst: &str, m: &str, what: &str) {
+    w.comment(what);
+    open_fragment_loop(w);
+    w.line(format!("if (n < {m} && row < N) {dst}[(static_cast<int64_t>(split) * M_REAL + n) * N + row] = frag_value(acc, e);"));
+    w.close("");
 }
 
 /// `split_k bf16` ([`crate::lower::SplitSum`]): this split's f32 partials, the tile's arrival on
@@ -227,10 +239,12 @@ fn split_sum(w: &mut Writer, task: &CheckedTask, p: &LinearMath, m: &str) {
         "int *const counters = static_cast<int *>(task_desc->output_ptrs[OUT_T]);  // `{}`",
         ir.tensors[s.counters].name
     ));
-    w.comment("This split's f32 partials: [SPLITS, M_REAL, N].");
-    open_fragment_loop(w);
-    w.line(format!("if (n < {m} && row < N) part[(static_cast<int64_t>(split) * M_REAL + n) * N + row] = frag_value(acc, e);"));
-    w.close("");
+    store_partials(
+        w,
+        "part",
+        m,
+        "This split's f32 partials: [SPLITS, M_REAL, N].",
+    );
     w.comment("The tile's arrival: each thread fences its partials at GPU scope, the 128 threads meet at the");
     w.comment("`with` barrier, and thread 0 adds one to the tile's counter. The split that brings it to SPLITS");
     w.comment("is the last: every split's partials were fenced before its arrival, and the last fences again");

@@ -28,7 +28,7 @@ pub fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i3
         // op that updates a tensor in place (`inout`) runs each task once, since a repeat would
         // apply it to its own output, and so does one that counts its tasks' arrivals
         // (`counters`, `split_k bf16`): a repeated split would arrive twice.
-        let in_place = case.tasks[0].ir.tensors.iter().any(|(_, x)| {
+        let once = case.tasks[0].ir.tensors.iter().any(|(_, x)| {
             x.direction == crate::ir::Direction::InOut
                 || x.role() == Some(crate::ir::TensorRole::Counters)
         });
@@ -36,7 +36,7 @@ pub fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i3
         for (c, queue) in q.iter_mut().enumerate() {
             for i in 0..per {
                 let off = c + ctas * i;
-                if in_place && off >= first {
+                if once && off >= first {
                     break;
                 }
                 queue.push((off % first, 0));

@@ -469,11 +469,7 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         });
         // The barrier the consumer warps meet at before reading the maxima: `with B`, over the
         // 128 consumer threads.
-        let bar = ir
-            .epilogue_with
-            .map(|(h, _)| &ir.barriers[h])
-            .filter(|b| b.by == RoleKind::Consumer && b.threads == 128)
-            .map(|b| b.id);
+        let bar = super::epilogue_barrier(ir);
         // The warps' maxima meet in the scratch's `amax` member, which the epilogue reads at
         // byte 16 (4 warps x tile N f32).
         let amax = ir.region_groups[scratch]

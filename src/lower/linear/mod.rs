@@ -141,6 +141,15 @@ impl LinearMath {
     }
 }
 
+/// The named barrier id of the epilogue's `with B` when `B` is a barrier of the 128 consumer
+/// threads, the one an epilogue that meets its warps needs (`quant e4m3`, `split_k bf16`).
+fn epilogue_barrier(ir: &TaskIr) -> Option<i64> {
+    ir.epilogue_with
+        .map(|(h, _)| &ir.barriers[h])
+        .filter(|b| b.by == RoleKind::Consumer && b.threads == 128)
+        .map(|b| b.id)
+}
+
 /// The in-task split-K reduction of `epilogue split_k bf16 with B`: each split stores its f32
 /// partials, then the tile's 128 consumer threads meet at named barrier `B`, thread 0 adds one to
 /// the tile's counter, and the split that brings it to `splits` (the last to finish, whichever

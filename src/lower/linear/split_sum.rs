@@ -66,11 +66,7 @@ pub(super) fn bind(
         vec![num_tiles],
         "one arrival counter per tile",
     );
-    let barrier = ir
-        .epilogue_with
-        .map(|(h, _)| &ir.barriers[h])
-        .filter(|b| b.by == RoleKind::Consumer && b.threads == 128)
-        .map(|b| b.id);
+    let barrier = super::epilogue_barrier(ir);
     if barrier.is_none() {
         missing.push("`with B` naming a named barrier of the 128 consumer threads".into());
     }
