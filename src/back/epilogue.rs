@@ -245,19 +245,18 @@ fn split_sum(w: &mut Writer, task: &CheckedTask, p: &LinearMath, m: &str) {
         m,
         "This split's f32 partials: [SPLITS, M_REAL, N].",
     );
-    w.comment("The tile's arrival: each thread fences its partials at GPU scope, the 128 threads meet at the");
-    w.comment("`with` barrier, and thread 0 adds one to the tile's counter. The split that brings it to SPLITS");
-    w.comment("is the last: every split's partials were fenced before its arrival, and the last fences again");
-    w.comment("before it reads them (the threadfence reduction: CUDA C++ Programming Guide, \"Memory Fence");
-    w.comment(
-        "Functions\"). bar.red.or gives thread 0's answer to the 128 threads at a second meeting.",
-    );
-    w.line("__threadfence();");
+    w.comment("The tile's arrival: the 128 threads meet at the `with` barrier (each one's partial stores are");
+    w.comment("ordered before thread 0 at CTA scope), and thread 0 adds one to the tile's counter with a GPU-scope");
+    w.comment("acq_rel atomic. Its release is cumulative: it publishes the partials the other threads wrote");
+    w.comment("before the barrier (PTX ISA, \"Memory Consistency Model\": release patterns and causality order;");
+    w.comment("the pattern of CUTLASS's GenericBarrier::arrive_inc, include/cutlass/barrier.h). The split that");
+    w.comment("brings the counter to SPLITS is the last: its atomic acquires every other split's release, and");
+    w.comment("bar.red.or orders its 128 threads after thread 0 before they read the partials. One GPU-scope");
+    w.comment("fence in one thread, where every thread's __threadfence() waited its own stores twice.");
     w.line(format!("mpkc::named_barrier_sync({bar}, 128);"));
     w.line("bool last = false;");
-    w.line("if (threadIdx.x == 0) last = atomicAdd(&counters[tile], 1) == SPLITS - 1;");
+    w.line("if (threadIdx.x == 0) last = mpkc::atomic_add_acq_rel_gpu(&counters[tile], 1) == SPLITS - 1;");
     w.open(format!("if (mpkc::named_barrier_or({bar}, 128, last))"));
-    w.line("__threadfence();");
     w.comment("The tile's [tokens x BLOCK_M] sums, element j = token * BLOCK_M + r for r < BLOCK_M, thread t");
     w.comment("taking j = t, t + 128, ... (a warp's loads cover 32 consecutive rows). Each element adds its");
     w.comment("SPLITS partials in split order (0, 1, ...; a padding 0.f adds nothing): the same bits whichever");

@@ -285,6 +285,11 @@ pub struct BenchArgs {
     /// (Tp - T1) / (p - 1). Meant for a one-stage linear (`--param K=128`).
     #[arg(long)]
     pub fixed_cost: bool,
+    /// Persistent method: print CTA 0's timeline of the last launch under each case (per task:
+    /// publication, each role's start / prefix end / end, the loader's page wait, the sm_90a
+    /// consumer's K loop end; microseconds from the first publication).
+    #[arg(long)]
+    pub timeline: bool,
     /// Tasks per CTA of `--fixed-cost`'s second measurement.
     #[arg(long, default_value_t = 8, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=4096))]
     pub tasks_per_cta: usize,

@@ -333,6 +333,7 @@ fn bench(
         l2_bytes: l2,
         ceiling: ceiling.as_ref().map(|c| c.tb_per_s),
         fixed_cost_p: b.tasks_per_cta,
+        timeline: b.timeline,
     };
     let mut cases: Vec<CaseReport> = other
         .iter()

@@ -28,6 +28,16 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+/// `atom.acq_rel.gpu.global.add.s32`: adds `v` to `*p` and returns the old value, with release
+/// semantics (the stores ordered before it, this CTA's included through a barrier, are visible
+/// to whoever acquires the new value) and acquire semantics (what the releasers of the old
+/// value published is visible after it). PTX ISA, "atom" and "Memory Consistency Model".
+__device__ __forceinline__ int atomic_add_acq_rel_gpu(int *p, int v) {
+  int old;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+
 /// Named barrier `id` over `threads` threads that also reduces a predicate: true in every thread
 /// when any thread passed `p` true (`bar.red.or.pred`, PTX ISA "bar.red"; memory ordering as
 /// `bar.sync`).

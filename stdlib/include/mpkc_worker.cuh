@@ -47,10 +47,13 @@ static_assert(MPK_HELPER_REGS % 8 == 0 && MPK_HELPER_REGS >= 24 && MPK_HELPER_RE
 #endif
 
 #ifdef MPKC_BENCH_STAMPS
-// Bench builds (`mpkc bench`, persistent method; never `verify`'s or `build`'s): the first task
-// start over every CTA (atomicMin of %globaltimer, ns) and the last task end (atomicMax, once the
-// controller saw the last task FINISHED). The host resets both before each launch.
-__device__ unsigned long long mpkc_bench_stamps[2];
+// Bench builds (`mpkc bench`, persistent method; never `verify`'s or `build`'s), ns of
+// %globaltimer: [0] the first task's publication over every CTA (atomicMin: the task starts when
+// its roles may run), [1] the last task end (atomicMax, once the controller saw the last task
+// FINISHED), [2] the first CTA start after its barrier init (atomicMin): [2] to [0] is the
+// controller's copy of the first TaskDesc, which the megakernel overlaps with earlier tasks (the
+// 3-slot ring). The host resets them before each launch.
+__device__ unsigned long long mpkc_bench_stamps[3];
 __device__ __forceinline__ unsigned long long mpkc_bench_now() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -61,12 +64,20 @@ __device__ __forceinline__ unsigned long long mpkc_bench_now() {
 /// ARRIVED, [1] when it finished its role and [2] when the runtime's prefix before the role body
 /// was done (the loader's page prefix, the consumer's and launcher's dependency prefix); for the
 /// controller (W7), when it published the task and when it saw the task FINISHED; the loader's
-/// page prefix also stamps [3] once every lane's page wait is done.
+/// page prefix also stamps [3] once every lane's page wait is done, and the generated sm_90a
+/// pipeline consumer (W0) stamps [3] at its K loop's end (`mpkc bench --timeline`).
 constexpr int kBenchPhaseTasks = 16;
 __device__ unsigned long long mpkc_bench_phases[8][kBenchPhaseTasks][4];
+/// Every CTA's last stamps of the launch (ns of %globaltimer), for `mpkc bench --timeline`: [0]
+/// the sm_90a pipeline consumer's K loop end of its last task, [1] when its controller saw its
+/// last task FINISHED. CTAs past kBenchCtas are not recorded.
+constexpr int kBenchCtas = 1024;
+__device__ unsigned long long mpkc_bench_ctas[kBenchCtas][2];
 __device__ __forceinline__ void mpkc_bench_phase(int warp, int seq, int which) {
-  if (blockIdx.x == 0 && seq < kBenchPhaseTasks && (threadIdx.x & 31) == 0)
-    mpkc_bench_phases[warp][seq][which] = mpkc_bench_now();
+  if ((threadIdx.x & 31) != 0) return;
+  unsigned long long const t = mpkc_bench_now();
+  if (blockIdx.x == 0 && seq < kBenchPhaseTasks) mpkc_bench_phases[warp][seq][which] = t;
+  if (warp == 0 && which == 3 && blockIdx.x < kBenchCtas) mpkc_bench_ctas[blockIdx.x][0] = t;
 }
 /// The update step of %globaltimer (ns), the resolution of one stamped sample: one thread reads
 /// the timer until it has seen 64 changes and stores the smallest step in mpkc_bench_stamps[0].
@@ -306,7 +317,7 @@ __device__ void worker(WorkerArgs const &args) {
   }
   __syncthreads();
 #ifdef MPKC_BENCH_STAMPS
-  if (threadIdx.x == 0) atomicMin(&mpkc_bench_stamps[0], mpkc_bench_now());
+  if (threadIdx.x == 0) atomicMin(&mpkc_bench_stamps[2], mpkc_bench_now());
 #endif
   int const warp = warp_id();
   // Register reallocation (contract doc §3.5), megakernel-wide: every warp of each warpgroup
@@ -355,6 +366,7 @@ __device__ void worker(WorkerArgs const &args) {
         __threadfence_block();
 #ifdef MPKC_BENCH_STAMPS
         mpkc_bench_phase(7, seq, 0);
+        if (seq == 0) atomicMin(&mpkc_bench_stamps[0], mpkc_bench_now());
 #endif
         mbar_arrive(&rs.instruction_mbarriers[0][slot]);
       }
@@ -362,7 +374,11 @@ __device__ void worker(WorkerArgs const &args) {
     }
     for (int seq = n > INSTRUCTION_RING_SIZE ? n - INSTRUCTION_RING_SIZE : 0; seq < n; ++seq) finished(seq);
 #ifdef MPKC_BENCH_STAMPS
-    if (lane_id() == 0) atomicMax(&mpkc_bench_stamps[1], mpkc_bench_now());
+    if (lane_id() == 0) {
+      unsigned long long const t = mpkc_bench_now();
+      atomicMax(&mpkc_bench_stamps[1], t);
+      if (blockIdx.x < kBenchCtas) mpkc_bench_ctas[blockIdx.x][1] = t;
+    }
 #endif
     return;
   }

@@ -232,6 +232,9 @@ __device__ __forceinline__ void consumer(TaskDesc const *task_desc, RuntimeConfi
   // reads registers and global memory). Release the used pages now, so that the next task's loader
   // prefix, which waits every page, runs during this epilogue (I-P1, I-P3).
   if (warp == 0) {
+    #ifdef MPKC_BENCH_STAMPS
+    mpkc_bench_phase(0, instruction_index, 3);  // mpkc bench --timeline: the K loop's end
+    #endif
     uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective
     if (lane < MAX_SMEM_PAGES_PER_TASK && (used_pages >> lane & 1u)) mpkc::rt::finish_page(runtime_smem, lane);
   }
@@ -247,17 +250,18 @@ __device__ __forceinline__ void consumer(TaskDesc const *task_desc, RuntimeConfi
     int const row = frag_row(tile, warp, lane, e);  // output column
     if (n < M_REAL && row < N) part[(static_cast<int64_t>(split) * M_REAL + n) * N + row] = frag_value(acc, e);
   }
-  // The tile's arrival: each thread fences its partials at GPU scope, the 128 threads meet at the
-  // `with` barrier, and thread 0 adds one to the tile's counter. The split that brings it to SPLITS
-  // is the last: every split's partials were fenced before its arrival, and the last fences again
-  // before it reads them (the threadfence reduction: CUDA C++ Programming Guide, "Memory Fence
-  // Functions"). bar.red.or gives thread 0's answer to the 128 threads at a second meeting.
-  __threadfence();
+  // The tile's arrival: the 128 threads meet at the `with` barrier (each one's partial stores are
+  // ordered before thread 0 at CTA scope), and thread 0 adds one to the tile's counter with a GPU-scope
+  // acq_rel atomic. Its release is cumulative: it publishes the partials the other threads wrote
+  // before the barrier (PTX ISA, "Memory Consistency Model": release patterns and causality order;
+  // the pattern of CUTLASS's GenericBarrier::arrive_inc, include/cutlass/barrier.h). The split that
+  // brings the counter to SPLITS is the last: its atomic acquires every other split's release, and
+  // bar.red.or orders its 128 threads after thread 0 before they read the partials. One GPU-scope
+  // fence in one thread, where every thread's __threadfence() waited its own stores twice.
   mpkc::named_barrier_sync(3, 128);
   bool last = false;
-  if (threadIdx.x == 0) last = atomicAdd(&counters[tile], 1) == SPLITS - 1;
+  if (threadIdx.x == 0) last = mpkc::atomic_add_acq_rel_gpu(&counters[tile], 1) == SPLITS - 1;
   if (mpkc::named_barrier_or(3, 128, last)) {
-    __threadfence();
     // The tile's [tokens x BLOCK_M] sums, element j = token * BLOCK_M + r for r < BLOCK_M, thread t
     // taking j = t, t + 128, ... (a warp's loads cover 32 consecutive rows). Each element adds its
     // SPLITS partials in split order (0, 1, ...; a padding 0.f adds nothing): the same bits whichever

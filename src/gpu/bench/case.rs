@@ -67,6 +67,8 @@ pub struct Options {
     pub ceiling: Option<f64>,
     /// Tasks per CTA of the fixed-cost measurement's second point.
     pub fixed_cost_p: usize,
+    /// Persistent method: read CTA 0's timeline of the last launch (`--timeline`).
+    pub timeline: bool,
 }
 
 /// A report of a case that did not get to its timings.
@@ -576,6 +578,8 @@ fn run_inner(
             competitor_timing: comp_us.map(|c| c.1.as_str().to_string()),
             speedup: comp_us.and_then(|c| stats::speedup(us, c.0)),
             timer_step_ns: None,
+            setup_us: None,
+            timeline: Vec::new(),
         }
     };
     if opts.standalone {
@@ -603,11 +607,16 @@ fn run_inner(
     // 3. The persistent method: the whole queue in one launch, first task start to last task end.
     if opts.persistent {
         let stamped = gpu.load(stamped_cubin(cubins)?, &cubins.entry, smem)?;
-        let (samples, step) = persistent_samples(
+        let p = persistent_samples(
             gpu, stream, &stamped, &tabs, copies, events, smem, opts.plan,
         )?;
-        let mut r = method("persistent", "stamps", samples);
-        r.timer_step_ns = Some(step);
+        let mut r = method("persistent", "stamps", p.samples);
+        r.timer_step_ns = Some(p.step);
+        r.setup_us = stats::median(&p.setup);
+        if opts.timeline {
+            r.timeline =
+                super::timeline::read(stream, &stamped, report.max_queue, tabs[0].ctas as usize)?;
+        }
         report.methods.push(r);
     }
     Ok(report)
@@ -619,8 +628,19 @@ fn stamped_cubin(c: &Cubins) -> Result<&[u8], GpuError> {
         .ok_or_else(|| GpuError::Kernel("the stamped build was not compiled".into()))
 }
 
+/// The samples of [`persistent_samples`] (microseconds) and the timer's step.
+struct Persistent {
+    /// Per launch: the first task's publication to the last task's end.
+    samples: Vec<f64>,
+    /// Per launch: the first CTA's start to the first publication (the runtime's copy of the
+    /// first TaskDesc).
+    setup: Vec<f64>,
+    /// `%globaltimer`'s update step (ns).
+    step: u64,
+}
+
 /// `plan.runs` samples (after `plan.warmup` untimed launches) of one launch each, weight copy
-/// `i mod copies`, in microseconds from the worker's stamps; and the timer's step (ns).
+/// `i mod copies`, from the worker's stamps.
 #[allow(clippy::too_many_arguments)]
 fn persistent_samples(
     gpu: &Gpu,
@@ -631,66 +651,30 @@ fn persistent_samples(
     events: u64,
     smem: u32,
     plan: Plan,
-) -> Result<(Vec<f64>, u64), GpuError> {
+) -> Result<Persistent, GpuError> {
     let (stamps, size) = k.global("mpkc_bench_stamps", stream)?;
-    if size < 16 {
-        return Err(GpuError::Kernel("mpkc_bench_stamps is not two u64".into()));
+    if size < 24 {
+        return Err(GpuError::Kernel("mpkc_bench_stamps is not three u64".into()));
     }
     let step = timing::timer_step_ns(k, stream, stamps)?;
-    let mut samples = Vec::new();
+    let mut out = Persistent {
+        samples: Vec::new(),
+        setup: Vec::new(),
+        step,
+    };
     let n = plan.runs.max(1);
     for i in 0..plan.warmup + n {
         let t = &tabs[i % copies.min(tabs.len()).max(1)];
         timing::reset_stamps(stream, stamps)?;
         timing::memset32(stream, events, 0, 16)?;
         gpu.launch_on(stream, k, t.ctas, smem, &t.args)?;
-        let ns = timing::stamped_ns(stream, stamps)?;
+        let st = timing::stamped_ns(stream, stamps)?;
         if i >= plan.warmup {
-            samples.push(ns as f64 / 1000.0);
+            out.samples.push(st.ns as f64 / 1000.0);
+            out.setup.push(st.setup_ns as f64 / 1000.0);
         }
     }
-    Ok((samples, step))
-}
-
-/// Tasks the worker's `mpkc_bench_phases` records per warp (`kBenchPhaseTasks`).
-const PHASE_TASKS: usize = 16;
-
-/// CTA 0's timeline of the last stamped launch, from `mpkc_bench_phases[8][16][4]` (ns): per task
-/// (at most `p`), when the controller published it and saw it finished, and each role warp's span
-/// (W0 for the consumer warpgroup, W4 loader, W5 launcher: start / end of the runtime's prefix /
-/// end), in microseconds from the first publication.
-fn timeline(stream: &Arc<CudaStream>, k: &Kernel, p: usize) -> Result<Vec<String>, GpuError> {
-    let (at, size) = k.global("mpkc_bench_phases", stream)?;
-    if size < 8 * PHASE_TASKS * 4 * 8 {
-        return Err(GpuError::Kernel(
-            "mpkc_bench_phases is not [8][16][4] u64".into(),
-        ));
-    }
-    let ph = timing::read_u64::<{ 8 * PHASE_TASKS * 4 }>(stream, at)?;
-    let get = |w: usize, s: usize, i: usize| ph[(w * PHASE_TASKS + s) * 4 + i];
-    let t0 = get(7, 0, 0);
-    let us = |t: u64| (t as f64 - t0 as f64) / 1000.0;
-    let span = |w: usize, s: usize| {
-        format!(
-            "{:.2}/{:.2}/{:.2}",
-            us(get(w, s, 0)),
-            us(get(w, s, 2)),
-            us(get(w, s, 1))
-        )
-    };
-    Ok((0..p.min(PHASE_TASKS))
-        .map(|s| {
-            format!(
-                "task {s}: published {:.2}, consumer {}, loader {} (pages waited {:.2}), launcher {}, finished {:.2} us",
-                us(get(7, s, 0)),
-                span(0, s),
-                span(4, s),
-                us(get(4, s, 3)),
-                span(5, s),
-                us(get(7, s, 1))
-            )
-        })
-        .collect())
+    Ok(out)
 }
 
 /// The per-task fixed cost of `case` (issue 12, Deliver 2): the persistent time of one launch with
@@ -752,9 +736,10 @@ pub fn fixed_cost(
             .synchronize()
             .map_err(|e| GpuError::Kernel(format!("{e:?}")))?;
         let ev = gpu.addr(&s.events);
-        let (a, step) = persistent_samples(gpu, stream, &k, &t1, 1, ev, smem, opts.plan)?;
-        let (b, _) = persistent_samples(gpu, stream, &k, &tp, 1, ev, smem, opts.plan)?;
-        let line = timeline(stream, &k, opts.fixed_cost_p)?;
+        let one = persistent_samples(gpu, stream, &k, &t1, 1, ev, smem, opts.plan)?;
+        let (a, step) = (one.samples, one.step);
+        let b = persistent_samples(gpu, stream, &k, &tp, 1, ev, smem, opts.plan)?.samples;
+        let line = super::timeline::read(stream, &k, opts.fixed_cost_p, 0)?;
         let med = |v: &[f64]| stats::median(v).unwrap_or(f64::NAN);
         Ok((med(&a), med(&b), t1[0].ctas, step, line))
     };

@@ -16,4 +16,5 @@ pub mod queue;
 pub mod report;
 pub mod shape;
 pub mod stats;
+pub mod timeline;
 pub mod timing;

@@ -186,6 +186,14 @@ pub struct MethodResult {
     pub speedup: Option<f64>,
     /// Persistent: the update step of `%globaltimer` (ns), the resolution of one sample.
     pub timer_step_ns: Option<u64>,
+    /// Persistent: median microseconds from the first CTA's start (after its barrier init) to the
+    /// first task's publication, the runtime's copy of the first TaskDesc: left out of `us`, as
+    /// the megakernel copies a TaskDesc while earlier tasks run (its 3-slot ring).
+    pub setup_us: Option<f64>,
+    /// Persistent with `--timeline`: CTA 0's timeline of the last launch, one line per task of
+    /// its queue (bench::timeline); empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<String>,
 }
 
 /// A summary per method.
@@ -344,10 +352,19 @@ pub fn table(r: &BenchReport) -> String {
             ));
         }
         if let Some(step) = c.methods.iter().find_map(|m| m.timer_step_ns) {
+            let setup = c
+                .methods
+                .iter()
+                .find_map(|m| m.setup_us)
+                .map(|u| format!("; from the first task's publication (the TaskDesc copy before it, {u:.2} us, left out)"))
+                .unwrap_or_default();
             s.push_str(&format!(
-                "{:<44} {:>3} persistent samples: %globaltimer step {step} ns\n",
+                "{:<44} {:>3} persistent samples: %globaltimer step {step} ns{setup}\n",
                 "", c.m
             ));
+        }
+        for line in c.methods.iter().flat_map(|m| &m.timeline) {
+            s.push_str(&format!("{:<44} {:>3} CTA 0 {line}\n", "", c.m));
         }
         if let Some(why) = &c.no_competitor {
             s.push_str(&format!("{:<44} {:>3} no competitor: {why}\n", "", c.m));
@@ -435,6 +452,8 @@ mod tests {
                 competitor_timing: Some("graph".into()),
                 speedup,
                 timer_step_ns: None,
+                setup_us: None,
+                timeline: Vec::new(),
             }],
         }
     }
@@ -491,6 +510,7 @@ mod tests {
             "competitor_us",
             "speedup",
             "timer_step_ns",
+            "setup_us",
         ] {
             assert!(m.get(key).is_some(), "{key} missing: {m}");
         }

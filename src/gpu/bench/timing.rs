@@ -170,22 +170,36 @@ pub fn read_u64<const N: usize>(stream: &CudaStream, ptr: u64) -> Result<[u64; N
     Ok(out)
 }
 
-/// Resets the worker's bench stamps at `stamps` (first start = u64::MAX, last end = 0).
+/// Resets the worker's bench stamps at `stamps` (`mpkc_bench_stamps[3]`: first publication and
+/// first CTA start = u64::MAX, last end = 0).
 pub fn reset_stamps(stream: &CudaStream, stamps: u64) -> Result<(), GpuError> {
     memset32(stream, stamps, u32::MAX, 2)?;
-    memset32(stream, stamps + 8, 0, 2)
+    memset32(stream, stamps + 8, 0, 2)?;
+    memset32(stream, stamps + 16, u32::MAX, 2)
 }
 
-/// Nanoseconds between the stamps (first task start to last task end), or a kernel error when
-/// the worker did not write them (no CTA ran).
-pub fn stamped_ns(stream: &CudaStream, stamps: u64) -> Result<u64, GpuError> {
-    let [first, last] = read_u64::<2>(stream, stamps)?;
-    if first == u64::MAX || last == 0 || last < first {
+/// One stamped launch (ns): `ns` from the first task's publication to the last task's end (the
+/// persistent sample), `setup_ns` from the first CTA's start to that publication (the runtime's
+/// copy of the first TaskDesc, left out of `ns`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamped {
+    pub ns: u64,
+    pub setup_ns: u64,
+}
+
+/// The stamps of the last launch, or a kernel error when the worker did not write them (no CTA
+/// ran a task).
+pub fn stamped_ns(stream: &CudaStream, stamps: u64) -> Result<Stamped, GpuError> {
+    let [first, last, start] = read_u64::<3>(stream, stamps)?;
+    if first == u64::MAX || start == u64::MAX || last == 0 || last < first || first < start {
         return Err(GpuError::Kernel(format!(
-            "the worker wrote no bench stamps (first {first}, last {last})"
+            "the worker wrote no bench stamps (start {start}, first publication {first}, last {last})"
         )));
     }
-    Ok(last - first)
+    Ok(Stamped {
+        ns: last - first,
+        setup_ns: first - start,
+    })
 }
 
 /// Bytes of the copy-ceiling measurement (1 GiB, at least the 1 GB the method asks for).
@@ -235,6 +249,6 @@ pub fn timer_step_ns(
     stamps: u64,
 ) -> Result<u64, GpuError> {
     k.run_sibling("mpkc_bench_timer_probe", stream)?;
-    let [step, _] = read_u64::<2>(stream, stamps)?;
+    let [step] = read_u64::<1>(stream, stamps)?;
     Ok(step)
 }
