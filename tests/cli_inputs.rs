@@ -96,13 +96,21 @@ fn sm90_clash_file(dir: &Path) -> String {
     write(dir, "clash.mpk", text)
 }
 
-/// The stdlib split-K linear with the issue's extra instance `big(N = 2147483648)`.
+/// The stdlib split-K linear with an extra instance `big` whose derived reduce task alone breaks
+/// a rule: its `reduce_task_id` (a param here, 247 for `big`) is inside MPK's TMA range, which a
+/// task loading through no tensor map may not take (E0510, I-T6). (Issue 9 used N = 2^31, which
+/// the linear itself now refuses, E0013.)
 fn splitk_big(dir: &Path, name: &str) -> (String, String) {
-    let text = stdlib_text("linear_bf16_splitk.mpk").replace(
-        "  instance kv_a(N = 576, K = 7168, splits = 14)\n",
-        "  instance kv_a(N = 576, K = 7168, splits = 14)\n  instance big(N = 2147483648)\n",
-    );
-    assert!(text.contains("instance big"));
+    let text = stdlib_text("linear_bf16_splitk.mpk")
+        .replace(
+            "  reduce_task_id 355\n",
+            "  param reduce_id: int = 355\n  reduce_task_id reduce_id\n",
+        )
+        .replace(
+            "  instance kv_a(N = 576, K = 7168, splits = 14)\n",
+            "  instance kv_a(N = 576, K = 7168, splits = 14)\n  instance big(reduce_id = 247)\n",
+        );
+    assert!(text.contains("instance big") && text.contains("reduce_task_id reduce_id"));
     (write(dir, name, &text), text)
 }
 
@@ -205,23 +213,32 @@ fn a_derived_reduces_errors_point_at_the_users_instance() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(!stdout(&o).contains('#'), "no derived path: {}", stdout(&o));
     let lines = json_lines(&o);
-    assert_eq!(lines.len(), 2, "partials and y: {}", stdout(&o));
-    let big = line_of(&text, "instance big");
-    for v in &lines {
-        assert_eq!(v["code"], "E0009");
-        assert_eq!(v["file"], user.as_str());
-        assert_eq!(v["span"]["line_start"], big, "{v}");
-        let notes = v["notes"].to_string();
+    assert_eq!(lines.len(), 1, "big's reduce only: {}", stdout(&o));
+    let v = &lines[0];
+    assert_eq!(v["code"], "E0510");
+    assert_eq!(v["file"], user.as_str());
+    // The primary span is the user's `reduce_task_id` item (the derived task's TaskType).
+    assert_eq!(
+        v["span"]["line_start"],
+        line_of(&text, "reduce_task_id"),
+        "{v}"
+    );
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("linear_bf16_splitk_big_reduce") && notes.contains("derived contract"),
+        "{notes}"
+    );
+    // The instance it is derived from and the epilogue that causes the derivation are secondary
+    // labels.
+    let labels = v["labels"].as_array().unwrap();
+    for line in [line_of(&text, "instance big"), line_of(&text, "epilogue")] {
         assert!(
-            notes.contains("linear_bf16_splitk_big_reduce") && notes.contains("derived contract"),
-            "{notes}"
+            labels
+                .iter()
+                .any(|l| l["primary"] == false && l["span"]["line_start"] == line),
+            "line {line}: {v}"
         );
     }
-    // The epilogue that causes the derivation is a secondary label.
-    let labels = lines[0]["labels"].as_array().unwrap();
-    assert!(labels
-        .iter()
-        .any(|l| l["primary"] == false && l["span"]["line_start"] == line_of(&text, "epilogue")));
 }
 
 #[test]

@@ -107,18 +107,26 @@ fn a_generated_file_clash_reaches_the_editor() {
 #[test]
 fn derived_reduce_contracts_are_checked_as_the_cli_checks_them() {
     // A user task named like a derived reduce task (a clash), and an instance whose derived
-    // reduce task overflows 32-bit indexing (E0009): the diagnostics the CLI attributes to the
+    // reduce task takes a TaskType in MPK's TMA range (E0510): the diagnostics the CLI attributes to the
     // file and the server's agree. (The driver attributes derived diagnostics to the user's file
     // once issue 9's re-attribution lands; until then the CLI names them `derived.mpk#…` and
     // neither side reports them for the file.)
     let splitk = stdlib("linear_bf16_splitk.mpk");
     let anchor = "  instance q_b(N = 3072, K = 1536, splits = 4)\n";
     assert!(splitk.contains(anchor));
-    let text = splitk.replace(anchor, &format!("{anchor}  instance big(N = 2147483648)\n"))
+    let text = splitk
+        .replace(
+            "  reduce_task_id 355\n",
+            "  param reduce_id: int = 355\n  reduce_task_id reduce_id\n",
+        )
+        .replace(
+            anchor,
+            &format!("{anchor}  instance big(reduce_id = 247)\n"),
+        )
         + &stdlib("silu_mul_v2.mpk")
             .replace("task silu_mul_v2", "task linear_bf16_splitk_qkv_a_reduce");
     let (for_file, all) = cli("derived.mpk", &text);
-    for code in ["E0009", "E0012"] {
+    for code in ["E0510", "E0012"] {
         assert!(
             all.iter().any(|d| d.0 == code),
             "the input exercises the derived checks ({code}): {all:?}"

@@ -252,7 +252,9 @@ fn split_sum(w: &mut Writer, task: &CheckedTask, p: &LinearMath, m: &str) {
     w.comment("the pattern of CUTLASS's GenericBarrier::arrive_inc, include/cutlass/barrier.h). The split that");
     w.comment("brings the counter to SPLITS is the last: its atomic acquires every other split's release, and");
     w.comment("bar.red.or orders its 128 threads after thread 0 before they read the partials. One GPU-scope");
-    w.comment("fence in one thread, where every thread's __threadfence() waited its own stores twice.");
+    w.comment(
+        "fence in one thread, where every thread's __threadfence() waited its own stores twice.",
+    );
     w.line(format!("mpkc::named_barrier_sync({bar}, 128);"));
     w.line("bool last = false;");
     w.line("if (threadIdx.x == 0) last = mpkc::atomic_add_acq_rel_gpu(&counters[tile], 1) == SPLITS - 1;");

@@ -102,7 +102,9 @@ fn consumer_page_release(w: &mut Writer) {
     w.comment("prefix, which waits every page, runs during this epilogue (I-P1, I-P3).");
     w.open("if (warp == 0)");
     w.line("#ifdef MPKC_BENCH_STAMPS");
-    w.line("mpkc_bench_phase(0, instruction_index, 3);  // mpkc bench --timeline: the K loop's end");
+    w.line(
+        "mpkc_bench_phase(0, instruction_index, 3);  // mpkc bench --timeline: the K loop's end",
+    );
     w.line("#endif");
     w.line("uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective");
     w.line("if (lane < MAX_SMEM_PAGES_PER_TASK && (used_pages >> lane & 1u)) mpkc::rt::finish_page(runtime_smem, lane);");

@@ -654,7 +654,9 @@ fn persistent_samples(
 ) -> Result<Persistent, GpuError> {
     let (stamps, size) = k.global("mpkc_bench_stamps", stream)?;
     if size < 24 {
-        return Err(GpuError::Kernel("mpkc_bench_stamps is not three u64".into()));
+        return Err(GpuError::Kernel(
+            "mpkc_bench_stamps is not three u64".into(),
+        ));
     }
     let step = timing::timer_step_ns(k, stream, stamps)?;
     let mut out = Persistent {

@@ -299,6 +299,22 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         wt.dims.get(lead + 1).copied().unwrap_or(0),
     );
     let m_real = at.dims.first().copied().unwrap_or(0);
+    // The kernels hold the extents as `constexpr int` and address the tensor maps with s32 box
+    // coordinates (PTX ISA, cp.async.bulk.tensor: "tensorCoords ... .s32"): past 2^31 - 1 they
+    // would wrap.
+    for (_, t) in ir.tensors.iter() {
+        if let Some(&e) = t.dims.iter().find(|&&e| e > i64::from(i32::MAX)) {
+            sink.push(unsupported(
+                t.span,
+                format!(
+                    "`{}` has extent {e} ({:?}), above 2^31 - 1: the kernels hold N, K and the token count as 32-bit ints and TMA box coordinates are s32",
+                    t.name, t.dims
+                ),
+                "split the op over more instances (e.g. N per rank) so that every extent fits 32 bits",
+            ));
+            return None;
+        }
+    }
     let splits = if matches!(epilogue, Epilogue::SplitKF32 | Epilogue::SplitKBf16) {
         match ir.params.get("splits").map(|p| &p.value) {
             Some(ParamValue::Int(s)) if *s >= 1 => *s,
