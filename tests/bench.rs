@@ -174,7 +174,7 @@ fn each_stdlib_linear_builds_for_sm_90a_without_test_instrumentation() {
     };
     assert!(set.cases.iter().all(|c| c.skip.is_none()));
     let dir = scratch_dir("bench_production_sm90a");
-    write_production(&dir, &set).unwrap();
+    write_production(&dir, &set, false).unwrap();
     let built = compile(&tc, &dir, &set, Target::Sm90a, jobs(), false);
     for (c, b) in set.cases.iter().zip(built) {
         let (cubin, stamped) = match b {
@@ -212,7 +212,7 @@ fn the_stamped_build_adds_the_stamps_and_a_test_build_holds_the_instrumentation(
         checked,
     };
     let dir = scratch_dir("bench_stamped_sm90a");
-    write_production(&dir, &set).unwrap();
+    write_production(&dir, &set, false).unwrap();
     let built = compile(&tc, &dir, &set, Target::Sm90a, jobs(), true);
     let Some(Some(Ok((_, Some(stamped))))) = built.into_iter().next() else {
         panic!("the stamped build did not compile");

@@ -250,7 +250,7 @@ fn bench(
         let d = m_dir(dir, set.m);
         let what = format!("nvcc M = {} ({} cases, {target})", set.m, set.cases.len());
         progress.start(&what);
-        if let Err(e) = write_production(&d, set) {
+        if let Err(e) = write_production(&d, set, b.timeline) {
             progress.clear();
             errln!(
                 "error: cannot write the production build to {}: {e}",

@@ -40,6 +40,10 @@ pub const INSTRUMENTATION: &[&str] = &[
 /// The define the persistent method's build adds.
 pub const STAMPS_DEFINE: &str = "MPKC_BENCH_STAMPS";
 
+/// The define `--timeline` adds to the stamped build: every CTA's last K loop end and task end
+/// (`mpkc_bench_ctas`) and the generated sm_90a consumer's K loop stamp.
+pub const TIMELINE_DEFINE: &str = "MPKC_BENCH_TIMELINE";
+
 /// One case at one M.
 #[derive(Clone, Debug)]
 pub struct BenchSpec {
@@ -191,7 +195,7 @@ pub fn stamped_file(file: &str) -> String {
 
 /// Writes the production build of every runnable case of `set` into `dir` (generated files,
 /// harnesses, chain harnesses, and each harness's stamped translation unit).
-pub fn write_production(dir: &Path, set: &MSet) -> std::io::Result<()> {
+pub fn write_production(dir: &Path, set: &MSet, timeline: bool) -> std::io::Result<()> {
     let mut units = Vec::new();
     let mut done = Vec::new();
     for c in set.cases.iter().filter(|c| c.skip.is_none()) {
@@ -223,10 +227,17 @@ pub fn write_production(dir: &Path, set: &MSet) -> std::io::Result<()> {
             let info = ContractInfo::new(&src.source.path, &src.source.text);
             std::fs::write(dir.join(&c.file), back::harness::emit_chain(&tasks, &info))?;
         }
+        // `--timeline` adds the stamps every CTA and the consumer's K loop end write (off the
+        // timed build otherwise: they sit on the path to the page release).
+        let timeline = if timeline {
+            format!("#define {TIMELINE_DEFINE} 1\n")
+        } else {
+            String::new()
+        };
         std::fs::write(
             dir.join(stamped_file(&c.file)),
             format!(
-                "// mpkc bench, persistent method: the production build of {} with the worker's %globaltimer stamps.\n#define {STAMPS_DEFINE} 1\n#include \"{}\"\n",
+                "// mpkc bench, persistent method: the production build of {} with the worker's %globaltimer stamps.\n#define {STAMPS_DEFINE} 1\n{timeline}#include \"{}\"\n",
                 c.file, c.file
             ),
         )?;
@@ -358,7 +369,7 @@ mod tests {
             checked: base,
         };
         let dir = tempfile::tempdir().expect("temp dir");
-        write_production(dir.path(), &set).expect("written");
+        write_production(dir.path(), &set, false).expect("written");
         let c = &set.cases[0];
         let stamped =
             std::fs::read_to_string(dir.path().join(stamped_file(&c.file))).expect("stamped");

@@ -68,16 +68,22 @@ __device__ __forceinline__ unsigned long long mpkc_bench_now() {
 /// pipeline consumer (W0) stamps [3] at its K loop's end (`mpkc bench --timeline`).
 constexpr int kBenchPhaseTasks = 16;
 __device__ unsigned long long mpkc_bench_phases[8][kBenchPhaseTasks][4];
-/// Every CTA's last stamps of the launch (ns of %globaltimer), for `mpkc bench --timeline`: [0]
-/// the sm_90a pipeline consumer's K loop end of its last task, [1] when its controller saw its
-/// last task FINISHED. CTAs past kBenchCtas are not recorded.
+/// Every CTA's last stamps of the launch (ns of %globaltimer), for `mpkc bench --timeline` only
+/// (MPKC_BENCH_TIMELINE: a stamp in every CTA, and the consumer's before its page release, would
+/// perturb the timed build): [0] the sm_90a pipeline consumer's K loop end of its last task, [1]
+/// when its controller saw its last task FINISHED. CTAs past kBenchCtas are not recorded.
 constexpr int kBenchCtas = 1024;
 __device__ unsigned long long mpkc_bench_ctas[kBenchCtas][2];
 __device__ __forceinline__ void mpkc_bench_phase(int warp, int seq, int which) {
+#ifdef MPKC_BENCH_TIMELINE
   if ((threadIdx.x & 31) != 0) return;
   unsigned long long const t = mpkc_bench_now();
   if (blockIdx.x == 0 && seq < kBenchPhaseTasks) mpkc_bench_phases[warp][seq][which] = t;
   if (warp == 0 && which == 3 && blockIdx.x < kBenchCtas) mpkc_bench_ctas[blockIdx.x][0] = t;
+#else
+  if (blockIdx.x == 0 && seq < kBenchPhaseTasks && (threadIdx.x & 31) == 0)
+    mpkc_bench_phases[warp][seq][which] = mpkc_bench_now();
+#endif
 }
 /// The update step of %globaltimer (ns), the resolution of one stamped sample: one thread reads
 /// the timer until it has seen 64 changes and stores the smallest step in mpkc_bench_stamps[0].
@@ -377,7 +383,9 @@ __device__ void worker(WorkerArgs const &args) {
     if (lane_id() == 0) {
       unsigned long long const t = mpkc_bench_now();
       atomicMax(&mpkc_bench_stamps[1], t);
+#ifdef MPKC_BENCH_TIMELINE
       if (blockIdx.x < kBenchCtas) mpkc_bench_ctas[blockIdx.x][1] = t;
+#endif
     }
 #endif
     return;

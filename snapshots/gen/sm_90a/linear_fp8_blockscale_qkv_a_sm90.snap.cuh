@@ -263,7 +263,7 @@ __device__ __forceinline__ void consumer(TaskDesc const *task_desc, RuntimeConfi
   // reads registers and global memory). Release the used pages now, so that the next task's loader
   // prefix, which waits every page, runs during this epilogue (I-P1, I-P3).
   if (warp == 0) {
-    #ifdef MPKC_BENCH_STAMPS
+    #ifdef MPKC_BENCH_TIMELINE
     mpkc_bench_phase(0, instruction_index, 3);  // mpkc bench --timeline: the K loop's end
     #endif
     uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective

@@ -101,7 +101,7 @@ fn consumer_page_release(w: &mut Writer) {
     w.comment("reads registers and global memory). Release the used pages now, so that the next task's loader");
     w.comment("prefix, which waits every page, runs during this epilogue (I-P1, I-P3).");
     w.open("if (warp == 0)");
-    w.line("#ifdef MPKC_BENCH_STAMPS");
+    w.line("#ifdef MPKC_BENCH_TIMELINE");
     w.line(
         "mpkc_bench_phase(0, instruction_index, 3);  // mpkc bench --timeline: the K loop's end",
     );
