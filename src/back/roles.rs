@@ -194,7 +194,7 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                     w.comment("Routed: iteration j's (it or it + 1) weight block scales are its slot's expert's, block row");
                     w.comment("`tile`, K block j % SLOT_K_ITERS (an id past the experts reads expert EXPERTS - 1's: its");
                     w.comment("weight box is TMA zero fill, so any power of two is exact).");
-                    w.line("auto const w_at = [&](int j) { int const e = j / SLOT_K_ITERS == it / SLOT_K_ITERS ? expert : next_expert; return ((e < EXPERTS ? e : EXPERTS - 1) * NUM_TILES + tile) * layout::Scales::W_K_BLOCKS + j % SLOT_K_ITERS; };");
+                    w.line("auto const w_at = [&](int j) { int const e = j / SLOT_K_ITERS == it / SLOT_K_ITERS ? expert : next_expert; return (static_cast<int64_t>(e < EXPERTS ? e : EXPERTS - 1) * NUM_TILES + tile) * layout::Scales::W_K_BLOCKS + j % SLOT_K_ITERS; };");
                     w.line("layout::Scales::Raw const sf_cur = it == 0 ? layout::Scales::fetch_at(w_scale + w_at(it), a_scale, it) : sf_next;");
                     w.line("if (it + 1 < K_ITERS) sf_next = layout::Scales::fetch_at(w_scale + w_at(it + 1), a_scale, it + 1);");
                     w.line("layout::Scales::write_at(sf, sf_cur, w_at(it), it);");

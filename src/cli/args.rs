@@ -259,8 +259,8 @@ pub struct VerifyArgs {
 pub enum BenchMethod {
     /// Each run its own launch of the whole op (CUDA-graph replay), as cuBLAS runs.
     Standalone,
-    /// The op's tasks queued per CTA in one launch, as the megakernel runs them: first task
-    /// start to last task end (%globaltimer stamps).
+    /// The op's tasks queued per CTA in one launch, as the megakernel runs them: the first
+    /// task's publication to the last task's end (%globaltimer stamps).
     Persistent,
     /// Both.
     Both,
@@ -285,9 +285,11 @@ pub struct BenchArgs {
     /// (Tp - T1) / (p - 1). Meant for a one-stage linear (`--param K=128`).
     #[arg(long)]
     pub fixed_cost: bool,
-    /// Persistent method: print CTA 0's timeline of the last launch under each case (per task:
-    /// publication, each role's start / prefix end / end, the loader's page wait, the sm_90a
-    /// consumer's K loop end; microseconds from the first publication).
+    /// Persistent method only: print CTA 0's timeline of the last launch under each case (per
+    /// task: publication, each role's start / prefix end / end, the loader's page wait, the
+    /// sm_90a consumer's K loop end; microseconds from the first publication) and every CTA's
+    /// last K loop end and task end as min / median / max. Its stamps are compiled into the
+    /// stamped build (MPKC_BENCH_TIMELINE) and perturb the persistent times: time without it.
     #[arg(long)]
     pub timeline: bool,
     /// Tasks per CTA of `--fixed-cost`'s second measurement.

@@ -60,7 +60,7 @@ __device__ __forceinline__ unsigned long long mpkc_bench_now() {
   return t;
 }
 /// CTA 0's timeline of the last stamped launch (ns of %globaltimer), for `mpkc bench
-/// --fixed-cost`: per warp W0-W7 and task seq < kBenchPhaseTasks, [0] when the warp saw the task's
+/// --fixed-cost` and `--timeline`: per warp W0-W7 and task seq < kBenchPhaseTasks, [0] when the warp saw the task's
 /// ARRIVED, [1] when it finished its role and [2] when the runtime's prefix before the role body
 /// was done (the loader's page prefix, the consumer's and launcher's dependency prefix); for the
 /// controller (W7), when it published the task and when it saw the task FINISHED; the loader's

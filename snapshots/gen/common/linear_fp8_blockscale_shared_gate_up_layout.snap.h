@@ -113,7 +113,7 @@ struct Scales {
   }
   // K block `kb` of weight tile `tile` (the unrouted weights' [N / 128, K / 128] scales).
   MPKC_HD static inline Raw fetch(float const *w_scale, float const *a_scale, int tile, int kb) {
-    return fetch_at(w_scale + tile * W_K_BLOCKS + kb, a_scale, kb);
+    return fetch_at(w_scale + static_cast<int64_t>(tile) * W_K_BLOCKS + kb, a_scale, kb);  // 64-bit: N / 128 x K / 128 may pass 2^31
   }
   // The loader's staging of K block `kb` for tile `tile` into the stage's block at `sf`, from its
   // fetched scales `r` (the compiler cannot tell the f32 scales from the SMEM block, so loads after a

@@ -145,7 +145,7 @@ pub(super) fn emit(w: &mut Writer, p: &LinearMath, w_name: &str, a_name: &str) {
         "K block `kb` of weight tile `tile` (the unrouted weights' [N / 128, K / 128] scales).",
     );
     w.open("MPKC_HD static inline Raw fetch(float const *w_scale, float const *a_scale, int tile, int kb)");
-    w.line("return fetch_at(w_scale + tile * W_K_BLOCKS + kb, a_scale, kb);");
+    w.line("return fetch_at(w_scale + static_cast<int64_t>(tile) * W_K_BLOCKS + kb, a_scale, kb);  // 64-bit: N / 128 x K / 128 may pass 2^31");
     w.close("");
     w.comment("The loader's staging of K block `kb` for tile `tile` into the stage's block at `sf`, from its");
     w.comment("fetched scales `r` (the compiler cannot tell the f32 scales from the SMEM block, so loads after a");

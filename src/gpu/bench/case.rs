@@ -604,7 +604,7 @@ fn run_inner(
             .methods
             .push(method("standalone", how.as_str(), samples));
     }
-    // 3. The persistent method: the whole queue in one launch, first task start to last task end.
+    // 3. The persistent method: the whole queue in one launch, first publication to last task end.
     if opts.persistent {
         let stamped = gpu.load(stamped_cubin(cubins)?, &cubins.entry, smem)?;
         let p = persistent_samples(

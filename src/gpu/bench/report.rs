@@ -167,7 +167,7 @@ pub struct MethodResult {
     pub method: String,
     /// How mpkc's side was timed: `graph` (CUDA-graph replay), `stream` (plain back-to-back
     /// launches: the graph could not be captured) or `stamps` (%globaltimer stamps written by
-    /// the worker: first task start to last task end of one launch).
+    /// the worker: the first task's publication to the last task's end of one launch).
     pub timing: String,
     /// mpkc, median microseconds per run.
     pub us: f64,
@@ -187,7 +187,8 @@ pub struct MethodResult {
     /// Persistent: the update step of `%globaltimer` (ns), the resolution of one sample.
     pub timer_step_ns: Option<u64>,
     /// Persistent: median microseconds from the first CTA's start (after its barrier init) to the
-    /// first task's publication, the runtime's copy of the first TaskDesc: left out of `us`, as
+    /// first task's publication, the runtime's copy of the first TaskDesc and its
+    /// `init_semaphores`: left out of `us`, as
     /// the megakernel copies a TaskDesc while earlier tasks run (its 3-slot ring).
     pub setup_us: Option<f64>,
     /// Persistent with `--timeline`: CTA 0's timeline of the last launch, one line per task of
@@ -364,7 +365,12 @@ pub fn table(r: &BenchReport) -> String {
             ));
         }
         for line in c.methods.iter().flat_map(|m| &m.timeline) {
-            s.push_str(&format!("{:<44} {:>3} CTA 0 {line}\n", "", c.m));
+            let who = if line.starts_with("task ") {
+                "CTA 0 "
+            } else {
+                ""
+            };
+            s.push_str(&format!("{:<44} {:>3} {who}{line}\n", "", c.m));
         }
         if let Some(why) = &c.no_competitor {
             s.push_str(&format!("{:<44} {:>3} no competitor: {why}\n", "", c.m));

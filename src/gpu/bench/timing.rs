@@ -191,9 +191,14 @@ pub struct Stamped {
 /// ran a task).
 pub fn stamped_ns(stream: &CudaStream, stamps: u64) -> Result<Stamped, GpuError> {
     let [first, last, start] = read_u64::<3>(stream, stamps)?;
-    if first == u64::MAX || start == u64::MAX || last == 0 || last < first || first < start {
+    if first == u64::MAX || start == u64::MAX || last == 0 {
         return Err(GpuError::Kernel(format!(
             "the worker wrote no bench stamps (start {start}, first publication {first}, last {last})"
+        )));
+    }
+    if last < first || first < start {
+        return Err(GpuError::Kernel(format!(
+            "the bench stamps are out of order (start {start}, first publication {first}, last {last})"
         )));
     }
     Ok(Stamped {

@@ -310,7 +310,7 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
                     "`{}` has extent {e} ({:?}), above 2^31 - 1: the kernels hold N, K and the token count as 32-bit ints and TMA box coordinates are s32",
                     t.name, t.dims
                 ),
-                "split the op over more instances (e.g. N per rank) so that every extent fits 32 bits",
+                "split N over more instances (e.g. N per rank), or K over split-K instances, so that every extent fits 32 bits",
             ));
             return None;
         }
