@@ -68,6 +68,24 @@ fn without_a_driver_bench_says_so_and_exits_4() {
     );
 }
 
+/// `--timeline` reads the persistent method's stamps: with the standalone method alone, or with
+/// `--fixed-cost`, it is a usage error (exit 2) before anything is checked or run, GPU or not.
+#[test]
+fn timeline_without_the_persistent_method_is_a_usage_error() {
+    for args in [
+        &["--timeline", "--method", "standalone"][..],
+        &["--timeline", "--fixed-cost"][..],
+    ] {
+        let o = bench_with(args, &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("`--timeline` reads the persistent method's stamps"),
+            "{err}"
+        );
+    }
+}
+
 /// A stub libcuda (as the toolkit's `lib64/stubs` ships: it loads, and `cuInit` fails with
 /// CUDA_ERROR_STUB_LIBRARY) is no GPU either: exit 4, naming the device, not a panic.
 #[test]

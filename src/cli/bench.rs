@@ -150,6 +150,10 @@ pub(crate) fn measure(
         errln!("error: `{who}` cannot read a contract from stdin (`-`): it checks the inputs once per `--m`; save the contract to a file");
         return Err(exit::USAGE);
     }
+    if b.timeline && (b.method == BenchMethod::Standalone || b.fixed_cost) {
+        errln!("error: `--timeline` reads the persistent method's stamps: use it with `--method persistent` or `both`, without `--fixed-cost` (which prints its own timeline)");
+        return Err(exit::USAGE);
+    }
     // 1. The contracts at their own params: diagnostics printed, errors stop here.
     let base = match super::check_all(common, color) {
         Ok(c) => c,
