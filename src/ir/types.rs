@@ -572,6 +572,12 @@ impl TensorIr {
             .try_fold(1i64, |acc, d| acc.checked_mul(*d))
     }
 
+    /// The first extent above 2^31 - 1, which code holding extents or indices in 32-bit ints
+    /// cannot take (a body template's E0009, the pipeline lowering's E0013).
+    pub fn extent_past_i32(&self) -> Option<i64> {
+        self.dims.iter().copied().find(|&d| d > i64::from(i32::MAX))
+    }
+
     /// Elements from one row (last dimension) to the next: the view's stride, else the row's
     /// length.
     pub fn row_stride(&self) -> i64 {

@@ -288,7 +288,7 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
     }
     for (formal, h) in &bound {
         let t = &ir.tensors[*h];
-        if t.dims.iter().all(|d| *d <= i64::from(i32::MAX)) && t.elements().is_none() {
+        if t.extent_past_i32().is_none() && t.elements().is_none() {
             // Every extent fits 32 bits but their product does not fit 64: say that, exactly.
             errs.push(
                 Diagnostic::error(codes::BODY_MISMATCH, format!("the extents of `{}` multiply to more than {} elements, which body `{}` cannot index", t.name, i64::MAX, sig.name))
@@ -296,7 +296,7 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
                     .secondary(*span, format!("bound to `{formal}` here"))
                     .help("split the tensor over more tasks or use smaller extents"),
             );
-        } else if t.dims.iter().any(|d| *d > i64::from(i32::MAX)) {
+        } else if t.extent_past_i32().is_some() {
             errs.push(
                 Diagnostic::error(codes::BODY_MISMATCH, format!("`{}` has an extent above 2^31 - 1, which body `{}` indexes with 32-bit ints", t.name, sig.name))
                     .primary(t.span, format!("{:?}", t.dims))

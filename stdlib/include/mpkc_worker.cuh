@@ -75,15 +75,16 @@ __device__ unsigned long long mpkc_bench_phases[8][kBenchPhaseTasks][4];
 constexpr int kBenchCtas = 1024;
 __device__ unsigned long long mpkc_bench_ctas[kBenchCtas][2];
 __device__ __forceinline__ void mpkc_bench_phase(int warp, int seq, int which) {
+  bool const phase = blockIdx.x == 0 && seq < kBenchPhaseTasks;
 #ifdef MPKC_BENCH_TIMELINE
-  if ((threadIdx.x & 31) != 0) return;
-  unsigned long long const t = mpkc_bench_now();
-  if (blockIdx.x == 0 && seq < kBenchPhaseTasks) mpkc_bench_phases[warp][seq][which] = t;
-  if (warp == 0 && which == 3 && blockIdx.x < kBenchCtas) mpkc_bench_ctas[blockIdx.x][0] = t;
+  bool const cta = warp == 0 && which == 3 && blockIdx.x < kBenchCtas;
 #else
-  if (blockIdx.x == 0 && seq < kBenchPhaseTasks && (threadIdx.x & 31) == 0)
-    mpkc_bench_phases[warp][seq][which] = mpkc_bench_now();
+  bool const cta = false;
 #endif
+  if ((threadIdx.x & 31) != 0 || !(phase || cta)) return;  // the timer is read only when stamped
+  unsigned long long const t = mpkc_bench_now();
+  if (phase) mpkc_bench_phases[warp][seq][which] = t;
+  if (cta) mpkc_bench_ctas[blockIdx.x][0] = t;
 }
 /// The update step of %globaltimer (ns), the resolution of one stamped sample: one thread reads
 /// the timer until it has seen 64 changes and stores the smallest step in mpkc_bench_stamps[0].

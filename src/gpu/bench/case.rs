@@ -670,7 +670,7 @@ fn persistent_samples(
         timing::reset_stamps(stream, stamps)?;
         timing::memset32(stream, events, 0, 16)?;
         gpu.launch_on(stream, k, t.ctas, smem, &t.args)?;
-        let st = timing::stamped_ns(stream, stamps)?;
+        let st = timing::stamped(stream, stamps)?;
         if i >= plan.warmup {
             out.samples.push(st.ns as f64 / 1000.0);
             out.setup.push(st.setup_ns as f64 / 1000.0);

@@ -13,6 +13,16 @@ use crate::gpu::GpuError;
 /// Tasks the worker's `mpkc_bench_phases` records per warp (`kBenchPhaseTasks`).
 pub const PHASE_TASKS: usize = 16;
 
+/// Where `mpkc_bench_phases[warp][task][i]` lies in the array read back flat.
+const fn phase_at(warp: usize, task: usize, i: usize) -> usize {
+    (warp * PHASE_TASKS + task) * 4 + i
+}
+
+/// Microseconds from `t0` to `t` (ns of %globaltimer).
+fn us_since(t0: u64, t: u64) -> f64 {
+    (t as f64 - t0 as f64) / 1000.0
+}
+
 /// Stamp indices of `mpkc_bench_phases[warp][task][i]` (mpkc_worker.cuh).
 const SAW_ARRIVED: usize = 0;
 const ROLE_END: usize = 1;
@@ -53,7 +63,7 @@ pub fn read(
             ));
         }
         let c = timing::read_u64::<{ BENCH_CTAS * 2 }>(stream, at)?;
-        out.push(spread(ph[(7 * PHASE_TASKS) * 4 + SAW_ARRIVED], &c, ctas));
+        out.push(spread(ph[phase_at(7, 0, SAW_ARRIVED)], &c, ctas));
     }
     Ok(out)
 }
@@ -68,7 +78,7 @@ fn spread(t0: u64, c: &[u64], ctas: usize) -> String {
         let mut v: Vec<f64> = (0..ctas.min(BENCH_CTAS))
             .map(|cta| c[2 * cta + i])
             .filter(|&t| t != 0)
-            .map(|t| (t as f64 - t0 as f64) / 1000.0)
+            .map(|t| us_since(t0, t))
             .collect();
         v.sort_by(f64::total_cmp);
         match (v.first(), v.last()) {
@@ -83,15 +93,15 @@ fn spread(t0: u64, c: &[u64], ctas: usize) -> String {
     )
 }
 
-/// The text of [`read`] from the raw stamps (`ph[(warp * 16 + task) * 4 + i]`, ns).
+/// The text of [`read`] from the raw stamps (`ph[phase_at(warp, task, i)]`, ns).
 fn lines(ph: &[u64], p: usize) -> Vec<String> {
-    let get = |w: usize, s: usize, i: usize| ph[(w * PHASE_TASKS + s) * 4 + i];
+    let get = |w: usize, s: usize, i: usize| ph[phase_at(w, s, i)];
     let t0 = get(7, 0, SAW_ARRIVED);
     let us = |t: u64| {
         if t == 0 {
             "-".to_string()
         } else {
-            format!("{:.2}", (t as f64 - t0 as f64) / 1000.0)
+            format!("{:.2}", us_since(t0, t))
         }
     };
     let span = |w: usize, s: usize| {
@@ -125,7 +135,7 @@ mod tests {
     #[test]
     fn a_task_reads_in_microseconds_from_the_first_publication_and_unstamped_is_a_dash() {
         let mut ph = vec![0u64; 8 * PHASE_TASKS * 4];
-        let at = |w: usize, s: usize, i: usize| (w * PHASE_TASKS + s) * 4 + i;
+        let at = phase_at;
         ph[at(7, 0, SAW_ARRIVED)] = 10_000;
         ph[at(7, 0, ROLE_END)] = 16_500;
         ph[at(0, 0, SAW_ARRIVED)] = 10_100;

@@ -189,7 +189,7 @@ pub struct Stamped {
 
 /// The stamps of the last launch, or a kernel error when the worker did not write them (no CTA
 /// ran a task).
-pub fn stamped_ns(stream: &CudaStream, stamps: u64) -> Result<Stamped, GpuError> {
+pub fn stamped(stream: &CudaStream, stamps: u64) -> Result<Stamped, GpuError> {
     let [first, last, start] = read_u64::<3>(stream, stamps)?;
     if first == u64::MAX || start == u64::MAX || last == 0 {
         return Err(GpuError::Kernel(format!(

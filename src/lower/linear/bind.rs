@@ -303,7 +303,7 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
     // coordinates (PTX ISA, cp.async.bulk.tensor: "tensorCoords ... .s32"): past 2^31 - 1 they
     // would wrap.
     for (_, t) in ir.tensors.iter() {
-        if let Some(&e) = t.dims.iter().find(|&&e| e > i64::from(i32::MAX)) {
+        if let Some(e) = t.extent_past_i32() {
             sink.push(unsupported(
                 t.span,
                 format!(
