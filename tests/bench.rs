@@ -4,7 +4,9 @@
 //! harness does (so the search can fail). The timings themselves need the GPU machine
 //! (`scripts/bench-gpu.sh`).
 
-use mpkc::driver::bench::{cases_at, compile, linears, write_production, MSet, INSTRUMENTATION};
+use mpkc::driver::bench::{
+    cases_at, compile, consumer_cases_at, linears, units, write_production, MSet, INSTRUMENTATION,
+};
 use mpkc::driver::{check_sources_with, nvcc, stdlib, token_overrides, Checked};
 use mpkc::ir::Target;
 use mpkc::sema::SemaOptions;
@@ -128,7 +130,7 @@ fn with_a_stub_driver_bench_exits_4() {
 }
 
 #[test]
-fn a_contract_with_no_linear_is_a_usage_error_and_m_zero_is_refused() {
+fn a_contract_with_nothing_to_time_is_a_usage_error_and_m_zero_is_refused() {
     let o = bench_with(&["examples/residual_add.mpk"], &[]);
     assert_eq!(
         o.status.code(),
@@ -136,7 +138,7 @@ fn a_contract_with_no_linear_is_a_usage_error_and_m_zero_is_refused() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no pipeline linear"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing to time among the inputs"));
     let o = bench_with(&["--m", "1,0"], &[]);
     assert_eq!(o.status.code(), Some(2));
 }
@@ -249,5 +251,57 @@ fn the_stamped_build_adds_the_stamps_and_a_test_build_holds_the_instrumentation(
     let bytes = std::fs::read(test_cubin).unwrap();
     for s in ["report_hang", "mpkc: hang", "mpkc: page protocol"] {
         assert!(holds(&bytes, s), "the test build lacks `{s}`");
+    }
+}
+
+/// The consumer ops `mpkc bench` times against PyTorch eager (rmsnorm, silu_mul, embedding, the
+/// argmax partial and its reduce as one chain) build for sm_90a, production and stamped: the
+/// production cubin holds neither the instrumentation nor the stamps, the stamped one holds the
+/// stamps the persistent method reads.
+#[test]
+fn each_stdlib_consumer_case_builds_production_and_stamped_for_sm_90a() {
+    let tc = nvcc::find().expect("nvcc (run scripts/setup)");
+    let checked = stdlib_at(1);
+    let u = units(&checked);
+    let set = MSet {
+        m: 1,
+        cases: consumer_cases_at(1, &checked, &u.consumers),
+        checked,
+    };
+    let names: Vec<&str> = set.cases.iter().map(|c| c.name.as_str()).collect();
+    assert!(
+        names.contains(&"argmax_partial_v2 -> argmax_reduce_v2"),
+        "{names:?}"
+    );
+    assert!(names.contains(&"embedding_v2"), "{names:?}");
+    assert!(set.cases.len() >= 5, "{names:?}");
+    assert!(set.cases.iter().all(|c| c.skip.is_none()), "{names:?}");
+    let dir = scratch_dir("bench_consumer_sm90a");
+    write_production(&dir, &set, false).unwrap();
+    let built = compile(&tc, &dir, &set, Target::Sm90a, jobs(), true);
+    for (c, b) in set.cases.iter().zip(built) {
+        let (cubin, stamped) = match b {
+            Some(Ok((p, Some(s)))) => (p, s),
+            Some(Ok((_, None))) => panic!("{}: no stamped build", c.name),
+            Some(Err(f)) => panic!("{}: {}\n{}", c.name, f.command, f.stderr),
+            None => panic!("{} was not compiled", c.name),
+        };
+        let bytes = std::fs::read(&cubin).unwrap();
+        assert!(holds(&bytes, &c.entry), "{}: no entry {}", c.name, c.entry);
+        assert!(!holds(&bytes, "mpkc_bench_stamps"), "{}", c.name);
+        let stamped = std::fs::read(&stamped).unwrap();
+        assert!(holds(&stamped, "mpkc_bench_stamps"), "{}", c.name);
+        for s in in_cubins() {
+            assert!(
+                !holds(&bytes, s),
+                "{}: the production cubin holds `{s}`",
+                c.name
+            );
+            assert!(
+                !holds(&stamped, s),
+                "{}: the stamped cubin holds `{s}`",
+                c.name
+            );
+        }
     }
 }

@@ -1,16 +1,21 @@
 //! `mpkc bench`: check the contracts at each `--m`, write and compile their production builds,
-//! then on the GPU check each linear against cuBLAS and time both sides (docs/bench.md). A
+//! then on the GPU check each linear against cuBLAS (each consumer op against PyTorch eager) and
+//! time both sides (docs/bench.md). A
 //! progress line on stderr (a bar on a terminal, plain lines otherwise), the table (or the
 //! `--json` document) on stdout at the end.
 
 use super::args::{BenchArgs, BenchMethod, CommonArgs};
 use super::{exit, inputs, report};
 use crate::diag::ColorMode;
-use crate::driver::bench::{cases_at, compile, linears, m_dir, write_production, MSet};
+use crate::driver::bench::{
+    cases_at, compile, consumer_cases_at, m_dir, units, write_production, MSet,
+};
 use crate::driver::{self, nvcc, Checked};
-use crate::gpu::bench::case::{self, BenchCase, Cubins, Libraries, Options};
+use crate::gpu::bench::case::{self, BenchCase, CaseOp, Cubins, Libraries, Options};
+use crate::gpu::bench::consumer::consumer_of;
 use crate::gpu::bench::cublas::Blas;
 use crate::gpu::bench::cublaslt::Lt;
+use crate::gpu::bench::persistent;
 use crate::gpu::bench::report::{
     self as rep, BenchReport, CaseReport, Ceiling, FixedCost, GpuInfo, Settings,
 };
@@ -163,10 +168,10 @@ pub(crate) fn measure(
         report::summary(&base, common.message_format);
         return Err(exit::ERRORS);
     }
-    let (lin, other) = linears(&base);
-    if lin.is_empty() {
+    let units = units(&base);
+    if units.linears.is_empty() && units.consumers.is_empty() {
         errln!(
-            "error: no pipeline linear among the inputs: mpkc {who} times the linears (family A)"
+            "error: nothing to time among the inputs: mpkc {who} times the pipeline linears (family A, against cuBLAS) and the consumer ops rmsnorm, silu_mul, embedding and argmax (against PyTorch eager)"
         );
         return Err(exit::USAGE);
     }
@@ -190,7 +195,8 @@ pub(crate) fn measure(
             Ok(c) => c,
             Err(code) => return Err(code),
         };
-        let cases = cases_at(m, &checked, &lin);
+        let mut cases = cases_at(m, &checked, &units.linears);
+        cases.extend(consumer_cases_at(m, &checked, &units.consumers));
         sets.push(MSet { m, checked, cases });
     }
     // 3. The GPU.
@@ -226,7 +232,7 @@ pub(crate) fn measure(
             true,
         ),
     };
-    let code = bench(&gpu, &tc, target, &dir, &sets, &other, b);
+    let code = bench(&gpu, &tc, target, &dir, &sets, &units.other, b);
     if temporary {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -371,24 +377,16 @@ fn bench(
                 .iter()
                 .map(|u| &set.checked[u.0].tasks[u.1])
                 .collect();
-            let shape = tasks.first().and_then(|t| linear_of(t));
-            let (files, shape) = match (files, shape) {
-                (Ok(f), Some(s)) => (f, s),
-                (Err(e), _) => {
+            let op = match tasks.first().and_then(|t| linear_of(t)) {
+                Some(sh) => Ok(CaseOp::Linear(sh)),
+                None => consumer_of(&tasks).map(CaseOp::Consumer),
+            };
+            let (files, op) = match (files, op) {
+                (Ok(f), Ok(op)) => (f, op),
+                (Err(e), _) | (_, Err(e)) => {
                     failed = true;
                     cases.push(case::unrun(&spec.name, set.m, "failed", e.clone()));
                     progress.finish_one(&what, &format!("FAILED: {e}"));
-                    continue;
-                }
-                (_, None) => {
-                    failed = true;
-                    cases.push(case::unrun(
-                        &spec.name,
-                        set.m,
-                        "failed",
-                        "not a linear".into(),
-                    ));
-                    progress.finish_one(&what, "FAILED: not a linear");
                     continue;
                 }
             };
@@ -397,7 +395,7 @@ fn bench(
                 m: set.m,
                 tasks,
                 links: spec.links.clone(),
-                shape,
+                op,
             };
             let cub = Cubins {
                 production: files.0,
@@ -405,7 +403,7 @@ fn bench(
                 entry: spec.entry.clone(),
             };
             if b.fixed_cost {
-                let f = case::fixed_cost(gpu, &stream, &bc, &cub, &opts);
+                let f = persistent::fixed_cost(gpu, &stream, &bc, &cub, &opts);
                 failed |= f.status == "failed";
                 let line = match f.per_task_us {
                     Some(x) if f.status == "ok" => format!("{x:.3} us per task"),

@@ -1,5 +1,6 @@
 //! `mpkc bench`, host side: which cases run at which token count (each pipeline linear, a split-K
-//! linear with the reduce mpkc derives for it), and their production builds.
+//! linear with the reduce mpkc derives for it, each consumer op with a PyTorch eager equivalent,
+//! the argmax partial with its reduce), and their production builds.
 //!
 //! A production build is what the runtime would compile and what `mpkc build` compiles: the
 //! generated files and the harness, nvcc with mpkc's own flags only. None of `verify`'s test
@@ -14,6 +15,7 @@ use super::nvcc::{self, CompileFailure, Toolchain};
 use super::verify::links;
 use super::Checked;
 use crate::back::{self, ContractInfo};
+use crate::gpu::bench::consumer::{eager_op, is_argmax_reduce, EagerOp};
 use crate::gpu::bench::shape::{linear_of, LinearEpilogue};
 use crate::gpu::run::Link;
 use crate::ir::Target;
@@ -73,35 +75,54 @@ pub struct MSet {
     pub cases: Vec<BenchSpec>,
 }
 
-/// A linear of the checked sources: (source, task, unit name).
+/// A unit of the checked sources that starts a case: (source, task, unit name).
 pub type LinearUnit = (usize, usize, String);
 
-/// The linears of `base` (the sources checked at their own params): (source, task, unit),
-/// derived contracts left out (a reduce runs with its linear); and the other units, with why
-/// they are not benched.
-pub fn linears(base: &[Checked]) -> (Vec<LinearUnit>, Vec<(String, String)>) {
-    let mut lin = Vec::new();
-    let mut other = Vec::new();
+/// The units `mpkc bench` runs, and the others with why not.
+#[derive(Clone, Debug, Default)]
+pub struct Units {
+    /// The pipeline linears (against cuBLAS / cuBLASLt).
+    pub linears: Vec<LinearUnit>,
+    /// The consumer ops with a PyTorch eager equivalent (`gpu::bench::consumer`), the argmax
+    /// partial standing for its chain.
+    pub consumers: Vec<LinearUnit>,
+    /// (unit, why it is not benched).
+    pub other: Vec<(String, String)>,
+}
+
+/// The units of `base` (the sources checked at their own params), derived contracts left out (a
+/// reduce runs with its linear).
+pub fn units(base: &[Checked]) -> Units {
+    let mut u = Units::default();
     for (si, c) in base.iter().enumerate() {
         if c.derived.is_some() {
             continue;
         }
         for (ti, t) in c.tasks.iter().enumerate() {
-            match linear_of(t) {
-                Some(_) => lin.push((si, ti, t.ir.unit_name())),
-                None => other.push((
-                    t.ir.unit_name(),
-                    if t.linear().is_some_and(|p| p.route.is_some()) {
-                        "a routed linear (`route`): its cuBLAS equivalent is a grouped GEMM, which mpkc bench does not time yet"
-                    } else {
-                        "not a pipeline linear: mpkc bench times the linears (family A) against cuBLAS"
-                    }
-                    .to_string(),
-                )),
+            let unit = t.ir.unit_name();
+            if linear_of(t).is_some() {
+                u.linears.push((si, ti, unit));
+            } else if eager_op(t).is_some() {
+                u.consumers.push((si, ti, unit));
+            } else {
+                let why = if t.linear().is_some_and(|p| p.route.is_some()) {
+                    "a routed linear (`route`): its cuBLAS equivalent is a grouped GEMM, which mpkc bench does not time yet"
+                } else if is_argmax_reduce(t) {
+                    "the end of the argmax chain: benched behind its argmax_partial, as `partial -> reduce`"
+                } else {
+                    "neither a pipeline linear (timed against cuBLAS) nor a consumer op with a PyTorch eager equivalent (rmsnorm, silu_mul, embedding, argmax)"
+                };
+                u.other.push((unit, why.to_string()));
             }
         }
     }
-    (lin, other)
+    u
+}
+
+/// The linears of `base` and the other units with why they are not linears (see [`units`]).
+pub fn linears(base: &[Checked]) -> (Vec<LinearUnit>, Vec<(String, String)>) {
+    let u = units(base);
+    (u.linears, u.other)
 }
 
 /// The first error of `c`, as `CODE: message`.
@@ -168,6 +189,76 @@ pub fn cases_at(m: i64, checked: &[Checked], lin: &[LinearUnit]) -> Vec<BenchSpe
             continue;
         };
         let l = links(checked, (*si, ti), r);
+        let rt = &checked[r.0].tasks[r.1];
+        out.push(BenchSpec {
+            name: format!("{unit} -> {}", rt.ir.unit_name()),
+            m,
+            units: vec![(*si, ti), r],
+            links: l,
+            file: format!("chain_{unit}__{}.cu", rt.ir.unit_name()),
+            entry: back::harness::chain_entry_name(&[t, rt]),
+            skip: None,
+        });
+    }
+    out
+}
+
+/// The cases of the consumer ops `cons` (from [`units`]) in `checked` (the same sources checked
+/// at `m`): each op alone, and the argmax partial with the `argmax_reduce` among the inputs that
+/// reads both its outputs. A source with errors at `m` is skipped with the checker's first error.
+pub fn consumer_cases_at(m: i64, checked: &[Checked], cons: &[LinearUnit]) -> Vec<BenchSpec> {
+    let mut out = Vec::new();
+    for (si, _, unit) in cons {
+        let skip = |why: String| BenchSpec {
+            name: unit.clone(),
+            m,
+            units: Vec::new(),
+            links: Vec::new(),
+            file: String::new(),
+            entry: String::new(),
+            skip: Some(why),
+        };
+        let Some(c) = checked.get(*si) else {
+            out.push(skip("no such source".into()));
+            continue;
+        };
+        if c.has_errors() {
+            out.push(skip(format!("at M = {m}: {}", first_error(c))));
+            continue;
+        }
+        let Some(ti) = c.tasks.iter().position(|t| &t.ir.unit_name() == unit) else {
+            out.push(skip(format!("at M = {m}: no instance {unit}")));
+            continue;
+        };
+        let t = &c.tasks[ti];
+        if eager_op(t) != Some(EagerOp::Argmax) {
+            out.push(BenchSpec {
+                name: unit.clone(),
+                m,
+                units: vec![(*si, ti)],
+                links: Vec::new(),
+                file: format!("{unit}_harness.cu"),
+                entry: back::harness_entry(unit),
+                skip: None,
+            });
+            continue;
+        }
+        let outs = t.ir.outputs().count();
+        let reduce = checked.iter().enumerate().find_map(|(di, d)| {
+            if d.has_errors() {
+                return None;
+            }
+            d.tasks.iter().enumerate().find_map(|(dt, rt)| {
+                let l = links(checked, (*si, ti), (di, dt));
+                (is_argmax_reduce(rt) && l.len() == outs).then_some(((di, dt), l))
+            })
+        });
+        let Some((r, l)) = reduce else {
+            out.push(skip(format!(
+                "at M = {m}: no argmax_reduce among the inputs reads this partial's outputs (give both contracts: the argmax is benched as `partial -> reduce`)"
+            )));
+            continue;
+        };
         let rt = &checked[r.0].tasks[r.1];
         out.push(BenchSpec {
             name: format!("{unit} -> {}", rt.ir.unit_name()),
@@ -327,7 +418,11 @@ mod tests {
         assert!(names.contains(&"linear_sm100_v2"), "{names:?}");
         assert!(names.contains(&"linear_fp8_blockscale_o_proj"), "{names:?}");
         assert!(!names.iter().any(|n| n.ends_with("_reduce")), "{names:?}");
-        assert!(other.iter().any(|(u, _)| u == "rmsnorm_v2_h4096"));
+        assert!(!other.iter().any(|(u, _)| u == "rmsnorm_v2_h4096"));
+        assert!(units(&base)
+            .consumers
+            .iter()
+            .any(|(_, _, u)| u == "rmsnorm_v2_h4096"));
         let cs = cases_at(16, &base, &lin);
         assert!(cs.iter().all(|c| c.skip.is_none()), "{cs:?}");
         let q_b = cs
@@ -340,6 +435,64 @@ mod tests {
         );
         assert_eq!(q_b.units.len(), 2);
         assert_eq!(q_b.links.len(), 1);
+    }
+
+    #[test]
+    fn the_stdlib_consumer_ops_and_the_argmax_chain() {
+        let base = at(1);
+        let u = units(&base);
+        let names: Vec<&str> = u.consumers.iter().map(|(_, _, n)| n.as_str()).collect();
+        for want in [
+            "rmsnorm_v2_h4096",
+            "rmsnorm_v2_h7168",
+            "silu_mul_v2",
+            "embedding_v2",
+            "argmax_partial_v2",
+        ] {
+            assert!(names.contains(&want), "{want}: {names:?}");
+        }
+        assert!(!names.contains(&"argmax_reduce_v2"), "{names:?}");
+        let why = &u
+            .other
+            .iter()
+            .find(|(n, _)| n == "argmax_reduce_v2")
+            .expect("the reduce is listed")
+            .1;
+        assert!(why.contains("behind its argmax_partial"), "{why}");
+        let cs = consumer_cases_at(1, &base, &u.consumers);
+        assert!(cs.iter().all(|c| c.skip.is_none()), "{cs:?}");
+        let a = cs
+            .iter()
+            .find(|c| c.name.starts_with("argmax_partial_v2"))
+            .expect("argmax");
+        assert_eq!(a.name, "argmax_partial_v2 -> argmax_reduce_v2");
+        assert_eq!((a.units.len(), a.links.len()), (2, 2));
+        // Without the reduce among the inputs, the partial says what is missing.
+        let alone: Vec<Checked> = base
+            .into_iter()
+            .filter(|c| !c.tasks.iter().any(is_argmax_reduce))
+            .collect();
+        let u = units(&alone);
+        let cs = consumer_cases_at(1, &alone, &u.consumers);
+        let a = cs
+            .iter()
+            .find(|c| c.name == "argmax_partial_v2")
+            .expect("argmax");
+        assert!(
+            a.skip
+                .as_deref()
+                .is_some_and(|w| w.contains("no argmax_reduce")),
+            "{a:?}"
+        );
+        // At M = 64 the consumer contracts (m in 1..=16) are skipped with the checker's reason.
+        let cs = consumer_cases_at(64, &at(64), &units(&at(1)).consumers);
+        assert!(
+            cs.iter().all(|c| c
+                .skip
+                .as_deref()
+                .is_some_and(|w| w.starts_with("at M = 64: E"))),
+            "{cs:?}"
+        );
     }
 
     #[test]

@@ -168,6 +168,20 @@ fn bound_to(task: &CheckedTask, name: &str, f: &str) -> bool {
     })
 }
 
+/// The position, in `input_ptrs` order, of the input bound to the body template's formal `f`.
+pub fn input_of(task: &CheckedTask, f: &str) -> Option<usize> {
+    task.ir
+        .inputs()
+        .position(|(_, t)| bound_to(task, &t.name, f))
+}
+
+/// The position, in `ir.outputs()` order, of the output bound to the body template's formal `f`.
+pub fn output_of(task: &CheckedTask, f: &str) -> Option<usize> {
+    task.ir
+        .outputs()
+        .position(|(_, t)| bound_to(task, &t.name, f))
+}
+
 /// Random inputs for `task`, in `input_ptrs` order.
 pub fn make_inputs(task: &CheckedTask, sem: &Semantics, fill: &mut Fill) -> Vec<HostTensor> {
     let ir = &task.ir;

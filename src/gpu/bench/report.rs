@@ -84,6 +84,9 @@ pub struct CaseReport {
     pub status: String,
     /// Why skipped or failed.
     pub reason: Option<String>,
+    /// `linear` (against cuBLAS / cuBLASLt) or `consumer` (against PyTorch eager); `None` for a
+    /// unit that was not run.
+    pub family: Option<Family>,
     /// The linear.
     pub shape: Option<ShapeInfo>,
     /// Tasks of the op (every registration).
@@ -105,6 +108,27 @@ pub struct CaseReport {
     pub no_competitor: Option<String>,
     /// One per method run.
     pub methods: Vec<MethodResult>,
+}
+
+/// What a case is timed against: the issue-12 targets differ (a linear's geomean over cuBLAS,
+/// a consumer op's "no slower than PyTorch eager"), so the summary keeps them apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    /// A pipeline linear, against cuBLAS / cuBLASLt.
+    Linear,
+    /// A consumer op, against PyTorch eager.
+    Consumer,
+}
+
+impl Family {
+    /// `linear` or `consumer`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Linear => "linear",
+            Family::Consumer => "consumer",
+        }
+    }
 }
 
 /// The linear of a case.
@@ -202,6 +226,9 @@ pub struct MethodResult {
 pub struct MethodSummary {
     /// The method.
     pub method: String,
+    /// The family of the cases summarized (linears against cuBLAS, consumer ops against
+    /// PyTorch eager).
+    pub family: Family,
     /// Cases timed with a competitor.
     pub cases: usize,
     /// Geometric mean of their speedups.
@@ -243,14 +270,14 @@ pub struct FixedCost {
     pub timeline: Vec<String>,
 }
 
-/// Fills `summary` from the cases.
+/// Fills `summary` from the cases: per method, per family that has a timed case.
 pub fn summarize(cases: &[CaseReport], methods: &[String]) -> Vec<MethodSummary> {
-    methods
-        .iter()
-        .map(|m| {
+    let mut out = Vec::new();
+    for m in methods {
+        for family in [Family::Linear, Family::Consumer] {
             let sp: Vec<(String, f64)> = cases
                 .iter()
-                .filter(|c| c.status == "ok")
+                .filter(|c| c.status == "ok" && c.family == Some(family))
                 .flat_map(|c| {
                     c.methods
                         .iter()
@@ -258,15 +285,20 @@ pub fn summarize(cases: &[CaseReport], methods: &[String]) -> Vec<MethodSummary>
                         .filter_map(|r| r.speedup.map(|s| (format!("{} M={}", c.name, c.m), s)))
                 })
                 .collect();
+            if sp.is_empty() && family == Family::Consumer {
+                continue;
+            }
             let values: Vec<f64> = sp.iter().map(|(_, s)| *s).collect();
-            MethodSummary {
+            out.push(MethodSummary {
                 method: m.clone(),
+                family,
                 cases: sp.len(),
                 geomean_speedup: stats::geomean(&values),
                 min_speedup: sp.into_iter().min_by(|a, b| a.1.total_cmp(&b.1)),
-            }
-        })
-        .collect()
+            });
+        }
+    }
+    out
 }
 
 fn opt(v: Option<f64>, digits: usize) -> String {
@@ -307,7 +339,7 @@ pub fn table(r: &BenchReport) -> String {
             "mpkc us",
             "TB/s",
             "%ceil",
-            "cuBLAS us",
+            "theirs us",
             "speedup",
             "check"
         ));
@@ -378,8 +410,12 @@ pub fn table(r: &BenchReport) -> String {
     }
     for m in &r.summary {
         s.push_str(&format!(
-            "{}: {} cases with a competitor, geomean speedup {}{}\n",
+            "{} ({}): {} cases with a competitor, geomean speedup {}{}\n",
             m.method,
+            match m.family {
+                Family::Linear => "linears vs cuBLAS",
+                Family::Consumer => "consumer ops vs PyTorch eager",
+            },
             m.cases,
             opt(m.geomean_speedup, 2),
             m.min_speedup
@@ -438,6 +474,7 @@ mod tests {
             m,
             status: status.into(),
             reason: None,
+            family: Some(Family::Linear),
             shape: None,
             tasks: 56,
             ctas: 56,
@@ -545,5 +582,33 @@ mod tests {
         assert_eq!(s[0].min_speedup, Some(("b M=1".to_string(), 0.5)));
         assert_eq!(s[1].cases, 0);
         assert_eq!(s[1].geomean_speedup, None);
+    }
+
+    #[test]
+    fn consumer_ops_are_summarized_apart_from_the_linears() {
+        let mut norm = case("rmsnorm_v2_h7168", 1, "ok", Some(3.0));
+        norm.family = Some(Family::Consumer);
+        let cases = vec![case("a", 1, "ok", Some(2.0)), norm];
+        let s = summarize(&cases, &["standalone".to_string()]);
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[0].family, s[0].cases), (Family::Linear, 1));
+        assert!((s[0].geomean_speedup.expect("one") - 2.0).abs() < 1e-12);
+        assert_eq!((s[1].family, s[1].cases), (Family::Consumer, 1));
+        assert!((s[1].geomean_speedup.expect("one") - 3.0).abs() < 1e-12);
+        let t = table(&report(cases));
+        assert!(
+            t.contains("standalone (consumer ops vs PyTorch eager): 1 cases"),
+            "{t}"
+        );
+        assert!(t.contains("standalone (linears vs cuBLAS): 1 cases"), "{t}");
+        // Without a consumer case, only the linears' line.
+        assert_eq!(
+            summarize(
+                &[case("a", 1, "ok", Some(2.0))],
+                &["standalone".to_string()]
+            )
+            .len(),
+            1
+        );
     }
 }
