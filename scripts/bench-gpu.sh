@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Times mpkc's production builds of the stdlib linears against cuBLAS on the GPU machine, in one
-# process per M, and prints the tables last (docs/bench.md).
+# Times mpkc's production builds of the stdlib linears against cuBLAS (and its consumer ops
+# against PyTorch eager) on the GPU machine, in one process per M, and prints the tables last
+# (docs/bench.md).
 #
 #   MPKC=target/release/mpkc OUT=bench-out scripts/bench-gpu.sh [all|m1|m16|m64|fixed]   (default: all)
 #
@@ -10,14 +11,15 @@
 # - bench M:     `mpkc bench --m M` over the embedded stdlib, M = 1, 16 and 64 (a contract that
 #                cannot take M lists its cases as skipped, with the checker's reason), both
 #                methods (standalone graph replay, persistent stamps), checked against cuBLAS
-#                before timing; $OUT/bench-m<M>.json (schema: docs/bench.md) and .txt (the table).
+#                (the consumer ops against PyTorch eager, run by python3) before timing; $OUT/bench-m<M>.json (schema: docs/bench.md) and .txt (the table).
 # - fixed cost:  the house linear (stdlib/linear_sm100_v2.mpk) at K = 128 (one stage per task),
 #                M = 1 and 16: 1 and 8 tasks per CTA, weights in L2; $OUT/fixed-cost.{json,txt};
 #                the same for the 64-row residual linear's o_proj, $OUT/fixed-cost-tile64.*.
 #
 # Needs: an NVIDIA GPU, nvcc on PATH (or $NVCC: mpkc compiles the production builds there with it),
 # libcublas (found next to nvcc, in $CUDA_HOME/lib64, /usr/local/cuda/lib64 or PyTorch's
-# nvidia/cublas/lib; else the cases report no competitor), and an mpkc binary ($MPKC, default
+# nvidia/cublas/lib; else the cases report no competitor), python3 with PyTorch and CUDA for the
+# consumer ops' competitor ($MPKC_PYTHON; else they report no competitor), and an mpkc binary ($MPKC, default
 # target/release/mpkc: build it where Rust is with `cargo build --release`, carry it over). Run it
 # from the repository root (the fixed cost reads stdlib/). Each step is bounded to 590 s.
 set -u

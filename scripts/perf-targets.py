@@ -10,7 +10,8 @@ speedup. Then, per M and over all: the geometric-mean speedup (target >= 1.3x), 
 0.95x, and the shapes whose weights are >= 20 MB below 85 % of the ceiling. A shape with no case
 at an M is listed as such (it counts against the targets: nothing was measured). The block-scaled
 fp8 cases are listed with their share of the ceiling (target >= 80 % where the weights are >=
-10 MB). Standard library only: it runs where `scripts/bench-gpu.sh` runs.
+10 MB), and the consumer ops with their speedup over PyTorch eager (target: no slower). Standard
+library only: it runs where `scripts/bench-gpu.sh` runs.
 """
 import json
 import math
@@ -126,7 +127,44 @@ def main(paths):
         for name, m, mb, us, share in sorted(fp8, key=lambda x: (x[1], x[0])):
             t = ("met" if share >= 0.8 else "NOT met") if mb >= 10 else "-"
             w(f"| {name} | {m} | {mb:.1f} | {us:.2f} | {100 * share:.0f} | {t} |")
+    consumer_section(cases, w)
     print("\n".join(out))
+
+
+def consumer_section(cases, w):
+    """The consumer ops against PyTorch eager (target: no slower, persistent method)."""
+    rows = [c for c in cases if c.get("family") == "consumer" and c.get("status") in ("ok", "mismatch", "failed")]
+    if not rows:
+        return
+    w("")
+    w("Consumer ops against PyTorch eager (target: no slower, persistent method; the standalone")
+    w("graph replay beside it):")
+    w("")
+    w("| case | M | mpkc us (persistent) | mpkc us (standalone) | PyTorch eager us | speedup | target |")
+    w("|---|---|---|---|---|---|---|")
+    slower, unmeasured = [], []
+    for c in sorted(rows, key=lambda c: (c.get("m", 0), c.get("name", ""))):
+        name, m = c.get("name"), c.get("m")
+        if c.get("status") != "ok":
+            unmeasured.append(f"{name} M={m} ({c.get('status')})")
+            w(f"| {name} | {m} | {c.get('status')} | - | - | - | NOT met |")
+            continue
+        pm = persistent(c) or {}
+        sm = next((x for x in c.get("methods") or [] if x.get("method") == "standalone"), {})
+        fmt = lambda v: f"{v:.2f}" if isinstance(v, (int, float)) else "-"
+        sp = pm.get("speedup")
+        if sp is None:
+            unmeasured.append(f"{name} M={m} ({c.get('no_competitor') or 'no competitor'})")
+            t = "not measured"
+        elif sp >= 1.0:
+            t = "met"
+        else:
+            slower.append(f"{name} M={m} {sp:.2f}x")
+            t = "NOT met"
+        w(f"| {name} | {m} | {fmt(pm.get('us'))} | {fmt(sm.get('us'))} | {fmt(pm.get('competitor_us'))} | {fmt(sp)} | {t} |")
+    w("")
+    w(f"- consumer ops slower than PyTorch eager: {', '.join(slower) if slower else 'none'}")
+    w(f"- consumer ops without a PyTorch time: {', '.join(unmeasured) if unmeasured else 'none'}")
 
 
 if __name__ == "__main__":

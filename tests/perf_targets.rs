@@ -1,6 +1,7 @@
 //! scripts/perf-targets.py (docs/perf.md's issue-12 section) on a small bench JSON: the fastest
 //! bf16 case per target shape and M, the geomean, the cases below 0.95x, the big shapes below
-//! 85 % of the ceiling, the shapes with no case, and the fp8 shares.
+//! 85 % of the ceiling, the shapes with no case, the fp8 shares, and the consumer ops against
+//! PyTorch eager.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -38,6 +39,23 @@ fn the_targets_section_scores_the_fastest_case_per_shape() {
         // An fp8 case of 15 MB at 30 %: listed apart, not a bf16 shape's result.
         case("fp8_q_a", 1536, 7168, 1, "fp8 block-scaled", 5.0, 0.30, 2.0),
     ];
+    // Consumer ops: rmsnorm twice as fast as PyTorch, argmax slower, silu_mul without PyTorch.
+    let consumer = |name: &str, us: f64, theirs: Option<f64>| {
+        let (c, sp) = match theirs {
+            Some(t) => (t.to_string(), (t / us).to_string()),
+            None => ("null".into(), "null".into()),
+        };
+        format!(
+            r#"{{"name": "{name}", "m": 1, "status": "ok", "family": "consumer", "shape": null, "no_competitor": {nc},
+               "methods": [{{"method": "standalone", "us": 4.0, "competitor_us": {c}, "speedup": null}},
+                           {{"method": "persistent", "us": {us}, "competitor_us": {c}, "speedup": {sp}}}]}}"#,
+            nc = if theirs.is_none() { "\"PyTorch eager: no torch\"" } else { "null" }
+        )
+    };
+    let mut cases: Vec<String> = cases.to_vec();
+    cases.push(consumer("rmsnorm_v2_h7168", 3.0, Some(6.0)));
+    cases.push(consumer("argmax_partial_v2 -> argmax_reduce_v2", 30.0, Some(27.0)));
+    cases.push(consumer("silu_mul_v2", 2.0, None));
     let json = format!(r#"{{"schema": 1, "cases": [{}]}}"#, cases.join(","));
     let path = dir.join("bench-m1.json");
     std::fs::write(&path, json).unwrap();
@@ -77,4 +95,18 @@ fn the_targets_section_scores_the_fastest_case_per_shape() {
         text.contains("| fp8_q_a | 1 | 11.0 | 5.00 | 30 | NOT met |"),
         "{text}"
     );
+    assert!(
+        text.contains("| rmsnorm_v2_h7168 | 1 | 3.00 | 4.00 | 6.00 | 2.00 | met |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- consumer ops slower than PyTorch eager: argmax_partial_v2 -> argmax_reduce_v2 M=1 0.90x"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- consumer ops without a PyTorch time: silu_mul_v2 M=1 (PyTorch eager: no torch)"),
+        "{text}"
+    );
+    // The consumer ops are not target shapes of the linears' geomean.
+    assert!(!text.contains("| rmsnorm_v2_h7168 | 1536"), "{text}");
 }
