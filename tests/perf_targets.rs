@@ -49,12 +49,20 @@ fn the_targets_section_scores_the_fastest_case_per_shape() {
             r#"{{"name": "{name}", "m": 1, "status": "ok", "family": "consumer", "shape": null, "no_competitor": {nc},
                "methods": [{{"method": "standalone", "us": 4.0, "competitor_us": {c}, "speedup": null}},
                            {{"method": "persistent", "us": {us}, "competitor_us": {c}, "speedup": {sp}}}]}}"#,
-            nc = if theirs.is_none() { "\"PyTorch eager: no torch\"" } else { "null" }
+            nc = if theirs.is_none() {
+                "\"PyTorch eager: no torch\""
+            } else {
+                "null"
+            }
         )
     };
     let mut cases: Vec<String> = cases.to_vec();
     cases.push(consumer("rmsnorm_v2_h7168", 3.0, Some(6.0)));
-    cases.push(consumer("argmax_partial_v2 -> argmax_reduce_v2", 30.0, Some(27.0)));
+    cases.push(consumer(
+        "argmax_partial_v2 -> argmax_reduce_v2",
+        30.0,
+        Some(27.0),
+    ));
     cases.push(consumer("silu_mul_v2", 2.0, None));
     let json = format!(r#"{{"schema": 1, "cases": [{}]}}"#, cases.join(","));
     let path = dir.join("bench-m1.json");
@@ -92,7 +100,11 @@ fn the_targets_section_scores_the_fastest_case_per_shape() {
         "{text}"
     );
     assert!(
-        text.contains("| fp8_q_a | 1 | 11.0 | 5.00 | 30 | NOT met |"),
+        text.contains("| fp8_q_a | 1 | 11.0 | 5.00 | 30 | NOT met | 10.00 | 2.00 |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- fp8: geomean 2.00x over cuBLASLt fp8 in 1 of 1 cases (target 2x: met)"),
         "{text}"
     );
     assert!(
@@ -104,7 +116,9 @@ fn the_targets_section_scores_the_fastest_case_per_shape() {
         "{text}"
     );
     assert!(
-        text.contains("- consumer ops without a PyTorch time: silu_mul_v2 M=1 (PyTorch eager: no torch)"),
+        text.contains(
+            "- consumer ops without a PyTorch time: silu_mul_v2 M=1 (PyTorch eager: no torch)"
+        ),
         "{text}"
     );
     // The consumer ops are not target shapes of the linears' geomean.

@@ -112,6 +112,15 @@ pub(super) fn linear_side(
             report.competitor = Some(c.name().to_string());
             Some(c)
         }
+        // Block-scaled fp8 without a cuBLASLt kernel for it (sm_90): PyTorch's `_scaled_mm`
+        // with per-tensor scales instead.
+        Err(why)
+            if sh.fp8
+                && sh.epilogue == LinearEpilogue::Store
+                && y_tensor.dtype == crate::ir::Dtype::Bf16 =>
+        {
+            return super::eager::fp8_side(case, sh, s, outputs, copies, opts, report, why);
+        }
         Err(why) => {
             report.no_competitor = Some(why);
             None

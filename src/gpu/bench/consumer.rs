@@ -21,6 +21,14 @@ pub enum EagerOp {
     /// `token[m] = argmax(logits[m, :])`, mpkc's `argmax_partial -> argmax_reduce` chain:
     /// `torch.argmax(logits, dim=-1)`.
     Argmax,
+    /// Not a consumer op: the block-scaled fp8 linear's competitor where cuBLASLt has no
+    /// block-scaled kernel (sm_90), `torch._scaled_mm` with per-tensor scales over `w [N, K]` and
+    /// `x [M, K]` e4m3 (the weights rotated over `copies` copies); the block scales `w_scale`,
+    /// `x_scale` only serve the check (`competitor::linear_side`).
+    ScaledMm {
+        /// Weight copies the calls rotate over.
+        copies: usize,
+    },
 }
 
 impl EagerOp {
@@ -31,6 +39,7 @@ impl EagerOp {
             EagerOp::SiluMul => "silu_mul",
             EagerOp::Embedding => "embedding",
             EagerOp::Argmax => "argmax",
+            EagerOp::ScaledMm { .. } => "scaled_mm",
         }
     }
 
@@ -41,6 +50,7 @@ impl EagerOp {
             EagerOp::SiluMul => &["x"],
             EagerOp::Embedding => &["ids", "table"],
             EagerOp::Argmax => &["logits"],
+            EagerOp::ScaledMm { .. } => &["w", "x", "w_scale", "x_scale"],
         }
     }
 

@@ -15,6 +15,7 @@ use super::competitor::Theirs;
 use super::consumer::{ConsumerShape, EagerOp};
 use super::report::{CaseReport, CheckInfo};
 use super::setup::Setup;
+use super::shape::LinearShape;
 use super::stats;
 use super::timing::Plan;
 use crate::gpu::compare::compare;
@@ -92,8 +93,10 @@ pub fn manifest(
         "plan": {"runs": plan.runs, "repeats": plan.repeats, "warmup": plan.warmup},
         "device": device,
     });
-    if let EagerOp::Rmsnorm { eps } = op {
-        m["eps"] = json!(eps);
+    match op {
+        EagerOp::Rmsnorm { eps } => m["eps"] = json!(eps),
+        EagerOp::ScaledMm { copies } => m["copies"] = json!(copies),
+        _ => {}
     }
     m
 }
@@ -133,11 +136,11 @@ pub fn parse_result(text: &str, bytes: Vec<u8>, output: &HostTensor) -> Result<E
     })
 }
 
-/// Runs the runner on `shape`'s inputs (taken from `inputs`, the first task's, in
-/// `input_ptrs` order) in `dir` (created; left for inspection), the result shaped as `output`.
+/// Runs the runner for `op` on the inputs `named` (formal name, tensor) in `dir` (created; left
+/// for inspection), the result shaped as `output`.
 pub fn run(
-    shape: &ConsumerShape,
-    inputs: &[HostTensor],
+    op: &EagerOp,
+    named: &[(&str, &HostTensor)],
     output: &HostTensor,
     plan: Plan,
     device: usize,
@@ -145,16 +148,11 @@ pub fn run(
 ) -> Result<EagerRun, EagerError> {
     let failed = |what: &str, e: std::io::Error| EagerError::Failed(format!("{what}: {e}"));
     std::fs::create_dir_all(dir).map_err(|e| failed("cannot create the exchange folder", e))?;
-    let mut named = Vec::new();
-    for (f, at) in &shape.inputs {
-        let t = inputs
-            .get(*at)
-            .ok_or_else(|| EagerError::Failed(format!("no input {at} for `{f}`")))?;
+    for (f, t) in named {
         std::fs::write(dir.join(format!("{f}.bin")), &t.bytes)
             .map_err(|e| failed("cannot write an input", e))?;
-        named.push((*f, t));
     }
-    let m = manifest(&shape.op, &named, output, plan, device);
+    let m = manifest(op, named, output, plan, device);
     let text = serde_json::to_string_pretty(&m).unwrap_or_default();
     std::fs::write(dir.join("manifest.json"), text)
         .map_err(|e| failed("cannot write the manifest", e))?;
@@ -254,12 +252,23 @@ pub fn argmax_mismatches(
     (differ, outside)
 }
 
+/// A fresh exchange folder for `case`, in the temporary folder.
+pub(super) fn exchange_dir(case: &BenchCase<'_>) -> std::path::PathBuf {
+    let stem: String = case
+        .name
+        .chars()
+        .map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' })
+        .collect();
+    std::env::temp_dir().join(format!(
+        "mpkc-bench-eager-{}/{stem}_m{}",
+        std::process::id(),
+        case.m
+    ))
+}
+
 /// The competitor side of a consumer case, after mpkc's check run left its `outputs`: PyTorch
 /// eager runs on the first task's inputs, mpkc's result is checked against its output, and its
-/// time is the median of its samples. Where PyTorch is absent, the runner fails or the two
-/// disagree, the float64 CPU reference decides mpkc's check (a wrong competitor is dropped, not
-/// timed) and `report.no_competitor` says why. The exchange folder is removed unless the runner
-/// failed (then its path is in the reason).
+/// time is the median of its samples ([`settle`] says what happens when they disagree).
 pub(super) fn consumer_side(
     case: &BenchCase<'_>,
     c: &ConsumerShape,
@@ -270,50 +279,150 @@ pub(super) fn consumer_side(
 ) -> Result<(CheckInfo, Option<Theirs>), GpuError> {
     let (rt, ro) = result_at(case);
     let ours = &outputs[rt][ro];
-    let stem: String = case
-        .name
-        .chars()
-        .map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' })
-        .collect();
-    let dir = std::env::temp_dir().join(format!(
-        "mpkc-bench-eager-{}/{stem}_m{}",
-        std::process::id(),
-        case.m
-    ));
-    let done = run(c, &s.inputs[0], ours, opts.plan, 0, &dir);
+    let mut named = Vec::new();
+    for (f, at) in &c.inputs {
+        let t = s.inputs[0]
+            .get(*at)
+            .ok_or_else(|| GpuError::Kernel(format!("no input {at} for `{f}`")))?;
+        named.push((*f, t));
+    }
+    let done = run_in_exchange(case, &c.op, &named, ours, opts);
+    let k = done
+        .as_ref()
+        .ok()
+        .map(|r| check(c, &s.inputs[0], ours, &r.output));
+    settle(
+        case,
+        s,
+        outputs,
+        report,
+        done,
+        k,
+        "PyTorch eager",
+        String::new(),
+    )
+}
+
+/// The competitor side of a block-scaled fp8 linear (`store bf16`) where cuBLASLt has no
+/// block-scaled kernel (`lt_why`, e.g. sm_90's `CUBLAS_STATUS_INVALID_VALUE`): PyTorch's
+/// `torch._scaled_mm` with per-tensor scales, the fp8 competitor issue 12 names (cuBLASLt's
+/// fp8 kernels, through PyTorch), the weights rotated over `copies`. mpkc's result is checked
+/// against the runner's float32 product with the block scales applied (relative L2 below
+/// 2e-2); the runner checks `_scaled_mm` itself against the unscaled product.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn fp8_side(
+    case: &BenchCase<'_>,
+    sh: &LinearShape,
+    s: &Setup,
+    outputs: &[Vec<HostTensor>],
+    copies: usize,
+    opts: &Options,
+    report: &mut CaseReport,
+    lt_why: String,
+) -> Result<(CheckInfo, Option<Theirs>), GpuError> {
+    let (rt, ro) = result_at(case);
+    let ours = &outputs[rt][ro];
+    let ins = &s.inputs[0];
+    let Some((ws, xs)) = sh.scales else {
+        report.no_competitor = Some(lt_why);
+        return Ok((cpu_check(case, s, outputs)?, None));
+    };
+    let named = [
+        ("w", &ins[sh.w]),
+        ("x", &ins[sh.x]),
+        ("w_scale", &ins[ws]),
+        ("x_scale", &ins[xs]),
+    ];
+    let done = run_in_exchange(case, &EagerOp::ScaledMm { copies }, &named, ours, opts);
+    let k = done.as_ref().ok().map(|r| {
+        let exp = Expected {
+            output: 0,
+            values: (0..r.output.len()).map(|i| r.output.get(i)).collect(),
+            check: Check::RelL2(tolerance(ours.dtype, true)),
+        };
+        let c = compare("torch", std::slice::from_ref(ours), &exp);
+        CheckInfo {
+            against: "torch".into(),
+            metric: c.metric,
+            error: c.error,
+            tol: c.tol,
+            bad_elements: c.unwritten + c.nans,
+            pass: c.pass,
+        }
+    });
+    let note = format!(" (per-tensor scales: cuBLASLt block-scaled: {lt_why})");
+    settle(
+        case,
+        s,
+        outputs,
+        report,
+        done,
+        k,
+        "PyTorch torch._scaled_mm",
+        note,
+    )
+}
+
+/// Runs the runner in a fresh exchange folder, removed afterwards unless the runner failed.
+fn run_in_exchange(
+    case: &BenchCase<'_>,
+    op: &EagerOp,
+    named: &[(&str, &HostTensor)],
+    ours: &HostTensor,
+    opts: &Options,
+) -> Result<EagerRun, (EagerError, std::path::PathBuf)> {
+    let dir = exchange_dir(case);
+    let done = run(op, named, ours, opts.plan, 0, &dir);
     if !matches!(done, Err(EagerError::Failed(_))) {
         let _ = std::fs::remove_dir_all(&dir);
     }
-    let r = match done {
-        Ok(r) => r,
-        Err(e) => {
-            report.no_competitor = Some(match e {
-                EagerError::Absent(why) => format!("PyTorch eager: {why}"),
-                EagerError::Failed(why) => {
-                    format!("PyTorch eager failed ({}): {why}", dir.display())
-                }
-            });
+    done.map_err(|e| (e, dir))
+}
+
+/// The check and the competitor's time from a runner's result `done` and mpkc's check against
+/// it, `k`. Where PyTorch is absent, the runner failed or the two disagree, the float64 CPU
+/// reference decides mpkc's check (a wrong competitor is dropped, not timed) and
+/// `report.no_competitor` says why (`who` names the competitor there); else the competitor is
+/// named in `report` (with `note`) and its time is the median of its samples.
+#[allow(clippy::too_many_arguments)]
+fn settle(
+    case: &BenchCase<'_>,
+    s: &Setup,
+    outputs: &[Vec<HostTensor>],
+    report: &mut CaseReport,
+    done: Result<EagerRun, (EagerError, std::path::PathBuf)>,
+    k: Option<CheckInfo>,
+    who: &str,
+    note: String,
+) -> Result<(CheckInfo, Option<Theirs>), GpuError> {
+    let (r, k) = match (done, k) {
+        (Ok(r), Some(k)) => (r, k),
+        (Err((e, dir)), _) => {
+            let why = match e {
+                EagerError::Absent(why) => format!("{who}: {why}"),
+                EagerError::Failed(why) => format!("{who} failed ({}): {why}", dir.display()),
+            };
+            report.no_competitor = Some(why + &note);
             return Ok((cpu_check(case, s, outputs)?, None));
         }
+        (Ok(_), None) => return Ok((cpu_check(case, s, outputs)?, None)),
     };
-    let k = check(c, &s.inputs[0], ours, &r.output);
     if k.pass {
-        report.competitor = Some(name(&r));
+        report.competitor = Some(format!("{}{note}", name(&r)));
+        report.no_competitor = None;
         let theirs = stats::median(&r.samples_us).map(|us| (us, "eager".to_string()));
         return Ok((k, theirs));
     }
     let cpu = cpu_check(case, s, outputs)?;
-    report.no_competitor = Some(if cpu.pass {
-        format!(
-            "PyTorch eager ({}) disagrees with mpkc and the CPU reference ({} {:.2e}): not timed",
-            r.call, k.metric, k.error
-        )
+    let and_cpu = if cpu.pass {
+        " and the CPU reference"
     } else {
-        format!(
-            "PyTorch eager ({}) disagrees with mpkc ({} {:.2e}): not timed",
-            r.call, k.metric, k.error
-        )
-    });
+        ""
+    };
+    report.no_competitor = Some(format!(
+        "{who} ({}) disagrees with mpkc{and_cpu} ({} {:.2e}): not timed",
+        r.call, k.metric, k.error
+    ));
     Ok((cpu, None))
 }
 
@@ -371,6 +480,11 @@ mod tests {
         assert!(a.get("eps").is_none());
         assert_eq!(a["output"]["dtype"], "i64");
         assert_eq!(a["device"], 1);
+        let q = manifest(&EagerOp::ScaledMm { copies: 6 }, &[("w", &x)], &x, plan, 0);
+        assert_eq!(
+            (q["op"].as_str(), q["copies"].as_u64()),
+            (Some("scaled_mm"), Some(6))
+        );
     }
 
     #[test]
@@ -444,7 +558,7 @@ mod tests {
             repeats: 2,
             warmup: 1,
         };
-        match run(&shape, &[x], &y, plan, 0, dir.path()) {
+        match run(&shape.op, &[("x", &x)], &y, plan, 0, dir.path()) {
             Ok(r) => assert_eq!(r.samples_us.len(), 2),
             Err(EagerError::Absent(why)) => assert!(
                 why.contains("PyTorch") || why.contains("cannot run"),

@@ -2,7 +2,7 @@
 
     $MPKC_PYTHON mpkc_eager.py manifest.json
 
-The manifest names the op (`rmsnorm`, `silu_mul`, `embedding`, `argmax`), its scalars, its input
+The manifest names the op (`rmsnorm`, `silu_mul`, `embedding`, `argmax`, `scaled_mm`), its scalars, its input
 tensors (by the body template's formal names: dtype, shape outermost first, and a file of the
 elements mpkc's kernel read, raw little-endian in the dtype's own encoding), the output (dtype,
 shape and the file to write) and the timing plan (`runs` back-to-back calls per sample, `repeats`
@@ -10,6 +10,15 @@ samples, `warmup` untimed series first), the method of `mpkc bench` (docs/bench.
 calls instead of graph replay. The runner puts the inputs on `cuda:<device>`, makes one call and
 writes its output back in the same encoding, times the calls with CUDA events, and writes
 `result.json`: {"torch", "gpu", "call", "samples_us"} (microseconds per call, one per sample).
+
+`scaled_mm` is the block-scaled fp8 linear's competitor where cuBLASLt has no block-scaled kernel
+(sm_90): the call timed is `torch._scaled_mm` over the e4m3 weights `w [N, K]` and activations
+`x [M, K]` with per-tensor scales (1.0), bf16 out, M padded to a multiple of 16 as `_scaled_mm`
+requires, the weights rotated over `copies` copies (call i reads copy i mod copies) as mpkc's
+side rotates them; its output is checked here against the float32 product of the same e4m3
+values (relative L2 below 2e-2, else the runner fails). The output written back for mpkc's check
+is the float32 product with the block scales applied (`w_scale [N/128, K/128]`, `x_scale
+[M, K/128]`), rounded to bf16: what mpkc's kernel computes.
 
 Exit status 3 with an `mpkc-eager: ...` line on stderr when PyTorch cannot be imported or sees no
 CUDA device (mpkc reports the case without a competitor); 2 for any other error.
@@ -25,6 +34,37 @@ def fail(msg, code=2):
     for line in str(msg).splitlines() or [""]:
         sys.stderr.write("mpkc-eager: " + line + "\n")
     sys.exit(code)
+
+
+def scaled_mm(torch, x, copies, dev):
+    """The `_scaled_mm` call (cycling over `copies` weight copies), its text, and the output for
+    mpkc's check (the block-scaled float32 product, bf16)."""
+    w8, x8 = x["w"], x["x"]
+    (n, k), m = w8.shape, x8.shape[0]
+    mp = (m + 15) // 16 * 16
+    xp = torch.zeros((mp, k), dtype=torch.uint8, device=dev)
+    xp[:m] = x8.view(torch.uint8)
+    xp = xp.view(torch.float8_e4m3fn)
+    ws = [w8] + [w8.view(torch.uint8).clone().view(torch.float8_e4m3fn) for _ in range(max(1, copies) - 1)]
+    one = torch.ones((), dtype=torch.float32, device=dev)
+    i = [0]
+
+    def call():
+        w = ws[i[0] % len(ws)]
+        i[0] += 1
+        return torch._scaled_mm(xp, w.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+
+    got = call()[:m].float()
+    want = x8.float() @ w8.float().t()
+    den = torch.linalg.vector_norm(want).item()
+    err = torch.linalg.vector_norm(got - want).item() / den if den > 0 else 0.0
+    if not err < 2e-2:
+        fail(f"torch._scaled_mm disagrees with the float32 product of the same e4m3 values: rel_l2 {err:.3e}")
+    sw = x["w_scale"].float().repeat_interleave(128, 0).repeat_interleave(128, 1)[:n, :k]
+    sx = x["x_scale"].float().repeat_interleave(128, 1)[:, :k]
+    y = ((x8.float() * sx) @ (w8.float() * sw).t()).to(torch.bfloat16)
+    text = f"torch._scaled_mm(x e4m3 [{mp}, {k}] (M {m} padded), w.t() e4m3 [{k}, {n}], per-tensor scales, bf16 out)"
+    return call, text, y
 
 
 def main(path):
@@ -52,6 +92,9 @@ def main(path):
     def load(t):
         with open(os.path.join(here, t["file"]), "rb") as f:
             raw = bytearray(f.read())
+        if t["dtype"] == "e4m3":
+            x = torch.frombuffer(raw, dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
+            return x.reshape(t["shape"]).to(dev).view(torch.float8_e4m3fn)
         dt = dtypes.get(t["dtype"])
         if dt is None:
             fail(f"no torch dtype for {t['dtype']}")
@@ -87,11 +130,14 @@ def main(path):
             return torch.argmax(x["logits"], dim=-1)
 
         text = "torch.argmax(logits, dim=-1)"
+    elif op == "scaled_mm":
+        call, text, y = scaled_mm(torch, x, int(m.get("copies", 1)), dev)
     else:
         fail(f"unknown op {op!r}")
 
     out = m["output"]
-    y = call()
+    if op != "scaled_mm":
+        y = call()
     torch.cuda.synchronize()
     want = dtypes.get(out["dtype"])
     if y.dtype != want:
