@@ -122,6 +122,17 @@ pub enum Command {
         #[command(flatten)]
         bench: BenchArgs,
     },
+    /// Search contract params on the GPU: time every combination of the `--vary` values of one
+    /// instance with `mpkc bench`, and print the fastest (geometric mean over `--m`) and the
+    /// contract with its values in the instance (docs/bench.md, "mpkc tune").
+    Tune {
+        /// Common options: one FILE and `--instance` are required.
+        #[command(flatten)]
+        common: CommonArgs,
+        /// What to try and how to time it.
+        #[command(flatten)]
+        tune: TuneArgs,
+    },
     /// Bytes, FLOPs and the floor time of each task instance on the H200 and the B200 from
     /// their peaks, and the bound (docs/roofline.md); the embedded stdlib when no file is given.
     Roofline {
@@ -319,6 +330,54 @@ pub struct BenchArgs {
     /// Keep the production builds (one folder per M) in this directory.
     #[arg(long, value_parser = out_dir)]
     pub out: Option<PathBuf>,
+}
+
+/// `mpkc tune --method`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TuneMethod {
+    /// `mpkc bench`'s standalone method (CUDA-graph replay of the whole op).
+    Standalone,
+    /// `mpkc bench`'s persistent method (the tasks queued per CTA, as the megakernel runs them).
+    Persistent,
+}
+
+/// `mpkc tune`'s own options.
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// A param and the values to try, e.g. `--vary splits=2,4,8`; repeat it for more params:
+    /// every combination is tried (at most 64).
+    #[arg(long = "vary", value_name = "NAME=V,V,...", value_parser = crate::driver::tune::parse_vary, required = true)]
+    pub vary: Vec<(String, Vec<String>)>,
+    /// Token counts; a variant's score is the geometric mean of its times over them.
+    #[arg(long, value_delimiter = ',', default_value = "1,16", value_parser = clap::value_parser!(i64).range(1..), value_name = "M,M,...")]
+    pub m: Vec<i64>,
+    /// The timing method a variant is scored by.
+    #[arg(long, value_enum, default_value_t = TuneMethod::Persistent)]
+    pub method: TuneMethod,
+    /// Print one JSON document (docs/bench.md, "mpkc tune") instead of the table and contract.
+    #[arg(long)]
+    pub json: bool,
+    /// Rewrite FILE with the best values in the instance instead of printing the contract.
+    #[arg(long)]
+    pub write: bool,
+    /// Back-to-back runs per timed sample (standalone), and launches timed (persistent).
+    #[arg(long, default_value_t = 100, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100000))]
+    pub runs: usize,
+    /// Timed samples per case (standalone); the median is reported.
+    #[arg(long, default_value_t = 9, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    pub repeats: usize,
+    /// Untimed series (or launches) first.
+    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1000))]
+    pub warmup: usize,
+    /// The weights rotate over copies totalling at least this many times the L2.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub rotate: u64,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Target to build for: sm_90a or sm_100a (default: the GPU's).
+    #[arg(long)]
+    pub target: Option<String>,
 }
 
 /// `mpkc roofline --gpu`.

@@ -42,6 +42,7 @@ mod inputs;
 mod progress;
 mod report;
 mod roofline;
+mod tune;
 mod verify;
 mod wire;
 
@@ -115,6 +116,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Verify { common, verify } => verify::run(&common, &verify, color),
         Command::Bench { common, bench } => bench::run(&common, &bench, color),
         Command::Roofline { common, roofline } => roofline::run(&common, &roofline, color),
+        Command::Tune { common, tune } => tune::run(&common, &tune, color),
         Command::Explain { code } => explain::run(&code),
         Command::Fmt { files, check } => fmt::run(&files, check, color),
         Command::Wire {

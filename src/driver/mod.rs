@@ -20,6 +20,7 @@ pub mod reference;
 pub mod select;
 mod setmaxnreg;
 pub mod stdlib;
+pub mod tune;
 pub mod verify;
 
 pub use clash::unit_collisions;

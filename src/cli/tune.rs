@@ -1,0 +1,344 @@
+//! `mpkc tune`: every combination of the `--vary` values of one instance, each checked at every
+//! `--m` (a variant the checker rejects is listed with its first error, and costs no GPU time),
+//! then built and timed as `mpkc bench` does; the table of variants, the fastest (geometric mean
+//! of its times over the Ms) and the contract with its values in the instance (docs/bench.md,
+//! "mpkc tune").
+
+use super::args::{BenchArgs, BenchMethod, CommonArgs, TuneArgs, TuneMethod};
+use super::{bench, exit, inputs};
+use crate::diag::ColorMode;
+use crate::driver::tune::{best, label, variants, with_instance_params, Outcome};
+use crate::driver::{self, Checked};
+use serde::Serialize;
+
+/// Version of the `--json` document's layout.
+const SCHEMA: u32 = 1;
+
+/// One variant in the report.
+#[derive(Clone, Debug, Serialize)]
+struct Variant {
+    /// `p = v, ...`, in `--vary` order.
+    label: String,
+    /// The values tried, `param -> value`.
+    params: serde_json::Map<String, serde_json::Value>,
+    /// `ok`, `rejected` (the checker's error, not built), `mismatch` or `failed` at some M.
+    status: String,
+    /// Why not ok.
+    reason: Option<String>,
+    /// The bench case timed (the unit, or `linear -> reduce`).
+    case: Option<String>,
+    /// Microseconds per M (`--m` order), the method searched.
+    us: Vec<Option<f64>>,
+    /// The competitor's time over mpkc's, per M.
+    speedup: Vec<Option<f64>>,
+    /// Geometric mean of `us` when every M was timed.
+    geomean_us: Option<f64>,
+}
+
+/// The `--json` document.
+#[derive(Clone, Debug, Serialize)]
+struct TuneReport {
+    schema: u32,
+    tool: String,
+    file: String,
+    instance: String,
+    method: String,
+    m: Vec<i64>,
+    gpu: Option<String>,
+    variants: Vec<Variant>,
+    /// Index of the fastest variant.
+    best: Option<usize>,
+    /// The contract with the best values in the instance.
+    contract: Option<String>,
+}
+
+fn usage(msg: &str) -> u8 {
+    errln!("error: {msg}");
+    exit::USAGE
+}
+
+/// The first error of `checked`, as `CODE: message`.
+fn first_error(checked: &[Checked]) -> Option<String> {
+    checked
+        .iter()
+        .flat_map(|c| &c.diags)
+        .find(|d| d.is_error())
+        .map(|d| format!("{}: {}", d.code, d.message))
+}
+
+/// Runs `mpkc tune`.
+pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
+    let [path] = common.files.as_slice() else {
+        return usage(
+            "mpkc tune takes one contract FILE: it prints that contract with the best values",
+        );
+    };
+    if path.as_os_str() == "-" || path.is_dir() {
+        return usage("mpkc tune takes one contract FILE (not stdin, not a folder): it prints that contract with the best values");
+    }
+    let Some(instance) = common.instance.clone() else {
+        return usage("mpkc tune needs `--instance NAME`: the values are tried, and printed, in that instance");
+    };
+    let vs = match variants(&t.vary) {
+        Ok(v) => v,
+        Err(e) => return usage(&e),
+    };
+    let sources: Vec<driver::Source> = match inputs::load(&common.files) {
+        Ok(l) => l.into_iter().filter_map(Result::ok).collect(),
+        Err(e) => return usage(&e.to_string()),
+    };
+    let Some(source) = sources.first() else {
+        return usage(&format!("{} is not UTF-8 text", path.display()));
+    };
+    let declared = driver::declared_params(source);
+    for (p, _) in &t.vary {
+        if p == "m" || p == "m_real" {
+            return usage(&format!(
+                "`--vary {p}`: the token count is `--m`, which every variant is timed at"
+            ));
+        }
+        if !declared.contains(p) {
+            return usage(&format!(
+                "`--vary {p}`: {} declares no param `{p}` (it declares {})",
+                path.display(),
+                declared.join(", ")
+            ));
+        }
+        if common.params.iter().any(|(q, _)| q == p) {
+            return usage(&format!(
+                "`--vary {p}` and `--param {p}=...` both set `{p}`: give one"
+            ));
+        }
+    }
+    // The contract at its own values: diagnostics printed, errors stop here.
+    match super::check_all(common, color) {
+        Ok(c) if c.iter().any(Checked::has_errors) => {
+            super::report::summary(&c, common.message_format);
+            return exit::ERRORS;
+        }
+        Ok(_) => {}
+        Err(code) => return code,
+    }
+    let b = BenchArgs {
+        m: t.m.clone(),
+        json: false,
+        method: match t.method {
+            TuneMethod::Standalone => BenchMethod::Standalone,
+            TuneMethod::Persistent => BenchMethod::Persistent,
+        },
+        fixed_cost: false,
+        timeline: false,
+        tasks_per_cta: 8,
+        runs: t.runs,
+        repeats: t.repeats,
+        warmup: t.warmup,
+        rotate: t.rotate,
+        seed: t.seed,
+        target: t.target.clone(),
+        save_json: None,
+        out: None,
+    };
+    let method = match t.method {
+        TuneMethod::Standalone => "standalone",
+        TuneMethod::Persistent => "persistent",
+    };
+    let mut out = TuneReport {
+        schema: SCHEMA,
+        tool: format!("mpkc {}", env!("CARGO_PKG_VERSION")),
+        file: path.display().to_string(),
+        instance: instance.clone(),
+        method: method.to_string(),
+        m: t.m.clone(),
+        gpu: None,
+        variants: Vec::new(),
+        best: None,
+        contract: None,
+    };
+    let mut code = exit::OK;
+    for (i, v) in vs.iter().enumerate() {
+        let mut c = common.clone();
+        c.params.extend(v.iter().cloned());
+        let mut row = Variant {
+            label: label(v),
+            params: v
+                .iter()
+                .map(|(p, x)| (p.clone(), serde_json::Value::String(x.clone())))
+                .collect(),
+            status: "ok".into(),
+            reason: None,
+            case: None,
+            us: vec![None; t.m.len()],
+            speedup: vec![None; t.m.len()],
+            geomean_us: None,
+        };
+        // The checker first: a rejected variant costs no build and no GPU time.
+        for &m in &t.m {
+            let checked = match bench::check_at(&c, &sources, m) {
+                Ok(x) => x,
+                Err(code) => return code,
+            };
+            if let Some(e) = first_error(&checked) {
+                row.status = "rejected".into();
+                row.reason = Some(format!("at M = {m}: {e}"));
+                break;
+            }
+        }
+        if row.status == "ok" {
+            let (report, status) = match bench::measure(&c, &b, color, "tune") {
+                Ok(x) => x,
+                Err(code) => return code,
+            };
+            if status == exit::EXTERNAL {
+                code = exit::EXTERNAL;
+            }
+            out.gpu = Some(report.gpu.name.clone());
+            for (k, &m) in t.m.iter().enumerate() {
+                let Some(case) = report
+                    .cases
+                    .iter()
+                    .find(|x| x.m == m && x.family.is_some())
+                    .or_else(|| report.cases.iter().find(|x| x.m == m))
+                else {
+                    continue;
+                };
+                row.case = Some(case.name.clone());
+                if case.status != "ok" {
+                    row.status = case.status.clone();
+                    row.reason = Some(format!(
+                        "at M = {m}: {}",
+                        case.reason.as_deref().unwrap_or("")
+                    ));
+                    continue;
+                }
+                if let Some(r) = case.methods.iter().find(|r| r.method == method) {
+                    row.us[k] = Some(r.us);
+                    row.speedup[k] = r.speedup;
+                }
+            }
+        }
+        row.geomean_us = Outcome {
+            variant: v.clone(),
+            us: row.us.clone(),
+        }
+        .geomean_us();
+        errln!(
+            "[{}/{}] {}: {}",
+            i + 1,
+            vs.len(),
+            label(v),
+            match (&row.geomean_us, &row.reason) {
+                (Some(g), _) => format!("geomean {g:.2} us"),
+                (None, Some(r)) => format!("{}: {r}", row.status),
+                (None, None) => "not timed".into(),
+            }
+        );
+        out.variants.push(row);
+    }
+    let outcomes: Vec<Outcome> = vs
+        .iter()
+        .zip(&out.variants)
+        .map(|(v, r)| Outcome {
+            variant: v.clone(),
+            us: r.us.clone(),
+        })
+        .collect();
+    out.best = best(&outcomes);
+    if let Some(bi) = out.best {
+        match with_instance_params(&source.text, &instance, &vs[bi]) {
+            Ok(text) => out.contract = Some(text),
+            Err(e) => {
+                errln!("error: cannot print the best contract: {e}");
+                code = exit::ERRORS;
+            }
+        }
+    } else {
+        code = exit::ERRORS;
+    }
+    if t.json {
+        outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    } else {
+        out!("{}", table(&out));
+    }
+    if let (true, Some(text)) = (t.write, &out.contract) {
+        if let Err(e) = std::fs::write(path, text) {
+            errln!("error: cannot write {}: {e}", path.display());
+            return exit::ABSENT;
+        }
+        errln!(
+            "mpkc tune: wrote the best values into instance `{instance}` of {}",
+            path.display()
+        );
+    } else if let (false, false, Some(text)) = (t.write, t.json, &out.contract) {
+        outln!();
+        outln!(
+            "// {} with the best values in instance `{instance}`:",
+            out.file
+        );
+        out!("{text}");
+    }
+    code
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
+}
+
+/// The table: one line per variant, its time per M and geomean, then the best.
+fn table(r: &TuneReport) -> String {
+    let ms: Vec<String> = r.m.iter().map(|m| m.to_string()).collect();
+    let mut s = format!(
+        "mpkc tune: {}, instance {}, {} method, M = {}{}\n",
+        r.file,
+        r.instance,
+        r.method,
+        ms.join(", "),
+        r.gpu
+            .as_deref()
+            .map(|g| format!(", {g}"))
+            .unwrap_or_default()
+    );
+    let width = r
+        .variants
+        .iter()
+        .map(|v| label_of(v).len())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    s.push_str(&format!("{:<width$}", "variant"));
+    for m in &r.m {
+        s.push_str(&format!(" {:>10} {:>7}", format!("M={m} us"), "speedup"));
+    }
+    s.push_str(&format!(" {:>10}\n", "geomean us"));
+    for (i, v) in r.variants.iter().enumerate() {
+        s.push_str(&format!("{:<width$}", label_of(v)));
+        if v.status != "ok" && v.geomean_us.is_none() {
+            s.push_str(&format!(
+                " {}: {}\n",
+                v.status.to_uppercase(),
+                v.reason.as_deref().unwrap_or("")
+            ));
+            continue;
+        }
+        for (us, sp) in v.us.iter().zip(&v.speedup) {
+            s.push_str(&format!(" {:>10} {:>7}", opt(*us, 2), opt(*sp, 2)));
+        }
+        s.push_str(&format!(
+            " {:>10}{}\n",
+            opt(v.geomean_us, 2),
+            if r.best == Some(i) { "  best" } else { "" }
+        ));
+    }
+    match r.best {
+        Some(i) => s.push_str(&format!(
+            "best: {} (geomean {} us)\n",
+            label_of(&r.variants[i]),
+            opt(r.variants[i].geomean_us, 2)
+        )),
+        None => s.push_str("best: none (no variant was timed at every M)\n"),
+    }
+    s
+}
+
+fn label_of(v: &Variant) -> String {
+    v.label.clone()
+}

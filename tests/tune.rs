@@ -1,0 +1,172 @@
+//! `mpkc tune` without a GPU: the usage errors, the variants the checker rejects (listed with
+//! its error, never built: the search can end without a GPU), the JSON document, and exit 4 at
+//! the first variant that needs the GPU when there is no driver. The timings themselves run on
+//! the GPU machine.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const SUM64: &str = "stdlib/linear_bf16_splitk_sum64.mpk";
+
+fn tune(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mpkc"));
+    cmd.arg("tune")
+        .args(args)
+        .env("NO_COLOR", "1")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn usage_errors_exit_2_and_say_what_is_wrong() {
+    let cases: &[(&[&str], &str)] = &[
+        (&[SUM64, "--vary", "splits=2,4"], "needs `--instance NAME`"),
+        (
+            &[SUM64, SUM64, "--instance", "q_a", "--vary", "splits=2"],
+            "takes one contract FILE",
+        ),
+        (
+            &[SUM64, "--instance", "q_a", "--vary", "bogus=1"],
+            "declares no param `bogus`",
+        ),
+        (
+            &[SUM64, "--instance", "q_a", "--vary", "m_real=1,16"],
+            "the token count is `--m`",
+        ),
+        (
+            &[
+                SUM64,
+                "--instance",
+                "q_a",
+                "--vary",
+                "splits=2",
+                "--param",
+                "splits=4",
+            ],
+            "both set `splits`",
+        ),
+        (
+            &[
+                SUM64,
+                "--instance",
+                "q_a",
+                "--vary",
+                "splits=1,2,3,4,5,6,7,8,9",
+                "--vary",
+                "K=1,2,3,4,5,6,7,8",
+            ],
+            "more than 64 variants",
+        ),
+        (
+            &[
+                SUM64,
+                "--instance",
+                "q_a",
+                "--vary",
+                "splits=2",
+                "--vary",
+                "splits=4",
+            ],
+            "given twice",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = tune(args, &[]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    // `--vary` is required.
+    let o = tune(&[SUM64, "--instance", "q_a"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// Splits that do not divide K / tile K are rejected by the checker (E0013): listed, never
+/// built, and with none left the search ends with exit 1 and no GPU.
+#[test]
+fn rejected_variants_are_listed_with_the_checkers_error_and_need_no_gpu() {
+    let o = tune(
+        &[
+            SUM64,
+            "--instance",
+            "q_a",
+            "--vary",
+            "splits=3,5",
+            "--m",
+            "1,16",
+        ],
+        &[],
+    );
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{}{out}", text(&o.stderr));
+    assert!(
+        out.contains("splits = 3 REJECTED: at M = 1: E0013"),
+        "{out}"
+    );
+    assert!(
+        out.contains("splits = 5 REJECTED: at M = 1: E0013"),
+        "{out}"
+    );
+    assert!(out.contains("best: none"), "{out}");
+    let o = tune(
+        &[SUM64, "--instance", "q_a", "--vary", "splits=3", "--json"],
+        &[],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    assert_eq!(v["schema"], 1);
+    assert_eq!(v["instance"], "q_a");
+    assert_eq!(v["variants"][0]["status"], "rejected");
+    assert_eq!(v["variants"][0]["params"]["splits"], "3");
+    assert!(v["best"].is_null() && v["contract"].is_null(), "{v}");
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn library_path_with(first: &Path) -> std::ffi::OsString {
+    let mut parts = vec![first.to_path_buf()];
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
+        parts.extend(std::env::split_paths(&old));
+    }
+    std::env::join_paths(parts).unwrap()
+}
+
+/// A variant the checker accepts needs the GPU: without a driver (every name the loader tries is
+/// an empty file ahead of the system's) the search stops there with exit 4, after listing the
+/// rejected one.
+#[test]
+fn without_a_driver_the_first_timed_variant_exits_4() {
+    let hide = scratch_dir("tune_no_libcuda");
+    for lib in ["cuda", "nvcuda"] {
+        for name in cudarc::get_lib_name_candidates(lib) {
+            std::fs::write(hide.join(name), b"").unwrap();
+        }
+    }
+    let o = tune(
+        &[
+            SUM64,
+            "--instance",
+            "q_a",
+            "--vary",
+            "splits=3,4",
+            "--m",
+            "1",
+        ],
+        &[("LD_LIBRARY_PATH", &library_path_with(&hide))],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("[1/2] splits = 3: rejected"), "{err}");
+    assert!(err.contains("mpkc tune needs a GPU"), "{err}");
+}
