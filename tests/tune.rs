@@ -167,6 +167,9 @@ fn without_a_driver_the_first_timed_variant_exits_4() {
     );
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(4), "{err}");
-    assert!(err.contains("[1/2] splits = 3: rejected"), "{err}");
+    assert!(
+        err.contains("splits = 3: rejected: at M = 1: E0013"),
+        "{err}"
+    );
     assert!(err.contains("mpkc tune needs a GPU"), "{err}");
 }

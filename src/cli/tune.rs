@@ -7,7 +7,9 @@
 use super::args::{BenchArgs, BenchMethod, CommonArgs, TuneArgs, TuneMethod};
 use super::{bench, exit, inputs};
 use crate::diag::ColorMode;
-use crate::driver::tune::{best, label, variants, with_instance_params, Outcome};
+use crate::driver::tune::{
+    best, label, variant_instance, variants, variants_file, with_instance_params, Outcome,
+};
 use crate::driver::{self, Checked};
 use serde::Serialize;
 
@@ -111,14 +113,17 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
         }
     }
     // The contract at its own values: diagnostics printed, errors stop here.
-    match super::check_all(common, color) {
+    let task_name = match super::check_all(common, color) {
         Ok(c) if c.iter().any(Checked::has_errors) => {
             super::report::summary(&c, common.message_format);
             return exit::ERRORS;
         }
-        Ok(_) => {}
+        Ok(c) => match c.iter().flat_map(|x| &x.tasks).next() {
+            Some(t) => t.ir.name.clone(),
+            None => return usage(&format!("{} declares no task", path.display())),
+        },
         Err(code) => return code,
-    }
+    };
     let b = BenchArgs {
         m: t.m.clone(),
         json: false,
@@ -154,8 +159,8 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
         best: None,
         contract: None,
     };
-    let mut code = exit::OK;
-    for (i, v) in vs.iter().enumerate() {
+    // 1. The checker, per variant and M: a rejected variant costs no build and no GPU time.
+    for v in &vs {
         let mut c = common.clone();
         c.params.extend(v.iter().cloned());
         let mut row = Variant {
@@ -171,7 +176,6 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
             speedup: vec![None; t.m.len()],
             geomean_us: None,
         };
-        // The checker first: a rejected variant costs no build and no GPU time.
         for &m in &t.m {
             let checked = match bench::check_at(&c, &sources, m) {
                 Ok(x) => x,
@@ -180,25 +184,74 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
             if let Some(e) = first_error(&checked) {
                 row.status = "rejected".into();
                 row.reason = Some(format!("at M = {m}: {e}"));
+                errln!(
+                    "{}: rejected: {}",
+                    row.label,
+                    row.reason.as_deref().unwrap_or("")
+                );
                 break;
             }
         }
-        if row.status == "ok" {
-            let (report, status) = match bench::measure(&c, &b, color, "tune") {
-                Ok(x) => x,
-                Err(code) => return code,
-            };
-            if status == exit::EXTERNAL {
-                code = exit::EXTERNAL;
-            }
-            out.gpu = Some(report.gpu.name.clone());
+        out.variants.push(row);
+    }
+    // 2. The accepted variants as the instances of one contract: one bench builds them all (nvcc
+    // in parallel) and times each.
+    let named: Vec<(String, Vec<(String, String)>)> = out
+        .variants
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.status == "ok")
+        .map(|(i, _)| (variant_instance(&instance, i), vs[i].clone()))
+        .collect();
+    let mut code = exit::OK;
+    if !named.is_empty() {
+        let text = match variants_file(&source.text, &instance, &named) {
+            Ok(x) => x,
+            Err(e) => return usage(&e),
+        };
+        let dir = std::env::temp_dir().join(format!("mpkc-tune-{}", std::process::id()));
+        let name = path.file_name().map_or_else(
+            || std::ffi::OsString::from("variants.mpk"),
+            |n| n.to_os_string(),
+        );
+        let file = dir.join(name);
+        if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&file, &text)) {
+            errln!(
+                "error: cannot write the variants to {}: {e}",
+                file.display()
+            );
+            return exit::ABSENT;
+        }
+        let c = CommonArgs {
+            files: vec![file],
+            instance: None,
+            ..common.clone()
+        };
+        let measured = bench::measure(&c, &b, color, "tune");
+        let _ = std::fs::remove_dir_all(&dir);
+        let (report, status) = match measured {
+            Ok(x) => x,
+            Err(code) => return code,
+        };
+        if status == exit::EXTERNAL {
+            code = exit::EXTERNAL;
+        }
+        out.gpu = Some(report.gpu.name.clone());
+        for (iname, _) in &named {
+            let unit = format!("{task_name}_{iname}");
+            let i = out
+                .variants
+                .iter()
+                .enumerate()
+                .position(|(k, _)| variant_instance(&instance, k) == *iname)
+                .unwrap_or(0);
+            let row = &mut out.variants[i];
             for (k, &m) in t.m.iter().enumerate() {
-                let Some(case) = report
-                    .cases
-                    .iter()
-                    .find(|x| x.m == m && x.family.is_some())
-                    .or_else(|| report.cases.iter().find(|x| x.m == m))
-                else {
+                let Some(case) = report.cases.iter().find(|x| {
+                    x.m == m && (x.name == unit || x.name.starts_with(&format!("{unit} -> ")))
+                }) else {
+                    row.status = "failed".into();
+                    row.reason = Some(format!("at M = {m}: bench ran no case {unit}"));
                     continue;
                 };
                 row.case = Some(case.name.clone());
@@ -215,24 +268,12 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
                     row.speedup[k] = r.speedup;
                 }
             }
-        }
-        row.geomean_us = Outcome {
-            variant: v.clone(),
-            us: row.us.clone(),
-        }
-        .geomean_us();
-        errln!(
-            "[{}/{}] {}: {}",
-            i + 1,
-            vs.len(),
-            label(v),
-            match (&row.geomean_us, &row.reason) {
-                (Some(g), _) => format!("geomean {g:.2} us"),
-                (None, Some(r)) => format!("{}: {r}", row.status),
-                (None, None) => "not timed".into(),
+            row.geomean_us = Outcome {
+                variant: vs[i].clone(),
+                us: row.us.clone(),
             }
-        );
-        out.variants.push(row);
+            .geomean_us();
+        }
     }
     let outcomes: Vec<Outcome> = vs
         .iter()

@@ -99,17 +99,11 @@ pub fn best(outcomes: &[Outcome]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-/// `src` with the declaration `instance NAME(...)` rewritten to set `sets` (a param it already
-/// sets takes the new value in place; one it does not is appended): the contract a search
-/// prints for its winner. Everything else, comments included, is kept byte for byte. Errors: the
-/// file does not parse, or declares no instance `instance` (or more than one).
-pub fn with_instance_params(
-    src: &str,
+/// The one declaration `instance NAME(...)` of `file`. Errors: none, or more than one.
+fn find_instance<'a>(
+    file: &'a crate::front::ast::File,
     instance: &str,
-    sets: &[(String, String)],
-) -> Result<String, String> {
-    let file = crate::front::parse_file(src)
-        .map_err(|_| "the contract does not parse: run `mpkc check` on it".to_string())?;
+) -> Result<&'a crate::front::ast::Instance, String> {
     let found: Vec<&crate::front::ast::Instance> = file
         .tasks
         .iter()
@@ -119,19 +113,25 @@ pub fn with_instance_params(
             _ => None,
         })
         .collect();
-    let inst = match found.as_slice() {
-        [one] => *one,
-        [] => {
-            return Err(format!(
-                "the contract declares no `instance {instance}(...)`"
-            ))
-        }
-        _ => {
-            return Err(format!(
-                "the contract declares `instance {instance}` more than once"
-            ))
-        }
-    };
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(format!(
+            "the contract declares no `instance {instance}(...)`"
+        )),
+        _ => Err(format!(
+            "the contract declares `instance {instance}` more than once"
+        )),
+    }
+}
+
+/// `instance NAME(...)` setting `inst`'s values (as written in `src`) with `sets` on top: a
+/// param it already sets takes the new value in place, one it does not is appended.
+fn declaration(
+    src: &str,
+    inst: &crate::front::ast::Instance,
+    name: &str,
+    sets: &[(String, String)],
+) -> String {
     let mut args: Vec<(String, String)> = inst
         .sets
         .iter()
@@ -146,9 +146,85 @@ pub fn with_instance_params(
             None => args.push((p.clone(), v.clone())),
         }
     }
-    let text = format!("instance {instance}({})", label(&args));
-    let (start, end) = (inst.span.start, inst.span.end);
-    Ok(format!("{}{text}{}", &src[..start], &src[end..]))
+    format!("instance {name}({})", label(&args))
+}
+
+fn parse(src: &str) -> Result<crate::front::ast::File, String> {
+    crate::front::parse_file(src)
+        .map_err(|_| "the contract does not parse: run `mpkc check` on it".to_string())
+}
+
+/// `src` with the declaration `instance NAME(...)` rewritten to set `sets` (a param it already
+/// sets takes the new value in place; one it does not is appended): the contract a search
+/// prints for its winner. Everything else, comments included, is kept byte for byte. Errors: the
+/// file does not parse, or declares no instance `instance` (or more than one).
+pub fn with_instance_params(
+    src: &str,
+    instance: &str,
+    sets: &[(String, String)],
+) -> Result<String, String> {
+    let file = parse(src)?;
+    let inst = find_instance(&file, instance)?;
+    let text = declaration(src, inst, instance, sets);
+    Ok(format!(
+        "{}{text}{}",
+        &src[..inst.span.start],
+        &src[inst.span.end..]
+    ))
+}
+
+/// The name of variant `i` of instance `instance` in [`variants_file`].
+pub fn variant_instance(instance: &str, i: usize) -> String {
+    format!("{instance}_v{i}")
+}
+
+/// `src` (one task) with its instance declarations replaced by one instance per variant, named
+/// `name` and setting `instance`'s own values with the variant's on top, in place of the first
+/// instance: one contract whose instances are the variants, so that one `mpkc bench` builds them
+/// all at once (nvcc in parallel) and times each. Errors: the file does not parse, holds more
+/// than one task, or its task declares no instance `instance`.
+pub fn variants_file(
+    src: &str,
+    instance: &str,
+    named: &[(String, Vec<(String, String)>)],
+) -> Result<String, String> {
+    let file = parse(src)?;
+    let [task] = file.tasks.as_slice() else {
+        return Err(format!(
+            "mpkc tune takes a file of one task, and this one has {}",
+            file.tasks.len()
+        ));
+    };
+    let inst = find_instance(&file, instance)?;
+    let spans: Vec<crate::span::Span> = task
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Instance(x) => Some(x.span),
+            _ => None,
+        })
+        .collect();
+    let first = spans.first().copied().unwrap_or(inst.span);
+    let line_start = src[..first.start].rfind('\n').map_or(0, |i| i + 1);
+    let indent: String = src[line_start..first.start]
+        .chars()
+        .take_while(|c| c.is_whitespace())
+        .collect();
+    let lines: Vec<String> = named
+        .iter()
+        .map(|(name, sets)| declaration(src, inst, name, sets))
+        .collect();
+    let mut out = String::new();
+    let mut at = 0;
+    for (k, sp) in spans.iter().enumerate() {
+        out.push_str(&src[at..sp.start]);
+        if k == 0 {
+            out.push_str(&lines.join(&format!("\n{indent}")));
+        }
+        at = sp.end;
+    }
+    out.push_str(&src[at..]);
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -231,5 +307,50 @@ mod tests {
             .unwrap_err()
             .contains("no `instance nope"));
         assert!(with_instance_params("task {", "q_a", &sets).is_err());
+    }
+
+    #[test]
+    fn the_variants_file_holds_one_instance_per_variant_and_checks() {
+        let stdlib = crate::driver::stdlib::sources();
+        let source = stdlib
+            .iter()
+            .find(|s| s.path.ends_with("linear_bf16_splitk_sum64.mpk"))
+            .expect("stdlib contract");
+        let named = vec![
+            (
+                variant_instance("q_a", 0),
+                vec![("splits".to_string(), "2".to_string())],
+            ),
+            (
+                variant_instance("q_a", 2),
+                vec![("splits".to_string(), "8".to_string())],
+            ),
+        ];
+        let text = variants_file(&source.text, "q_a", &named).expect("variants");
+        assert!(
+            text.contains("instance q_a_v0(N = 1536, K = 7168, splits = 2)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("instance q_a_v2(N = 1536, K = 7168, splits = 8)"),
+            "{text}"
+        );
+        assert!(!text.contains("instance kv_a"), "{text}");
+        assert!(!text.contains("instance q_a("), "{text}");
+        let v = crate::driver::Source {
+            text,
+            ..source.clone()
+        };
+        let checked =
+            crate::driver::check_sources_with(&[v], |_| Default::default(), &Default::default());
+        assert!(!checked[0].has_errors(), "{:?}", checked[0].diags);
+        let units: Vec<String> = checked[0].tasks.iter().map(|t| t.ir.unit_name()).collect();
+        assert_eq!(
+            units,
+            vec![
+                "linear_bf16_splitk_sum64_q_a_v0",
+                "linear_bf16_splitk_sum64_q_a_v2"
+            ]
+        );
     }
 }
