@@ -107,14 +107,30 @@ fn rejected_variants_are_listed_with_the_checkers_error_and_need_no_gpu() {
     let out = text(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{}{out}", text(&o.stderr));
     assert!(
-        out.contains("splits = 3 REJECTED: at M = 1: E0013"),
+        out.contains("splits = 3 REJECTED: at its own params: E0013"),
         "{out}"
     );
     assert!(
-        out.contains("splits = 5 REJECTED: at M = 1: E0013"),
+        out.contains("splits = 5 REJECTED: at its own params: E0013"),
         "{out}"
     );
     assert!(out.contains("best: none"), "{out}");
+    // A variant the contract takes at its own params but not at an M: rejected at that M.
+    let o = tune(
+        &[
+            SUM64,
+            "--instance",
+            "q_a",
+            "--vary",
+            "splits=4",
+            "--m",
+            "64",
+        ],
+        &[],
+    );
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{}{out}", text(&o.stderr));
+    assert!(out.contains("splits = 4 REJECTED: at M = 64: E"), "{out}");
     let o = tune(
         &[SUM64, "--instance", "q_a", "--vary", "splits=3", "--json"],
         &[],
@@ -168,8 +184,16 @@ fn without_a_driver_the_first_timed_variant_exits_4() {
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(4), "{err}");
     assert!(
-        err.contains("splits = 3: rejected: at M = 1: E0013"),
+        err.contains("splits = 3: rejected: at its own params: E0013"),
         "{err}"
     );
     assert!(err.contains("mpkc tune needs a GPU"), "{err}");
+    // The variants' contract, written next to FILE for the bench, is gone.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib");
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().contains("mpkc-tune"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -176,7 +176,23 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
             speedup: vec![None; t.m.len()],
             geomean_us: None,
         };
-        for &m in &t.m {
+        // At its own token count too: the bench of the variants checks them there first.
+        let (sema, opts) = match super::options(&c) {
+            Ok(x) => x,
+            Err(e) => return usage(&e),
+        };
+        let own = driver::check_sources_with(&sources, |_| sema.clone(), &opts);
+        if let Some(e) = first_error(&own) {
+            row.status = "rejected".into();
+            row.reason = Some(format!("at its own params: {e}"));
+            errln!(
+                "{}: rejected: {}",
+                row.label,
+                row.reason.as_deref().unwrap_or("")
+            );
+        }
+        let checked_ms: &[i64] = if row.status == "ok" { &t.m } else { &[] };
+        for &m in checked_ms {
             let checked = match bench::check_at(&c, &sources, m) {
                 Ok(x) => x,
                 Err(code) => return code,
@@ -209,15 +225,16 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
             Ok(x) => x,
             Err(e) => return usage(&e),
         };
-        let dir = std::env::temp_dir().join(format!("mpkc-tune-{}", std::process::id()));
-        let name = path.file_name().map_or_else(
-            || std::ffi::OsString::from("variants.mpk"),
-            |n| n.to_os_string(),
-        );
-        let file = dir.join(name);
-        if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&file, &text)) {
+        // Next to FILE, so that what it names by relative path (`use ... from`, `reference
+        // python`) resolves as it does for FILE.
+        let stem = path
+            .file_stem()
+            .map_or_else(|| "contract".into(), |n| n.to_string_lossy().into_owned());
+        let file = path.with_file_name(format!(".{stem}.mpkc-tune-{}.mpk", std::process::id()));
+        if let Err(e) = std::fs::write(&file, &text) {
             errln!(
-                "error: cannot write the variants to {}: {e}",
+                "error: cannot write the variants next to {} ({}): {e}",
+                path.display(),
                 file.display()
             );
             return exit::ABSENT;
@@ -228,7 +245,7 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
             ..common.clone()
         };
         let measured = bench::measure(&c, &b, color, "tune");
-        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_file(&c.files[0]);
         let (report, status) = match measured {
             Ok(x) => x,
             Err(code) => return code,
@@ -285,7 +302,15 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
         .collect();
     out.best = best(&outcomes);
     if let Some(bi) = out.best {
-        match with_instance_params(&source.text, &instance, &vs[bi]) {
+        // What was timed: the user's `--param` values as well as the variant's.
+        let mut sets: Vec<(String, String)> = common
+            .params
+            .iter()
+            .filter(|(p, _)| declared.contains(p) && p != "m" && p != "m_real")
+            .cloned()
+            .collect();
+        sets.extend(vs[bi].iter().cloned());
+        match with_instance_params(&source.text, &instance, &sets) {
             Ok(text) => out.contract = Some(text),
             Err(e) => {
                 errln!("error: cannot print the best contract: {e}");

@@ -15,7 +15,7 @@ use super::nvcc::{self, CompileFailure, Toolchain};
 use super::verify::links;
 use super::Checked;
 use crate::back::{self, ContractInfo};
-use crate::gpu::bench::consumer::{eager_op, is_argmax_reduce, EagerOp};
+use crate::gpu::bench::consumer::{eager_op, is_argmax_reduce, not_benchable, EagerOp};
 use crate::gpu::bench::shape::{linear_of, LinearEpilogue};
 use crate::gpu::run::Link;
 use crate::ir::Target;
@@ -102,6 +102,8 @@ pub fn units(base: &[Checked]) -> Units {
             let unit = t.ir.unit_name();
             if linear_of(t).is_some() {
                 u.linears.push((si, ti, unit));
+            } else if let Some(why) = not_benchable(t) {
+                u.other.push((unit, why));
             } else if eager_op(t).is_some() {
                 u.consumers.push((si, ti, unit));
             } else {

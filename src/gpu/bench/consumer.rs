@@ -91,6 +91,31 @@ pub fn eager_op(task: &CheckedTask) -> Option<EagerOp> {
     }
 }
 
+/// Why `task`, whose template has an eager equivalent, still cannot be a consumer case, or
+/// `None` when it can: a tensor over a row-strided view (the bench lays every operand out
+/// contiguous: the kernel would read past it), or a result written in place (`inout`, e.g.
+/// `rmsnorm(x, w -> x)`: its input is not the run's input any more). The argmax partial's own
+/// outputs are the reduce's inputs, checked when the chain is formed.
+pub fn not_benchable(task: &CheckedTask) -> Option<String> {
+    let op = eager_op(task)?;
+    if task.ir.tensors.values().any(|t| t.view.is_some()) {
+        return Some(format!(
+            "a {} over a row-strided view: mpkc bench lays its operands out contiguous, and so would PyTorch's side",
+            op.name()
+        ));
+    }
+    if op != EagerOp::Argmax && output_of(task, op.output_formal()).is_none() {
+        return Some(format!(
+            "a {} written in place (`inout`): each run would read the last one's result",
+            op.name()
+        ));
+    }
+    op.input_formals()
+        .iter()
+        .find(|f| input_of(task, f).is_none())
+        .map(|f| format!("a {} with no input bound to `{f}`", op.name()))
+}
+
 /// Whether `task` is the `argmax_reduce` that ends an argmax chain.
 pub fn is_argmax_reduce(task: &CheckedTask) -> bool {
     task.linear().is_none() && matches!(semantics(task), Ok(Semantics::ArgmaxReduce { .. }))
@@ -181,5 +206,21 @@ mod tests {
         assert!(consumer_of(&[p]).unwrap_err().contains("2 task type"));
         assert_eq!(eager_op(q), None);
         assert_eq!(eager_op(unit(&all, "linear_sm100_v2")), None);
+        assert_eq!(not_benchable(unit(&all, "rmsnorm_v2_h7168")), None);
+        assert_eq!(not_benchable(p), None);
+    }
+
+    #[test]
+    fn an_in_place_rmsnorm_over_a_view_is_not_a_case() {
+        // stdlib/dsv3/qkv_a_norm.mpk: `rmsnorm(x, w -> x)` over a strided view of the fused
+        // q_a / kv_a output.
+        let all = stdlib_units(1);
+        let t = all
+            .iter()
+            .find(|t| t.ir.unit_name().starts_with("qkv_a_norm"))
+            .expect("qkv_a_norm");
+        assert!(matches!(eager_op(t), Some(EagerOp::Rmsnorm { .. })));
+        let why = not_benchable(t).expect("not a case");
+        assert!(why.contains("row-strided view"), "{why}");
     }
 }

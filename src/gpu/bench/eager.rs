@@ -7,8 +7,10 @@
 //! formal name, dtype, shape outermost first and file; the output's dtype, shape and file; the
 //! timing plan; the CUDA ordinal), the runner is run as `$MPKC_PYTHON mpkc_eager.py
 //! manifest.json` (`python3` by default), makes one call whose output it writes back in the
-//! dtype's own encoding, times `repeats` samples of `runs` back-to-back eager calls with CUDA
-//! events after `warmup` untimed series, and writes `result.json`.
+//! dtype's own encoding, times `repeats` samples of `runs` calls with CUDA events after `warmup`
+//! untimed series (back-to-back eager calls for the consumer ops; a CUDA graph of them replayed
+//! for `torch._scaled_mm`, as mpkc's standalone method and cuBLAS are timed), and writes
+//! `result.json`.
 
 use super::case::{cpu_check, result_at, BenchCase, Options};
 use super::competitor::Theirs;
@@ -24,13 +26,16 @@ use crate::gpu::reference::{tolerance, Check, Expected};
 use crate::gpu::GpuError;
 use serde_json::json;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// The runner script, as shipped (`src/gpu/bench/eager_runner.py`).
 pub const RUNNER: &str = include_str!("eager_runner.py");
 
 /// The runner's file name in an exchange directory.
 pub const RUNNER_FILE: &str = "mpkc_eager.py";
+
+/// How long the runner may take (PyTorch's import, CUDA's start-up, the copies and the timing).
+pub const RUNNER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// What the runner reported.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,6 +46,9 @@ pub struct EagerRun {
     pub torch: String,
     /// The device name PyTorch ran on.
     pub gpu: String,
+    /// How the calls were timed: `eager` (back-to-back calls) or `graph` (a CUDA graph of
+    /// them replayed).
+    pub timing: String,
     /// Microseconds per call, one per sample.
     pub samples_us: Vec<f64>,
     /// The output of the first call (the shape and dtype of mpkc's result).
@@ -131,6 +139,7 @@ pub fn parse_result(text: &str, bytes: Vec<u8>, output: &HostTensor) -> Result<E
         call: s("call")?,
         torch: s("torch")?,
         gpu: s("gpu")?,
+        timing: s("timing").unwrap_or_else(|_| "eager".to_string()),
         samples_us,
         output: out,
     })
@@ -159,13 +168,37 @@ pub fn run(
     std::fs::write(dir.join(RUNNER_FILE), RUNNER)
         .map_err(|e| failed("cannot write the runner", e))?;
     let python = crate::gpu::python::python();
-    let o = Command::new(&python)
+    let log = std::fs::File::create(dir.join("stderr.txt"))
+        .map_err(|e| failed("cannot create the runner's log", e))?;
+    let mut child = Command::new(&python)
         .arg(RUNNER_FILE)
         .arg("manifest.json")
         .current_dir(dir)
-        .output()
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(log))
+        .spawn()
         .map_err(|e| EagerError::Absent(format!("cannot run `{python}`: {e}")))?;
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    // A hung import or CUDA start-up must not hold the bench: the runner gets RUNNER_TIMEOUT.
+    let start = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break st,
+            Ok(None) if start.elapsed() < RUNNER_TIMEOUT => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(EagerError::Failed(format!(
+                    "the PyTorch runner did not finish in {} s: killed",
+                    RUNNER_TIMEOUT.as_secs()
+                )));
+            }
+            Err(e) => return Err(failed("cannot wait for the runner", e)),
+        }
+    };
+    let stderr = std::fs::read_to_string(dir.join("stderr.txt")).unwrap_or_default();
     let said: Vec<&str> = stderr
         .lines()
         .filter_map(|l| l.strip_prefix("mpkc-eager: "))
@@ -175,7 +208,7 @@ pub fn run(
     } else {
         said.join("\n")
     };
-    match o.status.code() {
+    match status.code() {
         Some(0) => {}
         Some(3) => return Err(EagerError::Absent(said)),
         code => {
@@ -303,7 +336,8 @@ pub(super) fn consumer_side(
     )
 }
 
-/// The competitor side of a block-scaled fp8 linear (`store bf16`) where cuBLASLt has no
+/// The competitor side of a block-scaled fp8 linear (`store bf16`, or `split_k f32` with the
+/// derived reduce, whose bf16 output is the case's result) where cuBLASLt has no
 /// block-scaled kernel (`lt_why`, e.g. sm_90's `CUBLAS_STATUS_INVALID_VALUE`): PyTorch's
 /// `torch._scaled_mm` with per-tensor scales, the fp8 competitor issue 12 names (cuBLASLt's
 /// fp8 kernels, through PyTorch), the weights rotated over `copies`. mpkc's result is checked
@@ -375,6 +409,10 @@ fn run_in_exchange(
     let done = run(op, named, ours, opts.plan, 0, &dir);
     if !matches!(done, Err(EagerError::Failed(_))) {
         let _ = std::fs::remove_dir_all(&dir);
+        // The run's folder of exchanges, once empty.
+        if let Some(parent) = dir.parent() {
+            let _ = std::fs::remove_dir(parent);
+        }
     }
     done.map_err(|e| (e, dir))
 }
@@ -410,7 +448,7 @@ fn settle(
     if k.pass {
         report.competitor = Some(format!("{}{note}", name(&r)));
         report.no_competitor = None;
-        let theirs = stats::median(&r.samples_us).map(|us| (us, "eager".to_string()));
+        let theirs = stats::median(&r.samples_us).map(|us| (us, r.timing.clone()));
         return Ok((k, theirs));
     }
     let cpu = cpu_check(case, s, outputs)?;
@@ -493,6 +531,14 @@ mod tests {
         let text = r#"{"torch": "2.11.0", "gpu": "NVIDIA H200", "call": "torch.argmax(logits, dim=-1)", "samples_us": [2.5, 2.25]}"#;
         let r = parse_result(text, tokens(&[3, 4]).bytes, &out).expect("read");
         assert_eq!(r.samples_us, vec![2.5, 2.25]);
+        assert_eq!(r.timing, "eager");
+        let graph = text.replace("\"samples_us\"", "\"timing\": \"graph\", \"samples_us\"");
+        assert_eq!(
+            parse_result(&graph, tokens(&[3, 4]).bytes, &out)
+                .expect("read")
+                .timing,
+            "graph"
+        );
         assert_eq!(r.output.get_i64(1), 4);
         assert_eq!(
             name(&r),

@@ -6,10 +6,12 @@ The manifest names the op (`rmsnorm`, `silu_mul`, `embedding`, `argmax`, `scaled
 tensors (by the body template's formal names: dtype, shape outermost first, and a file of the
 elements mpkc's kernel read, raw little-endian in the dtype's own encoding), the output (dtype,
 shape and the file to write) and the timing plan (`runs` back-to-back calls per sample, `repeats`
-samples, `warmup` untimed series first), the method of `mpkc bench` (docs/bench.md) with eager
-calls instead of graph replay. The runner puts the inputs on `cuda:<device>`, makes one call and
+samples, `warmup` untimed series first), the method of `mpkc bench` (docs/bench.md): eager calls
+for the consumer ops, a CUDA graph of the `runs` calls replayed for `scaled_mm` (as mpkc's
+standalone method and cuBLAS are timed). The runner puts the inputs on `cuda:<device>`, makes one call and
 writes its output back in the same encoding, times the calls with CUDA events, and writes
-`result.json`: {"torch", "gpu", "call", "samples_us"} (microseconds per call, one per sample).
+`result.json`: {"torch", "gpu", "call", "timing": "eager" | "graph", "samples_us"} (microseconds
+per call, one per sample).
 
 `scaled_mm` is the block-scaled fp8 linear's competitor where cuBLASLt has no block-scaled kernel
 (sm_90): the call timed is `torch._scaled_mm` over the e4m3 weights `w [N, K]` and activations
@@ -153,16 +155,39 @@ def main(path):
 
     plan = m["plan"]
     runs, repeats, warmup = max(1, int(plan["runs"])), max(1, int(plan["repeats"])), max(1, int(plan["warmup"]))
-    for _ in range(warmup):
+
+    def series():
         for _ in range(runs):
             call()
+
+    # The library GEMM is timed as mpkc's standalone method and cuBLAS are: `runs` calls captured
+    # into a CUDA graph, replayed (eager Python would add its dispatch to a few-us kernel). The
+    # consumer ops are timed as PyTorch eager runs them: back-to-back calls.
+    timing, step = "eager", series
+    if op == "scaled_mm":
+        try:
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                series()
+            torch.cuda.current_stream().wait_stream(side)
+            torch.cuda.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                series()
+            torch.cuda.synchronize()
+            timing, step = "graph", graph.replay
+        except Exception as e:  # noqa: BLE001 - no capture: time the calls as issued
+            sys.stderr.write(f"mpkc-eager: no CUDA graph of torch._scaled_mm ({e}): timed eager\n")
+            torch.cuda.synchronize()
+    for _ in range(warmup):
+        step()
     torch.cuda.synchronize()
     samples = []
     for _ in range(repeats):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        for _ in range(runs):
-            call()
+        step()
         end.record()
         end.synchronize()
         samples.append(start.elapsed_time(end) * 1000.0 / runs)
@@ -170,6 +195,7 @@ def main(path):
         "torch": torch.__version__,
         "gpu": torch.cuda.get_device_name(dev),
         "call": text,
+        "timing": timing,
         "samples_us": samples,
     }
     with open(os.path.join(here, "result.json"), "w") as f:

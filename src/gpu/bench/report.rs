@@ -413,7 +413,7 @@ pub fn table(r: &BenchReport) -> String {
             "{} ({}): {} cases with a competitor, geomean speedup {}{}\n",
             m.method,
             match m.family {
-                Family::Linear => "linears vs cuBLAS",
+                Family::Linear => "linears vs cuBLAS, cuBLASLt",
                 Family::Consumer => "consumer ops vs PyTorch eager",
             },
             m.cases,
@@ -600,7 +600,7 @@ mod tests {
             t.contains("standalone (consumer ops vs PyTorch eager): 1 cases"),
             "{t}"
         );
-        assert!(t.contains("standalone (linears vs cuBLAS): 1 cases"), "{t}");
+        assert!(t.contains("standalone (linears vs cuBLAS, cuBLASLt): 1 cases"), "{t}");
         // Without a consumer case, only the linears' line.
         assert_eq!(
             summarize(

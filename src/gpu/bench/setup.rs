@@ -168,7 +168,8 @@ fn ids_inside_the_table(
     let vocab = inputs[t].dims.first().copied().unwrap_or(1).max(1);
     let x = &mut inputs[i];
     for k in 0..x.len() {
-        if !(0..vocab).contains(&i64::from(x.get_i32(k))) {
+        // `get` reads i32 and i64 ids alike.
+        if !(0.0..vocab as f64).contains(&x.get(k)) {
             x.set(k, fill.int(0, vocab) as f64);
         }
     }
