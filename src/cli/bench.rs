@@ -160,10 +160,7 @@ pub(crate) fn measure(
         return Err(exit::USAGE);
     }
     // 1. The contracts at their own params: diagnostics printed, errors stop here.
-    let base = match super::check_all(common, color) {
-        Ok(c) => c,
-        Err(code) => return Err(code),
-    };
+    let base = super::check_all(common, color)?;
     if base.iter().any(Checked::has_errors) {
         report::summary(&base, common.message_format);
         return Err(exit::ERRORS);
@@ -191,10 +188,7 @@ pub(crate) fn measure(
     }
     let mut sets = Vec::new();
     for &m in &ms {
-        let checked = match check_at(common, &sources, m) {
-            Ok(c) => c,
-            Err(code) => return Err(code),
-        };
+        let checked = check_at(common, &sources, m)?;
         let mut cases = cases_at(m, &checked, &units.linears);
         cases.extend(consumer_cases_at(m, &checked, &units.consumers));
         sets.push(MSet { m, checked, cases });
