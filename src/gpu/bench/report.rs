@@ -600,7 +600,10 @@ mod tests {
             t.contains("standalone (consumer ops vs PyTorch eager): 1 cases"),
             "{t}"
         );
-        assert!(t.contains("standalone (linears vs cuBLAS, cuBLASLt): 1 cases"), "{t}");
+        assert!(
+            t.contains("standalone (linears vs cuBLAS, cuBLASLt): 1 cases"),
+            "{t}"
+        );
         // Without a consumer case, only the linears' line.
         assert_eq!(
             summarize(
