@@ -143,6 +143,21 @@ fn a_contract_with_nothing_to_time_is_a_usage_error_and_m_zero_is_refused() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// Every case skipped at every M (the argmax partial without its reduce; an M past the
+/// consumer contracts' range): why each is, and exit 1 before any GPU is looked for.
+#[test]
+fn nothing_runnable_says_why_and_exits_1_without_a_gpu() {
+    let o = bench_with(&["stdlib/argmax_partial_v2.mpk", "--m", "1"], &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("no argmax_reduce among the inputs"), "{err}");
+    assert!(err.contains("nothing to time"), "{err}");
+    let o = bench_with(&["stdlib/rmsnorm_v2.mpk", "--m", "17"], &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("at M = 17: E0006"), "{err}");
+}
+
 fn stdlib_at(m: i64) -> Vec<Checked> {
     check_sources_with(
         &stdlib::sources(),

@@ -83,6 +83,35 @@ fn usage_errors_exit_2_and_say_what_is_wrong() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: {err}");
     }
+    // A file of two tasks is refused before any variant is checked.
+    let dir = scratch_dir("tune_two_tasks");
+    let src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(SUM64)).unwrap();
+    let two = format!(
+        "{src}\n{}",
+        src.replace("task linear_bf16_splitk_sum64", "task other_sum64")
+            .replace("task_id 254", "task_id 253")
+    );
+    let f = dir.join("two.mpk");
+    std::fs::write(&f, two).unwrap();
+    let o = tune(
+        &[
+            f.to_str().unwrap(),
+            "--instance",
+            "q_a",
+            "--vary",
+            "splits=5",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("takes a file of one task"),
+        "{}",
+        text(&o.stderr)
+    );
+    // An empty value among the values.
+    let o = tune(&[SUM64, "--instance", "q_a", "--vary", "splits=2,,4"], &[]);
+    assert_eq!(o.status.code(), Some(2));
     // `--vary` is required.
     let o = tune(&[SUM64, "--instance", "q_a"], &[]);
     assert_eq!(o.status.code(), Some(2));

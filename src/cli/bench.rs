@@ -193,6 +193,25 @@ pub(crate) fn measure(
         cases.extend(consumer_cases_at(m, &checked, &units.consumers));
         sets.push(MSet { m, checked, cases });
     }
+    // Nothing runnable at any M (every case skipped: an M the contracts cannot take, an argmax
+    // partial without its reduce): say why each is skipped, and stop before the GPU.
+    if sets
+        .iter()
+        .all(|s| s.cases.iter().all(|c| c.skip.is_some()))
+    {
+        for s in &sets {
+            for c in &s.cases {
+                errln!(
+                    "skipped: {} M = {}: {}",
+                    c.name,
+                    s.m,
+                    c.skip.as_deref().unwrap_or("")
+                );
+            }
+        }
+        errln!("error: nothing to time: every case is skipped (above)");
+        return Err(exit::ERRORS);
+    }
     // 3. The GPU.
     let gpu = match Gpu::open() {
         Ok(g) => g,

@@ -78,6 +78,13 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
     if path.as_os_str() == "-" || path.is_dir() {
         return usage("mpkc tune takes one contract FILE (not stdin, not a folder): it prints that contract with the best values");
     }
+    // An M given twice would count twice in the geometric mean.
+    let mut ms: Vec<i64> = Vec::new();
+    for m in &t.m {
+        if !ms.contains(m) {
+            ms.push(*m);
+        }
+    }
     let Some(instance) = common.instance.clone() else {
         return usage("mpkc tune needs `--instance NAME`: the values are tried, and printed, in that instance");
     };
@@ -92,6 +99,15 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
     let Some(source) = sources.first() else {
         return usage(&format!("{} is not UTF-8 text", path.display()));
     };
+    if let Ok(f) = crate::front::parse_file(&source.text) {
+        if f.tasks.len() != 1 {
+            return usage(&format!(
+                "mpkc tune takes a file of one task, and {} has {}: put the task to tune in a file of its own",
+                path.display(),
+                f.tasks.len()
+            ));
+        }
+    }
     let declared = driver::declared_params(source);
     for (p, _) in &t.vary {
         if p == "m" || p == "m_real" {
@@ -101,9 +117,13 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
         }
         if !declared.contains(p) {
             return usage(&format!(
-                "`--vary {p}`: {} declares no param `{p}` (it declares {})",
+                "`--vary {p}`: {} declares no param `{p}` ({})",
                 path.display(),
-                declared.join(", ")
+                if declared.is_empty() {
+                    "it declares none".to_string()
+                } else {
+                    format!("it declares {}", declared.join(", "))
+                }
             ));
         }
         if common.params.iter().any(|(q, _)| q == p) {
@@ -125,7 +145,7 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
         Err(code) => return code,
     };
     let b = BenchArgs {
-        m: t.m.clone(),
+        m: ms.clone(),
         json: false,
         method: match t.method {
             TuneMethod::Standalone => BenchMethod::Standalone,
@@ -153,7 +173,7 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
         file: path.display().to_string(),
         instance: instance.clone(),
         method: method.to_string(),
-        m: t.m.clone(),
+        m: ms.clone(),
         gpu: None,
         variants: Vec::new(),
         best: None,
@@ -172,8 +192,8 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
             status: "ok".into(),
             reason: None,
             case: None,
-            us: vec![None; t.m.len()],
-            speedup: vec![None; t.m.len()],
+            us: vec![None; ms.len()],
+            speedup: vec![None; ms.len()],
             geomean_us: None,
         };
         // At its own token count too: the bench of the variants checks them there first.
@@ -191,7 +211,7 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
                 row.reason.as_deref().unwrap_or("")
             );
         }
-        let checked_ms: &[i64] = if row.status == "ok" { &t.m } else { &[] };
+        let checked_ms: &[i64] = if row.status == "ok" { &ms } else { &[] };
         for &m in checked_ms {
             let checked = match bench::check_at(&c, &sources, m) {
                 Ok(x) => x,
@@ -230,8 +250,14 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
         let stem = path
             .file_stem()
             .map_or_else(|| "contract".into(), |n| n.to_string_lossy().into_owned());
-        let file = path.with_file_name(format!(".{stem}.mpkc-tune-{}.mpk", std::process::id()));
-        if let Err(e) = std::fs::write(&file, &text) {
+        // Not `*.mpk`: a directory input never reads it, should it outlive an interrupted run.
+        let file = path.with_file_name(format!(".{stem}.mpk.mpkc-tune-{}", std::process::id()));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&file)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+        if let Err(e) = written {
             errln!(
                 "error: cannot write the variants next to {} ({}): {e}",
                 path.display(),
@@ -263,7 +289,7 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
                 .position(|(k, _)| variant_instance(&instance, k) == *iname)
                 .unwrap_or(0);
             let row = &mut out.variants[i];
-            for (k, &m) in t.m.iter().enumerate() {
+            for (k, &m) in ms.iter().enumerate() {
                 let Some(case) = report.cases.iter().find(|x| {
                     x.m == m && (x.name == unit || x.name.starts_with(&format!("{unit} -> ")))
                 }) else {

@@ -50,13 +50,20 @@ pub fn parse_vary(s: &str) -> Result<(String, Vec<String>), String> {
         .split_once('=')
         .filter(|(k, _)| !k.trim().is_empty())
         .ok_or_else(|| format!("expected NAME=V1,V2,..., got `{s}`"))?;
-    let values: Vec<String> = v
-        .split(',')
-        .map(|x| x.trim().to_string())
-        .filter(|x| !x.is_empty())
-        .collect();
-    if values.is_empty() {
+    if v.trim().is_empty() {
         return Err(format!("`{s}` lists no value after `=`"));
+    }
+    let mut values: Vec<String> = Vec::new();
+    for x in v.split(',').map(str::trim) {
+        if x.is_empty() {
+            return Err(format!(
+                "`{s}` has an empty value: list values as NAME=V1,V2,..."
+            ));
+        }
+        // A value given twice would be built and timed twice.
+        if !values.iter().any(|y| y == x) {
+            values.push(x.to_string());
+        }
     }
     Ok((k.trim().to_string(), values))
 }
@@ -262,6 +269,12 @@ mod tests {
             )
         );
         assert!(parse_vary("splits=").is_err());
+        assert!(parse_vary("splits=2,,4").is_err());
+        assert!(parse_vary("splits=5,").is_err());
+        assert_eq!(
+            parse_vary("splits=5,5").expect("ok").1,
+            vec!["5".to_string()]
+        );
         assert!(parse_vary("=2").is_err());
         assert!(parse_vary("splits").is_err());
     }
