@@ -136,32 +136,52 @@ fn first_error(c: &Checked) -> String {
         .unwrap_or_else(|| "the contract does not check".into())
 }
 
+/// A case of `unit` at `m` that does not run, and why.
+fn skipped(unit: &str, m: i64, why: String) -> BenchSpec {
+    BenchSpec {
+        name: unit.to_string(),
+        m,
+        units: Vec::new(),
+        links: Vec::new(),
+        file: String::new(),
+        entry: String::new(),
+        skip: Some(why),
+    }
+}
+
+/// Source `si` of `checked` (checked at `m`) and the position of `unit` among its tasks, or why
+/// the case is skipped: no such source, the checker's first error at `m`, no such instance.
+fn unit_at<'a>(
+    m: i64,
+    checked: &'a [Checked],
+    si: usize,
+    unit: &str,
+) -> Result<(&'a Checked, usize), String> {
+    let c = checked.get(si).ok_or("no such source")?;
+    if c.has_errors() {
+        return Err(format!("at M = {m}: {}", first_error(c)));
+    }
+    let ti = c
+        .tasks
+        .iter()
+        .position(|t| t.ir.unit_name() == unit)
+        .ok_or_else(|| format!("at M = {m}: no instance {unit}"))?;
+    Ok((c, ti))
+}
+
 /// The cases of the linears `lin` (from [`linears`]) in `checked` (the same sources checked at
 /// `m`). A linear whose source has errors at `m` is skipped with the checker's first error; a
 /// split-K linear runs with its reduce.
 pub fn cases_at(m: i64, checked: &[Checked], lin: &[LinearUnit]) -> Vec<BenchSpec> {
     let mut out = Vec::new();
     for (si, _, unit) in lin {
-        let skip = |why: String| BenchSpec {
-            name: unit.clone(),
-            m,
-            units: Vec::new(),
-            links: Vec::new(),
-            file: String::new(),
-            entry: String::new(),
-            skip: Some(why),
-        };
-        let Some(c) = checked.get(*si) else {
-            out.push(skip("no such source".into()));
-            continue;
-        };
-        if c.has_errors() {
-            out.push(skip(format!("at M = {m}: {}", first_error(c))));
-            continue;
-        }
-        let Some(ti) = c.tasks.iter().position(|t| &t.ir.unit_name() == unit) else {
-            out.push(skip(format!("at M = {m}: no instance {unit}")));
-            continue;
+        let skip = |why: String| skipped(unit, m, why);
+        let (c, ti) = match unit_at(m, checked, *si, unit) {
+            Ok(x) => x,
+            Err(why) => {
+                out.push(skip(why));
+                continue;
+            }
         };
         let t = &c.tasks[ti];
         let split = linear_of(t).is_some_and(|s| s.epilogue == LinearEpilogue::SplitK);
@@ -211,26 +231,13 @@ pub fn cases_at(m: i64, checked: &[Checked], lin: &[LinearUnit]) -> Vec<BenchSpe
 pub fn consumer_cases_at(m: i64, checked: &[Checked], cons: &[LinearUnit]) -> Vec<BenchSpec> {
     let mut out = Vec::new();
     for (si, _, unit) in cons {
-        let skip = |why: String| BenchSpec {
-            name: unit.clone(),
-            m,
-            units: Vec::new(),
-            links: Vec::new(),
-            file: String::new(),
-            entry: String::new(),
-            skip: Some(why),
-        };
-        let Some(c) = checked.get(*si) else {
-            out.push(skip("no such source".into()));
-            continue;
-        };
-        if c.has_errors() {
-            out.push(skip(format!("at M = {m}: {}", first_error(c))));
-            continue;
-        }
-        let Some(ti) = c.tasks.iter().position(|t| &t.ir.unit_name() == unit) else {
-            out.push(skip(format!("at M = {m}: no instance {unit}")));
-            continue;
+        let skip = |why: String| skipped(unit, m, why);
+        let (c, ti) = match unit_at(m, checked, *si, unit) {
+            Ok(x) => x,
+            Err(why) => {
+                out.push(skip(why));
+                continue;
+            }
         };
         let t = &c.tasks[ti];
         if eager_op(t) != Some(EagerOp::Argmax) {

@@ -185,14 +185,7 @@ pub(super) fn linear_side(
                         check: Check::RelL2(tolerance(y_tensor.dtype, sh.fp8)),
                     };
                     let r = compare(&case.name, &outputs[rt], &exp);
-                    Ok(CheckInfo {
-                        against: c.short().into(),
-                        metric: r.metric,
-                        error: r.error,
-                        tol: r.tol,
-                        bad_elements: r.unwritten + r.nans,
-                        pass: r.pass,
-                    })
+                    Ok(CheckInfo::of(c.short(), &r))
                 }
                 Err(e) => Err(e.to_string()),
             };

@@ -258,8 +258,7 @@ pub fn check(
         values: (0..theirs.len()).map(|i| theirs.get(i)).collect(),
         check,
     };
-    let r = compare("torch", std::slice::from_ref(ours), &exp);
-    info(&r.metric, r.error, r.tol, r.unwritten + r.nans, r.pass)
+    CheckInfo::of("torch", &compare("torch", std::slice::from_ref(ours), &exp))
 }
 
 /// Rows of `logits [m, vocab]` where the logit at mpkc's token differs from the one at
@@ -374,15 +373,7 @@ pub(super) fn fp8_side(
             values: (0..r.output.len()).map(|i| r.output.get(i)).collect(),
             check: Check::RelL2(tolerance(ours.dtype, true)),
         };
-        let c = compare("torch", std::slice::from_ref(ours), &exp);
-        CheckInfo {
-            against: "torch".into(),
-            metric: c.metric,
-            error: c.error,
-            tol: c.tol,
-            bad_elements: c.unwritten + c.nans,
-            pass: c.pass,
-        }
+        CheckInfo::of("torch", &compare("torch", std::slice::from_ref(ours), &exp))
     });
     let note = format!(" (per-tensor scales: cuBLASLt block-scaled: {lt_why})");
     settle(

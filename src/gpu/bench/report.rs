@@ -170,7 +170,8 @@ impl From<&LinearShape> for ShapeInfo {
 /// The check of mpkc's result before timing.
 #[derive(Clone, Debug, Serialize)]
 pub struct CheckInfo {
-    /// `cublas` or `cublaslt` (against the competitor's output) or `cpu reference` (float64).
+    /// `cublas`, `cublaslt` or `torch` (against the competitor's output) or `cpu reference`
+    /// (float64).
     pub against: String,
     /// `rel_l2`, `dequant rel_l2`, …
     pub metric: String,
@@ -182,6 +183,20 @@ pub struct CheckInfo {
     pub bad_elements: usize,
     /// Verdict.
     pub pass: bool,
+}
+
+impl CheckInfo {
+    /// The check of one output against `against`'s values, from the comparison `r`.
+    pub fn of(against: &str, r: &crate::gpu::compare::OutputResult) -> CheckInfo {
+        CheckInfo {
+            against: against.to_string(),
+            metric: r.metric.clone(),
+            error: r.error,
+            tol: r.tol,
+            bad_elements: r.unwritten + r.nans,
+            pass: r.pass,
+        }
+    }
 }
 
 /// The times of one method.

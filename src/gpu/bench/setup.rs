@@ -30,6 +30,24 @@ pub(super) struct Setup {
     paged_kv: [CudaSlice<u8>; 3],
 }
 
+/// `case` as the harness runner takes it (with its links between tasks, or without, for what
+/// only reads the tasks).
+fn harness_case<'a>(case: &BenchCase<'a>, links: bool) -> Case<'a> {
+    Case {
+        name: case.name.clone(),
+        tasks: case.tasks.clone(),
+        links: if links {
+            case.links.clone()
+        } else {
+            Vec::new()
+        },
+        tokens: None,
+        context: None,
+        shared: Vec::new(),
+        layer: None,
+    }
+}
+
 /// Uploads `case`'s random inputs (seeded by `opts.seed` and the task's position) and its
 /// outputs before a run, a linear's weights (and fp8 block scales) `copies` times.
 pub(super) fn setup(
@@ -105,16 +123,7 @@ pub(super) fn setup(
         }
         in_addr.push(addrs);
     }
-    let table = Case {
-        name: case.name.clone(),
-        tasks: case.tasks.clone(),
-        links: Vec::new(),
-        tokens: None,
-        context: None,
-        shared: Vec::new(),
-        layer: None,
-    }
-    .page_table(opts.seed);
+    let table = harness_case(case, false).page_table(opts.seed);
     let int_bytes = |v: Option<&Vec<i32>>, n: usize| {
         v.map_or_else(
             || vec![0u8; 4 * n],
@@ -138,16 +147,7 @@ pub(super) fn setup(
         events: gpu.upload(&[0u8; 64])?,
         step: gpu.upload(&[0u8; 16])?,
         qo_indptr: gpu.upload(&crate::gpu::run::qo_indptr_bytes(
-            Case {
-                name: case.name.clone(),
-                tasks: case.tasks.clone(),
-                links: Vec::new(),
-                tokens: None,
-                context: None,
-                shared: Vec::new(),
-                layer: None,
-            }
-            .runtime_tokens(),
+            harness_case(case, false).runtime_tokens(),
         ))?,
     })
 }
@@ -183,15 +183,7 @@ pub(super) fn tables(
     queues: &queue::Queues,
     target: Target,
 ) -> Result<Vec<TaskTables>, GpuError> {
-    let c = Case {
-        name: case.name.clone(),
-        tasks: case.tasks.clone(),
-        links: case.links.clone(),
-        tokens: None,
-        context: None,
-        shared: Vec::new(),
-        layer: None,
-    };
+    let c = harness_case(case, true);
     let out_addr: Vec<Vec<u64>> = s
         .out_bufs
         .iter()
