@@ -188,9 +188,9 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 ));
                 w.line("float const *const w_scale = static_cast<float const *>(task_desc->input_ptrs[IN_W_SCALE]);");
                 w.line("float const *const a_scale = static_cast<float const *>(task_desc->input_ptrs[IN_A_SCALE]);");
-                w.comment("This K block's scales were fetched an iteration ahead (the first after the dependency wait);");
-                w.comment("the next block's are fetched now and stay in flight until the next iteration writes them.");
                 if routed(cx.prog) {
+                    w.comment("This K block's scales were fetched an iteration ahead (the first after the dependency wait);");
+                    w.comment("the next block's are fetched now and stay in flight until the next iteration writes them.");
                     w.comment("Routed: iteration j's (it or it + 1) weight block scales are its slot's expert's, block row");
                     w.comment("`tile`, K block j % SLOT_K_ITERS (an id past the experts reads expert EXPERTS - 1's: its");
                     w.comment("weight box is TMA zero fill, so any power of two is exact).");
@@ -199,8 +199,14 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                     w.line("if (it + 1 < K_ITERS) sf_next = layout::Scales::fetch_at(w_scale + w_at(it + 1), a_scale, it + 1);");
                     w.line("layout::Scales::write_at(sf, sf_cur, w_at(it), it);");
                 } else {
-                    w.line("layout::Scales::Raw const sf_cur = it == 0 ? layout::Scales::fetch(w_scale, a_scale, tile, split * K_ITERS) : sf_next;");
-                    w.line("if (it + 1 < K_ITERS) sf_next = layout::Scales::fetch(w_scale, a_scale, tile, split * K_ITERS + it + 1);");
+                    w.comment("The first SF_AHEAD blocks' scales are fetched together after the dependency wait; each");
+                    w.comment("iteration takes its block's (fetched SF_AHEAD iterations ago) and fetches the one SF_AHEAD ahead.");
+                    w.open("if (it == 0)");
+                    w.line("#pragma unroll");
+                    w.line("for (int q = 0; q < SF_AHEAD; ++q) sf_ahead[q] = layout::Scales::fetch(w_scale, a_scale, tile, split * K_ITERS + q);");
+                    w.close("");
+                    w.line("layout::Scales::Raw const sf_cur = sf_ahead[ahead];");
+                    w.line("if (it + SF_AHEAD < K_ITERS) sf_ahead[ahead] = layout::Scales::fetch(w_scale, a_scale, tile, split * K_ITERS + it + SF_AHEAD);");
                     w.line("layout::Scales::write(sf, sf_cur, tile, split * K_ITERS + it);");
                 }
                 w.comment(
@@ -239,14 +245,29 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 body,
             } => {
                 cx.engine.before_k_loop(w, cx.role);
-                if crate::lower::flatten(body)
+                let scales = crate::lower::flatten(body)
                     .iter()
-                    .any(|op| matches!(op, Op::StageScales { .. }))
-                {
-                    w.comment("The next K block's f32 scales, fetched one iteration ahead (layout::Scales::fetch).");
-                    w.line("layout::Scales::Raw sf_next;");
+                    .any(|op| matches!(op, Op::StageScales { .. }));
+                let ahead = scales && !routed(cx.prog);
+                if ahead {
+                    w.comment("The f32 scales of the next SF_AHEAD K blocks, in flight while the loader waits the ring: one");
+                    w.comment("global round trip per stage in the only thread that stages them would bound the pipeline at a");
+                    w.comment("stage per load latency. The loop is unrolled by SF_AHEAD so each block's registers keep a");
+                    w.comment("fixed name (no indexed array in local memory).");
+                    w.line("constexpr int SF_AHEAD = NUM_STAGES < K_ITERS ? NUM_STAGES : K_ITERS;");
+                    w.line("layout::Scales::Raw sf_ahead[SF_AHEAD];");
+                    w.open("for (int it0 = 0; it0 < K_ITERS; it0 += SF_AHEAD)");
+                    w.line("#pragma unroll");
+                    w.open("for (int ahead = 0; ahead < SF_AHEAD; ++ahead)");
+                    w.line("int const it = it0 + ahead;");
+                    w.line("if (it >= K_ITERS) break;");
+                } else {
+                    if scales {
+                        w.comment("The next K block's f32 scales, fetched one iteration ahead (layout::Scales::fetch).");
+                        w.line("layout::Scales::Raw sf_next;");
+                    }
+                    w.open("for (int it = 0; it < K_ITERS; ++it)");
                 }
-                w.open("for (int it = 0; it < K_ITERS; ++it)");
                 w.line("int const stage = it % NUM_STAGES;");
                 if waits_from(body, LoopKind::KIters, 1) {
                     w.line("uint32_t const free_parity = ((it / NUM_STAGES) & 1) ^ 1;  // producer cursor starts at phase 1");
@@ -256,6 +277,9 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 }
                 render(w, cx, body);
                 w.close("");
+                if ahead {
+                    w.close("");
+                }
             }
             Op::Loop {
                 kind: LoopKind::Tiles,

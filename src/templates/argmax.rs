@@ -76,13 +76,13 @@ fn regions() -> Vec<RegionNeed> {
     vec![
         RegionNeed {
             name: "idx",
-            min_bytes: 8 * 4,
-            what: "one int64 candidate index per consumer warp",
+            min_bytes: 8 * 32,
+            what: "32 int64 candidate indices: one per consumer warp for each of a batch of 8 rows",
         },
         RegionNeed {
             name: "val",
-            min_bytes: 2 * 4,
-            what: "one bf16 candidate value per consumer warp",
+            min_bytes: 2 * 32,
+            what: "32 bf16 candidate values: one per consumer warp for each of a batch of 8 rows",
         },
     ]
 }
