@@ -15,6 +15,13 @@ use crate::lower::{
 pub(crate) trait Engine {
     /// The ISA wrapper namespace (`mpkc::sm100`, `mpkc::sm90`).
     fn isa(&self) -> &'static str;
+    /// Whether the MMA reads a stage's scale-factor block through the async proxy (sm_100a:
+    /// `tcgen05.cp` copies the whole block to TMEM, so the loader writes every row and fences);
+    /// false where the consumer threads read its bytes with generic loads (sm_90a: the loader
+    /// writes only those words, and the barrier's release/acquire orders them, no proxy fence).
+    fn scales_read_by_async_proxy(&self) -> bool {
+        true
+    }
     /// Writes one engine step.
     fn step(&self, w: &mut Writer, role: RoleKind, step: &Step);
     /// Lines before `role` arrives `bar` (sm_100a: `tcgen05.fence::before_thread_sync` before
@@ -177,6 +184,8 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 ));
             }
             Op::StageScales { bar, group } => {
+                let async_reader = cx.engine.scales_read_by_async_proxy();
+                let targs = if async_reader { "" } else { "<false>" };
                 let sf0 = region_base(cx.ir, *group);
                 let (at, _) = sem_slot(cx.prog, bar);
                 w.comment("UE8M0 scale factors of this stage's 128-wide K block (layout::Scales::fetch loads them,");
@@ -197,7 +206,9 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                     w.line("auto const w_at = [&](int j) { int const e = j / SLOT_K_ITERS == it / SLOT_K_ITERS ? expert : next_expert; return (static_cast<int64_t>(e < EXPERTS ? e : EXPERTS - 1) * NUM_TILES + tile) * layout::Scales::W_K_BLOCKS + j % SLOT_K_ITERS; };");
                     w.line("layout::Scales::Raw const sf_cur = it == 0 ? layout::Scales::fetch_at(w_scale + w_at(it), a_scale, it) : sf_next;");
                     w.line("if (it + 1 < K_ITERS) sf_next = layout::Scales::fetch_at(w_scale + w_at(it + 1), a_scale, it + 1);");
-                    w.line("layout::Scales::write_at(sf, sf_cur, w_at(it), it);");
+                    w.line(format!(
+                        "layout::Scales::write_at{targs}(sf, sf_cur, w_at(it), it);"
+                    ));
                 } else {
                     w.comment("The first SF_AHEAD blocks' scales are fetched together after the dependency wait; each");
                     w.comment("iteration takes its block's (fetched SF_AHEAD iterations ago) and fetches the one SF_AHEAD ahead.");
@@ -207,12 +218,18 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                     w.close("");
                     w.line("layout::Scales::Raw const sf_cur = sf_ahead[ahead];");
                     w.line("if (it + SF_AHEAD < K_ITERS) sf_ahead[ahead] = layout::Scales::fetch(w_scale, a_scale, tile, split * K_ITERS + it + SF_AHEAD);");
-                    w.line("layout::Scales::write(sf, sf_cur, tile, split * K_ITERS + it);");
+                    w.line(format!(
+                        "layout::Scales::write{targs}(sf, sf_cur, tile, split * K_ITERS + it);"
+                    ));
                 }
-                w.comment(
-                    "Generic-proxy writes, read by tcgen05.cp (async proxy): fence, then publish.",
-                );
-                w.line(format!("{isa}::fence_proxy_async_smem();"));
+                if async_reader {
+                    w.comment(
+                        "Generic-proxy writes, read by tcgen05.cp (async proxy): fence, then publish.",
+                    );
+                    w.line(format!("{isa}::fence_proxy_async_smem();"));
+                } else {
+                    w.comment("Read by the consumer threads' generic loads: the arrive's release orders the writes.");
+                }
                 w.line(format!("mpkc::rt::mbar_arrive({at});"));
             }
             Op::Step(Step::PageAcquire) => super::pipeline::pages_fence(w, isa),

@@ -62,6 +62,13 @@ pub(super) fn emit(w: &mut Writer, p: &LinearMath, w_name: &str, a_name: &str) {
     member(
         w,
         "int",
+        "READ_TOKENS",
+        p.block_n,
+        "tokens whose scale the sm_90a consumer reads: BLOCK_N (past TOKENS, the pad)",
+    );
+    member(
+        w,
+        "int",
         "B_BLOCKS",
         blocks,
         "128-token blocks of B scale factors: ceil(BLOCK_N / 128)",
@@ -154,6 +161,10 @@ pub(super) fn emit(w: &mut Writer, p: &LinearMath, w_name: &str, a_name: &str) {
     w.comment(format!("Test builds (MPKC_BOUNDED_WAITS) trap on a scale that is not a power of two, naming `{w_name}` or"));
     w.comment(format!("`{a_name}` and the element."));
     w.comment("`w_at`: the weight scale's element index (what a report names); `kb`: the activations' K block.");
+    w.comment("ASYNC_READER (sm_100a: tcgen05.cp copies the whole block) writes every row; without it (sm_90a:");
+    w.comment("the consumer threads read bytes a_byte(0, 0) and b_byte(n, 0) for n < BLOCK_N with ld.shared)");
+    w.comment("only the words holding those bytes are written: 1 + BLOCK_N 4-byte stores instead of 64 rows.");
+    w.line("template <bool ASYNC_READER = true>");
     w.open("MPKC_HD static inline void write_at(uint8_t *sf, Raw const &r, int w_at, int kb)");
     w.line("float ws = r.ws;");
     w.line("float const *const as = r.as;");
@@ -174,6 +185,12 @@ pub(super) fn emit(w: &mut Writer, p: &LinearMath, w_name: &str, a_name: &str) {
     w.line("uint32_t aword[TOKENS];");
     w.line("MPKC_UNROLL");
     w.line("for (int n = 0; n < TOKENS; ++n) aword[n] = ue8m0(as[n]) * 0x01010101u;");
+    w.open("if (!ASYNC_READER)");
+    w.line("*reinterpret_cast<uint32_t *>(sf + a_byte(0, 0)) = wword;");
+    w.line("MPKC_UNROLL");
+    w.line("for (int n = 0; n < READ_TOKENS; ++n) *reinterpret_cast<uint32_t *>(sf + b_byte(static_cast<uint32_t>(n), 0)) = n < TOKENS ? aword[n] : PAD_WORD;");
+    w.line("return;");
+    w.close("");
     w.line("Row *const rows = reinterpret_cast<Row *>(sf);");
     w.line("MPKC_UNROLL");
     w.line("for (int r = 0; r < 32; ++r) rows[r] = Row{{wword, wword, wword, wword}};");
@@ -192,8 +209,9 @@ pub(super) fn emit(w: &mut Writer, p: &LinearMath, w_name: &str, a_name: &str) {
     w.close("");
     w.close("");
     w.comment("Staging of K block `kb` of weight tile `tile` (unrouted).");
+    w.line("template <bool ASYNC_READER = true>");
     w.open("MPKC_HD static inline void write(uint8_t *sf, Raw const &r, int tile, int kb)");
-    w.line("write_at(sf, r, tile * W_K_BLOCKS + kb, kb);");
+    w.line("write_at<ASYNC_READER>(sf, r, tile * W_K_BLOCKS + kb, kb);");
     w.close("");
     w.comment("`fetch` then `write`: the staging of one K block in one call (host tests, the CPU reference).");
     w.open("MPKC_HD static inline void stage(uint8_t *sf, float const *w_scale, float const *a_scale, int tile, int kb)");

@@ -60,6 +60,10 @@ impl Engine for Sm90<'_> {
         "mpkc::sm90"
     }
 
+    fn scales_read_by_async_proxy(&self) -> bool {
+        false
+    }
+
     fn step(&self, w: &mut Writer, _role: RoleKind, step: &Step) {
         let ir = &self.task.ir;
         match step {
