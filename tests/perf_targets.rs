@@ -38,6 +38,10 @@ fn the_targets_section_scores_the_fastest_case_per_shape() {
         case("o_proj", 7168, 2048, 1, "bf16", 9.5, 0.70, 1.0),
         // An fp8 case of 15 MB at 30 %: listed apart, not a bf16 shape's result.
         case("fp8_q_a", 1536, 7168, 1, "fp8 block-scaled", 5.0, 0.30, 2.0),
+        // A slower form of the same fp8 shape: listed, not the shape's result.
+        case("fp8_q_a_slow", 1536, 7168, 1, "fp8 block-scaled", 10.0, 0.15, 1.0),
+        // Another fp8 shape, 14.7 MB at 50 %, half cuBLASLt's speed.
+        case("fp8_o_proj", 7168, 2048, 1, "fp8 block-scaled", 8.0, 0.50, 0.5),
     ];
     // Consumer ops: rmsnorm twice as fast as PyTorch, argmax slower, silu_mul without PyTorch.
     let consumer = |name: &str, us: f64, theirs: Option<f64>| {
@@ -111,7 +115,21 @@ fn the_targets_section_scores_the_fastest_case_per_shape() {
         "{text}"
     );
     assert!(
-        text.contains("- fp8: geomean 2.00x over cuBLASLt fp8 in 1 of 1 cases (quant e4m3 outputs, which have no library equivalent, left out; target 2x: met)"),
+        text.contains("| fp8_q_a_slow | 1 | 11.0 | 10.00 | 15 | NOT met | 10.00 | 1.00 |"),
+        "{text}"
+    );
+    // The fastest case of each N x K: fp8_q_a (2x) and fp8_o_proj (0.5x), geomean 1x.
+    assert!(
+        text.contains("- fp8, the fastest case of each N x K at each M: geomean 1.00x over cuBLASLt fp8 in 2 shape-M pairs (target 2x: NOT met)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- fp8 shapes with weights >= 10 MB below 80 % of the ceiling (fastest case): fp8_o_proj M=1 50 %, fp8_q_a M=1 30 %"),
+        "{text}"
+    );
+    // Every scored case: (2 x 1 x 0.5)^(1/3) = 1; the e4m3 output is left out of the count.
+    assert!(
+        text.contains("- every fp8 case: geomean 1.00x over cuBLASLt fp8 in 3 of 3 cases (quant e4m3 outputs, which have no library equivalent, left out)"),
         "{text}"
     );
     assert!(

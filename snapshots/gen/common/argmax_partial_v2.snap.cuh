@@ -16,8 +16,8 @@ constexpr int kVocab = 129280;  // logits per row of `logits`
 constexpr int kChunk = 2048;  // logits per chunk (param chunk)
 constexpr int kChunks = 64;  // ceil(kVocab / kChunk)
 constexpr int64_t chunk = params::chunk;  // scalar `chunk` of the body
-static_assert(raw_idx_bytes() >= 32, "E0110: region `idx` holds fewer bytes than the body keeps there (one int64 candidate index per consumer warp, 32 B)");
-static_assert(raw_val_bytes() >= 8, "E0110: region `val` holds fewer bytes than the body keeps there (one bf16 candidate value per consumer warp, 8 B)");
+static_assert(raw_idx_bytes() >= 256, "E0110: region `idx` holds fewer bytes than the body keeps there (32 int64 candidate indices: one per consumer warp for each of a batch of 8 rows, 256 B)");
+static_assert(raw_val_bytes() >= 64, "E0110: region `val` holds fewer bytes than the body keeps there (32 bf16 candidate values: one per consumer warp for each of a batch of 8 rows, 64 B)");
 constexpr int kSyncBarrier = BAR_TASK_SYNC;  // bar.sync 6, 128
 
 // The task's SMEM view: one pointer per planned region, only through smem_region_offset (I-S9);
@@ -62,8 +62,16 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   // ---- body: argmax_partial (stdlib/bodies/argmax_partial.cu) ----
   {
     // argmax_partial: for every row, the best logit of chunk `task_offset` and its index, packed as
-    // (chunk << 32) | index-in-chunk; ties go to the lowest index. Per-warp winners meet in
-    // `val`/`idx`, thread 0 picks the chunk's winner.
+    // (chunk << 32) | index-in-chunk; ties go to the lowest index. Rows go in batches of kBatch:
+    // each thread scans its slice of the chunk for every row of the batch at once (kBatch
+    // independent loads in flight, 16-byte vectors where the row stride and chunk allow), the
+    // per-warp winners of the batch meet in `val`/`idx` (kBatch x kWarps = 32 candidates), and
+    // thread r picks row r's winner. Two barriers per batch, not per row.
+    constexpr int kWarps = kConsumerThreads / 32;
+    constexpr int kBatch = 32 / kWarps;
+    static_assert(kBatch >= 1, "argmax_partial: at most 32 consumer warps");
+    // 16-byte loads need every row and chunk start on 8 logits; the base pointer is checked below.
+    constexpr bool kVec = kVocab % 8 == 0 && kChunk % 8 == 0;
     __nv_bfloat16 *const s_val = reinterpret_cast<__nv_bfloat16 *>(buf.val);
     int64_t *const s_idx = reinterpret_cast<int64_t *>(buf.idx);
     int const tid = static_cast<int>(threadIdx.x);
@@ -72,37 +80,82 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     int const chunk_id = task_offset;
     int64_t const begin = static_cast<int64_t>(chunk_id) * kChunk;
     int64_t const end = begin + kChunk < kVocab ? begin + kChunk : kVocab;
-    for (int row = 0; row < kRows; ++row) {
-      __nv_bfloat16 const *const lr = logits + static_cast<int64_t>(row) * kVocab;
-      float best = -INFINITY;
-      int64_t best_i = INT64_MAX;
-      for (int64_t i = begin + tid; i < end; i += kConsumerThreads) {
-        float const v = __bfloat162float(lr[i]);
-        if (v > best || (v == best && i < best_i)) {
-          best = v;
-          best_i = i;
+    bool const vec = kVec && (reinterpret_cast<uintptr_t>(logits) & 15) == 0;
+    for (int row0 = 0; row0 < kRows; row0 += kBatch) {
+      float best[kBatch];
+      int64_t best_i[kBatch];
+    #pragma unroll
+      for (int r = 0; r < kBatch; ++r) {
+        best[r] = -INFINITY;
+        best_i[r] = INT64_MAX;
+      }
+      if (vec) {
+        // Each thread visits its indices in increasing order: a tie keeps the first (lowest).
+        for (int64_t i = begin + 8 * tid; i < end; i += 8 * kConsumerThreads) {
+          mpkc::Bf16x8 q[kBatch];
+    #pragma unroll
+          for (int r = 0; r < kBatch; ++r) {
+            if (row0 + r < kRows) {
+              q[r] = mpkc::ld_global_v8(logits + static_cast<int64_t>(row0 + r) * kVocab + i);
+            }
+          }
+    #pragma unroll
+          for (int r = 0; r < kBatch; ++r) {
+            if (row0 + r < kRows) {
+    #pragma unroll
+              for (int j = 0; j < 4; ++j) {
+                float2 const v = __bfloat1622float2(q[r].h[j]);
+                if (v.x > best[r]) {
+                  best[r] = v.x;
+                  best_i[r] = i + 2 * j;
+                }
+                if (v.y > best[r]) {
+                  best[r] = v.y;
+                  best_i[r] = i + 2 * j + 1;
+                }
+              }
+            }
+          }
+        }
+      } else {
+        for (int64_t i = begin + tid; i < end; i += kConsumerThreads) {
+    #pragma unroll
+          for (int r = 0; r < kBatch; ++r) {
+            if (row0 + r < kRows) {
+              float const v = __bfloat162float(logits[static_cast<int64_t>(row0 + r) * kVocab + i]);
+              if (v > best[r]) {
+                best[r] = v;
+                best_i[r] = i;
+              }
+            }
+          }
         }
       }
-      mpkc::warp_argmax(best, best_i);
-      if (lane == 0) {
-        s_val[warp] = __float2bfloat16_rn(best);
-        s_idx[warp] = best_i;
+    #pragma unroll
+      for (int r = 0; r < kBatch; ++r) {
+        mpkc::warp_argmax(best[r], best_i[r]);
+        if (lane == 0) {
+          s_val[r * kWarps + warp] = __float2bfloat16_rn(best[r]);
+          s_idx[r * kWarps + warp] = best_i[r];
+        }
       }
       mpkc::named_barrier_sync(kSyncBarrier, kConsumerThreads);
-      if (tid == 0) {
-        float b = __bfloat162float(s_val[0]);
-        int64_t bi = s_idx[0];
-        for (int w2 = 1; w2 < kConsumerThreads / 32; ++w2) {
-          float const v = __bfloat162float(s_val[w2]);
-          if (v > b || (v == b && s_idx[w2] < bi)) {
+      if (tid < kBatch && row0 + tid < kRows) {
+        int const row = row0 + tid;
+        float b = __bfloat162float(s_val[tid * kWarps]);
+        int64_t bi = s_idx[tid * kWarps];
+        for (int w2 = 1; w2 < kWarps; ++w2) {
+          float const v = __bfloat162float(s_val[tid * kWarps + w2]);
+          int64_t const vi = s_idx[tid * kWarps + w2];
+          if (v > b || (v == b && vi < bi)) {
             b = v;
-            bi = s_idx[w2];
+            bi = vi;
           }
         }
         val[static_cast<int64_t>(row) * kChunks + chunk_id] = __float2bfloat16_rn(b);
         idx[static_cast<int64_t>(row) * kChunks + chunk_id] = (static_cast<int64_t>(chunk_id) << 32) | (bi - begin);
       }
-      // `val`/`idx` are rewritten by the next row: thread 0 must have read them.
+      // `val`/`idx` are rewritten by the next batch: its winners must have been read.
       mpkc::named_barrier_sync(kSyncBarrier, kConsumerThreads);
     }
   }

@@ -15,8 +15,8 @@ constexpr int kRows = 1;  // rows of `part_val`
 constexpr int kChunks = 64;  // candidates per row of `part_val`
 constexpr int kChunk = 2048;  // logits per chunk (param chunk), to unpack the indices
 constexpr int64_t chunk = params::chunk;  // scalar `chunk` of the body
-static_assert(raw_idx_bytes() >= 32, "E0110: region `idx` holds fewer bytes than the body keeps there (one int64 candidate index per consumer warp, 32 B)");
-static_assert(raw_val_bytes() >= 8, "E0110: region `val` holds fewer bytes than the body keeps there (one bf16 candidate value per consumer warp, 8 B)");
+static_assert(raw_idx_bytes() >= 256, "E0110: region `idx` holds fewer bytes than the body keeps there (32 int64 candidate indices: one per consumer warp for each of a batch of 8 rows, 256 B)");
+static_assert(raw_val_bytes() >= 64, "E0110: region `val` holds fewer bytes than the body keeps there (32 bf16 candidate values: one per consumer warp for each of a batch of 8 rows, 64 B)");
 constexpr int kSyncBarrier = BAR_TASK_SYNC;  // bar.sync 6, 128
 
 // The task's SMEM view: one pointer per planned region, only through smem_region_offset (I-S9);
@@ -62,42 +62,63 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   {
     // argmax_reduce: for every row, the best of the per-chunk candidates of argmax_partial; the
     // packed (chunk << 32) | index-in-chunk becomes chunk * kChunk + index-in-chunk. Ties go to
-    // the lowest index.
+    // the lowest index. Rows go in batches of kBatch, as in argmax_partial: kBatch candidate loads
+    // in flight per thread, the batch's per-warp winners (kBatch x kWarps = 32) meet in
+    // `val`/`idx`, thread r picks row r's token; two barriers per batch.
+    constexpr int kWarps = kConsumerThreads / 32;
+    constexpr int kBatch = 32 / kWarps;
+    static_assert(kBatch >= 1, "argmax_reduce: at most 32 consumer warps");
     __nv_bfloat16 *const s_val = reinterpret_cast<__nv_bfloat16 *>(buf.val);
     int64_t *const s_idx = reinterpret_cast<int64_t *>(buf.idx);
     int const tid = static_cast<int>(threadIdx.x);
     int const warp = tid >> 5;
     int const lane = tid & 31;
-    for (int row = 0; row < kRows; ++row) {
-      float best = -INFINITY;
-      int64_t best_i = INT64_MAX;
+    for (int row0 = 0; row0 < kRows; row0 += kBatch) {
+      float best[kBatch];
+      int64_t best_i[kBatch];
+    #pragma unroll
+      for (int r = 0; r < kBatch; ++r) {
+        best[r] = -INFINITY;
+        best_i[r] = INT64_MAX;
+      }
       for (int c = tid; c < kChunks; c += kConsumerThreads) {
-        int64_t const packed = idx[static_cast<int64_t>(row) * kChunks + c];
-        int64_t const i = (packed >> 32) * kChunk + (packed & 0xffffffffll);
-        float const v = __bfloat162float(val[static_cast<int64_t>(row) * kChunks + c]);
-        if (v > best || (v == best && i < best_i)) {
-          best = v;
-          best_i = i;
-        }
-      }
-      mpkc::warp_argmax(best, best_i);
-      if (lane == 0) {
-        s_val[warp] = __float2bfloat16_rn(best);
-        s_idx[warp] = best_i;
-      }
-      mpkc::named_barrier_sync(kSyncBarrier, kConsumerThreads);
-      if (tid == 0) {
-        float b = __bfloat162float(s_val[0]);
-        int64_t bi = s_idx[0];
-        for (int w2 = 1; w2 < kConsumerThreads / 32; ++w2) {
-          float const v = __bfloat162float(s_val[w2]);
-          if (v > b || (v == b && s_idx[w2] < bi)) {
-            b = v;
-            bi = s_idx[w2];
+    #pragma unroll
+        for (int r = 0; r < kBatch; ++r) {
+          if (row0 + r < kRows) {
+            int64_t const at = static_cast<int64_t>(row0 + r) * kChunks + c;
+            int64_t const packed = idx[at];
+            int64_t const i = (packed >> 32) * kChunk + (packed & 0xffffffffll);
+            float const v = __bfloat162float(val[at]);
+            if (v > best[r] || (v == best[r] && i < best_i[r])) {
+              best[r] = v;
+              best_i[r] = i;
+            }
           }
         }
-        token[row] = bi;
       }
+    #pragma unroll
+      for (int r = 0; r < kBatch; ++r) {
+        mpkc::warp_argmax(best[r], best_i[r]);
+        if (lane == 0) {
+          s_val[r * kWarps + warp] = __float2bfloat16_rn(best[r]);
+          s_idx[r * kWarps + warp] = best_i[r];
+        }
+      }
+      mpkc::named_barrier_sync(kSyncBarrier, kConsumerThreads);
+      if (tid < kBatch && row0 + tid < kRows) {
+        float b = __bfloat162float(s_val[tid * kWarps]);
+        int64_t bi = s_idx[tid * kWarps];
+        for (int w2 = 1; w2 < kWarps; ++w2) {
+          float const v = __bfloat162float(s_val[tid * kWarps + w2]);
+          int64_t const vi = s_idx[tid * kWarps + w2];
+          if (v > b || (v == b && vi < bi)) {
+            b = v;
+            bi = vi;
+          }
+        }
+        token[row0 + tid] = bi;
+      }
+      // `val`/`idx` are rewritten by the next batch: its winners must have been read.
       mpkc::named_barrier_sync(kSyncBarrier, kConsumerThreads);
     }
   }

@@ -63,6 +63,7 @@ struct Scales {
   static constexpr int K_BLOCKS = 12;  // columns of the activations' f32 scales: K / 128 (SLOTS * K / 128 summing routed slots)
   static constexpr int W_K_BLOCKS = 12;  // columns of the weights' f32 block scales: K / 128
   static constexpr int TOKENS = 16;  // tokens with a scale: min(M_REAL, BLOCK_N)
+  static constexpr int READ_TOKENS = 16;  // tokens whose scale the sm_90a consumer reads: BLOCK_N (past TOKENS, the pad)
   static constexpr int B_BLOCKS = 1;  // 128-token blocks of B scale factors: ceil(BLOCK_N / 128)
   static constexpr uint32_t BLOCK_BYTES = 512;  // one block: 32 rows of 16 bytes
   static constexpr uint32_t B_OFFSET = 512;  // the B blocks follow the A block
@@ -122,6 +123,10 @@ struct Scales {
   // Test builds (MPKC_BOUNDED_WAITS) trap on a scale that is not a power of two, naming `W_scale` or
   // `A_scale` and the element.
   // `w_at`: the weight scale's element index (what a report names); `kb`: the activations' K block.
+  // ASYNC_READER (sm_100a: tcgen05.cp copies the whole block) writes every row; without it (sm_90a:
+  // the consumer threads read bytes a_byte(0, 0) and b_byte(n, 0) for n < BLOCK_N with ld.shared)
+  // only the words holding those bytes are written: 1 + BLOCK_N 4-byte stores instead of 64 rows.
+  template <bool ASYNC_READER = true>
   MPKC_HD static inline void write_at(uint8_t *sf, Raw const &r, int w_at, int kb) {
     float ws = r.ws;
     float const *const as = r.as;
@@ -140,6 +145,12 @@ struct Scales {
     uint32_t aword[TOKENS];
     MPKC_UNROLL
     for (int n = 0; n < TOKENS; ++n) aword[n] = ue8m0(as[n]) * 0x01010101u;
+    if (!ASYNC_READER) {
+      *reinterpret_cast<uint32_t *>(sf + a_byte(0, 0)) = wword;
+      MPKC_UNROLL
+      for (int n = 0; n < READ_TOKENS; ++n) *reinterpret_cast<uint32_t *>(sf + b_byte(static_cast<uint32_t>(n), 0)) = n < TOKENS ? aword[n] : PAD_WORD;
+      return;
+    }
     Row *const rows = reinterpret_cast<Row *>(sf);
     MPKC_UNROLL
     for (int r = 0; r < 32; ++r) rows[r] = Row{{wword, wword, wword, wword}};
@@ -158,8 +169,9 @@ struct Scales {
     }
   }
   // Staging of K block `kb` of weight tile `tile` (unrouted).
+  template <bool ASYNC_READER = true>
   MPKC_HD static inline void write(uint8_t *sf, Raw const &r, int tile, int kb) {
-    write_at(sf, r, tile * W_K_BLOCKS + kb, kb);
+    write_at<ASYNC_READER>(sf, r, tile * W_K_BLOCKS + kb, kb);
   }
   // `fetch` then `write`: the staging of one K block in one call (host tests, the CPU reference).
   MPKC_HD static inline void stage(uint8_t *sf, float const *w_scale, float const *a_scale, int tile, int kb) {

@@ -215,9 +215,8 @@ __device__ __noinline__ void loader(TaskDesc const *task_desc, RuntimeConfig con
     auto const w_at = [&](int j) { int const e = j / SLOT_K_ITERS == it / SLOT_K_ITERS ? expert : next_expert; return (static_cast<int64_t>(e < EXPERTS ? e : EXPERTS - 1) * NUM_TILES + tile) * layout::Scales::W_K_BLOCKS + j % SLOT_K_ITERS; };
     layout::Scales::Raw const sf_cur = it == 0 ? layout::Scales::fetch_at(w_scale + w_at(it), a_scale, it) : sf_next;
     if (it + 1 < K_ITERS) sf_next = layout::Scales::fetch_at(w_scale + w_at(it + 1), a_scale, it + 1);
-    layout::Scales::write_at(sf, sf_cur, w_at(it), it);
-    // Generic-proxy writes, read by tcgen05.cp (async proxy): fence, then publish.
-    mpkc::sm90::fence_proxy_async_smem();
+    layout::Scales::write_at<false>(sf, sf_cur, w_at(it), it);
+    // Read by the consumer threads' generic loads: the arrive's release orders the writes.
     mpkc::rt::mbar_arrive(&sem[SEM_SF_RING_FULL + stage]);
   }
 }
