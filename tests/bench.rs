@@ -88,6 +88,24 @@ fn timeline_without_the_persistent_method_is_a_usage_error() {
     }
 }
 
+/// An unknown `--target` and a `--save-json` that cannot be written are usage errors (exit 2)
+/// before any GPU work, here on a machine without one (which would otherwise exit 4).
+#[test]
+fn a_bad_target_or_save_json_is_refused_before_the_gpu() {
+    let o = bench_with(&["--target", "garbage"], &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("garbage") && err.contains("sm_90a"), "{err}");
+    let dir = scratch_dir("bench-save-json");
+    let missing = dir.join("no-such-folder").join("r.json");
+    for (path, why) in [(dir.clone(), "is a folder"), (missing, "does not exist")] {
+        let o = bench_with(&["--save-json", path.to_str().unwrap()], &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("--save-json") && err.contains(why), "{err}");
+    }
+}
+
 /// A stub libcuda (as the toolkit's `lib64/stubs` ships: it loads, and `cuInit` fails with
 /// CUDA_ERROR_STUB_LIBRARY) is no GPU either: exit 4, naming the device, not a panic.
 #[test]

@@ -39,9 +39,27 @@ fn the_targets_section_scores_the_fastest_case_per_shape() {
         // An fp8 case of 15 MB at 30 %: listed apart, not a bf16 shape's result.
         case("fp8_q_a", 1536, 7168, 1, "fp8 block-scaled", 5.0, 0.30, 2.0),
         // A slower form of the same fp8 shape: listed, not the shape's result.
-        case("fp8_q_a_slow", 1536, 7168, 1, "fp8 block-scaled", 10.0, 0.15, 1.0),
+        case(
+            "fp8_q_a_slow",
+            1536,
+            7168,
+            1,
+            "fp8 block-scaled",
+            10.0,
+            0.15,
+            1.0,
+        ),
         // Another fp8 shape, 14.7 MB at 50 %, half cuBLASLt's speed.
-        case("fp8_o_proj", 7168, 2048, 1, "fp8 block-scaled", 8.0, 0.50, 0.5),
+        case(
+            "fp8_o_proj",
+            7168,
+            2048,
+            1,
+            "fp8 block-scaled",
+            8.0,
+            0.50,
+            0.5,
+        ),
     ];
     // Consumer ops: rmsnorm twice as fast as PyTorch, argmax slower, silu_mul without PyTorch.
     let consumer = |name: &str, us: f64, theirs: Option<f64>| {

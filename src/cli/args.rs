@@ -201,7 +201,7 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// Target to build and run: sm_90a or sm_100a (default: the GPU's).
-    #[arg(long)]
+    #[arg(long, value_parser = ["sm_90a", "sm_100a"])]
     pub target: Option<String>,
     /// Tasks per CTA queue (ring-slot reuse, re-init and page parity across tasks), 1 to 4096
     /// (every queue's descriptors are uploaded at once).
@@ -322,7 +322,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Target to build for: sm_90a or sm_100a (default: the GPU's).
-    #[arg(long)]
+    #[arg(long, value_parser = ["sm_90a", "sm_100a"])]
     pub target: Option<String>,
     /// Also write the `--json` document to this file (the table still goes to stdout).
     #[arg(long, value_name = "FILE")]
@@ -376,7 +376,7 @@ pub struct TuneArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Target to build for: sm_90a or sm_100a (default: the GPU's).
-    #[arg(long)]
+    #[arg(long, value_parser = ["sm_90a", "sm_100a"])]
     pub target: Option<String>,
 }
 

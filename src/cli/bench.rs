@@ -121,6 +121,13 @@ fn nvcc_reason(f: &nvcc::CompileFailure) -> String {
 
 /// Runs `mpkc bench`.
 pub fn run(common: &CommonArgs, b: &BenchArgs, color: ColorMode) -> u8 {
+    // A `--save-json` that cannot be written is refused before minutes of GPU work.
+    if let Some(f) = &b.save_json {
+        if let Err(why) = json_file_ok(f) {
+            errln!("error: --save-json {}: {why}", f.display());
+            return exit::USAGE;
+        }
+    }
     let (report, code) = match measure(common, b, color, "bench") {
         Ok(r) => r,
         Err(code) => return code,
@@ -138,6 +145,24 @@ pub fn run(common: &CommonArgs, b: &BenchArgs, color: ColorMode) -> u8 {
         }
     }
     code
+}
+
+/// Whether `path` can take the JSON report: not a folder, and its folder exists.
+fn json_file_ok(path: &std::path::Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err("is a folder: name the file to write".into());
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(format!(
+            "its folder {} does not exist: create it first",
+            parent.display()
+        ));
+    }
+    Ok(())
 }
 
 /// Checks, builds and times the inputs' linears as `mpkc bench` does, printing diagnostics and

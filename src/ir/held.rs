@@ -2,7 +2,7 @@
 //! what a region holds, laid out in order, each member at the next multiple of its alignment.
 //! The region's alignment must cover its members' (`E0115`) and its size hold them (`E0110`).
 
-use super::types::{Dtype, RegionIr};
+use super::{Dtype, RegionIr};
 use crate::span::Span;
 
 /// A member's type.

@@ -2,6 +2,7 @@
 //! stage array expanded. Plain data with spans; cross-references are handles.
 
 mod arena;
+mod elem;
 pub mod exact;
 mod held;
 mod helper;
@@ -11,6 +12,7 @@ mod sync;
 mod types;
 
 pub use arena::{Arena, Handle};
+pub use elem::*;
 pub use held::{layout as layout_held, HeldIr, HeldType};
 pub use helper::{helper_params, HelperUseIr};
 pub use reference::{ReferenceFile, ReferenceIr, Tolerance, ToleranceIr};
