@@ -2,7 +2,8 @@
 //! scans one vocabulary chunk per task and writes the chunk's best value and
 //! `(chunk << 32) | index-in-chunk`; `argmax_reduce(val, idx -> token; chunk)` reduces the chunks
 //! to one token index per row. Ties go to the lowest index. Regions as MPK's argmax_v2
-//! (contract doc §1.6c): `idx` (8 B per consumer warp) and `val` (2 B per consumer warp).
+//! (contract doc §1.6c): 32 candidates each in `idx` (8 B) and `val` (2 B), one per consumer warp
+//! (4) for each row of a batch of 8, so that both bodies reduce 8 rows between two barriers.
 
 use super::{int_const, Access, Constant, Formal, RegionNeed, Shapes, Signature};
 use crate::diag::Diagnostic;

@@ -105,11 +105,12 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     #pragma unroll
               for (int j = 0; j < 4; ++j) {
                 float2 const v = __bfloat1622float2(q[r].h[j]);
-                if (v.x > best[r]) {
+                // The tie clause keeps an all -inf chunk's first index (not the INT64_MAX start).
+                if (v.x > best[r] || (v.x == best[r] && i + 2 * j < best_i[r])) {
                   best[r] = v.x;
                   best_i[r] = i + 2 * j;
                 }
-                if (v.y > best[r]) {
+                if (v.y > best[r] || (v.y == best[r] && i + 2 * j + 1 < best_i[r])) {
                   best[r] = v.y;
                   best_i[r] = i + 2 * j + 1;
                 }
@@ -123,7 +124,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
           for (int r = 0; r < kBatch; ++r) {
             if (row0 + r < kRows) {
               float const v = __bfloat162float(logits[static_cast<int64_t>(row0 + r) * kVocab + i]);
-              if (v > best[r]) {
+              if (v > best[r] || (v == best[r] && i < best_i[r])) {
                 best[r] = v;
                 best_i[r] = i;
               }
