@@ -590,6 +590,13 @@ pub enum GranularityIr {
 }
 
 impl GranularityIr {
+    /// The `granularity` declaration.
+    pub fn span(&self) -> Span {
+        match self {
+            GranularityIr::PerTile { span, .. } | GranularityIr::GridWide { span, .. } => *span,
+        }
+    }
+
     /// Number of tasks (1 for grid-wide, per worker).
     pub fn tasks(&self) -> i64 {
         match self {

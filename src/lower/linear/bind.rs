@@ -16,6 +16,53 @@ fn unsupported(span: crate::span::Span, what: String, help: &str) -> Diagnostic 
         .help(help.to_string())
 }
 
+/// The error for a pipeline without its accumulator channel, `tmem_ready` or `consumer_done`:
+/// what is missing, at the sem that is nearly the missing one (the right roles, `at end` the
+/// wrong way round) when there is one, else at the family.
+fn missing_sync(ir: &TaskIr, no_acc: bool, no_ready: bool, no_done: bool) -> Diagnostic {
+    let mut missing = Vec::new();
+    if no_acc {
+        missing.push("a TMEM accumulator channel");
+    }
+    if no_ready {
+        missing.push("a launcher -> consumer sem at start (tmem_ready)");
+    }
+    if no_done {
+        missing.push("a consumer -> launcher sem at end (consumer_done)");
+    }
+    let near = ir.sems.iter().map(|(_, s)| s).find(|s| {
+        (no_done
+            && s.producer == RoleKind::Consumer
+            && s.consumer == RoleKind::Launcher
+            && !s.at_end)
+            || (no_ready
+                && s.producer == RoleKind::Launcher
+                && s.consumer == RoleKind::Consumer
+                && s.at_end)
+    });
+    let (span, help) = match near {
+        Some(s) if s.at_end => (
+            s.span,
+            format!(
+                "remove `at end` from `{}`: tmem_ready is waited before the first stage",
+                s.name
+            ),
+        ),
+        Some(s) => (
+            s.span,
+            format!(
+                "add `at end` to `{}`: consumer_done is waited after the task's last stage",
+                s.name
+            ),
+        ),
+        None => (
+            ir.family_span,
+            "declare them as stdlib/linear_sm100_v2.mpk does".to_string(),
+        ),
+    };
+    unsupported(span, format!("it needs {}", missing.join(", ")), &help)
+}
+
 /// The one tensor that states `role`, if any.
 fn role_tensor(ir: &TaskIr, role: TensorRole) -> Option<TensorHandle> {
     ir.tensors
@@ -191,7 +238,7 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         })
         .map(|(h, _)| h);
     let (Some(acc), Some(tmem_ready), Some(consumer_done)) = (acc, tr, cd) else {
-        sink.push(unsupported(ir.family_span, "it needs a TMEM accumulator channel, a launcher -> consumer sem at start (tmem_ready) and a consumer -> launcher sem at end (consumer_done)".into(), "declare them as stdlib/linear_sm100_v2.mpk does"));
+        sink.push(missing_sync(ir, acc.is_none(), tr.is_none(), cd.is_none()));
         return None;
     };
     for (ch, who) in [(w_ring, RoleKind::Launcher), (a_ring, RoleKind::Launcher)] {
@@ -388,7 +435,7 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         }
     } else if ir.granularity.tasks() != num_tiles * splits {
         sink.push(unsupported(
-            ir.family_span,
+            ir.granularity.span(),
             format!(
                 "granularity has {} tasks but ceil(N / tile M) x splits = {num_tiles} x {splits} = {}",
                 ir.granularity.tasks(),
