@@ -242,6 +242,28 @@ void check_scales(Report &r) {
       for (uint32_t i = Scales::BYTES; i < sizeof block; ++i) {
         r.check(block[i] == 0xA5, "scale staging bounds", "byte %u past the %u-byte block was written", i, Scales::BYTES);
       }
+      // The sm_90a staging (write<false>, no tcgen05.cp): the words its consumer threads read with
+      // ld.shared, a_byte(0, s) and b_byte(n, s) for every token column n < BLOCK_N, hold what the
+      // full staging puts there; no other byte is written.
+      alignas(16) static uint8_t part[4096];
+      std::memset(part, 0xA5, sizeof part);
+      Scales::template write<false>(part, Scales::fetch(w.data(), a.data(), tile, kb), tile, kb);
+      std::vector<bool> read(sizeof part, false);
+      for (int s = 0; s < S; ++s) {
+        uint32_t const at = Scales::a_byte(0, uint32_t(s));
+        read[at] = true;
+        r.check(part[at] == block[at], "sm_90a scale staging A", "tile %d K block %d sub-block %d: byte %u holds %d, want %d",
+                tile, kb, s, at, int(part[at]), int(block[at]));
+        for (int n = 0; n < N; ++n) {
+          uint32_t const bt = Scales::b_byte(uint32_t(n), uint32_t(s));
+          read[bt] = true;
+          r.check(part[bt] == block[bt], "sm_90a scale staging B", "tile %d K block %d token %d sub-block %d: byte %u holds %d, want %d",
+                  tile, kb, n, s, bt, int(part[bt]), int(block[bt]));
+        }
+      }
+      for (uint32_t i = 0; i < sizeof part; ++i) {
+        if (!read[i]) r.check(part[i] == 0xA5, "sm_90a scale staging bounds", "byte %u, which no consumer reads, was written", i);
+      }
     }
   }
   // UE8M0 holds 2^e for -127 <= e <= 127; mpkc accepts the normal f32 powers of two among them.
