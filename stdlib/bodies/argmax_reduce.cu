@@ -1,16 +1,14 @@
 // argmax_reduce: for every row, the best of the per-chunk candidates of argmax_partial; the
 // packed (chunk << 32) | index-in-chunk becomes chunk * kChunk + index-in-chunk. Ties go to
 // the lowest index. Rows go in batches of kBatch, as in argmax_partial: kBatch candidate loads
-// in flight per thread, the batch's per-warp winners (kBatch x kWarps = 32) meet in
-// `val`/`idx`, thread r picks row r's token; two barriers per batch.
+// in flight per thread, and mpkc::batch_argmax meets the batch's per-warp winners (kBatch x
+// kWarps = 32) in `val`/`idx`, thread r holding row r's token; two barriers per batch.
 constexpr int kWarps = kConsumerThreads / 32;
 constexpr int kBatch = 32 / kWarps;
 static_assert(kBatch >= 1, "argmax_reduce: at most 32 consumer warps");
 __nv_bfloat16 *const s_val = reinterpret_cast<__nv_bfloat16 *>(buf.val);
 int64_t *const s_idx = reinterpret_cast<int64_t *>(buf.idx);
 int const tid = static_cast<int>(threadIdx.x);
-int const warp = tid >> 5;
-int const lane = tid & 31;
 for (int row0 = 0; row0 < kRows; row0 += kBatch) {
   float best[kBatch];
   int64_t best_i[kBatch];
@@ -27,35 +25,16 @@ for (int row0 = 0; row0 < kRows; row0 += kBatch) {
         int64_t const packed = idx[at];
         int64_t const i = (packed >> 32) * kChunk + (packed & 0xffffffffll);
         float const v = __bfloat162float(val[at]);
-        if (v > best[r] || (v == best[r] && i < best_i[r])) {
+        if (mpkc::argmax_takes(v, i, best[r], best_i[r])) {
           best[r] = v;
           best_i[r] = i;
         }
       }
     }
   }
-#pragma unroll
-  for (int r = 0; r < kBatch; ++r) {
-    mpkc::warp_argmax(best[r], best_i[r]);
-    if (lane == 0) {
-      s_val[r * kWarps + warp] = __float2bfloat16_rn(best[r]);
-      s_idx[r * kWarps + warp] = best_i[r];
-    }
-  }
-  mpkc::named_barrier_sync(kSyncBarrier, kConsumerThreads);
-  if (tid < kBatch && row0 + tid < kRows) {
-    float b = __bfloat162float(s_val[tid * kWarps]);
-    int64_t bi = s_idx[tid * kWarps];
-    for (int w2 = 1; w2 < kWarps; ++w2) {
-      float const v = __bfloat162float(s_val[tid * kWarps + w2]);
-      int64_t const vi = s_idx[tid * kWarps + w2];
-      if (v > b || (v == b && vi < bi)) {
-        b = v;
-        bi = vi;
-      }
-    }
+  float b;
+  int64_t bi;
+  if (mpkc::batch_argmax<kBatch, kConsumerThreads>(best, best_i, s_val, s_idx, kRows - row0, kSyncBarrier, b, bi)) {
     token[row0 + tid] = bi;
   }
-  // `val`/`idx` are rewritten by the next batch: its winners must have been read.
-  mpkc::named_barrier_sync(kSyncBarrier, kConsumerThreads);
 }

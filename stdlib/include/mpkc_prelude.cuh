@@ -116,17 +116,61 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
+/// Whether candidate (`v`, `i`) beats the best so far (`b`, `bi`): a larger value, or an equal
+/// one at a lower index (so that a run of -inf still keeps its first index, not the start's).
+__device__ __forceinline__ bool argmax_takes(float v, int64_t i, float b, int64_t bi) {
+  return v > b || (v == b && i < bi);
+}
+
 /// Arg-max over the warp with ties broken towards the lower index; every lane gets the winner.
 __device__ __forceinline__ void warp_argmax(float &v, int64_t &i) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
     float const ov = __shfl_xor_sync(0xffffffffu, v, o);
     int64_t const oi = __shfl_xor_sync(0xffffffffu, i, o);
-    if (ov > v || (ov == v && oi < i)) {
+    if (argmax_takes(ov, oi, v, i)) {
       v = ov;
       i = oi;
     }
   }
+}
+
+/// Arg-max of each row of a batch of `kBatch` rows across `kThreads` threads (kThreads / 32
+/// warps): `best[r]`, `best_i[r]` hold this thread's candidate for row r. Each warp's winners
+/// meet in `s_val` / `s_idx` (kBatch x warps entries, row r's at r x warps + warp); thread r
+/// picks row r's winner into `v`, `i` and returns true when r < kBatch and r < `rows` (the rows
+/// the batch holds). Two named barriers `bar`: after the warps' winners are written, and after
+/// the pickers read them (the next batch rewrites `s_val` / `s_idx`). Every thread calls it.
+template <int kBatch, int kThreads>
+__device__ __forceinline__ bool batch_argmax(float (&best)[kBatch], int64_t (&best_i)[kBatch], __nv_bfloat16 *s_val,
+                                             int64_t *s_idx, int rows, int bar, float &v, int64_t &i) {
+  constexpr int kWarps = kThreads / 32;
+  int const tid = static_cast<int>(threadIdx.x);
+  int const warp = tid >> 5;
+#pragma unroll
+  for (int r = 0; r < kBatch; ++r) {
+    warp_argmax(best[r], best_i[r]);
+    if ((tid & 31) == 0) {
+      s_val[r * kWarps + warp] = __float2bfloat16_rn(best[r]);
+      s_idx[r * kWarps + warp] = best_i[r];
+    }
+  }
+  named_barrier_sync(bar, kThreads);
+  bool const picks = tid < kBatch && tid < rows;
+  if (picks) {
+    v = __bfloat162float(s_val[tid * kWarps]);
+    i = s_idx[tid * kWarps];
+    for (int w2 = 1; w2 < kWarps; ++w2) {
+      float const wv = __bfloat162float(s_val[tid * kWarps + w2]);
+      int64_t const wi = s_idx[tid * kWarps + w2];
+      if (argmax_takes(wv, wi, v, i)) {
+        v = wv;
+        i = wi;
+      }
+    }
+  }
+  named_barrier_sync(bar, kThreads);
+  return picks;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -64,9 +64,9 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     // argmax_partial: for every row, the best logit of chunk `task_offset` and its index, packed as
     // (chunk << 32) | index-in-chunk; ties go to the lowest index. Rows go in batches of kBatch:
     // each thread scans its slice of the chunk for every row of the batch at once (kBatch
-    // independent loads in flight, 16-byte vectors where the row stride and chunk allow), the
-    // per-warp winners of the batch meet in `val`/`idx` (kBatch x kWarps = 32 candidates), and
-    // thread r picks row r's winner. Two barriers per batch, not per row.
+    // independent loads in flight, 16-byte vectors where the row stride and chunk allow), and
+    // mpkc::batch_argmax meets the per-warp winners of the batch in `val`/`idx` (kBatch x kWarps =
+    // 32 candidates), thread r holding row r's; two barriers per batch, not per row.
     constexpr int kWarps = kConsumerThreads / 32;
     constexpr int kBatch = 32 / kWarps;
     static_assert(kBatch >= 1, "argmax_partial: at most 32 consumer warps");
@@ -75,8 +75,6 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     __nv_bfloat16 *const s_val = reinterpret_cast<__nv_bfloat16 *>(buf.val);
     int64_t *const s_idx = reinterpret_cast<int64_t *>(buf.idx);
     int const tid = static_cast<int>(threadIdx.x);
-    int const warp = tid >> 5;
-    int const lane = tid & 31;
     int const chunk_id = task_offset;
     int64_t const begin = static_cast<int64_t>(chunk_id) * kChunk;
     int64_t const end = begin + kChunk < kVocab ? begin + kChunk : kVocab;
@@ -90,7 +88,6 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
         best_i[r] = INT64_MAX;
       }
       if (vec) {
-        // Each thread visits its indices in increasing order: a tie keeps the first (lowest).
         for (int64_t i = begin + 8 * tid; i < end; i += 8 * kConsumerThreads) {
           mpkc::Bf16x8 q[kBatch];
     #pragma unroll
@@ -105,12 +102,11 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     #pragma unroll
               for (int j = 0; j < 4; ++j) {
                 float2 const v = __bfloat1622float2(q[r].h[j]);
-                // The tie clause keeps an all -inf chunk's first index (not the INT64_MAX start).
-                if (v.x > best[r] || (v.x == best[r] && i + 2 * j < best_i[r])) {
+                if (mpkc::argmax_takes(v.x, i + 2 * j, best[r], best_i[r])) {
                   best[r] = v.x;
                   best_i[r] = i + 2 * j;
                 }
-                if (v.y > best[r] || (v.y == best[r] && i + 2 * j + 1 < best_i[r])) {
+                if (mpkc::argmax_takes(v.y, i + 2 * j + 1, best[r], best_i[r])) {
                   best[r] = v.y;
                   best_i[r] = i + 2 * j + 1;
                 }
@@ -124,7 +120,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
           for (int r = 0; r < kBatch; ++r) {
             if (row0 + r < kRows) {
               float const v = __bfloat162float(logits[static_cast<int64_t>(row0 + r) * kVocab + i]);
-              if (v > best[r] || (v == best[r] && i < best_i[r])) {
+              if (mpkc::argmax_takes(v, i, best[r], best_i[r])) {
                 best[r] = v;
                 best_i[r] = i;
               }
@@ -132,32 +128,13 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
           }
         }
       }
-    #pragma unroll
-      for (int r = 0; r < kBatch; ++r) {
-        mpkc::warp_argmax(best[r], best_i[r]);
-        if (lane == 0) {
-          s_val[r * kWarps + warp] = __float2bfloat16_rn(best[r]);
-          s_idx[r * kWarps + warp] = best_i[r];
-        }
+      float b;
+      int64_t bi;
+      if (mpkc::batch_argmax<kBatch, kConsumerThreads>(best, best_i, s_val, s_idx, kRows - row0, kSyncBarrier, b, bi)) {
+        int64_t const at = static_cast<int64_t>(row0 + tid) * kChunks + chunk_id;
+        val[at] = __float2bfloat16_rn(b);
+        idx[at] = (static_cast<int64_t>(chunk_id) << 32) | (bi - begin);
       }
-      mpkc::named_barrier_sync(kSyncBarrier, kConsumerThreads);
-      if (tid < kBatch && row0 + tid < kRows) {
-        int const row = row0 + tid;
-        float b = __bfloat162float(s_val[tid * kWarps]);
-        int64_t bi = s_idx[tid * kWarps];
-        for (int w2 = 1; w2 < kWarps; ++w2) {
-          float const v = __bfloat162float(s_val[tid * kWarps + w2]);
-          int64_t const vi = s_idx[tid * kWarps + w2];
-          if (v > b || (v == b && vi < bi)) {
-            b = v;
-            bi = vi;
-          }
-        }
-        val[static_cast<int64_t>(row) * kChunks + chunk_id] = __float2bfloat16_rn(b);
-        idx[static_cast<int64_t>(row) * kChunks + chunk_id] = (static_cast<int64_t>(chunk_id) << 32) | (bi - begin);
-      }
-      // `val`/`idx` are rewritten by the next batch: its winners must have been read.
-      mpkc::named_barrier_sync(kSyncBarrier, kConsumerThreads);
     }
   }
 }
