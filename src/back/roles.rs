@@ -197,7 +197,7 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 ));
                 w.line("float const *const w_scale = static_cast<float const *>(task_desc->input_ptrs[IN_W_SCALE]);");
                 w.line("float const *const a_scale = static_cast<float const *>(task_desc->input_ptrs[IN_A_SCALE]);");
-                if routed(cx.prog) {
+                if !scales_fetched_ahead(cx.prog) {
                     w.comment("This K block's scales were fetched an iteration ahead (the first after the dependency wait);");
                     w.comment("the next block's are fetched now and stay in flight until the next iteration writes them.");
                     w.comment("Routed: iteration j's (it or it + 1) weight block scales are its slot's expert's, block row");
@@ -265,7 +265,7 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 let scales = crate::lower::flatten(body)
                     .iter()
                     .any(|op| matches!(op, Op::StageScales { .. }));
-                let ahead = scales && !routed(cx.prog);
+                let ahead = scales && scales_fetched_ahead(cx.prog);
                 if ahead {
                     w.comment("The f32 scales of the next SF_AHEAD K blocks, in flight while the loader waits the ring: one");
                     w.comment("global round trip per stage in the only thread that stages them would bound the pipeline at a");
@@ -328,6 +328,14 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
             Op::EarlyExit { .. } | Op::Drain { .. } => {}
         }
     }
+}
+
+/// Whether the loader's K loop fetches the f32 scales SF_AHEAD K blocks ahead (`sf_ahead`, the
+/// loop unrolled by SF_AHEAD; `Op::StageScales` takes its block from it) rather than one ahead
+/// (`sf_next`): every engine but a routed one, whose blocks change expert at slot boundaries and
+/// which reads only the next slot's expert ahead.
+fn scales_fetched_ahead(prog: &RoleProgram) -> bool {
+    !routed(prog)
 }
 
 /// Whether the program's linear engine is routed (`route W by ids …`).

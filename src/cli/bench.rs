@@ -147,6 +147,18 @@ pub fn run(common: &CommonArgs, b: &BenchArgs, color: ColorMode) -> u8 {
     code
 }
 
+/// The `--m` values in their order, each once (an M given twice would be timed, and in `tune`
+/// counted in the geometric mean, twice).
+pub(super) fn distinct_ms(ms: &[i64]) -> Vec<i64> {
+    let mut out: Vec<i64> = Vec::new();
+    for m in ms {
+        if !out.contains(m) {
+            out.push(*m);
+        }
+    }
+    out
+}
+
 /// Whether `path` can take the JSON report: not a folder, and its folder exists.
 fn json_file_ok(path: &std::path::Path) -> Result<(), String> {
     if path.is_dir() {
@@ -205,12 +217,7 @@ pub(crate) fn measure(
         }
     };
     // 2. Each M: the sources checked at it, and its cases.
-    let mut ms: Vec<i64> = Vec::new();
-    for m in &b.m {
-        if !ms.contains(m) {
-            ms.push(*m);
-        }
-    }
+    let ms = distinct_ms(&b.m);
     let mut sets = Vec::new();
     for &m in &ms {
         let checked = check_at(common, &sources, m)?;

@@ -28,14 +28,6 @@ fn bench_args(ms: &[i64]) -> Result<BenchArgs, String> {
     BenchArgs::from_arg_matches(&matches).map_err(|e| e.to_string())
 }
 
-fn first_error(c: &Checked) -> String {
-    c.diags
-        .iter()
-        .find(|d| d.is_error())
-        .map(|d| format!("{}: {}", d.code, d.message))
-        .unwrap_or_else(|| "does not check".into())
-}
-
 /// Runs `mpkc roofline`; returns the exit status.
 pub fn run(common: &CommonArgs, r: &RooflineArgs, color: ColorMode) -> u8 {
     let gpus: Vec<peaks::Gpu> = match r.gpu {
@@ -75,7 +67,7 @@ pub fn run(common: &CommonArgs, r: &RooflineArgs, color: ColorMode) -> u8 {
                     skipped.push(Skipped {
                         file: c.source.path.clone(),
                         m,
-                        reason: first_error(c),
+                        reason: c.first_error().unwrap_or_else(|| "does not check".into()),
                     });
                     continue;
                 }

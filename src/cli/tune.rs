@@ -59,13 +59,9 @@ fn usage(msg: &str) -> u8 {
     exit::USAGE
 }
 
-/// The first error of `checked`, as `CODE: message`.
+/// The first error among `checked`, as `CODE: message`.
 fn first_error(checked: &[Checked]) -> Option<String> {
-    checked
-        .iter()
-        .flat_map(|c| &c.diags)
-        .find(|d| d.is_error())
-        .map(|d| format!("{}: {}", d.code, d.message))
+    checked.iter().find_map(Checked::first_error)
 }
 
 /// Runs `mpkc tune`.
@@ -78,13 +74,7 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
     if path.as_os_str() == "-" || path.is_dir() {
         return usage("mpkc tune takes one contract FILE (not stdin, not a folder): it prints that contract with the best values");
     }
-    // An M given twice would count twice in the geometric mean.
-    let mut ms: Vec<i64> = Vec::new();
-    for m in &t.m {
-        if !ms.contains(m) {
-            ms.push(*m);
-        }
-    }
+    let ms = bench::distinct_ms(&t.m);
     let Some(instance) = common.instance.clone() else {
         return usage("mpkc tune needs `--instance NAME`: the values are tried, and printed, in that instance");
     };

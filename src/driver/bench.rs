@@ -127,15 +127,6 @@ pub fn linears(base: &[Checked]) -> (Vec<LinearUnit>, Vec<(String, String)>) {
     (u.linears, u.other)
 }
 
-/// The first error of `c`, as `CODE: message`.
-fn first_error(c: &Checked) -> String {
-    c.diags
-        .iter()
-        .find(|d| d.is_error())
-        .map(|d| format!("{}: {}", d.code, d.message))
-        .unwrap_or_else(|| "the contract does not check".into())
-}
-
 /// A case of `unit` at `m` that does not run, and why.
 fn skipped(unit: &str, m: i64, why: String) -> BenchSpec {
     BenchSpec {
@@ -159,7 +150,10 @@ fn unit_at<'a>(
 ) -> Result<(&'a Checked, usize), String> {
     let c = checked.get(si).ok_or("no such source")?;
     if c.has_errors() {
-        return Err(format!("at M = {m}: {}", first_error(c)));
+        let e = c
+            .first_error()
+            .unwrap_or_else(|| "the contract does not check".into());
+        return Err(format!("at M = {m}: {e}"));
     }
     let ti = c
         .tasks

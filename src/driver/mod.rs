@@ -63,6 +63,14 @@ impl Checked {
         self.diags.iter().any(Diagnostic::is_error)
     }
 
+    /// The first error, as `CODE: message`, or `None` when none is an error.
+    pub fn first_error(&self) -> Option<String> {
+        self.diags
+            .iter()
+            .find(|d| d.is_error())
+            .map(|d| format!("{}: {}", d.code, d.message))
+    }
+
     /// The source a diagnostic about this contract is shown in: the parent's file for a derived
     /// contract (see [`Checked::attribute`]), else its own.
     pub fn display_source(&self) -> &Source {

@@ -123,7 +123,9 @@ pub(super) fn setup(
         }
         in_addr.push(addrs);
     }
-    let table = harness_case(case, false).page_table(opts.seed);
+    // The page table and the token counts read only the tasks: one unlinked case serves both.
+    let unlinked = harness_case(case, false);
+    let table = unlinked.page_table(opts.seed);
     let int_bytes = |v: Option<&Vec<i32>>, n: usize| {
         v.map_or_else(
             || vec![0u8; 4 * n],
@@ -146,9 +148,7 @@ pub(super) fn setup(
         _keep: keep,
         events: gpu.upload(&[0u8; 64])?,
         step: gpu.upload(&[0u8; 16])?,
-        qo_indptr: gpu.upload(&crate::gpu::run::qo_indptr_bytes(
-            harness_case(case, false).runtime_tokens(),
-        ))?,
+        qo_indptr: gpu.upload(&crate::gpu::run::qo_indptr_bytes(unlinked.runtime_tokens()))?,
     })
 }
 
