@@ -81,6 +81,10 @@ if [ "$MODE" = all ] || [ "$MODE" = verify ]; then
   # Issue 12, Deliver 3: 64 tokens per task (tile N 64); 37 leaves a partial activation tile.
   run_verify "examples/linear_bf16_m64.mpk, M = 64, 4 tasks per CTA" "$OUT/verify-m64.log" examples/linear_bf16_m64.mpk --m 64
   run_verify "examples/linear_bf16_m64.mpk, M = 37, 7 tasks per CTA" "$OUT/verify-m37-t7.log" examples/linear_bf16_m64.mpk --m 37 --tasks 7
+  # 64 tokens per task on 64-row tiles with tile K 256: the residual linear, the in-task split-K
+  # sum and lm_head's tail tile (16,160 = 252 x 64 + 32).
+  run_verify "examples/linear_bf16_{residual,splitk_sum,tail}_m64.mpk, M = 64, 4 tasks per CTA" "$OUT/verify-k256-m64.log" examples/linear_bf16_residual_m64.mpk examples/linear_bf16_splitk_sum_m64.mpk examples/linear_bf16_tail_m64.mpk --m 64
+  run_verify "examples/linear_bf16_{residual,splitk_sum,tail}_m64.mpk, M = 37, 7 tasks per CTA" "$OUT/verify-k256-m37-t7.log" examples/linear_bf16_residual_m64.mpk examples/linear_bf16_splitk_sum_m64.mpk examples/linear_bf16_tail_m64.mpk --m 37 --tasks 7
   # Issue 12, Deliver 3: a tail tile (kv_a N 576, lm_head N 16,160).
   run_verify "examples/linear_bf16_tail.mpk, M = 16, 4 tasks per CTA" "$OUT/verify-tail-m16.log" examples/linear_bf16_tail.mpk --m 16
   run_verify "examples/linear_bf16_tail.mpk, M = 1, 7 tasks per CTA" "$OUT/verify-tail-t7.log" examples/linear_bf16_tail.mpk --m 1 --tasks 7

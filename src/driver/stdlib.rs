@@ -37,6 +37,10 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         include_str!("../../stdlib/linear_fp8_splitk.mpk"),
     ),
     (
+        "stdlib/linear_fp8_splitk_sum.mpk",
+        include_str!("../../stdlib/linear_fp8_splitk_sum.mpk"),
+    ),
+    (
         "stdlib/linear_fp8_qout.mpk",
         include_str!("../../stdlib/linear_fp8_qout.mpk"),
     ),

@@ -336,7 +336,7 @@ mod tests {
             ),
             (
                 variant_instance("q_a", 2),
-                vec![("splits".to_string(), "8".to_string())],
+                vec![("splits".to_string(), "7".to_string())],
             ),
         ];
         let text = variants_file(&source.text, "q_a", &named).expect("variants");
@@ -345,7 +345,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("instance q_a_v2(N = 1536, K = 7168, splits = 8)"),
+            text.contains("instance q_a_v2(N = 1536, K = 7168, splits = 7)"),
             "{text}"
         );
         assert!(!text.contains("instance kv_a"), "{text}");

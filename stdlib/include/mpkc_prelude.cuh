@@ -233,4 +233,38 @@ __device__ __forceinline__ void st_v8(__nv_bfloat16 *p, Bf16x8 const &v) {
   *reinterpret_cast<uint4 *>(p) = *reinterpret_cast<uint4 const *>(&v);
 }
 
+/// Loads `V` consecutive f32 (V = 4: one 16-byte access, `p` 16-byte aligned; V = 1: one
+/// 4-byte access) through L2 (`__ldcg`, `ld.global.cg`: another SM wrote them), or zeros where
+/// `ok` is false. The split-K sum's partial loads.
+template <int V>
+__device__ __forceinline__ void ldcg_f32(float (&d)[V], float const *p, bool ok) {
+  static_assert(V == 1 || V == 4, "1 or 4 floats per load");
+  if constexpr (V == 4) {
+    float4 const v = ok ? __ldcg(reinterpret_cast<float4 const *>(p)) : make_float4(0.f, 0.f, 0.f, 0.f);
+    d[0] = v.x;
+    d[1] = v.y;
+    d[2] = v.z;
+    d[3] = v.w;
+  } else {
+    d[0] = ok ? __ldcg(p) : 0.f;
+  }
+}
+
+/// Stores `V` f32 values as `V` consecutive bf16 (round to nearest even; V = 4: one 8-byte
+/// access, `p` 8-byte aligned).
+template <int V>
+__device__ __forceinline__ void st_bf16(__nv_bfloat16 *p, float const (&v)[V]) {
+  static_assert(V == 1 || V == 4, "1 or 4 values per store");
+  if constexpr (V == 4) {
+    __nv_bfloat162 const lo = __floats2bfloat162_rn(v[0], v[1]);
+    __nv_bfloat162 const hi = __floats2bfloat162_rn(v[2], v[3]);
+    uint2 u;
+    u.x = *reinterpret_cast<uint32_t const *>(&lo);
+    u.y = *reinterpret_cast<uint32_t const *>(&hi);
+    *reinterpret_cast<uint2 *>(p) = u;
+  } else {
+    p[0] = __float2bfloat16_rn(v[0]);
+  }
+}
+
 }  // namespace mpkc

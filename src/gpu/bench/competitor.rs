@@ -112,11 +112,15 @@ pub(super) fn linear_side(
             report.competitor = Some(c.name().to_string());
             Some(c)
         }
-        // Block-scaled fp8 without a cuBLASLt kernel for it (sm_90), or split-K (whose reduce
-        // writes the same bf16 y): PyTorch's `_scaled_mm` with per-tensor scales instead.
+        // Block-scaled fp8 without a cuBLASLt kernel for it (sm_90), or split-K (whose reduce, or
+        // in-task sum, writes the same bf16 y): PyTorch's `_scaled_mm` with per-tensor scales
+        // instead.
         Err(why)
             if sh.fp8
-                && matches!(sh.epilogue, LinearEpilogue::Store | LinearEpilogue::SplitK)
+                && matches!(
+                    sh.epilogue,
+                    LinearEpilogue::Store | LinearEpilogue::SplitK | LinearEpilogue::SplitKSum
+                )
                 && y_tensor.dtype == crate::ir::Dtype::Bf16 =>
         {
             return super::eager::fp8_side(case, sh, s, outputs, copies, opts, report, why);
