@@ -66,6 +66,11 @@ for M in 1 16 64; do
   rc=$?
   verdict=OK
   [ $rc -eq 0 ] || { verdict="rc $rc"; FAILED=1; }
+  [ $rc -eq 124 ] && verdict="rc 124 (ran past STEP_TIMEOUT = $STEP_TIMEOUT s)"
+  # perf.md names a failed step in its section, with the last progress line it reached.
+  if [ $rc -eq 0 ]; then rm -f "$base.failed"; else
+    { echo "this step failed: $verdict; mpkc bench printed no table. Its last progress line:"; tail -1 "$base.log"; } >"$base.failed"
+  fi
   row "bench M = $M" "$verdict" "$base.txt, $base.json, $base.log"
 done
 
@@ -100,7 +105,7 @@ echo "$MODE $(date -u +%Y-%m-%dT%H:%MZ) ${MPKC_COMMIT:-unknown}" >>"$OUT/steps.t
   echo "- method: docs/bench.md (persistent: the tasks queued per CTA as the megakernel runs them; standalone: graph replay)"
   for M in 1 16 64; do
     [ -f "$OUT/bench-m$M.txt" ] || continue
-    echo; echo "## M = $M"; echo; echo '```'; cat "$OUT/bench-m$M.txt" 2>/dev/null; echo '```'
+    echo; echo "## M = $M"; echo; echo '```'; cat "$OUT/bench-m$M.txt" "$OUT/bench-m$M.failed" 2>/dev/null; echo '```'
   done
   # The issue-12 targets, scored over the bench JSON of every M run so far.
   jsons=()

@@ -587,6 +587,7 @@ fn remap_overflow(
         .and_then(|r| r.logical_pages.last().copied())
         .unwrap_or(0);
     let on_logical: i64 = p.bytes_on_logical(logical);
+    let single_page = worst.is_some_and(|r| r.logical_pages.len() == 1);
     let span = ir
         .region_by_name(name)
         .map_or(ir.span, |h| ir.regions[h].span);
@@ -610,7 +611,7 @@ fn remap_overflow(
         ),
         (None, None) => format!("keep logical page {logical} within {} bytes, so that physical page {page} can hold it", g.page_capacity(page)),
     };
-    Diagnostic::error(
+    let d = Diagnostic::error(
         codes::REMAP_OVERFLOW,
         format!("after {order}, region `{name}` ends at byte {end}, {} past the {} bytes of {}", end - g.capacity_bytes, g.capacity_bytes, t.target),
     )
@@ -619,8 +620,19 @@ fn remap_overflow(
         "MPK's physical remap maps logical page {logical} ({on_logical} bytes used) onto physical page {page}, which holds only {}; logical to physical: {:?}",
         g.page_capacity(page),
         p.logical_to_physical
-    ))
-    .help(help)
+    ));
+    // Multi-page regions are placed before the preferred order is consulted (step 4e (i)).
+    let d = if single_page {
+        let larger = if ir.tile.is_some() {
+            "stages of larger regions (a larger tile K)"
+        } else {
+            "larger regions"
+        };
+        d.note(format!("only single-page regions follow the predecessor's release order: MPK gives a region of two or more pages the lowest free run of physical pages (contract doc §1.4, step 4e), so {larger} are placed from page 0 up whatever ran before"))
+    } else {
+        d
+    };
+    d.help(help)
 }
 
 /// I-S8: TMA destinations need the swizzle atom's alignment (1024 B for 128B, 512 for 64B,

@@ -251,41 +251,50 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   bool last = false;
   if (threadIdx.x == 0) last = mpkc::atomic_add_acq_rel_gpu(&counters[tile], 1) == SPLITS - 1;
   if (mpkc::named_barrier_or(3, 128, last)) {
-    // The tile's [tokens x BLOCK_M] sums, element j = token * BLOCK_M + r for r < BLOCK_M, thread t
-    // taking j = t, t + 128, ... (a warp's loads cover 32 consecutive rows). Each element adds its
-    // SPLITS partials in split order (0, 1, ...; a padding 0.f adds nothing): the same bits whichever
-    // split is last. Up to 32 loads in flight per thread: kSplitBatch splits of kElemBatch elements
-    // are loaded before any is added. L2 loads (ld.global.cg): other SMs wrote them.
-    constexpr int kSplitBatch = SPLITS < 32 ? SPLITS : 32;
-    constexpr int kElemBatch = 32 / kSplitBatch;
+    // The tile's [tokens x BLOCK_M] sums, element j = token * BLOCK_M + r for r < BLOCK_M, in groups
+    // of kVec consecutive rows (4 where N is a multiple of 4: every group is 16-byte aligned in P and
+    // wholly below or above N; else 1), thread t taking groups t, t + 128, ... (a warp's loads cover
+    // 32 kVec consecutive rows). Each element adds its SPLITS partials in split order (0, 1, ...; a
+    // padding 0.f adds nothing): the same bits whichever split is last. kLoads loads in flight per
+    // thread (16 of 16 bytes, or 32 of 4): kSplitBatch splits of kElemBatch groups are loaded before
+    // any is added. L2 loads (ld.global.cg): other SMs wrote them.
+    constexpr int kVec = N % 4 == 0 ? 4 : 1;
+    static_assert(BLOCK_M % kVec == 0, "a group of rows never spans two tokens");
+    constexpr int kLoads = kVec == 4 ? 16 : 32;
+    constexpr int kSplitBatch = SPLITS < kLoads ? SPLITS : kLoads;
+    constexpr int kElemBatch = kLoads / kSplitBatch;
     int const elems = M_REAL * BLOCK_M;
     #pragma unroll 1
-    for (int j0 = threadIdx.x; j0 < elems; j0 += 128 * kElemBatch) {
-      float sum[kElemBatch];
+    for (int g0 = threadIdx.x; g0 * kVec < elems; g0 += 128 * kElemBatch) {
+      float sum[kElemBatch][kVec];
       #pragma unroll
-      for (int i = 0; i < kElemBatch; ++i) sum[i] = 0.f;
+      for (int i = 0; i < kElemBatch; ++i)
+        #pragma unroll
+        for (int c = 0; c < kVec; ++c) sum[i][c] = 0.f;
       #pragma unroll 1
       for (int s0 = 0; s0 < SPLITS; s0 += kSplitBatch) {
-        float v[kElemBatch][kSplitBatch];
+        float v[kElemBatch][kSplitBatch][kVec];
         #pragma unroll
         for (int i = 0; i < kElemBatch; ++i) {
-          int const j = j0 + 128 * i;
-          int const row = tile * BLOCK_M + j % BLOCK_M;  // output column
+          int const j = (g0 + 128 * i) * kVec;
+          int const row = tile * BLOCK_M + j % BLOCK_M;  // output column of the group's first element
           bool const ok = j < elems && row < N;
-          float const *const src = part + static_cast<int64_t>(j / BLOCK_M) * N + row;  // split 0's element
+          float const *const src = part + static_cast<int64_t>(j / BLOCK_M) * N + row;  // split 0's group
           #pragma unroll
-          for (int b = 0; b < kSplitBatch; ++b) v[i][b] = ok && s0 + b < SPLITS ? __ldcg(src + static_cast<int64_t>(s0 + b) * M_REAL * N) : 0.f;
+          for (int b = 0; b < kSplitBatch; ++b) mpkc::ldcg_f32<kVec>(v[i][b], src + static_cast<int64_t>(s0 + b) * M_REAL * N, ok && s0 + b < SPLITS);
         }
         #pragma unroll
         for (int i = 0; i < kElemBatch; ++i)
           #pragma unroll
-          for (int b = 0; b < kSplitBatch; ++b) sum[i] += v[i][b];
+          for (int b = 0; b < kSplitBatch; ++b)
+            #pragma unroll
+            for (int c = 0; c < kVec; ++c) sum[i][c] += v[i][b][c];
       }
       #pragma unroll
       for (int i = 0; i < kElemBatch; ++i) {
-        int const j = j0 + 128 * i;
+        int const j = (g0 + 128 * i) * kVec;
         int const row = tile * BLOCK_M + j % BLOCK_M;
-        if (j < elems && row < N) out[static_cast<int64_t>(j / BLOCK_M) * N + row] = __float2bfloat16_rn(sum[i]);
+        if (j < elems && row < N) mpkc::st_bf16<kVec>(out + static_cast<int64_t>(j / BLOCK_M) * N + row, sum[i]);
       }
     }
     // Zero for the next run: every split of this tile has arrived.
