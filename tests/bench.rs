@@ -68,6 +68,14 @@ fn without_a_driver_bench_says_so_and_exits_4() {
         "{}",
         String::from_utf8_lossy(&o.stdout)
     );
+    // `--no-competitor` changes what runs on the GPU, not that one is needed.
+    let o = bench_with(
+        &["--m", "1", "--no-competitor"],
+        &[("LD_LIBRARY_PATH", &library_path_with(&hide))],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("mpkc bench needs a GPU"), "{err}");
 }
 
 /// `--timeline` reads the persistent method's stamps: with the standalone method alone, or with

@@ -330,6 +330,11 @@ pub struct BenchArgs {
     /// Keep the production builds (one folder per M) in this directory.
     #[arg(long, value_parser = out_dir)]
     pub out: Option<PathBuf>,
+    /// Run no competitor (cuBLAS, cuBLASLt, PyTorch): check mpkc's result against the float64 CPU
+    /// reference instead and time only mpkc's side (no speedup column). Saves the competitor's
+    /// setup and timing, the PyTorch runner's start above all, where only mpkc's times matter.
+    #[arg(long)]
+    pub no_competitor: bool,
 }
 
 /// `mpkc tune --method`.
@@ -378,6 +383,11 @@ pub struct TuneArgs {
     /// Target to build for: sm_90a or sm_100a (default: the GPU's).
     #[arg(long, value_parser = ["sm_90a", "sm_100a"])]
     pub target: Option<String>,
+    /// Run no competitor, as `mpkc bench --no-competitor`: each variant's result is checked
+    /// against the float64 CPU reference and scored by mpkc's times alone (the report has no
+    /// speedup). A sweep then starts no PyTorch runner per variant.
+    #[arg(long)]
+    pub no_competitor: bool,
 }
 
 /// `mpkc roofline --gpu`.

@@ -389,6 +389,7 @@ fn bench(
         ceiling: ceiling.as_ref().map(|c| c.tb_per_s),
         fixed_cost_p: b.tasks_per_cta,
         timeline: b.timeline,
+        competitor: !b.no_competitor,
     };
     let mut cases: Vec<CaseReport> = other
         .iter()

@@ -152,6 +152,7 @@ pub fn run(common: &CommonArgs, t: &TuneArgs, color: ColorMode) -> u8 {
         target: t.target.clone(),
         save_json: None,
         out: None,
+        no_competitor: t.no_competitor,
     };
     let method = match t.method {
         TuneMethod::Standalone => "standalone",

@@ -99,6 +99,9 @@ pub struct Options {
     pub fixed_cost_p: usize,
     /// Persistent method: read CTA 0's timeline of the last launch (`--timeline`).
     pub timeline: bool,
+    /// Run the competitor (cuBLAS, cuBLASLt or PyTorch) and check against it; without it
+    /// (`--no-competitor`) the float64 CPU reference checks mpkc's result.
+    pub competitor: bool,
 }
 
 /// A report of a case that did not get to its timings.
@@ -286,6 +289,10 @@ fn run_inner(
         }
     }
     let (check, theirs): (CheckInfo, Option<Theirs>) = match &case.op {
+        _ if !opts.competitor => {
+            report.no_competitor = Some("not run (--no-competitor)".into());
+            (cpu_check(case, &s, &outputs)?, None)
+        }
         CaseOp::Linear(sh) => linear_side(
             gpu,
             stream,
