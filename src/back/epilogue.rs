@@ -265,7 +265,9 @@ fn split_sum(w: &mut Writer, task: &CheckedTask, p: &LinearMath, m: &str) {
     w.comment("32 kVec consecutive rows). Each element adds its SPLITS partials in split order (0, 1, ...; a");
     w.comment("padding 0.f adds nothing): the same bits whichever split is last. kLoads loads in flight per");
     w.comment("thread (16 of 16 bytes, or 32 of 4): kSplitBatch splits of kElemBatch groups are loaded before");
-    w.comment("any is added. L2 loads (ld.global.cg): other SMs wrote them.");
+    w.comment("any is added. L2 loads (ld.global.cg): other SMs wrote them. With kVec 4, P and Y must start 16-");
+    w.comment("and 8-byte aligned: whole allocations are, and a Y the next task reads through TMA must be 16-byte");
+    w.comment("aligned anyway (cuTensorMapEncodeTiled).");
     w.line("constexpr int kVec = N % 4 == 0 ? 4 : 1;");
     w.line("static_assert(BLOCK_M % kVec == 0, \"a group of rows never spans two tokens\");");
     w.line("constexpr int kLoads = kVec == 4 ? 16 : 32;");

@@ -259,7 +259,9 @@ __device__ __forceinline__ void consumer(TaskDesc const *task_desc, RuntimeConfi
     // 32 kVec consecutive rows). Each element adds its SPLITS partials in split order (0, 1, ...; a
     // padding 0.f adds nothing): the same bits whichever split is last. kLoads loads in flight per
     // thread (16 of 16 bytes, or 32 of 4): kSplitBatch splits of kElemBatch groups are loaded before
-    // any is added. L2 loads (ld.global.cg): other SMs wrote them.
+    // any is added. L2 loads (ld.global.cg): other SMs wrote them. With kVec 4, P and Y must start 16-
+    // and 8-byte aligned: whole allocations are, and a Y the next task reads through TMA must be 16-byte
+    // aligned anyway (cuTensorMapEncodeTiled).
     constexpr int kVec = N % 4 == 0 ? 4 : 1;
     static_assert(BLOCK_M % kVec == 0, "a group of rows never spans two tokens");
     constexpr int kLoads = kVec == 4 ? 16 : 32;
