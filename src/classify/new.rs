@@ -1,6 +1,8 @@
 //! `mpkc new`: a starting contract of the family [`super::rules::classify`] picks, with the
-//! description's shapes and dtypes as params and tensors. The pipeline is the house linear's
-//! (bf16, or block-scaled fp8 for e4m3 weights); the consumer families get their regions,
+//! description's shapes and dtypes as params and tensors. The pipeline is, for bf16, the form
+//! `mpkc bench` measured fastest at decode shapes (64-row tiles, tile K 256, K split with the
+//! in-task sum where the tiles leave SMs idle), for e4m3 the block-scaled house linear; the
+//! consumer families get their regions,
 //! barrier and granularity and an inline `body cuda` to fill in (Stage 2); a helper gets its
 //! tensors and the `body cuda` of its function (emitted into the kernels of the tasks that `use`
 //! it). The result checks clean; a
@@ -12,8 +14,8 @@ use crate::back::writer::Writer;
 use crate::diag::{codes, Diagnostic};
 use crate::ir::{Dtype, Family};
 
-/// The most tokens a pipeline starting contract takes: the house linear's tile N 16, or the
-/// 64-token variant (examples/linear_bf16_m64.mpk) for bf16.
+/// The most tokens a pipeline starting contract takes: tile N 16, or 64 for bf16
+/// (examples/linear_bf16_splitk_sum_m64.mpk).
 pub const PIPELINE_MAX_M: i64 = 64;
 
 /// Tokens a block-scaled fp8 pipeline takes (the fp8 linear's tile N).
@@ -88,7 +90,7 @@ fn pipeline(w: &mut Writer, d: &Description) -> Result<(), Diagnostic> {
             format!("a pipeline starting contract takes up to {limit} tokens, and M is {m}"),
         )
         .primary(d.extent_span("M"), format!("more than {limit} tokens"))
-        .note("swap-AB puts the tokens on MMA-N: tile N 16 (the house linear), or 64 for bf16 (examples/linear_bf16_m64.mpk)")
+        .note("swap-AB puts the tokens on MMA-N: tile N 16, or 64 for bf16 (examples/linear_bf16_splitk_sum_m64.mpk)")
         .help(format!("describe the op at M <= {limit} (the runtime splits larger token counts), or write the contract by hand")));
     }
     let ab = match wt {
@@ -117,78 +119,52 @@ fn pipeline(w: &mut Writer, d: &Description) -> Result<(), Diagnostic> {
         .primary(d.dtype_span("output"), "the epilogue stores bf16")
         .help("give `output = \"bf16\"` (an e4m3 output with per-group scales is stdlib/linear_fp8_qout.mpk's epilogue)"));
     }
-    let tile_n = if m > 16 { 64 } else { 16 };
+    if !fp8 {
+        bf16_split_sum(w, (n, k, m), ab);
+    } else {
+        fp8_house(w, (n, k, m));
+    }
+    if d.extent_or("batch", 1) > 1 {
+        w.comment(format!(
+            "The description has batch = {}: each problem is one instance of this contract.",
+            d.extent_or("batch", 1)
+        ));
+    }
+    Ok(())
+}
+
+/// The block-scaled fp8 pipeline: linear_fp8_blockscale's house form (128-row tiles, one
+/// 128 x 128 scale block per stage, tile N 16).
+fn fp8_house(w: &mut Writer, (n, k, m): (i64, i64, i64)) {
     w.blank();
     w.line(format!("param N: int = {n}"));
     w.line(format!("param K: int = {k}"));
-    w.line(format!("param m_real: int in 1..={tile_n} = {m}"));
+    w.line(format!("param m_real: int in 1..=16 = {m}"));
     w.blank();
-    if fp8 {
-        w.line("tensor A: e4m3[m_real, K] in activation tma(box [128, 16, 1], swizzle 128B, l2 evict_last)");
-        w.line(
-            "tensor W: e4m3[N, K] in weight tma(box [128, 128, 1], swizzle 128B, l2 evict_first)",
-        );
-        w.line("tensor A_scale: f32[m_real, K / 128] in scale of A");
-        w.line("tensor W_scale: f32[N / 128, K / 128] in scale of W");
-    } else {
-        w.line(format!("tensor A: {ab}[m_real, K] in activation tma(box [64, {tile_n}, 2], swizzle 128B, l2 evict_last)"));
-        w.line(format!(
-            "tensor W: {ab}[N, K] in weight tma(box [64, 128, 2], swizzle 128B, l2 evict_first)"
-        ));
-    }
+    w.line("tensor A: e4m3[m_real, K] in activation tma(box [128, 16, 1], swizzle 128B, l2 evict_last)");
+    w.line("tensor W: e4m3[N, K] in weight tma(box [128, 128, 1], swizzle 128B, l2 evict_first)");
+    w.line("tensor A_scale: f32[m_real, K / 128] in scale of A");
+    w.line("tensor W_scale: f32[N / 128, K / 128] in scale of W");
     w.line("tensor C: bf16[m_real, N] out output");
     w.blank();
-    w.line(format!("tile M 128, N {tile_n}, K 128"));
-    let (stages, cols) = if fp8 {
-        w.line("mma tcgen05 mxf8f6f4 (e4m3 x e4m3 -> f32) m128 n16 k32");
-        (4, 64)
-    } else {
-        w.line(format!(
-            "mma tcgen05 f16 ({ab} x {ab} -> f32) m128 n{tile_n} k16"
-        ));
-        if tile_n == 64 {
-            (4, 64)
-        } else {
-            (6, 32)
-        }
-    };
+    w.line("tile M 128, N 16, K 128");
+    w.line("mma tcgen05 mxf8f6f4 (e4m3 x e4m3 -> f32) m128 n16 k32");
     // A ring deeper than the task's K loop is never filled (W0015).
-    let stages = stages.min(super::rules::k_iterations(k));
-    w.line(format!("tmem cols {cols}"));
+    let stages = 4.min(super::rules::k_iterations(k));
+    w.line("tmem cols 64");
     w.line(format!("stages {stages}"));
     w.blank();
-    let (welem, aelem) = if fp8 { ("", "") } else { (" * 2", " * 2") };
-    let scratch = format!(
+    w.line("region W[stage] { bytes tile.M * tile.K; align 1024; release stage + 1 }");
+    w.line("region A[stage] { bytes tile.N * tile.K; align 1024; pack; release stage + 1 }");
+    w.line("region SF[stage] { bytes 1024; align 128; pack; release stage + 1 }");
+    w.line(format!(
         "region scratch {{ holds tmem_addr; bytes 16; align 16; pack; release {} }}",
         stages + 1
-    );
-    // 16 KB activation stages fill whole pages: after a task that left page 13 unused (itself,
-    // on an SM running two of its tasks), MPK's remap gives page 13 to the first single-page
-    // logical page, which must then be the scratch's (E0107, plan::queue::after_itself).
-    let scratch_first = !fp8 && tile_n == 64;
-    if scratch_first {
-        w.comment("scratch first: page 13 (11,264 bytes) goes to the first single-page region after a task that");
-        w.comment("left it unused, and a 16 KB activation stage would not fit there (E0107).");
-        w.line(scratch.clone());
-    }
-    w.line(format!(
-        "region W[stage] {{ bytes tile.M * tile.K{welem}; align 1024; release stage + 1 }}"
     ));
-    w.line(format!(
-        "region A[stage] {{ bytes tile.N * tile.K{aelem}; align 1024; pack; release stage + 1 }}"
-    ));
-    if fp8 {
-        w.line("region SF[stage] { bytes 1024; align 128; pack; release stage + 1 }");
-    }
-    if !scratch_first {
-        w.line(scratch);
-    }
     w.blank();
     w.line("channel w_ring: W, loader -> launcher (tma W), empty by launcher (commit)");
     w.line("channel a_ring: A, loader -> launcher (tma A), shares_empty w_ring");
-    if fp8 {
-        w.line("channel sf_ring: SF, loader -> launcher (threads 1), shares_empty w_ring");
-    }
+    w.line("channel sf_ring: SF, loader -> launcher (threads 1), shares_empty w_ring");
     w.line("channel acc: tmem slots 1, launcher -> consumer (commit), empty by consumer (threads 128), reinit launcher");
     w.line("sem tmem_ready: launcher -> consumer (threads 1), count 1, no_reinit");
     w.line(
@@ -198,13 +174,121 @@ fn pipeline(w: &mut Writer, d: &Description) -> Result<(), Diagnostic> {
     w.line("roles loader W4, launcher W5, consumer W0..W3, storer W6");
     w.line("epilogue store bf16");
     w.line("granularity per_tile(tasks ceil_div(N, tile.M), tiles_per_task 1)");
-    if d.extent_or("batch", 1) > 1 {
-        w.comment(format!(
-            "The description has batch = {}: each problem is one instance of this contract.",
-            d.extent_or("batch", 1)
-        ));
+}
+
+/// SMs a starting contract fills in one wave of tasks: the H200's (132; the B200 has 148).
+pub const WAVE_SMS: i64 = 132;
+
+/// The most K splits a bf16 starting contract takes at tile N 16 and at tile N 64: past them the
+/// last split's sum of the partials (splits x tokens x 64 x 4 bytes per tile) outweighs the wider
+/// spread (H200: the router and kv_a at 16 tokens 14 of 14 / 28, at 64 tokens 7 of 2, 4, 7, 14;
+/// docs/perf-notes.md, sessions 19-20).
+pub const MAX_SPLITS: [(i64, i64); 2] = [(16, 14), (64, 7)];
+
+/// The K splits of a bf16 starting contract with `tile_n` tokens: the most that divide its
+/// `k_blocks` K blocks and keep `tiles x splits` within one wave of [`WAVE_SMS`], at most
+/// [`MAX_SPLITS`]'s.
+pub fn bf16_splits(tiles: i64, k_blocks: i64, tile_n: i64) -> i64 {
+    let cap = if tile_n > 16 {
+        MAX_SPLITS[1].1
+    } else {
+        MAX_SPLITS[0].1
+    };
+    (1..=cap.min(k_blocks))
+        .rev()
+        .find(|s| k_blocks % s == 0 && tiles * s <= WAVE_SMS)
+        .unwrap_or(1)
+}
+
+/// The bf16 pipeline in the form `mpkc bench` measured fastest at decode shapes (H200,
+/// 2026-12-04, docs/perf-notes.md): 64-row weight tiles (twice the tasks of 128-row ones), tile K
+/// 256 where K allows (two-page stage regions, which MPK's remap never moves onto the partial
+/// page 13: contract doc §1.4, step 4e), and, where the tiles leave SMs idle, K split across
+/// tasks with the last split of each tile summing the partials in the task (`split_k bf16`, as
+/// stdlib/linear_bf16_splitk_sum64.mpk and examples/linear_bf16_splitk_sum_m64.mpk).
+fn bf16_split_sum(w: &mut Writer, (n, k, m): (i64, i64, i64), ab: &str) {
+    let tile_n = if m > 16 { 64 } else { 16 };
+    let tk = if k % 256 == 0 { 256 } else { 128 };
+    let tiles = (n + 63) / 64;
+    let k_blocks = (k / tk).max(1);
+    let splits = bf16_splits(tiles, k_blocks, tile_n);
+    // Stage regions: 64 x TK weights, TILE_N x TK activations. Two-page regions fit three
+    // (tile N 64) or four (tile N 16) stages after the task itself; one-page ones two or five.
+    let max_stages = match (tile_n, tk) {
+        (64, 256) => 3,
+        (64, _) => 2,
+        (_, 256) => 4,
+        _ => 5,
+    };
+    let stages = max_stages.min((k_blocks / splits).max(1));
+    w.blank();
+    w.line(format!("param N: int = {n}"));
+    w.line(format!("param K: int = {k}"));
+    if splits > 1 {
+        w.line(format!("param splits: int in 1..=K / {tk} = {splits}"));
     }
-    Ok(())
+    w.line(format!("param m_real: int in 1..={tile_n} = {m}"));
+    w.blank();
+    let boxes = tk / 64;
+    w.line(format!("tensor A: {ab}[m_real, K] in activation tma(box [64, {tile_n}, {boxes}], swizzle 128B, l2 evict_last)"));
+    w.line(format!(
+        "tensor W: {ab}[N, K] in weight tma(box [64, 64, {boxes}], swizzle 128B, l2 evict_first)"
+    ));
+    w.line("tensor C: bf16[m_real, N] out output");
+    if splits > 1 {
+        w.line("tensor P: f32[splits, m_real, N] out partials");
+        w.line("tensor T: i32[ceil_div(N, tile.M)] out counters");
+    }
+    w.blank();
+    w.line(format!("tile M 64, N {tile_n}, K {tk}"));
+    w.line(format!(
+        "mma tcgen05 f16 ({ab} x {ab} -> f32) m64 n{tile_n} k16"
+    ));
+    w.line(format!("tmem cols {}", if tile_n == 64 { 64 } else { 32 }));
+    if splits > 1 {
+        w.comment(format!(
+            "{tiles} tiles x {splits} splits = {} tasks for the H200's {WAVE_SMS} SMs.",
+            tiles * splits
+        ));
+        w.line(format!("stages min({max_stages}, K / ({tk} * splits))"));
+    } else {
+        w.line(format!("stages {stages}"));
+    }
+    w.blank();
+    let scratch = format!(
+        "region scratch {{ holds tmem_addr; bytes 16; align 16; pack; release {} }}",
+        max_stages + 1
+    );
+    // One-page 16 KB activation stages (tile N 64, tile K 128): after a task that left page 13
+    // unused (itself), MPK's remap gives page 13 to the first single-page logical page, which
+    // must then be the scratch's (E0107, plan::queue::after_itself).
+    let scratch_first = tile_n == 64;
+    if scratch_first {
+        w.line(scratch.clone());
+    }
+    w.line("region W[stage] { bytes tile.M * tile.K * 2; align 1024; release stage + 1 }");
+    w.line("region A[stage] { bytes tile.N * tile.K * 2; align 1024; pack; release stage + 1 }");
+    if !scratch_first {
+        w.line(scratch);
+    }
+    w.blank();
+    w.line("channel w_ring: W, loader -> launcher (tma W), empty by launcher (commit)");
+    w.line("channel a_ring: A, loader -> launcher (tma A), shares_empty w_ring");
+    w.line("channel acc: tmem slots 1, launcher -> consumer (commit), empty by consumer (threads 128), reinit launcher");
+    w.line("sem tmem_ready: launcher -> consumer (threads 1), count 1, no_reinit");
+    w.line(
+        "sem consumer_done: consumer -> launcher (threads 128), count 128, reinit launcher, at end",
+    );
+    w.blank();
+    w.line("roles loader W4, launcher W5, consumer W0..W3, storer W6");
+    if splits > 1 {
+        w.line("barrier tile_arrival = named(3, threads 128)");
+        w.line("epilogue split_k bf16 with tile_arrival");
+        w.line("granularity per_tile(tasks ceil_div(N, tile.M) * splits, tiles_per_task 1)");
+    } else {
+        w.line("epilogue store bf16");
+        w.line("granularity per_tile(tasks ceil_div(N, tile.M), tiles_per_task 1)");
+    }
 }
 
 /// The body every consumer starting contract gets: the names in scope, to be replaced by the
@@ -371,4 +455,40 @@ fn dtypes(d: &Description) -> (Dtype, Dtype, Dtype) {
         d.dtype("weight").unwrap_or(i),
         d.dtype("output").unwrap_or(i),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bf16_splits;
+
+    /// The rule gives the split counts `mpkc bench` / `mpkc tune` found fastest on the H200 for
+    /// the DeepSeek-V3 bf16 shapes on 64-row tiles at tile K 256 (the stdlib's and examples'
+    /// instances, 2026-12-04).
+    #[test]
+    fn splits_are_the_measured_ones_at_the_dsv3_shapes() {
+        // (N, K, tile N, splits committed in linear_bf16_splitk_sum64 / _sum_m64)
+        let cases = [
+            (1536, 7168, 16, 4),
+            (576, 7168, 16, 14),
+            (4096, 7168, 16, 2),
+            (1024, 7168, 16, 7),
+            (256, 7168, 16, 14),
+            (3072, 1536, 16, 2),
+            (1536, 7168, 64, 4),
+            (576, 7168, 64, 7),
+            (3072, 1536, 64, 2),
+            (4096, 7168, 64, 2),
+            (256, 7168, 64, 7),
+            // o_proj's 112 tiles fill the SMs without a split.
+            (7168, 2048, 16, 1),
+        ];
+        for (n, k, tile_n, want) in cases {
+            let tiles = (n + 63) / 64;
+            assert_eq!(
+                bf16_splits(tiles, k / 256, tile_n),
+                want,
+                "N {n} K {k} tile N {tile_n}"
+            );
+        }
+    }
 }
