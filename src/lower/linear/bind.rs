@@ -251,6 +251,21 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
             ));
         }
     }
+    // The stage's MMAs read a W and an A stage together, and the program frees them with one
+    // arrival (the commit on sm_100a, the consumer's on sm_90a): one of the two rings owns the
+    // empty barriers and the other shares them.
+    let shares = |c: Handle<ChannelIr>, o: Handle<ChannelIr>| matches!(ir.channels[c].empty, EmptyEdge::Shared(x, _) if x == o);
+    if !shares(a_ring, w_ring) && !shares(w_ring, a_ring) {
+        let (wc, ac) = (&ir.channels[w_ring], &ir.channels[a_ring]);
+        sink.push(
+            unsupported(
+                ac.span,
+                format!("rings `{}` and `{}` have empty barriers of their own: the lowering frees a stage of both with one arrival, after the stage's MMAs read both", wc.name, ac.name),
+                &format!("write `shares_empty {}` on `{}`", wc.name, ac.name),
+            )
+            .secondary(wc.span, "has empty barriers of its own too"),
+        );
+    }
     {
         let c = &ir.channels[acc];
         if c.producer != RoleKind::Launcher
@@ -388,7 +403,10 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
     if at.dims.get(1) != Some(&act_k) {
         sink.push(unsupported(
             at.span,
-            format!("activations have K {:?} but weights K {k}", at.dims.get(1)),
+            match at.dims.get(1) {
+                Some(ak) => format!("activations have K {ak} but weights K {k}"),
+                None => format!("activations have no K dimension but weights K {k}"),
+            },
             "give both the same K",
         ));
     }
@@ -586,8 +604,8 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
     if sink.error_count() > before {
         return None;
     }
-    // A tail tile is lowered for the bf16 engine with a `store bf16`, `residual add` or
-    // `split_k f32` epilogue (each store guarded by `row < N`; the reduce sums N columns): the fp8
+    // A tail tile is lowered for the bf16 engine with a `store bf16`, `residual add`, `split_k
+    // f32` or `split_k bf16` epilogue (each store guarded by `row < N`; the sums cover N columns): the fp8
     // scales (weight blocks, quantised output groups) index whole 128-row tiles.
     let tail = if bm > 0 { n % bm } else { 0 };
     let tail_ok = operands == Operands::Bf16
@@ -600,10 +618,10 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         );
     if tail != 0 && !tail_ok {
         sink.push(
-            Diagnostic::error(codes::LINEAR_LIMITS, format!("output `{}` has {n} columns, {} whole {bm}-row tiles and a tail of {tail}: a tail tile is lowered for bf16 operands with `store bf16`, `residual add` or `split_k f32` only", ir.tensors[output].name, n / bm))
+            Diagnostic::error(codes::LINEAR_LIMITS, format!("output `{}` has {n} columns, {} whole {bm}-row tiles and a tail of {tail}: a tail tile is lowered for bf16 operands with `store bf16`, `residual add`, `split_k f32` or `split_k bf16` only", ir.tensors[output].name, n / bm))
                 .primary(ir.tensors[output].span, format!("{n} = {} x {bm} + {tail}", n / bm))
                 .note("the fp8 block scales (128x128 weight blocks, 1x128 output groups) index whole tiles")
-                .help(format!("pad N to {} (zero weight rows), or use the bf16 engine with `store bf16`, `residual add` or `split_k f32`", (n / bm + 1) * bm)),
+                .help(format!("pad N to {} (zero weight rows), or use the bf16 engine with `store bf16`, `residual add`, `split_k f32` or `split_k bf16`", (n / bm + 1) * bm)),
         );
         return None;
     }
