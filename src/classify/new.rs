@@ -162,9 +162,19 @@ fn fp8_house(w: &mut Writer, (n, k, m): (i64, i64, i64)) {
         stages + 1
     ));
     w.blank();
+    rings_and_roles(w, true);
+    w.line("epilogue store bf16");
+    w.line("granularity per_tile(tasks ceil_div(N, tile.M), tiles_per_task 1)");
+}
+
+/// The pipeline's channels, one-shot sems and roles, as the house linear declares them: the W
+/// ring owns the empty barriers, the A ring (and with `fp8` the scale-factor ring) shares them.
+fn rings_and_roles(w: &mut Writer, fp8: bool) {
     w.line("channel w_ring: W, loader -> launcher (tma W), empty by launcher (commit)");
     w.line("channel a_ring: A, loader -> launcher (tma A), shares_empty w_ring");
-    w.line("channel sf_ring: SF, loader -> launcher (threads 1), shares_empty w_ring");
+    if fp8 {
+        w.line("channel sf_ring: SF, loader -> launcher (threads 1), shares_empty w_ring");
+    }
     w.line("channel acc: tmem slots 1, launcher -> consumer (commit), empty by consumer (threads 128), reinit launcher");
     w.line("sem tmem_ready: launcher -> consumer (threads 1), count 1, no_reinit");
     w.line(
@@ -172,8 +182,6 @@ fn fp8_house(w: &mut Writer, (n, k, m): (i64, i64, i64)) {
     );
     w.blank();
     w.line("roles loader W4, launcher W5, consumer W0..W3, storer W6");
-    w.line("epilogue store bf16");
-    w.line("granularity per_tile(tasks ceil_div(N, tile.M), tiles_per_task 1)");
 }
 
 /// SMs a starting contract fills in one wave of tasks: the H200's (132; the B200 has 148).
@@ -272,15 +280,7 @@ fn bf16_split_sum(w: &mut Writer, (n, k, m): (i64, i64, i64), ab: &str) {
         w.line(scratch);
     }
     w.blank();
-    w.line("channel w_ring: W, loader -> launcher (tma W), empty by launcher (commit)");
-    w.line("channel a_ring: A, loader -> launcher (tma A), shares_empty w_ring");
-    w.line("channel acc: tmem slots 1, launcher -> consumer (commit), empty by consumer (threads 128), reinit launcher");
-    w.line("sem tmem_ready: launcher -> consumer (threads 1), count 1, no_reinit");
-    w.line(
-        "sem consumer_done: consumer -> launcher (threads 128), count 128, reinit launcher, at end",
-    );
-    w.blank();
-    w.line("roles loader W4, launcher W5, consumer W0..W3, storer W6");
+    rings_and_roles(w, false);
     if splits > 1 {
         w.line("barrier tile_arrival = named(3, threads 128)");
         w.line("epilogue split_k bf16 with tile_arrival");

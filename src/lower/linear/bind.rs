@@ -7,9 +7,11 @@
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::*;
 
+use super::fp8::fp8_scales;
+use super::map::epilogue_map;
 use super::{Epilogue, LinearMath, Operands};
 
-fn unsupported(span: crate::span::Span, what: String, help: &str) -> Diagnostic {
+pub(super) fn unsupported(span: crate::span::Span, what: String, help: &str) -> Diagnostic {
     Diagnostic::error(codes::PIPELINE_SHAPE, format!("the pipeline lowering cannot take this contract: {what}"))
         .primary(span, "here")
         .note("the pipeline family lowers the house linear (contract doc §3.2): a TMA weight ring and activation ring into tcgen05.mma (sm_100a, the accumulator in TMEM) or wgmma (sm_90a, in registers), an accumulator channel, tmem_ready and consumer_done")
@@ -64,7 +66,7 @@ fn missing_sync(ir: &TaskIr, no_acc: bool, no_ready: bool, no_done: bool) -> Dia
 }
 
 /// The one tensor that states `role`, if any.
-fn role_tensor(ir: &TaskIr, role: TensorRole) -> Option<TensorHandle> {
+pub(super) fn role_tensor(ir: &TaskIr, role: TensorRole) -> Option<TensorHandle> {
     ir.tensors
         .iter()
         .find(|(_, t)| t.role() == Some(role))
@@ -604,24 +606,24 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
     if sink.error_count() > before {
         return None;
     }
-    // A tail tile is lowered for the bf16 engine with a `store bf16`, `residual add`, `split_k
-    // f32` or `split_k bf16` epilogue (each store guarded by `row < N`; the sums cover N columns): the fp8
-    // scales (weight blocks, quantised output groups) index whole 128-row tiles.
+    // A tail tile is lowered for the bf16 engine with the epilogues of `Epilogue::TAKE_A_TAIL`:
+    // the fp8 scales (weight blocks) index whole 128-row tiles.
     let tail = if bm > 0 { n % bm } else { 0 };
-    let tail_ok = operands == Operands::Bf16
-        && matches!(
-            epilogue,
-            Epilogue::StoreBf16
-                | Epilogue::ResidualAdd
-                | Epilogue::SplitKF32
-                | Epilogue::SplitKBf16
-        );
+    let tail_ok = operands == Operands::Bf16 && Epilogue::TAKE_A_TAIL.contains(&epilogue);
     if tail != 0 && !tail_ok {
+        let names: Vec<String> = Epilogue::TAKE_A_TAIL
+            .iter()
+            .map(|e| format!("`{}`", e.as_str()))
+            .collect();
+        let listed = match names.split_last() {
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        };
         sink.push(
-            Diagnostic::error(codes::LINEAR_LIMITS, format!("output `{}` has {n} columns, {} whole {bm}-row tiles and a tail of {tail}: a tail tile is lowered for bf16 operands with `store bf16`, `residual add`, `split_k f32` or `split_k bf16` only", ir.tensors[output].name, n / bm))
+            Diagnostic::error(codes::LINEAR_LIMITS, format!("output `{}` has {n} columns, {} whole {bm}-row tiles and a tail of {tail}: a tail tile is lowered for bf16 operands with {listed} only", ir.tensors[output].name, n / bm))
                 .primary(ir.tensors[output].span, format!("{n} = {} x {bm} + {tail}", n / bm))
                 .note("the fp8 block scales (128x128 weight blocks, 1x128 output groups) index whole tiles")
-                .help(format!("pad N to {} (zero weight rows), or use the bf16 engine with `store bf16`, `residual add`, `split_k f32` or `split_k bf16`", (n / bm + 1) * bm)),
+                .help(format!("pad N to {} (zero weight rows), or use the bf16 engine with {listed}", (n / bm + 1) * bm)),
         );
         return None;
     }
@@ -660,142 +662,5 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         epilogue,
         map,
         route,
-    })
-}
-
-/// The epilogue map of a pipeline (`body cuda { … }`: docs/language.md, "Epilogue map"): applied
-/// by `store bf16` and `residual add` to each element before its rounding, for an unrouted
-/// pipeline; it reads the accumulator `acc`, the token `n`, the output column `row` and
-/// `params::`, and no tensor. `Ok(false)` without an inline body (a body template is E0014's: no
-/// lowering reads it). Errors (E0601, pushed to `sink`): another epilogue, a routed pipeline, a
-/// tensor named in the map.
-fn epilogue_map(
-    ir: &TaskIr,
-    epilogue: Epilogue,
-    routed: bool,
-    sink: &mut Sink,
-) -> Result<bool, ()> {
-    let Some(crate::ir::BodyIr::Cuda { code, span, .. }) = &ir.body else {
-        return Ok(false);
-    };
-    let err = |msg: String, help: &str| {
-        Diagnostic::error(codes::LINEAR_LIMITS, msg)
-            .primary(*span, "the epilogue map")
-            .note("a pipeline's `body cuda { … }` is its epilogue's map: f32 `acc` of output element (token `n`, column `row`) in, the f32 value to round and store out")
-            .help(help.to_string())
-    };
-    if !matches!(epilogue, Epilogue::StoreBf16 | Epilogue::ResidualAdd) || routed {
-        let what = if routed {
-            "a routed pipeline".to_string()
-        } else {
-            format!("a `{}` epilogue", epilogue.as_str())
-        };
-        sink.push(err(
-            format!("an epilogue map on {what}: the lowering maps the elements of `store bf16` and `residual add` only"),
-            "use `epilogue store bf16` or `residual add`, or apply the map in the task that reads the output",
-        ));
-        return Err(());
-    }
-    let code = crate::valid::body_code(code);
-    if !crate::valid::names_word(&code, "return") {
-        sink.push(err(
-            "the epilogue map returns no value".to_string(),
-            "end the map with `return <f32 expression of acc, n, row>;` (`return acc;` stores the accumulator)",
-        ));
-        return Err(());
-    }
-    if let Some((_, t)) = ir
-        .tensors
-        .iter()
-        .find(|(_, t)| crate::valid::names_word(&code, &t.name))
-    {
-        sink.push(err(
-            format!("the epilogue map names tensor `{}`: a map reads `acc`, `n`, `row` and `params::` only", t.name),
-            "compute the map from the accumulator and the element's position; an extra operand is a task of its own",
-        ));
-        return Err(());
-    }
-    Ok(true)
-}
-
-/// The scale tensors and the scale-factor ring of a block-scaled fp8 pipeline. A stage holds one
-/// 128-wide K block (tile K 128: four UE8M0 scale ids of the 32-wide MMA K, CuTe's
-/// `InstrDescriptorBlockScaled::a_sf_id_`); its scale factors take 512 bytes and 4 TMEM columns
-/// for the 128 weight rows and as much again per 128 tokens (CUTLASS's K-major scale-factor atom,
-/// `Sm1xxBlockScaledBasicChunk`, with MMA-N rounded up to 128).
-#[allow(clippy::too_many_arguments)]
-fn fp8_scales(
-    ir: &TaskIr,
-    w: TensorHandle,
-    a: TensorHandle,
-    w_ring: Handle<ChannelIr>,
-    (experts, n, k): (Option<i64>, i64, i64),
-    act_k: i64,
-    m_real: i64,
-    (bn, bk): (i64, i64),
-    stages: i64,
-    acc_slots: i64,
-    tmem_cols: i64,
-    sink: &mut Sink,
-) -> Option<Operands> {
-    // Bound by `scale of W` / `scale of A`; their shapes must be the block-scale shapes.
-    let shaped = |h: Option<TensorHandle>, dims: Vec<i64>| {
-        h.filter(|h| ir.tensors[*h].dtype == Dtype::F32 && ir.tensors[*h].dims == dims)
-    };
-    // Routed weights have one block-scale matrix per expert: `[experts, N / 128, K / 128]`.
-    let w_dims: Vec<i64> = experts.into_iter().chain([n / 128, k / 128]).collect();
-    let w_scale = shaped(role_tensor(ir, TensorRole::ScaleOf(w)), w_dims.clone());
-    let a_scale = shaped(
-        role_tensor(ir, TensorRole::ScaleOf(a)),
-        vec![m_real, act_k / 128],
-    );
-    let (Some(w_scale), Some(a_scale)) = (w_scale, a_scale) else {
-        sink.push(unsupported(
-            ir.family_span,
-            format!("block-scaled fp8 needs `scale of` inputs f32 {w_dims:?} for the weights (128x128 blocks) and [{m_real}, {}] for the activations (1x128 groups)", act_k / 128),
-            &if experts.is_some() {
-                format!("declare `tensor W_scale: f32[experts, N / 128, K / 128] in scale of W` and `tensor A_scale: f32[m_real, {}] in scale of A` (one scale per 128 of the activations' {act_k} columns)", act_k / 128)
-            } else {
-                "declare `tensor W_scale: f32[N / 128, K / 128] in scale of W` and `tensor A_scale: f32[m_real, K / 128] in scale of A`".to_string()
-            },
-        ));
-        return None;
-    };
-    let sf = ir.channels.iter().find(|(_, c)| {
-        c.full_arrival == ArrivalIr::Threads(1)
-            && c.producer == RoleKind::Loader
-            && matches!(c.empty, EmptyEdge::Shared(o, _) if o == w_ring)
-    });
-    let Some((sf_ring, c)) = sf else {
-        sink.push(unsupported(ir.family_span, "block-scaled fp8 needs a scale-factor ring `loader -> launcher (threads 1), shares_empty` the weight ring".into(), "declare `region SF[stage] { bytes 1024; align 128; pack }` and `channel sf_ring: SF, loader -> launcher (threads 1), shares_empty w_ring`"));
-        return None;
-    };
-    if bk != 128 {
-        let span = ir.tile.as_ref().map_or(ir.family_span, |t| t.span);
-        sink.push(unsupported(span, format!("block-scaled fp8 stages one 128-wide scale block per stage (4 scale ids of the MMA's K 32), not tile K {bk}"), "write `tile M 128, N …, K 128` and a box of one 128-byte row per stage"));
-        return None;
-    }
-    // Exact (tile N is any i64 here): the byte and column counts are i128.
-    let b_blocks = i128::from(crate::ir::exact::ceil_div(bn, 128));
-    let sf_bytes = 512 * (1 + b_blocks);
-    if let ChannelStorageIr::Region(g) = c.storage {
-        let size = ir.region_groups[g]
-            .members
-            .first()
-            .map_or(0, |h| ir.regions[*h].size);
-        if i128::from(size) < sf_bytes {
-            sink.push(unsupported(ir.region_groups[g].head_span, format!("a scale-factor stage holds 32 rows of 16 bytes for the 128 weight rows and as many per 128 tokens, {sf_bytes} bytes for tile N {bn}, not {size}"), &format!("write `bytes {sf_bytes}`")));
-            return None;
-        }
-    }
-    let need = i128::from(acc_slots) * i128::from(bn) + i128::from(stages) * 4 * (1 + b_blocks);
-    if i128::from(tmem_cols) < need {
-        sink.push(unsupported(ir.family_span, format!("TMEM needs {acc_slots} x {bn} accumulator columns and {} scale columns per stage ({stages} stages): {need} > {tmem_cols}", 4 * (1 + b_blocks)), "allocate more `tmem cols` (a power of two)"));
-        return None;
-    }
-    Some(Operands::Fp8BlockScale {
-        w_scale,
-        a_scale,
-        sf_ring,
     })
 }

@@ -5,6 +5,8 @@
 //! [`LinearMath`], is carried by the role program as its `compute`.
 
 mod bind;
+mod fp8;
+mod map;
 mod route;
 mod split_sum;
 
@@ -31,6 +33,16 @@ pub enum Epilogue {
 }
 
 impl Epilogue {
+    /// The epilogues that take a tail tile (N not a multiple of tile M) with bf16 operands: each
+    /// store is guarded by `row < N` and the sums cover N columns; `quant e4m3`'s output groups,
+    /// like the fp8 weight blocks, index whole 128-row tiles (E0601).
+    pub const TAKE_A_TAIL: [Epilogue; 4] = [
+        Epilogue::StoreBf16,
+        Epilogue::ResidualAdd,
+        Epilogue::SplitKF32,
+        Epilogue::SplitKBf16,
+    ];
+
     /// The epilogue as written in a contract.
     pub fn as_str(self) -> &'static str {
         match self {
