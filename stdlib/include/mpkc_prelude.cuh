@@ -118,7 +118,9 @@ __device__ __forceinline__ float warp_sum(float v) {
 
 /// Whether candidate (`v`, `i`) beats the best so far (`b`, `bi`): a larger value, or an equal
 /// one at a lower index (so that a run of -inf still keeps its first index, not the start's).
-__device__ __forceinline__ bool argmax_takes(float v, int64_t i, float b, int64_t bi) {
+/// `Index` is int64_t for global indices, int for offsets in a chunk (a 32-bit compare).
+template <typename Index>
+__device__ __forceinline__ bool argmax_takes(float v, Index i, float b, Index bi) {
   return v > b || (v == b && i < bi);
 }
 

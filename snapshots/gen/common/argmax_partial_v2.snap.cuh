@@ -80,15 +80,18 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     int64_t const end = begin + kChunk < kVocab ? begin + kChunk : kVocab;
     bool const vec = kVec && (reinterpret_cast<uintptr_t>(logits) & 15) == 0;
     for (int row0 = 0; row0 < kRows; row0 += kBatch) {
+      // The scan keeps each candidate's offset in the chunk (32 bits: kChunk < 2^31) and widens it
+      // once, for the meeting: the tie test in the inner loop is a 32-bit compare.
       float best[kBatch];
-      int64_t best_i[kBatch];
+      int best_o[kBatch];
     #pragma unroll
       for (int r = 0; r < kBatch; ++r) {
         best[r] = -INFINITY;
-        best_i[r] = INT64_MAX;
+        best_o[r] = INT_MAX;
       }
       if (vec) {
         for (int64_t i = begin + 8 * tid; i < end; i += 8 * kConsumerThreads) {
+          int const o = static_cast<int>(i - begin);
           mpkc::Bf16x8 q[kBatch];
     #pragma unroll
           for (int r = 0; r < kBatch; ++r) {
@@ -102,13 +105,13 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     #pragma unroll
               for (int j = 0; j < 4; ++j) {
                 float2 const v = __bfloat1622float2(q[r].h[j]);
-                if (mpkc::argmax_takes(v.x, i + 2 * j, best[r], best_i[r])) {
+                if (mpkc::argmax_takes(v.x, o + 2 * j, best[r], best_o[r])) {
                   best[r] = v.x;
-                  best_i[r] = i + 2 * j;
+                  best_o[r] = o + 2 * j;
                 }
-                if (mpkc::argmax_takes(v.y, i + 2 * j + 1, best[r], best_i[r])) {
+                if (mpkc::argmax_takes(v.y, o + 2 * j + 1, best[r], best_o[r])) {
                   best[r] = v.y;
-                  best_i[r] = i + 2 * j + 1;
+                  best_o[r] = o + 2 * j + 1;
                 }
               }
             }
@@ -120,13 +123,19 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
           for (int r = 0; r < kBatch; ++r) {
             if (row0 + r < kRows) {
               float const v = __bfloat162float(logits[static_cast<int64_t>(row0 + r) * kVocab + i]);
-              if (mpkc::argmax_takes(v, i, best[r], best_i[r])) {
+              int const o = static_cast<int>(i - begin);
+              if (mpkc::argmax_takes(v, o, best[r], best_o[r])) {
                 best[r] = v;
-                best_i[r] = i;
+                best_o[r] = o;
               }
             }
           }
         }
+      }
+      int64_t best_i[kBatch];
+    #pragma unroll
+      for (int r = 0; r < kBatch; ++r) {
+        best_i[r] = best_o[r] == INT_MAX ? INT64_MAX : begin + best_o[r];
       }
       float b;
       int64_t bi;
