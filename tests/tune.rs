@@ -117,8 +117,9 @@ fn usage_errors_exit_2_and_say_what_is_wrong() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-/// Splits that do not divide K / tile K are rejected by the checker (E0013): listed, never
-/// built, and with none left the search ends with exit 1 and no GPU.
+/// A K that is not a multiple of tile K is rejected by the checker (E0013): listed, never
+/// built, and with none left the search ends with exit 1 and no GPU. (Splits need not divide
+/// K / tile K: uneven splits are lowered.)
 #[test]
 fn rejected_variants_are_listed_with_the_checkers_error_and_need_no_gpu() {
     let o = tune(
@@ -127,7 +128,7 @@ fn rejected_variants_are_listed_with_the_checkers_error_and_need_no_gpu() {
             "--instance",
             "q_a",
             "--vary",
-            "splits=3,5",
+            "K=7000,7040",
             "--m",
             "1,16",
         ],
@@ -136,11 +137,11 @@ fn rejected_variants_are_listed_with_the_checkers_error_and_need_no_gpu() {
     let out = text(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{}{out}", text(&o.stderr));
     assert!(
-        out.contains("splits = 3 REJECTED: at its own params: E0013"),
+        out.contains("K = 7000 REJECTED: at its own params: E0013"),
         "{out}"
     );
     assert!(
-        out.contains("splits = 5 REJECTED: at its own params: E0013"),
+        out.contains("K = 7040 REJECTED: at its own params: E0013"),
         "{out}"
     );
     assert!(out.contains("best: none"), "{out}");
@@ -161,14 +162,14 @@ fn rejected_variants_are_listed_with_the_checkers_error_and_need_no_gpu() {
     assert_eq!(o.status.code(), Some(1), "{}{out}", text(&o.stderr));
     assert!(out.contains("splits = 4 REJECTED: at M = 64: E"), "{out}");
     let o = tune(
-        &[SUM64, "--instance", "q_a", "--vary", "splits=3", "--json"],
+        &[SUM64, "--instance", "q_a", "--vary", "K=7000", "--json"],
         &[],
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
     assert_eq!(v["schema"], 1);
     assert_eq!(v["instance"], "q_a");
     assert_eq!(v["variants"][0]["status"], "rejected");
-    assert_eq!(v["variants"][0]["params"]["splits"], "3");
+    assert_eq!(v["variants"][0]["params"]["K"], "7000");
     assert!(v["best"].is_null() && v["contract"].is_null(), "{v}");
 }
 
@@ -204,7 +205,7 @@ fn without_a_driver_the_first_timed_variant_exits_4() {
             "--instance",
             "q_a",
             "--vary",
-            "splits=3,4",
+            "K=7000,7168",
             "--m",
             "1",
         ],
@@ -213,7 +214,7 @@ fn without_a_driver_the_first_timed_variant_exits_4() {
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(4), "{err}");
     assert!(
-        err.contains("splits = 3: rejected: at its own params: E0013"),
+        err.contains("K = 7000: rejected: at its own params: E0013"),
         "{err}"
     );
     assert!(err.contains("mpkc tune needs a GPU"), "{err}");

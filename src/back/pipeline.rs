@@ -154,9 +154,15 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
     c(w, "SPLITS", p.splits, "K splits");
     c(
         w,
+        "K_BLOCKS",
+        p.k_blocks,
+        "K blocks of BLOCK_K along the activations' K",
+    );
+    c(
+        w,
         "K_ITERS",
         p.k_iters,
-        "stages per task: K / (BLOCK_K * SPLITS)",
+        "the most K iterations a task runs: ceil(K_BLOCKS / SPLITS)",
     );
     c(w, "NUM_TILES", p.num_tiles, "tiles along N: ceil(N / BLOCK_M), the last partial where N % BLOCK_M != 0 (rows past N: TMA zero fill, not stored)");
     c(w, "ACC_SLOTS", p.acc_slots, "accumulator slots in TMEM");
@@ -229,6 +235,11 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
         route_constants(w, task, p, r);
     }
     w.line("static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), \"E0013: the pipeline lowers 128- and 64-row tiles with at least one K stage\");");
+    w.line("static_assert(SPLITS >= 1 && SPLITS <= K_BLOCKS, \"E0013: every split runs at least one K iteration\");");
+    w.comment("Split s (task_offset / NUM_TILES) takes K blocks [s * K_BLOCKS / SPLITS, (s + 1) * K_BLOCKS / SPLITS):");
+    w.comment("K_ITERS or K_ITERS - 1 of them where SPLITS does not divide K_BLOCKS, the first splits the shorter.");
+    w.line("__device__ __forceinline__ int task_k_first(TaskDesc const *td) { return SPLITS == 1 ? 0 : td->task_metadata.task_offset / NUM_TILES * K_BLOCKS / SPLITS; }");
+    w.line("__device__ __forceinline__ int task_k_iters(TaskDesc const *td) { return SPLITS == 1 ? K_ITERS : (td->task_metadata.task_offset / NUM_TILES + 1) * K_BLOCKS / SPLITS - task_k_first(td); }");
     w.blank();
     w.comment("Bytes each stage's TMA delivers: the expect_tx of its full barrier (I-M6), the role program's loads.");
     let loads = tma_loads(prog);
@@ -451,12 +462,9 @@ pub(crate) fn loader(
     w.line("int const tile = task_desc->task_metadata.task_offset % NUM_TILES;");
     if super::roles::routed(prog) {
         w.line("int const route = task_desc->task_metadata.task_offset / NUM_TILES;  // route_token(route) is the token");
-        w.line("int const split = 0;  // a routed task runs its experts' whole K");
         w.line("int32_t const *const ids = static_cast<int32_t const *>(task_desc->input_ptrs[IN_IDS]);");
         w.line("int expert = EXPERTS;  // this stage's expert, read after the dependency wait (route_expert)");
         w.line("int next_expert = EXPERTS;  // the next slot's, read a slot ahead");
-    } else {
-        w.line("int const split = task_desc->task_metadata.task_offset / NUM_TILES;");
     }
     w.line("uint64_t *const dep_ready = &runtime_smem.dynamic_semaphores[instruction_index % INSTRUCTION_RING_SIZE][SEM_DEP_READY];");
     let cx = RoleCx {

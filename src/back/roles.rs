@@ -158,7 +158,7 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 ..
             } => {
                 if !k_chunk && coords.contains(&Coord::KChunk) {
-                    w.line("int const k_chunk = (split * K_ITERS + it) * K_CHUNKS;");
+                    w.line("int const k_chunk = (k_first + it) * K_CHUNKS;");
                     k_chunk = true;
                 }
                 let x = match operand {
@@ -205,7 +205,7 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                     w.comment("weight box is TMA zero fill, so any power of two is exact).");
                     w.line("auto const w_at = [&](int j) { int const e = j / SLOT_K_ITERS == it / SLOT_K_ITERS ? expert : next_expert; return (static_cast<int64_t>(e < EXPERTS ? e : EXPERTS - 1) * NUM_TILES + tile) * layout::Scales::W_K_BLOCKS + j % SLOT_K_ITERS; };");
                     w.line("layout::Scales::Raw const sf_cur = it == 0 ? layout::Scales::fetch_at(w_scale + w_at(it), a_scale, it) : sf_next;");
-                    w.line("if (it + 1 < K_ITERS) sf_next = layout::Scales::fetch_at(w_scale + w_at(it + 1), a_scale, it + 1);");
+                    w.line("if (it + 1 < k_iters) sf_next = layout::Scales::fetch_at(w_scale + w_at(it + 1), a_scale, it + 1);");
                     w.line(format!(
                         "layout::Scales::write_at{targs}(sf, sf_cur, w_at(it), it);"
                     ));
@@ -214,12 +214,12 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                     w.comment("iteration takes its block's (fetched SF_AHEAD iterations ago) and fetches the one SF_AHEAD ahead.");
                     w.open("if (it == 0)");
                     w.line("#pragma unroll");
-                    w.line("for (int q = 0; q < SF_AHEAD; ++q) sf_ahead[q] = layout::Scales::fetch(w_scale, a_scale, tile, split * K_ITERS + q);");
+                    w.line("for (int q = 0; q < SF_AHEAD; ++q) if (q < k_iters) sf_ahead[q] = layout::Scales::fetch(w_scale, a_scale, tile, k_first + q);");
                     w.close("");
                     w.line("layout::Scales::Raw const sf_cur = sf_ahead[ahead];");
-                    w.line("if (it + SF_AHEAD < K_ITERS) sf_ahead[ahead] = layout::Scales::fetch(w_scale, a_scale, tile, split * K_ITERS + it + SF_AHEAD);");
+                    w.line("if (it + SF_AHEAD < k_iters) sf_ahead[ahead] = layout::Scales::fetch(w_scale, a_scale, tile, k_first + it + SF_AHEAD);");
                     w.line(format!(
-                        "layout::Scales::write{targs}(sf, sf_cur, tile, split * K_ITERS + it);"
+                        "layout::Scales::write{targs}(sf, sf_cur, tile, k_first + it);"
                     ));
                 }
                 if async_reader {
@@ -261,10 +261,19 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 kind: LoopKind::KIters,
                 body,
             } => {
+                let flat = crate::lower::flatten(body);
+                let scales = flat.iter().any(|op| matches!(op, Op::StageScales { .. }));
+                // The split's first K block, where a load or the scales address K (the loader).
+                let k_first = scales
+                    || flat.iter().any(|op| {
+                        matches!(op, Op::TmaLoad { coords, .. } if coords.contains(&Coord::KChunk))
+                    });
+                if k_first {
+                    w.line("int const k_first = task_k_first(task_desc);  // this task's first K block (its split's)");
+                }
+                w.line("int const k_iters = task_k_iters(task_desc);  // its K iterations: K_ITERS, or K_ITERS - 1 in a shorter split");
+                // Last before the loop: a `#pragma unroll` the engine writes must precede it directly.
                 cx.engine.before_k_loop(w, cx.role);
-                let scales = crate::lower::flatten(body)
-                    .iter()
-                    .any(|op| matches!(op, Op::StageScales { .. }));
                 let ahead = scales && scales_fetched_ahead(cx.prog);
                 if ahead {
                     w.comment("The f32 scales of the next SF_AHEAD K blocks, in flight while the loader waits the ring: one");
@@ -273,17 +282,17 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                     w.comment("fixed name (no indexed array in local memory).");
                     w.line("constexpr int SF_AHEAD = NUM_STAGES < K_ITERS ? NUM_STAGES : K_ITERS;");
                     w.line("layout::Scales::Raw sf_ahead[SF_AHEAD];");
-                    w.open("for (int it0 = 0; it0 < K_ITERS; it0 += SF_AHEAD)");
+                    w.open("for (int it0 = 0; it0 < k_iters; it0 += SF_AHEAD)");
                     w.line("#pragma unroll");
                     w.open("for (int ahead = 0; ahead < SF_AHEAD; ++ahead)");
                     w.line("int const it = it0 + ahead;");
-                    w.line("if (it >= K_ITERS) break;");
+                    w.line("if (it >= k_iters) break;");
                 } else {
                     if scales {
                         w.comment("The next K block's f32 scales, fetched one iteration ahead (layout::Scales::fetch).");
                         w.line("layout::Scales::Raw sf_next;");
                     }
-                    w.open("for (int it = 0; it < K_ITERS; ++it)");
+                    w.open("for (int it = 0; it < k_iters; ++it)");
                 }
                 w.line("int const stage = it % NUM_STAGES;");
                 if waits_from(body, LoopKind::KIters, 1) {

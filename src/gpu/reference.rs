@@ -437,7 +437,15 @@ fn linear(task: &CheckedTask, p: &LinearMath, inputs: &[HostTensor]) -> Vec<Expe
     let af: Vec<f64> = (0..a.len()).map(|i| a.get(i)).collect();
     let wf: Vec<f64> = (0..w.len()).map(|i| w.get(i)).collect();
     let splits = p.splits as usize;
-    let k_per = k / splits.max(1);
+    // Split s's K range, in K blocks of tile K as the kernel takes them (task_k_first: uneven
+    // where the splits do not divide the blocks).
+    let (kb_n, bk) = (p.k_blocks.max(1) as usize, p.block_k.max(1) as usize);
+    let k_range = |s: usize| {
+        (
+            s * kb_n / splits.max(1) * bk,
+            (s + 1) * kb_n / splits.max(1) * bk,
+        )
+    };
     // partial[s][n][row]
     let mut partial = vec![0.0f64; splits * m * n_rows];
     let threads = std::thread::available_parallelism()
@@ -457,8 +465,9 @@ fn linear(task: &CheckedTask, p: &LinearMath, inputs: &[HostTensor]) -> Vec<Expe
                         for n in 0..m {
                             for s in 0..splits {
                                 let mut acc = 0.0;
-                                for kb in (s * k_per..(s + 1) * k_per).step_by(128) {
-                                    let kend = (kb + 128).min((s + 1) * k_per);
+                                let (k0, k1) = k_range(s);
+                                for kb in (k0..k1).step_by(128) {
+                                    let kend = (kb + 128).min(k1);
                                     let dot: f64 = (kb..kend)
                                         .map(|kk| af[n * k + kk] * wf[row * k + kk])
                                         .sum();

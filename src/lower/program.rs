@@ -202,7 +202,7 @@ pub enum Coord {
     Zero,
     /// The task's first weight row: `tile * BLOCK_M`.
     TileRow,
-    /// The stage's K chunk: `(split * K_ITERS + it) * K_CHUNKS`.
+    /// The stage's K chunk: `(k_first + it) * K_CHUNKS`, `k_first` the split's first K block.
     KChunk,
     /// A routed task's first weight row: `expert * N + tile * BLOCK_M` (the tensor map is over
     /// `[experts * N, K]`; `expert` is the stage's, read by [`Step::RouteRead`]).

@@ -412,11 +412,22 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
             "give both the same K",
         ));
     }
-    if bk > 0 && k % (bk * splits) != 0 {
+    if bk > 0 && k % bk != 0 {
         sink.push(unsupported(
             wt.span,
-            format!("K {k} is not a multiple of tile K {bk} x {splits} split(s)"),
-            "pad K, or choose splits dividing K / tile K",
+            format!("K {k} is not a multiple of tile K {bk}"),
+            "pad K to a multiple of tile K, or choose a tile K that divides it",
+        ));
+    } else if bk > 0 && splits > act_k / bk {
+        // Uneven splits are lowered (each split runs K_BLOCKS / SPLITS iterations, rounded up or
+        // down); an empty one is not: the kernels run K_ITERS >= 1 trips (I-M8, no drain).
+        sink.push(unsupported(
+            wt.span,
+            format!(
+                "{splits} splits of K {k} but only {} K block(s) of tile K {bk}: a split would run no K iteration",
+                act_k / bk
+            ),
+            "use at most K / tile K splits",
         ));
     }
     // The last tile is partial where N is not a multiple of tile M (kv_a's 576, a rank's lm_head
@@ -655,7 +666,12 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         k,
         m_real,
         splits,
-        k_iters: if bk > 0 { act_k / (bk * splits) } else { 0 },
+        k_blocks: if bk > 0 { act_k / bk } else { 0 },
+        k_iters: if bk > 0 && splits > 0 {
+            (act_k / bk + splits - 1) / splits
+        } else {
+            0
+        },
         num_tiles,
         acc_slots,
         tmem_cols,

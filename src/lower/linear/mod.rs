@@ -125,7 +125,13 @@ pub struct LinearMath {
     pub m_real: i64,
     /// K splits (1 unless `split_k`).
     pub splits: i64,
-    /// K iterations per task.
+    /// K blocks of tile K along the activations' K (`K_BLOCKS`; a routed task's whole K over
+    /// its slots).
+    pub k_blocks: i64,
+    /// The most K iterations a task runs (`K_ITERS`): `ceil(k_blocks / splits)`. Split `s`
+    /// takes the K blocks `[s * k_blocks / splits, (s + 1) * k_blocks / splits)`, so where
+    /// `splits` does not divide `k_blocks` the splits differ by one iteration and the first
+    /// ones are the shorter; every split has at least one (`splits <= k_blocks`, E0013).
     pub k_iters: i64,
     /// Tiles along N.
     pub num_tiles: i64,
