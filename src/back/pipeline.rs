@@ -236,10 +236,13 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
     }
     w.line("static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), \"E0013: the pipeline lowers 128- and 64-row tiles with at least one K stage\");");
     w.line("static_assert(SPLITS >= 1 && SPLITS <= K_BLOCKS, \"E0013: every split runs at least one K iteration\");");
-    w.comment("Split s (task_offset / NUM_TILES) takes K blocks [s * K_BLOCKS / SPLITS, (s + 1) * K_BLOCKS / SPLITS):");
-    w.comment("K_ITERS or K_ITERS - 1 of them where SPLITS does not divide K_BLOCKS, the first splits the shorter.");
-    w.line("__device__ __forceinline__ int task_k_first(TaskDesc const *td) { return SPLITS == 1 ? 0 : td->task_metadata.task_offset / NUM_TILES * K_BLOCKS / SPLITS; }");
-    w.line("__device__ __forceinline__ int task_k_iters(TaskDesc const *td) { return SPLITS == 1 ? K_ITERS : (td->task_metadata.task_offset / NUM_TILES + 1) * K_BLOCKS / SPLITS - task_k_first(td); }");
+    w.comment("Split s (task_offset / NUM_TILES) takes K_BLOCKS / SPLITS K blocks, one more for the first");
+    w.comment("K_BLOCKS % SPLITS splits (K_ITERS, or K_ITERS - 1 where SPLITS does not divide K_BLOCKS), from block");
+    w.comment(
+        "s * (K_BLOCKS / SPLITS) + min(s, K_BLOCKS % SPLITS): 32-bit, no product past K_BLOCKS.",
+    );
+    w.line("__device__ __forceinline__ int task_k_first(TaskDesc const *td) { int const s = td->task_metadata.task_offset / NUM_TILES; return SPLITS == 1 ? 0 : s * (K_BLOCKS / SPLITS) + (s < K_BLOCKS % SPLITS ? s : K_BLOCKS % SPLITS); }");
+    w.line("__device__ __forceinline__ int task_k_iters(TaskDesc const *td) { return SPLITS == 1 ? K_ITERS : K_BLOCKS / SPLITS + (td->task_metadata.task_offset / NUM_TILES < K_BLOCKS % SPLITS ? 1 : 0); }");
     w.blank();
     w.comment("Bytes each stage's TMA delivers: the expect_tx of its full barrier (I-M6), the role program's loads.");
     let loads = tma_loads(prog);

@@ -107,6 +107,18 @@ fn pipeline(w: &mut Writer, d: &Description) -> Result<(), Diagnostic> {
             .help("the pipeline lowers bf16 x bf16 (tcgen05 kind::f16) and block-scaled e4m3 x e4m3 (kind::mxf8f6f4): give one of those"))
         }
     };
+    if fp8 && (n % 128 != 0 || k % 128 != 0) {
+        return Err(Diagnostic::error(
+            codes::LINEAR_LIMITS,
+            format!("no block-scaled fp8 starting contract for a [{n} x {k}] weight: N and K must be multiples of 128"),
+        )
+        .primary(
+            d.extent_span(if n % 128 != 0 { "N" } else { "K" }),
+            "not a multiple of the 128 x 128 scale block",
+        )
+        .note("the fp8 pipeline takes no tail tile: one weight scale per 128 x 128 block, and bf16 alone has a tail tile (kv_a's 576 rows, lm_head's 16,160)")
+        .help("pad the weight to a multiple of 128, or describe it with `weight = \"bf16\"`"));
+    }
     let out = d.dtype("output").unwrap_or(Dtype::Bf16);
     if out != Dtype::Bf16 {
         return Err(Diagnostic::error(
@@ -121,6 +133,8 @@ fn pipeline(w: &mut Writer, d: &Description) -> Result<(), Diagnostic> {
     }
     if !fp8 {
         bf16_split_sum(w, (n, k, m), ab);
+    } else if k % 128 == 0 && fp8_splits((n + 127) / 128, k / 128) > 1 {
+        fp8_split_sum(w, (n, k, m));
     } else {
         fp8_house(w, (n, k, m));
     }
@@ -133,8 +147,80 @@ fn pipeline(w: &mut Writer, d: &Description) -> Result<(), Diagnostic> {
     Ok(())
 }
 
+/// The most K splits a block-scaled fp8 starting contract takes (H200: expert and shared
+/// gate+up at 14 of 7, 14 and 28; docs/perf-notes.md, session 20).
+pub const FP8_MAX_SPLITS: i64 = 14;
+
+/// The K splits of a block-scaled fp8 starting contract over `tiles` 128-row tiles and
+/// `k_blocks` K blocks of 128: the count whose longest split (`ceil(k_blocks / splits)` blocks;
+/// splits need not divide them) is shortest with `tiles x splits` within one wave of
+/// [`WAVE_SMS`] and at most [`FP8_MAX_SPLITS`], the fewest such. At the DeepSeek-V3 shapes it
+/// gives the counts stdlib/linear_fp8_splitk_sum.mpk commits, each measured the faster of two
+/// (qkv_a 7, o_proj 2, expert gate+up 14, shared gate+up 14, q_b 4, expert down 2, dense
+/// gate+up 3, dense down 2).
+pub fn fp8_splits(tiles: i64, k_blocks: i64) -> i64 {
+    (1..=FP8_MAX_SPLITS.min(k_blocks))
+        .filter(|s| tiles * s <= WAVE_SMS)
+        .min_by_key(|s| ((k_blocks + s - 1) / s, *s))
+        .unwrap_or(1)
+}
+
+/// The block-scaled fp8 pipeline in the form `mpkc bench` measured fastest at decode shapes
+/// (stdlib/linear_fp8_splitk_sum.mpk, H200 2026-12-04): linear_fp8_blockscale's engine
+/// (128-row tiles, one 128 x 128 scale block per stage, tile N 16) with K split across tasks
+/// ([`fp8_splits`]) and the last split of each tile summing the partials in the task.
+fn fp8_split_sum(w: &mut Writer, (n, k, m): (i64, i64, i64)) {
+    let (tiles, k_blocks) = ((n + 127) / 128, k / 128);
+    let splits = fp8_splits(tiles, k_blocks);
+    // Three regions a stage and the scratch: at most 5 stages for 16 regions (I-S2).
+    let max_stages = 5;
+    w.blank();
+    w.line(format!("param N: int = {n}"));
+    w.line(format!("param K: int = {k}"));
+    w.line(format!("param splits: int in 1..=K / 128 = {splits}"));
+    w.line(format!("param m_real: int in 1..=16 = {m}"));
+    w.blank();
+    w.line("tensor A: e4m3[m_real, K] in activation tma(box [128, 16, 1], swizzle 128B, l2 evict_last)");
+    w.line("tensor W: e4m3[N, K] in weight tma(box [128, 128, 1], swizzle 128B, l2 evict_first)");
+    w.line("tensor A_scale: f32[m_real, K / 128] in scale of A");
+    w.line("tensor W_scale: f32[N / 128, K / 128] in scale of W");
+    w.line("tensor C: bf16[m_real, N] out output");
+    w.line("tensor P: f32[splits, m_real, N] out partials");
+    w.line("tensor T: i32[ceil_div(N, tile.M)] out counters");
+    w.blank();
+    w.line("tile M 128, N 16, K 128");
+    w.line("mma tcgen05 mxf8f6f4 (e4m3 x e4m3 -> f32) m128 n16 k32");
+    w.line("tmem cols 64");
+    let (short, long) = (k_blocks / splits, (k_blocks + splits - 1) / splits);
+    let runs = if short == long {
+        format!("each split runs {short} K blocks")
+    } else {
+        format!("a split runs {short} or {long} K blocks (splits need not divide them)")
+    };
+    w.comment(format!(
+        "{tiles} tiles x {splits} splits = {} tasks for the H200's {WAVE_SMS} SMs; {runs}.",
+        tiles * splits
+    ));
+    w.line(format!(
+        "stages min({max_stages}, ceil_div(K, 128 * splits))"
+    ));
+    w.blank();
+    w.line("region W[stage] { bytes tile.M * tile.K; align 1024; release stage + 1 }");
+    w.line("region A[stage] { bytes tile.N * tile.K; align 1024; pack; release stage + 1 }");
+    w.line("region SF[stage] { bytes 1024; align 128; pack; release stage + 1 }");
+    w.line(format!(
+        "region scratch {{ holds tmem_addr; bytes 16; align 16; pack; release {} }}",
+        max_stages + 2
+    ));
+    w.blank();
+    rings_and_roles(w, true);
+    w.line("barrier tile_arrival = named(3, threads 128)");
+    w.line("epilogue split_k bf16 with tile_arrival");
+    w.line("granularity per_tile(tasks ceil_div(N, tile.M) * splits, tiles_per_task 1)");
+}
+
 /// The block-scaled fp8 pipeline: linear_fp8_blockscale's house form (128-row tiles, one
-/// 128 x 128 scale block per stage, tile N 16).
+/// 128 x 128 scale block per stage, tile N 16), where no split helps (the tiles fill the SMs).
 fn fp8_house(w: &mut Writer, (n, k, m): (i64, i64, i64)) {
     w.blank();
     w.line(format!("param N: int = {n}"));
@@ -258,7 +344,9 @@ fn bf16_split_sum(w: &mut Writer, (n, k, m): (i64, i64, i64), ab: &str) {
             "{tiles} tiles x {splits} splits = {} tasks for the H200's {WAVE_SMS} SMs.",
             tiles * splits
         ));
-        w.line(format!("stages min({max_stages}, K / ({tk} * splits))"));
+        w.line(format!(
+            "stages min({max_stages}, ceil_div(K, {tk} * splits))"
+        ));
     } else {
         w.line(format!("stages {stages}"));
     }
@@ -459,7 +547,7 @@ fn dtypes(d: &Description) -> (Dtype, Dtype, Dtype) {
 
 #[cfg(test)]
 mod tests {
-    use super::bf16_splits;
+    use super::{bf16_splits, fp8_splits};
 
     /// The rule gives the split counts `mpkc bench` / `mpkc tune` found fastest on the H200 for
     /// the DeepSeek-V3 bf16 shapes on 64-row tiles at tile K 256 (the stdlib's and examples'
@@ -490,5 +578,28 @@ mod tests {
                 "N {n} K {k} tile N {tile_n}"
             );
         }
+    }
+
+    /// The fp8 rule gives stdlib/linear_fp8_splitk_sum.mpk's committed counts, each measured the
+    /// faster of two on the H200 (2026-12-04; dense gate+up's 3 with the uneven split).
+    #[test]
+    fn fp8_splits_are_the_committed_ones_at_the_dsv3_shapes() {
+        // (N, K, splits): qkv_a, o_proj, expert gate+up, shared gate+up, q_b, expert down,
+        // dense gate+up, dense down.
+        let cases = [
+            (2176, 7168, 7),
+            (7168, 2048, 2),
+            (1024, 7168, 14),
+            (512, 7168, 14),
+            (3072, 1536, 4),
+            (7168, 512, 2),
+            (4608, 7168, 3),
+            (7168, 2304, 2),
+        ];
+        for (n, k, want) in cases {
+            assert_eq!(fp8_splits((n + 127) / 128, k / 128), want, "N {n} K {k}");
+        }
+        // Tiles that fill the SMs alone: one split (the house form).
+        assert_eq!(fp8_splits(132, 56), 1);
     }
 }

@@ -209,8 +209,10 @@ pub(super) fn lower_instance(
             );
         }
     }
-    stages(&mut cx, c);
+    // The tile before `stages`: a stage count may read `tile.K` (`stages min(5, ceil_div(K,
+    // tile.K * splits))`).
     tile(&mut cx, c);
+    stages(&mut cx, c);
     tensors(&mut cx, c);
     super::lower_roles::roles(&mut cx, c);
     if let Some(r) = c.route {

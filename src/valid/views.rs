@@ -44,7 +44,7 @@ pub(super) fn views(ir: &TaskIr, sink: &mut Sink) {
             );
         } else if i128::from(v.offset) + i128::from(cols) > i128::from(v.row_stride) {
             sink.push(
-                err(format!("the view of `{}` starts {} elements into a parent row of {} and takes {cols}: it runs {} past the row", t.name, v.offset, v.row_stride, v.offset + cols - v.row_stride))
+                err(format!("the view of `{}` starts {} elements into a parent row of {} and takes {cols}: it runs {} past the row", t.name, v.offset, v.row_stride, i128::from(v.offset) + i128::from(cols) - i128::from(v.row_stride)))
                     .primary(v.span, format!("offset {} + {cols} columns > stride {}", v.offset, v.row_stride))
                     .help(format!("use an offset of at most {}", v.row_stride - cols)),
             );

@@ -34,10 +34,11 @@ constexpr int IN_A_SCALE = 2;  // `A_scale`: f32 [M_REAL, K / 128] activation gr
 constexpr int OUT_C = 0;  // output_ptrs index of `C`
 static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), "E0013: the pipeline lowers 128- and 64-row tiles with at least one K stage");
 static_assert(SPLITS >= 1 && SPLITS <= K_BLOCKS, "E0013: every split runs at least one K iteration");
-// Split s (task_offset / NUM_TILES) takes K blocks [s * K_BLOCKS / SPLITS, (s + 1) * K_BLOCKS / SPLITS):
-// K_ITERS or K_ITERS - 1 of them where SPLITS does not divide K_BLOCKS, the first splits the shorter.
-__device__ __forceinline__ int task_k_first(TaskDesc const *td) { return SPLITS == 1 ? 0 : td->task_metadata.task_offset / NUM_TILES * K_BLOCKS / SPLITS; }
-__device__ __forceinline__ int task_k_iters(TaskDesc const *td) { return SPLITS == 1 ? K_ITERS : (td->task_metadata.task_offset / NUM_TILES + 1) * K_BLOCKS / SPLITS - task_k_first(td); }
+// Split s (task_offset / NUM_TILES) takes K_BLOCKS / SPLITS K blocks, one more for the first
+// K_BLOCKS % SPLITS splits (K_ITERS, or K_ITERS - 1 where SPLITS does not divide K_BLOCKS), from block
+// s * (K_BLOCKS / SPLITS) + min(s, K_BLOCKS % SPLITS): 32-bit, no product past K_BLOCKS.
+__device__ __forceinline__ int task_k_first(TaskDesc const *td) { int const s = td->task_metadata.task_offset / NUM_TILES; return SPLITS == 1 ? 0 : s * (K_BLOCKS / SPLITS) + (s < K_BLOCKS % SPLITS ? s : K_BLOCKS % SPLITS); }
+__device__ __forceinline__ int task_k_iters(TaskDesc const *td) { return SPLITS == 1 ? K_ITERS : K_BLOCKS / SPLITS + (td->task_metadata.task_offset / NUM_TILES < K_BLOCKS % SPLITS ? 1 : 0); }
 
 // Bytes each stage's TMA delivers: the expect_tx of its full barrier (I-M6), the role program's loads.
 constexpr uint32_t W_STAGE_TX_BYTES = 16384;  // box [128, 128, 1] of e4m3

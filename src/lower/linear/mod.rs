@@ -129,9 +129,9 @@ pub struct LinearMath {
     /// its slots).
     pub k_blocks: i64,
     /// The most K iterations a task runs (`K_ITERS`): `ceil(k_blocks / splits)`. Split `s`
-    /// takes the K blocks `[s * k_blocks / splits, (s + 1) * k_blocks / splits)`, so where
-    /// `splits` does not divide `k_blocks` the splits differ by one iteration and the first
-    /// ones are the shorter; every split has at least one (`splits <= k_blocks`, E0013).
+    /// takes `k_blocks / splits` K blocks, one more for the first `k_blocks % splits` splits,
+    /// from block `s * (k_blocks / splits) + min(s, k_blocks % splits)`; every split has at
+    /// least one (`splits <= k_blocks`, E0013).
     pub k_iters: i64,
     /// Tiles along N.
     pub num_tiles: i64,
