@@ -242,7 +242,16 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
         "s * (K_BLOCKS / SPLITS) + min(s, K_BLOCKS % SPLITS): 32-bit, no product past K_BLOCKS.",
     );
     w.line("__device__ __forceinline__ int task_k_first(TaskDesc const *td) { int const s = td->task_metadata.task_offset / NUM_TILES; return SPLITS == 1 ? 0 : s * (K_BLOCKS / SPLITS) + (s < K_BLOCKS % SPLITS ? s : K_BLOCKS % SPLITS); }");
-    w.line("__device__ __forceinline__ int task_k_iters(TaskDesc const *td) { return SPLITS == 1 ? K_ITERS : K_BLOCKS / SPLITS + (td->task_metadata.task_offset / NUM_TILES < K_BLOCKS % SPLITS ? 1 : 0); }");
+    if p.k_iters == 1 && p.splits == 1 {
+        // One K iteration: a trip count ptxas can see is 1 lets it drop the loop, and it then
+        // serialises a 128-row tile's wgmmas (advisory C7519, sm_90a; linear_sm100_v2 at K = 128,
+        // the fixed-cost probe). Read from the TaskDesc (task_offset is never negative), the
+        // count keeps the loop.
+        w.comment("One K iteration, read from the TaskDesc so that the K loop stays a loop for ptxas (C7519 otherwise).");
+        w.line("__device__ __forceinline__ int task_k_iters(TaskDesc const *td) { return td->task_metadata.task_offset < 0 ? 0 : 1; }");
+    } else {
+        w.line("__device__ __forceinline__ int task_k_iters(TaskDesc const *td) { return SPLITS == 1 ? K_ITERS : K_BLOCKS / SPLITS + (td->task_metadata.task_offset / NUM_TILES < K_BLOCKS % SPLITS ? 1 : 0); }");
+    }
     w.blank();
     w.comment("Bytes each stage's TMA delivers: the expect_tx of its full barrier (I-M6), the role program's loads.");
     let loads = tma_loads(prog);
