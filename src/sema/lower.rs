@@ -212,7 +212,7 @@ pub(super) fn lower_instance(
     // The tile before `stages`: a stage count may read `tile.K` (`stages min(5, ceil_div(K,
     // tile.K * splits))`).
     tile(&mut cx, c);
-    stages(&mut cx, c);
+    super::lower_stages::stages(&mut cx, c);
     tensors(&mut cx, c);
     super::lower_roles::roles(&mut cx, c);
     if let Some(r) = c.route {
@@ -402,27 +402,6 @@ fn targets(cx: &mut Cx<'_>, c: &Collected<'_>) {
             smem_capacity_bytes: cap,
             span: t.span,
         });
-    }
-}
-
-fn stages(cx: &mut Cx<'_>, c: &Collected<'_>) {
-    let Some((e, s)) = c.stages else { return };
-    // A rejected stage count poisons `stages`: later uses are follow-on errors.
-    cx.poisoned.push("stages".to_string());
-    let Some(v) = cx.int(e) else { return };
-    match u32::try_from(v) {
-        Ok(n) if (1..=64).contains(&n) => {
-            cx.poisoned.retain(|p| p != "stages");
-            cx.ir.stages = Some((n, s));
-        }
-        _ => cx.report(
-            Diagnostic::error(
-                codes::OUT_OF_RANGE,
-                format!("`stages` is {v}; a ring needs 1 to 64 stages"),
-            )
-            .primary(e.span, format!("evaluates to {v}"))
-            .help("use between 1 and 64 stages"),
-        ),
     }
 }
 

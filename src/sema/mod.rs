@@ -11,6 +11,7 @@ mod lower_body;
 mod lower_reference;
 mod lower_regions;
 mod lower_roles;
+mod lower_stages;
 mod lower_sync;
 mod lower_use;
 mod param_range;

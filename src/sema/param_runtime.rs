@@ -106,7 +106,7 @@ pub(super) fn only_one(params: &[&ast::Param], sink: &mut Sink) {
 }
 
 /// Whether `e` names `param` anywhere.
-fn mentions(e: &Expr, param: &str) -> bool {
+pub(super) fn mentions(e: &Expr, param: &str) -> bool {
     match &e.kind {
         ExprKind::Path(p) => p.len() == 1 && p[0].node == param,
         ExprKind::Neg(x) => mentions(x, param),
