@@ -131,12 +131,10 @@ fn pipeline(w: &mut Writer, d: &Description) -> Result<(), Diagnostic> {
         .primary(d.dtype_span("output"), "the epilogue stores bf16")
         .help("give `output = \"bf16\"` (an e4m3 output with per-group scales is stdlib/linear_fp8_qout.mpk's epilogue)"));
     }
-    if !fp8 {
-        bf16_split_sum(w, (n, k, m), ab);
-    } else if k % 128 == 0 && fp8_splits((n + 127) / 128, k / 128) > 1 {
-        fp8_split_sum(w, (n, k, m));
+    if fp8 {
+        fp8_pipeline(w, (n, k, m));
     } else {
-        fp8_house(w, (n, k, m));
+        bf16_split_sum(w, (n, k, m), ab);
     }
     if d.extent_or("batch", 1) > 1 {
         w.comment(format!(
@@ -165,19 +163,22 @@ pub fn fp8_splits(tiles: i64, k_blocks: i64) -> i64 {
         .unwrap_or(1)
 }
 
-/// The block-scaled fp8 pipeline in the form `mpkc bench` measured fastest at decode shapes
-/// (stdlib/linear_fp8_splitk_sum.mpk, H200 2026-12-04): linear_fp8_blockscale's engine
-/// (128-row tiles, one 128 x 128 scale block per stage, tile N 16) with K split across tasks
-/// ([`fp8_splits`]) and the last split of each tile summing the partials in the task.
-fn fp8_split_sum(w: &mut Writer, (n, k, m): (i64, i64, i64)) {
-    let (tiles, k_blocks) = ((n + 127) / 128, k / 128);
+/// The block-scaled fp8 pipeline (linear_fp8_blockscale's engine: 128-row tiles, one 128 x 128
+/// scale block per stage, tile N 16) in the form `mpkc bench` measured fastest at decode shapes
+/// (H200, 2026-12-04): where the tiles leave SMs idle, K split across tasks ([`fp8_splits`])
+/// with the last split of each tile summing the partials in the task, as
+/// stdlib/linear_fp8_splitk_sum.mpk; else the house form with `store bf16`. N and K are
+/// multiples of 128 (the caller's E0601).
+fn fp8_pipeline(w: &mut Writer, (n, k, m): (i64, i64, i64)) {
+    let (tiles, k_blocks) = (n / 128, k / 128);
     let splits = fp8_splits(tiles, k_blocks);
-    // Three regions a stage and the scratch: at most 5 stages for 16 regions (I-S2).
-    let max_stages = 5;
+    let split = splits > 1;
     w.blank();
     w.line(format!("param N: int = {n}"));
     w.line(format!("param K: int = {k}"));
-    w.line(format!("param splits: int in 1..=K / 128 = {splits}"));
+    if split {
+        w.line(format!("param splits: int in 1..=K / 128 = {splits}"));
+    }
     w.line(format!("param m_real: int in 1..=16 = {m}"));
     w.blank();
     w.line("tensor A: e4m3[m_real, K] in activation tma(box [128, 16, 1], swizzle 128B, l2 evict_last)");
@@ -185,72 +186,56 @@ fn fp8_split_sum(w: &mut Writer, (n, k, m): (i64, i64, i64)) {
     w.line("tensor A_scale: f32[m_real, K / 128] in scale of A");
     w.line("tensor W_scale: f32[N / 128, K / 128] in scale of W");
     w.line("tensor C: bf16[m_real, N] out output");
-    w.line("tensor P: f32[splits, m_real, N] out partials");
-    w.line("tensor T: i32[ceil_div(N, tile.M)] out counters");
+    if split {
+        w.line("tensor P: f32[splits, m_real, N] out partials");
+        w.line("tensor T: i32[ceil_div(N, tile.M)] out counters");
+    }
     w.blank();
     w.line("tile M 128, N 16, K 128");
     w.line("mma tcgen05 mxf8f6f4 (e4m3 x e4m3 -> f32) m128 n16 k32");
-    w.line("tmem cols 64");
-    let (short, long) = (k_blocks / splits, (k_blocks + splits - 1) / splits);
-    let runs = if short == long {
-        format!("each split runs {short} K blocks")
-    } else {
-        format!("a split runs {short} or {long} K blocks (splits need not divide them)")
-    };
-    w.comment(format!(
-        "{tiles} tiles x {splits} splits = {} tasks for the H200's {WAVE_SMS} SMs; {runs}.",
-        tiles * splits
-    ));
-    w.line(format!(
-        "stages min({max_stages}, ceil_div(K, 128 * splits))"
-    ));
-    w.blank();
-    w.line("region W[stage] { bytes tile.M * tile.K; align 1024; release stage + 1 }");
-    w.line("region A[stage] { bytes tile.N * tile.K; align 1024; pack; release stage + 1 }");
-    w.line("region SF[stage] { bytes 1024; align 128; pack; release stage + 1 }");
-    w.line(format!(
-        "region scratch {{ holds tmem_addr; bytes 16; align 16; pack; release {} }}",
+    // The scratch's release step: after the stages', as in the stdlib contracts.
+    let scratch_release = if split {
+        // Three regions a stage and the scratch: at most 5 stages for 16 regions (I-S2).
+        let max_stages = 5;
+        w.line("tmem cols 64");
+        let (short, long) = (k_blocks / splits, (k_blocks + splits - 1) / splits);
+        let runs = if short == long {
+            format!("each split runs {short} K blocks")
+        } else {
+            format!("a split runs {short} or {long} K blocks (splits need not divide them)")
+        };
+        w.comment(format!(
+            "{tiles} tiles x {splits} splits = {} tasks for the H200's {WAVE_SMS} SMs; {runs}.",
+            tiles * splits
+        ));
+        w.line(format!(
+            "stages min({max_stages}, ceil_div(K, 128 * splits))"
+        ));
         max_stages + 2
-    ));
-    w.blank();
-    rings_and_roles(w, true);
-    w.line("barrier tile_arrival = named(3, threads 128)");
-    w.line("epilogue split_k bf16 with tile_arrival");
-    w.line("granularity per_tile(tasks ceil_div(N, tile.M) * splits, tiles_per_task 1)");
-}
-
-/// The block-scaled fp8 pipeline: linear_fp8_blockscale's house form (128-row tiles, one
-/// 128 x 128 scale block per stage, tile N 16), where no split helps (the tiles fill the SMs).
-fn fp8_house(w: &mut Writer, (n, k, m): (i64, i64, i64)) {
-    w.blank();
-    w.line(format!("param N: int = {n}"));
-    w.line(format!("param K: int = {k}"));
-    w.line(format!("param m_real: int in 1..=16 = {m}"));
-    w.blank();
-    w.line("tensor A: e4m3[m_real, K] in activation tma(box [128, 16, 1], swizzle 128B, l2 evict_last)");
-    w.line("tensor W: e4m3[N, K] in weight tma(box [128, 128, 1], swizzle 128B, l2 evict_first)");
-    w.line("tensor A_scale: f32[m_real, K / 128] in scale of A");
-    w.line("tensor W_scale: f32[N / 128, K / 128] in scale of W");
-    w.line("tensor C: bf16[m_real, N] out output");
-    w.blank();
-    w.line("tile M 128, N 16, K 128");
-    w.line("mma tcgen05 mxf8f6f4 (e4m3 x e4m3 -> f32) m128 n16 k32");
-    // A ring deeper than the task's K loop is never filled (W0015).
-    let stages = 4.min(super::rules::k_iterations(k));
-    w.line("tmem cols 64");
-    w.line(format!("stages {stages}"));
+    } else {
+        // A ring deeper than the task's K loop is never filled (W0015).
+        let stages = 4.min(super::rules::k_iterations(k));
+        w.line("tmem cols 64");
+        w.line(format!("stages {stages}"));
+        stages + 1
+    };
     w.blank();
     w.line("region W[stage] { bytes tile.M * tile.K; align 1024; release stage + 1 }");
     w.line("region A[stage] { bytes tile.N * tile.K; align 1024; pack; release stage + 1 }");
     w.line("region SF[stage] { bytes 1024; align 128; pack; release stage + 1 }");
     w.line(format!(
-        "region scratch {{ holds tmem_addr; bytes 16; align 16; pack; release {} }}",
-        stages + 1
+        "region scratch {{ holds tmem_addr; bytes 16; align 16; pack; release {scratch_release} }}"
     ));
     w.blank();
     rings_and_roles(w, true);
-    w.line("epilogue store bf16");
-    w.line("granularity per_tile(tasks ceil_div(N, tile.M), tiles_per_task 1)");
+    if split {
+        w.line("barrier tile_arrival = named(3, threads 128)");
+        w.line("epilogue split_k bf16 with tile_arrival");
+        w.line("granularity per_tile(tasks ceil_div(N, tile.M) * splits, tiles_per_task 1)");
+    } else {
+        w.line("epilogue store bf16");
+        w.line("granularity per_tile(tasks ceil_div(N, tile.M), tiles_per_task 1)");
+    }
 }
 
 /// The pipeline's channels, one-shot sems and roles, as the house linear declares them: the W

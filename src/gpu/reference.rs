@@ -437,13 +437,11 @@ fn linear(task: &CheckedTask, p: &LinearMath, inputs: &[HostTensor]) -> Vec<Expe
     let af: Vec<f64> = (0..a.len()).map(|i| a.get(i)).collect();
     let wf: Vec<f64> = (0..w.len()).map(|i| w.get(i)).collect();
     let splits = p.splits as usize;
-    // Split s's K range, in K blocks of tile K as the kernel takes them (task_k_first: the
-    // first K_BLOCKS % splits splits take one block more).
-    let (kb_n, bk) = (p.k_blocks.max(1) as usize, p.block_k.max(1) as usize);
-    let (q, r) = (kb_n / splits.max(1), kb_n % splits.max(1));
+    // Split s's K range, in K blocks of tile K as the kernel takes them.
     let k_range = |s: usize| {
-        let first = s * q + s.min(r);
-        (first * bk, (first + q + usize::from(s < r)) * bk)
+        let (first, count) = p.split_blocks(s as i64);
+        let bk = p.block_k.max(1) as usize;
+        (first as usize * bk, (first + count) as usize * bk)
     };
     // partial[s][n][row]
     let mut partial = vec![0.0f64; splits * m * n_rows];

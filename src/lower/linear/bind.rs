@@ -412,20 +412,21 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
             "give both the same K",
         ));
     }
+    // K blocks of tile K along the activations' K (a routed task's whole K over its slots).
+    let k_blocks = if bk > 0 { act_k / bk } else { 0 };
     if bk > 0 && k % bk != 0 {
         sink.push(unsupported(
             wt.span,
             format!("K {k} is not a multiple of tile K {bk}"),
             "pad K to a multiple of tile K, or choose a tile K that divides it",
         ));
-    } else if bk > 0 && splits > act_k / bk {
+    } else if bk > 0 && splits > k_blocks {
         // Uneven splits are lowered (each split runs K_BLOCKS / SPLITS iterations, rounded up or
         // down); an empty one is not: the kernels run K_ITERS >= 1 trips (I-M8, no drain).
         sink.push(unsupported(
             wt.span,
             format!(
-                "{splits} splits of K {k} but only {} K block(s) of tile K {bk}: a split would run no K iteration",
-                act_k / bk
+                "{splits} splits of K {k} but only {k_blocks} K block(s) of tile K {bk}: a split would run no K iteration"
             ),
             "use at most K / tile K splits",
         ));
@@ -666,12 +667,9 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         k,
         m_real,
         splits,
-        k_blocks: if bk > 0 { act_k / bk } else { 0 },
-        k_iters: if bk > 0 && splits > 0 {
-            (act_k / bk + splits - 1) / splits
-        } else {
-            0
-        },
+        k_blocks,
+        // The longest split's count (split 0's).
+        k_iters: super::split_blocks(k_blocks, splits, 0).1,
         num_tiles,
         acc_slots,
         tmem_cols,

@@ -149,7 +149,22 @@ pub struct LinearMath {
     pub route: Option<RouteMath>,
 }
 
+/// The K blocks of split `s` of `splits` over `k_blocks` K blocks, as `(first, count)`: each
+/// split runs `k_blocks / splits` blocks, one more for the first `k_blocks % splits` splits, in
+/// order (the generated `task_k_first` / `task_k_iters`, back::pipeline). Split 0 is a longest.
+/// `splits` is at least 1 and at most `k_blocks` where the lowering accepts it (E0013).
+pub fn split_blocks(k_blocks: i64, splits: i64, s: i64) -> (i64, i64) {
+    let splits = splits.max(1);
+    let (q, r) = (k_blocks / splits, k_blocks % splits);
+    (s * q + s.min(r), q + i64::from(s < r))
+}
+
 impl LinearMath {
+    /// The K blocks of split `s` of this linear: [`split_blocks`].
+    pub fn split_blocks(&self, s: i64) -> (i64, i64) {
+        split_blocks(self.k_blocks, self.splits, s)
+    }
+
     /// Whether the consumer loads the epilogue's global inputs (the `residual add` operand)
     /// into registers before it waits the accumulator, so that their round trip overlaps the K
     /// loop instead of following it ([`crate::lower::Step::EpilogueLoads`]). Unrouted `residual
@@ -213,6 +228,35 @@ impl RouteMath {
         match self.mode {
             RouteMode::PerSlot => m_real * self.slots,
             RouteMode::SumSlots => m_real,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_blocks;
+
+    /// The splits cover the K blocks in order, without gap or overlap, their counts differ by at
+    /// most one and split 0 is a longest (K_ITERS): fp8 dense gate+up's 56 blocks in 3 splits
+    /// are 19, 19 and 18.
+    #[test]
+    fn splits_tile_the_k_blocks_in_order() {
+        assert_eq!(
+            (0..3).map(|s| split_blocks(56, 3, s)).collect::<Vec<_>>(),
+            [(0, 19), (19, 19), (38, 18)]
+        );
+        for k_blocks in 1..=64 {
+            for splits in 1..=k_blocks {
+                let mut next = 0;
+                let longest = split_blocks(k_blocks, splits, 0).1;
+                for s in 0..splits {
+                    let (first, count) = split_blocks(k_blocks, splits, s);
+                    assert_eq!(first, next, "{k_blocks} / {splits}, split {s}");
+                    assert!(count >= 1 && longest - count <= 1);
+                    next = first + count;
+                }
+                assert_eq!(next, k_blocks);
+            }
         }
     }
 }
