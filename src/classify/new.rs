@@ -228,14 +228,7 @@ fn fp8_pipeline(w: &mut Writer, (n, k, m): (i64, i64, i64)) {
     ));
     w.blank();
     rings_and_roles(w, true);
-    if split {
-        w.line("barrier tile_arrival = named(3, threads 128)");
-        w.line("epilogue split_k bf16 with tile_arrival");
-        w.line("granularity per_tile(tasks ceil_div(N, tile.M) * splits, tiles_per_task 1)");
-    } else {
-        w.line("epilogue store bf16");
-        w.line("granularity per_tile(tasks ceil_div(N, tile.M), tiles_per_task 1)");
-    }
+    epilogue_and_granularity(w, split);
 }
 
 /// The pipeline's channels, one-shot sems and roles, as the house linear declares them: the W
@@ -354,7 +347,13 @@ fn bf16_split_sum(w: &mut Writer, (n, k, m): (i64, i64, i64), ab: &str) {
     }
     w.blank();
     rings_and_roles(w, false);
-    if splits > 1 {
+    epilogue_and_granularity(w, splits > 1);
+}
+
+/// The epilogue and granularity of a starting pipeline: with `split`, the in-task sum of the K
+/// splits at named barrier 3 and a task per tile and split; else `store bf16`, a task per tile.
+fn epilogue_and_granularity(w: &mut Writer, split: bool) {
+    if split {
         w.line("barrier tile_arrival = named(3, threads 128)");
         w.line("epilogue split_k bf16 with tile_arrival");
         w.line("granularity per_tile(tasks ceil_div(N, tile.M) * splits, tiles_per_task 1)");
