@@ -105,6 +105,7 @@ fn the_19_dsv3_ops_classify_into_their_stdlib_family() {
 const MORE: &[(&str, &str)] = &[
     ("m64", "kind = \"gemm\"\n[shape]\nM = 64\nN = 7168\nK = 512\n[dtype]\ninput = \"bf16\"\nweight = \"bf16\"\noutput = \"bf16\"\n"),
     ("kv_a_tail", "kind = \"gemm\"\n[shape]\nM = 4\nN = 576\nK = 7168\n[dtype]\ninput = \"bf16\"\nweight = \"bf16\"\noutput = \"bf16\"\n"),
+    ("short_k_bf16", "kind = \"gemv\"\n[shape]\nM = 1\nN = 2048\nK = 256\n[dtype]\ninput = \"bf16\"\nweight = \"bf16\"\noutput = \"bf16\"\n"),
     ("short_k", "kind = \"gemm\"\n[shape]\nM = 2\nN = 384\nK = 256\n[dtype]\ninput = \"f32\"\nweight = \"bf16\"\noutput = \"f32\"\n"),
     ("softmax", "kind = \"reduction\"\n[shape]\nM = 4\nN = 4096\nout_n = 4096\n[dtype]\ninput = \"f32\"\noutput = \"f32\"\n"),
     ("kv_c", "kind = \"attention\"\n[shape]\nM = 2\nheads = 8\nqk = 128\nv = 128\nkv_len = 1024\n[dtype]\ninput = \"bf16\"\noutput = \"bf16\"\n"),
@@ -155,6 +156,40 @@ fn gemm_shapes_reach_the_contract_params() {
     assert!(c.contains("param K: int = 2048"), "{c}");
     assert!(c.contains("param m_real: int in 1..=16 = 1"), "{c}");
     assert!(c.contains("tensor W: e4m3[N, K]"), "{c}");
+}
+
+/// A bf16 GEMV too short for a pipeline starts from the stdlib's consumer GEMV (`body gemv`),
+/// with `rows` = ceil(N / 132): the count measured best for every instance of
+/// stdlib/linear_bf16_gemv.mpk (`mpkc tune --vary rows`, H200, 2026-12-04).
+#[test]
+fn a_bf16_short_k_gemv_starts_from_the_stdlib_template() {
+    let stdlib = std::fs::read_to_string(root().join("stdlib/linear_bf16_gemv.mpk")).unwrap();
+    let mut seen = 0;
+    for line in stdlib
+        .lines()
+        .filter(|l| l.trim_start().starts_with("instance "))
+    {
+        let val = |key: &str| -> i64 {
+            let at = line.find(&format!("{key} = ")).unwrap() + key.len() + 3;
+            line[at..]
+                .split([',', ')'])
+                .next()
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap()
+        };
+        let (n, rows) = (val("N"), val("rows"));
+        let text = format!("kind = \"gemv\"\n[shape]\nM = 1\nN = {n}\nK = 256\n[dtype]\ninput = \"bf16\"\nweight = \"bf16\"\noutput = \"bf16\"\n");
+        let c = new_contract(&text, "proj").unwrap();
+        assert!(c.contains("body gemv(x, W -> y)"), "{c}");
+        assert!(
+            c.contains(&format!("param rows: int in 1..=2048 = {rows}\n")),
+            "N = {n}: {c}"
+        );
+        seen += 1;
+    }
+    assert_eq!(seen, 7, "the stdlib's seven instances");
 }
 
 fn line_of(text: &str, pos: usize) -> usize {

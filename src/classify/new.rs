@@ -13,6 +13,7 @@ use super::rules::{classify, letter, Classification};
 use crate::back::writer::Writer;
 use crate::diag::{codes, Diagnostic};
 use crate::ir::{Dtype, Family};
+use crate::templates::gemv::K_PER_WARP_LOAD;
 
 /// The most tokens a pipeline starting contract takes: tile N 16, or 64 for bf16
 /// (examples/linear_bf16_splitk_sum_m64.mpk).
@@ -388,6 +389,10 @@ fn consumer_gemv(w: &mut Writer, d: &Description) {
         d.extent_or("M", 1),
     );
     let (it, wt, ot) = dtypes(d);
+    let bf16 = [it, wt, ot].iter().all(|t| *t == Dtype::Bf16);
+    if bf16 && !super::rules::batched_gemv(d) && k > 0 && k % K_PER_WARP_LOAD == 0 {
+        return gemv_template(w, n, k, m);
+    }
     w.blank();
     w.line(format!("param N: int = {n}"));
     w.line(format!("param K: int = {k}"));
@@ -406,6 +411,40 @@ fn consumer_gemv(w: &mut Writer, d: &Description) {
     w.comment("One task per 128 weight rows; nwarps by the wave-quant tie (design.md rule 4).");
     w.line("granularity per_tile(tasks ceil_div(N, 128))");
     body(w, &["x", "W", "y", "buf.x_rows"], true);
+}
+
+/// The stdlib's consumer GEMV (`body gemv`, stdlib/linear_bf16_gemv.mpk): `rows` weight rows per
+/// task, ceil(N / 132), which gives every instance of the stdlib contract its measured count.
+fn gemv_template(w: &mut Writer, n: i64, k: i64, m: i64) {
+    let rows = crate::ir::exact::ceil_div(n, WAVE_SMS).max(1);
+    w.blank();
+    w.line(format!("param N: int = {n}"));
+    w.line(format!("param K: int = {k}"));
+    w.line(format!(
+        "param rows: int in 1..={} = {rows}",
+        rows.max(2048)
+    ));
+    tokens_param(w, "m", m);
+    w.blank();
+    w.line("tensor x: bf16[m, K] in activation");
+    w.line("tensor W: bf16[N, K] in weight");
+    w.line("tensor y: bf16[m, N] out output");
+    w.blank();
+    w.comment(
+        "The activation rows (staged by cp.async) and one f32 partial per K group, row and token.",
+    );
+    w.line("region x { bytes align_up(2 * m * K, 1024); align 1024; pack; release 1 }");
+    w.line("region partials { bytes 16 * m * rows; align 16; pack; release 1 }");
+    w.line("barrier task_sync = named(3, threads 128)");
+    w.comment(
+        "The stdlib's consumer GEMV: nwarps by the wave-quant tie (design.md rule 4), the warps",
+    );
+    w.comment("it frees splitting each row's K (src/templates/gemv.rs).");
+    w.line("body gemv(x, W -> y)");
+    w.comment(format!(
+        "`rows` weight rows per task puts the tasks near the H200's {WAVE_SMS} SMs."
+    ));
+    w.line("granularity per_tile(tasks ceil_div(N, rows))");
 }
 
 fn consumer_rows(w: &mut Writer, d: &Description) {

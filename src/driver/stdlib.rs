@@ -29,6 +29,10 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         include_str!("../../stdlib/linear_bf16_splitk_sum64.mpk"),
     ),
     (
+        "stdlib/linear_bf16_gemv.mpk",
+        include_str!("../../stdlib/linear_bf16_gemv.mpk"),
+    ),
+    (
         "stdlib/linear_fp8_blockscale.mpk",
         include_str!("../../stdlib/linear_fp8_blockscale.mpk"),
     ),

@@ -35,6 +35,8 @@ pub enum Semantics {
     },
     /// `splitk_reduce(partials -> y)`.
     SplitkReduce,
+    /// `gemv(x, W -> y)`: y = x W^T.
+    Gemv,
     /// The pipeline linear (family A).
     Linear(Box<LinearMath>),
     /// An inline body's `reference python "FILE" fn NAME` ([`super::python`]).
@@ -145,6 +147,7 @@ pub fn semantics(task: &CheckedTask) -> Result<Semantics, String> {
             chunk: int_param(task, "chunk").unwrap_or(2048),
         },
         "splitk_reduce" => Semantics::SplitkReduce,
+        "gemv" => Semantics::Gemv,
         other => return Err(format!("body template `{other}` has no reference")),
     })
 }
@@ -394,6 +397,23 @@ pub fn expected(task: &CheckedTask, sem: &Semantics, inputs: &[HostTensor]) -> V
             let y: Vec<f64> = (0..rest)
                 .map(|i| (0..s).map(|k| p.get(k * rest + i)).sum())
                 .collect();
+            let o = out_index("y");
+            vec![Expected {
+                output: o,
+                values: y,
+                check: rel(o),
+            }]
+        }
+        Semantics::Gemv => {
+            let (x, w) = (input("x"), input("W"));
+            let (m, k) = (x.dims[0] as usize, x.dims[1] as usize);
+            let n = w.dims[0] as usize;
+            let mut y = vec![0.0; m * n];
+            for t in 0..m {
+                for r in 0..n {
+                    y[t * n + r] = (0..k).map(|c| x.get(t * k + c) * w.get(r * k + c)).sum();
+                }
+            }
             let o = out_index("y");
             vec![Expected {
                 output: o,

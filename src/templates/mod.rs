@@ -13,6 +13,7 @@
 
 mod argmax;
 mod elementwise;
+pub mod gemv;
 mod rmsnorm;
 
 use crate::diag::{codes, Diagnostic};
@@ -128,6 +129,7 @@ pub const CATALOGUE: &[Signature] = &[
     argmax::PARTIAL,
     argmax::REDUCE,
     elementwise::SPLITK_REDUCE,
+    gemv::SIG,
 ];
 
 /// Looks up a template by name.
@@ -335,6 +337,7 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
         "argmax_partial" => argmax::bind_partial(&shapes, &values),
         "argmax_reduce" => argmax::bind_reduce(&shapes, &values),
         "splitk_reduce" => elementwise::bind_splitk_reduce(&shapes),
+        "gemv" => gemv::bind(&shapes),
         _ => unreachable!("template {} has no binder", sig.name),
     };
     let (constants, regions, body, body_path) = specific?;

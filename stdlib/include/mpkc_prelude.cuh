@@ -230,6 +230,43 @@ __device__ __forceinline__ Bf16x8 ld_global_v8(__nv_bfloat16 const *p) {
   return r;
 }
 
+/// An L2 cache policy that evicts first (`createpolicy.fractional.L2::evict_first`, fraction
+/// 1.0): for data a step reads once, such as a GEMV's weights (PTX ISA, "createpolicy").
+__device__ __forceinline__ uint64_t l2_evict_first_policy() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+
+/// Loads 16 bytes (16-byte aligned) of a weight: the non-coherent path (`ld.global.nc`, data no
+/// task of the launch writes), not allocated in L1, with the L2 policy `policy`.
+__device__ __forceinline__ uint4 ld_weight_v4(void const *p, uint64_t policy) {
+  uint4 r;
+  asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;\n"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+               : "l"(p), "l"(policy));
+  return r;
+}
+
+/// Starts bringing `bytes` (a multiple of 16) of global memory at `p` (16-byte aligned) into
+/// L2, without waiting (`cp.async.bulk.prefetch.L2.global`, sm_90+): a later load of them hits
+/// L2 instead of DRAM.
+__device__ __forceinline__ void prefetch_l2_bulk(void const *p, uint32_t bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p), "r"(bytes) : "memory");
+}
+
+/// Copies 16 bytes (both 16-byte aligned) from global to shared memory asynchronously
+/// (`cp.async.cg`: through L2 only, so coherent with another SM's earlier stores, as
+/// `ld.global.cg`). Complete after `cp_async_wait_all` in the issuing thread.
+__device__ __forceinline__ void cp_async_16(void *smem, void const *gmem) {
+  uint32_t const s = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+}
+
+/// Waits for every `cp_async_16` of this thread (`cp.async.wait_all`); a barrier after it makes
+/// the copies visible to the other threads.
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
 /// Stores 8 bf16 (16-byte aligned).
 __device__ __forceinline__ void st_v8(__nv_bfloat16 *p, Bf16x8 const &v) {
   *reinterpret_cast<uint4 *>(p) = *reinterpret_cast<uint4 const *>(&v);

@@ -221,7 +221,8 @@ a tile's accumulator is {} x {} f32{}.",
     let _ = writeln!(s, "5. Epilogue: {epi}.");
     let _ = writeln!(
         s,
-        "\nAlternative: at M = 1 a consumer-only GEMV (one warp per row, split-K) may serve a projection better; \
-that choice is made by measurement against cuBLAS (dsv3-decode-ops), not here.\n"
+        "\nAlternative: at a few tokens the consumer GEMV (`body gemv`, stdlib/linear_bf16_gemv.mpk: no tensor cores, \
+each warp streaming its weight rows) may serve a projection better (the router at M = 1); that choice is made by \
+`mpkc bench` against cuBLAS (docs/perf.md), not here.\n"
     );
 }

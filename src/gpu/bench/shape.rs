@@ -63,7 +63,9 @@ pub struct LinearShape {
 /// linear over a row-strided view is not benched: the bench lays every operand out contiguous
 /// (and cuBLAS's baseline with it), so its numbers would not be the kernel's.
 pub fn linear_of(task: &CheckedTask) -> Option<LinearShape> {
-    let p = task.linear()?;
+    let Some(p) = task.linear() else {
+        return gemv_of(task);
+    };
     let ir = &task.ir;
     // A routed linear (`route`) multiplies each token by the experts its ids choose: its cuBLAS
     // equivalent is a grouped GEMM, not one `[M, K] x [N, K]^T`.
@@ -101,6 +103,42 @@ pub fn linear_of(task: &CheckedTask) -> Option<LinearShape> {
         },
         scales,
         y: ir.outputs().position(|(h, _)| h == p.output)?,
+    })
+}
+
+/// The consumer GEMV (`body gemv(x, W -> y)`, src/templates/gemv.rs) as a linear with a store
+/// epilogue: the same `y = x W^T`, timed against the same cuBLAS GEMM. Its "tile" is the task's
+/// weight rows by the tokens by the whole K, one pass.
+fn gemv_of(task: &CheckedTask) -> Option<LinearShape> {
+    let b = task.binding.as_ref().filter(|b| b.sig.name == "gemv")?;
+    let ir = &task.ir;
+    if ir.tensors.values().any(|t| t.view.is_some()) {
+        return None;
+    }
+    let input = |f| crate::gpu::reference::input_of(task, f);
+    let konst = |name: &str| {
+        b.constants
+            .iter()
+            .find(|c| c.name == name)
+            .and_then(|c| c.value.parse::<i64>().ok())
+    };
+    let (w, x) = (input("W")?, input("x")?);
+    let (wt, xt) = (ir.inputs().nth(w)?.1, ir.inputs().nth(x)?.1);
+    let (n, k, m) = (wt.dims[0], wt.dims[1], xt.dims[0]);
+    Some(LinearShape {
+        n,
+        k,
+        m,
+        splits: 1,
+        fp8: false,
+        epilogue: LinearEpilogue::Store,
+        tile: [konst("kRowsPerTask")?, m, k, 1],
+        k_iters: 1,
+        w,
+        x,
+        residual: None,
+        scales: None,
+        y: crate::gpu::reference::output_of(task, "y")?,
     })
 }
 
@@ -174,6 +212,17 @@ mod tests {
         let all = bytes_moved(&[&t], &[vec![]], &[vec![]]);
         let no_out = bytes_moved(&[&t], &[vec![]], &[vec![0]]);
         assert_eq!(all - no_out, 7168 * 2);
+    }
+
+    #[test]
+    fn the_consumer_gemv_reads_as_its_linear() {
+        let t = stdlib_at("linear_bf16_gemv_router", 1);
+        let s = linear_of(&t).expect("a linear");
+        assert_eq!((s.n, s.k, s.m, s.splits), (256, 7168, 1, 1));
+        assert_eq!(s.epilogue, LinearEpilogue::Store);
+        assert_eq!(s.tile, [2, 1, 7168, 1]);
+        assert_eq!((s.x, s.w, s.y), (0, 1, 0));
+        assert_eq!(rotated_bytes(&t, &s), 256 * 7168 * 2);
     }
 
     #[test]
