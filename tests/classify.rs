@@ -190,6 +190,10 @@ fn a_bf16_short_k_gemv_starts_from_the_stdlib_template() {
         seen += 1;
     }
     assert_eq!(seen, 7, "the stdlib's seven instances");
+    // Past the 32 tokens a lane keeps accumulators for, the GEMV is a `body cuda` to write.
+    let text = "kind = \"gemv\"\n[shape]\nM = 40\nN = 2048\nK = 256\n[dtype]\ninput = \"bf16\"\nweight = \"bf16\"\noutput = \"bf16\"\n";
+    let c = new_contract(text, "proj").unwrap();
+    assert!(!c.contains("body gemv") && c.contains("body cuda"), "{c}");
 }
 
 fn line_of(text: &str, pos: usize) -> usize {

@@ -390,7 +390,12 @@ fn consumer_gemv(w: &mut Writer, d: &Description) {
     );
     let (it, wt, ot) = dtypes(d);
     let bf16 = [it, wt, ot].iter().all(|t| *t == Dtype::Bf16);
-    if bf16 && !super::rules::batched_gemv(d) && k > 0 && k % K_PER_WARP_LOAD == 0 {
+    if bf16
+        && !super::rules::batched_gemv(d)
+        && k > 0
+        && k % K_PER_WARP_LOAD == 0
+        && m.max(16) <= crate::templates::gemv::MAX_ACCUMULATORS
+    {
         return gemv_template(w, n, k, m);
     }
     w.blank();
@@ -431,10 +436,11 @@ fn gemv_template(w: &mut Writer, n: i64, k: i64, m: i64) {
     w.line("tensor y: bf16[m, N] out output");
     w.blank();
     w.comment(
-        "The activation rows (staged by cp.async) and one f32 partial per K group, row and token.",
+        "The activation rows (staged by cp.async) and one f32 partial per K group, row and token:",
     );
+    w.comment("a K of 256 is one K group, whose sums need none (16 * m * rows when K splits).");
     w.line("region x { bytes align_up(2 * m * K, 1024); align 1024; pack; release 1 }");
-    w.line("region partials { bytes 16 * m * rows; align 16; pack; release 1 }");
+    w.line("region partials { bytes 16; align 16; pack; release 1 }");
     w.line("barrier task_sync = named(3, threads 128)");
     w.comment(
         "The stdlib's consumer GEMV: nwarps by the wave-quant tie (design.md rule 4), the warps",

@@ -78,11 +78,13 @@ fn regions() -> Vec<RegionNeed> {
         RegionNeed {
             name: "idx",
             min_bytes: 8 * 32,
+            min_align: 8,
             what: "32 int64 candidate indices: one per consumer warp for each of a batch of 8 rows",
         },
         RegionNeed {
             name: "val",
             min_bytes: 2 * 32,
+            min_align: 2,
             what: "32 bf16 candidate values: one per consumer warp for each of a batch of 8 rows",
         },
     ]

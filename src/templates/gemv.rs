@@ -14,8 +14,8 @@
 //! instruction, through the non-coherent path with an L2 evict-first policy (the weights are read
 //! once per decode step). A warp's rows go in steps (`kChunkBatch` × `kBatchRows` vectors per
 //! lane): steps of up to 16 into two register buffers in turn, one step's loads in flight while
-//! the one before computes; a row whose K part is longer in steps of up to 32 into one. `x` is staged in the `x` region by `cp.async` while the first step's weights
-//! are in flight.
+//! the one before computes; a row whose K part is longer in steps of up to 32 into one. `x` is
+//! staged in the `x` region by `cp.async` while the first step's weights are in flight.
 
 use super::{int_const, Access, Constant, Formal, RegionNeed, Shapes, Signature};
 use crate::diag::Diagnostic;
@@ -56,8 +56,7 @@ pub const SIG: Signature = Signature {
 
 type Bound = Result<(Vec<Constant>, Vec<RegionNeed>, &'static str, &'static str), Vec<Diagnostic>>;
 
-/// Bytes of K one warp instruction covers: 32 lanes × one 16-byte vector (8 bf16) each, in
-/// elements.
+/// Elements of K one warp load instruction covers: 32 lanes × one 16-byte vector (8 bf16).
 pub const K_PER_WARP_LOAD: i64 = 32 * 8;
 
 /// 16-byte weight vectors per lane in flight at most (4 registers each): one step's buffer of
@@ -122,11 +121,30 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             format!("use a K that is a multiple of {K_PER_WARP_LOAD}, or the pipeline linear (stdlib/linear_bf16_splitk_sum64.mpk), whose tail is a TMA box"),
         ));
     }
+    if m > MAX_ACCUMULATORS {
+        errs.push(s.error(
+            "x",
+            format!("`{}` has {m} tokens, but the GEMV keeps one f32 accumulator per token and row in registers: at most {MAX_ACCUMULATORS} tokens", s.tensor_name("x")),
+            "at that many tokens the tensor cores pay: use a pipeline linear (stdlib/linear_bf16_splitk_sum64.mpk)".to_string(),
+        ));
+    }
     if !errs.is_empty() {
         return Err(errs);
     }
     let tasks = s.tasks().max(1);
     let rows_per_task = ceil_div(n, tasks);
+    // The body indexes rows with 32-bit ints up to tasks x rows per task (the last task's end).
+    if tasks
+        .saturating_mul(rows_per_task)
+        .saturating_add(rows_per_task + 256)
+        > i64::from(i32::MAX)
+    {
+        return Err(vec![s.error(
+            "W",
+            format!("{tasks} tasks of {rows_per_task} rows of `{}` reach row {}, past the 32-bit row index the body uses", s.tensor_name("W"), tasks.saturating_mul(rows_per_task)),
+            "split the weight over fewer rows (a smaller N)".to_string(),
+        )]);
+    }
     let (row_warps, k_groups) = warp_layout(n, tasks, k);
     let waves = ceil_div(rows_per_task, row_warps);
     let chunks = k / (K_PER_WARP_LOAD * k_groups);
@@ -195,11 +213,18 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             name: "x",
             min_bytes: 2 * m * k,
             what: "the bf16 activation rows",
+            min_align: 16,
         },
+        // Only split rows (kKGroups > 1) keep partials: one K group stores its sums directly.
         RegionNeed {
             name: "partials",
-            min_bytes: 4 * k_groups * rows_per_task * m,
+            min_bytes: if k_groups > 1 {
+                4 * k_groups * rows_per_task * m
+            } else {
+                0
+            },
             what: "one fp32 partial per K group, row and token",
+            min_align: 4,
         },
     ];
     Ok((

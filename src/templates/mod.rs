@@ -98,6 +98,9 @@ pub struct RegionNeed {
     pub name: &'static str,
     /// Minimum size in bytes.
     pub min_bytes: i64,
+    /// Minimum alignment in bytes: the widest access the body makes there (16 for a 16-byte
+    /// vector or `cp.async`, 8 for an int64, 4 for an f32).
+    pub min_align: i64,
     /// What the body keeps there.
     pub what: &'static str,
 }
@@ -542,6 +545,32 @@ fn check_list(
                     if want_dir_out { "out" } else { "in" }
                 )),
             );
+        }
+        // A weight formal is read through `ld.global.nc`, whose data must be read-only for the
+        // whole kernel (PTX ISA): a tensor the contract calls something else may be written by
+        // another task of the launch (an activation, a residual) or by this one.
+        if let (Access::Weight, Some((role, role_span))) = (f.access, t.role) {
+            if role != crate::ir::TensorRole::Weight {
+                errs.push(
+                    Diagnostic::error(
+                        codes::BODY_MISMATCH,
+                        format!(
+                            "`{}` of `{}` is read through the non-coherent path (`ld.global.nc`), but `{}` is declared `{}`",
+                            f.name,
+                            sig.name,
+                            t.name,
+                            role.word()
+                        ),
+                    )
+                    .primary(role_span, format!("`{}` here", role.word()))
+                    .secondary(span, "passed here")
+                    .note("`ld.global.nc` may return stale data for memory another task of the launch wrote")
+                    .help(format!(
+                        "pass a tensor declared `in weight` (written by no task of the launch) as `{}`",
+                        f.name
+                    )),
+                );
+            }
         }
         if !f.dtypes.contains(&t.dtype) {
             let want: Vec<&str> = f.dtypes.iter().map(|d| d.as_str()).collect();

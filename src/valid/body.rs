@@ -150,7 +150,8 @@ pub(super) fn template(ir: &TaskIr, sink: &mut Sink) -> Option<Binding> {
     }
 }
 
-/// I-S9 / I-S10: every region the body addresses is declared and large enough, and every
+/// I-S9 / I-S10: every region the body addresses is declared, large enough and aligned for its
+/// widest access (I-S8 is the TMA case of the last), and every
 /// declared region is addressed. Template bodies declare what they address; inline CUDA
 /// addresses a region by writing `buf.<name>`.
 pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink) {
@@ -181,6 +182,21 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                 ),
                 Some(g) => {
                     let size = g.members.first().map_or(0, |h| ir.regions[*h].size);
+                    let (align, align_span) = g.members.first().map_or((1, g.head_span), |h| {
+                        (ir.regions[*h].align, ir.regions[*h].align_span)
+                    });
+                    if align < need.min_align {
+                        sink.push(
+                            Diagnostic::error(
+                                codes::REGION_USE,
+                                format!("region `{}` is aligned to {align} bytes but body `{}` makes {}-byte accesses to {} there", need.name, b.sig.name, need.min_align, need.what),
+                            )
+                            .primary(align_span, format!("align {align}"))
+                            .secondary(body_span, "the body")
+                            .note("the planner starts a region at a multiple of its declared alignment only (contract doc §1.4; I-S8 is the TMA case of this rule): a narrower one can start mid-vector")
+                            .help(format!("write `align {}` (or more) in `{}`", need.min_align, need.name)),
+                        );
+                    }
                     if size < need.min_bytes {
                         sink.push(
                             Diagnostic::error(
