@@ -248,25 +248,6 @@ __device__ __forceinline__ uint4 ld_weight_v4(void const *p, uint64_t policy) {
   return r;
 }
 
-/// Starts bringing `bytes` (a multiple of 16) of global memory at `p` (16-byte aligned) into
-/// L2, without waiting (`cp.async.bulk.prefetch.L2.global`, sm_90+): a later load of them hits
-/// L2 instead of DRAM.
-__device__ __forceinline__ void prefetch_l2_bulk(void const *p, uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p), "r"(bytes) : "memory");
-}
-
-/// Copies 16 bytes (both 16-byte aligned) from global to shared memory asynchronously
-/// (`cp.async.cg`: through L2 only, so coherent with another SM's earlier stores, as
-/// `ld.global.cg`). Complete after `cp_async_wait_all` in the issuing thread.
-__device__ __forceinline__ void cp_async_16(void *smem, void const *gmem) {
-  uint32_t const s = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
-}
-
-/// Waits for every `cp_async_16` of this thread (`cp.async.wait_all`); a barrier after it makes
-/// the copies visible to the other threads.
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
-
 /// Stores 8 bf16 (16-byte aligned).
 __device__ __forceinline__ void st_v8(__nv_bfloat16 *p, Bf16x8 const &v) {
   *reinterpret_cast<uint4 *>(p) = *reinterpret_cast<uint4 const *>(&v);

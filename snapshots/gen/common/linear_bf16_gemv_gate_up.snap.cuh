@@ -75,8 +75,8 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     // step is at most 16 vectors (kDoubleBuffer) they go into two register buffers in turn, step
     // s + 1's loads in flight while step s computes; a longer row's step (up to 32 vectors) has one.
     // `W` is a weight (non-coherent loads, L2 evict-first: read once per step); `x` is written by an
-    // earlier task of the launch: it is staged with cp.async.cg (L2, coherent), issued before the
-    // first weights and waited after them.
+    // earlier task of the launch: it is staged with coherent loads (ld.global.cg) issued after the
+    // first step's weights.
     __nv_bfloat16 *const s_x = reinterpret_cast<__nv_bfloat16 *>(buf.x);
     float *const s_part = reinterpret_cast<float *>(buf.partials);
     int const tid = static_cast<int>(threadIdx.x);
@@ -91,9 +91,6 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     constexpr int kSteps = kBatches * kChunkSteps;
     static_assert((kDoubleBuffer ? 2 : 1) * kBatchRows * kChunkBatch <= 32 && kBatchRows * kRows <= 32, "registers: 32 vectors and 32 accumulators per lane");
 
-    for (int i = tid * 8; i < kRows * kK; i += kConsumerThreads * 8) {
-      mpkc::cp_async_16(s_x + i, x + i);
-    }
     uint64_t const policy = mpkc::l2_evict_first_policy();
 
     // Row `b` of batch `bi`, as an index into the task's rows; valid while inside the task and W.
@@ -171,8 +168,24 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
 
     uint4 wa[kBatchRows][kChunkBatch];
     load(wa, 0);
-    // Every warp has its first weights in flight: wait for this thread's x copies, then everyone's.
-    mpkc::cp_async_wait_all();
+    // Every warp has its first weights in flight: stage x (coherent loads), then meet. (With
+    // cp.async here ptxas put its wait before the weight loads, a whole round trip earlier.)
+    // Up to 8 vectors per thread in flight at once: one L2 round trip for a row of 7168.
+    constexpr int kXVecs = (kRows * kK / 8 + kConsumerThreads - 1) / kConsumerThreads;
+    #pragma unroll 1
+    for (int g = 0; g < kXVecs; g += 8) {
+      mpkc::Bf16x8 xv[8];
+      #pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        int const i = (tid + (g + j) * kConsumerThreads) * 8;
+        if (g + j < kXVecs && i < kRows * kK) xv[j] = mpkc::ld_global_v8(x + i);
+      }
+      #pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        int const i = (tid + (g + j) * kConsumerThreads) * 8;
+        if (g + j < kXVecs && i < kRows * kK) mpkc::st_v8(s_x + i, xv[j]);
+      }
+    }
     mpkc::named_barrier_sync(kSyncBarrier, kConsumerThreads);
     if constexpr (kDoubleBuffer) {
       uint4 wb[kBatchRows][kChunkBatch];
