@@ -439,7 +439,7 @@ fn gemv_template(w: &mut Writer, n: i64, k: i64, m: i64) {
         "The activation rows (staged once per task) and one f32 partial per K group, row and token:",
     );
     w.comment("a K of 256 is one K group, whose sums need none (16 * m * rows when K splits).");
-    w.line("region x { bytes align_up(2 * m * K, 1024); align 1024; pack; release 1 }");
+    w.line("region x_rows { bytes align_up(2 * m * K, 1024); align 1024; pack; release 1 }");
     w.line("region partials { bytes 16; align 16; pack; release 1 }");
     w.line("barrier task_sync = named(3, threads 128)");
     w.comment(

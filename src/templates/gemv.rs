@@ -15,7 +15,7 @@
 //! once per decode step). A warp's rows go in steps (`kChunkBatch` × `kBatchRows` vectors per
 //! lane): steps of up to 16 into two register buffers in turn, one step's loads in flight while
 //! the one before computes; a row whose K part is longer in steps of up to 32 into one. `x` is
-//! staged in the `x` region (coherent loads) while the first step's weights are in flight.
+//! staged in the `x_rows` region (coherent loads) while the first step's weights are in flight.
 
 use super::{int_const, Access, Constant, Formal, RegionNeed, Shapes, Signature};
 use crate::diag::Diagnostic;
@@ -210,7 +210,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
     ];
     let regions = vec![
         RegionNeed {
-            name: "x",
+            name: "x_rows",
             min_bytes: 2 * m * k,
             what: "the bf16 activation rows",
             min_align: 16,

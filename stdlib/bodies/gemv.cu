@@ -8,7 +8,7 @@
 // `W` is a weight (non-coherent loads, L2 evict-first: read once per step); `x` is written by an
 // earlier task of the launch: it is staged with coherent loads (ld.global.cg) issued after the
 // first step's weights.
-__nv_bfloat16 *const s_x = reinterpret_cast<__nv_bfloat16 *>(buf.x);
+__nv_bfloat16 *const s_x = reinterpret_cast<__nv_bfloat16 *>(buf.x_rows);
 float *const s_part = reinterpret_cast<float *>(buf.partials);
 int const tid = static_cast<int>(threadIdx.x);
 int const warp = tid >> 5;
