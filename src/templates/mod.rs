@@ -320,8 +320,8 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
             .values()
             .any(|b| b.by == crate::ir::RoleKind::Consumer)
     {
-        return Err(vec![Diagnostic::error(codes::BODY_MISMATCH, format!("body `{}` synchronises the consumer warpgroup but the contract declares no named barrier", sig.name))
-            .primary(*span, "needs a named barrier")
+        return Err(vec![Diagnostic::error(codes::BODY_MISMATCH, format!("body `{}` synchronises the consumer warpgroup but the contract declares no named barrier of the consumers", sig.name))
+            .primary(*span, "needs a consumer named barrier")
             .help("declare one, e.g. `barrier task_sync = named(2, threads 128)` (ids 1-15 except 8)")]);
     }
     let shapes = Shapes {
