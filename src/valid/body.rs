@@ -180,6 +180,18 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                         need.name, need.min_bytes, need.min_bytes
                     )),
                 ),
+                Some(g) if g.staged => sink.push(
+                    Diagnostic::error(
+                        codes::REGION_USE,
+                        format!(
+                            "body `{}` addresses region `{}` as one region, but it is a stage array",
+                            b.sig.name, need.name
+                        ),
+                    )
+                    .primary(g.head_span, "declared with `[stage]`")
+                    .secondary(body_span, format!("uses `{}` for {}", need.name, need.what))
+                    .help(format!("declare `region {} {{ … }}` without `[stage]`", need.name)),
+                ),
                 Some(g) => {
                     let size = g.members.first().map_or(0, |h| ir.regions[*h].size);
                     let (align, align_span) = g.members.first().map_or((1, g.head_span), |h| {
