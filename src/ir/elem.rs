@@ -164,6 +164,15 @@ impl L2Hint {
         })
     }
 
+    /// The contract's word: `evict_first`, `evict_last`, `evict_normal`.
+    pub fn word(self) -> &'static str {
+        match self {
+            L2Hint::EvictFirst => "evict_first",
+            L2Hint::EvictLast => "evict_last",
+            L2Hint::EvictNormal => "evict_normal",
+        }
+    }
+
     /// The 64-bit cache-policy immediate.
     pub fn policy(self) -> u64 {
         match self {

@@ -200,8 +200,8 @@ pub(super) fn levers(ir: &TaskIr, sink: &mut Sink) {
                 if own == Some(*hint) && ir.family == crate::ir::Family::Pipeline {
                     sink.push(
                         Diagnostic::error(codes::NOT_LOWERED, format!("lever `{}` sets the L2 policy of `{}` to the one it already has", l.name, t.name))
-                            .primary(*span, format!("{hint:?} with the lever on"))
-                            .secondary(t.span, format!("{hint:?} without it"))
+                            .primary(*span, format!("`{}` with the lever on", hint.word()))
+                            .secondary(t.span, format!("`{}` without it", hint.word()))
                             .note("on or off, the loads carry the same cache policy: the lever changes nothing in the kernel")
                             .help("point the lever at another policy, or remove it"),
                     );
