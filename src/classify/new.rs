@@ -394,6 +394,7 @@ fn consumer_gemv(w: &mut Writer, d: &Description) {
         && !super::rules::batched_gemv(d)
         && k > 0
         && k % K_PER_WARP_LOAD == 0
+        // `tokens_param` admits up to max(16, M) tokens; the template takes 32.
         && m.max(16) <= crate::templates::gemv::MAX_ACCUMULATORS
     {
         return gemv_template(w, n, k, m);

@@ -408,10 +408,13 @@ pub fn expected(task: &CheckedTask, sem: &Semantics, inputs: &[HostTensor]) -> V
             let (x, w) = (input("x"), input("W"));
             let (m, k) = (x.dims[0] as usize, x.dims[1] as usize);
             let n = w.dims[0] as usize;
+            // Decoded once (lm_head's weights are 116 M elements), as `linear` does.
+            let xf: Vec<f64> = (0..x.len()).map(|i| x.get(i)).collect();
+            let wf: Vec<f64> = (0..w.len()).map(|i| w.get(i)).collect();
             let mut y = vec![0.0; m * n];
-            for t in 0..m {
-                for r in 0..n {
-                    y[t * n + r] = (0..k).map(|c| x.get(t * k + c) * w.get(r * k + c)).sum();
+            for (r, wr) in wf.chunks_exact(k).enumerate() {
+                for (t, xr) in xf.chunks_exact(k).enumerate() {
+                    y[t * n + r] = xr.iter().zip(wr).map(|(a, b)| a * b).sum();
                 }
             }
             let o = out_index("y");
@@ -633,6 +636,49 @@ mod tests {
     fn argmax_ties_go_to_the_lowest_index() {
         let (i, v) = argmax([(5, 1.0), (2, 3.0), (1, 3.0), (7, -1.0)].into_iter());
         assert_eq!((i, v), (1, 3.0));
+    }
+
+    fn stdlib_unit(unit: &str) -> CheckedTask {
+        let sources = crate::driver::stdlib::sources();
+        let checked = crate::driver::check_sources_with(
+            &sources,
+            |s| crate::sema::SemaOptions {
+                overrides: crate::driver::token_overrides(s, 1),
+                instance: None,
+                ..Default::default()
+            },
+            &Default::default(),
+        );
+        checked
+            .into_iter()
+            .flat_map(|c| c.tasks)
+            .find(|t| t.ir.unit_name() == unit)
+            .expect("stdlib unit")
+    }
+
+    /// The consumer GEMV's reference and the pipeline linear's agree on the same [7168 x 2048]
+    /// weights and token (o_proj against the house linear, both `y = bf16(x W^T)`).
+    #[test]
+    fn the_gemv_reference_is_the_linear_s() {
+        let (g, l) = (
+            stdlib_unit("linear_bf16_gemv_o_proj"),
+            stdlib_unit("linear_sm100_v2"),
+        );
+        let (gs, ls) = (semantics(&g).unwrap(), semantics(&l).unwrap());
+        let g_in = make_inputs(&g, &gs, &mut Fill::new(7));
+        let Semantics::Linear(p) = &ls else {
+            panic!("a pipeline linear")
+        };
+        let mut l_in = make_inputs(&l, &ls, &mut Fill::new(8));
+        let at = |h| l.ir.inputs().position(|(x, _)| x == h).unwrap();
+        l_in[at(p.acts)] = g_in[input_of(&g, "x").unwrap()].clone();
+        l_in[at(p.weights)] = g_in[input_of(&g, "W").unwrap()].clone();
+        let (ge, le) = (expected(&g, &gs, &g_in), expected(&l, &ls, &l_in));
+        assert_eq!(ge[0].values.len(), 7168);
+        // Summed in another order (the linear in 128-wide K blocks): equal to f64 rounding.
+        for (a, b) in ge[0].values.iter().zip(&le[0].values) {
+            assert!((a - b).abs() <= 1e-9 * (1.0 + b.abs()), "{a} vs {b}");
+        }
     }
 
     #[test]

@@ -84,6 +84,80 @@ pub fn warp_layout(rows: i64, tasks: i64, k: i64) -> (i64, i64) {
         .map_or((4, 1), |n| (n, 4 / n))
 }
 
+/// The work of a task and its warps, derived from the shapes and the task count (every
+/// quantity the body's constants give: `kRowsPerTask`, `kRowWarps`, …).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Weight rows per task: ceil(N / tasks).
+    pub rows_per_task: i64,
+    /// Row warps (nwarps), from [`warp_layout`].
+    pub row_warps: i64,
+    /// K groups: 4 / row warps.
+    pub k_groups: i64,
+    /// Rows per row warp: ceil(rows per task / row warps).
+    pub waves: i64,
+    /// 16-byte vectors per lane per row: K / (256 x K groups).
+    pub chunks: i64,
+    /// Two step buffers of up to [`MAX_VECTORS`] / 2 vectors taking turns (a row's K part is
+    /// that short), else one of up to [`MAX_VECTORS`].
+    pub double_buffer: bool,
+    /// Vectors per lane of a row in one step.
+    pub chunk_batch: i64,
+    /// Rows of one step: the waves over the fewest steps within a buffer and
+    /// [`MAX_ACCUMULATORS`] accumulators per lane.
+    pub batch_rows: i64,
+}
+
+impl Layout {
+    /// Vectors one step buffer holds at most.
+    pub fn per_buffer(&self) -> i64 {
+        if self.double_buffer {
+            MAX_VECTORS / 2
+        } else {
+            MAX_VECTORS
+        }
+    }
+
+    /// Rows a warp's steps span in its task, past the last valid one included: steps x rows per
+    /// step x row warps.
+    pub fn steps_rows(&self) -> i64 {
+        ceil_div(self.waves.max(1), self.batch_rows) * self.batch_rows * self.row_warps
+    }
+}
+
+/// The layout of `tasks` tasks over `W` [`n`, `k`] for `m` tokens (`k` a positive multiple of
+/// [`K_PER_WARP_LOAD`]).
+pub fn layout(n: i64, k: i64, m: i64, tasks: i64) -> Layout {
+    let tasks = tasks.max(1);
+    let rows_per_task = ceil_div(n, tasks);
+    let (row_warps, k_groups) = warp_layout(n, tasks, k);
+    let waves = ceil_div(rows_per_task, row_warps);
+    let chunks = k / (K_PER_WARP_LOAD * k_groups);
+    let double_buffer = chunks <= MAX_VECTORS / 2;
+    let per_buffer = if double_buffer {
+        MAX_VECTORS / 2
+    } else {
+        MAX_VECTORS
+    };
+    let chunk_batch = chunks.min(per_buffer);
+    // Rows per step: as many as fill a buffer (where a row's K part is shorter than one) and keep
+    // the accumulators at 32, spread evenly over the fewest steps.
+    let cap = (per_buffer / chunk_batch.max(1))
+        .min(MAX_ACCUMULATORS / m.max(1))
+        .max(1);
+    let batch_rows = ceil_div(waves.max(1), ceil_div(waves.max(1), cap));
+    Layout {
+        rows_per_task,
+        row_warps,
+        k_groups,
+        waves,
+        chunks,
+        double_buffer,
+        chunk_batch,
+        batch_rows,
+    }
+}
+
 /// Checks `W` is `[N, K]` and `y` is `[m, N]` for `x` `[m, K]`, K a positive multiple of 256;
 /// derives the warp layout and the batch sizes.
 pub(super) fn bind(s: &Shapes<'_>) -> Bound {
@@ -132,35 +206,30 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         return Err(errs);
     }
     let tasks = s.tasks().max(1);
-    let rows_per_task = ceil_div(n, tasks);
-    // The body indexes rows with 32-bit ints up to tasks x rows per task (the last task's end).
-    if tasks
-        .saturating_mul(rows_per_task)
-        .saturating_add(rows_per_task + 256)
-        > i64::from(i32::MAX)
-    {
+    let l = layout(n, k, m, tasks);
+    // The body indexes rows with 32-bit ints: the last task's first row plus the furthest row
+    // index a warp forms (its steps' rows, valid or not).
+    let last_row = (tasks - 1)
+        .saturating_mul(l.rows_per_task)
+        .saturating_add(l.steps_rows());
+    if last_row > i64::from(i32::MAX) {
         return Err(vec![s.error(
             "W",
-            format!("{tasks} tasks of {rows_per_task} rows of `{}` reach row {}, past the 32-bit row index the body uses", s.tensor_name("W"), tasks.saturating_mul(rows_per_task)),
+            format!("{tasks} tasks of {} rows of `{}` reach row {last_row}, past the 32-bit row index the body uses", l.rows_per_task, s.tensor_name("W")),
             "split the weight over fewer rows (a smaller N)".to_string(),
         )]);
     }
-    let (row_warps, k_groups) = warp_layout(n, tasks, k);
-    let waves = ceil_div(rows_per_task, row_warps);
-    let chunks = k / (K_PER_WARP_LOAD * k_groups);
-    let double_buffer = chunks <= MAX_VECTORS / 2;
-    let per_buffer = if double_buffer {
-        MAX_VECTORS / 2
-    } else {
-        MAX_VECTORS
-    };
-    let chunk_batch = chunks.min(per_buffer);
-    // Rows per step: as many as fill a buffer (where a row's K part is shorter than one) and keep
-    // the accumulators at 32, spread evenly over the fewest steps.
-    let cap = (per_buffer / chunk_batch)
-        .min(MAX_ACCUMULATORS / m.max(1))
-        .max(1);
-    let batch_rows = ceil_div(waves.max(1), ceil_div(waves.max(1), cap));
+    let Layout {
+        rows_per_task,
+        row_warps,
+        k_groups,
+        waves,
+        chunks,
+        double_buffer,
+        chunk_batch,
+        batch_rows,
+    } = l;
+    let per_buffer = l.per_buffer();
     let (xn, wn, yn) = (s.tensor_name("x"), s.tensor_name("W"), s.tensor_name("y"));
     let constants = vec![
         int_const("kRows", m, format!("tokens: rows of `{xn}` and `{yn}`")),

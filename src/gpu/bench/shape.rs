@@ -110,21 +110,16 @@ pub fn linear_of(task: &CheckedTask) -> Option<LinearShape> {
 /// epilogue: the same `y = x W^T`, timed against the same cuBLAS GEMM. Its "tile" is the task's
 /// weight rows by the tokens by the whole K, one pass.
 fn gemv_of(task: &CheckedTask) -> Option<LinearShape> {
-    let b = task.binding.as_ref().filter(|b| b.sig.name == "gemv")?;
+    task.binding.as_ref().filter(|b| b.sig.name == "gemv")?;
     let ir = &task.ir;
     if ir.tensors.values().any(|t| t.view.is_some()) {
         return None;
     }
     let input = |f| crate::gpu::reference::input_of(task, f);
-    let konst = |name: &str| {
-        b.constants
-            .iter()
-            .find(|c| c.name == name)
-            .and_then(|c| c.value.parse::<i64>().ok())
-    };
     let (w, x) = (input("W")?, input("x")?);
     let (wt, xt) = (ir.inputs().nth(w)?.1, ir.inputs().nth(x)?.1);
     let (n, k, m) = (wt.dims[0], wt.dims[1], xt.dims[0]);
+    let layout = crate::templates::gemv::layout(n, k, m, ir.granularity.tasks());
     Some(LinearShape {
         n,
         k,
@@ -132,7 +127,7 @@ fn gemv_of(task: &CheckedTask) -> Option<LinearShape> {
         splits: 1,
         fp8: false,
         epilogue: LinearEpilogue::Store,
-        tile: [konst("kRowsPerTask")?, m, k, 1],
+        tile: [layout.rows_per_task, m, k, 1],
         k_iters: 1,
         w,
         x,
