@@ -13,6 +13,7 @@ use super::rules::{classify, letter, Classification};
 use crate::back::writer::Writer;
 use crate::diag::{codes, Diagnostic};
 use crate::ir::{Dtype, Family};
+use crate::lower::linear::split_blocks;
 use crate::templates::gemv::K_PER_WARP_LOAD;
 
 /// The most tokens a pipeline starting contract takes: tile N 16, or 64 for bf16
@@ -160,7 +161,7 @@ pub const FP8_MAX_SPLITS: i64 = 14;
 pub fn fp8_splits(tiles: i64, k_blocks: i64) -> i64 {
     (1..=FP8_MAX_SPLITS.min(k_blocks))
         .filter(|s| tiles * s <= WAVE_SMS)
-        .min_by_key(|s| ((k_blocks + s - 1) / s, *s))
+        .min_by_key(|s| (split_blocks(k_blocks, *s, 0).1, *s))
         .unwrap_or(1)
 }
 
@@ -199,7 +200,11 @@ fn fp8_pipeline(w: &mut Writer, (n, k, m): (i64, i64, i64)) {
         // Three regions a stage and the scratch: at most 5 stages for 16 regions (I-S2).
         let max_stages = 5;
         w.line("tmem cols 64");
-        let (short, long) = (k_blocks / splits, (k_blocks + splits - 1) / splits);
+        // Split 0 is a longest, the last a shortest (the lowering's split ranges).
+        let (long, short) = (
+            split_blocks(k_blocks, splits, 0).1,
+            split_blocks(k_blocks, splits, splits - 1).1,
+        );
         let runs = if short == long {
             format!("each split runs {short} K blocks")
         } else {
