@@ -99,7 +99,7 @@ pub struct RegionNeed {
     /// Minimum size in bytes.
     pub min_bytes: i64,
     /// Minimum alignment in bytes: the widest access the body makes there (16 for a 16-byte
-    /// vector or `cp.async`, 8 for an int64, 4 for an f32).
+    /// vector, 8 for an int64, 4 for an f32); a region aligned to less is E0110.
     pub min_align: i64,
     /// What the body keeps there.
     pub what: &'static str,

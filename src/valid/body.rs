@@ -150,10 +150,10 @@ pub(super) fn template(ir: &TaskIr, sink: &mut Sink) -> Option<Binding> {
     }
 }
 
-/// I-S9 / I-S10: every region the body addresses is declared, large enough and aligned for its
-/// widest access (I-S8 is the TMA case of the last), and every
-/// declared region is addressed. Template bodies declare what they address; inline CUDA
-/// addresses a region by writing `buf.<name>`.
+/// I-S9 / I-S10: every region the body addresses is declared, one region (a template addresses
+/// no stage array), large enough and aligned for its widest access (I-S8 is the TMA case of
+/// that), and every declared region is addressed. Template bodies declare what they address;
+/// inline CUDA addresses a region by writing `buf.<name>`.
 pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink) {
     // Pipelines address their rings through channels (issue 4's backend); region-less tasks
     // with regions are E0112's business.
