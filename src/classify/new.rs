@@ -436,15 +436,18 @@ fn gemv_template(w: &mut Writer, n: i64, k: i64, m: i64) {
         rows.max(2048)
     ));
     tokens_param(w, "m", m);
+    w.line("param ring: int in 32768..=98304 = 98304");
     w.blank();
     w.line("tensor x: bf16[m, K] in activation");
     w.line("tensor W: bf16[N, K] in weight");
     w.line("tensor y: bf16[m, N] out output");
     w.blank();
     w.comment(
-        "The activation rows (staged once per task) and one f32 partial per K group, row and token:",
+        "The weights' cp.async ring (`ring` bytes: more in flight per SM), the activation rows",
     );
+    w.comment("(staged once per task) and one f32 partial per K group, row and token:");
     w.comment("a K of 256 is one K group, whose sums need none (16 * m * rows when K splits).");
+    w.line("region w_ring { bytes ring; align 1024; pack; release 1 }");
     w.line("region x_rows { bytes align_up(2 * m * K, 1024); align 1024; pack; release 1 }");
     w.line("region partials { bytes 16; align 16; pack; release 1 }");
     w.line("barrier task_sync = named(3, threads 128)");

@@ -4,7 +4,7 @@
 //!
 //! Task t covers the weight rows `[t · kRowsPerTask, (t + 1) · kRowsPerTask)`. Its four consumer
 //! warps are `kRowWarps` row warps times `kKGroups` = 4 / kRowWarps K groups: row warp w takes the
-//! task's rows w, w + kRowWarps, … (`kWaves` of them, the wave quantum), and the K groups of a
+//! task's rows w, w + kRowWarps, … (the wave quantum of them), and the K groups of a
 //! row warp split each row's K into equal parts, summed through the `partials` region. kRowWarps
 //! (the template's `nwarps`) is the smallest of 1, 2, 4 that does not raise the wave-quant tie
 //! `ceil(items / (ntasks · nwarps))` with items = N (design.md rule 4; issue 12, item 4): the
@@ -12,10 +12,13 @@
 //!
 //! Every lane reads 16-byte vectors (8 bf16) of its row, 512 contiguous bytes per warp
 //! instruction, through the non-coherent path with an L2 evict-first policy (the weights are read
-//! once per decode step). A warp's rows go in steps (`kChunkBatch` × `kBatchRows` vectors per
-//! lane): steps of up to 16 into two register buffers in turn, one step's loads in flight while
-//! the one before computes; a row whose K part is longer in steps of up to 32 into one. `x` is
-//! staged in the `x_rows` region (coherent loads) while the first step's weights are in flight.
+//! once per decode step). A warp's rows are one stream of vectors per lane, row after row, in
+//! groups of `kGroup` (a part of one row, or whole rows), each copied asynchronously (cp.async,
+//! one commit group) into a ring of `kRing` group slots in the `w_ring` region, as deep as the
+//! contract declares it: while a group computes, the next kRing - 2 are in flight, and then the
+//! group kRing - 1 ahead goes into the slot the group before was read from. A thread reads back
+//! only the vectors it copied, so `cp.async.wait_group` alone orders the ring. `x` is staged in
+//! the `x_rows` region (coherent loads) while the first groups' copies are in flight.
 
 use super::{int_const, Access, Constant, Formal, RegionNeed, Shapes, Signature};
 use crate::diag::Diagnostic;
@@ -59,14 +62,13 @@ type Bound = Result<(Vec<Constant>, Vec<RegionNeed>, &'static str, &'static str)
 /// Elements of K one warp load instruction covers: 32 lanes × one 16-byte vector (8 bf16).
 pub const K_PER_WARP_LOAD: i64 = 32 * 8;
 
-/// 16-byte weight vectors per lane in flight at most (4 registers each): one step's buffer of
-/// up to 32, or two of up to 16 taking turns (one computing while the next step's loads are in
-/// flight). H200, 2026-12-04, M = 1: two buffers of 16 won where a row's K part is at most 16
-/// vectors (q_b 5.54 -> 5.02 us, o_proj 11.33 -> 10.85) and lost where it is 28 (lm_head 63.6
-/// -> 75.7, gate+up 19.8 -> 21.6, kv_a 5.89 -> 6.37): one buffer of 28 keeps more in flight.
-pub const MAX_VECTORS: i64 = 32;
+/// Vectors per lane in a group (one cp.async commit group) at most.
+pub const MAX_GROUP: i64 = 8;
 
-/// Accumulators per lane at most: one per row of a step and token.
+/// Bytes of one ring slot: a 16-byte vector for each of the 128 consumer threads.
+pub const SLOT_BYTES: i64 = 128 * 16;
+
+/// Tokens at most: one f32 accumulator per token per lane.
 pub const MAX_ACCUMULATORS: i64 = 32;
 
 /// The warp layout of a task: (row warps, K groups), from the wave-quant tie.
@@ -98,64 +100,37 @@ pub struct Layout {
     pub waves: i64,
     /// 16-byte vectors per lane per row: K / (256 x K groups).
     pub chunks: i64,
-    /// Two step buffers of up to [`MAX_VECTORS`] / 2 vectors taking turns (a row's K part is
-    /// that short), else one of up to [`MAX_VECTORS`].
-    pub double_buffer: bool,
-    /// Vectors per lane of a row in one step.
-    pub chunk_batch: i64,
-    /// Rows of one step: the waves over the fewest steps within a buffer and
-    /// [`MAX_ACCUMULATORS`] accumulators per lane.
-    pub batch_rows: i64,
+    /// Vectors per lane in a group: the largest divisor of `chunks` up to [`MAX_GROUP`] (a group
+    /// lies in one row), or where a row is shorter than that, the most whole rows within it.
+    pub group: i64,
 }
 
-impl Layout {
-    /// Vectors one step buffer holds at most.
-    pub fn per_buffer(&self) -> i64 {
-        if self.double_buffer {
-            MAX_VECTORS / 2
-        } else {
-            MAX_VECTORS
-        }
-    }
-
-    /// Rows a warp's steps span in its task, past the last valid one included: steps x rows per
-    /// step x row warps.
-    pub fn steps_rows(&self) -> i64 {
-        ceil_div(self.waves.max(1), self.batch_rows) * self.batch_rows * self.row_warps
-    }
-}
-
-/// The layout of `tasks` tasks over `W` [`n`, `k`] for `m` tokens (`k` a positive multiple of
-/// [`K_PER_WARP_LOAD`]).
-pub fn layout(n: i64, k: i64, m: i64, tasks: i64) -> Layout {
+/// The layout of `tasks` tasks over `W` [`n`, `k`] (`k` a positive multiple of
+/// [`K_PER_WARP_LOAD`]); the token count changes none of it.
+pub fn layout(n: i64, k: i64, tasks: i64) -> Layout {
     let tasks = tasks.max(1);
     let rows_per_task = ceil_div(n, tasks);
     let (row_warps, k_groups) = warp_layout(n, tasks, k);
     let waves = ceil_div(rows_per_task, row_warps);
     let chunks = k / (K_PER_WARP_LOAD * k_groups);
-    let double_buffer = chunks <= MAX_VECTORS / 2;
-    let per_buffer = if double_buffer {
-        MAX_VECTORS / 2
+    let group = if chunks >= MAX_GROUP {
+        (1..=MAX_GROUP).rev().find(|g| chunks % g == 0).unwrap_or(1)
     } else {
-        MAX_VECTORS
+        chunks.max(1) * (MAX_GROUP / chunks.max(1))
     };
-    let chunk_batch = chunks.min(per_buffer);
-    // Rows per step: as many as fill a buffer (where a row's K part is shorter than one) and keep
-    // the accumulators at 32, spread evenly over the fewest steps.
-    let cap = (per_buffer / chunk_batch.max(1))
-        .min(MAX_ACCUMULATORS / m.max(1))
-        .max(1);
-    let batch_rows = ceil_div(waves.max(1), ceil_div(waves.max(1), cap));
     Layout {
         rows_per_task,
         row_warps,
         k_groups,
         waves,
         chunks,
-        double_buffer,
-        chunk_batch,
-        batch_rows,
+        group,
     }
+}
+
+/// Groups the `w_ring` region holds: its bytes over a group's ([`SLOT_BYTES`] per vector).
+pub fn ring_groups(region_bytes: i64, group: i64) -> i64 {
+    region_bytes / (SLOT_BYTES * group.max(1))
 }
 
 /// Checks `W` is `[N, K]` and `y` is `[m, N]` for `x` `[m, K]`, K a positive multiple of 256;
@@ -206,12 +181,10 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         return Err(errs);
     }
     let tasks = s.tasks().max(1);
-    let l = layout(n, k, m, tasks);
-    // The body indexes rows with 32-bit ints: the last task's first row plus the furthest row
-    // index a warp forms (its steps' rows, valid or not).
-    let last_row = (tasks - 1)
-        .saturating_mul(l.rows_per_task)
-        .saturating_add(l.steps_rows());
+    let l = layout(n, k, tasks);
+    // The body indexes rows with 32-bit ints (a warp forms only rows inside its task and W):
+    // the end of the last task's rows.
+    let last_row = tasks.saturating_mul(l.rows_per_task);
     if last_row > i64::from(i32::MAX) {
         return Err(vec![s.error(
             "W",
@@ -223,13 +196,12 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         rows_per_task,
         row_warps,
         k_groups,
-        waves,
         chunks,
-        double_buffer,
-        chunk_batch,
-        batch_rows,
+        group,
+        ..
     } = l;
-    let per_buffer = l.per_buffer();
+    // The ring is as deep as the contract's `w_ring` makes it (at least two groups: E0110 below).
+    let ring = ring_groups(s.region_bytes("w_ring").unwrap_or(0), group).max(2);
     let (xn, wn, yn) = (s.tensor_name("x"), s.tensor_name("W"), s.tensor_name("y"));
     let constants = vec![
         int_const("kRows", m, format!("tokens: rows of `{xn}` and `{yn}`")),
@@ -251,33 +223,29 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             "warps splitting each row's K: 4 / kRowWarps",
         ),
         int_const(
-            "kWaves",
-            waves,
-            "rows per row warp: ceil(kRowsPerTask / kRowWarps)",
-        ),
-        int_const(
             "kChunks",
             chunks,
             "16-byte vectors per lane per row: kK / (256 * kKGroups)",
         ),
         int_const(
-            "kChunkBatch",
-            chunk_batch,
-            format!("vectors per lane of a row in one step: kChunks up to {} per buffer", per_buffer),
+            "kGroup",
+            group,
+            format!("vectors per lane in a group: the largest divisor of kChunks up to {MAX_GROUP}, or whole rows within {MAX_GROUP}"),
         ),
         int_const(
-            "kBatchRows",
-            batch_rows,
-            format!("rows of one step: kWaves over the fewest steps of at most {per_buffer} vectors and {MAX_ACCUMULATORS} accumulators per lane"),
+            "kRing",
+            ring,
+            format!("groups in the ring: the bytes of `w_ring` / ({SLOT_BYTES} * kGroup); kRing - 2 in flight while one computes"),
         ),
-        Constant {
-            name: "kDoubleBuffer".into(),
-            cty: "bool",
-            value: double_buffer.to_string(),
-            comment: format!("two step buffers of up to {} vectors taking turns (kChunks <= {}), else one of up to {MAX_VECTORS}", MAX_VECTORS / 2, MAX_VECTORS / 2),
-        },
     ];
     let regions = vec![
+        RegionNeed {
+            name: "w_ring",
+            min_bytes: 2 * SLOT_BYTES * group,
+            what:
+                "the weight ring, two groups at the least (16 bytes per consumer thread and vector)",
+            min_align: 16,
+        },
         RegionNeed {
             name: "x_rows",
             min_bytes: 2 * m * k,
@@ -321,5 +289,36 @@ mod tests {
         assert_eq!(warp_layout(132, 132, 256), (4, 1));
         // K = 512 splits two ways, not four.
         assert_eq!(warp_layout(132, 132, 512), (2, 2));
+    }
+
+    #[test]
+    fn groups_lie_in_a_row_or_are_whole_rows() {
+        // q_a [1536 x 7168] on 128 tasks: 28 vectors per lane per row, groups of 7.
+        let l = layout(1536, 7168, 128);
+        assert_eq!((l.chunks, l.group), (28, 7));
+        // The router on 128 tasks: K split in two, 14 vectors per row: groups of 7.
+        let l = layout(256, 7168, 128);
+        assert_eq!((l.k_groups, l.chunks, l.group), (2, 14, 7));
+        // q_b [3072 x 1536]: 6 vectors per row, one row a group; o_proj: 8.
+        assert_eq!(layout(3072, 1536, 128).group, 6);
+        assert_eq!(layout(7168, 2048, 131).group, 8);
+        // K = 256, one vector per row: a group is 8 whole rows; K = 768: 3 vectors, 2 rows.
+        assert_eq!(layout(512, 256, 128).group, 8);
+        assert_eq!(layout(512, 768, 128).group, 6);
+        // A prime row length: groups of one vector.
+        assert_eq!(layout(512, 11 * 256, 128).group, 1);
+        for (n, k, tasks) in [
+            (1536, 7168, 128),
+            (576, 7168, 116),
+            (7168, 2048, 131),
+            (100, 256 * 6, 7),
+        ] {
+            let l = layout(n, k, tasks);
+            assert!(l.chunks % l.group == 0 || l.group % l.chunks == 0, "{l:?}");
+            assert!(l.group <= MAX_GROUP, "{l:?}");
+        }
+        // 96 KB of ring: 6 groups of 8 vectors, 6 of 7 (42 of 48 slots used).
+        assert_eq!(ring_groups(98304, 8), 6);
+        assert_eq!(ring_groups(98304, 7), 6);
     }
 }

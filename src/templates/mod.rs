@@ -191,6 +191,13 @@ impl Shapes<'_> {
             .help(help)
     }
 
+    /// The declared size in bytes of region `name` (its first member), if the contract declares
+    /// it.
+    pub fn region_bytes(&self, name: &str) -> Option<i64> {
+        let g = self.ir.group_by_name(name)?;
+        g.members.first().map(|h| self.ir.regions[*h].size)
+    }
+
     /// Number of tasks of the task's granularity.
     pub fn tasks(&self) -> i64 {
         self.ir.granularity.tasks()

@@ -248,6 +248,24 @@ __device__ __forceinline__ uint4 ld_weight_v4(void const *p, uint64_t policy) {
   return r;
 }
 
+/// Copies 16 bytes (both 16-byte aligned) of a weight into shared memory asynchronously
+/// (`cp.async.cg`: through L2 only, not L1), with the L2 policy `policy`; complete once a
+/// `cp_async_wait` covers the commit group it joined (PTX ISA, "cp.async").
+__device__ __forceinline__ void cp_async_weight16(void *smem, void const *gmem, uint64_t policy) {
+  uint32_t const s = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "l"(policy)
+               : "memory");
+}
+
+/// Closes this thread's current cp.async commit group (an empty one too).
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+/// Waits until at most `kPending` of this thread's most recent cp.async commit groups are
+/// incomplete: every older group's bytes are in shared memory, visible to this thread.
+template <int kPending> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
 /// Stores 8 bf16 (16-byte aligned).
 __device__ __forceinline__ void st_v8(__nv_bfloat16 *p, Bf16x8 const &v) {
   *reinterpret_cast<uint4 *>(p) = *reinterpret_cast<uint4 const *>(&v);

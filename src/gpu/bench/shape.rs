@@ -119,7 +119,7 @@ fn gemv_of(task: &CheckedTask) -> Option<LinearShape> {
     let (w, x) = (input("W")?, input("x")?);
     let (wt, xt) = (ir.inputs().nth(w)?.1, ir.inputs().nth(x)?.1);
     let (n, k, m) = (wt.dims[0], wt.dims[1], xt.dims[0]);
-    let layout = crate::templates::gemv::layout(n, k, m, ir.granularity.tasks());
+    let layout = crate::templates::gemv::layout(n, k, ir.granularity.tasks());
     Some(LinearShape {
         n,
         k,
