@@ -96,8 +96,6 @@ pub struct Layout {
     pub row_warps: i64,
     /// K groups: 4 / row warps.
     pub k_groups: i64,
-    /// Rows per row warp: ceil(rows per task / row warps).
-    pub waves: i64,
     /// 16-byte vectors per lane per row: K / (256 x K groups).
     pub chunks: i64,
     /// Vectors per lane in a group: the largest divisor of `chunks` up to [`MAX_GROUP`] (a group
@@ -111,7 +109,6 @@ pub fn layout(n: i64, k: i64, tasks: i64) -> Layout {
     let tasks = tasks.max(1);
     let rows_per_task = ceil_div(n, tasks);
     let (row_warps, k_groups) = warp_layout(n, tasks, k);
-    let waves = ceil_div(rows_per_task, row_warps);
     let chunks = k / (K_PER_WARP_LOAD * k_groups);
     let group = if chunks >= MAX_GROUP {
         (1..=MAX_GROUP).rev().find(|g| chunks % g == 0).unwrap_or(1)
@@ -122,11 +119,15 @@ pub fn layout(n: i64, k: i64, tasks: i64) -> Layout {
         rows_per_task,
         row_warps,
         k_groups,
-        waves,
         chunks,
         group,
     }
 }
+
+/// Groups in the ring at most: `cp.async.wait_group`'s count (kRing - 2) is at most 63 in SASS
+/// (ptxas caps a larger one, so the groups past it would not be in flight); bytes of `w_ring`
+/// past 65 groups go unused.
+pub const MAX_RING: i64 = 65;
 
 /// Groups the `w_ring` region holds: its bytes over a group's ([`SLOT_BYTES`] per vector).
 pub fn ring_groups(region_bytes: i64, group: i64) -> i64 {
@@ -177,6 +178,13 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             "at that many tokens the tensor cores pay: use a pipeline linear (stdlib/linear_bf16_splitk_sum64.mpk)".to_string(),
         ));
     }
+    if s.grid_wide() {
+        errs.push(s.error(
+            "W",
+            format!("the GEMV gives each task `ceil(N / tasks)` rows of `{}`, but a grid-wide granularity is one task per worker whose count the contract does not know: one task would stream all {n} rows on one SM", s.tensor_name("W")),
+            "use `granularity per_tile(tasks ceil_div(N, rows))` (stdlib/linear_bf16_gemv.mpk)".to_string(),
+        ));
+    }
     if !errs.is_empty() {
         return Err(errs);
     }
@@ -201,7 +209,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         ..
     } = l;
     // The ring is as deep as the contract's `w_ring` makes it (at least two groups: E0110 below).
-    let ring = ring_groups(s.region_bytes("w_ring").unwrap_or(0), group).max(2);
+    let ring = ring_groups(s.region_bytes("w_ring").unwrap_or(0), group).clamp(2, MAX_RING);
     let (xn, wn, yn) = (s.tensor_name("x"), s.tensor_name("W"), s.tensor_name("y"));
     let constants = vec![
         int_const("kRows", m, format!("tokens: rows of `{xn}` and `{yn}`")),
@@ -235,7 +243,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         int_const(
             "kRing",
             ring,
-            format!("groups in the ring: the bytes of `w_ring` / ({SLOT_BYTES} * kGroup); kRing - 2 in flight while one computes"),
+            format!("groups in the ring: the bytes of `w_ring` / ({SLOT_BYTES} * kGroup), at most {MAX_RING}; kRing - 2 in flight while one computes"),
         ),
     ];
     let regions = vec![
