@@ -184,8 +184,9 @@ pub fn check_parsed(
 }
 
 /// Checks `ir` (an instance that checked clean) again with each ranged integer param at each
-/// end of its declared range (issue 11, case 10; [`sema::lower_range_ends`]): what the range
-/// admits must fit, not only the default. Each new error is reported once per item, with a note
+/// end of its declared range, and at the corners where ranged params sit at ends together
+/// (issue 11, case 10; [`sema::lower_range_ends`]): what the ranges admit must fit, not only the
+/// default. Each new error is reported once per item, with a note
 /// naming the param's value and a label on its range. Returns false when any was reported.
 fn range_ends_hold(
     ast: &front::ast::File,
@@ -209,7 +210,28 @@ fn range_ends_hold(
         if valid::check(end.ir, &opts, &mut scratch).is_some() {
             continue;
         }
-        let which = if end.top { "highest" } else { "lowest" };
+        let at = end
+            .at
+            .iter()
+            .map(|e| format!("`{} = {}`", e.param, e.value))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let note = match end.at.as_slice() {
+            [e] => format!(
+                "with `{} = {}`, the {} value its declared range `{}` admits: a range promises that every value in it checks",
+                e.param,
+                e.value,
+                if e.top { "highest" } else { "lowest" },
+                e.range_text
+            ),
+            ends => format!(
+                "with {at} together, each an end of its declared range ({}): ranges promise that every combination of their values checks",
+                ends.iter()
+                    .map(|e| format!("`{}`", e.range_text))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
         for d in scratch.into_sorted() {
             if d.severity != crate::diag::Severity::Error {
                 continue;
@@ -220,13 +242,12 @@ fn range_ends_hold(
             }
             seen.push(key);
             held = false;
-            let mut d = d
-                .secondary(end.range_span, format!("`{}` may be {}", end.param, end.value))
-                .note(format!(
-                    "with `{} = {}`, the {which} value its declared range `{}` admits: a range promises that every value in it checks",
-                    end.param, end.value, end.range_text
-                ));
-            d.message = format!("at `{} = {}`: {}", end.param, end.value, d.message);
+            let mut d = d;
+            for e in &end.at {
+                d = d.secondary(e.range_span, format!("`{}` may be {}", e.param, e.value));
+            }
+            let mut d = d.note(note.clone());
+            d.message = format!("at {at}: {}", d.message);
             sink.push(d);
         }
     }

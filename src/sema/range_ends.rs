@@ -1,7 +1,10 @@
 //! Each integer param at both ends of its declared range (issue 11, case 10): a contract that
 //! fits at its default may not fit at `--param hidden=65536`, the top of `in 128..=65536`, which
 //! the declaration promises to accept. The driver checks every instance again with each ranged
-//! integer param moved to its lowest and its highest value, one param at a time.
+//! integer param moved to its lowest and its highest value, one param at a time, and then, where
+//! a task has 2 to [`MAX_JOINT`] ranged params, at every corner where two or more of them sit at
+//! an end together (`--param m=4 --param ring=98304`: each fits alone, the two together may
+//! not; a size that grows or shrinks with each param is largest at a corner).
 
 use super::collect::collect;
 use super::lower::lower_instance;
@@ -13,9 +16,13 @@ use crate::front::ast;
 use crate::ir::{ParamValue, TaskIr};
 use crate::span::Span;
 
-/// One instance lowered with one param at one end of its declared range.
+/// Ranged params moved together at most for the joint corners: each at its base value or one
+/// of its ends, 3^3 - 1 - 6 = 20 corners an instance at most.
+pub const MAX_JOINT: usize = 3;
+
+/// One param at one end of its declared range.
 #[derive(Clone, Debug)]
-pub struct RangeEnd {
+pub struct EndValue {
     /// The param moved to the end.
     pub param: String,
     /// Its value there.
@@ -26,7 +33,14 @@ pub struct RangeEnd {
     pub range_text: String,
     /// The range in the declaration.
     pub range_span: Span,
-    /// The instance lowered with that value (it lowered without errors).
+}
+
+/// One instance lowered with one or more params at ends of their declared ranges.
+#[derive(Clone, Debug)]
+pub struct RangeEnd {
+    /// The params moved, each to one end (one for a single end, two or more for a corner).
+    pub at: Vec<EndValue>,
+    /// The instance lowered with those values (it lowered without errors).
     pub ir: TaskIr,
 }
 
@@ -47,7 +61,8 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
     if base.instance.is_some() && instance.is_none() {
         return Vec::new();
     }
-    let mut out = Vec::new();
+    // Each ranged param's ends that differ from its value in `base`.
+    let mut ranged: Vec<Vec<EndValue>> = Vec::new();
     for p in &c.params {
         let name = &p.name.node;
         if p.range.is_none() || p.runtime.is_some() || opts.overrides.iter().any(|(n, _)| n == name)
@@ -70,25 +85,56 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
         let Some((lo, hi)) = range.int_ends() else {
             continue;
         };
-        for (value, top) in [(lo, false), (hi, true)] {
-            if value == now || (top && lo == hi) {
-                continue;
-            }
-            let mut o = opts.clone();
-            o.overrides.push((name.clone(), value.to_string()));
-            let mut sink = Sink::new();
-            let ir = lower_instance(task, &c, instance, &o, &mut sink);
-            if sink.error_count() == 0 {
-                out.push(RangeEnd {
-                    param: name.clone(),
-                    value,
-                    top,
-                    range_text: range.text(),
-                    range_span: range.span,
-                    ir,
-                });
-            }
+        let ends: Vec<EndValue> = [(lo, false), (hi, true)]
+            .into_iter()
+            .filter(|&(value, top)| value != now && !(top && lo == hi))
+            .map(|(value, top)| EndValue {
+                param: name.clone(),
+                value,
+                top,
+                range_text: range.text(),
+                range_span: range.span,
+            })
+            .collect();
+        if !ends.is_empty() {
+            ranged.push(ends);
         }
     }
+    let lower = |at: Vec<EndValue>| {
+        let mut o = opts.clone();
+        o.overrides
+            .extend(at.iter().map(|e| (e.param.clone(), e.value.to_string())));
+        let mut sink = Sink::new();
+        let ir = lower_instance(task, &c, instance, &o, &mut sink);
+        (sink.error_count() == 0).then_some(RangeEnd { at, ir })
+    };
+    let mut out: Vec<RangeEnd> = ranged
+        .iter()
+        .flatten()
+        .filter_map(|e| lower(vec![e.clone()]))
+        .collect();
+    if (2..=MAX_JOINT).contains(&ranged.len()) {
+        out.extend(corners(&ranged).into_iter().filter_map(lower));
+    }
     out
+}
+
+/// Every choice of an end or the base value for each ranged param with two or more at an end,
+/// in declaration order.
+fn corners(ranged: &[Vec<EndValue>]) -> Vec<Vec<EndValue>> {
+    let mut all: Vec<Vec<EndValue>> = vec![Vec::new()];
+    for ends in ranged {
+        let mut next = Vec::new();
+        for chosen in &all {
+            next.push(chosen.clone());
+            for e in ends {
+                let mut c = chosen.clone();
+                c.push(e.clone());
+                next.push(c);
+            }
+        }
+        all = next;
+    }
+    all.retain(|c| c.len() >= 2);
+    all
 }
