@@ -191,8 +191,8 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
     let tasks = s.tasks().max(1);
     let l = layout(n, k, tasks);
     // The body indexes rows with 32-bit ints (a warp forms only rows inside its task and W):
-    // the end of the last task's rows.
-    let last_row = tasks.saturating_mul(l.rows_per_task);
+    // the last row it forms.
+    let last_row = tasks.saturating_mul(l.rows_per_task).min(n) - 1;
     if last_row > i64::from(i32::MAX) {
         return Err(vec![s.error(
             "W",

@@ -399,7 +399,18 @@ fn placement_failure(
         "the planner places page runs first-fit, then packs the rest in size order into pages of {PAGE_SIZE} bytes; page 13 holds only {}",
         g.page_capacity(13)
     ));
-    let mut help = "make the region packable (`pack`), lower its alignment, or shrink the regions that take whole pages".to_string();
+    // The region that takes the most whole pages is what a shrink frees most of.
+    let widest = reqs
+        .iter()
+        .filter(|r| r.size >= PAGE_SIZE)
+        .max_by_key(|r| r.size)
+        .map(|r| format!(" (the largest, `{}`, {} bytes)", r.name, r.size))
+        .unwrap_or_default();
+    let mut help = if reqs.get(index).is_some_and(|r| r.can_pack) {
+        format!("lower the region's alignment, or shrink the regions that take whole pages{widest}")
+    } else {
+        format!("make the region packable (`pack`), lower its alignment, or shrink the regions that take whole pages{widest}")
+    };
     if derived_pages > 13 {
         help = format!("`{name}` alone needs {derived_pages} pages of {PAGE_SIZE} bytes; shrink it below {} bytes", g.capacity_bytes);
     } else if let Some(pages) = pages::search_packing(reqs, g) {
