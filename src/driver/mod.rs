@@ -206,10 +206,17 @@ fn range_ends_hold(
         if cancel::requested() {
             break;
         }
-        let mut scratch = Sink::new();
-        if valid::check(end.ir, &opts, &mut scratch).is_some() {
-            continue;
-        }
+        // Where lowering failed at the end (an extent of 0 at `m = 0`), its errors; else the
+        // checker's.
+        let diags = if end.lowering.is_empty() {
+            let mut scratch = Sink::new();
+            if valid::check(end.ir, &opts, &mut scratch).is_some() {
+                continue;
+            }
+            scratch.into_sorted()
+        } else {
+            end.lowering
+        };
         let at = end
             .at
             .iter()
@@ -232,7 +239,7 @@ fn range_ends_hold(
                     .join(", ")
             ),
         };
-        for d in scratch.into_sorted() {
+        for d in diags {
             if d.severity != crate::diag::Severity::Error {
                 continue;
             }

@@ -11,7 +11,7 @@ use super::lower::lower_instance;
 use super::param_range::declared_range;
 use super::param_ty;
 use super::SemaOptions;
-use crate::diag::Sink;
+use crate::diag::{codes, Severity, Sink};
 use crate::front::ast;
 use crate::ir::{ParamValue, TaskIr};
 use crate::span::Span;
@@ -40,14 +40,19 @@ pub struct EndValue {
 pub struct RangeEnd {
     /// The params moved, each to one end (one for a single end, two or more for a corner).
     pub at: Vec<EndValue>,
-    /// The instance lowered with those values (it lowered without errors).
+    /// The instance lowered with those values.
     pub ir: TaskIr,
+    /// The errors lowering reported there (none when it lowered cleanly): a tensor extent of 0
+    /// at `m = 0`, say. A value outside another param's range (`E0006`) is not among them: a
+    /// dependent param's own range excludes that corner.
+    pub lowering: Vec<crate::diag::Diagnostic>,
 }
 
 /// The instance `base` (a clean lowering of a task of `file`) with each ranged integer param
 /// at each end of its range that differs from its value in `base`. Params set by `--param` are
-/// left alone: the command line already chose their value. Ends that do not lower cleanly (a
-/// dependent param's own range excludes them) are skipped: lowering reports them already.
+/// left alone: the command line already chose their value. An end that does not lower cleanly
+/// comes with lowering's errors ([`RangeEnd::lowering`]), unless the only ones are another
+/// param's range (a dependent param's own range excludes that end): such an end is skipped.
 pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> Vec<RangeEnd> {
     let Some(task) = file.tasks.iter().find(|t| t.name.node == base.name) else {
         return Vec::new();
@@ -106,7 +111,19 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
             .extend(at.iter().map(|e| (e.param.clone(), e.value.to_string())));
         let mut sink = Sink::new();
         let ir = lower_instance(task, &c, instance, &o, &mut sink);
-        (sink.error_count() == 0).then_some(RangeEnd { at, ir })
+        if sink.error_count() == 0 {
+            return Some(RangeEnd {
+                at,
+                ir,
+                lowering: Vec::new(),
+            });
+        }
+        let lowering: Vec<_> = sink
+            .into_sorted()
+            .into_iter()
+            .filter(|d| d.severity == Severity::Error && d.code != codes::OUT_OF_RANGE)
+            .collect();
+        (!lowering.is_empty()).then_some(RangeEnd { at, ir, lowering })
     };
     let mut out: Vec<RangeEnd> = ranged
         .iter()
