@@ -97,7 +97,8 @@ pub(super) fn granularity(cx: &mut Cx<'_>, c: &Collected<'_>) {
             let (mut tasks, mut tpt) = (1, 1);
             for a in &g.args {
                 let v = match (&a.value, a.key.node.as_str()) {
-                    (Some(GranValue::Expr(e)), "tasks" | "tiles_per_task") => cx.non_negative(e, &a.key.node),
+                    // Any integer: below 1 is E0006 below, one message for 0 and negatives.
+                    (Some(GranValue::Expr(e)), "tasks" | "tiles_per_task") => cx.int(e),
                     _ => {
                         cx.report(bad_arg(a, "`per_tile` takes `tasks N` and `tiles_per_task N`"));
                         None
