@@ -168,10 +168,23 @@ pub(super) fn grid_wide(ir: &TaskIr, sink: &mut Sink) {
                 .help("add `skip_after_step0` to `grid_wide(...)`"),
         );
     }
-    if justification.as_deref().is_none_or(|j| j.trim().len() < 20) {
+    if justification
+        .as_deref()
+        .is_none_or(|j| j.trim().chars().count() < 20)
+    {
+        let (message, label) = match justification.as_deref().map(str::trim) {
+            Some(j) => (
+                format!("a grid-wide task needs a written justification of a sentence, but this one is {} characters", j.chars().count()),
+                format!("justification of {} characters", j.chars().count()),
+            ),
+            None => (
+                "a grid-wide task needs a written justification".to_string(),
+                "no justification".to_string(),
+            ),
+        };
         sink.push(
-            Diagnostic::error(codes::GRID_WIDE, "a grid-wide task needs a written justification")
-                .primary(*span, "no justification")
+            Diagnostic::error(codes::GRID_WIDE, message)
+                .primary(*span, label)
                 .note("per-tile tasks are the default; grid-wide ops pin one task per worker and an in-op grid barrier (contract doc §5)")
                 .help("add `justification \"why per-tile tasks cannot do this\"` (a sentence, at least 20 characters)"),
         );
