@@ -14,7 +14,7 @@ use crate::back::writer::Writer;
 use crate::diag::{codes, Diagnostic};
 use crate::ir::{Dtype, Family};
 use crate::lower::linear::split_blocks;
-use crate::templates::gemv::K_PER_WARP_LOAD;
+use crate::templates::gemv::{K_PER_WARP_LOAD, MIN_RING_BYTES, RING_BYTES};
 
 /// The most tokens a pipeline starting contract takes: tile N 16, or 64 for bf16
 /// (examples/linear_bf16_splitk_sum_m64.mpk).
@@ -436,7 +436,9 @@ fn gemv_template(w: &mut Writer, n: i64, k: i64, m: i64) {
         rows.max(2048)
     ));
     tokens_param(w, "m", m);
-    w.line("param ring: int in 32768..=98304 = 98304");
+    w.line(format!(
+        "param ring: int in {MIN_RING_BYTES}..={RING_BYTES} = {RING_BYTES}"
+    ));
     w.blank();
     w.line("tensor x: bf16[m, K] in activation");
     w.line("tensor W: bf16[N, K] in weight");

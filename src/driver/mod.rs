@@ -249,11 +249,13 @@ fn range_ends_hold(
             }
             seen.push(key);
             held = false;
-            let mut d = d;
-            for e in &end.at {
-                d = d.secondary(e.range_span, format!("`{}` may be {}", e.param, e.value));
-            }
-            let mut d = d.note(note.clone());
+            let mut d = end
+                .at
+                .iter()
+                .fold(d, |d, e| {
+                    d.secondary(e.range_span, format!("`{}` may be {}", e.param, e.value))
+                })
+                .note(note.clone());
             d.message = format!("at {at}: {}", d.message);
             sink.push(d);
         }

@@ -68,6 +68,14 @@ pub const MAX_GROUP: i64 = 8;
 /// Bytes of one ring slot: a 16-byte vector for each of the 128 consumer threads.
 pub const SLOT_BYTES: i64 = 128 * 16;
 
+/// `w_ring` bytes that hold two groups of the largest size: the least a ring can be for any K.
+pub const MIN_RING_BYTES: i64 = 2 * SLOT_BYTES * MAX_GROUP;
+
+/// The stdlib's `w_ring` (stdlib/linear_bf16_gemv.mpk, what `mpkc new` writes): 96 KB, about
+/// 70 KB per SM in flight while a group computes (H200, 2026-12-04: q_a 6.9 us at 80-96 KB,
+/// 7.7 at 48 KB).
+pub const RING_BYTES: i64 = 96 * 1024;
+
 /// Tokens at most: one f32 accumulator per token per lane.
 pub const MAX_ACCUMULATORS: i64 = 32;
 
@@ -206,7 +214,6 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         k_groups,
         chunks,
         group,
-        ..
     } = l;
     // The ring is as deep as the contract's `w_ring` makes it (at least two groups: E0110 below).
     let ring = ring_groups(s.region_bytes("w_ring").unwrap_or(0), group).clamp(2, MAX_RING);
