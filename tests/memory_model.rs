@@ -180,7 +180,7 @@ fn mentions(line: &str, id: &str) -> bool {
 }
 
 /// The prelude's non-coherent load helpers (`ld.global.nc`).
-const NC_HELPERS: [&str; 2] = ["ld_global_nc_v8(", "ld_weight_v4("];
+const NC_HELPERS: [&str; 1] = ["ld_global_nc_v8("];
 
 /// The first token of the argument of each non-coherent helper call on `line`.
 fn helper_args(line: &str) -> impl Iterator<Item = &str> {
@@ -242,12 +242,12 @@ fn activation_inputs_are_never_read_through_the_non_coherent_path() {
             // or rotated loop): the statement is then the loop, header and body.
             let stmt = statement_at(&src, at - 1);
             let line = stmt.as_str();
-            // Through the prelude's non-coherent helpers (`ld_weight_v4` adds an L2 policy).
+            // Through the prelude's non-coherent helper.
             let reads_weight = weights
                 .iter()
                 .any(|w| helper_args(line).any(|a| mentions(a, w)));
             // ptxas may hoist or sink a load of read-only data and file it under an unrelated
-            // line (the GEMV's first weights under its pointer set-up or barrier). Such a load
+            // line (a body's first weight loads under its pointer set-up or a barrier). Such a load
             // still reads a weight when nothing else can make one: `.CONSTANT` comes from
             // `ld.global.nc`, which the kernel emits only through the helpers (every call
             // taking a weight) or for a `const __restrict__` pointer (no activation is one).

@@ -54,14 +54,17 @@ constexpr int kRowStride = kRowWarps * kK;  // elements between a warp's consecu
 __nv_bfloat16 const *const w_warp = W + (static_cast<int64_t>(row0 + row_warp) * kK + k0);
 // This thread's 16 bytes of the slot's vector j: s_ring + slot_base(slot) + j * 2048.
 auto slot_base = [&](int slot) { return s_ring + (slot * kGroup * kConsumerThreads + tid) * 16; };
+// Vector j of a group: rows after the group's first (whole rows only) and its chunk offset.
+auto drow = [](int j) { return kWholeRows ? j / kChunks : 0; };
+auto dchunk = [](int j) { return kWholeRows ? j % kChunks : j; };
 
 auto issue = [&](Cursor const &c, int slot) {
   __nv_bfloat16 const *const p = w_warp + (static_cast<int64_t>(c.row) * kRowStride + c.cb * 256);
   char *const d = slot_base(slot);
   #pragma unroll
   for (int j = 0; j < kGroup; ++j) {
-    int const dr = kWholeRows ? j / kChunks : 0;
-    int const dc = kWholeRows ? j % kChunks : j;
+    int const dr = drow(j);
+    int const dc = dchunk(j);
     if (c.row + dr < my_rows) {
       mpkc::cp_async_weight16(d + j * kConsumerThreads * 16, p + (static_cast<int64_t>(dr) * kRowStride + dc * 256), policy);
     }
@@ -83,8 +86,8 @@ auto compute = [&](Cursor const &c, int slot) {
   __nv_bfloat16 const *const xs = s_x + k0 + c.cb * 256;
   #pragma unroll
   for (int j = 0; j < kGroup; ++j) {
-    int const dr = kWholeRows ? j / kChunks : 0;
-    int const dc = kWholeRows ? j % kChunks : j;
+    int const dr = drow(j);
+    int const dc = dchunk(j);
     if (kWholeRows && c.row + dr >= my_rows) break;
     uint4 const wv = *reinterpret_cast<uint4 const *>(d + j * kConsumerThreads * 16);
     uint32_t const w32[4] = {wv.x, wv.y, wv.z, wv.w};
@@ -158,17 +161,15 @@ mpkc::named_barrier_sync(kSyncBarrier, kConsumerThreads);
 // group g + kRing - 1 into the slot group g - 1 was read from (one commit group each, empty past
 // the stream, so the count stays exact).
 Cursor cc{0, 0};  // the group to compute
-int slot_c = 0;
-int slot_i = kRing - 1;
+int slot = 0;     // its slot, g % kRing
 #pragma unroll 1
 for (int g = 0; g < groups; ++g) {
   mpkc::cp_async_wait<kRing - 2>();
-  compute(cc, slot_c);
+  compute(cc, slot);
   cc.next();
-  slot_c = slot_c + 1 == kRing ? 0 : slot_c + 1;
-  issue(ci, slot_i);
+  issue(ci, slot == 0 ? kRing - 1 : slot - 1);  // (g + kRing - 1) % kRing: group g - 1's slot
   ci.next();
-  slot_i = slot_i + 1 == kRing ? 0 : slot_i + 1;
+  slot = slot + 1 == kRing ? 0 : slot + 1;
 }
 mpkc::cp_async_wait<0>();
 

@@ -231,21 +231,13 @@ __device__ __forceinline__ Bf16x8 ld_global_v8(__nv_bfloat16 const *p) {
 }
 
 /// An L2 cache policy that evicts first (`createpolicy.fractional.L2::evict_first`, fraction
-/// 1.0): for data a step reads once, such as a GEMV's weights (PTX ISA, "createpolicy").
+/// 1.0): for data a step reads once, such as a GEMV's weights (PTX ISA, "createpolicy"). The
+/// TMA path's fixed EVICT_FIRST immediate (L2Hint::policy) is CUTLASS's encoding for TMA; the
+/// PTX ISA has `cp.async` / `ld` cache hints take a policy that `createpolicy` made.
 __device__ __forceinline__ uint64_t l2_evict_first_policy() {
   uint64_t policy;
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
   return policy;
-}
-
-/// Loads 16 bytes (16-byte aligned) of a weight: the non-coherent path (`ld.global.nc`, data no
-/// task of the launch writes), not allocated in L1, with the L2 policy `policy`.
-__device__ __forceinline__ uint4 ld_weight_v4(void const *p, uint64_t policy) {
-  uint4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;\n"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(p), "l"(policy));
-  return r;
 }
 
 /// Copies 16 bytes (both 16-byte aligned) of a weight into shared memory asynchronously
