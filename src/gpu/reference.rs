@@ -35,7 +35,7 @@ pub enum Semantics {
     },
     /// `splitk_reduce(partials -> y)`.
     SplitkReduce,
-    /// `gemv(x, W -> y)`: y = x W^T.
+    /// `gemv(x, W -> y)` and `gemv_mma(x, W -> y)`: y = x W^T.
     Gemv,
     /// The pipeline linear (family A).
     Linear(Box<LinearMath>),
@@ -147,7 +147,7 @@ pub fn semantics(task: &CheckedTask) -> Result<Semantics, String> {
             chunk: int_param(task, "chunk").unwrap_or(2048),
         },
         "splitk_reduce" => Semantics::SplitkReduce,
-        "gemv" => Semantics::Gemv,
+        "gemv" | "gemv_mma" => Semantics::Gemv,
         other => return Err(format!("body template `{other}` has no reference")),
     })
 }

@@ -57,7 +57,8 @@ pub const SIG: Signature = Signature {
     summary: "y = x W^T for few tokens without tensor cores (consumer GEMV), fp32 accumulation",
 };
 
-type Bound = Result<(Vec<Constant>, Vec<RegionNeed>, &'static str, &'static str), Vec<Diagnostic>>;
+pub(super) type Bound =
+    Result<(Vec<Constant>, Vec<RegionNeed>, &'static str, &'static str), Vec<Diagnostic>>;
 
 /// Elements of K one warp load instruction covers: 32 lanes × one 16-byte vector (8 bf16).
 pub const K_PER_WARP_LOAD: i64 = 32 * 8;
@@ -142,9 +143,18 @@ pub fn ring_groups(region_bytes: i64, group: i64) -> i64 {
     region_bytes / (SLOT_BYTES * group.max(1))
 }
 
-/// Checks `W` is `[N, K]` and `y` is `[m, N]` for `x` `[m, K]`, K a positive multiple of 256;
-/// derives the warp layout and the batch sizes.
-pub(super) fn bind(s: &Shapes<'_>) -> Bound {
+/// The shapes both GEMVs take: `W` `[N, K]` and `y` `[m, N]` for `x` `[m, K]`, K a positive
+/// multiple of `k_unit` (what one step of the body covers, `k_unit_why`), at most `max_tokens`
+/// tokens (`tokens_why`, with `tokens_help` past them), and a per-tile granularity; returns
+/// (m, N, K).
+pub(super) fn linear_shapes(
+    s: &Shapes<'_>,
+    k_unit: i64,
+    k_unit_why: &str,
+    max_tokens: i64,
+    tokens_why: &str,
+    tokens_help: &str,
+) -> Result<(i64, i64, i64), Vec<Diagnostic>> {
     let (x, w, y) = (s.dims("x"), s.dims("W"), s.dims("y"));
     let (m, k) = (x[0], x[1]);
     let n = w[0];
@@ -172,18 +182,21 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             format!("declare `{}` as [{m}, {n}]", s.tensor_name("y")),
         ));
     }
-    if k <= 0 || k % K_PER_WARP_LOAD != 0 {
+    if k <= 0 || k % k_unit != 0 {
         errs.push(s.error(
             "x",
-            format!("the reduction length {k} is not a positive multiple of {K_PER_WARP_LOAD} (a warp's 32 lanes each load 16 bytes, 8 bf16, of a row)"),
-            format!("use a K that is a multiple of {K_PER_WARP_LOAD}, or the pipeline linear (stdlib/linear_bf16_splitk_sum64.mpk), whose tail is a TMA box"),
+            format!("the reduction length {k} is not a positive multiple of {k_unit} ({k_unit_why})"),
+            format!("use a K that is a multiple of {k_unit}, or the pipeline linear (stdlib/linear_bf16_splitk_sum64.mpk), whose tail is a TMA box"),
         ));
     }
-    if m > MAX_ACCUMULATORS {
+    if m > max_tokens {
         errs.push(s.error(
             "x",
-            format!("`{}` has {m} tokens, but the GEMV keeps one f32 accumulator per token and row in registers: at most {MAX_ACCUMULATORS} tokens", s.tensor_name("x")),
-            "at that many tokens the tensor cores pay: use a pipeline linear (stdlib/linear_bf16_splitk_sum64.mpk)".to_string(),
+            format!(
+                "`{}` has {m} tokens, but {tokens_why}: at most {max_tokens} tokens",
+                s.tensor_name("x")
+            ),
+            tokens_help.to_string(),
         ));
     }
     if s.grid_wide() {
@@ -193,21 +206,46 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             "use `granularity per_tile(tasks ceil_div(N, rows))` (stdlib/linear_bf16_gemv.mpk)".to_string(),
         ));
     }
-    if !errs.is_empty() {
-        return Err(errs);
+    if errs.is_empty() {
+        Ok((m, n, k))
+    } else {
+        Err(errs)
     }
-    let tasks = s.tasks().max(1);
-    let l = layout(n, k, tasks);
-    // The body indexes rows with 32-bit ints (a warp forms only rows inside its task and W):
-    // the last row it forms.
-    let last_row = tasks.saturating_mul(l.rows_per_task).min(n) - 1;
+}
+
+/// The body indexes rows with 32-bit ints (a warp forms only rows inside its task and `W`):
+/// `tasks` tasks of `rows_per_task` rows of `n` may not reach past `i32::MAX`.
+pub(super) fn row_bound(
+    s: &Shapes<'_>,
+    tasks: i64,
+    rows_per_task: i64,
+    n: i64,
+) -> Result<(), Vec<Diagnostic>> {
+    let last_row = tasks.saturating_mul(rows_per_task).min(n) - 1;
     if last_row > i64::from(i32::MAX) {
         return Err(vec![s.error(
             "W",
-            format!("{tasks} tasks of {} rows of `{}` reach row {last_row}, past the 32-bit row index the body uses", l.rows_per_task, s.tensor_name("W")),
+            format!("{tasks} tasks of {rows_per_task} rows of `{}` reach row {last_row}, past the 32-bit row index the body uses", s.tensor_name("W")),
             "split the weight over fewer rows (a smaller N)".to_string(),
         )]);
     }
+    Ok(())
+}
+
+/// Checks the shapes ([`linear_shapes`], K a multiple of 256, at most [`MAX_ACCUMULATORS`]
+/// tokens); derives the warp layout and the batch sizes.
+pub(super) fn bind(s: &Shapes<'_>) -> Bound {
+    let (m, n, k) = linear_shapes(
+        s,
+        K_PER_WARP_LOAD,
+        "a warp's 32 lanes each load 16 bytes, 8 bf16, of a row",
+        MAX_ACCUMULATORS,
+        "the GEMV keeps one f32 accumulator per token and row in registers",
+        "at that many tokens the tensor cores pay: use `body gemv_mma` (up to 16 tokens) or a pipeline linear (stdlib/linear_bf16_splitk_sum64.mpk)",
+    )?;
+    let tasks = s.tasks().max(1);
+    let l = layout(n, k, tasks);
+    row_bound(s, tasks, l.rows_per_task, n)?;
     let Layout {
         rows_per_task,
         row_warps,

@@ -14,6 +14,7 @@
 mod argmax;
 mod elementwise;
 pub mod gemv;
+pub mod gemv_mma;
 mod rmsnorm;
 
 use crate::diag::{codes, Diagnostic};
@@ -133,6 +134,7 @@ pub const CATALOGUE: &[Signature] = &[
     argmax::REDUCE,
     elementwise::SPLITK_REDUCE,
     gemv::SIG,
+    gemv_mma::SIG,
 ];
 
 /// Looks up a template by name.
@@ -356,6 +358,7 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
         "argmax_reduce" => argmax::bind_reduce(&shapes, &values),
         "splitk_reduce" => elementwise::bind_splitk_reduce(&shapes),
         "gemv" => gemv::bind(&shapes),
+        "gemv_mma" => gemv_mma::bind(&shapes),
         _ => unreachable!("template {} has no binder", sig.name),
     };
     let (constants, regions, body, body_path) = specific?;

@@ -249,6 +249,15 @@ __device__ __forceinline__ void cp_async_weight16(void *smem, void const *gmem, 
                : "memory");
 }
 
+/// Copies 16 bytes (both 16-byte aligned) of an activation into shared memory asynchronously
+/// (`cp.async.cg`: read at L2, not through L1, so it sees what another SM's task wrote before
+/// this task's dependency wait, as `ld_global_v8` does); complete once a `cp_async_wait` covers
+/// the commit group it joined (PTX ISA, "cp.async").
+__device__ __forceinline__ void cp_async_activation16(void *smem, void const *gmem) {
+  uint32_t const s = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+}
+
 /// Closes this thread's current cp.async commit group (an empty one too).
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 
@@ -256,6 +265,20 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 /// incomplete: every older group's bytes are in shared memory, visible to this thread.
 template <int kPending> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+/// One warp-wide `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`: d[16 x 8] += a[16 x 16]
+/// b[16 x 8] in f32. With g = lane / 4 and t = lane % 4 (PTX ISA, "Matrix Fragments for
+/// mma.m16n8k16 with floating point type"; CUTLASS's SM80_16x8x16_F32BF16BF16F32_TN layouts):
+/// a0 = A[g][2t, 2t+1], a1 = A[g+8][2t, 2t+1], a2 = A[g][2t+8, 2t+9], a3 = A[g+8][2t+8, 2t+9];
+/// b0 = B[2t, 2t+1][g], b1 = B[2t+8, 2t+9][g] (a register: two bf16, the lower k in the low
+/// half); d[0..1] = D[g][2t, 2t+1], d[2..3] = D[g+8][2t, 2t+1].
+__device__ __forceinline__ void mma_bf16_m16n8k16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                                  uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
 /// Stores 8 bf16 (16-byte aligned).

@@ -88,14 +88,14 @@ between the runtime's page prefix and suffix. {others}\n",
     if rings.is_empty() {
         let _ = writeln!(
             s,
-            "1. Its role program is the consumer's body alone: no tensor-core MMA, no TMA ring and no op semaphore (E0011), \
+            "1. Its role program is the consumer's body alone: no asynchronous tensor-core MMA (tcgen05, wgmma; a body's warp `mma.sync` needs no launcher), no TMA ring and no op semaphore (E0011), \
 so a loader and a launcher would have nothing to do and the consumer-only idiom applies (contract doc §4)."
         );
     } else {
         let _ = writeln!(
             s,
             "1. Its role program is the consumer's body and the loader's fills of its consumer rings (docs/language.md, \
-\"Consumer rings\"): no tensor-core MMA, so no launcher; the rings' barriers are op ordinals the model check runs on, \
+\"Consumer rings\"): no asynchronous tensor-core MMA (tcgen05, wgmma), so no launcher; the rings' barriers are op ordinals the model check runs on, \
 every number of uses from 0."
         );
     }

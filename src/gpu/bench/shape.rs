@@ -106,11 +106,13 @@ pub fn linear_of(task: &CheckedTask) -> Option<LinearShape> {
     })
 }
 
-/// The consumer GEMV (`body gemv(x, W -> y)`, src/templates/gemv.rs) as a linear with a store
-/// epilogue: the same `y = x W^T`, timed against the same cuBLAS GEMM. Its "tile" is the task's
-/// weight rows by the tokens by the whole K, one pass.
+/// The consumer GEMVs (`body gemv(x, W -> y)`, src/templates/gemv.rs, and `gemv_mma`) as a
+/// linear with a store epilogue: the same `y = x W^T`, timed against the same cuBLAS GEMM. Their
+/// "tile" is the task's weight rows by the tokens by the whole K, one pass.
 fn gemv_of(task: &CheckedTask) -> Option<LinearShape> {
-    task.binding.as_ref().filter(|b| b.sig.name == "gemv")?;
+    task.binding
+        .as_ref()
+        .filter(|b| matches!(b.sig.name, "gemv" | "gemv_mma"))?;
     let ir = &task.ir;
     if ir.tensors.values().any(|t| t.view.is_some()) {
         return None;
@@ -119,7 +121,8 @@ fn gemv_of(task: &CheckedTask) -> Option<LinearShape> {
     let (w, x) = (input("W")?, input("x")?);
     let (wt, xt) = (ir.inputs().nth(w)?.1, ir.inputs().nth(x)?.1);
     let (n, k, m) = (wt.dims[0], wt.dims[1], xt.dims[0]);
-    let layout = crate::templates::gemv::layout(n, k, ir.granularity.tasks());
+    // Both give each task ceil(N / tasks) rows.
+    let rows_per_task = crate::ir::exact::ceil_div(n, ir.granularity.tasks().max(1));
     Some(LinearShape {
         n,
         k,
@@ -127,7 +130,7 @@ fn gemv_of(task: &CheckedTask) -> Option<LinearShape> {
         splits: 1,
         fp8: false,
         epilogue: LinearEpilogue::Store,
-        tile: [layout.rows_per_task, m, k, 1],
+        tile: [rows_per_task, m, k, 1],
         k_iters: 1,
         w,
         x,
@@ -157,7 +160,10 @@ mod tests {
     use super::*;
 
     fn stdlib_at(unit: &str, m: i64) -> CheckedTask {
-        let sources = crate::driver::stdlib::sources();
+        unit_at(crate::driver::stdlib::sources(), unit, m)
+    }
+
+    fn unit_at(sources: Vec<crate::driver::Source>, unit: &str, m: i64) -> CheckedTask {
         let checked = crate::driver::check_sources_with(
             &sources,
             |s| crate::sema::SemaOptions {
@@ -218,6 +224,25 @@ mod tests {
         assert_eq!(s.tile, [2, 1, 7168, 1]);
         assert_eq!((s.x, s.w, s.y), (0, 1, 0));
         assert_eq!(rotated_bytes(&t, &s), 256 * 7168 * 2);
+    }
+
+    #[test]
+    fn the_mma_gemv_reads_as_its_linear() {
+        let path = "examples/linear_bf16_gemv_mma.mpk";
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/linear_bf16_gemv_mma.mpk"
+        ))
+        .expect("the example");
+        let src = crate::driver::Source {
+            path: path.to_string(),
+            text,
+        };
+        let t = unit_at(vec![src], "linear_bf16_gemv_mma_o_proj", 16);
+        let s = linear_of(&t).expect("a linear");
+        assert_eq!((s.n, s.k, s.m, s.splits), (7168, 2048, 16, 1));
+        assert_eq!(s.tile, [55, 16, 2048, 1]);
+        assert_eq!(rotated_bytes(&t, &s), 7168 * 2048 * 2);
     }
 
     #[test]
