@@ -428,6 +428,14 @@ fn consumer_gemv(w: &mut Writer, d: &Description) {
 /// task, ceil(N / 132), which gives every instance of the stdlib contract its measured count.
 fn gemv_template(w: &mut Writer, n: i64, k: i64, m: i64) {
     let rows = crate::ir::exact::ceil_div(n, WAVE_SMS).max(1);
+    // The stdlib's 96 KB, or the slots that put every group of a warp in flight where that is
+    // less (W0116 past them).
+    let r = crate::templates::gemv::ring_use(&crate::templates::gemv::layout(
+        n,
+        k,
+        crate::ir::exact::ceil_div(n, rows),
+    ));
+    let ring = RING_BYTES.min(r.max_slots * r.slot_bytes);
     w.blank();
     w.line(format!("param N: int = {n}"));
     w.line(format!("param K: int = {k}"));
@@ -437,7 +445,8 @@ fn gemv_template(w: &mut Writer, n: i64, k: i64, m: i64) {
     ));
     tokens_param(w, "m", m);
     w.line(format!(
-        "param ring: int in {MIN_RING_BYTES}..={RING_BYTES} = {RING_BYTES}"
+        "param ring: int in {}..={RING_BYTES} = {ring}",
+        MIN_RING_BYTES.min(ring)
     ));
     w.blank();
     w.line("tensor x: bf16[m, K] in activation");

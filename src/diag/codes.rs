@@ -77,6 +77,8 @@ registry! {
     TARGET_CAPACITY = "E0113", "smem", Some("I-S6"), "a target's SMEM capacity exceeds what the hardware lets a block opt into";
     REGION_RANGE = "E0114", "smem", Some("I-S1"), "a region's alignment, page count or release step is out of MPK's 32-bit range";
     HELD_ALIGN = "E0115", "smem", Some("I-S1"), "a region holding typed members (mbarriers, the TMEM address) is aligned or planned below what they need";
+    RING_TAIL = "W0116", "smem", Some("I-S9"), "a ring region holds a page or more past the whole slots its body uses";
+    RING_SHALLOW = "W0117", "smem", Some("I-S9"), "a ring region holds two slots only: each copy is waited for before its group computes, none in flight behind it";
 
     TILES_PER_TASK = "E0201", "pages", Some("I-P6"), "a pipeline task covers more than one tile, so a bounds-fail return would skip the page release";
 

@@ -80,12 +80,14 @@ fn regions() -> Vec<RegionNeed> {
             min_bytes: 8 * 32,
             min_align: 8,
             what: "32 int64 candidate indices: one per consumer warp for each of a batch of 8 rows",
+            ring: None,
         },
         RegionNeed {
             name: "val",
             min_bytes: 2 * 32,
             min_align: 2,
             what: "32 bf16 candidate values: one per consumer warp for each of a batch of 8 rows",
+            ring: None,
         },
     ]
 }

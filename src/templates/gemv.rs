@@ -20,7 +20,7 @@
 //! only the vectors it copied, so `cp.async.wait_group` alone orders the ring. `x` is staged in
 //! the `x_rows` region (coherent loads) while the first groups' copies are in flight.
 
-use super::{int_const, Access, Constant, Formal, RegionNeed, Shapes, Signature};
+use super::{int_const, Access, Constant, Formal, RegionNeed, RingUse, Shapes, Signature};
 use crate::diag::Diagnostic;
 use crate::ir::exact::ceil_div;
 use crate::ir::Dtype;
@@ -135,12 +135,15 @@ pub fn layout(n: i64, k: i64, tasks: i64) -> Layout {
 
 /// Groups in the ring at most: `cp.async.wait_group`'s count (kRing - 2) is at most 63 in SASS
 /// (ptxas caps a larger one, so the groups past it would not be in flight); bytes of `w_ring`
-/// past 65 groups go unused.
+/// past 65 groups go unused (W0116 where they are a page or more).
 pub const MAX_RING: i64 = 65;
 
-/// Groups the `w_ring` region holds: its bytes over a group's ([`SLOT_BYTES`] per vector).
-pub fn ring_groups(region_bytes: i64, group: i64) -> i64 {
-    region_bytes / (SLOT_BYTES * group.max(1))
+/// How the body uses `w_ring` under layout `l`: slots of a group each, as many as the longest
+/// stream (a warp's rows, ceil(rows per task / row warps), in groups) plus one, at most
+/// [`MAX_RING`].
+pub fn ring_use(l: &Layout) -> RingUse {
+    let stream = ceil_div(ceil_div(l.rows_per_task, l.row_warps) * l.chunks, l.group);
+    RingUse::new(SLOT_BYTES * l.group, stream, MAX_RING)
 }
 
 /// The shapes both GEMVs take: `W` `[N, K]` and `y` `[m, N]` for `x` `[m, K]`, K a positive
@@ -254,7 +257,8 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         group,
     } = l;
     // The ring is as deep as the contract's `w_ring` makes it (at least two groups: E0110 below).
-    let ring = ring_groups(s.region_bytes("w_ring").unwrap_or(0), group).clamp(2, MAX_RING);
+    let ring_use = ring_use(&l);
+    let ring = ring_use.slots(s.region_bytes("w_ring").unwrap_or(0)).max(2);
     let (xn, wn, yn) = (s.tensor_name("x"), s.tensor_name("W"), s.tensor_name("y"));
     let constants = vec![
         int_const("kRows", m, format!("tokens: rows of `{xn}` and `{yn}`")),
@@ -288,7 +292,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         int_const(
             "kRing",
             ring,
-            format!("groups in the ring: the bytes of `w_ring` / ({SLOT_BYTES} * kGroup), at most {MAX_RING}; kRing - 2 in flight while one computes"),
+            format!("groups in the ring: the bytes of `w_ring` / ({SLOT_BYTES} * kGroup), at most {MAX_RING} and one more than a warp's groups; kRing - 2 in flight while one computes"),
         ),
     ];
     let regions = vec![
@@ -298,12 +302,14 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             what:
                 "the weight ring, two groups at the least (16 bytes per consumer thread and vector)",
             min_align: 16,
+            ring: Some(ring_use),
         },
         RegionNeed {
             name: "x_rows",
             min_bytes: 2 * m * k,
             what: "the bf16 activation rows",
             min_align: 16,
+            ring: None,
         },
         // Only split rows (kKGroups > 1) keep partials: one K group stores its sums directly.
         RegionNeed {
@@ -315,6 +321,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             },
             what: "one fp32 partial per K group, row and token",
             min_align: 4,
+            ring: None,
         },
     ];
     Ok((
@@ -371,7 +378,12 @@ mod tests {
             assert!(l.group <= MAX_GROUP, "{l:?}");
         }
         // 96 KB of ring: 6 groups of 8 vectors, 6 of 7 (42 of 48 slots used).
-        assert_eq!(ring_groups(98304, 8), 6);
-        assert_eq!(ring_groups(98304, 7), 6);
+        let ring = |group, stream| RingUse::new(SLOT_BYTES * group, stream, MAX_RING);
+        assert_eq!(ring(8, 100).slots(98304), 6);
+        assert_eq!(ring(7, 100).slots(98304), 6);
+        // One vector a group: 65 groups at most, whatever the bytes.
+        assert_eq!(ring(1, 1000).slots(200_000), MAX_RING);
+        // A stream of 2 groups: 3 slots put both in flight; more change nothing.
+        assert_eq!(ring(7, 2).slots(98304), 3);
     }
 }

@@ -16,7 +16,7 @@
 //! its column of B, and those sums are not stored.
 
 use super::gemv::{linear_shapes, row_bound, Bound, MAX_RING, SLOT_BYTES};
-use super::{int_const, Access, Formal, RegionNeed, Shapes, Signature};
+use super::{int_const, Access, Formal, RegionNeed, RingUse, Shapes, Signature};
 use crate::ir::exact::ceil_div;
 use crate::ir::Dtype;
 
@@ -137,7 +137,8 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         )]);
     }
     row_bound(s, tasks, l.rows_per_task, n)?;
-    let ring = (s.region_bytes("w_ring").unwrap_or(0) / group_bytes(&l)).clamp(2, MAX_RING);
+    let ring_use = RingUse::new(group_bytes(&l), l.blocks / l.group, MAX_RING);
+    let ring = ring_use.slots(s.region_bytes("w_ring").unwrap_or(0)).max(2);
     let (xn, wn, yn) = (s.tensor_name("x"), s.tensor_name("W"), s.tensor_name("y"));
     let constants = vec![
         int_const("kRows", m, format!("tokens: rows of `{xn}` and `{yn}`")),
@@ -176,7 +177,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         int_const(
             "kRing",
             ring,
-            format!("groups in the ring: the bytes of `w_ring` / ({SLOT_BYTES} * kGroup * kVecs), at most {MAX_RING}; kRing - 2 in flight while one computes"),
+            format!("groups in the ring: the bytes of `w_ring` / ({SLOT_BYTES} * kGroup * kVecs), at most {MAX_RING} and one more than a warp's groups; kRing - 2 in flight while one computes"),
         ),
     ];
     let regions = vec![
@@ -185,12 +186,14 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             min_bytes: 2 * group_bytes(&l),
             what: "the weight and activation ring, two groups at the least (16 bytes per consumer thread and vector)",
             min_align: 16,
+            ring: Some(ring_use),
         },
         RegionNeed {
             name: "partials",
             min_bytes: 4 * 4 * l.rows_per_task * m,
             what: "one fp32 sum per warp (K quarter), row and token",
             min_align: 4,
+            ring: None,
         },
     ];
     Ok((

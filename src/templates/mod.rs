@@ -104,6 +104,38 @@ pub struct RegionNeed {
     pub min_align: i64,
     /// What the body keeps there.
     pub what: &'static str,
+    /// For a ring the body fills in whole slots: how it uses the declared bytes (`None`: the
+    /// body uses every byte up to `min_bytes` and no more).
+    pub ring: Option<RingUse>,
+}
+
+/// How a body uses a ring region's bytes: whole slots of `slot_bytes`, as many as fit, at most
+/// `max_slots` (W0116 where a page or more is left over, W0117 at two slots of a longer stream).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RingUse {
+    /// Bytes of one slot (one cp.async group of every consumer thread).
+    pub slot_bytes: i64,
+    /// Groups a thread streams at most: `stream_groups + 1` slots put every one in flight at the
+    /// start (one slot stays free for the refill), so more change nothing.
+    pub stream_groups: i64,
+    /// The most slots the body uses: `stream_groups + 1`, or fewer where the body caps its depth.
+    pub max_slots: i64,
+}
+
+impl RingUse {
+    /// A ring of `slot_bytes` slots over a stream of `stream_groups` groups, at most `cap` slots.
+    pub fn new(slot_bytes: i64, stream_groups: i64, cap: i64) -> RingUse {
+        RingUse {
+            slot_bytes,
+            stream_groups,
+            max_slots: stream_groups.saturating_add(1).min(cap).max(2),
+        }
+    }
+
+    /// Slots a region of `bytes` gives the body: whole slots, at most `max_slots`.
+    pub fn slots(&self, bytes: i64) -> i64 {
+        (bytes / self.slot_bytes.max(1)).min(self.max_slots)
+    }
 }
 
 /// A contract bound to a template.

@@ -108,24 +108,28 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             min_bytes: 2 * hidden,
             what: "one bf16 row of x",
             min_align: 16,
+            ring: None,
         },
         RegionNeed {
             name: "weight",
             min_bytes: 2 * hidden,
             what: "the bf16 weight vector",
             min_align: 16,
+            ring: None,
         },
         RegionNeed {
             name: "output",
             min_bytes: 2 * hidden,
             what: "one bf16 row of y",
             min_align: 16,
+            ring: None,
         },
         RegionNeed {
             name: "reduce",
             min_bytes: 4 * 4,
             what: "one fp32 partial sum per consumer warp",
             min_align: 4,
+            ring: None,
         },
     ];
     Ok((

@@ -175,10 +175,20 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                         ),
                     )
                     .primary(body_span, format!("uses `{}` for {}", need.name, need.what))
-                    .help(format!(
-                        "declare `region {} {{ bytes {}; align 16; pack }}` (at least {} bytes)",
-                        need.name, need.min_bytes, need.min_bytes
-                    )),
+                    .help(match need.ring {
+                        // A ring's least size is a synchronous one (W0117): suggest three slots.
+                        Some(r) => format!(
+                            "declare `region {} {{ bytes {}; align 1024; pack }}` (three slots of {} bytes: one computing, one in flight, one refilling; {} at the least)",
+                            need.name,
+                            3 * r.slot_bytes,
+                            r.slot_bytes,
+                            need.min_bytes
+                        ),
+                        None => format!(
+                            "declare `region {} {{ bytes {}; align 16; pack }}` (at least {} bytes)",
+                            need.name, need.min_bytes, need.min_bytes
+                        ),
+                    }),
                 ),
                 Some(g) if g.staged => sink.push(
                     Diagnostic::error(
@@ -219,6 +229,8 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                             .secondary(body_span, "the body")
                             .help(format!("make `{}` at least {} bytes", need.name, need.min_bytes)),
                         );
+                    } else if let Some(r) = need.ring {
+                        ring_use(sink, b.sig.name, need, r, size, g.head_span, body_span);
                     }
                 }
                 None => {}
@@ -538,4 +550,71 @@ fn unaddressed(span: crate::span::Span, name: &str, who: &str) -> Diagnostic {
         .primary(span, "never addressed")
         .note("a declared region takes planner pages; the device must address every region it declares (I-S10)")
         .help(format!("remove the region, or address it as `buf.{name}`"))
+}
+
+/// A ring region of `size` bytes (at least the body's minimum) that the body fills in whole
+/// slots (`r`): W0116 where a page or more lies past the slots it uses (planned pages no copy
+/// reaches), W0117 where it gives two slots only (a synchronous ring).
+fn ring_use(
+    sink: &mut Sink,
+    body: &str,
+    need: &templates::RegionNeed,
+    r: templates::RingUse,
+    size: i64,
+    span: crate::span::Span,
+    body_span: crate::span::Span,
+) {
+    let slots = r.slots(size);
+    let used = slots * r.slot_bytes;
+    if size - used >= crate::plan::pages::PAGE_SIZE {
+        let help = if slots < r.max_slots {
+            format!(
+                "make `{}` {used} bytes ({slots} slots), or {} for one more slot",
+                need.name,
+                used + r.slot_bytes
+            )
+        } else if r.max_slots == r.stream_groups + 1 {
+            format!(
+                "make `{}` {used} bytes: a thread streams {} groups at most, and {} slots put all of them in flight",
+                need.name, r.stream_groups, r.max_slots
+            )
+        } else {
+            format!(
+                "make `{}` {used} bytes: the body uses {} slots at most (`cp.async.wait_group` leaves at most 63 groups in flight)",
+                need.name, r.max_slots
+            )
+        };
+        sink.push(
+            Diagnostic::warning(
+                codes::RING_TAIL,
+                format!(
+                    "region `{}` has {size} bytes but body `{body}` uses {used} of them, {slots} slots of {} bytes: {} bytes past them that no copy reaches",
+                    need.name,
+                    r.slot_bytes,
+                    size - used
+                ),
+            )
+            .primary(span, format!("{size} bytes"))
+            .secondary(body_span, "the body")
+            .help(help),
+        );
+    }
+    if slots == 2 && r.max_slots > 2 {
+        sink.push(
+            Diagnostic::warning(
+                codes::RING_SHALLOW,
+                format!(
+                    "region `{}` holds 2 slots of {} bytes: body `{body}` waits for each group's copy before computing it, with no other group in flight",
+                    need.name, r.slot_bytes
+                ),
+            )
+            .primary(span, format!("{size} bytes"))
+            .secondary(body_span, "the body")
+            .help(format!(
+                "make `{}` at least {} bytes (3 slots: one computing, one in flight, one refilling)",
+                need.name,
+                3 * r.slot_bytes
+            )),
+        );
+    }
 }
