@@ -126,6 +126,18 @@ fn outside_type(
     .help(help)
 }
 
+/// The label `outside_range` puts on the declared range: what [`is_outside_range`] looks for.
+const ALLOWED_RANGE: &str = "allowed range";
+
+/// Whether `d` is a param's value outside its declared range (E0006 from a param's `in`), as
+/// opposed to another E0006 (a ring depth, a task count, a type's limits) that lowering reports.
+pub(super) fn is_outside_range(d: &Diagnostic) -> bool {
+    d.code == codes::OUT_OF_RANGE
+        && d.labels
+            .iter()
+            .any(|l| !l.primary && l.message == ALLOWED_RANGE)
+}
+
 fn outside_range(span: Span, p: &ast::Param, n: Num, held: Num, r: &Range) -> Diagnostic {
     let (name, declared, range) = (&p.name.node, &p.ty.node, r.text());
     let value = match (n, held) {
@@ -141,6 +153,6 @@ fn outside_range(span: Span, p: &ast::Param, n: Num, held: Num, r: &Range) -> Di
         format!("param `{name}` is {value} but must lie in {range}"),
     )
     .primary(span, format!("value {}", num_text(n)))
-    .secondary(r.span, "allowed range")
+    .secondary(r.span, ALLOWED_RANGE)
     .help(format!("choose a value of `{name}` inside {range}"))
 }

@@ -11,7 +11,7 @@ use super::lower::lower_instance;
 use super::param_range::declared_range;
 use super::param_ty;
 use super::SemaOptions;
-use crate::diag::{codes, Severity, Sink};
+use crate::diag::{Severity, Sink};
 use crate::front::ast;
 use crate::ir::{ParamValue, TaskIr};
 use crate::span::Span;
@@ -43,8 +43,9 @@ pub struct RangeEnd {
     /// The instance lowered with those values.
     pub ir: TaskIr,
     /// The errors lowering reported there (none when it lowered cleanly): a tensor extent of 0
-    /// at `m = 0`, say. A value outside another param's range (`E0006`) is not among them: a
-    /// dependent param's own range excludes that corner.
+    /// at `m = 0`, a ring depth of 65, say. A value outside another param's declared range (an
+    /// `E0006` of its `in`) is not among them: a dependent param's own range excludes that
+    /// corner.
     pub lowering: Vec<crate::diag::Diagnostic>,
 }
 
@@ -121,7 +122,7 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
         let lowering: Vec<_> = sink
             .into_sorted()
             .into_iter()
-            .filter(|d| d.severity == Severity::Error && d.code != codes::OUT_OF_RANGE)
+            .filter(|d| d.severity == Severity::Error && !super::param_value::is_outside_range(d))
             .collect();
         (!lowering.is_empty()).then_some(RangeEnd { at, ir, lowering })
     };

@@ -20,7 +20,9 @@
 //! only the vectors it copied, so `cp.async.wait_group` alone orders the ring. `x` is staged in
 //! the `x_rows` region (coherent loads) while the first groups' copies are in flight.
 
-use super::{int_const, Access, Constant, Formal, RegionNeed, RingUse, Shapes, Signature};
+use super::{
+    gemv_mma, int_const, Access, Constant, Formal, RegionNeed, RingUse, Shapes, Signature,
+};
 use crate::diag::Diagnostic;
 use crate::ir::exact::ceil_div;
 use crate::ir::Dtype;
@@ -146,18 +148,31 @@ pub fn ring_use(l: &Layout) -> RingUse {
     RingUse::new(SLOT_BYTES * l.group, stream, MAX_RING)
 }
 
+/// What a GEMV body takes: K in multiples of `k_unit` (`k_unit_why`), at most `max_tokens` tokens
+/// (`tokens_why`; `tokens_help` past them).
+#[derive(Clone, Copy)]
+pub(super) struct Limits<'a> {
+    pub k_unit: i64,
+    pub k_unit_why: &'a str,
+    pub max_tokens: i64,
+    pub tokens_why: &'a str,
+    pub tokens_help: &'a str,
+}
+
 /// The shapes both GEMVs take: `W` `[N, K]` and `y` `[m, N]` for `x` `[m, K]`, K a positive
-/// multiple of `k_unit` (what one step of the body covers, `k_unit_why`), at most `max_tokens`
-/// tokens (`tokens_why`, with `tokens_help` past them), and a per-tile granularity; returns
-/// (m, N, K).
+/// multiple of `lim.k_unit`, at most `lim.max_tokens` tokens, and a per-tile granularity;
+/// returns (m, N, K).
 pub(super) fn linear_shapes(
     s: &Shapes<'_>,
-    k_unit: i64,
-    k_unit_why: &str,
-    max_tokens: i64,
-    tokens_why: &str,
-    tokens_help: &str,
+    lim: &Limits<'_>,
 ) -> Result<(i64, i64, i64), Vec<Diagnostic>> {
+    let Limits {
+        k_unit,
+        k_unit_why,
+        max_tokens,
+        tokens_why,
+        tokens_help,
+    } = *lim;
     let (x, w, y) = (s.dims("x"), s.dims("W"), s.dims("y"));
     let (m, k) = (x[0], x[1]);
     let n = w[0];
@@ -189,7 +204,11 @@ pub(super) fn linear_shapes(
         errs.push(s.error(
             "x",
             format!("the reduction length {k} is not a positive multiple of {k_unit} ({k_unit_why})"),
-            format!("use a K that is a multiple of {k_unit}, or the pipeline linear (stdlib/linear_bf16_splitk_sum64.mpk), whose tail is a TMA box"),
+            if k_unit > gemv_mma::K_UNIT && k > 0 && k % gemv_mma::K_UNIT == 0 {
+                format!("use `body gemv_mma` (K a multiple of {}, up to {} tokens), a K that is a multiple of {k_unit}, or the pipeline linear (stdlib/linear_bf16_splitk_sum64.mpk), whose tail is a TMA box", gemv_mma::K_UNIT, gemv_mma::MAX_TOKENS)
+            } else {
+                format!("use a K that is a multiple of {k_unit}, or the pipeline linear (stdlib/linear_bf16_splitk_sum64.mpk), whose tail is a TMA box")
+            },
         ));
     }
     if m > max_tokens {
@@ -216,19 +235,34 @@ pub(super) fn linear_shapes(
     }
 }
 
-/// The body indexes rows with 32-bit ints (a warp forms only rows inside its task and `W`):
-/// `tasks` tasks of `rows_per_task` rows of `n` may not reach past `i32::MAX`.
-pub(super) fn row_bound(
+/// Tasks of `rows_per_task` rows of `n`: every task has a row (more tasks than
+/// ceil(N / rows per task) leave the last ones idle), and the body's 32-bit row index reaches the
+/// first row of the last task (`task_offset * kRowsPerTask`, formed for every task) and the last
+/// row of `W`. E0009 otherwise.
+pub(super) fn tasks_fit(
     s: &Shapes<'_>,
     tasks: i64,
     rows_per_task: i64,
     n: i64,
 ) -> Result<(), Vec<Diagnostic>> {
-    let last_row = tasks.saturating_mul(rows_per_task).min(n) - 1;
-    if last_row > i64::from(i32::MAX) {
+    let needed = ceil_div(n, rows_per_task.max(1));
+    if tasks > needed {
         return Err(vec![s.error(
             "W",
-            format!("{tasks} tasks of {rows_per_task} rows of `{}` reach row {last_row}, past the 32-bit row index the body uses", s.tensor_name("W")),
+            format!(
+                "{tasks} tasks of {rows_per_task} {} of `{}` cover its {n} rows with {needed}: the last {} would have no row",
+                if rows_per_task == 1 { "row" } else { "rows" },
+                s.tensor_name("W"),
+                tasks - needed
+            ),
+            format!("use {needed} tasks, e.g. `granularity per_tile(tasks ceil_div(N, rows))` with `rows` = {rows_per_task}"),
+        )]);
+    }
+    let last = (tasks - 1).saturating_mul(rows_per_task).max(n - 1);
+    if last > i64::from(i32::MAX) {
+        return Err(vec![s.error(
+            "W",
+            format!("{tasks} tasks of {rows_per_task} rows of `{}` reach row {last}, past the 32-bit row index the body uses", s.tensor_name("W")),
             "split the weight over fewer rows (a smaller N)".to_string(),
         )]);
     }
@@ -240,15 +274,17 @@ pub(super) fn row_bound(
 pub(super) fn bind(s: &Shapes<'_>) -> Bound {
     let (m, n, k) = linear_shapes(
         s,
-        K_PER_WARP_LOAD,
-        "a warp's 32 lanes each load 16 bytes, 8 bf16, of a row",
-        MAX_ACCUMULATORS,
-        "the GEMV keeps one f32 accumulator per token and row in registers",
-        "at that many tokens the tensor cores pay: use `body gemv_mma` (up to 16 tokens) or a pipeline linear (stdlib/linear_bf16_splitk_sum64.mpk)",
+        &Limits {
+            k_unit: K_PER_WARP_LOAD,
+            k_unit_why: "a warp's 32 lanes each load 16 bytes, 8 bf16, of a row",
+            max_tokens: MAX_ACCUMULATORS,
+            tokens_why: "the GEMV keeps one f32 accumulator per token and row in registers",
+            tokens_help: "at that many tokens the tensor cores pay: use a pipeline linear (stdlib/linear_bf16_splitk_sum64.mpk; examples/linear_bf16_m64.mpk takes up to 64 tokens per tile)",
+        },
     )?;
     let tasks = s.tasks().max(1);
     let l = layout(n, k, tasks);
-    row_bound(s, tasks, l.rows_per_task, n)?;
+    tasks_fit(s, tasks, l.rows_per_task, n)?;
     let Layout {
         rows_per_task,
         row_warps,

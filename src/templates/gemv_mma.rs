@@ -15,7 +15,7 @@
 //! and tokens past `m` are not copied: an MMA's row of D reads only its row of A, a column only
 //! its column of B, and those sums are not stored.
 
-use super::gemv::{linear_shapes, row_bound, Bound, MAX_RING, SLOT_BYTES};
+use super::gemv::{linear_shapes, tasks_fit, Bound, Limits, MAX_RING, SLOT_BYTES};
 use super::{int_const, Access, Formal, RegionNeed, RingUse, Shapes, Signature};
 use crate::ir::exact::ceil_div;
 use crate::ir::Dtype;
@@ -115,11 +115,14 @@ pub fn group_bytes(l: &Layout) -> i64 {
 pub(super) fn bind(s: &Shapes<'_>) -> Bound {
     let (m, n, k) = linear_shapes(
         s,
-        K_UNIT,
-        "four warps each take a quarter of K in k-blocks of 32",
-        MAX_TOKENS,
-        "the MMA GEMV's tokens are two tiles of 8 (mma.sync's N)",
-        "use a pipeline linear: examples/linear_bf16_m64.mpk takes up to 64 tokens per tile",
+        &Limits {
+            k_unit: K_UNIT,
+            k_unit_why: "four warps each take a quarter of K in k-blocks of 32",
+            max_tokens: MAX_TOKENS,
+            tokens_why: "the MMA GEMV's tokens are two tiles of 8 (mma.sync's N)",
+            tokens_help:
+                "use a pipeline linear: examples/linear_bf16_m64.mpk takes up to 64 tokens per tile",
+        },
     )?;
     let tasks = s.tasks().max(1);
     let l = layout(n, k, m, tasks);
@@ -136,7 +139,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             format!("use at least {} tasks (fewer rows per task)", ceil_div(n, MAX_TILES * 16)),
         )]);
     }
-    row_bound(s, tasks, l.rows_per_task, n)?;
+    tasks_fit(s, tasks, l.rows_per_task, n)?;
     let ring_use = RingUse::new(group_bytes(&l), l.blocks / l.group, MAX_RING);
     let ring = ring_use.slots(s.region_bytes("w_ring").unwrap_or(0)).max(2);
     let (xn, wn, yn) = (s.tensor_name("x"), s.tensor_name("W"), s.tensor_name("y"));
