@@ -91,6 +91,96 @@ pub(super) fn asm_barriers(ir: &TaskIr, sink: &mut Sink) {
     }
 }
 
+/// I-R2 for the prelude's barrier calls, `mpkc::named_barrier_sync(ID, THREADS)` and
+/// `mpkc::named_barrier_or(ID, THREADS, p)`, in an inline body: an id written as a number or as
+/// a declared barrier's `BAR_<NAME>` must be declared, and a count written as a number or
+/// `kConsumerThreads` (128) must be its declared thread count (E0406). Ids 0 and 8 are the
+/// body rules' (`valid::body`); other expressions are not checked.
+pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
+    let Some(BodyIr::Cuda {
+        code, code_span, ..
+    }) = &ir.body
+    else {
+        return;
+    };
+    let code = super::body::strip_comments_and_strings(code);
+    for call in ["named_barrier_sync(", "named_barrier_or("] {
+        for (i, _) in code.match_indices(call) {
+            if code[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                continue;
+            }
+            let args_at = i + call.len();
+            let Some(close) = code[args_at..].find(')') else {
+                continue;
+            };
+            let args: Vec<&str> = code[args_at..args_at + close]
+                .split(',')
+                .map(str::trim)
+                .collect();
+            let [id_text, count_text, ..] = args[..] else {
+                continue;
+            };
+            let span = Span::new(code_span.start + i, code_span.start + args_at + close + 1);
+            let name = call.trim_end_matches('(');
+            let decl = match operand(id_text) {
+                Operand::Literal(0 | 8) => continue,
+                Operand::Literal(id) => match ir.barriers.values().find(|b| b.id == id) {
+                    Some(b) => b,
+                    None => {
+                        let declared: Vec<String> = ir
+                            .barriers
+                            .values()
+                            .map(|b| format!("`{}` = {}", b.name, b.id))
+                            .collect();
+                        let mut d = Diagnostic::error(
+                            codes::BODY_SYNC,
+                            format!("the inline body's `{name}` uses barrier {id}, which no `barrier` of the contract declares"),
+                        )
+                        .primary(span, "here")
+                        .note("an undeclared id may be another role's or another task's barrier in the same CTA");
+                        if !declared.is_empty() {
+                            d = d.note(format!("declared: {}", declared.join(", ")));
+                        }
+                        sink.push(d.help(format!(
+                            "declare `barrier NAME = named({id}, threads N)` and pass `BAR_NAME`"
+                        )));
+                        continue;
+                    }
+                },
+                Operand::Other => match ir
+                    .barriers
+                    .values()
+                    .find(|b| id_text == format!("BAR_{}", crate::back::names::upper(&b.name)))
+                {
+                    Some(b) => b,
+                    None => continue,
+                },
+            };
+            let count = match operand(count_text) {
+                Operand::Literal(n) => n,
+                Operand::Other if count_text == "kConsumerThreads" => 128,
+                Operand::Other => continue,
+            };
+            if count != decl.threads {
+                sink.push(
+                    Diagnostic::error(
+                        codes::BODY_SYNC,
+                        format!("the inline body's `{name}` on barrier {} counts {count} threads, but `{}` is declared for {}", decl.id, decl.name, decl.threads),
+                    )
+                    .primary(span, "here")
+                    .secondary(decl.threads_span, format!("threads {}", decl.threads))
+                    .note("every use of a barrier id must agree on its thread count, or the barrier completes early or never")
+                    .help(format!("pass {} or change the declaration", decl.threads)),
+                );
+            }
+        }
+    }
+}
+
 /// The barrier ids an inline body's raw PTX barrier instructions name as literals (the coverage
 /// check's reading of which declared named barriers the body uses, `valid::coverage`).
 pub(super) fn literal_ids(code: &str) -> Vec<i64> {

@@ -182,6 +182,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
     body::inline_body_rules(&ir, sink);
     helper_calls::calls(&ir, sink);
     asm_barriers::asm_barriers(&ir, sink);
+    asm_barriers::prelude_barrier_calls(&ir, sink);
     body::tensors_used(&ir, binding.as_ref(), sink);
     roles::roles(&ir, sink);
     roles::barriers(&ir, sink);
