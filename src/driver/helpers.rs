@@ -54,16 +54,21 @@ pub fn helper_files(source: &Source, file: &ast::File) -> Vec<HelperFile> {
     out
 }
 
-/// The display path and text of `written`, relative to the contract at `contract`.
+/// The display path and text of `written`: relative to the contract at `contract` on disk, else
+/// an embedded stdlib contract at that path (a stdlib contract naming its sibling), else an
+/// embedded stdlib contract named by its stdlib path as written (`stdlib/dsv3/…`), so that a
+/// contract anywhere, named by any path, finds a stdlib helper the same way.
 fn read(contract: &str, written: &str) -> Option<(String, String)> {
     let path = joined(contract, written);
     let key = normalized(&path);
     if path.is_file() {
         return std::fs::read_to_string(&path).ok().map(|t| (key, t));
     }
+    let as_written = normalized(std::path::Path::new(written));
     CONTRACTS
         .iter()
         .find(|(p, _)| *p == key)
+        .or_else(|| CONTRACTS.iter().find(|(p, _)| *p == as_written))
         .map(|(p, t)| ((*p).to_string(), (*t).to_string()))
 }
 
@@ -79,6 +84,20 @@ mod tests {
         assert_eq!(path, "stdlib/dsv3/rope_yarn.mpk");
         assert!(text.contains("task rope_yarn"));
         assert!(read("no_such_dir/x.mpk", "missing.mpk").is_none());
+    }
+
+    #[test]
+    fn a_stdlib_path_finds_the_embedded_helper_from_any_contract_path() {
+        // The same `from` from a relative, an absolute and a nested contract path.
+        for contract in [
+            "emb.mpk",
+            "/nonexistent/dir/emb.mpk",
+            "no_such_dir/sub/emb.mpk",
+        ] {
+            let (path, text) = read(contract, "stdlib/dsv3/fp8_quant_1x128.mpk").unwrap();
+            assert_eq!(path, "stdlib/dsv3/fp8_quant_1x128.mpk", "{contract}");
+            assert!(text.contains("family helper"));
+        }
     }
 
     #[test]

@@ -183,7 +183,8 @@ fn find_file<'o>(
                     format!("helper file `{}` is missing or does not parse", f.node),
                 )
                 .primary(f.span, "no contract here")
-                .help("the path is relative to the contract's directory; name an `.mpk` file that declares the helper"),
+                .note("looked for it relative to the contract's directory, then among the embedded stdlib contracts by that path and as written")
+                .help("name an `.mpk` file that declares the helper, relative to the contract's directory, or a stdlib one by its stdlib path (`stdlib/dsv3/fp8_quant_1x128.mpk`)"),
             );
         }
     }
