@@ -605,7 +605,7 @@ fn check_list(
                     Diagnostic::error(
                         codes::BODY_MISMATCH,
                         format!(
-                            "`{}` of `{}` is read through the non-coherent path (`ld.global.nc`), but `{}` is declared `{}`",
+                            "`{}` of `{}` is read as a weight, data no task of the launch writes, but `{}` is declared `{}`",
                             f.name,
                             sig.name,
                             t.name,
@@ -614,7 +614,7 @@ fn check_list(
                     )
                     .primary(role_span, format!("`{}` here", role.word()))
                     .secondary(span, "passed here")
-                    .note("`ld.global.nc` may return stale data for memory another task of the launch wrote")
+                    .note("a weight formal's pointer is `const __restrict__`: the body (rmsnorm's, the embedding's `mpkc::ld_global_nc_v8`) or the compiler may read it through the non-coherent path (`ld.global.nc`), which may return stale data for memory another task of the launch wrote; the GEMVs stream it with an L2 evict-first policy, read once per step")
                     .help(format!(
                         "pass a tensor declared `in weight` (written by no task of the launch) as `{}`",
                         f.name
