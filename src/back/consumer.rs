@@ -311,7 +311,8 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
             .is_some_and(|b| b.sig.outputs.iter().any(|f| f.name == formal))
     };
     // The template says which inputs are weights; an inline body's inputs are all read as
-    // activations (the contract does not say, so the conservative default: coherent).
+    // activations whatever their role (the conservative default: coherent), its own code
+    // choosing the non-coherent path for a weight.
     let access_of = |formal: &str| {
         task.binding
             .as_ref()
@@ -319,8 +320,9 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
             .map_or(Access::Activation, |f| f.access)
     };
     if task.binding.is_none() && ir.inputs().next().is_some() {
-        w.comment("Inline body: the contract does not say which inputs are weights, so every input is read");
-        w.comment("as one a task of this launch may write (no __restrict__, never ld.global.nc).");
+        w.comment("Inline body: every input is read as one a task of this launch may write (no __restrict__,");
+        w.comment("so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with");
+        w.comment("mpkc::ld_global_nc_v8 by the body itself.");
     }
     if task.binding.is_none() {
         inline_tensor_decls(w, ir);

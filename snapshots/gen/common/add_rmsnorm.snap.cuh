@@ -40,8 +40,9 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   mpkc::rt::mbar_wait(&mpkc::rt::op_sem_base(runtime_smem, instruction_index)[SEM_PAGES_READY], 0, "sem_pages_ready", 0);
   extern __shared__ __align__(1024) char smem[];
   SmemView const buf(smem, task_desc);
-  // Inline body: the contract does not say which inputs are weights, so every input is read
-  // as one a task of this launch may write (no __restrict__, never ld.global.nc).
+  // Inline body: every input is read as one a task of this launch may write (no __restrict__,
+  // so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with
+  // mpkc::ld_global_nc_v8 by the body itself.
   __nv_bfloat16 const *const x = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[0]);  // `x`: bf16[1, 7168], written in this launch: coherent loads only
   __nv_bfloat16 *const residual = static_cast<__nv_bfloat16 *>(task_desc->input_ptrs[1]);  // `residual`: bf16[1, 7168], inout: updated in place
   __nv_bfloat16 const *const w = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[2]);  // `w`: bf16[7168], written in this launch: coherent loads only
@@ -102,7 +103,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
       mpkc::st_v8(y + base + c, o);
     }
   }
-#line 106 "add_rmsnorm.cuh"
+#line 107 "add_rmsnorm.cuh"
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a

@@ -63,8 +63,9 @@ __device__ __forceinline__ void fp8_quant_1x128(SmemView const buf, __nv_bfloat1
 // after it; see Registration.
 __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig const &runtime_config, RuntimeSMEM &runtime_smem, int instruction_index, int iter_num) {
   if (threadIdx.x >= kConsumerThreads) return;
-  // Inline body: the contract does not say which inputs are weights, so every input is read
-  // as one a task of this launch may write (no __restrict__, never ld.global.nc).
+  // Inline body: every input is read as one a task of this launch may write (no __restrict__,
+  // so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with
+  // mpkc::ld_global_nc_v8 by the body itself.
   __nv_bfloat16 const *const x = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[0]);  // `x`: bf16[1, 7168], written in this launch: coherent loads only
   constexpr int64_t x_row_stride = 7168;  // `x` is a view: rows 7168 elements apart (its columns start 0 into each parent row)
   __nv_fp8_e4m3 *__restrict__ const y = static_cast<__nv_fp8_e4m3 *>(task_desc->output_ptrs[0]);  // `y`: e4m3[1, 7168]
@@ -83,7 +84,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     int64_t const row = task_offset;
     fp8_quant_1x128(x + row * x_row_stride, y + row * params::n, y_scale + row * (params::n / 128));
   }
-#line 87 "fp8_quant_hidden.cuh"
+#line 88 "fp8_quant_hidden.cuh"
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a

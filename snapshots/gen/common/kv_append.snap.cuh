@@ -18,8 +18,9 @@ constexpr int kNumTasks = 1;
 // after it; see Registration.
 __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig const &runtime_config, RuntimeSMEM &runtime_smem, int instruction_index, int iter_num) {
   if (threadIdx.x >= kConsumerThreads) return;
-  // Inline body: the contract does not say which inputs are weights, so every input is read
-  // as one a task of this launch may write (no __restrict__, never ld.global.nc).
+  // Inline body: every input is read as one a task of this launch may write (no __restrict__,
+  // so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with
+  // mpkc::ld_global_nc_v8 by the body itself.
   __nv_bfloat16 const *const kv = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[0]);  // `kv`: bf16[1, 576], written in this launch: coherent loads only
   constexpr int64_t kv_row_stride = 2176;  // `kv` is a view: rows 2176 elements apart (its columns start 1536 into each parent row)
   __nv_bfloat16 *const ckv = static_cast<__nv_bfloat16 *>(task_desc->input_ptrs[1]);  // `ckv`: bf16[256, 64, 576], inout: updated in place
@@ -53,7 +54,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
       dst[c] = src[c];
     }
   }
-#line 57 "kv_append.cuh"
+#line 58 "kv_append.cuh"
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a

@@ -18,8 +18,9 @@ constexpr int kNumTasks = 4;
 // after it; see Registration.
 __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig const &runtime_config, RuntimeSMEM &runtime_smem, int instruction_index, int iter_num) {
   if (threadIdx.x >= kConsumerThreads) return;
-  // Inline body: the contract does not say which inputs are weights, so every input is read
-  // as one a task of this launch may write (no __restrict__, never ld.global.nc).
+  // Inline body: every input is read as one a task of this launch may write (no __restrict__,
+  // so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with
+  // mpkc::ld_global_nc_v8 by the body itself.
   float const *const o_partial = static_cast<float const *>(task_desc->input_ptrs[0]);  // `o_partial`: f32[1, 16, 8, 512], written in this launch: coherent loads only
   float const *const lse_partial = static_cast<float const *>(task_desc->input_ptrs[1]);  // `lse_partial`: f32[1, 16, 8], written in this launch: coherent loads only
   __nv_bfloat16 *__restrict__ const o = static_cast<__nv_bfloat16 *>(task_desc->output_ptrs[0]);  // `o`: bf16[1, 16, 512]
@@ -72,7 +73,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     dst[0] = packed[0];
     dst[1] = packed[1];
   }
-#line 76 "mla_decode_merge.cuh"
+#line 77 "mla_decode_merge.cuh"
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a

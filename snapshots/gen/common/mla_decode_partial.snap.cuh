@@ -94,8 +94,9 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   mpkc::rt::mbar_wait(&mpkc::rt::op_sem_base(runtime_smem, instruction_index)[SEM_PAGES_READY], 0, "sem_pages_ready", 0);
   extern __shared__ __align__(1024) char smem[];
   SmemView const buf(smem, task_desc);
-  // Inline body: the contract does not say which inputs are weights, so every input is read
-  // as one a task of this launch may write (no __restrict__, never ld.global.nc).
+  // Inline body: every input is read as one a task of this launch may write (no __restrict__,
+  // so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with
+  // mpkc::ld_global_nc_v8 by the body itself.
   __nv_bfloat16 const *const q = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[0]);  // `q`: bf16[1, 16, 576], written in this launch: coherent loads only
   __nv_bfloat16 const *const ckv = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[1]);  // `ckv`: bf16[256, 64, 576], written in this launch: coherent loads only
   constexpr int ckv_page_tokens = 64;  // `ckv` is a pool of pages of 64 tokens, addressed through runtime_config.paged_kv_* (mpkc::paged_kv_request)
@@ -242,7 +243,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     // Natural-log log-sum-exp of the split's scaled scores: (m2 + log2 l) * ln 2.
     if (lane == 0) lse_partial[row] = (m2 + __log2f(l)) * 0.6931471805599453f;
   }
-#line 246 "mla_decode_partial.cuh"
+#line 247 "mla_decode_partial.cuh"
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a

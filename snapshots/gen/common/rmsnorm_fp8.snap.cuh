@@ -87,8 +87,9 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   mpkc::rt::mbar_wait(&mpkc::rt::op_sem_base(runtime_smem, instruction_index)[SEM_PAGES_READY], 0, "sem_pages_ready", 0);
   extern __shared__ __align__(1024) char smem[];
   SmemView const buf(smem, task_desc);
-  // Inline body: the contract does not say which inputs are weights, so every input is read
-  // as one a task of this launch may write (no __restrict__, never ld.global.nc).
+  // Inline body: every input is read as one a task of this launch may write (no __restrict__,
+  // so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with
+  // mpkc::ld_global_nc_v8 by the body itself.
   __nv_bfloat16 const *const x = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[0]);  // `x`: bf16[1, 7168], written in this launch: coherent loads only
   __nv_bfloat16 const *const w = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[1]);  // `w`: bf16[7168], written in this launch: coherent loads only
   __nv_fp8_e4m3 *__restrict__ const y = static_cast<__nv_fp8_e4m3 *>(task_desc->output_ptrs[0]);  // `y`: e4m3[1, 7168]
@@ -130,7 +131,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     mpkc::named_barrier_sync(BAR_TASK_SYNC, kConsumerThreads);
     fp8_quant_1x128(s_norm, y + row * params::hidden, y_scale + row * (params::hidden / 128));
   }
-#line 134 "rmsnorm_fp8.cuh"
+#line 135 "rmsnorm_fp8.cuh"
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a

@@ -125,8 +125,9 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   mpkc::rt::mbar_wait(&mpkc::rt::op_sem_base(runtime_smem, instruction_index)[SEM_PAGES_READY], 0, "sem_pages_ready", 0);
   extern __shared__ __align__(1024) char smem[];
   SmemView const buf(smem, task_desc);
-  // Inline body: the contract does not say which inputs are weights, so every input is read
-  // as one a task of this launch may write (no __restrict__, never ld.global.nc).
+  // Inline body: every input is read as one a task of this launch may write (no __restrict__,
+  // so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with
+  // mpkc::ld_global_nc_v8 by the body itself.
   __nv_bfloat16 *const q_pe = static_cast<__nv_bfloat16 *>(task_desc->input_ptrs[0]);  // `q_pe`: bf16[1, 16, 64], inout: updated in place
   constexpr int64_t q_pe_row_stride = 192;  // `q_pe` is a view: rows 192 elements apart (its columns start 128 into each parent row)
   __nv_bfloat16 *const k_pe = static_cast<__nv_bfloat16 *>(task_desc->input_ptrs[1]);  // `k_pe`: bf16[1, 64], inout: updated in place
@@ -146,7 +147,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     int64_t const row = task_offset;
     rope_yarn(q_pe + row * params::heads * q_pe_row_stride, k_pe + row * k_pe_row_stride, positions + row);
   }
-#line 150 "rope.cuh"
+#line 151 "rope.cuh"
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a

@@ -18,8 +18,9 @@ constexpr int kNumTasks = 1;
 // after it; see Registration.
 __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig const &runtime_config, RuntimeSMEM &runtime_smem, int instruction_index, int iter_num) {
   if (threadIdx.x >= kConsumerThreads) return;
-  // Inline body: the contract does not say which inputs are weights, so every input is read
-  // as one a task of this launch may write (no __restrict__, never ld.global.nc).
+  // Inline body: every input is read as one a task of this launch may write (no __restrict__,
+  // so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with
+  // mpkc::ld_global_nc_v8 by the body itself.
   __nv_bfloat16 const *const logits = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[0]);  // `logits`: bf16[1, 256], written in this launch: coherent loads only
   float const *const bias = static_cast<float const *>(task_desc->input_ptrs[1]);  // `bias`: f32[256], written in this launch: coherent loads only
   int32_t *__restrict__ const ids = static_cast<int32_t *>(task_desc->output_ptrs[0]);  // `ids`: i32[1, 8]
@@ -131,7 +132,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
       weights[row * params::topk + lane] = my_score / total * params::route_scale;
     }
   }
-#line 135 "router_topk.cuh"
+#line 136 "router_topk.cuh"
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a

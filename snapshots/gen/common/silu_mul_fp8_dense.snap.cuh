@@ -18,8 +18,9 @@ constexpr int kNumTasks = 1;
 // after it; see Registration.
 __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig const &runtime_config, RuntimeSMEM &runtime_smem, int instruction_index, int iter_num) {
   if (threadIdx.x >= kConsumerThreads) return;
-  // Inline body: the contract does not say which inputs are weights, so every input is read
-  // as one a task of this launch may write (no __restrict__, never ld.global.nc).
+  // Inline body: every input is read as one a task of this launch may write (no __restrict__,
+  // so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with
+  // mpkc::ld_global_nc_v8 by the body itself.
   __nv_bfloat16 const *const x = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[0]);  // `x`: bf16[1, 4608], written in this launch: coherent loads only
   __nv_fp8_e4m3 *__restrict__ const y = static_cast<__nv_fp8_e4m3 *>(task_desc->output_ptrs[0]);  // `y`: e4m3[1, 2304]
   float *__restrict__ const y_scale = static_cast<float *>(task_desc->output_ptrs[1]);  // `y_scale`: f32[1, 18]
@@ -63,7 +64,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
       if (lane == 0) y_scale[row * kGroups + g] = scale;
     }
   }
-#line 67 "silu_mul_fp8_dense.cuh"
+#line 68 "silu_mul_fp8_dense.cuh"
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a

@@ -42,8 +42,9 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   mpkc::rt::mbar_wait(&mpkc::rt::op_sem_base(runtime_smem, instruction_index)[SEM_PAGES_READY], 0, "sem_pages_ready", 0);
   extern __shared__ __align__(1024) char smem[];
   SmemView const buf(smem, task_desc);
-  // Inline body: the contract does not say which inputs are weights, so every input is read
-  // as one a task of this launch may write (no __restrict__, never ld.global.nc).
+  // Inline body: every input is read as one a task of this launch may write (no __restrict__,
+  // so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with
+  // mpkc::ld_global_nc_v8 by the body itself.
   __nv_bfloat16 const *const q_nope = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[0]);  // `q_nope`: bf16[1, 16, 128], written in this launch: coherent loads only
   constexpr int64_t q_nope_row_stride = 192;  // `q_nope` is a view: rows 192 elements apart (its columns start 0 into each parent row)
   __nv_bfloat16 const *const q_pe = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[1]);  // `q_pe`: bf16[1, 16, 64], written in this launch: coherent loads only
@@ -128,7 +129,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
       }
     }
   }
-#line 132 "w_uk_absorb.cuh"
+#line 133 "w_uk_absorb.cuh"
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a

@@ -40,8 +40,9 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   mpkc::rt::mbar_wait(&mpkc::rt::op_sem_base(runtime_smem, instruction_index)[SEM_PAGES_READY], 0, "sem_pages_ready", 0);
   extern __shared__ __align__(1024) char smem[];
   SmemView const buf(smem, task_desc);
-  // Inline body: the contract does not say which inputs are weights, so every input is read
-  // as one a task of this launch may write (no __restrict__, never ld.global.nc).
+  // Inline body: every input is read as one a task of this launch may write (no __restrict__,
+  // so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with
+  // mpkc::ld_global_nc_v8 by the body itself.
   __nv_bfloat16 const *const o_latent = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[0]);  // `o_latent`: bf16[1, 16, 512], written in this launch: coherent loads only
   __nv_bfloat16 const *const w_uv = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[1]);  // `w_uv`: bf16[16, 128, 512], written in this launch: coherent loads only
   __nv_bfloat16 *__restrict__ const out = static_cast<__nv_bfloat16 *>(task_desc->output_ptrs[0]);  // `out`: bf16[1, 16, 128]
@@ -107,7 +108,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
       }
     }
   }
-#line 111 "w_uv_absorb.cuh"
+#line 112 "w_uv_absorb.cuh"
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a
