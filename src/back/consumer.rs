@@ -321,7 +321,9 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
     };
     if task.binding.is_none() && ir.inputs().next().is_some() {
         w.comment("Inline body: every input is read as one a task of this launch may write (no __restrict__,");
-        w.comment("so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with");
+        w.comment(
+            "so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with",
+        );
         w.comment("mpkc::ld_global_nc_v8 by the body itself.");
     }
     if task.binding.is_none() {

@@ -404,12 +404,40 @@ fn placement_failure(
         .iter()
         .filter(|r| r.size >= PAGE_SIZE)
         .max_by_key(|r| r.size)
-        .map(|r| format!(" (the largest, `{}`, {} bytes)", r.name, r.size))
+        .map(|r| {
+            // A page run holds no other region in its last page: a size just past whole pages
+            // costs a page that shrinking it by less than the overhang does not free.
+            let over = r.size % PAGE_SIZE;
+            if over == 0 {
+                format!(" (the largest, `{}`, {} bytes)", r.name, r.size)
+            } else {
+                format!(
+                    " (the largest, `{}`, {} bytes, takes {} whole pages: at {} bytes it takes one fewer)",
+                    r.name,
+                    r.size,
+                    exact::ceil_div(r.size, PAGE_SIZE),
+                    r.size - over
+                )
+            }
+        })
         .unwrap_or_default();
-    let mut help = if reqs.get(index).is_some_and(|r| r.can_pack) {
-        format!("lower the region's alignment, or shrink the regions that take whole pages{widest}")
+    // Alignment padding matters only where it is more than a vector's.
+    let align = if reqs.get(index).is_some_and(|r| r.alignment > 16) {
+        "lower its alignment, or "
     } else {
-        format!("make the region packable (`pack`), lower its alignment, or shrink the regions that take whole pages{widest}")
+        ""
+    };
+    let mut help = if reqs.get(index).is_some_and(|r| r.can_pack) {
+        format!(
+            "{}shrink the regions that take whole pages{widest}",
+            if align.is_empty() {
+                ""
+            } else {
+                "lower the region's alignment, or "
+            }
+        )
+    } else {
+        format!("make the region packable (`pack`), {align}or shrink the regions that take whole pages{widest}")
     };
     if derived_pages > 13 {
         help = format!("`{name}` alone needs {derived_pages} pages of {PAGE_SIZE} bytes; shrink it below {} bytes", g.capacity_bytes);
