@@ -160,6 +160,7 @@ fn uses(ir: &TaskIr, sink: &mut Sink) {
                 }
             }
         }
+        copy_sources(ir, ch, &loader_words, sink);
         for (who, call) in missing {
             sink.push(
                 Diagnostic::error(codes::BODY_MISMATCH, format!("{who} never calls {call} of ring `{}`", ch.name))
@@ -328,4 +329,88 @@ pub fn slot_bytes(ir: &TaskIr, ch: &ChannelIr) -> i64 {
     } else {
         sizes.min().unwrap_or(0)
     }
+}
+
+/// The source argument of each `NAME.copy(offset, SRC, bytes)` and `NAME.load(SRC, bytes)` in the
+/// loader body (`code`: comments and strings blanked), for ring `ch`: a tensor it names must be
+/// in the ring's `(bulk …)` list (E0009: the list states what the copies read, and the design
+/// document and coverage take it from there) and be read, not an `out` tensor (E0005). A source
+/// that names no tensor (a pointer the body computed) is not checked.
+fn copy_sources(ir: &TaskIr, ch: &ChannelIr, code: &str, sink: &mut Sink) {
+    let ArrivalIr::Bulk(listed) = &ch.full_arrival else {
+        return;
+    };
+    for (method, arg) in [("copy", 1), ("load", 0)] {
+        let pat = format!("{}.{method}(", ch.name);
+        for (i, _) in code.match_indices(&pat) {
+            if code[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            {
+                continue;
+            }
+            let Some(src) = call_args(&code[i + pat.len()..]).into_iter().nth(arg) else {
+                continue;
+            };
+            for (h, t) in ir.tensors.iter() {
+                if !super::body::names_word(&src, &t.name) {
+                    continue;
+                }
+                if t.direction == Direction::Out {
+                    sink.push(
+                        Diagnostic::error(
+                            codes::TYPE_MISMATCH,
+                            format!(
+                                "ring `{}`'s loader copies from output tensor `{}`",
+                                ch.name, t.name
+                            ),
+                        )
+                        .primary(ch.span, "the ring")
+                        .secondary(t.span, "declared `out`")
+                        .note(format!(
+                            "the loader body's `{}.{method}` reads `{}`",
+                            ch.name,
+                            src.trim()
+                        ))
+                        .help("a ring's bulk copies read an `in` (or `inout`) tensor"),
+                    );
+                } else if !listed.contains(&h) {
+                    sink.push(
+                        Diagnostic::error(
+                            codes::BODY_MISMATCH,
+                            format!("ring `{}`'s loader copies from `{}`, which its `bulk` list does not name", ch.name, t.name),
+                        )
+                        .primary(ch.span, "the ring")
+                        .secondary(t.span, "declared here")
+                        .note(format!("the loader body's `{}.{method}` reads `{}`", ch.name, src.trim()))
+                        .help(format!("add `{}` to the ring's `(bulk …)` list", t.name)),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The top-level comma-separated arguments of a call whose text after `(` is `rest` (up to its
+/// matching `)`; brackets and parentheses nest).
+fn call_args(rest: &str) -> Vec<String> {
+    let mut args = vec![String::new()];
+    let mut depth = 0usize;
+    for c in rest.chars() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth == 0 => return args,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(a) = args.last_mut() {
+            a.push(c);
+        }
+    }
+    args
 }
