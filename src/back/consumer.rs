@@ -147,6 +147,7 @@ fn smem_view(w: &mut Writer, ir: &TaskIr) {
             ));
         }
     }
+    held_accessors(w, ir);
     w.line("__device__ SmemView(char *smem, TaskDesc const *task_desc)");
     let n = ir.region_groups.len();
     for (i, g) in ir.region_groups.iter().enumerate() {
@@ -170,6 +171,34 @@ fn smem_view(w: &mut Writer, ir: &TaskIr) {
     }
     w.close(";");
     w.blank();
+}
+
+/// A typed accessor per named member a (single) region holds (`holds f32[13] sums`):
+/// `buf.<region>_<member>()`, the member's type at its laid-out offset (`ir::held`).
+fn held_accessors(w: &mut Writer, ir: &TaskIr) {
+    for g in ir.region_groups.iter().filter(|g| !g.staged) {
+        let Some(r) = g.members.first().map(|h| &ir.regions[*h]) else {
+            continue;
+        };
+        for m in &r.holds {
+            let Some(name) = &m.name else { continue };
+            let ty = match m.ty {
+                crate::ir::HeldType::Mbarrier | crate::ir::HeldType::U64 => "uint64_t",
+                crate::ir::HeldType::TmemAddr => "uint32_t",
+                crate::ir::HeldType::Elem(d) => d.cuda_type(),
+            };
+            w.line(format!(
+                "__device__ {ty} *{}_{name}() const {{ return reinterpret_cast<{ty} *>({} + {}); }}  // `{}` holds {}[{}] `{name}` at byte {}",
+                r.name,
+                r.name,
+                m.offset,
+                r.name,
+                m.ty.name(),
+                m.count,
+                m.offset
+            ));
+        }
+    }
 }
 
 /// The typed pointer of a tensor. An input read as [`Access::Weight`] is `const __restrict__`

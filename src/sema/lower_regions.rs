@@ -226,6 +226,28 @@ fn lower_one(
                             }
                         },
                     };
+                    // A member name is an accessor of the view (`buf.REGION_NAME()`): once each.
+                    if let Some(name) = &m.name {
+                        let earlier = members[..]
+                            .iter()
+                            .take_while(|o| !std::ptr::eq(*o, m))
+                            .find(|o| o.name.as_ref().is_some_and(|n| n.node == name.node));
+                        if let Some(first) = earlier {
+                            errors.push(
+                                Diagnostic::error(
+                                    codes::DUPLICATE,
+                                    format!(
+                                        "region `{}` holds two members named `{}`",
+                                        r.name.node, name.node
+                                    ),
+                                )
+                                .primary(name.span, "named again here")
+                                .secondary(first.span, "first here")
+                                .help("give each member its own name"),
+                            );
+                            ok = false;
+                        }
+                    }
                     match (ty, count) {
                         (Some(t), Some(n)) => {
                             typed.push((t, n, m.name.as_ref().map(|x| x.node.clone()), m.span))

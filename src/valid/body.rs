@@ -237,7 +237,7 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
             }
         }
         for g in &ir.region_groups {
-            if !body_addresses(None, Some(b), &g.name) {
+            if !body_addresses(ir, None, Some(b), &g.name) {
                 sink.push(unaddressed(
                     g.head_span,
                     &g.name,
@@ -252,7 +252,7 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
         let code = strip_comments_and_strings(code);
         // `buf.NAME` for a NAME that is no region: the body addresses an undeclared region.
         for (i, name) in buf_uses(&code) {
-            if ir.group_by_name(&name).is_some() {
+            if addressed_group(ir, &name).is_some() {
                 continue;
             }
             let start = code_span.start + i;
@@ -286,7 +286,7 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                 .channels
                 .values()
                 .any(|c| matches!(c.storage, crate::ir::ChannelStorageIr::Region(x) if x == i));
-            if !placed && !ring && !body_addresses(Some(&code), None, &g.name) {
+            if !placed && !ring && !body_addresses(ir, Some(&code), None, &g.name) {
                 sink.push(unaddressed(g.head_span, &g.name, "the inline CUDA body"));
             }
         }
@@ -352,12 +352,35 @@ pub(super) fn names_word(code: &str, name: &str) -> bool {
 /// Whether the body addresses region group `name`: a template's binding needs it, or inline
 /// CUDA (`code`, comments and strings blanked) writes `buf.NAME`. The rule of [`region_use`]'s
 /// unaddressed regions and of the coverage check (`valid::coverage`).
-pub(super) fn body_addresses(code: Option<&str>, binding: Option<&Binding>, name: &str) -> bool {
+pub(super) fn body_addresses(
+    ir: &TaskIr,
+    code: Option<&str>,
+    binding: Option<&Binding>,
+    name: &str,
+) -> bool {
     match (binding, code) {
         (Some(b), _) => b.regions.iter().any(|n| n.name == name),
-        (None, Some(c)) => buf_uses(c).iter().any(|(_, n)| n == name),
+        (None, Some(c)) => buf_uses(c)
+            .iter()
+            .any(|(_, n)| addressed_group(ir, n) == Some(name)),
         (None, None) => false,
     }
+}
+
+/// The region group a view member `buf.NAME` reaches: the group NAME, or for an accessor of a
+/// named member (`buf.REGION_MEMBER()`, `back::consumer`'s held accessors) its region.
+pub(super) fn addressed_group<'a>(ir: &'a TaskIr, used: &str) -> Option<&'a str> {
+    if let Some(g) = ir.group_by_name(used) {
+        return Some(g.name.as_str());
+    }
+    ir.region_groups.iter().filter(|g| !g.staged).find_map(|g| {
+        let r = &ir.regions[*g.members.first()?];
+        let member = used.strip_prefix(r.name.as_str())?.strip_prefix('_')?;
+        r.holds
+            .iter()
+            .any(|m| m.name.as_deref() == Some(member))
+            .then_some(g.name.as_str())
+    })
 }
 
 /// I-R2, I-R3, I-S11 in inline bodies: no block-wide barrier (`__syncthreads`, `bar.sync 0`),

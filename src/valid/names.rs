@@ -145,6 +145,24 @@ pub(super) fn names(ir: &TaskIr, sink: &mut Sink) {
             ));
         }
     }
+    // A named member's accessor `REGION_MEMBER()` sits in the view next to the regions'
+    // pointers (`back::consumer`'s held accessors).
+    for g in ir.region_groups.iter().filter(|g| !g.staged) {
+        let Some(r) = g.members.first().map(|h| &ir.regions[*h]) else {
+            continue;
+        };
+        for m in &r.holds {
+            let Some(member) = &m.name else { continue };
+            let accessor = format!("{}_{member}", r.name);
+            if ir.region_groups.iter().any(|o| o.name == accessor) {
+                sink.push(clash(
+                    m.span,
+                    &accessor,
+                    format!("the view's accessor of `{}`'s member `{member}` would collide with region `{accessor}`", r.name),
+                ));
+            }
+        }
+    }
     upper_unique(
         sink,
         "region",

@@ -474,7 +474,7 @@ impl Walk<'_> {
             }
         }
         for (g, group) in ir.region_groups.iter().enumerate() {
-            if crate::valid::body::body_addresses(code.as_deref(), self.binding, &group.name) {
+            if crate::valid::body::body_addresses(ir, code.as_deref(), self.binding, &group.name) {
                 self.group(g);
             }
         }
