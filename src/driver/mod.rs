@@ -138,6 +138,8 @@ pub fn check_parsed(
             // Instances of one contract often share their protocol (only sizes differ): one
             // that passed the model check proves the others with the same key.
             let mut proven: Vec<String> = Vec::new();
+            // Tasks already warned of ranges past the corners checked (W0016), once each.
+            let mut unjoined_warned: Vec<String> = Vec::new();
             for mut lowered in sema::lower_file(ast, sema_opts, &mut sink) {
                 if cancel::requested() {
                     break;
@@ -160,7 +162,16 @@ pub fn check_parsed(
                     proven.push(key);
                 }
                 match checked {
-                    Some(t) if range_ends_hold(ast, sema_opts, check_opts, &t.ir, &mut sink) => {
+                    Some(t)
+                        if range_ends_hold(
+                            ast,
+                            sema_opts,
+                            check_opts,
+                            &t.ir,
+                            &mut unjoined_warned,
+                            &mut sink,
+                        ) =>
+                    {
                         tasks.push(t)
                     }
                     Some(t) => rejected.push(t.ir),
@@ -193,6 +204,7 @@ fn range_ends_hold(
     sema_opts: &SemaOptions,
     check_opts: &CheckOptions,
     ir: &crate::ir::TaskIr,
+    unjoined_warned: &mut Vec<String>,
     sink: &mut Sink,
 ) -> bool {
     let mut seen: Vec<(&'static str, Option<crate::span::Span>)> = Vec::new();
@@ -202,7 +214,32 @@ fn range_ends_hold(
         proven_model: Some(valid::model_key(ir)),
         ..check_opts.clone()
     };
-    for end in sema::lower_range_ends(ast, sema_opts, ir) {
+    let (ends, unjoined) = sema::lower_range_ends_with(ast, sema_opts, ir);
+    if !unjoined.is_empty() && !unjoined_warned.contains(&ir.name) {
+        unjoined_warned.push(ir.name.clone());
+        let names: Vec<String> = unjoined.iter().map(|(p, _)| format!("`{p}`")).collect();
+        let mut d = crate::diag::Diagnostic::warning(
+            crate::diag::codes::UNJOINED_RANGES,
+            format!(
+                "{} ranged params ({}): each end is checked with the others at their values, but no combination of ends is (that is done for {} at most)",
+                unjoined.len(),
+                names.join(", "),
+                sema::MAX_JOINT
+            ),
+        );
+        for (k, (p, span)) in unjoined.iter().enumerate() {
+            d = if k == 0 {
+                d.primary(*span, format!("`{p}`'s range"))
+            } else {
+                d.secondary(*span, format!("`{p}`'s range"))
+            };
+        }
+        sink.push(d.note("a value inside the ranges may still fail where two of them meet (`mpkc check --param` checks a combination)").help(format!(
+            "fix all but {} of them (a plain value, or `--param` at check time), or check the combinations you use with `--param`",
+            sema::MAX_JOINT
+        )));
+    }
+    for end in ends {
         if cancel::requested() {
             break;
         }

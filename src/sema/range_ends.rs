@@ -55,8 +55,18 @@ pub struct RangeEnd {
 /// comes with lowering's errors ([`RangeEnd::lowering`]), unless the only ones are another
 /// param's range (a dependent param's own range excludes that end): such an end is skipped.
 pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> Vec<RangeEnd> {
+    lower_range_ends_with(file, opts, base).0
+}
+
+/// [`lower_range_ends`], and where the task has more than [`MAX_JOINT`] ranged params (so no
+/// corner is lowered: W0016) their ranges, as (param, range span).
+pub fn lower_range_ends_with(
+    file: &ast::File,
+    opts: &SemaOptions,
+    base: &TaskIr,
+) -> (Vec<RangeEnd>, Vec<(String, Span)>) {
     let Some(task) = file.tasks.iter().find(|t| t.name.node == base.name) else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
     let mut scratch = Sink::new();
     let c = collect(task, &mut scratch);
@@ -65,7 +75,7 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
         .as_ref()
         .and_then(|n| c.instances.iter().copied().find(|i| &i.name.node == n));
     if base.instance.is_some() && instance.is_none() {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     // Each ranged param's ends that differ from its value in `base`.
     let mut ranged: Vec<Vec<EndValue>> = Vec::new();
@@ -134,7 +144,16 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
     if (2..=MAX_JOINT).contains(&ranged.len()) {
         out.extend(corners(&ranged).into_iter().filter_map(lower));
     }
-    out
+    let unjoined = if ranged.len() > MAX_JOINT {
+        ranged
+            .iter()
+            .filter_map(|ends| ends.first())
+            .map(|e| (e.param.clone(), e.range_span))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    (out, unjoined)
 }
 
 /// Every choice of an end or the base value for each ranged param with two or more at an end,
