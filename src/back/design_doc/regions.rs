@@ -33,6 +33,36 @@ fn regions(s: &mut String, task: &CheckedTask) {
         plan.pages_used,
         plan.max_byte_end
     );
+    // Targets of different capacities: each one's, and whether its plan is the one shown.
+    let caps: Vec<i64> = task
+        .plans
+        .iter()
+        .map(|(_, g, _)| g.capacity_bytes)
+        .collect();
+    if caps.iter().any(|c| *c != caps[0]) {
+        let each: Vec<String> = task
+            .plans
+            .iter()
+            .map(|(t, g, p)| {
+                let same = p.regions == plan.regions;
+                format!(
+                    "{} {} bytes ({})",
+                    t.target,
+                    g.capacity_bytes,
+                    if same {
+                        "the same plan"
+                    } else {
+                        "another plan: `mpkc plan` shows it"
+                    }
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "SMEM capacity per target: {}; the spec header records the smallest.\n",
+            each.join(", ")
+        );
+    }
     let _ = writeln!(
         s,
         "| ordinal | region | bytes | align | pack | release | pages | offset |"
