@@ -203,7 +203,7 @@ impl Sink {
             ))
         });
         self.diags.dedup();
-        self.diags
+        merge_instances(self.diags)
     }
 
     /// Number of diagnostics recorded so far.
@@ -229,6 +229,50 @@ impl Sink {
     pub fn as_slice(&self) -> &[Diagnostic] {
         &self.diags
     }
+}
+
+/// The note `valid::check` adds to an instance's diagnostics: "in instance `NAME`".
+fn instance_of(note: &str) -> Option<&str> {
+    note.strip_prefix("in instance `")?.strip_suffix('`')
+}
+
+/// One diagnostic for those that differ only in their instance note (an error in the contract's
+/// text, not in what an instance sets, repeats for every instance): "in instances `a`, `b`".
+/// Order is kept: each merged diagnostic stands where its first instance's did.
+fn merge_instances(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut out: Vec<(Diagnostic, Vec<String>)> = Vec::with_capacity(diags.len());
+    for mut d in diags {
+        let Some(at) = d.notes.iter().position(|n| instance_of(n).is_some()) else {
+            out.push((d, Vec::new()));
+            continue;
+        };
+        let inst = instance_of(&d.notes.remove(at))
+            .unwrap_or_default()
+            .to_string();
+        match out
+            .iter_mut()
+            .find(|(o, names)| !names.is_empty() && *o == d)
+        {
+            Some((_, names)) => names.push(inst),
+            None => out.push((d, vec![inst])),
+        }
+    }
+    out.into_iter()
+        .map(|(mut d, names)| {
+            match names.as_slice() {
+                [] => {}
+                [one] => d.notes.push(format!("in instance `{one}`")),
+                many => d.notes.push(format!(
+                    "in instances {}",
+                    many.iter()
+                        .map(|n| format!("`{n}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            }
+            d
+        })
+        .collect()
 }
 
 /// The candidate closest to `name` (Jaro-Winkler ≥ 0.8), for "did you mean" helps.
