@@ -257,6 +257,36 @@ fn nvcc_errors_in_inline_cuda_map_back_to_the_contract() {
 }
 
 #[test]
+fn nvcc_errors_in_a_helper_s_body_map_to_its_use() {
+    // The helper's own check (a static_assert on its param) fails for the `use` line's value.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("helper_nvcc");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("h.mpk"),
+        "task even_row {\n  family helper\n  param n: int in 2..=1024 = 64\n  tensor y: f32[n] out\n  body cuda {\n    static_assert(params::n % 2 == 0, \"even_row takes an even n\");\n    for (int i = threadIdx.x; i < params::n; i += kConsumerThreads) y[i] = 0.f;\n  }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("u.mpk"),
+        "task odd_user {\n  family consumer-no-smem\n  tensor y: f32[65] out\n  use even_row from \"h.mpk\" (n = 65)\n  body cuda {\n    even_row(y);\n  }\n}\n",
+    )
+    .unwrap();
+    let o = mpkc()
+        .current_dir(&dir)
+        .args(["build", "u.mpk", "--out", "o", "--no-cache"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("error[E0701]: nvcc:"), "{e}");
+    assert!(e.contains("even_row takes an even n"), "{e}");
+    assert!(e.contains("u.mpk:4:3"), "points at the `use` line: {e}");
+    assert!(e.contains("h.mpk:6"), "names the helper's line: {e}");
+}
+
+#[test]
 fn build_of_the_stdlib_prints_the_budget_table_and_kernels() {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stdlib_out");
     let _ = std::fs::remove_dir_all(&out);

@@ -317,10 +317,31 @@ pub fn run_cached(
 }
 
 /// Maps nvcc errors located in the contract (through the `#line` directives of inline bodies)
-/// to `E0701` diagnostics on the contract's lines.
+/// to `E0701` diagnostics on the contract's lines, and those located in a helper's body (its own
+/// file's `#line`) to the `use` item that brought it in, naming the helper's line.
 pub fn map_errors(c: &Checked, stderr: &str) -> Vec<Diagnostic> {
     let starts: Vec<usize> = std::iter::once(0)
         .chain(c.source.text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let in_helpers: Vec<Diagnostic> = nvcc::error_locations(stderr)
+        .into_iter()
+        .filter_map(|(file, line, msg)| {
+            let file = file.replace('\\', "/");
+            if file == c.source.path {
+                return None;
+            }
+            let h = c
+                .tasks
+                .iter()
+                .flat_map(|t| t.ir.helpers.iter())
+                .find(|h| h.path == file)?;
+            Some(
+                Diagnostic::error(codes::NVCC_FAILED, format!("nvcc: {msg}"))
+                    .primary(h.span, format!("helper `{}` used here", h.name))
+                    .note(format!("at {file}:{line}, in the body of helper `{}` as this `use` binds its params", h.name))
+                    .help(format!("give `{}` params its body accepts (its `static_assert`s state them), or fix the helper", h.name)),
+            )
+        })
         .collect();
     nvcc::error_locations(stderr)
         .into_iter()
@@ -341,5 +362,6 @@ pub fn map_errors(c: &Checked, stderr: &str) -> Vec<Diagnostic> {
                     .help("fix the CUDA in the contract's `body cuda { … }`"),
             )
         })
+        .chain(in_helpers)
         .collect()
 }
