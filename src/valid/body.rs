@@ -26,6 +26,25 @@ pub(super) fn family_items(ir: &TaskIr, sink: &mut Sink) {
         }
     }
     if fam != Family::Pipeline {
+        // Only a pipeline's launcher allocates TMEM and writes its base address to the member.
+        for r in ir.regions.values() {
+            if let Some(m) = r
+                .holds
+                .iter()
+                .find(|m| m.ty == crate::ir::HeldType::TmemAddr)
+            {
+                sink.push(
+                    Diagnostic::error(
+                        codes::FAMILY_ITEM,
+                        format!("region `{}` holds `tmem_addr` in a `{}` task", r.name, fam.as_str()),
+                    )
+                    .primary(m.span, "`tmem_addr` here")
+                    .secondary(ir.family_span, format!("family {}", fam.as_str()))
+                    .note("the member is the TMEM base address a pipeline's launcher allocates (tcgen05.alloc) and writes; no role of this family does")
+                    .help("hold a plain `u64` or elements of a dtype, or remove the member"),
+                );
+            }
+        }
         if let Some((_, _, span)) = ir.epilogues.first() {
             sink.push(
                 Diagnostic::error(
