@@ -104,16 +104,8 @@ pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
         return;
     };
     let code = super::body::strip_comments_and_strings(code);
-    for call in ["named_barrier_sync(", "named_barrier_or("] {
-        for (i, _) in code.match_indices(call) {
-            if code[..i]
-                .chars()
-                .next_back()
-                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-            {
-                continue;
-            }
-            let args_at = i + call.len();
+    for call in ["named_barrier_sync", "named_barrier_or"] {
+        for (i, args_at) in super::body::calls_of(&code, call) {
             let Some(close) = code[args_at..].find(')') else {
                 continue;
             };
@@ -125,7 +117,7 @@ pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
                 continue;
             };
             let span = Span::new(code_span.start + i, code_span.start + args_at + close + 1);
-            let name = call.trim_end_matches('(');
+            let name = call;
             let decl = match operand(id_text) {
                 Operand::Literal(0 | 8) => continue,
                 Operand::Literal(id) => match ir.barriers.values().find(|b| b.id == id) {

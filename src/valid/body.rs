@@ -246,7 +246,16 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                             )
                             .primary(g.head_span, format!("{size} bytes"))
                             .secondary(body_span, "the body")
-                            .help(format!("make `{}` at least {} bytes", need.name, need.min_bytes)),
+                            .help(match need.ring {
+                                Some(r) if r.max_slots > 2 => format!(
+                                    "make `{}` at least {} bytes (3 slots of {}: {} is a synchronous ring, W0117)",
+                                    need.name,
+                                    3 * r.slot_bytes,
+                                    r.slot_bytes,
+                                    need.min_bytes
+                                ),
+                                _ => format!("make `{}` at least {} bytes", need.name, need.min_bytes),
+                            }),
                         );
                     } else if let Some(r) = need.ring {
                         ring_use(sink, b.sig.name, need, r, size, g.head_span, body_span);
@@ -271,6 +280,19 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
         let code = strip_comments_and_strings(code);
         // `buf.NAME` for a NAME that is no region: the body addresses an undeclared region.
         for (i, name) in buf_uses(&code) {
+            if ir.group_by_name(&name).is_none() && addressed_group(ir, &name).is_some() {
+                // A member's accessor is a function of the view: `buf.REGION_MEMBER()`.
+                let after = code[i + 4 + name.len()..].trim_start();
+                if !after.starts_with('(') {
+                    let start = code_span.start + i;
+                    sink.push(
+                        Diagnostic::error(codes::REGION_USE, format!("the inline CUDA body reads `buf.{name}` as a pointer, but it is the accessor of a region member"))
+                            .primary(crate::span::Span::new(start, start + 4 + name.len()), "an accessor")
+                            .help(format!("call it: `buf.{name}()`")),
+                    );
+                }
+                continue;
+            }
             if addressed_group(ir, &name).is_some() {
                 continue;
             }
@@ -463,23 +485,36 @@ fn loader_rules(raw: &str, code: &str, code_span: crate::span::Span, sink: &mut 
         }
         i = end;
     }
-    // Raw PTX barriers sit in the asm strings, which the scan above blanked.
-    for pat in [
-        "bar.sync",
-        "bar.arrive",
-        "bar.red",
-        "barrier.",
-        "bar.warp.sync",
-    ] {
-        for (i, _) in raw.match_indices(pat) {
-            let word_start = !raw[..i]
-                .chars()
-                .next_back()
-                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-            if word_start {
-                report(i, pat.len(), &format!("issues the PTX barrier `{pat}`"));
+    // Raw PTX barriers sit in the asm strings, which the scan above blanked: read the string
+    // literals alone (a comment that mentions `bar.sync` issues nothing).
+    let mut at = 0;
+    while at < raw.len() {
+        let (end, piece) = crate::front::cuda::token(raw, at);
+        if piece == crate::front::cuda::Piece::Literal && raw[at..end].contains('"') {
+            let lit = &raw[at..end];
+            for pat in [
+                "bar.sync",
+                "bar.arrive",
+                "bar.red",
+                "barrier.",
+                "bar.warp.sync",
+            ] {
+                for (k, _) in lit.match_indices(pat) {
+                    let word_start = !lit[..k]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+                    if word_start {
+                        report(
+                            at + k,
+                            pat.len(),
+                            &format!("issues the PTX barrier `{pat}`"),
+                        );
+                    }
+                }
             }
         }
+        at = end.max(at + 1);
     }
 }
 
@@ -514,13 +549,15 @@ fn inline_rules(ir: &TaskIr, code: &str, code_span: crate::span::Span, sink: &mu
         }
     }
     // Raw PTX barriers live in string literals, blanked here: `asm_barriers` reads them.
-    for (i, _) in code.match_indices("named_barrier_sync(") {
-        let arg: String = code[i + 19..]
-            .chars()
-            .take_while(|c| *c != ',' && *c != ')')
-            .collect();
-        if matches!(arg.trim(), "0" | "8") {
-            report(i, 19 + arg.len(), format!("the inline body syncs named barrier {}, which the runtime reserves", arg.trim()), "0 is the block-wide barrier and 8 the runtime's consumer page claim (contract doc §3.4)", "declare `barrier NAME = named(ID, threads 128)` with another id and use BAR_<NAME>");
+    for call in ["named_barrier_sync", "named_barrier_or"] {
+        for (i, args) in calls_of(code, call) {
+            let arg: String = code[args..]
+                .chars()
+                .take_while(|c| *c != ',' && *c != ')')
+                .collect();
+            if matches!(arg.trim(), "0" | "8") {
+                report(i, args - i + arg.len(), format!("the inline body's `{call}` uses named barrier {}, which the runtime reserves", arg.trim()), "0 is the block-wide barrier and 8 the runtime's consumer page claim (contract doc §3.4)", "declare `barrier NAME = named(ID, threads 128)` with another id and use BAR_<NAME>");
+            }
         }
     }
     for (i, _) in code
@@ -551,6 +588,27 @@ fn inline_rules(ir: &TaskIr, code: &str, code_span: crate::span::Span, sink: &mu
 }
 
 /// `(offset, NAME)` of every `buf.NAME` in `code` (comments and strings already blanked).
+/// Every call of `name` in `code` (comments and strings blanked) as C++ lexes it: the word
+/// `name` (not the tail of a longer identifier or a member after `.`/`->`), optional
+/// whitespace, `(`. Returns (offset of the word, offset just after the `(`).
+pub(super) fn calls_of(code: &str, name: &str) -> Vec<(usize, usize)> {
+    code.match_indices(name)
+        .filter(|(i, _)| {
+            !code[..*i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+        .filter_map(|(i, _)| {
+            let rest = &code[i + name.len()..];
+            let ws = rest.len() - rest.trim_start().len();
+            rest[ws..]
+                .starts_with('(')
+                .then_some((i, i + name.len() + ws + 1))
+        })
+        .collect()
+}
+
 fn buf_uses(code: &str) -> Vec<(usize, String)> {
     code.match_indices("buf.")
         .filter(|(i, _)| {
@@ -609,7 +667,14 @@ fn ring_use(
     let slots = r.slots(size);
     let used = slots * r.slot_bytes;
     if size - used >= crate::plan::pages::PAGE_SIZE {
-        let help = if slots < r.max_slots {
+        let help = if slots == 2 && r.max_slots > 2 {
+            // Two slots of a longer stream would be W0117: the next size up.
+            format!(
+                "make `{}` {} bytes (3 slots: two would be a synchronous ring, W0117)",
+                need.name,
+                used + r.slot_bytes
+            )
+        } else if slots < r.max_slots {
             format!(
                 "make `{}` {used} bytes ({slots} slots), or {} for one more slot",
                 need.name,
@@ -617,8 +682,11 @@ fn ring_use(
             )
         } else if r.max_slots == r.stream_groups + 1 {
             format!(
-                "make `{}` {used} bytes: a thread streams {} groups at most, and {} slots put all of them in flight",
-                need.name, r.stream_groups, r.max_slots
+                "make `{}` {used} bytes: a thread streams {} group{} at most, and {} slots put all of them in flight",
+                need.name,
+                r.stream_groups,
+                if r.stream_groups == 1 { "" } else { "s" },
+                r.max_slots
             )
         } else {
             format!(

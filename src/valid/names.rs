@@ -146,7 +146,8 @@ pub(super) fn names(ir: &TaskIr, sink: &mut Sink) {
         }
     }
     // A named member's accessor `REGION_MEMBER()` sits in the view next to the regions'
-    // pointers (`back::consumer`'s held accessors).
+    // pointers (`back::consumer`'s held accessors): no region's name, no other accessor's.
+    let mut accessors: Vec<String> = Vec::new();
     for g in ir.region_groups.iter().filter(|g| !g.staged) {
         let Some(r) = g.members.first().map(|h| &ir.regions[*h]) else {
             continue;
@@ -160,7 +161,14 @@ pub(super) fn names(ir: &TaskIr, sink: &mut Sink) {
                     &accessor,
                     format!("the view's accessor of `{}`'s member `{member}` would collide with region `{accessor}`", r.name),
                 ));
+            } else if accessors.contains(&accessor) {
+                sink.push(clash(
+                    m.span,
+                    &accessor,
+                    format!("the view's accessor of `{}`'s member `{member}` would collide with another region's member accessor `{accessor}()`", r.name),
+                ));
             }
+            accessors.push(accessor);
         }
     }
     upper_unique(

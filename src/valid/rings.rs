@@ -341,16 +341,21 @@ fn copy_sources(ir: &TaskIr, ch: &ChannelIr, code: &str, sink: &mut Sink) {
         return;
     };
     for (method, arg) in [("copy", 1), ("load", 0)] {
-        let pat = format!("{}.{method}(", ch.name);
-        for (i, _) in code.match_indices(&pat) {
-            if code[..i]
-                .chars()
-                .next_back()
-                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        for (i, args_at) in super::body::calls_of(code, method) {
+            // `RING . method (`: the receiver before the `.`, whitespace allowed around it.
+            let before = code[..i].trim_end();
+            let Some(recv) = before.strip_suffix('.').map(str::trim_end) else {
+                continue;
+            };
+            if !recv.ends_with(ch.name.as_str())
+                || recv[..recv.len() - ch.name.len()]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '>')
             {
                 continue;
             }
-            let Some(src) = call_args(&code[i + pat.len()..]).into_iter().nth(arg) else {
+            let Some(src) = call_args(&code[args_at..]).into_iter().nth(arg) else {
                 continue;
             };
             for (h, t) in ir.tensors.iter() {
