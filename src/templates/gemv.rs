@@ -27,29 +27,35 @@ use crate::diag::Diagnostic;
 use crate::ir::exact::ceil_div;
 use crate::ir::Dtype;
 
-/// The signature.
-pub const SIG: Signature = Signature {
-    name: "gemv",
-    inputs: &[
-        Formal {
-            name: "x",
-            dtypes: &[Dtype::Bf16],
-            rank: 2,
-            access: Access::Activation,
-        },
-        Formal {
-            name: "W",
-            dtypes: &[Dtype::Bf16],
-            rank: 2,
-            access: Access::Weight,
-        },
-    ],
-    outputs: &[Formal {
-        name: "y",
+/// The formals both GEMVs take: `x` [m, K] (written in the launch), `W` [N, K] (a weight).
+pub(super) const INPUTS: &[Formal] = &[
+    Formal {
+        name: "x",
         dtypes: &[Dtype::Bf16],
         rank: 2,
         access: Access::Activation,
-    }],
+    },
+    Formal {
+        name: "W",
+        dtypes: &[Dtype::Bf16],
+        rank: 2,
+        access: Access::Weight,
+    },
+];
+
+/// The output both GEMVs write: `y` [m, N].
+pub(super) const OUTPUTS: &[Formal] = &[Formal {
+    name: "y",
+    dtypes: &[Dtype::Bf16],
+    rank: 2,
+    access: Access::Activation,
+}];
+
+/// The signature.
+pub const SIG: Signature = Signature {
+    name: "gemv",
+    inputs: INPUTS,
+    outputs: OUTPUTS,
     scalars: &[],
     needs_barrier: true,
     strided: &[],

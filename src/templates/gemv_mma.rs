@@ -15,34 +15,15 @@
 //! and tokens past `m` are not copied: an MMA's row of D reads only its row of A, a column only
 //! its column of B, and those sums are not stored.
 
-use super::gemv::{linear_shapes, tasks_fit, Bound, Limits, MAX_RING, SLOT_BYTES};
-use super::{int_const, Access, Formal, RegionNeed, RingUse, Shapes, Signature};
+use super::gemv::{linear_shapes, tasks_fit, Bound, Limits, INPUTS, MAX_RING, OUTPUTS, SLOT_BYTES};
+use super::{int_const, RegionNeed, RingUse, Shapes, Signature};
 use crate::ir::exact::ceil_div;
-use crate::ir::Dtype;
 
 /// The signature.
 pub const SIG: Signature = Signature {
     name: "gemv_mma",
-    inputs: &[
-        Formal {
-            name: "x",
-            dtypes: &[Dtype::Bf16],
-            rank: 2,
-            access: Access::Activation,
-        },
-        Formal {
-            name: "W",
-            dtypes: &[Dtype::Bf16],
-            rank: 2,
-            access: Access::Weight,
-        },
-    ],
-    outputs: &[Formal {
-        name: "y",
-        dtypes: &[Dtype::Bf16],
-        rank: 2,
-        access: Access::Activation,
-    }],
+    inputs: INPUTS,
+    outputs: OUTPUTS,
     scalars: &[],
     needs_barrier: true,
     strided: &[],
