@@ -176,28 +176,20 @@ fn smem_view(w: &mut Writer, ir: &TaskIr) {
 /// A typed accessor per named member a (single) region holds (`holds f32[13] sums`):
 /// `buf.<region>_<member>()`, the member's type at its laid-out offset (`ir::held`).
 fn held_accessors(w: &mut Writer, ir: &TaskIr) {
-    for g in ir.region_groups.iter().filter(|g| !g.staged) {
-        let Some(r) = g.members.first().map(|h| &ir.regions[*h]) else {
-            continue;
-        };
-        for m in &r.holds {
-            let Some(name) = &m.name else { continue };
-            let ty = match m.ty {
-                crate::ir::HeldType::Mbarrier | crate::ir::HeldType::U64 => "uint64_t",
-                crate::ir::HeldType::TmemAddr => "uint32_t",
-                crate::ir::HeldType::Elem(d) => d.cuda_type(),
-            };
-            w.line(format!(
-                "__device__ {ty} *{}_{name}() const {{ return reinterpret_cast<{ty} *>({} + {}); }}  // `{}` holds {}[{}] `{name}` at byte {}",
-                r.name,
-                r.name,
-                m.offset,
-                r.name,
-                m.ty.name(),
-                m.count,
-                m.offset
-            ));
-        }
+    for a in ir.member_accessors() {
+        let (r, m) = (a.region, a.member);
+        let ty = m.ty.cuda_type();
+        w.line(format!(
+            "__device__ {ty} *{}() const {{ return reinterpret_cast<{ty} *>({} + {}); }}  // `{}` holds {}[{}] `{}` at byte {}",
+            a.name(),
+            r.name,
+            m.offset,
+            r.name,
+            m.ty.name(),
+            m.count,
+            m.name.as_deref().unwrap_or_default(),
+            m.offset
+        ));
     }
 }
 

@@ -43,6 +43,16 @@ impl HeldType {
         self.bytes()
     }
 
+    /// The CUDA type of one element (`uint64_t` for an mbarrier, `uint32_t` for the TMEM
+    /// address).
+    pub fn cuda_type(self) -> &'static str {
+        match self {
+            HeldType::Mbarrier | HeldType::U64 => "uint64_t",
+            HeldType::TmemAddr => "uint32_t",
+            HeldType::Elem(d) => d.cuda_type(),
+        }
+    }
+
     /// The type as written.
     pub fn name(self) -> String {
         match self {
@@ -115,6 +125,47 @@ impl RegionIr {
             .iter()
             .find(|h| h.name.as_deref() == Some(name))
             .map(|h| h.offset)
+    }
+}
+
+/// The view accessor of a named member of a region (not a stage array) of a consumer view:
+/// `buf.<accessor>()` (`back::consumer`), its name `REGION_MEMBER`.
+#[derive(Clone, Copy, Debug)]
+pub struct MemberAccessor<'a> {
+    /// The region (its group has the same name).
+    pub region: &'a RegionIr,
+    /// The member.
+    pub member: &'a HeldIr,
+}
+
+impl MemberAccessor<'_> {
+    /// `REGION_MEMBER`: the accessor's name in the view.
+    pub fn name(&self) -> String {
+        format!(
+            "{}_{}",
+            self.region.name,
+            self.member.name.as_deref().unwrap_or_default()
+        )
+    }
+}
+
+impl super::TaskIr {
+    /// Every named member's accessor, regions in declaration order, members in layout order;
+    /// stage arrays have none. The one list the view (`back::consumer`), the body's region
+    /// uses (`valid::body`) and the name checks (`valid::names`) read.
+    pub fn member_accessors(&self) -> Vec<MemberAccessor<'_>> {
+        self.region_groups
+            .iter()
+            .filter(|g| !g.staged)
+            .filter_map(|g| g.members.first().map(|h| &self.regions[*h]))
+            .flat_map(|region| {
+                region
+                    .holds
+                    .iter()
+                    .filter(|m| m.name.is_some())
+                    .map(move |member| MemberAccessor { region, member })
+            })
+            .collect()
     }
 }
 

@@ -13,7 +13,7 @@ mod types;
 
 pub use arena::{Arena, Handle};
 pub use elem::*;
-pub use held::{layout as layout_held, HeldIr, HeldType};
+pub use held::{layout as layout_held, HeldIr, HeldType, MemberAccessor};
 pub use helper::{helper_params, HelperUseIr};
 pub use reference::{ReferenceFile, ReferenceIr, Tolerance, ToleranceIr};
 pub use route::{RouteIr, RouteMode};

@@ -414,14 +414,10 @@ pub(super) fn addressed_group<'a>(ir: &'a TaskIr, used: &str) -> Option<&'a str>
     if let Some(g) = ir.group_by_name(used) {
         return Some(g.name.as_str());
     }
-    ir.region_groups.iter().filter(|g| !g.staged).find_map(|g| {
-        let r = &ir.regions[*g.members.first()?];
-        let member = used.strip_prefix(r.name.as_str())?.strip_prefix('_')?;
-        r.holds
-            .iter()
-            .any(|m| m.name.as_deref() == Some(member))
-            .then_some(g.name.as_str())
-    })
+    ir.member_accessors()
+        .into_iter()
+        .find(|a| a.name() == used)
+        .map(|a| a.region.name.as_str())
 }
 
 /// I-R2, I-R3, I-S11 in inline bodies: no block-wide barrier (`__syncthreads`, `bar.sync 0`),

@@ -148,28 +148,23 @@ pub(super) fn names(ir: &TaskIr, sink: &mut Sink) {
     // A named member's accessor `REGION_MEMBER()` sits in the view next to the regions'
     // pointers (`back::consumer`'s held accessors): no region's name, no other accessor's.
     let mut accessors: Vec<String> = Vec::new();
-    for g in ir.region_groups.iter().filter(|g| !g.staged) {
-        let Some(r) = g.members.first().map(|h| &ir.regions[*h]) else {
-            continue;
-        };
-        for m in &r.holds {
-            let Some(member) = &m.name else { continue };
-            let accessor = format!("{}_{member}", r.name);
-            if ir.region_groups.iter().any(|o| o.name == accessor) {
-                sink.push(clash(
-                    m.span,
-                    &accessor,
-                    format!("the view's accessor of `{}`'s member `{member}` would collide with region `{accessor}`", r.name),
-                ));
-            } else if accessors.contains(&accessor) {
-                sink.push(clash(
-                    m.span,
-                    &accessor,
-                    format!("the view's accessor of `{}`'s member `{member}` would collide with another region's member accessor `{accessor}()`", r.name),
-                ));
-            }
-            accessors.push(accessor);
+    for a in ir.member_accessors() {
+        let (accessor, r, m) = (a.name(), a.region, a.member);
+        let member = m.name.as_deref().unwrap_or_default();
+        if ir.region_groups.iter().any(|o| o.name == accessor) {
+            sink.push(clash(
+                m.span,
+                &accessor,
+                format!("the view's accessor of `{}`'s member `{member}` would collide with region `{accessor}`", r.name),
+            ));
+        } else if accessors.contains(&accessor) {
+            sink.push(clash(
+                m.span,
+                &accessor,
+                format!("the view's accessor of `{}`'s member `{member}` would collide with another region's member accessor `{accessor}()`", r.name),
+            ));
         }
+        accessors.push(accessor);
     }
     upper_unique(
         sink,
