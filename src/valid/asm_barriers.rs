@@ -106,17 +106,14 @@ pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
     let code = super::body::strip_comments_and_strings(code);
     for call in ["named_barrier_sync", "named_barrier_or"] {
         for (i, args_at) in super::body::calls_of(&code, call) {
-            let Some(close) = code[args_at..].find(')') else {
+            // The arguments, and the call's end just after its `)`.
+            let args = super::body::call_args(&code[args_at..]);
+            let [id_text, count_text, ..] = &args[..] else {
                 continue;
             };
-            let args: Vec<&str> = code[args_at..args_at + close]
-                .split(',')
-                .map(str::trim)
-                .collect();
-            let [id_text, count_text, ..] = args[..] else {
-                continue;
-            };
-            let span = Span::new(code_span.start + i, code_span.start + args_at + close + 1);
+            let (id_text, count_text) = (id_text.trim(), count_text.trim());
+            let len: usize = args.iter().map(|a| a.len() + 1).sum();
+            let span = Span::new(code_span.start + i, code_span.start + args_at + len);
             let name = call;
             let decl = match operand(id_text) {
                 Operand::Literal(0 | 8) => continue,

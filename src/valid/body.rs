@@ -605,6 +605,29 @@ pub(super) fn calls_of(code: &str, name: &str) -> Vec<(usize, usize)> {
         .collect()
 }
 
+/// The top-level comma-separated arguments of a call whose text after `(` is `rest` (up to its
+/// matching `)`; brackets and parentheses nest).
+pub(super) fn call_args(rest: &str) -> Vec<String> {
+    let mut args = vec![String::new()];
+    let mut depth = 0usize;
+    for c in rest.chars() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth == 0 => return args,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(a) = args.last_mut() {
+            a.push(c);
+        }
+    }
+    args
+}
+
 fn buf_uses(code: &str) -> Vec<(usize, String)> {
     code.match_indices("buf.")
         .filter(|(i, _)| {

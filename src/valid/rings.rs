@@ -107,20 +107,10 @@ fn uses(ir: &TaskIr, sink: &mut Sink) {
         Some(crate::ir::BodyIr::Cuda { code, .. }) => super::body::strip_comments_and_strings(code),
         _ => String::new(),
     };
-    let loader_words = text(&ir.loader_body);
-    // Calls are matched with the whitespace out (`x_ring . wait ()`).
-    let squash = |s: &str| s.replace(char::is_whitespace, "");
-    let (consumer, loader) = (squash(&text(&ir.body)), squash(&loader_words));
+    let loader = text(&ir.loader_body);
+    let consumer = text(&ir.body);
     for ch in ir.channels.values().filter(|c| is_consumer_ring(c)) {
-        let calls = |code: &str, m: &str| {
-            let pat = format!("{}.{m}(", ch.name);
-            code.match_indices(&pat).any(|(i, _)| {
-                !code[..i]
-                    .chars()
-                    .next_back()
-                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-            })
-        };
+        let calls = |code: &str, m: &str| !ring_calls(code, &ch.name, m).is_empty();
         let mut missing = Vec::new();
         if ir.loader_body.is_some() && !calls(&loader, "load") && !calls(&loader, "acquire") {
             missing.push(("the loader body", format!("`{}.load(src, bytes)`", ch.name)));
@@ -148,8 +138,7 @@ fn uses(ir: &TaskIr, sink: &mut Sink) {
                         .primary(ch.span, "the ring")
                         .help(format!("name `{name}` once")),
                     );
-                } else if ir.loader_body.is_some() && !super::body::names_word(&loader_words, name)
-                {
+                } else if ir.loader_body.is_some() && !super::body::names_word(&loader, name) {
                     sink.push(
                         Diagnostic::error(codes::BODY_MISMATCH, format!("the loader body never reads `{name}`, which ring `{}` copies", ch.name))
                             .primary(ch.span, "the ring")
@@ -160,7 +149,7 @@ fn uses(ir: &TaskIr, sink: &mut Sink) {
                 }
             }
         }
-        copy_sources(ir, ch, &loader_words, sink);
+        copy_sources(ir, ch, &loader, sink);
         for (who, call) in missing {
             sink.push(
                 Diagnostic::error(codes::BODY_MISMATCH, format!("{who} never calls {call} of ring `{}`", ch.name))
@@ -341,21 +330,11 @@ fn copy_sources(ir: &TaskIr, ch: &ChannelIr, code: &str, sink: &mut Sink) {
         return;
     };
     for (method, arg) in [("copy", 1), ("load", 0)] {
-        for (i, args_at) in super::body::calls_of(code, method) {
-            // `RING . method (`: the receiver before the `.`, whitespace allowed around it.
-            let before = code[..i].trim_end();
-            let Some(recv) = before.strip_suffix('.').map(str::trim_end) else {
-                continue;
-            };
-            if !recv.ends_with(ch.name.as_str())
-                || recv[..recv.len() - ch.name.len()]
-                    .chars()
-                    .next_back()
-                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '>')
-            {
-                continue;
-            }
-            let Some(src) = call_args(&code[args_at..]).into_iter().nth(arg) else {
+        for args_at in ring_calls(code, &ch.name, method) {
+            let Some(src) = super::body::call_args(&code[args_at..])
+                .into_iter()
+                .nth(arg)
+            else {
                 continue;
             };
             for (h, t) in ir.tensors.iter() {
@@ -397,25 +376,23 @@ fn copy_sources(ir: &TaskIr, ch: &ChannelIr, code: &str, sink: &mut Sink) {
     }
 }
 
-/// The top-level comma-separated arguments of a call whose text after `(` is `rest` (up to its
-/// matching `)`; brackets and parentheses nest).
-fn call_args(rest: &str) -> Vec<String> {
-    let mut args = vec![String::new()];
-    let mut depth = 0usize;
-    for c in rest.chars() {
-        match c {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' if depth == 0 => return args,
-            ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 => {
-                args.push(String::new());
-                continue;
-            }
-            _ => {}
-        }
-        if let Some(a) = args.last_mut() {
-            a.push(c);
-        }
-    }
-    args
+/// The calls `RING.method(…)` of ring `ring` in `code` (comments and strings blanked), spaces
+/// allowed around the `.` and before `(` as C++ lexes them; the ring not a member of something
+/// else (`a.RING`). Returns the offset just after each call's `(`.
+fn ring_calls(code: &str, ring: &str, method: &str) -> Vec<usize> {
+    super::body::calls_of(code, method)
+        .into_iter()
+        .filter(|&(i, _)| {
+            let Some(recv) = code[..i].trim_end().strip_suffix('.').map(str::trim_end) else {
+                return false;
+            };
+            recv.strip_suffix(ring).is_some_and(|rest| {
+                !rest
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            })
+        })
+        .map(|(_, args_at)| args_at)
+        .collect()
 }
