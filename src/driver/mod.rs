@@ -214,7 +214,7 @@ fn range_ends_hold(
         proven_model: Some(valid::model_key(ir)),
         ..check_opts.clone()
     };
-    let (ends, unjoined) = sema::lower_range_ends_with(ast, sema_opts, ir);
+    let sema::RangeEnds { ends, unjoined } = sema::lower_range_ends(ast, sema_opts, ir);
     if !unjoined.is_empty() && !unjoined_warned.contains(&ir.name) {
         unjoined_warned.push(ir.name.clone());
         let names: Vec<String> = unjoined.iter().map(|(p, _)| format!("`{p}`")).collect();

@@ -21,7 +21,7 @@ mod param_value;
 mod params;
 mod range_ends;
 
-pub use range_ends::{lower_range_ends, lower_range_ends_with, EndValue, RangeEnd, MAX_JOINT};
+pub use range_ends::{lower_range_ends, EndValue, RangeEnd, RangeEnds, MAX_JOINT};
 
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::front::ast;

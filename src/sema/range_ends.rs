@@ -49,24 +49,25 @@ pub struct RangeEnd {
     pub lowering: Vec<crate::diag::Diagnostic>,
 }
 
+/// What the ranges of an instance give to check: its ends and corners, lowered, and the
+/// ranges left out of the corners.
+#[derive(Clone, Debug, Default)]
+pub struct RangeEnds {
+    /// Each end (and, with 2 to [`MAX_JOINT`] ranged params, each corner) lowered.
+    pub ends: Vec<RangeEnd>,
+    /// Where the task has more than [`MAX_JOINT`] ranged params (so no corner is lowered:
+    /// W0016), their ranges, as (param, range span); empty otherwise.
+    pub unjoined: Vec<(String, Span)>,
+}
+
 /// The instance `base` (a clean lowering of a task of `file`) with each ranged integer param
 /// at each end of its range that differs from its value in `base`. Params set by `--param` are
 /// left alone: the command line already chose their value. An end that does not lower cleanly
 /// comes with lowering's errors ([`RangeEnd::lowering`]), unless the only ones are another
 /// param's range (a dependent param's own range excludes that end): such an end is skipped.
-pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> Vec<RangeEnd> {
-    lower_range_ends_with(file, opts, base).0
-}
-
-/// [`lower_range_ends`], and where the task has more than [`MAX_JOINT`] ranged params (so no
-/// corner is lowered: W0016) their ranges, as (param, range span).
-pub fn lower_range_ends_with(
-    file: &ast::File,
-    opts: &SemaOptions,
-    base: &TaskIr,
-) -> (Vec<RangeEnd>, Vec<(String, Span)>) {
+pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> RangeEnds {
     let Some(task) = file.tasks.iter().find(|t| t.name.node == base.name) else {
-        return (Vec::new(), Vec::new());
+        return RangeEnds::default();
     };
     let mut scratch = Sink::new();
     let c = collect(task, &mut scratch);
@@ -75,7 +76,7 @@ pub fn lower_range_ends_with(
         .as_ref()
         .and_then(|n| c.instances.iter().copied().find(|i| &i.name.node == n));
     if base.instance.is_some() && instance.is_none() {
-        return (Vec::new(), Vec::new());
+        return RangeEnds::default();
     }
     // Each ranged param's ends that differ from its value in `base`.
     let mut ranged: Vec<Vec<EndValue>> = Vec::new();
@@ -153,7 +154,10 @@ pub fn lower_range_ends_with(
     } else {
         Vec::new()
     };
-    (out, unjoined)
+    RangeEnds {
+        ends: out,
+        unjoined,
+    }
 }
 
 /// Every choice of an end or the base value for each ranged param with two or more at an end,
