@@ -231,7 +231,13 @@ impl Sink {
     }
 }
 
-/// The note `valid::check` adds to an instance's diagnostics: "in instance `NAME`".
+/// The note `valid::check` adds to each diagnostic of instance `name`: "in instance `NAME`"
+/// (what [`Sink::into_sorted`] merges across instances).
+pub fn instance_note(name: &str) -> String {
+    format!("in instance `{name}`")
+}
+
+/// The instance an [`instance_note`] names.
 fn instance_of(note: &str) -> Option<&str> {
     note.strip_prefix("in instance `")?.strip_suffix('`')
 }
@@ -261,7 +267,7 @@ fn merge_instances(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
         .map(|(mut d, names)| {
             match names.as_slice() {
                 [] => {}
-                [one] => d.notes.push(format!("in instance `{one}`")),
+                [one] => d.notes.push(instance_note(one)),
                 many => d.notes.push(format!(
                     "in instances {}",
                     many.iter()

@@ -161,7 +161,7 @@ pub fn check(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Checked
     let instance = ir.instance.clone();
     let checked = check_rules(ir, opts, sink);
     if let Some(inst) = instance {
-        sink.annotate_from(first, &format!("in instance `{inst}`"));
+        sink.annotate_from(first, &crate::diag::instance_note(&inst));
     }
     checked.ok()
 }
