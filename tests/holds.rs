@@ -147,3 +147,62 @@ fn quant_takes_its_barrier_from_with() {
         c.diags
     );
 }
+
+/// The consumer view's member accessors compile: `buf.stats_warp_sums()` on a single region,
+/// `buf.stats_tail(stage)` on a stage array, and per-stage offsets where a count depends on
+/// `stage` (nvcc on the generated kernel, every declared target).
+#[test]
+fn member_accessors_compile_with_nvcc() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let staged = std::fs::read_to_string(root.join("tests/ui/smem/pass_held_staged.mpk")).unwrap();
+    let varying = staged.replace("f32[13] warp_sums", "f32[13 + 2 * stage] warp_sums");
+    assert_ne!(staged, varying);
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("holds-nvcc");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let varying_path = dir.join("varying.mpk");
+    std::fs::write(&varying_path, &varying).unwrap();
+    for (i, file) in [
+        root.join("tests/ui/smem/pass_held_accessors.mpk"),
+        root.join("tests/ui/smem/pass_held_staged.mpk"),
+        varying_path,
+    ]
+    .iter()
+    .enumerate()
+    {
+        let out = dir.join(format!("out{i}"));
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_mpkc"))
+            .current_dir(root)
+            .arg("build")
+            .arg(file)
+            .args(["--no-cache", "--out"])
+            .arg(&out)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}: {}",
+            file.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let view = std::fs::read_dir(&out)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .find(|e| {
+                e.file_name().to_string_lossy().starts_with("holds_")
+                    && e.path().extension().is_some_and(|x| x == "cuh")
+            })
+            .map(|e| std::fs::read_to_string(e.path()).unwrap())
+            .unwrap();
+        if i == 2 {
+            assert!(view.contains("constexpr int kAt[] = {52, 60};"), "{view}");
+        } else if i == 1 {
+            assert!(
+                view.contains("float *stats_tail(int stage) const"),
+                "{view}"
+            );
+        }
+    }
+}

@@ -130,12 +130,21 @@ fn smem_view(w: &mut Writer, ir: &TaskIr) {
         let first = g.members.first().map(|h| &ir.regions[*h]);
         let size = first.map_or(0, |r| r.size);
         if g.staged {
+            let sizes: Vec<String> = g
+                .members
+                .iter()
+                .map(|h| ir.regions[*h].size.to_string())
+                .collect();
+            let bytes = if sizes.windows(2).all(|w| w[0] == w[1]) {
+                format!("{size} B per stage")
+            } else {
+                format!("{} B by stage", sizes.join(" / "))
+            };
             w.line(format!(
-                "char *{}[{}];  // REGION_{}_0.., {} B per stage",
+                "char *{}[{}];  // REGION_{}_0.., {bytes}",
                 g.name,
                 g.members.len(),
                 upper(&g.name),
-                size
             ));
         } else if let Some(r) = first {
             w.line(format!(
@@ -173,23 +182,45 @@ fn smem_view(w: &mut Writer, ir: &TaskIr) {
     w.blank();
 }
 
-/// A typed accessor per named member a (single) region holds (`holds f32[13] sums`):
-/// `buf.<region>_<member>()`, the member's type at its laid-out offset (`ir::held`).
+/// A typed accessor per named member a region holds (`holds f32[13] sums`): `buf.<group>_<member>()`
+/// for a single region, `buf.<group>_<member>(stage)` for a stage array, the member's type at its
+/// laid-out offset in that region (`ir::held`; per stage where the stages' layouts differ).
 fn held_accessors(w: &mut Writer, ir: &TaskIr) {
     for a in ir.member_accessors() {
-        let (r, m) = (a.region, a.member);
+        let (g, m) = (a.group, a.member);
         let ty = m.ty.cuda_type();
-        w.line(format!(
-            "__device__ {ty} *{}() const {{ return reinterpret_cast<{ty} *>({} + {}); }}  // `{}` holds {}[{}] `{}` at byte {}",
-            a.name(),
-            r.name,
-            m.offset,
-            r.name,
-            m.ty.name(),
-            m.count,
-            m.name.as_deref().unwrap_or_default(),
-            m.offset
-        ));
+        let member = m.name.as_deref().unwrap_or_default();
+        let what = format!("`{}` holds {}[{}] `{member}`", g.name, m.ty.name(), m.count);
+        if !a.staged() {
+            w.line(format!(
+                "__device__ {ty} *{}() const {{ return reinterpret_cast<{ty} *>({} + {}); }}  // {what} at byte {}",
+                a.name(),
+                g.name,
+                m.offset,
+                m.offset
+            ));
+            continue;
+        }
+        // Each stage's region lays its members out alike unless a count depends on `stage`.
+        let offsets: Vec<i64> = g
+            .members
+            .iter()
+            .map(|h| ir.regions[*h].member_offset(member).unwrap_or(m.offset))
+            .collect();
+        let name = a.name();
+        if offsets.iter().all(|o| *o == m.offset) {
+            w.line(format!(
+                "__device__ {ty} *{name}(int stage) const {{ return reinterpret_cast<{ty} *>({}[stage] + {}); }}  // {what} in each stage, at byte {}",
+                g.name, m.offset, m.offset
+            ));
+        } else {
+            let list: Vec<String> = offsets.iter().map(|o| o.to_string()).collect();
+            w.line(format!(
+                "__device__ {ty} *{name}(int stage) const {{ constexpr int kAt[] = {{{}}}; return reinterpret_cast<{ty} *>({}[stage] + kAt[stage]); }}  // {what} in each stage, at its byte",
+                list.join(", "),
+                g.name
+            ));
+        }
     }
 }
 

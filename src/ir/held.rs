@@ -128,42 +128,59 @@ impl RegionIr {
     }
 }
 
-/// The view accessor of a named member of a region (not a stage array) of a consumer view:
-/// `buf.<accessor>()` (`back::consumer`), its name `REGION_MEMBER`.
+/// The view accessor of a named member of a region of a consumer view (`back::consumer`):
+/// `buf.<accessor>()` for a single region, `buf.<accessor>(stage)` for a stage array (the
+/// member of stage `stage`, each stage laid out alike); its name `GROUP_MEMBER`.
 #[derive(Clone, Copy, Debug)]
 pub struct MemberAccessor<'a> {
-    /// The region (its group has the same name).
+    /// The region group: the region itself, or the stage array.
+    pub group: &'a super::RegionGroup,
+    /// The group's first region (stage 0 of a stage array), whose layout every stage shares.
     pub region: &'a RegionIr,
     /// The member.
     pub member: &'a HeldIr,
 }
 
 impl MemberAccessor<'_> {
-    /// `REGION_MEMBER`: the accessor's name in the view.
+    /// `GROUP_MEMBER`: the accessor's name in the view.
     pub fn name(&self) -> String {
         format!(
             "{}_{}",
-            self.region.name,
+            self.group.name,
             self.member.name.as_deref().unwrap_or_default()
         )
+    }
+
+    /// True for a member of a stage array: the accessor takes the stage.
+    pub fn staged(&self) -> bool {
+        self.group.staged
+    }
+
+    /// How a body calls it: `buf.NAME()` or `buf.NAME(stage)`.
+    pub fn call(&self) -> String {
+        let arg = if self.staged() { "stage" } else { "" };
+        format!("buf.{}({arg})", self.name())
     }
 }
 
 impl super::TaskIr {
-    /// Every named member's accessor, regions in declaration order, members in layout order;
-    /// stage arrays have none. The one list the view (`back::consumer`), the body's region
-    /// uses (`valid::body`) and the name checks (`valid::names`) read.
+    /// Every named member's accessor, groups in declaration order, members in layout order. The
+    /// one list the view (`back::consumer`), the body's region uses (`valid::body`) and the name
+    /// checks (`valid::names`) read.
     pub fn member_accessors(&self) -> Vec<MemberAccessor<'_>> {
         self.region_groups
             .iter()
-            .filter(|g| !g.staged)
-            .filter_map(|g| g.members.first().map(|h| &self.regions[*h]))
-            .flat_map(|region| {
+            .filter_map(|g| g.members.first().map(|h| (g, &self.regions[*h])))
+            .flat_map(|(group, region)| {
                 region
                     .holds
                     .iter()
                     .filter(|m| m.name.is_some())
-                    .map(move |member| MemberAccessor { region, member })
+                    .map(move |member| MemberAccessor {
+                        group,
+                        region,
+                        member,
+                    })
             })
             .collect()
     }

@@ -280,15 +280,25 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
         let code = strip_comments_and_strings(code);
         // `buf.NAME` for a NAME that is no region: the body addresses an undeclared region.
         for (i, name) in buf_uses(&code) {
-            if ir.group_by_name(&name).is_none() && addressed_group(ir, &name).is_some() {
-                // A member's accessor is a function of the view: `buf.REGION_MEMBER()`.
+            let accessor = ir.member_accessors().into_iter().find(|a| a.name() == name);
+            if let Some(a) = accessor.filter(|_| ir.group_by_name(&name).is_none()) {
+                // A member's accessor is a function of the view: `buf.GROUP_MEMBER()`, or
+                // `buf.GROUP_MEMBER(stage)` for a stage array's member.
                 let after = code[i + 4 + name.len()..].trim_start();
-                if !after.starts_with('(') {
-                    let start = code_span.start + i;
+                let start = code_span.start + i;
+                let at = crate::span::Span::new(start, start + 4 + name.len());
+                let problem = if !after.starts_with('(') {
+                    Some(format!("the inline CUDA body reads `buf.{name}` as a pointer, but it is the accessor of a region member"))
+                } else if a.staged() && after[1..].trim_start().starts_with(')') {
+                    Some(format!("the inline CUDA body calls `buf.{name}()` without a stage, but `{}` is a stage array: each stage holds its own `{}`", a.group.name, a.member.name.as_deref().unwrap_or_default()))
+                } else {
+                    None
+                };
+                if let Some(message) = problem {
                     sink.push(
-                        Diagnostic::error(codes::REGION_USE, format!("the inline CUDA body reads `buf.{name}` as a pointer, but it is the accessor of a region member"))
-                            .primary(crate::span::Span::new(start, start + 4 + name.len()), "an accessor")
-                            .help(format!("call it: `buf.{name}()`")),
+                        Diagnostic::error(codes::REGION_USE, message)
+                            .primary(at, "an accessor")
+                            .help(format!("call it: `{}`", a.call())),
                     );
                 }
                 continue;
@@ -417,7 +427,7 @@ pub(super) fn addressed_group<'a>(ir: &'a TaskIr, used: &str) -> Option<&'a str>
     ir.member_accessors()
         .into_iter()
         .find(|a| a.name() == used)
-        .map(|a| a.region.name.as_str())
+        .map(|a| a.group.name.as_str())
 }
 
 /// I-R2, I-R3, I-S11 in inline bodies: no block-wide barrier (`__syncthreads`, `bar.sync 0`),

@@ -149,7 +149,7 @@ pub(super) fn names(ir: &TaskIr, sink: &mut Sink) {
     // pointers (`back::consumer`'s held accessors): no region's name, no other accessor's.
     let mut accessors: Vec<String> = Vec::new();
     for a in ir.member_accessors() {
-        let (accessor, r, m) = (a.name(), a.region, a.member);
+        let (accessor, r, m) = (a.name(), a.group, a.member);
         let member = m.name.as_deref().unwrap_or_default();
         if ir.region_groups.iter().any(|o| o.name == accessor) {
             sink.push(clash(
