@@ -264,8 +264,13 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                 None => {}
             }
         }
-        for g in &ir.region_groups {
-            if !body_addresses(ir, None, Some(b), &g.name) {
+        for (i, g) in ir.region_groups.iter().enumerate() {
+            // A ring's region is the ring's (a template with a ring is E0011, `valid::rings`).
+            let ring = ir
+                .channels
+                .values()
+                .any(|c| matches!(c.storage, crate::ir::ChannelStorageIr::Region(x) if x == i));
+            if !ring && !body_addresses(ir, None, Some(b), &g.name) {
                 sink.push(unaddressed(
                     g.head_span,
                     &g.name,
@@ -307,19 +312,29 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                 continue;
             }
             let start = code_span.start + i;
-            let known: Vec<&str> = ir.region_groups.iter().map(|g| g.name.as_str()).collect();
+            // Regions and member accessors, with how each is written (`buf.stats_sums()`).
+            let accessors = ir.member_accessors();
+            let mut known: Vec<(String, String)> = ir
+                .region_groups
+                .iter()
+                .map(|g| (g.name.clone(), format!("buf.{}", g.name)))
+                .collect();
+            known.extend(accessors.iter().map(|a| (a.name(), a.call())));
             let stage_member = name.rsplit_once('_').filter(|(g, k)| {
                 ir.group_by_name(g).is_some_and(|g| g.staged)
                     && k.chars().all(|c| c.is_ascii_digit())
             });
             let help = match (
                 stage_member,
-                crate::diag::suggest(&name, known.iter().copied()),
+                crate::diag::suggest(&name, known.iter().map(|(n, _)| n.as_str())),
             ) {
                 (Some((g, k)), _) => {
                     format!("a stage array is a C array in the view: write `buf.{g}[{k}]`")
                 }
-                (None, Some(s)) => format!("did you mean `buf.{s}`?"),
+                (None, Some(s)) => {
+                    let written = known.iter().find(|(n, _)| n == s).map_or(s, |(_, w)| w);
+                    format!("did you mean `{written}`?")
+                }
                 (None, None) => format!("declare `region {name} {{ bytes …; align 16; pack }}`"),
             };
             sink.push(

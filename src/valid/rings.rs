@@ -109,6 +109,19 @@ fn uses(ir: &TaskIr, sink: &mut Sink) {
     };
     let loader = text(&ir.loader_body);
     let consumer = text(&ir.body);
+    // A body template streams its own operands: nothing of it waits or frees a ring's slots.
+    if let Some(crate::ir::BodyIr::Template { name, span, .. }) = &ir.body {
+        for ch in ir.channels.values().filter(|c| is_consumer_ring(c)) {
+            sink.push(
+                Diagnostic::error(codes::FAMILY_ITEM, format!("ring `{}` needs an inline consumer body, but the body is template `{}`", ch.name, name))
+                    .primary(ch.span, "the ring")
+                    .secondary(*span, "a body template")
+                    .note("the consumer body waits and frees each of the ring's slots (`RING.wait()`, `RING.release()`); a template reads its operands its own way and calls neither")
+                    .help(format!("remove the ring (and its loader body), or write the consumer as `body cuda {{ … }}` calling `{0}.wait()` and `{0}.release()` once per use", ch.name)),
+            );
+        }
+        return;
+    }
     for ch in ir.channels.values().filter(|c| is_consumer_ring(c)) {
         let calls = |code: &str, m: &str| !ring_calls(code, &ch.name, m).is_empty();
         let mut missing = Vec::new();
