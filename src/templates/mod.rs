@@ -348,14 +348,14 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
                 Diagnostic::error(codes::BODY_MISMATCH, format!("the extents of `{}` multiply to more than {} elements, which body `{}` cannot index", t.name, i64::MAX, sig.name))
                     .primary(t.span, format!("{:?}", t.dims))
                     .secondary(*span, format!("bound to `{formal}` here"))
-                    .help("split the tensor over more tasks or use smaller extents"),
+                    .help(format!("declare `{}` smaller: its elements must count at most {} (give each instance a part of a larger tensor)", t.name, i64::MAX)),
             );
         } else if t.extent_past_i32().is_some() {
             errs.push(
                 Diagnostic::error(codes::BODY_MISMATCH, format!("`{}` has an extent above 2^31 - 1, which body `{}` indexes with 32-bit ints", t.name, sig.name))
                     .primary(t.span, format!("{:?}", t.dims))
                     .secondary(*span, format!("bound to `{formal}` here"))
-                    .help("split the tensor over more tasks or use smaller extents"),
+                    .help(format!("declare each extent of `{}` at most 2147483647 (2^31 - 1): give each instance a part of a larger tensor", t.name)),
             );
         }
     }

@@ -258,7 +258,27 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                             }),
                         );
                     } else if let Some(r) = need.ring {
-                        ring_use(sink, b.sig.name, need, r, size, g.head_span, body_span);
+                        // What the ring may grow to: the smallest target's capacity less the
+                        // other regions' bytes (a bound: packing and alignment take more).
+                        let others: i64 = ir
+                            .regions
+                            .iter()
+                            .filter(|(h, _)| !g.members.contains(h))
+                            .map(|(_, o)| o.size)
+                            .sum();
+                        let capacity = ir
+                            .targets
+                            .iter()
+                            .map(|t| t.smem_capacity_bytes)
+                            .min()
+                            .unwrap_or(crate::ir::DEFAULT_SMEM_CAPACITY_BYTES);
+                        let at = RingSite {
+                            body: b.sig.name,
+                            span: g.head_span,
+                            body_span,
+                            room: capacity - others,
+                        };
+                        ring_use(sink, &at, need, r, size);
                     }
                 }
                 None => {}
@@ -699,15 +719,23 @@ fn unaddressed(span: crate::span::Span, name: &str, who: &str) -> Diagnostic {
 /// A ring region of `size` bytes (at least the body's minimum) that the body fills in whole
 /// slots (`r`): W0116 where a page or more lies past the slots it uses (planned pages no copy
 /// reaches), W0117 where it gives two slots only (a synchronous ring).
+/// Where a ring region is checked: the body, the region's head, the body's span, and the bytes
+/// the region may grow to (the smallest target's capacity less the other regions).
+struct RingSite<'a> {
+    body: &'a str,
+    span: crate::span::Span,
+    body_span: crate::span::Span,
+    room: i64,
+}
+
 fn ring_use(
     sink: &mut Sink,
-    body: &str,
+    at: &RingSite,
     need: &templates::RegionNeed,
     r: templates::RingUse,
     size: i64,
-    span: crate::span::Span,
-    body_span: crate::span::Span,
 ) {
+    let (body, span, body_span) = (at.body, at.span, at.body_span);
     let slots = r.slots(size);
     let used = slots * r.slot_bytes;
     if size - used >= crate::plan::pages::PAGE_SIZE {
@@ -718,9 +746,15 @@ fn ring_use(
                 need.name,
                 used + r.slot_bytes
             )
-        } else if slots < r.max_slots {
+        } else if slots < r.max_slots && used + r.slot_bytes <= at.room {
             format!(
                 "make `{}` {used} bytes ({slots} slots), or {} for one more slot",
+                need.name,
+                used + r.slot_bytes
+            )
+        } else if slots < r.max_slots {
+            format!(
+                "make `{}` {used} bytes ({slots} slots; one more, {} bytes, would not fit beside the other regions)",
                 need.name,
                 used + r.slot_bytes
             )
