@@ -11,9 +11,19 @@ use crate::front::{self, ast};
 use crate::sema::HelperFile;
 use std::sync::Arc;
 
-/// The helper files of `file` (the parse of `source`): itself when a `use` has no `from`, and
-/// every file a `from` names that can be read and parsed, once each.
-pub fn helper_files(source: &Source, file: &ast::File) -> Vec<HelperFile> {
+/// What the `use` items of a contract can look helpers up in.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// Itself when a `use` has no `from`, and every file a `from` names that can be read and
+    /// parsed, once each.
+    pub files: Vec<HelperFile>,
+    /// Files a `from` names that were read but do not parse: (as written, display path, the
+    /// first error as `line N: message`).
+    pub parse_errors: Vec<(String, String, String)>,
+}
+
+/// The helper files of `file` (the parse of `source`), and those found that do not parse.
+pub fn helper_files(source: &Source, file: &ast::File) -> Found {
     let uses: Vec<&ast::Use> = file
         .tasks
         .iter()
@@ -24,6 +34,7 @@ pub fn helper_files(source: &Source, file: &ast::File) -> Vec<HelperFile> {
         })
         .collect();
     let mut out: Vec<HelperFile> = Vec::new();
+    let mut parse_errors = Vec::new();
     if uses.iter().any(|u| u.from.is_none()) {
         out.push(HelperFile {
             from: None,
@@ -34,24 +45,35 @@ pub fn helper_files(source: &Source, file: &ast::File) -> Vec<HelperFile> {
     }
     for u in uses {
         let Some(written) = &u.from else { continue };
-        if out
-            .iter()
-            .any(|f| f.from.as_deref() == Some(written.node.as_str()))
-        {
+        let seen = |w: &str| {
+            out.iter().any(|f| f.from.as_deref() == Some(w))
+                || parse_errors.iter().any(|(x, _, _): &(String, _, _)| x == w)
+        };
+        if seen(&written.node) {
             continue;
         }
         if let Some((path, text)) = read(&source.path, &written.node) {
-            if let Ok(ast) = front::parse_file(&text) {
-                out.push(HelperFile {
+            match front::parse_file(&text) {
+                Ok(ast) => out.push(HelperFile {
                     from: Some(written.node.clone()),
                     path,
                     ast: Arc::new(ast),
                     text: Arc::from(text.as_str()),
-                });
+                }),
+                Err(ds) => {
+                    let why = ds.first().map_or_else(String::new, |d| {
+                        let at = d.labels.first().map_or(0, |l| l.span.start as usize);
+                        format!("line {}: {}", super::derived::line_of(&text, at), d.message)
+                    });
+                    parse_errors.push((written.node.clone(), path, why));
+                }
             }
         }
     }
-    out
+    Found {
+        files: out,
+        parse_errors,
+    }
 }
 
 /// The display path and text of `written`: relative to the contract at `contract` on disk, else
@@ -110,7 +132,7 @@ mod tests {
             text: text.into(),
         };
         let ast = front::parse_file(text).unwrap();
-        let files = helper_files(&source, &ast);
+        let files = helper_files(&source, &ast).files;
         assert_eq!(files.len(), 1);
         assert_eq!(files[0].from, None);
         assert_eq!(files[0].path, "a.mpk");

@@ -127,8 +127,10 @@ pub fn check_parsed(
                     .iter()
                     .any(|i| matches!(i, front::ast::Item::Use(_)))
             }) {
+                let found = helpers::helper_files(source, ast);
                 with_helpers = SemaOptions {
-                    helper_files: helpers::helper_files(source, ast),
+                    helper_files: found.files,
+                    helper_parse_errors: found.parse_errors,
                     ..sema_opts.clone()
                 };
                 &with_helpers

@@ -27,7 +27,7 @@ fn one(cx: &mut Cx<'_>, u: &ast::Use, opts: &SemaOptions) -> Option<HelperUseIr>
     let name = &u.name.node;
     host(cx, u)?;
     let written = u.from.as_ref().map(|f| f.node.as_str());
-    let file = find_file(cx, u, &opts.helper_files, written)?;
+    let file = find_file(cx, u, opts, written)?;
     let task = find_task(cx, u, file)?;
     let mut scratch = Sink::new();
     let hc = collect::collect(task, &mut scratch);
@@ -59,7 +59,7 @@ fn one(cx: &mut Cx<'_>, u: &ast::Use, opts: &SemaOptions) -> Option<HelperUseIr>
     let hopts = SemaOptions {
         overrides,
         instance: None,
-        helper_files: Vec::new(),
+        ..SemaOptions::default()
     };
     let helper = lower_instance(task, &hc, None, &hopts, &mut scratch);
     if let Some(first) = scratch
@@ -171,16 +171,37 @@ fn host(cx: &mut Cx<'_>, u: &ast::Use) -> Option<()> {
 fn find_file<'o>(
     cx: &mut Cx<'_>,
     u: &ast::Use,
-    files: &'o [HelperFile],
+    opts: &'o SemaOptions,
     written: Option<&str>,
 ) -> Option<&'o HelperFile> {
-    let found = files.iter().find(|f| f.from.as_deref() == written);
+    let found = opts
+        .helper_files
+        .iter()
+        .find(|f| f.from.as_deref() == written);
     if found.is_none() {
-        if let Some(f) = &u.from {
+        let unparsed = opts
+            .helper_parse_errors
+            .iter()
+            .find(|(w, _, _)| Some(w.as_str()) == written);
+        if let (Some(f), Some((_, path, why))) = (&u.from, unparsed) {
             cx.report(
                 Diagnostic::error(
                     codes::HELPER_UNKNOWN,
-                    format!("helper file `{}` is missing or does not parse", f.node),
+                    format!("helper file `{}` does not parse", f.node),
+                )
+                .primary(f.span, format!("{path}: {why}"))
+                .note(format!(
+                    "found {path}, but a file that does not parse declares no helper mpkc can read"
+                ))
+                .help(format!(
+                    "fix {path} (`mpkc check {path}` shows every error)"
+                )),
+            );
+        } else if let Some(f) = &u.from {
+            cx.report(
+                Diagnostic::error(
+                    codes::HELPER_UNKNOWN,
+                    format!("helper file `{}` is missing", f.node),
                 )
                 .primary(f.span, "no contract here")
                 .note("looked for it relative to the contract's directory, then among the embedded stdlib contracts by that path and as written")

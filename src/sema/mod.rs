@@ -39,6 +39,9 @@ pub struct SemaOptions {
     /// The contracts `use` items may name helpers of (docs/language.md, "Helpers"): the using
     /// file itself and each file a `use … from "FILE"` names, found and parsed by the driver.
     pub helper_files: Vec<HelperFile>,
+    /// The `from "FILE"` paths that were found but do not parse: (the path as written, the
+    /// display path, the first parse error as `line N: message`), so that E0024 says which.
+    pub helper_parse_errors: Vec<(String, String, String)>,
 }
 
 /// A parsed contract `use` items look helpers up in.
