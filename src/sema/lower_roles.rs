@@ -40,14 +40,20 @@ pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
                 TensorRole::ScaleOf(x)
             }
         };
-        // The dtype a role names: f32 partial sums, int32 counters (E0005). (A route's int32 ids are E0029's,
-        // `valid::route`, which says what the route reads.)
+        // The dtype a role names: f32 partial sums, int32 counters, int32 ids outside a route
+        // (E0005). (A route's ids are E0029's, `valid::route`, which says what the route reads.)
         let dtype = cx.ir.tensors[h].dtype;
         let wants = match lowered {
             TensorRole::Partials => Some(Dtype::F32),
             TensorRole::Counters => Some(Dtype::I32),
+            TensorRole::Index if c.route.is_none() => Some(Dtype::I32),
             _ => None,
         };
+        if let TensorRole::ScaleOf(x) = lowered {
+            if !scaled_role_holds(cx, t, role, x, dtype) {
+                continue;
+            }
+        }
         if let Some(want) = wants.filter(|w| *w != dtype) {
             cx.report(
                 Diagnostic::error(
@@ -113,4 +119,43 @@ pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
         }
         cx.ir.tensors.get_mut(h).role = Some((lowered, role.span));
     }
+}
+
+/// `scale of T` (E0005): `T` is quantised (e4m3 or e5m2: its elements are scaled), and the scales
+/// are f32 or ue8m0 (the block scales mpkc's fp8 lowerings and bodies read and write). Reports
+/// and returns false otherwise.
+fn scaled_role_holds(
+    cx: &mut Cx<'_>,
+    t: &ast::Tensor,
+    role: &crate::span::Spanned<ast::TensorRole>,
+    x: Handle<TensorIr>,
+    dtype: Dtype,
+) -> bool {
+    let scaled = &cx.ir.tensors[x];
+    let (name, scaled_dtype) = (scaled.name.clone(), scaled.dtype);
+    let (problem, help) = if !matches!(scaled_dtype, Dtype::E4m3 | Dtype::E5m2) {
+        (
+            format!("tensor `{}` is declared the scale of `{name}`, but `{name}` is {scaled_dtype}, which is not quantised", t.name.node),
+            format!("block scales belong to an fp8 tensor (`e4m3`, `e5m2`): declare `{name}` fp8, or drop the role (a plain input has none)"),
+        )
+    } else if !matches!(dtype, Dtype::F32 | Dtype::Ue8m0) {
+        (
+            format!(
+                "tensor `{}` is {dtype}, but the block scales of `{name}` are f32 or ue8m0",
+                t.name.node
+            ),
+            format!(
+                "declare `{}` f32 (or ue8m0 for power-of-two scales)",
+                t.name.node
+            ),
+        )
+    } else {
+        return true;
+    };
+    cx.report(
+        Diagnostic::error(codes::TYPE_MISMATCH, problem)
+            .primary(role.span, "scale role")
+            .help(help),
+    );
+    false
 }
