@@ -6,16 +6,18 @@
 //! Task t covers the weight rows `[t · kRowsPerTask, (t + 1) · kRowsPerTask)`, as the FMA GEMV's.
 //! Every one of its four consumer warps takes all of them (`kTiles` tiles of 16 rows, the MMA's
 //! A operand) over a quarter of K, so `x` is read once per task (the token tiles of 8, the MMA's
-//! B), and the quarters are summed through `partials`. A lane holds 16-byte vectors of two rows
-//! of each row tile and of one token of each token tile per k-block of 32 (the MMA's k order is
-//! free as long as A and B share it: each operand register is a word of a vector, no ldmatrix).
-//! The vectors of `kGroup` k-blocks are one cp.async commit group into the lane's own bytes of a
-//! slot of the `w_ring` region, `kRing` slots deep as the contract declares it, so
-//! `cp.async.wait_group` alone orders the ring, as in the FMA GEMV. Rows past the task's last
-//! and tokens past `m` are not copied: an MMA's row of D reads only its row of A, a column only
-//! its column of B, and those sums are not stored.
+//! B), and the quarters are summed through `partials`. A warp streams its quarter in chunks of
+//! `kChunk` elements: a chunk is a line of `kChunk * 2` bytes of each of the task's rows and
+//! tokens, copied by `kChunk / 8` lanes of 16 bytes each (whole runs of a row per instruction,
+//! as DRAM serves them best) into the warp's bytes of a slot of the `w_ring` region, `kRing`
+//! slots deep as the contract declares it, one cp.async commit group a chunk. Lanes then load
+//! their MMA fragments from lines other lanes copied (`cp.async.wait_group`, then `__syncwarp`),
+//! each operand register a 32-bit word of a 16-byte unit (the MMA's k order is free as long as A
+//! and B share it: no ldmatrix); the units of odd lines are swizzled by 4 so that a phase's
+//! eight lanes hit all 32 banks. Rows past the task's last and tokens past `m` are not copied:
+//! their fragments read the last row or token, whose extra sums are not stored.
 
-use super::gemv::{linear_shapes, tasks_fit, Bound, Limits, INPUTS, MAX_RING, OUTPUTS, SLOT_BYTES};
+use super::gemv::{linear_shapes, tasks_fit, Bound, Limits, INPUTS, MAX_RING, OUTPUTS};
 use super::{int_const, RegionNeed, RingUse, Shapes, Signature};
 use crate::ir::exact::ceil_div;
 
@@ -33,8 +35,12 @@ pub const SIG: Signature = Signature {
     summary: "y = x W^T for up to 16 tokens with warp MMAs (mma.sync), fp32 accumulation",
 };
 
-/// Elements of K per k-block per warp (two m16n8k16 steps) times the four warps splitting K.
-pub const K_UNIT: i64 = 4 * 32;
+/// Elements of K a warp's chunk may be: a line of 128, 256 or 512 bytes of each row, copied by
+/// 8, 16 or 32 lanes (16 bytes each), the longest first.
+pub const CHUNKS: [i64; 3] = [256, 128, 64];
+
+/// K in multiples of this: four warps each take a quarter of K in chunks of 64 elements at least.
+pub const K_UNIT: i64 = 4 * 64;
 
 /// Tokens at most: two token tiles of 8 (the MMA's N).
 pub const MAX_TOKENS: i64 = 16;
@@ -42,9 +48,9 @@ pub const MAX_TOKENS: i64 = 16;
 /// Row tiles of 16 per task at most: 8 x 2 x 4 f32 accumulators per lane at 16 tokens.
 pub const MAX_TILES: i64 = 8;
 
-/// Vectors per lane in a group (one cp.async commit group) at most, unless one k-block holds
-/// more (then a group is one k-block).
-pub const MAX_GROUP_VECTORS: i64 = 8;
+/// Slots a chunk's length must leave in the ring: two chunks in flight while one computes (the
+/// shorter chunk is taken where the longer one would leave fewer).
+pub const MIN_SLOTS: i64 = 4;
 
 /// The work of a task and its lanes (every quantity the body's constants give).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,40 +61,46 @@ pub struct Layout {
     pub tiles: i64,
     /// Token tiles of 8: ceil(m / 8).
     pub token_tiles: i64,
-    /// k-blocks of 32 per warp: K / 128.
-    pub blocks: i64,
-    /// 16-byte vectors per lane per k-block: token_tiles + 2 tiles.
-    pub vectors: i64,
-    /// k-blocks per group: the largest divisor of `blocks` whose vectors stay within
-    /// [`MAX_GROUP_VECTORS`], at least 1.
-    pub group: i64,
+    /// Lines of a warp's chunk: the task's rows, then its tokens (rows_per_task + m).
+    pub lines: i64,
+    /// Elements of K per chunk (one of [`CHUNKS`]): the longest that divides K / 4 and leaves
+    /// [`MIN_SLOTS`] slots (or every chunk in flight) in a ring of the given bytes, else 64.
+    pub chunk: i64,
+    /// Chunks per warp: K / 4 / chunk.
+    pub chunks: i64,
+}
+
+/// Bytes of a ring slot (one chunk of every warp) of `lines` lines of `chunk` elements.
+fn slot_bytes_of(lines: i64, chunk: i64) -> i64 {
+    4 * lines * chunk * 2
 }
 
 /// The layout of `tasks` tasks over `W` [`n`, `k`] at `m` tokens (`k` a positive multiple of
-/// [`K_UNIT`]).
-pub fn layout(n: i64, k: i64, m: i64, tasks: i64) -> Layout {
+/// [`K_UNIT`]) with a `w_ring` of `ring_bytes`.
+pub fn layout(n: i64, k: i64, m: i64, tasks: i64, ring_bytes: i64) -> Layout {
     let rows_per_task = ceil_div(n, tasks.max(1));
-    let tiles = ceil_div(rows_per_task, 16);
-    let token_tiles = ceil_div(m.max(1), 8);
-    let blocks = (k / K_UNIT).max(1);
-    let vectors = token_tiles + 2 * tiles;
-    let group = (1..=blocks)
-        .rev()
-        .find(|d| blocks % d == 0 && d * vectors <= MAX_GROUP_VECTORS)
-        .unwrap_or(1);
+    let lines = rows_per_task + m.max(1);
+    let quarter = (k / 4).max(K_UNIT / 4);
+    let chunk = CHUNKS
+        .into_iter()
+        .find(|&c| {
+            quarter % c == 0
+                && ring_bytes / slot_bytes_of(lines, c) >= MIN_SLOTS.min(quarter / c + 1)
+        })
+        .unwrap_or(64);
     Layout {
         rows_per_task,
-        tiles,
-        token_tiles,
-        blocks,
-        vectors,
-        group,
+        tiles: ceil_div(rows_per_task, 16),
+        token_tiles: ceil_div(m.max(1), 8),
+        lines,
+        chunk,
+        chunks: (quarter / chunk).max(1),
     }
 }
 
-/// Bytes of one group's slot: a 16-byte vector per consumer thread for each of its vectors.
+/// Bytes of one chunk's slot: every warp's lines of `chunk` elements.
 pub fn group_bytes(l: &Layout) -> i64 {
-    SLOT_BYTES * l.group * l.vectors
+    slot_bytes_of(l.lines, l.chunk)
 }
 
 /// Checks the shapes (K a multiple of [`K_UNIT`], at most [`MAX_TOKENS`] tokens, at most
@@ -98,7 +110,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         s,
         &Limits {
             k_unit: K_UNIT,
-            k_unit_why: "four warps each take a quarter of K in k-blocks of 32",
+            k_unit_why: "four warps each take a quarter of K in chunks of 64 elements at least",
             max_tokens: MAX_TOKENS,
             tokens_why: "the MMA GEMV's tokens are two tiles of 8 (mma.sync's N)",
             tokens_help:
@@ -106,7 +118,8 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         },
     )?;
     let tasks = s.tasks().max(1);
-    let l = layout(n, k, m, tasks);
+    let ring_bytes = s.region_bytes("w_ring").unwrap_or(0);
+    let l = layout(n, k, m, tasks, ring_bytes);
     if l.tiles > MAX_TILES {
         return Err(vec![s.error(
             "W",
@@ -121,8 +134,8 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         )]);
     }
     tasks_fit(s, tasks, l.rows_per_task, n)?;
-    let ring_use = RingUse::new(group_bytes(&l), l.blocks / l.group, MAX_RING);
-    let ring = ring_use.slots(s.region_bytes("w_ring").unwrap_or(0)).max(2);
+    let ring_use = RingUse::new(group_bytes(&l), l.chunks, MAX_RING);
+    let ring = ring_use.slots(ring_bytes).max(2);
     let (xn, wn, yn) = (s.tensor_name("x"), s.tensor_name("W"), s.tensor_name("y"));
     let constants = vec![
         int_const("kRows", m, format!("tokens: rows of `{xn}` and `{yn}`")),
@@ -144,31 +157,31 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             "token tiles of 8 (the MMA's N): ceil(kRows / 8)",
         ),
         int_const(
-            "kBlocks",
-            l.blocks,
-            "k-blocks of 32 per warp: kK / 128 (four warps, a quarter of K each)",
+            "kLines",
+            l.lines,
+            "lines of a warp's chunk: kRowsPerTask weight rows, then kRows tokens",
         ),
         int_const(
-            "kVecs",
-            l.vectors,
-            "16-byte vectors per lane per k-block: kNTiles + 2 * kTiles",
+            "kChunk",
+            l.chunk,
+            format!("elements of K per chunk: the longest of 256, 128, 64 that divides kK / 4 and leaves {MIN_SLOTS} slots of `w_ring` (or every chunk in flight)"),
         ),
         int_const(
-            "kGroup",
-            l.group,
-            format!("k-blocks per group: the largest divisor of kBlocks within {MAX_GROUP_VECTORS} vectors, at least 1"),
+            "kChunks",
+            l.chunks,
+            "chunks per warp: kK / 4 / kChunk",
         ),
         int_const(
             "kRing",
             ring,
-            format!("groups in the ring: the bytes of `w_ring` / ({SLOT_BYTES} * kGroup * kVecs), at most {MAX_RING} and one more than a warp's groups; kRing - 2 in flight while one computes"),
+            format!("chunks in the ring: the bytes of `w_ring` / (4 warps * kLines * kChunk * 2), at most {MAX_RING} and one more than a warp's chunks; kRing - 2 in flight while one computes"),
         ),
     ];
     let regions = vec![
         RegionNeed {
             name: "w_ring",
             min_bytes: 2 * group_bytes(&l),
-            what: "the weight and activation ring, two groups at the least (16 bytes per consumer thread and vector)",
+            what: "the weight and activation ring, two chunks at the least (each warp's rows and tokens, 128 bytes a line at the least)",
             min_align: 16,
             ring: Some(ring_use),
         },
@@ -261,23 +274,85 @@ mod tests {
     }
 
     #[test]
-    fn tiles_and_groups_of_the_decode_shapes() {
-        // q_a [1536 x 7168] on 128 tasks at 16 tokens: one row tile (12 rows), two token tiles,
-        // 56 k-blocks per warp, 4 vectors each: groups of 2 k-blocks.
-        let l = layout(1536, 7168, 16, 128);
-        assert_eq!((l.rows_per_task, l.tiles, l.token_tiles), (12, 1, 2));
-        assert_eq!((l.blocks, l.vectors, l.group), (56, 4, 2));
-        // o_proj [7168 x 2048] on 131 tasks: 55 rows, 4 tiles, 10 vectors: one k-block a group.
-        let l = layout(7168, 2048, 16, 131);
-        assert_eq!((l.tiles, l.vectors, l.group, l.blocks), (4, 10, 1, 16));
-        // One token: one token tile; q_b [3072 x 1536] on 128 tasks: 24 rows, 2 tiles, 5 vectors.
-        let l = layout(3072, 1536, 1, 128);
-        assert_eq!((l.tiles, l.token_tiles, l.vectors, l.group), (2, 1, 5, 1));
-        // lm_head per rank on 132 tasks: 123 rows, 8 tiles, 18 vectors: 36 KB a group.
-        let l = layout(16160, 7168, 16, 132);
-        assert_eq!((l.tiles, l.vectors, group_bytes(&l)), (8, 18, 36864));
-        // The router on 128 tasks at 4 tokens: 2 rows, one tile of each, 3 vectors, groups of 2.
-        let l = layout(256, 7168, 4, 128);
-        assert_eq!((l.tiles, l.token_tiles, l.vectors, l.group), (1, 1, 3, 2));
+    fn chunks_of_the_decode_shapes() {
+        let ring = 163840;
+        // q_a [1536 x 7168] on 128 tasks at 16 tokens: 12 rows and 16 tokens a chunk; 512-byte
+        // lines would leave 2 slots, 256-byte ones 5.
+        let l = layout(1536, 7168, 16, 128, ring);
+        assert_eq!(
+            (l.rows_per_task, l.tiles, l.token_tiles, l.lines),
+            (12, 1, 2, 28)
+        );
+        assert_eq!((l.chunk, l.chunks, group_bytes(&l)), (128, 14, 28672));
+        // At one token, 13 lines of 512 bytes: 6 slots.
+        let l = layout(1536, 7168, 1, 128, ring);
+        assert_eq!((l.chunk, l.chunks, l.token_tiles), (256, 7, 1));
+        // o_proj [7168 x 2048] on 131 tasks: 55 rows, 4 tiles; only 128-byte lines leave 4 slots.
+        let l = layout(7168, 2048, 16, 131, ring);
+        assert_eq!((l.tiles, l.lines, l.chunk, l.chunks), (4, 71, 64, 8));
+        // q_b [3072 x 1536]: a quarter of 384 is no multiple of 256; 3 chunks of 128 fit 4 slots.
+        let l = layout(3072, 1536, 16, 128, ring);
+        assert_eq!((l.tiles, l.chunk, l.chunks), (2, 128, 3));
+        // lm_head per rank on 132 tasks: 123 rows; no chunk leaves 4 slots of 144 KB: 64.
+        let l = layout(16160, 7168, 16, 132, 147456);
+        assert_eq!((l.tiles, l.chunk, group_bytes(&l)), (8, 64, 71168));
+        // The router on 128 tasks at 4 tokens: 2 rows, 6 lines of 512 bytes.
+        let l = layout(256, 7168, 4, 128, ring);
+        assert_eq!((l.tiles, l.token_tiles, l.chunk, l.chunks), (1, 1, 256, 7));
+    }
+
+    /// The body's place of unit `unit` (16 bytes) of line `line` in a warp's slot.
+    fn at(chunk: usize, line: usize, unit: usize) -> usize {
+        line * chunk * 2 + ((unit ^ ((line & 1) << 2)) << 4)
+    }
+
+    /// The copies (`issue`: lane l takes unit l % (chunk / 8) of line i * (256 / chunk) + l /
+    /// (chunk / 8)) put every unit of every line in a place of its own inside the line.
+    #[test]
+    fn the_copies_fill_each_line_once() {
+        for chunk in CHUNKS.map(|c| c as usize) {
+            let lanes_per_line = chunk / 8;
+            let lines = 37;
+            let mut seen = vec![0u8; lines * chunk * 2 / 16];
+            for i in 0..lines.div_ceil(32 / lanes_per_line) {
+                for lane in 0..32 {
+                    let line = i * (32 / lanes_per_line) + lane / lanes_per_line;
+                    if line < lines {
+                        let place = at(chunk, line, lane % lanes_per_line);
+                        assert_eq!(
+                            place / (chunk * 2),
+                            line,
+                            "chunk {chunk}: a unit leaves its line"
+                        );
+                        seen[place / 16] += 1;
+                    }
+                }
+            }
+            assert!(seen.iter().all(|&n| n == 1), "chunk {chunk}: {seen:?}");
+        }
+    }
+
+    /// The fragment loads (`compute`: lane (g, t) reads unit 4 b + t of line `base + g`) of the
+    /// eight lanes of each shared-memory phase hit the 32 banks once each, for rows (base 16 i or
+    /// 16 i + 8) and tokens (base kRowsPerTask + 8 j, either parity).
+    #[test]
+    fn the_fragment_loads_are_free_of_bank_conflicts() {
+        for chunk in CHUNKS.map(|c| c as usize) {
+            for base in [0, 8, 16, 55, 123] {
+                for b in 0..chunk / 32 {
+                    for phase in 0..4 {
+                        let mut banks = [0u8; 8];
+                        for lane in 8 * phase..8 * phase + 8 {
+                            let (g, t) = (lane / 4, lane % 4);
+                            banks[(at(chunk, base + g, 4 * b + t) / 16) % 8] += 1;
+                        }
+                        assert_eq!(
+                            banks, [1; 8],
+                            "chunk {chunk}, base {base}, k-block {b}, phase {phase}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
