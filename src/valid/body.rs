@@ -272,13 +272,13 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                             .map(|t| t.smem_capacity_bytes)
                             .min()
                             .unwrap_or(crate::ir::DEFAULT_SMEM_CAPACITY_BYTES);
-                        let at = RingSite {
+                        let at = super::ring_bytes::RingSite {
                             body: b.sig.name,
                             span: g.head_span,
                             body_span,
                             room: capacity - others,
                         };
-                        ring_use(sink, &at, need, r, size);
+                        super::ring_bytes::ring_use(sink, &at, need, r, size);
                     }
                 }
                 None => {}
@@ -714,95 +714,4 @@ fn unaddressed(span: crate::span::Span, name: &str, who: &str) -> Diagnostic {
         .primary(span, "never addressed")
         .note("a declared region takes planner pages; the device must address every region it declares (I-S10)")
         .help(format!("remove the region, or address it as `buf.{name}`"))
-}
-
-/// A ring region of `size` bytes (at least the body's minimum) that the body fills in whole
-/// slots (`r`): W0116 where a page or more lies past the slots it uses (planned pages no copy
-/// reaches), W0117 where it gives two slots only (a synchronous ring).
-/// Where a ring region is checked: the body, the region's head, the body's span, and the bytes
-/// the region may grow to (the smallest target's capacity less the other regions).
-struct RingSite<'a> {
-    body: &'a str,
-    span: crate::span::Span,
-    body_span: crate::span::Span,
-    room: i64,
-}
-
-fn ring_use(
-    sink: &mut Sink,
-    at: &RingSite,
-    need: &templates::RegionNeed,
-    r: templates::RingUse,
-    size: i64,
-) {
-    let (body, span, body_span) = (at.body, at.span, at.body_span);
-    let slots = r.slots(size);
-    let used = slots * r.slot_bytes;
-    if size - used >= crate::plan::pages::PAGE_SIZE {
-        let help = if slots == 2 && r.max_slots > 2 {
-            // Two slots of a longer stream would be W0117: the next size up.
-            format!(
-                "make `{}` {} bytes (3 slots: two would be a synchronous ring, W0117)",
-                need.name,
-                used + r.slot_bytes
-            )
-        } else if slots < r.max_slots && used + r.slot_bytes <= at.room {
-            format!(
-                "make `{}` {used} bytes ({slots} slots), or {} for one more slot",
-                need.name,
-                used + r.slot_bytes
-            )
-        } else if slots < r.max_slots {
-            format!(
-                "make `{}` {used} bytes ({slots} slots; one more, {} bytes, would not fit beside the other regions)",
-                need.name,
-                used + r.slot_bytes
-            )
-        } else if r.max_slots == r.stream_groups + 1 {
-            format!(
-                "make `{}` {used} bytes: a thread streams {} group{} at most, and {} slots put all of them in flight",
-                need.name,
-                r.stream_groups,
-                if r.stream_groups == 1 { "" } else { "s" },
-                r.max_slots
-            )
-        } else {
-            format!(
-                "make `{}` {used} bytes: the body uses {} slots at most (`cp.async.wait_group` leaves at most 63 groups in flight)",
-                need.name, r.max_slots
-            )
-        };
-        sink.push(
-            Diagnostic::warning(
-                codes::RING_TAIL,
-                format!(
-                    "region `{}` has {size} bytes but body `{body}` uses {used} of them, {slots} slots of {} bytes: {} bytes past them that no copy reaches",
-                    need.name,
-                    r.slot_bytes,
-                    size - used
-                ),
-            )
-            .primary(span, format!("{size} bytes"))
-            .secondary(body_span, "the body")
-            .help(help),
-        );
-    }
-    if slots == 2 && r.max_slots > 2 {
-        sink.push(
-            Diagnostic::warning(
-                codes::RING_SHALLOW,
-                format!(
-                    "region `{}` holds 2 slots of {} bytes: body `{body}` waits for each group's copy before computing it, with no other group in flight",
-                    need.name, r.slot_bytes
-                ),
-            )
-            .primary(span, format!("{size} bytes"))
-            .secondary(body_span, "the body")
-            .help(format!(
-                "make `{}` at least {} bytes (3 slots: one computing, one in flight, one refilling)",
-                need.name,
-                3 * r.slot_bytes
-            )),
-        );
-    }
 }

@@ -44,6 +44,7 @@ mod mma;
 mod names;
 pub mod paged;
 pub mod protocol;
+mod ring_bytes;
 pub mod rings;
 mod roles;
 mod route;
