@@ -33,6 +33,10 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         include_str!("../../stdlib/linear_bf16_gemv.mpk"),
     ),
     (
+        "stdlib/linear_bf16_gemv_mma.mpk",
+        include_str!("../../stdlib/linear_bf16_gemv_mma.mpk"),
+    ),
+    (
         "stdlib/linear_fp8_blockscale.mpk",
         include_str!("../../stdlib/linear_fp8_blockscale.mpk"),
     ),

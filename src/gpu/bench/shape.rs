@@ -228,10 +228,10 @@ mod tests {
 
     #[test]
     fn the_mma_gemv_reads_as_its_linear() {
-        let path = "examples/linear_bf16_gemv_mma.mpk";
+        let path = "stdlib/linear_bf16_gemv_mma.mpk";
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/examples/linear_bf16_gemv_mma.mpk"
+            "/stdlib/linear_bf16_gemv_mma.mpk"
         ))
         .expect("the example");
         let src = crate::driver::Source {
