@@ -238,6 +238,21 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                             .help(format!("write `align {}` (or more) in `{}`", need.min_align, need.name)),
                         );
                     }
+                    // What a ring may grow to: the smallest target's capacity less the other
+                    // regions' bytes (a bound: packing and alignment take more).
+                    let others: i64 = ir
+                        .regions
+                        .iter()
+                        .filter(|(h, _)| !g.members.contains(h))
+                        .map(|(_, o)| o.size)
+                        .sum();
+                    let room = ir
+                        .targets
+                        .iter()
+                        .map(|t| t.smem_capacity_bytes)
+                        .min()
+                        .unwrap_or(crate::ir::DEFAULT_SMEM_CAPACITY_BYTES)
+                        - others;
                     if size < need.min_bytes {
                         sink.push(
                             Diagnostic::error(
@@ -247,36 +262,30 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                             .primary(g.head_span, format!("{size} bytes"))
                             .secondary(body_span, "the body")
                             .help(match need.ring {
-                                Some(r) if r.max_slots > 2 => format!(
+                                Some(r) if r.max_slots > 2 && 3 * r.slot_bytes <= room => format!(
                                     "make `{}` at least {} bytes (3 slots of {}: {} is a synchronous ring, W0117)",
                                     need.name,
                                     3 * r.slot_bytes,
                                     r.slot_bytes,
                                     need.min_bytes
                                 ),
-                                _ => format!("make `{}` at least {} bytes", need.name, need.min_bytes),
+                                Some(r) if need.min_bytes <= room => format!(
+                                    "make `{}` at least {} bytes (2 slots of {}; a third would not fit beside the other regions: fewer rows per task or tokens make a slot smaller)",
+                                    need.name, need.min_bytes, r.slot_bytes
+                                ),
+                                Some(r) => format!(
+                                    "two slots of {} bytes do not fit beside the other regions: fewer rows per task or tokens make a slot smaller",
+                                    r.slot_bytes
+                                ),
+                                None => format!("make `{}` at least {} bytes", need.name, need.min_bytes),
                             }),
                         );
                     } else if let Some(r) = need.ring {
-                        // What the ring may grow to: the smallest target's capacity less the
-                        // other regions' bytes (a bound: packing and alignment take more).
-                        let others: i64 = ir
-                            .regions
-                            .iter()
-                            .filter(|(h, _)| !g.members.contains(h))
-                            .map(|(_, o)| o.size)
-                            .sum();
-                        let capacity = ir
-                            .targets
-                            .iter()
-                            .map(|t| t.smem_capacity_bytes)
-                            .min()
-                            .unwrap_or(crate::ir::DEFAULT_SMEM_CAPACITY_BYTES);
                         let at = super::ring_bytes::RingSite {
                             body: b.sig.name,
                             span: g.head_span,
                             body_span,
-                            room: capacity - others,
+                            room,
                         };
                         super::ring_bytes::ring_use(sink, &at, need, r, size);
                     }

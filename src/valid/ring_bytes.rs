@@ -27,7 +27,13 @@ pub(super) fn ring_use(
     let slots = r.slots(size);
     let used = slots * r.slot_bytes;
     if size - used >= crate::plan::pages::PAGE_SIZE {
-        let help = if slots == 2 && r.max_slots > 2 {
+        let help = if slots == 2 && r.max_slots > 2 && used + r.slot_bytes > at.room {
+            format!(
+                "make `{}` {used} bytes (2 slots; a third, {} bytes, would not fit beside the other regions: fewer rows per task or tokens make a slot smaller)",
+                need.name,
+                used + r.slot_bytes
+            )
+        } else if slots == 2 && r.max_slots > 2 {
             // Two slots of a longer stream would be W0117: the next size up.
             format!(
                 "make `{}` {} bytes (3 slots: two would be a synchronous ring, W0117)",
@@ -86,11 +92,18 @@ pub(super) fn ring_use(
             )
             .primary(span, format!("{size} bytes"))
             .secondary(body_span, "the body")
-            .help(format!(
-                "make `{}` at least {} bytes (3 slots: one computing, one in flight, one refilling)",
-                need.name,
-                3 * r.slot_bytes
-            )),
+            .help(if 3 * r.slot_bytes <= at.room {
+                format!(
+                    "make `{}` at least {} bytes (3 slots: one computing, one in flight, one refilling)",
+                    need.name,
+                    3 * r.slot_bytes
+                )
+            } else {
+                format!(
+                    "3 slots ({} bytes) would not fit beside the other regions: fewer rows per task or tokens make a slot smaller",
+                    3 * r.slot_bytes
+                )
+            }),
         );
     }
 }
