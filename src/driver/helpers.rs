@@ -8,7 +8,7 @@ use super::reference::{joined, normalized};
 use super::stdlib::CONTRACTS;
 use super::Source;
 use crate::front::{self, ast};
-use crate::sema::HelperFile;
+use crate::sema::{HelperFile, HelperParseError};
 use std::sync::Arc;
 
 /// What the `use` items of a contract can look helpers up in.
@@ -17,9 +17,8 @@ pub struct Found {
     /// Itself when a `use` has no `from`, and every file a `from` names that can be read and
     /// parsed, once each.
     pub files: Vec<HelperFile>,
-    /// Files a `from` names that were read but do not parse: (as written, display path, the
-    /// first error as `line N: message`).
-    pub parse_errors: Vec<(String, String, String)>,
+    /// Files a `from` names that were read but do not parse.
+    pub parse_errors: Vec<HelperParseError>,
 }
 
 /// The helper files of `file` (the parse of `source`), and those found that do not parse.
@@ -47,7 +46,7 @@ pub fn helper_files(source: &Source, file: &ast::File) -> Found {
         let Some(written) = &u.from else { continue };
         let seen = |w: &str| {
             out.iter().any(|f| f.from.as_deref() == Some(w))
-                || parse_errors.iter().any(|(x, _, _): &(String, _, _)| x == w)
+                || parse_errors.iter().any(|e: &HelperParseError| e.from == w)
         };
         if seen(&written.node) {
             continue;
@@ -61,11 +60,15 @@ pub fn helper_files(source: &Source, file: &ast::File) -> Found {
                     text: Arc::from(text.as_str()),
                 }),
                 Err(ds) => {
-                    let why = ds.first().map_or_else(String::new, |d| {
+                    let first = ds.first().map_or_else(String::new, |d| {
                         let at = d.labels.first().map_or(0, |l| l.span.start as usize);
                         format!("line {}: {}", super::derived::line_of(&text, at), d.message)
                     });
-                    parse_errors.push((written.node.clone(), path, why));
+                    parse_errors.push(HelperParseError {
+                        from: written.node.clone(),
+                        path,
+                        first,
+                    });
                 }
             }
         }

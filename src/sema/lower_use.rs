@@ -182,14 +182,15 @@ fn find_file<'o>(
         let unparsed = opts
             .helper_parse_errors
             .iter()
-            .find(|(w, _, _)| Some(w.as_str()) == written);
-        if let (Some(f), Some((_, path, why))) = (&u.from, unparsed) {
+            .find(|e| Some(e.from.as_str()) == written);
+        if let (Some(f), Some(e)) = (&u.from, unparsed) {
+            let path = &e.path;
             cx.report(
                 Diagnostic::error(
                     codes::HELPER_UNKNOWN,
                     format!("helper file `{}` does not parse", f.node),
                 )
-                .primary(f.span, format!("{path}: {why}"))
+                .primary(f.span, format!("{path}: {}", e.first))
                 .note(format!(
                     "found {path}, but a file that does not parse declares no helper mpkc can read"
                 ))

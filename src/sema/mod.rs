@@ -39,9 +39,8 @@ pub struct SemaOptions {
     /// The contracts `use` items may name helpers of (docs/language.md, "Helpers"): the using
     /// file itself and each file a `use … from "FILE"` names, found and parsed by the driver.
     pub helper_files: Vec<HelperFile>,
-    /// The `from "FILE"` paths that were found but do not parse: (the path as written, the
-    /// display path, the first parse error as `line N: message`), so that E0024 says which.
-    pub helper_parse_errors: Vec<(String, String, String)>,
+    /// The `from "FILE"` files that were found but do not parse, so that E0024 says which.
+    pub helper_parse_errors: Vec<HelperParseError>,
 }
 
 /// A parsed contract `use` items look helpers up in.
@@ -55,6 +54,17 @@ pub struct HelperFile {
     pub ast: std::sync::Arc<ast::File>,
     /// Its text (for the line of the helper's body, which its `#line` names).
     pub text: std::sync::Arc<str>,
+}
+
+/// A file a `use … from "FILE"` names that was found but does not parse.
+#[derive(Clone, Debug)]
+pub struct HelperParseError {
+    /// The path as the `from "…"` writes it.
+    pub from: String,
+    /// The display path of the file.
+    pub path: String,
+    /// Its first parse error, as `line N: message`.
+    pub first: String,
 }
 
 /// One lowered instance and whether lowering it reported no error (only clean instances go on

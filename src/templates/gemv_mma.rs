@@ -99,7 +99,7 @@ pub fn layout(n: i64, k: i64, m: i64, tasks: i64, ring_bytes: i64) -> Layout {
 }
 
 /// Bytes of one chunk's slot: every warp's lines of `chunk` elements.
-pub fn group_bytes(l: &Layout) -> i64 {
+pub fn slot_bytes(l: &Layout) -> i64 {
     slot_bytes_of(l.lines, l.chunk)
 }
 
@@ -134,7 +134,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         )]);
     }
     tasks_fit(s, tasks, l.rows_per_task, n)?;
-    let ring_use = RingUse::new(group_bytes(&l), l.chunks, MAX_RING);
+    let ring_use = RingUse::new(slot_bytes(&l), l.chunks, MAX_RING);
     let ring = ring_use.slots(ring_bytes).max(2);
     let (xn, wn, yn) = (s.tensor_name("x"), s.tensor_name("W"), s.tensor_name("y"));
     let constants = vec![
@@ -180,7 +180,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
     let regions = vec![
         RegionNeed {
             name: "w_ring",
-            min_bytes: 2 * group_bytes(&l),
+            min_bytes: 2 * slot_bytes(&l),
             what: "the weight and activation ring, two chunks at the least (each warp's rows and tokens, 128 bytes a line at the least)",
             min_align: 16,
             ring: Some(ring_use),
@@ -283,7 +283,7 @@ mod tests {
             (l.rows_per_task, l.tiles, l.token_tiles, l.lines),
             (12, 1, 2, 28)
         );
-        assert_eq!((l.chunk, l.chunks, group_bytes(&l)), (128, 14, 28672));
+        assert_eq!((l.chunk, l.chunks, slot_bytes(&l)), (128, 14, 28672));
         // At one token, 13 lines of 512 bytes: 6 slots.
         let l = layout(1536, 7168, 1, 128, ring);
         assert_eq!((l.chunk, l.chunks, l.token_tiles), (256, 7, 1));
@@ -295,7 +295,7 @@ mod tests {
         assert_eq!((l.tiles, l.chunk, l.chunks), (2, 128, 3));
         // lm_head per rank on 132 tasks: 123 rows; no chunk leaves 4 slots of 144 KB: 64.
         let l = layout(16160, 7168, 16, 132, 147456);
-        assert_eq!((l.tiles, l.chunk, group_bytes(&l)), (8, 64, 71168));
+        assert_eq!((l.tiles, l.chunk, slot_bytes(&l)), (8, 64, 71168));
         // The router on 128 tasks at 4 tokens: 2 rows, 6 lines of 512 bytes.
         let l = layout(256, 7168, 4, 128, ring);
         assert_eq!((l.tiles, l.token_tiles, l.chunk, l.chunks), (1, 1, 256, 7));

@@ -238,21 +238,12 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                             .help(format!("write `align {}` (or more) in `{}`", need.min_align, need.name)),
                         );
                     }
-                    // What a ring may grow to: the smallest target's capacity less the other
-                    // regions' bytes (a bound: packing and alignment take more).
-                    let others: i64 = ir
-                        .regions
-                        .iter()
-                        .filter(|(h, _)| !g.members.contains(h))
-                        .map(|(_, o)| o.size)
-                        .sum();
-                    let room = ir
-                        .targets
-                        .iter()
-                        .map(|t| t.smem_capacity_bytes)
-                        .min()
-                        .unwrap_or(crate::ir::DEFAULT_SMEM_CAPACITY_BYTES)
-                        - others;
+                    let at = super::ring_bytes::RingSite {
+                        body: b.sig.name,
+                        span: g.head_span,
+                        body_span,
+                        room: super::ring_bytes::RingSite::room(ir, g),
+                    };
                     if size < need.min_bytes {
                         sink.push(
                             Diagnostic::error(
@@ -262,31 +253,11 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                             .primary(g.head_span, format!("{size} bytes"))
                             .secondary(body_span, "the body")
                             .help(match need.ring {
-                                Some(r) if r.max_slots > 2 && 3 * r.slot_bytes <= room => format!(
-                                    "make `{}` at least {} bytes (3 slots of {}: {} is a synchronous ring, W0117)",
-                                    need.name,
-                                    3 * r.slot_bytes,
-                                    r.slot_bytes,
-                                    need.min_bytes
-                                ),
-                                Some(r) if need.min_bytes <= room => format!(
-                                    "make `{}` at least {} bytes (2 slots of {}; a third would not fit beside the other regions: fewer rows per task or tokens make a slot smaller)",
-                                    need.name, need.min_bytes, r.slot_bytes
-                                ),
-                                Some(r) => format!(
-                                    "two slots of {} bytes do not fit beside the other regions: fewer rows per task or tokens make a slot smaller",
-                                    r.slot_bytes
-                                ),
+                                Some(r) => super::ring_bytes::short_help(&at, need, r),
                                 None => format!("make `{}` at least {} bytes", need.name, need.min_bytes),
                             }),
                         );
                     } else if let Some(r) = need.ring {
-                        let at = super::ring_bytes::RingSite {
-                            body: b.sig.name,
-                            span: g.head_span,
-                            body_span,
-                            room,
-                        };
                         super::ring_bytes::ring_use(sink, &at, need, r, size);
                     }
                 }
@@ -313,8 +284,16 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
     {
         let code = strip_comments_and_strings(code);
         // `buf.NAME` for a NAME that is no region: the body addresses an undeclared region.
+        // Regions and member accessors, with how each is written (`buf.stats_sums()`).
+        let accessors = ir.member_accessors();
+        let mut known: Vec<(String, String)> = ir
+            .region_groups
+            .iter()
+            .map(|g| (g.name.clone(), format!("buf.{}", g.name)))
+            .collect();
+        known.extend(accessors.iter().map(|a| (a.name(), a.call())));
         for (i, name) in buf_uses(&code) {
-            let accessor = ir.member_accessors().into_iter().find(|a| a.name() == name);
+            let accessor = accessors.iter().find(|a| a.name() == name);
             if let Some(a) = accessor.filter(|_| ir.group_by_name(&name).is_none()) {
                 // A member's accessor is a function of the view: `buf.GROUP_MEMBER()`, or
                 // `buf.GROUP_MEMBER(stage)` for a stage array's member.
@@ -337,18 +316,10 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                 }
                 continue;
             }
-            if addressed_group(ir, &name).is_some() {
+            if ir.group_by_name(&name).is_some() {
                 continue;
             }
             let start = code_span.start + i;
-            // Regions and member accessors, with how each is written (`buf.stats_sums()`).
-            let accessors = ir.member_accessors();
-            let mut known: Vec<(String, String)> = ir
-                .region_groups
-                .iter()
-                .map(|g| (g.name.clone(), format!("buf.{}", g.name)))
-                .collect();
-            known.extend(accessors.iter().map(|a| (a.name(), a.call())));
             let stage_member = name.rsplit_once('_').filter(|(g, k)| {
                 ir.group_by_name(g).is_some_and(|g| g.staged)
                     && k.chars().all(|c| c.is_ascii_digit())
