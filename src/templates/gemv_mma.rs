@@ -1,6 +1,6 @@
 //! `gemv_mma(x, W -> y)`: y[m, n] = Σ_k x[m, k] · W[n, k] in fp32, bf16 out, with warp
 //! tensor-core MMAs (`mma.sync.m16n8k16`, bf16 in, f32 accumulation): the consumer GEMV of
-//! [`super::gemv`] for 5-16 tokens, where the FMA GEMV's work per weight byte grows with the
+//! [`super::gemv`] for 5-64 tokens, where the FMA GEMV's work per weight byte grows with the
 //! tokens (every product an f32 FMA) and the MMA's does not.
 //!
 //! Task t covers the weight rows `[t · kRowsPerTask, (t + 1) · kRowsPerTask)`, as the FMA GEMV's.
@@ -32,7 +32,7 @@ pub const SIG: Signature = Signature {
     in_place: &[],
     // The accumulators are a register array per token tile: the token count is a compile-time one.
     token_rows: &[],
-    summary: "y = x W^T for up to 16 tokens with warp MMAs (mma.sync), fp32 accumulation",
+    summary: "y = x W^T for up to 64 tokens with warp MMAs (mma.sync), fp32 accumulation",
 };
 
 /// Elements of K a warp's chunk may be: a line of 128, 256 or 512 bytes of each row, copied by
@@ -42,11 +42,12 @@ pub const CHUNKS: [i64; 3] = [256, 128, 64];
 /// K in multiples of this: four warps each take a quarter of K in chunks of 64 elements at least.
 pub const K_UNIT: i64 = 4 * 64;
 
-/// Tokens at most: two token tiles of 8 (the MMA's N).
-pub const MAX_TOKENS: i64 = 16;
+/// Tokens at most: eight token tiles of 8 (the MMA's N).
+pub const MAX_TOKENS: i64 = 64;
 
-/// Row tiles of 16 per task at most: 8 x 2 x 4 f32 accumulators per lane at 16 tokens.
-pub const MAX_TILES: i64 = 8;
+/// Row tiles of 16 times token tiles of 8 per task at most: a lane keeps 4 f32 sums of each
+/// pair in registers, 64 in all (8 row tiles at 16 tokens, 2 at 64).
+pub const MAX_ACC_TILES: i64 = 16;
 
 /// Slots a chunk's length must leave in the ring: two chunks in flight while one computes (the
 /// shorter chunk is taken where the longer one would leave fewer).
@@ -104,7 +105,7 @@ pub fn slot_bytes(l: &Layout) -> i64 {
 }
 
 /// Checks the shapes (K a multiple of [`K_UNIT`], at most [`MAX_TOKENS`] tokens, at most
-/// [`MAX_TILES`] row tiles per task); derives the layout and the ring depth.
+/// [`MAX_ACC_TILES`] row tiles times token tiles per task); derives the layout and the ring depth.
 pub(super) fn bind(s: &Shapes<'_>) -> Bound {
     let (m, n, k) = linear_shapes(
         s,
@@ -112,25 +113,26 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             k_unit: K_UNIT,
             k_unit_why: "four warps each take a quarter of K in chunks of 64 elements at least",
             max_tokens: MAX_TOKENS,
-            tokens_why: "the MMA GEMV's tokens are two tiles of 8 (mma.sync's N)",
+            tokens_why: "the MMA GEMV's tokens are at most eight tiles of 8 (mma.sync's N)",
             tokens_help:
-                "use a pipeline linear: examples/linear_bf16_m64.mpk takes up to 64 tokens per tile",
+                "give a task at most 64 tokens; a pipeline linear takes 64 per tile too (examples/linear_bf16_m64.mpk)",
         },
     )?;
     let tasks = s.tasks().max(1);
     let ring_bytes = s.region_bytes("w_ring").unwrap_or(0);
     let l = layout(n, k, m, tasks, ring_bytes);
-    if l.tiles > MAX_TILES {
+    if l.tiles * l.token_tiles > MAX_ACC_TILES {
+        let max_rows = MAX_ACC_TILES / l.token_tiles * 16;
         return Err(vec![s.error(
             "W",
             format!(
-                "{tasks} tasks give each {} rows of `{}`, {} tiles of 16, but a lane keeps the sums of at most {MAX_TILES} tiles ({} rows) in registers",
+                "{tasks} tasks give each {} rows of `{}`, {} tiles of 16, and {m} tokens are {} tiles of 8, but a lane keeps the sums of at most {MAX_ACC_TILES} pairs of tiles in registers (at most {max_rows} rows per task at {m} tokens)",
                 l.rows_per_task,
                 s.tensor_name("W"),
                 l.tiles,
-                MAX_TILES * 16
+                l.token_tiles,
             ),
-            format!("use at least {} tasks (fewer rows per task)", ceil_div(n, MAX_TILES * 16)),
+            format!("use at least {} tasks (fewer rows per task)", ceil_div(n, max_rows)),
         )]);
     }
     tasks_fit(s, tasks, l.rows_per_task, n)?;
@@ -299,6 +301,12 @@ mod tests {
         // The router on 128 tasks at 4 tokens: 2 rows, 6 lines of 512 bytes.
         let l = layout(256, 7168, 4, 128, ring);
         assert_eq!((l.tiles, l.token_tiles, l.chunk, l.chunks), (1, 1, 256, 7));
+        // q_b at 64 tokens: 24 rows (2 tiles) and 8 token tiles, the 16 pairs a lane may keep;
+        // 88 lines of 128 bytes, three 45,056-byte slots of 160 KB.
+        let l = layout(3072, 1536, 64, 128, ring);
+        assert_eq!((l.tiles, l.token_tiles, l.lines, l.chunk), (2, 8, 88, 64));
+        assert!(l.tiles * l.token_tiles <= MAX_ACC_TILES);
+        assert_eq!(ring / slot_bytes(&l), 3);
     }
 
     /// The body's place of unit `unit` (16 bytes) of line `line` in a warp's slot.
