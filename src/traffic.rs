@@ -58,17 +58,27 @@ fn workspace(task: &CheckedTask) -> Vec<crate::ir::TensorHandle> {
 }
 
 /// The bytes a `split_k bf16` linear moves through its workspace: the partials written, then
-/// read by each tile's last split, and the counters once (0 for any other task).
+/// read by each tile's last split, and the counters once; a `split_k atomic` linear's
+/// accumulator added to by every split, then read and zeroed by each tile's last split (0 for
+/// any other task).
 fn workspace_bytes(task: &CheckedTask) -> u64 {
-    let Some(s) = task.linear().and_then(|p| p.split_sum) else {
+    let Some(p) = task.linear() else {
+        return 0;
+    };
+    let Some(s) = p.split_sum else {
         return 0;
     };
     let bytes = |h: crate::ir::TensorHandle| {
         let t = &task.ir.tensors[h];
         tensor_bytes(&t.dims, t.dtype.bytes())
     };
+    let passes = if p.epilogue == crate::lower::Epilogue::SplitKAtomic {
+        (p.splits.max(1) as u64).saturating_add(2)
+    } else {
+        2
+    };
     bytes(s.partials)
-        .saturating_mul(2)
+        .saturating_mul(passes)
         .saturating_add(bytes(s.counters))
 }
 

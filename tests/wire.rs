@@ -5,7 +5,7 @@
 //! `mpkc build` generates do not change.
 
 use mpkc::driver::build::generate_all;
-use mpkc::driver::{check_sources_with, stdlib, Checked};
+use mpkc::driver::{check_sources_with, stdlib, Checked, Source};
 use mpkc::sema::SemaOptions;
 use mpkc::valid::CheckOptions;
 use mpkc::wire::{self, anchors, Status, UnitFacts};
@@ -678,4 +678,35 @@ fn an_inout_tensor_counts_as_an_input() {
     let def = mpkc::wire::pieces::definition(&u);
     assert!(def.contains("int num_inputs = 2;"), "{def}");
     assert!(def.contains("int num_outputs = 0;"), "{def}");
+}
+
+/// The outputs a layer method says to allocate zeroed: `split_k bf16`'s counters (not its
+/// partials, which each split overwrites) and `split_k atomic`'s counters and accumulator (every
+/// split adds to it, the last split of each tile zeroes it).
+#[test]
+fn the_zeroed_outputs_are_the_counters_and_the_atomic_accumulator() {
+    let path = "examples/linear_bf16_splitk_atomic_m64.mpk";
+    let atomic = Source {
+        path: path.into(),
+        text: std::fs::read_to_string(root().join(path)).unwrap(),
+    };
+    let checked = check_sources_with(
+        &[atomic],
+        |_| SemaOptions::default(),
+        &CheckOptions::default(),
+    );
+    let router = checked[0]
+        .tasks
+        .iter()
+        .find(|t| t.ir.unit_name() == "linear_bf16_splitk_atomic_m64_router")
+        .expect("the router instance checks");
+    let facts = UnitFacts::of(router).unwrap();
+    let zeroed: Vec<&str> = facts.zeroed.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(zeroed, ["P", "T"]);
+    let ordered = stdlib_units()
+        .into_iter()
+        .find(|u| u.unit == "linear_bf16_splitk_sum_q_b")
+        .expect("the stdlib's split sum");
+    let zeroed: Vec<&str> = ordered.zeroed.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(zeroed, ["T"]);
 }

@@ -208,6 +208,7 @@ pub(crate) fn emit(w: &mut Writer, task: &CheckedTask, p: &LinearMath, f: &Fragm
             );
         }
         Epilogue::SplitKBf16 => split_sum(w, task, p, m),
+        Epilogue::SplitKAtomic => split_atomic(w, task, p, m),
         Epilogue::QuantE4m3 => quant_e4m3(w, task, p, f, m),
     }
 }
@@ -245,20 +246,7 @@ fn split_sum(w: &mut Writer, task: &CheckedTask, p: &LinearMath, m: &str) {
         m,
         "This split's f32 partials: [SPLITS, M_REAL, N].",
     );
-    w.comment("The tile's arrival: the 128 threads meet at the `with` barrier (each one's partial stores are");
-    w.comment("ordered before thread 0 at CTA scope), and thread 0 adds one to the tile's counter with a GPU-scope");
-    w.comment("acq_rel atomic. Its release is cumulative: it publishes the partials the other threads wrote");
-    w.comment("before the barrier (PTX ISA, \"Memory Consistency Model\": release patterns and causality order;");
-    w.comment("the pattern of CUTLASS's GenericBarrier::arrive_inc, include/cutlass/barrier.h). The split that");
-    w.comment("brings the counter to SPLITS is the last: its atomic acquires every other split's release, and");
-    w.comment("bar.red.or orders its 128 threads after thread 0 before they read the partials. One GPU-scope");
-    w.comment(
-        "fence in one thread, where every thread's __threadfence() waited its own stores twice.",
-    );
-    w.line(format!("mpkc::named_barrier_sync({bar}, 128);"));
-    w.line("bool last = false;");
-    w.line("if (threadIdx.x == 0) last = mpkc::atomic_add_acq_rel_gpu(&counters[tile], 1) == SPLITS - 1;");
-    w.open(format!("if (mpkc::named_barrier_or({bar}, 128, last))"));
+    tile_arrival(w, bar);
     w.comment("The tile's [tokens x BLOCK_M] sums, element j = token * BLOCK_M + r for r < BLOCK_M, in groups");
     w.comment("of kVec consecutive rows (4 where N is a multiple of 4: every group is 16-byte aligned in P and");
     w.comment("wholly below or above N; else 1), thread t taking groups t, t + 128, ... (a warp's loads cover");
@@ -305,6 +293,81 @@ fn split_sum(w: &mut Writer, task: &CheckedTask, p: &LinearMath, m: &str) {
     w.line("int const j = (g0 + 128 * i) * kVec;");
     w.line("int const row = tile * BLOCK_M + j % BLOCK_M;");
     w.line("if (j < elems && row < N) mpkc::st_bf16<kVec>(out + static_cast<int64_t>(j / BLOCK_M) * N + row, sum[i]);");
+    w.close("");
+    w.close("");
+    w.comment("Zero for the next run: every split of this tile has arrived.");
+    w.line("if (threadIdx.x == 0) counters[tile] = 0;");
+    w.close("");
+}
+
+/// The tile's arrival of both in-task split-K epilogues, at named barrier `bar`: opens the block
+/// that the last split of the tile runs (closed by the caller).
+fn tile_arrival(w: &mut Writer, bar: i64) {
+    w.comment("The tile's arrival: the 128 threads meet at the `with` barrier (each one's partial stores are");
+    w.comment("ordered before thread 0 at CTA scope), and thread 0 adds one to the tile's counter with a GPU-scope");
+    w.comment("acq_rel atomic. Its release is cumulative: it publishes the partials the other threads wrote");
+    w.comment("before the barrier (PTX ISA, \"Memory Consistency Model\": release patterns and causality order;");
+    w.comment("the pattern of CUTLASS's GenericBarrier::arrive_inc, include/cutlass/barrier.h). The split that");
+    w.comment("brings the counter to SPLITS is the last: its atomic acquires every other split's release, and");
+    w.comment("bar.red.or orders its 128 threads after thread 0 before they read the partials. One GPU-scope");
+    w.comment(
+        "fence in one thread, where every thread's __threadfence() waited its own stores twice.",
+    );
+    w.line(format!("mpkc::named_barrier_sync({bar}, 128);"));
+    w.line("bool last = false;");
+    w.line("if (threadIdx.x == 0) last = mpkc::atomic_add_acq_rel_gpu(&counters[tile], 1) == SPLITS - 1;");
+    w.open(format!("if (mpkc::named_barrier_or({bar}, 128, last))"));
+}
+
+/// `split_k atomic` ([`crate::lower::SplitSum`], the accumulator form): this split's f32 sums
+/// added into the accumulator `P` [M_REAL, N] with `red.global.add` (performed in L2, every split
+/// at once), the tile's arrival, and, in the last split to arrive, the tile's sums read back
+/// through L2, stored as bf16 and zeroed, then the counter's reset. `m`: the C++ name of the
+/// step's token count.
+fn split_atomic(w: &mut Writer, task: &CheckedTask, p: &LinearMath, m: &str) {
+    let Some(s) = p.split_sum else { return };
+    let ir = &task.ir;
+    let bar = s.barrier;
+    w.line(format!(
+        "float *const part = static_cast<float *>(task_desc->output_ptrs[OUT_P]);  // `{}`: [M_REAL, N]",
+        ir.tensors[s.partials].name
+    ));
+    w.line(format!(
+        "int *const counters = static_cast<int *>(task_desc->output_ptrs[OUT_T]);  // `{}`",
+        ir.tensors[s.counters].name
+    ));
+    w.comment("This split's f32 sums added into the accumulator (red.global.add: performed in L2, the splits'");
+    w.comment("adds at once, in whatever order they come: the sum is not bit-reproducible).");
+    open_fragment_loop(w);
+    w.line(format!("if (n < {m} && row < N) mpkc::red_add_f32(part + static_cast<int64_t>(n) * N + row, frag_value(acc, e));"));
+    w.close("");
+    tile_arrival(w, bar);
+    w.comment("The tile's [tokens x BLOCK_M] sums, element j = token * BLOCK_M + r for r < BLOCK_M, in groups");
+    w.comment("of kVec consecutive rows (4 where N is a multiple of 4: every group 16-byte aligned in P and");
+    w.comment("wholly below or above N; else 1), thread t taking groups t, t + 128, ...; kLoads loads in flight");
+    w.comment("per thread. L2 loads (ld.global.cg): the adds were performed there. Each group is stored as");
+    w.comment("bf16, then zeroed for the next run (every split of this tile has added to it).");
+    w.line("constexpr int kVec = N % 4 == 0 ? 4 : 1;");
+    w.line("static_assert(BLOCK_M % kVec == 0, \"a group of rows never spans two tokens\");");
+    w.line("constexpr int kLoads = kVec == 4 ? 8 : 32;");
+    w.line(format!("int const elems = {m} * BLOCK_M;"));
+    w.line("#pragma unroll 1");
+    w.open("for (int g0 = threadIdx.x; g0 * kVec < elems; g0 += 128 * kLoads)");
+    w.line("float v[kLoads][kVec];");
+    w.line("#pragma unroll");
+    w.open("for (int i = 0; i < kLoads; ++i)");
+    w.line("int const j = (g0 + 128 * i) * kVec;");
+    w.line("int const row = tile * BLOCK_M + j % BLOCK_M;  // output column of the group's first element");
+    w.line("mpkc::ldcg_f32<kVec>(v[i], part + static_cast<int64_t>(j / BLOCK_M) * N + row, j < elems && row < N);");
+    w.close("");
+    w.line("#pragma unroll");
+    w.open("for (int i = 0; i < kLoads; ++i)");
+    w.line("int const j = (g0 + 128 * i) * kVec;");
+    w.line("int const row = tile * BLOCK_M + j % BLOCK_M;");
+    w.line("bool const ok = j < elems && row < N;");
+    w.line("int64_t const at = static_cast<int64_t>(j / BLOCK_M) * N + row;");
+    w.line("if (ok) mpkc::st_bf16<kVec>(out + at, v[i]);");
+    w.line("mpkc::stcg_zero_f32<kVec>(part + at, ok);");
     w.close("");
     w.close("");
     w.comment("Zero for the next run: every split of this tile has arrived.");

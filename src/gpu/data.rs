@@ -29,14 +29,11 @@ impl HostTensor {
     }
 
     /// An output `t` as it is before a run: [`POISON`] (so that an element never written shows),
-    /// but `counters` zero, as their allocation must be (`split_k bf16` counts arrivals from
-    /// zero and leaves them zero).
-    pub fn output_before_run(t: &crate::ir::TensorIr) -> HostTensor {
-        let byte = if t.role() == Some(crate::ir::TensorRole::Counters) {
-            0
-        } else {
-            POISON
-        };
+    /// but zero where `zero` (the tensors a run must find and leave zero,
+    /// [`crate::valid::CheckedTask::zero_between_runs`]: `split_k bf16`'s counters count arrivals from
+    /// zero, `split_k atomic`'s accumulator adds to zero).
+    pub fn output_before_run(t: &crate::ir::TensorIr, zero: bool) -> HostTensor {
+        let byte = if zero { 0 } else { POISON };
         HostTensor::filled(&t.name, t.dtype, &t.dims, byte)
     }
 

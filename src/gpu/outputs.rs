@@ -135,15 +135,14 @@ fn compare_at(
     )
 }
 
-/// The name of the first `counters` output (`split_k bf16`'s arrival counters) of `tasks` that a
-/// run left other than all zero, if any; `outputs[t]` are task `t`'s outputs after the run.
+/// The name of the first output of `tasks` that must be left zero
+/// ([`CheckedTask::zero_between_runs`]) and
+/// that a run left other than all zero, if any; `outputs[t]` are task `t`'s outputs after the run.
 pub(crate) fn counters_left(tasks: &[&CheckedTask], outputs: &[Vec<HostTensor>]) -> Option<String> {
     tasks.iter().zip(outputs).find_map(|(t, outs)| {
         t.ir.outputs()
             .zip(outs)
-            .find(|((_, x), o)| {
-                x.role() == Some(crate::ir::TensorRole::Counters) && o.bytes.iter().any(|b| *b != 0)
-            })
+            .find(|((h, _), o)| t.zero_between_runs(*h) && o.bytes.iter().any(|b| *b != 0))
             .map(|((_, x), _)| x.name.clone())
     })
 }

@@ -580,6 +580,33 @@ fn linear(task: &CheckedTask, p: &LinearMath, inputs: &[HostTensor]) -> Vec<Expe
                 },
             ]
         }
+        Epilogue::SplitKAtomic => {
+            let Some(s) = p.split_sum else {
+                return Vec::new();
+            };
+            let at = |h| ir.written().position(|(x, _)| x == h).unwrap_or(0);
+            let values = (0..m * n_rows)
+                .map(|i| (0..splits).map(|sp| partial[sp * m * n_rows + i]).sum())
+                .collect();
+            vec![
+                Expected {
+                    output: out0,
+                    values,
+                    check: Check::RelL2(tol),
+                },
+                // Each tile's last split read the accumulator and zeroed it for the next run.
+                Expected {
+                    output: at(s.partials),
+                    values: vec![0.0; m * n_rows],
+                    check: Check::Exact,
+                },
+                Expected {
+                    output: at(s.counters),
+                    values: vec![0.0; p.num_tiles as usize],
+                    check: Check::Exact,
+                },
+            ]
+        }
         Epilogue::QuantE4m3 => {
             let (sc, _) = p.out_scale.unwrap_or((p.output, 0));
             let so = ir.written().position(|(h, _)| h == sc).unwrap_or(1);

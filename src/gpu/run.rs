@@ -645,7 +645,7 @@ fn host_tensors(
         inputs.push(ins);
         outputs.push(
             t.ir.outputs()
-                .map(|(_, o)| HostTensor::output_before_run(o))
+                .map(|(h, o)| HostTensor::output_before_run(o, t.zero_between_runs(h)))
                 .collect(),
         );
     }

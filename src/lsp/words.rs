@@ -14,8 +14,8 @@ fn role_text(role: &TensorRole) -> String {
         TensorRole::Residual => "added to the result by a `residual add` epilogue. Declared `in`.",
         TensorRole::Output => "the op's result. Declared `out`.",
         TensorRole::Index => "int32 expert ids `[m_real, slots]` that `route W by ids …` reads at run time: the routed weights' outermost coordinate (a pipeline's loader reads them after the dependency wait). Declared `in`.",
-        TensorRole::Counters => "int32 arrival counters `[ceil(N / tile M)]`, one per output tile, for `epilogue split_k bf16`: each split of a tile adds one after storing its f32 partials, and the last sums them into the bf16 output and resets the counter. Zero when allocated; every run leaves them zero. Declared `out`.",
-        TensorRole::Partials => "f32 split-K partial sums (`[splits, m, N]`), summed by the derived reduce task (`split_k f32`) or by the last split of each tile (`split_k bf16`). Declared `out`.",
+        TensorRole::Counters => "int32 arrival counters `[ceil(N / tile M)]`, one per output tile, for `epilogue split_k bf16` and `split_k atomic`: each split of a tile adds one after storing (or adding) its f32 sums, and the last stores the bf16 output and resets the counter. Zero when allocated; every run leaves them zero. Declared `out`.",
+        TensorRole::Partials => "f32 split-K partial sums (`[splits, m, N]`), summed by the derived reduce task (`split_k f32`) or by the last split of each tile (`split_k bf16`); for `split_k atomic` one `[m, N]` accumulator every split adds to, zero when allocated and left zero. Declared `out`.",
         TensorRole::ScaleOf(t) => {
             return format!(
                 "**tensor role `{}`**\n\nThe block scales of `{}`: f32 powers of two, one per 128x128 weight block or per 1x128 group of an activation or output. Read (`in`) when `{}` is an input, written (`out`) when it is an output.",

@@ -141,6 +141,18 @@ impl CheckedTask {
         self.programs.iter().find(|p| p.target == target)
     }
 
+    /// Whether output `h` is zero before every run and left zero by it: the arrival counters of
+    /// `split_k bf16` and `split_k atomic` (role `counters`) and the f32 accumulator of `split_k
+    /// atomic`, which each tile's last split zeroes after reading it. Their allocation must be
+    /// zeroed once (`mpkc wire` says so); verify and bench allocate them zeroed and check them.
+    pub fn zero_between_runs(&self, h: crate::ir::TensorHandle) -> bool {
+        self.ir.tensors[h].role() == Some(crate::ir::TensorRole::Counters)
+            || self.linear().is_some_and(|p| {
+                p.epilogue == crate::lower::Epilogue::SplitKAtomic
+                    && p.split_sum.is_some_and(|s| s.partials == h)
+            })
+    }
+
     /// The plan the spec header records: the first target's.
     pub fn primary_plan(&self) -> &PagePlan {
         &self.plans[0].2

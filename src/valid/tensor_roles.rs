@@ -125,7 +125,7 @@ pub(super) fn pipeline_roles(ir: &TaskIr, sink: &mut Sink) {
     }
 }
 
-/// `counters` (E0011): the arrival counters of a pipeline's `split_k bf16` epilogue, which the
+/// `counters` (E0011): the arrival counters of a pipeline's `split_k bf16` (or `atomic`) epilogue, which the
 /// generated code alone arrives and resets; a tensor of another family with that role would be
 /// the body's to keep zero, which nothing checks (and verify would run its tasks once).
 pub(super) fn counters(ir: &TaskIr, sink: &mut Sink) {
@@ -133,7 +133,7 @@ pub(super) fn counters(ir: &TaskIr, sink: &mut Sink) {
         && ir
             .epilogues
             .iter()
-            .any(|(k, v, _)| k == "split_k" && v.as_deref() == Some("bf16"));
+            .any(|(k, v, _)| k == "split_k" && matches!(v.as_deref(), Some("bf16" | "atomic")));
     if split_sum {
         return;
     }
@@ -145,7 +145,7 @@ pub(super) fn counters(ir: &TaskIr, sink: &mut Sink) {
             Diagnostic::error(
                 codes::FAMILY_ITEM,
                 format!(
-                    "tensor `{}` is `counters`, which only a pipeline's `split_k bf16` epilogue arrives and resets",
+                    "tensor `{}` is `counters`, which only a pipeline's `split_k bf16` or `split_k atomic` epilogue arrives and resets",
                     t.name
                 ),
             )

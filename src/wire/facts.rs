@@ -32,8 +32,10 @@ pub struct UnitFacts {
     pub inputs: Vec<String>,
     /// Output tensor names (the `out` tensors; an `inout` one is an input), in `output_ptrs` order.
     pub outputs: Vec<String>,
-    /// The `counters` outputs (`split_k bf16`): allocated zero, left zero by every run.
-    pub zeroed: Vec<String>,
+    /// The outputs allocated zero and left zero by every run, each with what it is:
+    /// [`CheckedTask::zero_between_runs`] (`split_k bf16`'s and `split_k atomic`'s counters, the
+    /// latter's accumulator).
+    pub zeroed: Vec<(String, &'static str)>,
     /// `name=value` of every param of this instance, in declaration order: the plain variant
     /// string lists them all (I-H3).
     pub params: Vec<String>,
@@ -85,8 +87,15 @@ impl UnitFacts {
             outputs: ir.outputs().map(|(_, t)| t.name.clone()).collect(),
             zeroed: ir
                 .outputs()
-                .filter(|(_, t)| t.role() == Some(TensorRole::Counters))
-                .map(|(_, t)| t.name.clone())
+                .filter(|(h, _)| task.zero_between_runs(*h))
+                .map(|(_, t)| {
+                    let what = if t.role() == Some(TensorRole::Counters) {
+                        "arrival counters, one per output tile"
+                    } else {
+                        "the f32 sums the splits add to"
+                    };
+                    (t.name.clone(), what)
+                })
                 .collect(),
             params: ir
                 .params

@@ -236,10 +236,12 @@ pub fn layer(f: &UnitFacts) -> String {
         names(&f.inputs),
         names(&f.outputs)
     ));
-    for t in &f.zeroed {
-        l(&format!("        # `{t}`: arrival counters, one per output tile: allocate it zeroed (torch.zeros) once;"));
-        l("        # the last split of each tile resets its counter, so every run leaves it zero. Give each");
-        l("        # op instance its own counters and partials: two ops that may run at once must not share them.");
+    for (t, what) in &f.zeroed {
+        l(&format!(
+            "        # `{t}`: {what}: allocate it zeroed (torch.zeros) once;"
+        ));
+        l("        # the last split of each tile resets it, so every run leaves it zero. Give each op");
+        l("        # instance its own counters and partials: two ops that may run at once must not share them.");
     }
     l(&format!(
         "        assert self.use_v2_runtime, \"{} is a Runtime-V2 task\"",

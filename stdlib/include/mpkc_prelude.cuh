@@ -303,6 +303,26 @@ __device__ __forceinline__ void ldcg_f32(float (&d)[V], float const *p, bool ok)
   }
 }
 
+/// `red.relaxed.gpu.global.add.f32`: adds `v` to `*p` in L2, without returning the old value
+/// (PTX ISA, "red"). The `split_k atomic` epilogue's accumulation; the tile's arrival (a
+/// cumulative release after the consumer threads' barrier) orders it before the last split's reads.
+__device__ __forceinline__ void red_add_f32(float *p, float v) {
+  asm volatile("red.relaxed.gpu.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+}
+
+/// Stores `V` consecutive f32 zeros through L2 (`__stcg`; V = 4: one 16-byte access, `p`
+/// 16-byte aligned) where `ok`: the `split_k atomic` accumulator left zero for the next run.
+template <int V>
+__device__ __forceinline__ void stcg_zero_f32(float *p, bool ok) {
+  static_assert(V == 1 || V == 4, "1 or 4 floats per store");
+  if (!ok) return;
+  if constexpr (V == 4) {
+    __stcg(reinterpret_cast<float4 *>(p), make_float4(0.f, 0.f, 0.f, 0.f));
+  } else {
+    __stcg(p, 0.f);
+  }
+}
+
 /// Stores `V` f32 values as `V` consecutive bf16 (round to nearest even; V = 4: one 8-byte
 /// access, `p` 8-byte aligned).
 template <int V>

@@ -210,6 +210,7 @@ a tile's accumulator is {} x {} f32{}.",
         Epilogue::ResidualAdd => "the accumulator is rounded to bf16 and added to the residual in f32, then stored as bf16".to_string(),
         Epilogue::SplitKF32 => format!("each split stores f32 partials; the derived task `{}_reduce` sums them into bf16", ir.unit_name()),
         Epilogue::SplitKBf16 => "each split stores f32 partials and adds one to its tile's arrival counter; the last split of the tile sums the partials in split order into the bf16 output and resets the counter (no reduce task)".to_string(),
+        Epilogue::SplitKAtomic => "each split adds its f32 sums into the accumulator (red.global.add, in L2) and one to its tile's arrival counter; the last split of the tile stores the sums as bf16, zeroes the accumulator and resets the counter (no reduce task; the f32 additions follow the arrival order)".to_string(),
         Epilogue::QuantE4m3 => "the accumulator is quantized to e4m3 with one power-of-two scale per token and 128-column tile, the next fp8 GEMM's 1x128 activation scales".to_string(),
     };
     // The contract's epilogue map runs on each element before that (docs/language.md).

@@ -316,11 +316,12 @@ fn run_inner(
         report.reason = Some("mpkc's result differs from the check's: not timed".into());
         return Ok(report);
     }
-    // `split_k bf16`: every split of every tile arrived once and the last reset its counter.
+    // `split_k bf16` / `atomic`: every split of every tile arrived once and the last reset its
+    // counter (and zeroed the accumulator).
     if let Some(name) = crate::gpu::outputs::counters_left(&case.tasks, &outputs) {
         report.status = "mismatch".into();
         report.reason = Some(format!(
-            "counters `{name}` are not all zero after the run (a split arrived twice, or a tile's last split did not reset its counter): not timed"
+            "`{name}` is not all zero after the run (a split arrived twice, or a tile's last split did not reset its counter or zero the accumulator): not timed"
         ));
         return Ok(report);
     }

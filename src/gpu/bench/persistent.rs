@@ -121,7 +121,7 @@ pub fn fixed_cost(
     if sh.epilogue == super::shape::LinearEpilogue::SplitKSum {
         f.status = "skipped".into();
         f.reason = Some(
-            "`split_k bf16` counts each task's arrival once: its tasks cannot repeat in a queue"
+            "`split_k bf16` and `split_k atomic` count each task's arrival once: their tasks cannot repeat in a queue"
                 .into(),
         );
         return f;

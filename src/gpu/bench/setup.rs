@@ -73,7 +73,7 @@ pub(super) fn setup(
         inputs.push(ins);
         outputs.push(
             t.ir.outputs()
-                .map(|(_, o)| HostTensor::output_before_run(o))
+                .map(|(h, o)| HostTensor::output_before_run(o, t.zero_between_runs(h)))
                 .collect::<Vec<_>>(),
         );
     }

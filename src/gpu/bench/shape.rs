@@ -18,7 +18,8 @@ pub enum LinearEpilogue {
     Residual,
     /// f32 partials per K split, summed by the derived reduce task.
     SplitK,
-    /// f32 partials per K split, summed into bf16 by each tile's last split (`split_k bf16`).
+    /// f32 partials per K split, summed into bf16 by each tile's last split (`split_k bf16`),
+    /// or added into one f32 accumulator that the last split stores (`split_k atomic`).
     SplitKSum,
     /// e4m3 output with one f32 scale per token per 128 columns.
     QuantE4m3,
@@ -77,7 +78,7 @@ pub fn linear_of(task: &CheckedTask) -> Option<LinearShape> {
         Epilogue::StoreBf16 => LinearEpilogue::Store,
         Epilogue::ResidualAdd => LinearEpilogue::Residual,
         Epilogue::SplitKF32 => LinearEpilogue::SplitK,
-        Epilogue::SplitKBf16 => LinearEpilogue::SplitKSum,
+        Epilogue::SplitKBf16 | Epilogue::SplitKAtomic => LinearEpilogue::SplitKSum,
         Epilogue::QuantE4m3 => LinearEpilogue::QuantE4m3,
     };
     let scales = match &p.operands {

@@ -326,9 +326,10 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
             ("residual", Some("add")) => Epilogue::ResidualAdd,
             ("split_k", Some("f32")) => Epilogue::SplitKF32,
             ("split_k", Some("bf16")) => Epilogue::SplitKBf16,
+            ("split_k", Some("atomic")) => Epilogue::SplitKAtomic,
             ("quant", Some("e4m3")) => Epilogue::QuantE4m3,
             _ => {
-                sink.push(unsupported(*span, format!("epilogue `{k}{}`", v.as_ref().map(|x| format!(" {x}")).unwrap_or_default()), "epilogues are `store bf16`, `residual add`, `split_k f32`, `split_k bf16` and `quant e4m3`"));
+                sink.push(unsupported(*span, format!("epilogue `{k}{}`", v.as_ref().map(|x| format!(" {x}")).unwrap_or_default()), "epilogues are `store bf16`, `residual add`, `split_k f32`, `split_k bf16`, `split_k atomic` and `quant e4m3`"));
                 return None;
             }
         },
@@ -341,10 +342,12 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         sink.push(unsupported(tile.span, "tile M 64 with `quant e4m3`: one quantisation group is 128 output columns, a whole 128-row tile".into(), "use `tile M 128`"));
         return None;
     }
-    if let Some((_, span)) = ir
-        .epilogue_with
-        .filter(|_| !matches!(epilogue, Epilogue::QuantE4m3 | Epilogue::SplitKBf16))
-    {
+    if let Some((_, span)) = ir.epilogue_with.filter(|_| {
+        !matches!(
+            epilogue,
+            Epilogue::QuantE4m3 | Epilogue::SplitKBf16 | Epilogue::SplitKAtomic
+        )
+    }) {
         sink.push(unsupported(
             span,
             format!(
@@ -379,7 +382,10 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
             return None;
         }
     }
-    let splits = if matches!(epilogue, Epilogue::SplitKF32 | Epilogue::SplitKBf16) {
+    let splits = if matches!(
+        epilogue,
+        Epilogue::SplitKF32 | Epilogue::SplitKBf16 | Epilogue::SplitKAtomic
+    ) {
         match ir.params.get("splits").map(|p| &p.value) {
             Some(ParamValue::Int(s)) if *s >= 1 => *s,
             _ => {
@@ -537,15 +543,21 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
     } else {
         None
     };
-    let split_sum = if epilogue == Epilogue::SplitKBf16 {
-        match super::split_sum::bind(ir, m_real, n, splits, num_tiles) {
+    let split_sum = if matches!(epilogue, Epilogue::SplitKBf16 | Epilogue::SplitKAtomic) {
+        let atomic = epilogue == Epilogue::SplitKAtomic;
+        match super::split_sum::bind(ir, m_real, n, splits, num_tiles, atomic) {
             Ok(s) => Some(s),
             Err((missing, labels)) => {
                 let at = ir.epilogues.first().map_or(ir.family_span, |e| e.2);
+                let (why, p) = if atomic {
+                    ("the splits add their sums into the accumulator; the last split of a tile, found by its tile's arrival counter once the 128 consumer threads met, stores them", "tensor P: f32[m_real, N] out partials")
+                } else {
+                    ("the last split of a tile sums the splits' partials, found by its tile's arrival counter, once the 128 consumer threads met", "tensor P: f32[splits, m_real, N] out partials")
+                };
                 let mut d = unsupported(
                     at,
-                    format!("`split_k bf16` needs {} (the last split of a tile sums the splits' partials, found by its tile's arrival counter, once the 128 consumer threads met)", missing.join(", ")),
-                    "declare `tensor P: f32[splits, m_real, N] out partials`, `tensor T: i32[ceil_div(N, tile.M)] out counters`, `barrier epi = named(3, threads 128)` and `epilogue split_k bf16 with epi`",
+                    format!("`{}` needs {} ({why})", epilogue.as_str(), missing.join(", ")),
+                    &format!("declare `{p}`, `tensor T: i32[ceil_div(N, tile.M)] out counters`, `barrier epi = named(3, threads 128)` and `epilogue {} with epi`", epilogue.as_str()),
                 );
                 for (span, what) in labels {
                     d = d.secondary(span, what);

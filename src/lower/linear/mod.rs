@@ -27,6 +27,12 @@ pub enum Epilogue {
     /// arrival counter per tile) sums them in split order and stores the bf16 output, in the
     /// same task: no reduce task, no event hop ([`SplitSum`]).
     SplitKBf16,
+    /// `split_k atomic`: every split adds its f32 sums into one f32 accumulator per output
+    /// element (`red.global.add`, performed in L2, in parallel across splits); the last split of
+    /// each tile to arrive (the same counters as `split_k bf16`) stores the bf16 output and
+    /// zeroes the accumulator for the next run. Not bit-reproducible: the f32 additions happen
+    /// in arrival order ([`SplitSum`]).
+    SplitKAtomic,
     /// `quant e4m3`: e4m3 output with one power-of-two f32 scale per token per 128-column group
     /// (the tile), as the next fp8 GEMM's 1x128 activation scales.
     QuantE4m3,
@@ -36,11 +42,12 @@ impl Epilogue {
     /// The epilogues that take a tail tile (N not a multiple of tile M) with bf16 operands: each
     /// store is guarded by `row < N` and the sums cover N columns; `quant e4m3`'s output groups,
     /// like the fp8 weight blocks, index whole 128-row tiles (E0601).
-    pub const TAKE_A_TAIL: [Epilogue; 4] = [
+    pub const TAKE_A_TAIL: [Epilogue; 5] = [
         Epilogue::StoreBf16,
         Epilogue::ResidualAdd,
         Epilogue::SplitKF32,
         Epilogue::SplitKBf16,
+        Epilogue::SplitKAtomic,
     ];
 
     /// The epilogue as written in a contract.
@@ -50,6 +57,7 @@ impl Epilogue {
             Epilogue::ResidualAdd => "residual add",
             Epilogue::SplitKF32 => "split_k f32",
             Epilogue::SplitKBf16 => "split_k bf16",
+            Epilogue::SplitKAtomic => "split_k atomic",
             Epilogue::QuantE4m3 => "quant e4m3",
         }
     }
@@ -183,14 +191,17 @@ fn epilogue_barrier(ir: &TaskIr) -> Option<i64> {
         .map(|b| b.id)
 }
 
-/// The in-task split-K reduction of `epilogue split_k bf16 with B`: each split stores its f32
-/// partials, then the tile's 128 consumer threads meet at named barrier `B`, thread 0 adds one to
-/// the tile's counter, and the split that brings it to `splits` (the last to finish, whichever
-/// it is) sums the `splits` partials of the tile in split order (0, 1, …: the same bits whichever
-/// split is last), stores the bf16 output and resets the counter to zero for the next run.
+/// The in-task split-K reduction of `epilogue split_k bf16 with B` and `split_k atomic with B`:
+/// each split stores its f32 partials (`bf16`) or adds them into the f32 accumulator
+/// (`atomic`), then the tile's 128 consumer threads meet at named barrier `B`, thread 0 adds one
+/// to the tile's counter, and the split that brings it to `splits` (the last to finish,
+/// whichever it is) sums the `splits` partials of the tile in split order (0, 1, …: the same
+/// bits whichever split is last) or reads the accumulated sums (zeroing them), stores the bf16
+/// output and resets the counter to zero for the next run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SplitSum {
-    /// f32 `[splits, m_real, N]` partials (`out partials`): the workspace of the sum.
+    /// f32 `[splits, m_real, N]` partials (`out partials`), the workspace of the ordered sum;
+    /// for `split_k atomic` the f32 `[m_real, N]` accumulator, zero between runs.
     pub partials: TensorHandle,
     /// int32 `[ceil(N / tile M)]` arrival counters (`out counters`), zero between runs.
     pub counters: TensorHandle,

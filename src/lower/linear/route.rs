@@ -116,7 +116,12 @@ pub(super) fn bind(
         return None;
     }
     let epi_span = ir.epilogues.first().map_or(r.span, |e| e.2);
-    if splits != 1 || matches!(epilogue, Epilogue::SplitKF32 | Epilogue::SplitKBf16) {
+    if splits != 1
+        || matches!(
+            epilogue,
+            Epilogue::SplitKF32 | Epilogue::SplitKBf16 | Epilogue::SplitKAtomic
+        )
+    {
         sink.push(error(
             epi_span,
             "split-K: a routed task's K loop covers its expert's whole K".into(),

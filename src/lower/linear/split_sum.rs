@@ -5,8 +5,9 @@
 use super::SplitSum;
 use crate::ir::*;
 
-/// The tensors and barrier of `split_k bf16` ([`SplitSum`]), if the contract declares them:
-/// one `partials` f32 `[splits, m_real, N]`, one `counters` i32 `[num_tiles]`, `with B` a named
+/// The tensors and barrier of `split_k bf16` and `split_k atomic` ([`SplitSum`]), if the
+/// contract declares them: one `partials` f32 `[splits, m_real, N]` (`atomic`: the accumulator
+/// f32 `[m_real, N]`), one `counters` i32 `[num_tiles]`, `with B` a named
 /// barrier of the 128 consumer threads. Errors: what is missing, of another type or shape, or
 /// declared twice, in words, with the span of each such tensor and what it is.
 pub(super) fn bind(
@@ -15,6 +16,7 @@ pub(super) fn bind(
     n: i64,
     splits: i64,
     num_tiles: i64,
+    atomic: bool,
 ) -> Result<SplitSum, (Vec<String>, Vec<(crate::span::Span, String)>)> {
     let mut missing = Vec::new();
     let mut labels = Vec::new();
@@ -54,12 +56,21 @@ pub(super) fn bind(
             }
         }
     };
-    let partials = shaped(
-        TensorRole::Partials,
-        Dtype::F32,
-        vec![splits, m_real, n],
-        "each split's sums",
-    );
+    let partials = if atomic {
+        shaped(
+            TensorRole::Partials,
+            Dtype::F32,
+            vec![m_real, n],
+            "the sums every split adds to, zero between runs",
+        )
+    } else {
+        shaped(
+            TensorRole::Partials,
+            Dtype::F32,
+            vec![splits, m_real, n],
+            "each split's sums",
+        )
+    };
     let counters = shaped(
         TensorRole::Counters,
         Dtype::I32,

@@ -74,7 +74,10 @@ impl Engine {
         Engine {
             epilogue,
             scales,
-            with: matches!(p.epilogue, Epilogue::QuantE4m3 | Epilogue::SplitKBf16),
+            with: matches!(
+                p.epilogue,
+                Epilogue::QuantE4m3 | Epilogue::SplitKBf16 | Epilogue::SplitKAtomic
+            ),
             split_k: p.epilogue == Epilogue::SplitKF32,
             map: p.map,
             bound,
