@@ -303,13 +303,15 @@ fn split_sum(w: &mut Writer, task: &CheckedTask, p: &LinearMath, m: &str) {
 /// The tile's arrival of both in-task split-K epilogues, at named barrier `bar`: opens the block
 /// that the last split of the tile runs (closed by the caller).
 fn tile_arrival(w: &mut Writer, bar: i64) {
-    w.comment("The tile's arrival: the 128 threads meet at the `with` barrier (each one's partial stores are");
-    w.comment("ordered before thread 0 at CTA scope), and thread 0 adds one to the tile's counter with a GPU-scope");
-    w.comment("acq_rel atomic. Its release is cumulative: it publishes the partials the other threads wrote");
+    w.comment("The tile's arrival: the 128 threads meet at the `with` barrier (each one's stores or adds of its");
+    w.comment("sums are ordered before thread 0 at CTA scope), and thread 0 adds one to the tile's counter with a");
+    w.comment("GPU-scope acq_rel atomic. Its release is cumulative: it publishes the sums the other threads wrote");
     w.comment("before the barrier (PTX ISA, \"Memory Consistency Model\": release patterns and causality order;");
     w.comment("the pattern of CUTLASS's GenericBarrier::arrive_inc, include/cutlass/barrier.h). The split that");
     w.comment("brings the counter to SPLITS is the last: its atomic acquires every other split's release, and");
-    w.comment("bar.red.or orders its 128 threads after thread 0 before they read the partials. One GPU-scope");
+    w.comment(
+        "bar.red.or orders its 128 threads after thread 0 before they read the sums. One GPU-scope",
+    );
     w.comment(
         "fence in one thread, where every thread's __threadfence() waited its own stores twice.",
     );

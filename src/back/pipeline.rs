@@ -220,8 +220,13 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
     ));
     if let Some(s) = &p.split_sum {
         let pos = |h| ir.outputs().position(|(x, _)| x == h).unwrap_or(0);
+        let what = if p.epilogue == crate::lower::Epilogue::SplitKAtomic {
+            "f32 [M_REAL, N] accumulator, zero between runs"
+        } else {
+            "f32 [SPLITS, M_REAL, N] partials"
+        };
         w.line(format!(
-            "constexpr int OUT_P = {};  // output_ptrs index of `{}`: f32 [SPLITS, M_REAL, N] partials",
+            "constexpr int OUT_P = {};  // output_ptrs index of `{}`: {what}",
             pos(s.partials),
             ir.tensors[s.partials].name
         ));

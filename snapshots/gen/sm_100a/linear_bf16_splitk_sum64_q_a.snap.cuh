@@ -242,13 +242,13 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     int const row = frag_row(tile, warp, lane, e);  // output column
     if (n < M_REAL && row < N) part[(static_cast<int64_t>(split) * M_REAL + n) * N + row] = frag_value(acc, e);
   }
-  // The tile's arrival: the 128 threads meet at the `with` barrier (each one's partial stores are
-  // ordered before thread 0 at CTA scope), and thread 0 adds one to the tile's counter with a GPU-scope
-  // acq_rel atomic. Its release is cumulative: it publishes the partials the other threads wrote
+  // The tile's arrival: the 128 threads meet at the `with` barrier (each one's stores or adds of its
+  // sums are ordered before thread 0 at CTA scope), and thread 0 adds one to the tile's counter with a
+  // GPU-scope acq_rel atomic. Its release is cumulative: it publishes the sums the other threads wrote
   // before the barrier (PTX ISA, "Memory Consistency Model": release patterns and causality order;
   // the pattern of CUTLASS's GenericBarrier::arrive_inc, include/cutlass/barrier.h). The split that
   // brings the counter to SPLITS is the last: its atomic acquires every other split's release, and
-  // bar.red.or orders its 128 threads after thread 0 before they read the partials. One GPU-scope
+  // bar.red.or orders its 128 threads after thread 0 before they read the sums. One GPU-scope
   // fence in one thread, where every thread's __threadfence() waited its own stores twice.
   mpkc::named_barrier_sync(3, 128);
   bool last = false;
