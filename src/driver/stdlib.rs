@@ -53,6 +53,10 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         include_str!("../../stdlib/linear_fp8_qout.mpk"),
     ),
     (
+        "stdlib/linear_fp8_gemv.mpk",
+        include_str!("../../stdlib/linear_fp8_gemv.mpk"),
+    ),
+    (
         "stdlib/rmsnorm_v2.mpk",
         include_str!("../../stdlib/rmsnorm_v2.mpk"),
     ),

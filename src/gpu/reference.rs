@@ -37,6 +37,9 @@ pub enum Semantics {
     SplitkReduce,
     /// `gemv(x, W -> y)` and `gemv_mma(x, W -> y)`: y = x W^T.
     Gemv,
+    /// `gemv_fp8(x, x_scale, W, W_scale -> y)`: y = (x · x_scale) (W · W_scale)^T, one scale per
+    /// 1x128 group of `x` and per 128x128 block of `W`.
+    GemvFp8,
     /// The pipeline linear (family A).
     Linear(Box<LinearMath>),
     /// An inline body's `reference python "FILE" fn NAME` ([`super::python`]).
@@ -148,6 +151,7 @@ pub fn semantics(task: &CheckedTask) -> Result<Semantics, String> {
         },
         "splitk_reduce" => Semantics::SplitkReduce,
         "gemv" | "gemv_mma" => Semantics::Gemv,
+        "gemv_fp8" => Semantics::GemvFp8,
         other => return Err(format!("body template `{other}` has no reference")),
     })
 }
@@ -221,6 +225,9 @@ pub fn make_inputs(task: &CheckedTask, sem: &Semantics, fill: &mut Fill) -> Vec<
                 if let Some(r) = &p.route {
                     super::routed::fill_ids(&mut x, r, fill);
                 }
+            }
+            (Semantics::GemvFp8, Some("x_scale" | "W_scale")) => {
+                fill.powers_of_two(&mut x, -4, 0);
             }
             (Semantics::Linear(p), _)
                 if Some(h) == scale_input(p, true) || Some(h) == scale_input(p, false) =>
@@ -397,6 +404,31 @@ pub fn expected(task: &CheckedTask, sem: &Semantics, inputs: &[HostTensor]) -> V
             let y: Vec<f64> = (0..rest)
                 .map(|i| (0..s).map(|k| p.get(k * rest + i)).sum())
                 .collect();
+            let o = out_index("y");
+            vec![Expected {
+                output: o,
+                values: y,
+                check: rel(o),
+            }]
+        }
+        Semantics::GemvFp8 => {
+            let (x, xs, w, ws) = (input("x"), input("x_scale"), input("W"), input("W_scale"));
+            let (m, k) = (x.dims[0] as usize, x.dims[1] as usize);
+            let n = w.dims[0] as usize;
+            let kb = k / 128;
+            // Dequantized once, as the GEMV's: x by its 1x128 scales, W by its 128x128 blocks.
+            let xf: Vec<f64> = (0..x.len())
+                .map(|i| x.get(i) * xs.get(i / k * kb + i % k / 128))
+                .collect();
+            let wf: Vec<f64> = (0..w.len())
+                .map(|i| w.get(i) * ws.get(i / k / 128 * kb + i % k / 128))
+                .collect();
+            let mut y = vec![0.0; m * n];
+            for (r, wr) in wf.chunks_exact(k).enumerate() {
+                for (t, xr) in xf.chunks_exact(k).enumerate() {
+                    y[t * n + r] = xr.iter().zip(wr).map(|(a, b)| a * b).sum();
+                }
+            }
             let o = out_index("y");
             vec![Expected {
                 output: o,

@@ -20,9 +20,7 @@
 //! only the vectors it copied, so `cp.async.wait_group` alone orders the ring. `x` is staged in
 //! the `x_rows` region (coherent loads) while the first groups' copies are in flight.
 
-use super::{
-    gemv_mma, int_const, Access, Constant, Formal, RegionNeed, RingUse, Shapes, Signature,
-};
+use super::{int_const, Access, Constant, Formal, RegionNeed, RingUse, Shapes, Signature};
 use crate::diag::Diagnostic;
 use crate::ir::exact::ceil_div;
 use crate::ir::Dtype;
@@ -154,12 +152,13 @@ pub fn ring_use(l: &Layout) -> RingUse {
     RingUse::new(SLOT_BYTES * l.group, stream, MAX_RING)
 }
 
-/// What a GEMV body takes: K in multiples of `k_unit` (`k_unit_why`), at most `max_tokens` tokens
-/// (`tokens_why`; `tokens_help` past them).
+/// What a GEMV body takes: K in multiples of `k_unit` (`k_unit_why`; `k_unit_help` for another),
+/// at most `max_tokens` tokens (`tokens_why`; `tokens_help` past them).
 #[derive(Clone, Copy)]
 pub(super) struct Limits<'a> {
     pub k_unit: i64,
     pub k_unit_why: &'a str,
+    pub k_unit_help: &'a str,
     pub max_tokens: i64,
     pub tokens_why: &'a str,
     pub tokens_help: &'a str,
@@ -175,6 +174,7 @@ pub(super) fn linear_shapes(
     let Limits {
         k_unit,
         k_unit_why,
+        k_unit_help,
         max_tokens,
         tokens_why,
         tokens_help,
@@ -209,12 +209,10 @@ pub(super) fn linear_shapes(
     if k <= 0 || k % k_unit != 0 {
         errs.push(s.error(
             "x",
-            format!("the reduction length {k} is not a positive multiple of {k_unit} ({k_unit_why})"),
-            if k_unit > gemv_mma::K_UNIT && k > 0 && k % gemv_mma::K_UNIT == 0 {
-                format!("use `body gemv_mma` (K a multiple of {}, up to {} tokens), a K that is a multiple of {k_unit}, or the pipeline linear (stdlib/linear_bf16_splitk_sum64.mpk), whose tail is a TMA box", gemv_mma::K_UNIT, gemv_mma::MAX_TOKENS)
-            } else {
-                format!("use a K that is a multiple of {k_unit}, or the pipeline linear (stdlib/linear_bf16_splitk_sum64.mpk), whose tail is a TMA box")
-            },
+            format!(
+                "the reduction length {k} is not a positive multiple of {k_unit} ({k_unit_why})"
+            ),
+            k_unit_help.to_string(),
         ));
     }
     if m > max_tokens {
@@ -240,6 +238,9 @@ pub(super) fn linear_shapes(
         Err(errs)
     }
 }
+
+/// The help of a bf16 GEMV's K that is not a multiple of its unit (256 for both).
+pub(super) const BF16_K_HELP: &str = "use a K that is a multiple of 256, or the pipeline linear (stdlib/linear_bf16_splitk_sum64.mpk), whose tail is a TMA box";
 
 /// Tasks of `rows_per_task` rows of `n`: every task has a row (more tasks than
 /// ceil(N / rows per task) leave the last ones idle), and the body's 32-bit row index reaches the
@@ -283,6 +284,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         &Limits {
             k_unit: K_PER_WARP_LOAD,
             k_unit_why: "a warp's 32 lanes each load 16 bytes, 8 bf16, of a row",
+            k_unit_help: BF16_K_HELP,
             max_tokens: MAX_ACCUMULATORS,
             tokens_why: "the GEMV keeps one f32 accumulator per token and row in registers",
             tokens_help: "at that many tokens the tensor cores pay: use a pipeline linear (stdlib/linear_bf16_splitk_sum64.mpk; examples/linear_bf16_m64.mpk takes up to 64 tokens per tile)",

@@ -17,7 +17,9 @@
 //! eight lanes hit all 32 banks. Rows past the task's last and tokens past `m` are not copied:
 //! their fragments read the last row or token, whose extra sums are not stored.
 
-use super::gemv::{linear_shapes, tasks_fit, Bound, Limits, INPUTS, MAX_RING, OUTPUTS};
+use super::gemv::{
+    linear_shapes, tasks_fit, Bound, Limits, BF16_K_HELP, INPUTS, MAX_RING, OUTPUTS,
+};
 use super::{int_const, RegionNeed, RingUse, Shapes, Signature};
 use crate::ir::exact::ceil_div;
 
@@ -112,6 +114,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         &Limits {
             k_unit: K_UNIT,
             k_unit_why: "four warps each take a quarter of K in chunks of 64 elements at least",
+            k_unit_help: BF16_K_HELP,
             max_tokens: MAX_TOKENS,
             tokens_why: "the MMA GEMV's tokens are at most eight tiles of 8 (mma.sync's N)",
             tokens_help:

@@ -14,6 +14,7 @@
 mod argmax;
 mod elementwise;
 pub mod gemv;
+pub mod gemv_fp8;
 pub mod gemv_mma;
 mod rmsnorm;
 
@@ -167,6 +168,7 @@ pub const CATALOGUE: &[Signature] = &[
     elementwise::SPLITK_REDUCE,
     gemv::SIG,
     gemv_mma::SIG,
+    gemv_fp8::SIG,
 ];
 
 /// Looks up a template by name.
@@ -391,6 +393,7 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
         "splitk_reduce" => elementwise::bind_splitk_reduce(&shapes),
         "gemv" => gemv::bind(&shapes),
         "gemv_mma" => gemv_mma::bind(&shapes),
+        "gemv_fp8" => gemv_fp8::bind(&shapes),
         _ => unreachable!("template {} has no binder", sig.name),
     };
     let (constants, regions, body, body_path) = specific?;

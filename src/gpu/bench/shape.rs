@@ -107,13 +107,14 @@ pub fn linear_of(task: &CheckedTask) -> Option<LinearShape> {
     })
 }
 
-/// The consumer GEMVs (`body gemv(x, W -> y)`, src/templates/gemv.rs, and `gemv_mma`) as a
-/// linear with a store epilogue: the same `y = x W^T`, timed against the same cuBLAS GEMM. Their
-/// "tile" is the task's weight rows by the tokens by the whole K, one pass.
+/// The consumer GEMVs (`body gemv(x, W -> y)`, src/templates/gemv.rs, `gemv_mma`, and
+/// `gemv_fp8` over block-scaled e4m3) as a linear with a store epilogue: the same `y = x W^T`,
+/// timed against the same cuBLAS GEMM (cuBLASLt's fp8, or `torch._scaled_mm`, for `gemv_fp8`).
+/// Their "tile" is the task's weight rows by the tokens by the whole K, one pass.
 fn gemv_of(task: &CheckedTask) -> Option<LinearShape> {
     task.binding
         .as_ref()
-        .filter(|b| matches!(b.sig.name, "gemv" | "gemv_mma"))?;
+        .filter(|b| matches!(b.sig.name, "gemv" | "gemv_mma" | "gemv_fp8"))?;
     let ir = &task.ir;
     if ir.tensors.values().any(|t| t.view.is_some()) {
         return None;
@@ -122,21 +123,26 @@ fn gemv_of(task: &CheckedTask) -> Option<LinearShape> {
     let (w, x) = (input("W")?, input("x")?);
     let (wt, xt) = (ir.inputs().nth(w)?.1, ir.inputs().nth(x)?.1);
     let (n, k, m) = (wt.dims[0], wt.dims[1], xt.dims[0]);
-    // Both give each task ceil(N / tasks) rows.
+    // `gemv_fp8`'s block scales, as the fp8 pipeline linear's (W [N / 128, K / 128], x [M, K / 128]).
+    let scales = match (input("W_scale"), input("x_scale")) {
+        (Some(ws), Some(xs)) => Some((ws, xs)),
+        _ => None,
+    };
+    // All give each task ceil(N / tasks) rows.
     let rows_per_task = crate::ir::exact::ceil_div(n, ir.granularity.tasks().max(1));
     Some(LinearShape {
         n,
         k,
         m,
         splits: 1,
-        fp8: false,
+        fp8: scales.is_some(),
         epilogue: LinearEpilogue::Store,
         tile: [rows_per_task, m, k, 1],
         k_iters: 1,
         w,
         x,
         residual: None,
-        scales: None,
+        scales,
         y: crate::gpu::reference::output_of(task, "y")?,
     })
 }

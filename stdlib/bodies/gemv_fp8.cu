@@ -1,0 +1,212 @@
+// gemv_fp8: y[t, n] = sum_k (x[t, k] * x_scale[t, k / 128]) * (W[n, k] * W_scale[n / 128, k / 128])
+// for this task's rows of W, x and W e4m3, fp32 accumulation, bf16 out. The bf16 GEMV's
+// layout (stdlib/bodies/gemv.cu) over bytes: warp w is row warp w / kKGroups and K group
+// w % kKGroups; each lane copies 16-byte vectors (16 e4m3) of its rows at lane * 16 + 512 * c,
+// a warp instruction 512 contiguous bytes, in groups of kGroup vectors (a part of one row or
+// whole rows) into a ring of kRing group slots in `w_ring` (cp.async, one commit group per
+// group; a thread reads back only its own 16 bytes of each slot, so cp.async.wait_group alone
+// orders the ring). `x` is staged in `x_rows` in f32 with its 1x128 scales applied (coherent
+// loads: an earlier task of the launch wrote it); the weight scales of the 128-row blocks this
+// task's rows touch are staged in `w_scales`. A vector lies in one 128-column block: its 16
+// products are summed, then multiplied by the block's weight scale into the accumulators.
+float *const s_x = reinterpret_cast<float *>(buf.x_rows);
+float *const s_ws = reinterpret_cast<float *>(buf.w_scales);
+float *const s_part = reinterpret_cast<float *>(buf.partials);
+char *const s_ring = reinterpret_cast<char *>(buf.w_ring);
+int const tid = static_cast<int>(threadIdx.x);
+int const warp = tid >> 5;
+int const lane = tid & 31;
+int const row_warp = warp / kKGroups;
+int const kgroup = warp % kKGroups;
+int const row0 = task_offset * kRowsPerTask;
+int const k0 = kgroup * (kK / kKGroups) + lane * 16;
+static_assert(kRing >= 2 && kRows <= 8, "a ring of two groups at least; 8 tokens at most");
+static_assert(kChunks % kGroup == 0 || kGroup % kChunks == 0, "a group lies in one row or is whole rows");
+static_assert(kK % 512 == 0 && kKBlocks * 128 == kK, "K in whole warp loads and 128-column blocks");
+constexpr bool kWholeRows = kGroup % kChunks == 0;
+constexpr int kRowsPerGroup = kWholeRows ? kGroup / kChunks : 1;
+
+int const task_rows = kN - row0 < kRowsPerTask ? kN - row0 : kRowsPerTask;
+int const my_rows = task_rows > row_warp ? (task_rows - row_warp + kRowWarps - 1) / kRowWarps : 0;
+int const vectors = my_rows * kChunks;
+int const groups = (vectors + kGroup - 1) / kGroup;
+// The weight scales' first row block for this task; it stages kScaleRowBlocks of them (fewer
+// past the last block of W).
+int const rb0 = row0 / 128;
+int const rb_count = min(kScaleRowBlocks, (kN + 127) / 128 - rb0);
+
+uint64_t const policy = mpkc::l2_evict_first_policy();
+
+struct Cursor {
+  int row;
+  int cb;
+  __device__ void next() {
+    cb += kGroup;
+    if (cb >= kChunks) {
+      cb = 0;
+      row += kRowsPerGroup;
+    }
+  }
+};
+constexpr int kRowStride = kRowWarps * kK;  // bytes between a warp's consecutive rows
+uint8_t const *const w_warp =
+    reinterpret_cast<uint8_t const *>(W) + (static_cast<int64_t>(row0 + row_warp) * kK + k0);
+auto slot_base = [&](int slot) { return s_ring + (slot * kGroup * kConsumerThreads + tid) * 16; };
+auto drow = [](int j) { return kWholeRows ? j / kChunks : 0; };
+auto dchunk = [](int j) { return kWholeRows ? j % kChunks : j; };
+
+auto issue = [&](Cursor const &c, int slot) {
+  uint8_t const *const p = w_warp + (static_cast<int64_t>(c.row) * kRowStride + c.cb * 512);
+  char *const d = slot_base(slot);
+  #pragma unroll
+  for (int j = 0; j < kGroup; ++j) {
+    int const dr = drow(j);
+    int const dc = dchunk(j);
+    if (c.row + dr < my_rows) {
+      mpkc::cp_async_weight16(d + j * kConsumerThreads * 16, p + (static_cast<int64_t>(dr) * kRowStride + dc * 512), policy);
+    }
+  }
+  mpkc::cp_async_commit();
+};
+
+// Four independent chains per token (a vector's 16 products in 4 runs of 4).
+float acc[kRows][4];
+#pragma unroll
+for (int t = 0; t < kRows; ++t) {
+  #pragma unroll
+  for (int i = 0; i < 4; ++i) acc[t][i] = 0.f;
+}
+
+auto compute = [&](Cursor const &c, int slot) {
+  char const *const d = slot_base(slot);
+  #pragma unroll
+  for (int j = 0; j < kGroup; ++j) {
+    int const dr = drow(j);
+    int const dc = dchunk(j);
+    if (kWholeRows && c.row + dr >= my_rows) break;
+    int const local = row_warp + (c.row + dr) * kRowWarps;
+    int const k = k0 + (c.cb + dc) * 512;
+    float const ws = s_ws[((row0 + local) / 128 - rb0) * kKBlocks + k / 128];
+    uint4 const wv = *reinterpret_cast<uint4 const *>(d + j * kConsumerThreads * 16);
+    uint32_t const w32[4] = {wv.x, wv.y, wv.z, wv.w};
+    float w[16];
+    #pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      // e4m3 pairs to f16 pairs (exact: e4m3 is a subset of f16), then to f32.
+      __half2_raw const lo = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(w32[i] & 0xffffu), __NV_E4M3);
+      __half2_raw const hi = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(w32[i] >> 16), __NV_E4M3);
+      float2 const a = __half22float2(__half2(lo));
+      float2 const b = __half22float2(__half2(hi));
+      w[4 * i + 0] = a.x;
+      w[4 * i + 1] = a.y;
+      w[4 * i + 2] = b.x;
+      w[4 * i + 3] = b.y;
+    }
+    #pragma unroll
+    for (int t = 0; t < kRows; ++t) {
+      float4 const *const xs = reinterpret_cast<float4 const *>(s_x + t * kK + k);
+      #pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        float4 const xv = xs[i];
+        float p = w[4 * i] * xv.x;
+        p = fmaf(w[4 * i + 1], xv.y, p);
+        p = fmaf(w[4 * i + 2], xv.z, p);
+        p = fmaf(w[4 * i + 3], xv.w, p);
+        acc[t][i] = fmaf(p, ws, acc[t][i]);
+      }
+    }
+    if (kWholeRows ? dc == kChunks - 1 : (j == kGroup - 1 && c.cb + kGroup == kChunks)) {
+      // The row's K part is complete: reduce over the lanes, store (or keep the K group's part).
+      #pragma unroll
+      for (int t = 0; t < kRows; ++t) {
+        float const v = mpkc::warp_sum((acc[t][0] + acc[t][1]) + (acc[t][2] + acc[t][3]));
+        #pragma unroll
+        for (int i = 0; i < 4; ++i) acc[t][i] = 0.f;
+        if (lane == 0) {
+          if constexpr (kKGroups == 1) {
+            y[static_cast<int64_t>(t) * kN + row0 + local] = __float2bfloat16_rn(v);
+          } else {
+            s_part[(kgroup * kRowsPerTask + local) * kRows + t] = v;
+          }
+        }
+      }
+    }
+  }
+};
+
+// x (e4m3, 16 per vector) into x_rows as f32 times its scale, 4 vectors per thread at a time:
+// the first batch's loads go out before the weights' first groups, the rest after.
+constexpr int kXVecs = (kRows * kK / 16 + kConsumerThreads - 1) / kConsumerThreads;
+uint4 xv[4];
+float xsc[4];
+auto x_load = [&](int g0) {
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    int const i = (tid + (g0 + j) * kConsumerThreads) * 16;
+    if (i < kRows * kK) {
+      xv[j] = __ldcg(reinterpret_cast<uint4 const *>(reinterpret_cast<uint8_t const *>(x) + i));
+      xsc[j] = __ldcg(x_scale + (i / kK) * kKBlocks + (i % kK) / 128);
+    }
+  }
+};
+auto x_store = [&](int g0) {
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    int const i = (tid + (g0 + j) * kConsumerThreads) * 16;
+    if (i < kRows * kK) {
+      uint32_t const v32[4] = {xv[j].x, xv[j].y, xv[j].z, xv[j].w};
+      float4 *const d = reinterpret_cast<float4 *>(s_x + i);
+      #pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        float2 const a = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(v32[q] & 0xffffu), __NV_E4M3)));
+        float2 const b = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(v32[q] >> 16), __NV_E4M3)));
+        d[q] = make_float4(a.x * xsc[j], a.y * xsc[j], b.x * xsc[j], b.y * xsc[j]);
+      }
+    }
+  }
+};
+x_load(0);
+
+Cursor ci{0, 0};  // the next group to copy
+#pragma unroll 1
+for (int g = 0; g < kRing - 1; ++g) {
+  issue(ci, g);
+  ci.next();
+}
+
+// The weight scales of this task's row blocks (a weight: the read-only path).
+for (int i = tid; i < rb_count * kKBlocks; i += kConsumerThreads) {
+  s_ws[i] = __ldg(W_scale + rb0 * kKBlocks + i);
+}
+x_store(0);
+#pragma unroll 1
+for (int g0 = 4; g0 < kXVecs; g0 += 4) {
+  x_load(g0);
+  x_store(g0);
+}
+mpkc::named_barrier_sync(kSyncBarrier, kConsumerThreads);
+Cursor cc{0, 0};  // the group to compute
+int slot = 0;     // its slot, g % kRing
+#pragma unroll 1
+for (int g = 0; g < groups; ++g) {
+  mpkc::cp_async_wait<kRing - 2>();
+  compute(cc, slot);
+  cc.next();
+  issue(ci, slot == 0 ? kRing - 1 : slot - 1);
+  ci.next();
+  slot = slot + 1 == kRing ? 0 : slot + 1;
+}
+mpkc::cp_async_wait<0>();
+
+if constexpr (kKGroups > 1) {
+  // The K groups' partials of every row: sum them in group order (the same order every run).
+  mpkc::named_barrier_sync(kSyncBarrier, kConsumerThreads);
+  for (int i = tid; i < task_rows * kRows; i += kConsumerThreads) {
+    int const local = i / kRows;
+    int const t = i % kRows;
+    float v = 0.f;
+    #pragma unroll
+    for (int g = 0; g < kKGroups; ++g) v += s_part[(g * kRowsPerTask + local) * kRows + t];
+    y[static_cast<int64_t>(t) * kN + row0 + local] = __float2bfloat16_rn(v);
+  }
+}
