@@ -83,9 +83,10 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     // whole rows) into a ring of kRing group slots in `w_ring` (cp.async, one commit group per
     // group; a thread reads back only its own 16 bytes of each slot, so cp.async.wait_group alone
     // orders the ring). `x` is staged in `x_rows` in f32 with its 1x128 scales applied (coherent
-    // loads: an earlier task of the launch wrote it); the weight scales of the 128-row blocks this
-    // task's rows touch are staged in `w_scales`. A vector lies in one 128-column block: its 16
-    // products are summed, then multiplied by the block's weight scale into the accumulators.
+    // loads: an earlier task of the launch wrote it; lane-interleaved per 512 columns, x_store); the
+    // weight scales of the 128-row blocks this task's rows touch are staged in `w_scales`. A vector
+    // lies in one 128-column block: its 16 products are summed (in 4 runs of 4), then multiplied by
+    // the block's weight scale into the accumulators.
     float *const s_x = reinterpret_cast<float *>(buf.x_rows);
     float *const s_ws = reinterpret_cast<float *>(buf.w_scales);
     float *const s_part = reinterpret_cast<float *>(buf.partials);
@@ -181,10 +182,11 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
         }
         #pragma unroll
         for (int t = 0; t < kRows; ++t) {
-          float4 const *const xs = reinterpret_cast<float4 const *>(s_x + t * kK + k);
+          // This lane's 16 values of the 512-column run that starts at k - lane * 16 (see x_store).
+          float4 const *const xs = reinterpret_cast<float4 const *>(s_x + t * kK + (k - lane * 16)) + lane;
           #pragma unroll
           for (int i = 0; i < 4; ++i) {
-            float4 const xv = xs[i];
+            float4 const xv = xs[i * 32];
             float p = w[4 * i] * xv.x;
             p = fmaf(w[4 * i + 1], xv.y, p);
             p = fmaf(w[4 * i + 2], xv.z, p);
@@ -212,7 +214,10 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     };
 
     // x (e4m3, 16 per vector) into x_rows as f32 times its scale, 4 vectors per thread at a time:
-    // the first batch's loads go out before the weights' first groups, the rest after.
+    // the first batch's loads go out before the weights' first groups, the rest after. Within each
+    // run of 512 columns (one warp load of a row), column 16 l + 4 q + j is stored at float
+    // (32 q + l) * 4 + j: lane l's q-th float4 sits beside lane l + 1's, so a warp's reads of its
+    // lanes' q-th float4s (and this staging's writes) are 512 contiguous bytes, free of bank conflicts.
     constexpr int kXVecs = (kRows * kK / 16 + kConsumerThreads - 1) / kConsumerThreads;
     uint4 xv[4];
     float xsc[4];
@@ -232,12 +237,13 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
         int const i = (tid + (g0 + j) * kConsumerThreads) * 16;
         if (i < kRows * kK) {
           uint32_t const v32[4] = {xv[j].x, xv[j].y, xv[j].z, xv[j].w};
-          float4 *const d = reinterpret_cast<float4 *>(s_x + i);
+          int const l = (i % 512) / 16;  // the lane of the run that reads these 16 columns
+          float4 *const d = reinterpret_cast<float4 *>(s_x + (i - l * 16)) + l;
           #pragma unroll
           for (int q = 0; q < 4; ++q) {
             float2 const a = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(v32[q] & 0xffffu), __NV_E4M3)));
             float2 const b = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(v32[q] >> 16), __NV_E4M3)));
-            d[q] = make_float4(a.x * xsc[j], a.y * xsc[j], b.x * xsc[j], b.y * xsc[j]);
+            d[q * 32] = make_float4(a.x * xsc[j], a.y * xsc[j], b.x * xsc[j], b.y * xsc[j]);
           }
         }
       }
