@@ -162,11 +162,16 @@ pub enum MathKind {
 
 /// The tensor-core FLOPs of one task instance: `2 · M · N · K` for a pipeline linear (one
 /// multiply and one add per MAC, over every K split; times the slots of a routed one) and for
-/// the MMA GEMV (`body gemv_mma`: x [M, K], W [N, K], warp `mma.sync`), with its operand kind;
+/// the MMA GEMVs (`body gemv_mma`, `gemv_mma_fp8`: x [M, K], W [N, K], warp `mma.sync`), with
+/// its operand kind;
 /// `None` for a task with no tensor-core work (the other consumer bodies: their CUDA-core
 /// operations are not counted, see docs/roofline.md).
 pub fn tensor_flops(task: &CheckedTask) -> Option<(u64, MathKind)> {
-    if let Some(b) = task.binding.as_ref().filter(|b| b.sig.name == "gemv_mma") {
+    if let Some(b) = task
+        .binding
+        .as_ref()
+        .filter(|b| matches!(b.sig.name, "gemv_mma" | "gemv_mma_fp8"))
+    {
         let dims = |formal: &str| {
             b.tensors
                 .iter()
@@ -175,7 +180,12 @@ pub fn tensor_flops(task: &CheckedTask) -> Option<(u64, MathKind)> {
         };
         let (x, w) = (dims("x")?, dims("W")?);
         let macs = elements(&[x[0], w[0], w[1]]);
-        return Some((macs.saturating_mul(2), MathKind::Bf16));
+        let kind = if b.sig.name == "gemv_mma_fp8" {
+            MathKind::Fp8
+        } else {
+            MathKind::Bf16
+        };
+        return Some((macs.saturating_mul(2), kind));
     }
     let p = task.linear()?;
     let kind = match p.operands {

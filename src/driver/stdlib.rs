@@ -57,6 +57,10 @@ pub const CONTRACTS: &[(&str, &str)] = &[
         include_str!("../../stdlib/linear_fp8_gemv.mpk"),
     ),
     (
+        "stdlib/linear_fp8_gemv_mma.mpk",
+        include_str!("../../stdlib/linear_fp8_gemv_mma.mpk"),
+    ),
+    (
         "stdlib/rmsnorm_v2.mpk",
         include_str!("../../stdlib/rmsnorm_v2.mpk"),
     ),

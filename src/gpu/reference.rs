@@ -37,7 +37,7 @@ pub enum Semantics {
     SplitkReduce,
     /// `gemv(x, W -> y)` and `gemv_mma(x, W -> y)`: y = x W^T.
     Gemv,
-    /// `gemv_fp8(x, x_scale, W, W_scale -> y)`: y = (x · x_scale) (W · W_scale)^T, one scale per
+    /// `gemv_fp8(x, x_scale, W, W_scale -> y)` and `gemv_mma_fp8` (the same formals): y = (x · x_scale) (W · W_scale)^T, one scale per
     /// 1x128 group of `x` and per 128x128 block of `W`.
     GemvFp8,
     /// The pipeline linear (family A).
@@ -151,7 +151,7 @@ pub fn semantics(task: &CheckedTask) -> Result<Semantics, String> {
         },
         "splitk_reduce" => Semantics::SplitkReduce,
         "gemv" | "gemv_mma" => Semantics::Gemv,
-        "gemv_fp8" => Semantics::GemvFp8,
+        "gemv_fp8" | "gemv_mma_fp8" => Semantics::GemvFp8,
         other => return Err(format!("body template `{other}` has no reference")),
     })
 }

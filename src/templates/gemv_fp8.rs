@@ -14,6 +14,7 @@
 
 use super::gemv::{layout, linear_shapes, ring_use, tasks_fit, Bound, Layout, Limits, SLOT_BYTES};
 use super::{int_const, Access, Formal, RegionNeed, Shapes, Signature};
+use crate::diag::Diagnostic;
 use crate::ir::exact::ceil_div;
 use crate::ir::Dtype;
 
@@ -82,20 +83,9 @@ pub fn fp8_layout(n: i64, k: i64, tasks: i64) -> Layout {
     layout(n, k / 2, tasks)
 }
 
-/// Checks the shapes (the bf16 GEMV's relations, K a multiple of 512, at most [`MAX_TOKENS`]
-/// tokens, the scales' shapes); derives the warp layout, the ring depth and the regions.
-pub(super) fn bind(s: &Shapes<'_>) -> Bound {
-    let (m, n, k) = linear_shapes(
-        s,
-        &Limits {
-            k_unit: K_PER_WARP_LOAD,
-            k_unit_why: "a warp's 32 lanes each load 16 bytes, 16 e4m3, of a row",
-            k_unit_help: "use a K that is a multiple of 512, or the fp8 pipeline linear (stdlib/linear_fp8_splitk_sum.mpk)",
-            max_tokens: MAX_TOKENS,
-            tokens_why: "the fp8 GEMV keeps four f32 accumulators per token and row in registers",
-            tokens_help: "at that many tokens the tensor cores pay: use the fp8 pipeline linear (stdlib/linear_fp8_splitk_sum.mpk)",
-        },
-    )?;
+/// The scales' shapes (`E0009`): `x_scale` [m, K / 128] (a scale per token and 128 columns) and
+/// `W_scale` [ceil(N / 128), K / 128] (a scale per 128 x 128 block), for both fp8 GEMVs.
+pub(super) fn check_scales(s: &Shapes<'_>, m: i64, n: i64, k: i64) -> Result<(), Vec<Diagnostic>> {
     let kb = k / SCALE_BLOCK;
     let mut errs = Vec::new();
     let want = [
@@ -123,9 +113,29 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             ));
         }
     }
-    if !errs.is_empty() {
-        return Err(errs);
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(errs)
     }
+}
+
+/// Checks the shapes (the bf16 GEMV's relations, K a multiple of 512, at most [`MAX_TOKENS`]
+/// tokens, the scales' shapes); derives the warp layout, the ring depth and the regions.
+pub(super) fn bind(s: &Shapes<'_>) -> Bound {
+    let (m, n, k) = linear_shapes(
+        s,
+        &Limits {
+            k_unit: K_PER_WARP_LOAD,
+            k_unit_why: "a warp's 32 lanes each load 16 bytes, 16 e4m3, of a row",
+            k_unit_help: "use a K that is a multiple of 512, or the fp8 pipeline linear (stdlib/linear_fp8_splitk_sum.mpk)",
+            max_tokens: MAX_TOKENS,
+            tokens_why: "the fp8 GEMV keeps four f32 accumulators per token and row in registers",
+            tokens_help: "at that many tokens the tensor cores pay: use the fp8 pipeline linear (stdlib/linear_fp8_splitk_sum.mpk)",
+        },
+    )?;
+    check_scales(s, m, n, k)?;
+    let kb = k / SCALE_BLOCK;
     let tasks = s.tasks().max(1);
     let l = fp8_layout(n, k, tasks);
     tasks_fit(s, tasks, l.rows_per_task, n)?;

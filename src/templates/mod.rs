@@ -16,6 +16,7 @@ mod elementwise;
 pub mod gemv;
 pub mod gemv_fp8;
 pub mod gemv_mma;
+pub mod gemv_mma_fp8;
 mod rmsnorm;
 
 use crate::diag::{codes, Diagnostic};
@@ -169,6 +170,7 @@ pub const CATALOGUE: &[Signature] = &[
     gemv::SIG,
     gemv_mma::SIG,
     gemv_fp8::SIG,
+    gemv_mma_fp8::SIG,
 ];
 
 /// Looks up a template by name.
@@ -394,6 +396,7 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
         "gemv" => gemv::bind(&shapes),
         "gemv_mma" => gemv_mma::bind(&shapes),
         "gemv_fp8" => gemv_fp8::bind(&shapes),
+        "gemv_mma_fp8" => gemv_mma_fp8::bind(&shapes),
         _ => unreachable!("template {} has no binder", sig.name),
     };
     let (constants, regions, body, body_path) = specific?;

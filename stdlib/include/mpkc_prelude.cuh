@@ -281,6 +281,20 @@ __device__ __forceinline__ void mma_bf16_m16n8k16(float (&d)[4], uint32_t a0, ui
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+/// One warp-wide `mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32` (sm_89 and later):
+/// d[16 x 8] += a[16 x 32] b[32 x 8] in f32, e4m3 operands. With g = lane / 4 and t = lane % 4
+/// (PTX ISA, "Matrix Fragments for mma.m16n8k32"; CUTLASS's SM89_16x8x32_F32E4M3E4M3F32_TN
+/// layouts), each register four e4m3, the lowest k in the low byte: a0 = A[g][4t .. 4t+3],
+/// a1 = A[g+8][4t .. 4t+3], a2 = A[g][16+4t .. 16+4t+3], a3 = A[g+8][16+4t .. 16+4t+3];
+/// b0 = B[4t .. 4t+3][g], b1 = B[16+4t .. 16+4t+3][g]; d as `mma_bf16_m16n8k16`'s.
+__device__ __forceinline__ void mma_e4m3_m16n8k32(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                                  uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
 /// Stores 8 bf16 (16-byte aligned).
 __device__ __forceinline__ void st_v8(__nv_bfloat16 *p, Bf16x8 const &v) {
   *reinterpret_cast<uint4 *>(p) = *reinterpret_cast<uint4 const *>(&v);

@@ -100,7 +100,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     int const k0 = kgroup * (kK / kKGroups) + lane * 16;
     static_assert(kRing >= 2 && kRows <= 8, "a ring of two groups at least; 8 tokens at most");
     static_assert(kChunks % kGroup == 0 || kGroup % kChunks == 0, "a group lies in one row or is whole rows");
-    static_assert(kK % 512 == 0 && kKBlocks * 128 == kK, "K in whole warp loads and 128-column blocks");
+    static_assert(kK % (512 * kKGroups) == 0 && kKBlocks * 128 == kK, "each K group whole warp loads; K whole 128-column blocks");
     constexpr bool kWholeRows = kGroup % kChunks == 0;
     constexpr int kRowsPerGroup = kWholeRows ? kGroup / kChunks : 1;
 

@@ -108,13 +108,16 @@ pub fn linear_of(task: &CheckedTask) -> Option<LinearShape> {
 }
 
 /// The consumer GEMVs (`body gemv(x, W -> y)`, src/templates/gemv.rs, `gemv_mma`, and
-/// `gemv_fp8` over block-scaled e4m3) as a linear with a store epilogue: the same `y = x W^T`,
+/// `gemv_fp8` and `gemv_mma_fp8` over block-scaled e4m3) as a linear with a store epilogue: the same `y = x W^T`,
 /// timed against the same cuBLAS GEMM (cuBLASLt's fp8, or `torch._scaled_mm`, for `gemv_fp8`).
 /// Their "tile" is the task's weight rows by the tokens by the whole K, one pass.
 fn gemv_of(task: &CheckedTask) -> Option<LinearShape> {
-    task.binding
-        .as_ref()
-        .filter(|b| matches!(b.sig.name, "gemv" | "gemv_mma" | "gemv_fp8"))?;
+    task.binding.as_ref().filter(|b| {
+        matches!(
+            b.sig.name,
+            "gemv" | "gemv_mma" | "gemv_fp8" | "gemv_mma_fp8"
+        )
+    })?;
     let ir = &task.ir;
     if ir.tensors.values().any(|t| t.view.is_some()) {
         return None;
