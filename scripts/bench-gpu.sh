@@ -61,8 +61,9 @@ for M in 1 16 64; do
   # examples/linear_bf16_gemv_mma_m64.mpk (the MMA GEMV at 64 tokens: q_b, o_proj),
   # examples/linear_bf16_splitk_atomic_m64.mpk (`split_k atomic`); the
   # tail-tile linears (kv_a, lm_head) are examples/linear_bf16_tail.mpk.
-  # examples/linear_bf16_residual_tile64.mpk: the residual linears on 64-row tiles (sm_90a).
-  if [ "$M" = 64 ]; then files=(examples/linear_bf16_m64.mpk examples/linear_bf16_residual_m64.mpk examples/linear_bf16_splitk_sum_m64.mpk examples/linear_bf16_tail_m64.mpk examples/linear_bf16_gemv_mma_m64.mpk examples/linear_bf16_splitk_atomic_m64.mpk); else files=(stdlib examples/linear_bf16_tail.mpk examples/linear_bf16_residual_tile64.mpk); fi
+  # examples/linear_bf16_residual_tile64.mpk: the residual linears on 64-row tiles (sm_90a);
+  # examples/linear_bf16_splitk_atomic.mpk: `split_k atomic` at 1 and 16 tokens.
+  if [ "$M" = 64 ]; then files=(examples/linear_bf16_m64.mpk examples/linear_bf16_residual_m64.mpk examples/linear_bf16_splitk_sum_m64.mpk examples/linear_bf16_tail_m64.mpk examples/linear_bf16_gemv_mma_m64.mpk examples/linear_bf16_splitk_atomic_m64.mpk); else files=(stdlib examples/linear_bf16_tail.mpk examples/linear_bf16_residual_tile64.mpk examples/linear_bf16_splitk_atomic.mpk); fi
   timeout "$STEP_TIMEOUT" "$MPKC" bench "${files[@]}" --m "$M" --save-json "$base.json" --out "$BUILD/build-m$M" \
     >"$base.txt" 2>"$base.log"
   rc=$?
