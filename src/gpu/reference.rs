@@ -411,38 +411,23 @@ pub fn expected(task: &CheckedTask, sem: &Semantics, inputs: &[HostTensor]) -> V
                 check: rel(o),
             }]
         }
-        Semantics::GemvFp8 => {
-            let (x, xs, w, ws) = (input("x"), input("x_scale"), input("W"), input("W_scale"));
-            let (m, k) = (x.dims[0] as usize, x.dims[1] as usize);
-            let n = w.dims[0] as usize;
-            let kb = k / 128;
-            // Dequantized once, as the GEMV's: x by its 1x128 scales, W by its 128x128 blocks.
-            let xf: Vec<f64> = (0..x.len())
-                .map(|i| x.get(i) * xs.get(i / k * kb + i % k / 128))
-                .collect();
-            let wf: Vec<f64> = (0..w.len())
-                .map(|i| w.get(i) * ws.get(i / k / 128 * kb + i % k / 128))
-                .collect();
-            let mut y = vec![0.0; m * n];
-            for (r, wr) in wf.chunks_exact(k).enumerate() {
-                for (t, xr) in xf.chunks_exact(k).enumerate() {
-                    y[t * n + r] = xr.iter().zip(wr).map(|(a, b)| a * b).sum();
-                }
-            }
-            let o = out_index("y");
-            vec![Expected {
-                output: o,
-                values: y,
-                check: rel(o),
-            }]
-        }
-        Semantics::Gemv => {
+        Semantics::Gemv | Semantics::GemvFp8 => {
             let (x, w) = (input("x"), input("W"));
             let (m, k) = (x.dims[0] as usize, x.dims[1] as usize);
             let n = w.dims[0] as usize;
-            // Decoded once (lm_head's weights are 116 M elements), as `linear` does.
-            let xf: Vec<f64> = (0..x.len()).map(|i| x.get(i)).collect();
-            let wf: Vec<f64> = (0..w.len()).map(|i| w.get(i)).collect();
+            // Decoded once (lm_head's weights are 116 M elements), as `linear` does; the fp8
+            // GEMVs' dequantized: x by its 1x128 scales, W by its 128x128 blocks.
+            let scales =
+                matches!(sem, Semantics::GemvFp8).then(|| (input("x_scale"), input("W_scale")));
+            let kb = k / 128;
+            let xf: Vec<f64> = (0..x.len())
+                .map(|i| x.get(i) * scales.map_or(1.0, |(xs, _)| xs.get(i / k * kb + i % k / 128)))
+                .collect();
+            let wf: Vec<f64> = (0..w.len())
+                .map(|i| {
+                    w.get(i) * scales.map_or(1.0, |(_, ws)| ws.get(i / k / 128 * kb + i % k / 128))
+                })
+                .collect();
             let mut y = vec![0.0; m * n];
             for (r, wr) in wf.chunks_exact(k).enumerate() {
                 for (t, xr) in xf.chunks_exact(k).enumerate() {

@@ -276,6 +276,66 @@ pub(super) fn tasks_fit(
     Ok(())
 }
 
+/// The constants of layout `l` both FMA GEMVs' bodies share (`kRowWarps`, `kKGroups`,
+/// `kChunks`, `kGroup`, `kRing`), `ring` the groups in the ring and `k_per_load` the elements of
+/// K one warp load covers (256 bf16, 512 e4m3).
+pub(super) fn warp_constants(l: &Layout, ring: i64, k_per_load: i64) -> Vec<super::Constant> {
+    vec![
+        int_const(
+            "kRowWarps",
+            l.row_warps,
+            "nwarps: the smallest of 1, 2, 4 not raising ceil(kN / (kNumTasks * nwarps)) (design.md rule 4)",
+        ),
+        int_const(
+            "kKGroups",
+            l.k_groups,
+            "warps splitting each row's K: 4 / kRowWarps",
+        ),
+        int_const(
+            "kChunks",
+            l.chunks,
+            format!("16-byte vectors per lane per row: kK / ({k_per_load} * kKGroups)"),
+        ),
+        int_const(
+            "kGroup",
+            l.group,
+            format!("vectors per lane in a group: the largest divisor of kChunks up to {MAX_GROUP}, or whole rows within {MAX_GROUP}"),
+        ),
+        int_const(
+            "kRing",
+            ring,
+            format!("groups in the ring: the bytes of `w_ring` / ({SLOT_BYTES} * kGroup), at most {MAX_RING} and one more than a warp's groups; kRing - 2 in flight while one computes"),
+        ),
+    ]
+}
+
+/// The FMA GEMVs' `w_ring` (E0110 under two groups of layout `l`), used as `ring_use` says.
+pub(super) fn ring_region(l: &Layout, ring_use: RingUse) -> RegionNeed {
+    RegionNeed {
+        name: "w_ring",
+        min_bytes: 2 * SLOT_BYTES * l.group,
+        what: "the weight ring, two groups at the least (16 bytes per consumer thread and vector)",
+        min_align: 16,
+        ring: Some(ring_use),
+    }
+}
+
+/// The FMA GEMVs' `partials` at `m` tokens: one f32 per K group, row and token where rows split
+/// (kKGroups > 1); one K group stores its sums directly and needs none.
+pub(super) fn partials_region(l: &Layout, m: i64) -> RegionNeed {
+    RegionNeed {
+        name: "partials",
+        min_bytes: if l.k_groups > 1 {
+            4 * l.k_groups * l.rows_per_task * m
+        } else {
+            0
+        },
+        what: "one fp32 partial per K group, row and token",
+        min_align: 4,
+        ring: None,
+    }
+}
+
 /// Checks the shapes ([`linear_shapes`], K a multiple of 256, at most [`MAX_ACCUMULATORS`]
 /// tokens); derives the warp layout and the batch sizes.
 pub(super) fn bind(s: &Shapes<'_>) -> Bound {
@@ -293,61 +353,23 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
     let tasks = s.tasks().max(1);
     let l = layout(n, k, tasks);
     tasks_fit(s, tasks, l.rows_per_task, n)?;
-    let Layout {
-        rows_per_task,
-        row_warps,
-        k_groups,
-        chunks,
-        group,
-    } = l;
     // The ring is as deep as the contract's `w_ring` makes it (at least two groups: E0110 below).
     let ring_use = ring_use(&l);
     let ring = ring_use.slots(s.region_bytes("w_ring").unwrap_or(0)).max(2);
     let (xn, wn, yn) = (s.tensor_name("x"), s.tensor_name("W"), s.tensor_name("y"));
-    let constants = vec![
+    let mut constants = vec![
         int_const("kRows", m, format!("tokens: rows of `{xn}` and `{yn}`")),
         int_const("kN", n, format!("rows of `{wn}`, columns of `{yn}`")),
         int_const("kK", k, format!("columns of `{xn}` and `{wn}`")),
         int_const(
             "kRowsPerTask",
-            rows_per_task,
+            l.rows_per_task,
             format!("rows of `{wn}` per task: ceil(kN / kNumTasks)"),
         ),
-        int_const(
-            "kRowWarps",
-            row_warps,
-            "nwarps: the smallest of 1, 2, 4 not raising ceil(kN / (kNumTasks * nwarps)) (design.md rule 4)",
-        ),
-        int_const(
-            "kKGroups",
-            k_groups,
-            "warps splitting each row's K: 4 / kRowWarps",
-        ),
-        int_const(
-            "kChunks",
-            chunks,
-            "16-byte vectors per lane per row: kK / (256 * kKGroups)",
-        ),
-        int_const(
-            "kGroup",
-            group,
-            format!("vectors per lane in a group: the largest divisor of kChunks up to {MAX_GROUP}, or whole rows within {MAX_GROUP}"),
-        ),
-        int_const(
-            "kRing",
-            ring,
-            format!("groups in the ring: the bytes of `w_ring` / ({SLOT_BYTES} * kGroup), at most {MAX_RING} and one more than a warp's groups; kRing - 2 in flight while one computes"),
-        ),
     ];
+    constants.extend(warp_constants(&l, ring, K_PER_WARP_LOAD));
     let regions = vec![
-        RegionNeed {
-            name: "w_ring",
-            min_bytes: 2 * SLOT_BYTES * group,
-            what:
-                "the weight ring, two groups at the least (16 bytes per consumer thread and vector)",
-            min_align: 16,
-            ring: Some(ring_use),
-        },
+        ring_region(&l, ring_use),
         RegionNeed {
             name: "x_rows",
             min_bytes: 2 * m * k,
@@ -355,18 +377,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             min_align: 16,
             ring: None,
         },
-        // Only split rows (kKGroups > 1) keep partials: one K group stores its sums directly.
-        RegionNeed {
-            name: "partials",
-            min_bytes: if k_groups > 1 {
-                4 * k_groups * rows_per_task * m
-            } else {
-                0
-            },
-            what: "one fp32 partial per K group, row and token",
-            min_align: 4,
-            ring: None,
-        },
+        partials_region(&l, m),
     ];
     Ok((
         constants,

@@ -12,7 +12,10 @@
 //! multiplied by their block's scale (a vector lies in one 128-column block). Half the weight
 //! bytes of the bf16 GEMV for the same N x K.
 
-use super::gemv::{layout, linear_shapes, ring_use, tasks_fit, Bound, Layout, Limits, SLOT_BYTES};
+use super::gemv::{
+    layout, linear_shapes, partials_region, ring_region, ring_use, tasks_fit, warp_constants,
+    Bound, Layout, Limits,
+};
 use super::{int_const, Access, Formal, RegionNeed, Shapes, Signature};
 use crate::diag::Diagnostic;
 use crate::ir::exact::ceil_div;
@@ -143,7 +146,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
     let ring = ring_use.slots(s.region_bytes("w_ring").unwrap_or(0)).max(2);
     let blocks = scale_row_blocks(l.rows_per_task);
     let (xn, wn, yn) = (s.tensor_name("x"), s.tensor_name("W"), s.tensor_name("y"));
-    let constants = vec![
+    let mut constants = vec![
         int_const("kRows", m, format!("tokens: rows of `{xn}` and `{yn}`")),
         int_const("kN", n, format!("rows of `{wn}`, columns of `{yn}`")),
         int_const("kK", k, format!("columns of `{xn}` and `{wn}` (bytes of a row)")),
@@ -162,37 +165,10 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             blocks,
             "128-row blocks of the weight scales a task's rows can touch: 1 + ceil((kRowsPerTask - 1) / 128)",
         ),
-        int_const(
-            "kRowWarps",
-            l.row_warps,
-            "nwarps: the smallest of 1, 2, 4 not raising ceil(kN / (kNumTasks * nwarps)) (design.md rule 4)",
-        ),
-        int_const("kKGroups", l.k_groups, "warps splitting each row's K: 4 / kRowWarps"),
-        int_const(
-            "kChunks",
-            l.chunks,
-            "16-byte vectors per lane per row: kK / (512 * kKGroups)",
-        ),
-        int_const(
-            "kGroup",
-            l.group,
-            "vectors per lane in a group: the largest divisor of kChunks up to 8, or whole rows within 8",
-        ),
-        int_const(
-            "kRing",
-            ring,
-            format!("groups in the ring: the bytes of `w_ring` / ({SLOT_BYTES} * kGroup), at most 65 and one more than a warp's groups; kRing - 2 in flight while one computes"),
-        ),
     ];
+    constants.extend(warp_constants(&l, ring, K_PER_WARP_LOAD));
     let regions = vec![
-        RegionNeed {
-            name: "w_ring",
-            min_bytes: 2 * SLOT_BYTES * l.group,
-            what:
-                "the weight ring, two groups at the least (16 bytes per consumer thread and vector)",
-            min_align: 16,
-            ring: Some(ring_use),
-        },
+        ring_region(&l, ring_use),
         RegionNeed {
             name: "x_rows",
             min_bytes: 4 * m * k,
@@ -207,17 +183,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             min_align: 4,
             ring: None,
         },
-        RegionNeed {
-            name: "partials",
-            min_bytes: if l.k_groups > 1 {
-                4 * l.k_groups * l.rows_per_task * m
-            } else {
-                0
-            },
-            what: "one fp32 partial per K group, row and token",
-            min_align: 4,
-            ring: None,
-        },
+        partials_region(&l, m),
     ];
     Ok((
         constants,

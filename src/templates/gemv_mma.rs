@@ -21,6 +21,7 @@ use super::gemv::{
     linear_shapes, tasks_fit, Bound, Limits, BF16_K_HELP, INPUTS, MAX_RING, OUTPUTS,
 };
 use super::{int_const, RegionNeed, RingUse, Shapes, Signature};
+use crate::diag::Diagnostic;
 use crate::ir::exact::ceil_div;
 
 /// The signature.
@@ -106,6 +107,77 @@ pub fn slot_bytes(l: &Layout) -> i64 {
     slot_bytes_of(l.lines, l.chunk)
 }
 
+/// E0009 where layout `l` of `n` weight rows at `m` tokens over `tasks` tasks gives a task more
+/// than `max` pairs of a row tile and a token tile (a lane keeps 4 f32 sums of each in
+/// registers), with the task count that fits.
+pub(super) fn tile_pairs_fit(
+    s: &Shapes<'_>,
+    l: &Layout,
+    n: i64,
+    m: i64,
+    tasks: i64,
+    max: i64,
+) -> Result<(), Vec<Diagnostic>> {
+    if l.tiles * l.token_tiles > max {
+        let max_rows = max / l.token_tiles * 16;
+        return Err(vec![s.error(
+            "W",
+            format!(
+                "{tasks} tasks give each {} rows of `{}`, {} tiles of 16, and {m} tokens are {} tiles of 8, but a lane keeps the sums of at most {max} pairs of tiles in registers (at most {max_rows} rows per task at {m} tokens)",
+                l.rows_per_task,
+                s.tensor_name("W"),
+                l.tiles,
+                l.token_tiles,
+            ),
+            format!("use at least {} tasks (fewer rows per task)", ceil_div(n, max_rows)),
+        )]);
+    }
+    Ok(())
+}
+
+/// The constants of layout `l` both MMA GEMVs' bodies share: `kTiles`, `kNTiles`, `kLines`.
+pub(super) fn tile_constants(l: &Layout) -> [super::Constant; 3] {
+    [
+        int_const(
+            "kTiles",
+            l.tiles,
+            "row tiles of 16 (the MMA's M): ceil(kRowsPerTask / 16)",
+        ),
+        int_const(
+            "kNTiles",
+            l.token_tiles,
+            "token tiles of 8 (the MMA's N): ceil(kRows / 8)",
+        ),
+        int_const(
+            "kLines",
+            l.lines,
+            "lines of a warp's chunk: kRowsPerTask weight rows, then kRows tokens",
+        ),
+    ]
+}
+
+/// The MMA GEMVs' `w_ring`: two slots of layout `l` at the least, used as `ring_use` says.
+pub(super) fn ring_region(l: &Layout, ring_use: RingUse) -> RegionNeed {
+    RegionNeed {
+        name: "w_ring",
+        min_bytes: 2 * slot_bytes(l),
+        what: "the weight and activation ring, two chunks at the least (each warp's rows and tokens, 128 bytes a line at the least)",
+        min_align: 16,
+        ring: Some(ring_use),
+    }
+}
+
+/// The MMA GEMVs' `partials` at `m` tokens: one f32 sum per warp (K quarter), row and token.
+pub(super) fn partials_region(l: &Layout, m: i64) -> RegionNeed {
+    RegionNeed {
+        name: "partials",
+        min_bytes: 4 * 4 * l.rows_per_task * m,
+        what: "one fp32 sum per warp (K quarter), row and token",
+        min_align: 4,
+        ring: None,
+    }
+}
+
 /// Checks the shapes (K a multiple of [`K_UNIT`], at most [`MAX_TOKENS`] tokens, at most
 /// [`MAX_ACC_TILES`] row tiles times token tiles per task); derives the layout and the ring depth.
 pub(super) fn bind(s: &Shapes<'_>) -> Bound {
@@ -124,25 +196,12 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
     let tasks = s.tasks().max(1);
     let ring_bytes = s.region_bytes("w_ring").unwrap_or(0);
     let l = layout(n, k, m, tasks, ring_bytes);
-    if l.tiles * l.token_tiles > MAX_ACC_TILES {
-        let max_rows = MAX_ACC_TILES / l.token_tiles * 16;
-        return Err(vec![s.error(
-            "W",
-            format!(
-                "{tasks} tasks give each {} rows of `{}`, {} tiles of 16, and {m} tokens are {} tiles of 8, but a lane keeps the sums of at most {MAX_ACC_TILES} pairs of tiles in registers (at most {max_rows} rows per task at {m} tokens)",
-                l.rows_per_task,
-                s.tensor_name("W"),
-                l.tiles,
-                l.token_tiles,
-            ),
-            format!("use at least {} tasks (fewer rows per task)", ceil_div(n, max_rows)),
-        )]);
-    }
+    tile_pairs_fit(s, &l, n, m, tasks, MAX_ACC_TILES)?;
     tasks_fit(s, tasks, l.rows_per_task, n)?;
     let ring_use = RingUse::new(slot_bytes(&l), l.chunks, MAX_RING);
     let ring = ring_use.slots(ring_bytes).max(2);
     let (xn, wn, yn) = (s.tensor_name("x"), s.tensor_name("W"), s.tensor_name("y"));
-    let constants = vec![
+    let mut constants = vec![
         int_const("kRows", m, format!("tokens: rows of `{xn}` and `{yn}`")),
         int_const("kN", n, format!("rows of `{wn}`, columns of `{yn}`")),
         int_const("kK", k, format!("columns of `{xn}` and `{wn}`")),
@@ -151,21 +210,9 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             l.rows_per_task,
             format!("rows of `{wn}` per task: ceil(kN / kNumTasks)"),
         ),
-        int_const(
-            "kTiles",
-            l.tiles,
-            "row tiles of 16 (the MMA's M): ceil(kRowsPerTask / 16)",
-        ),
-        int_const(
-            "kNTiles",
-            l.token_tiles,
-            "token tiles of 8 (the MMA's N): ceil(kRows / 8)",
-        ),
-        int_const(
-            "kLines",
-            l.lines,
-            "lines of a warp's chunk: kRowsPerTask weight rows, then kRows tokens",
-        ),
+    ];
+    constants.extend(tile_constants(&l));
+    constants.extend([
         int_const(
             "kChunk",
             l.chunk,
@@ -181,23 +228,8 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             ring,
             format!("chunks in the ring: the bytes of `w_ring` / (4 warps * kLines * kChunk * 2), at most {MAX_RING} and one more than a warp's chunks; kRing - 2 in flight while one computes"),
         ),
-    ];
-    let regions = vec![
-        RegionNeed {
-            name: "w_ring",
-            min_bytes: 2 * slot_bytes(&l),
-            what: "the weight and activation ring, two chunks at the least (each warp's rows and tokens, 128 bytes a line at the least)",
-            min_align: 16,
-            ring: Some(ring_use),
-        },
-        RegionNeed {
-            name: "partials",
-            min_bytes: 4 * 4 * l.rows_per_task * m,
-            what: "one fp32 sum per warp (K quarter), row and token",
-            min_align: 4,
-            ring: None,
-        },
-    ];
+    ]);
+    let regions = vec![ring_region(&l, ring_use), partials_region(&l, m)];
     Ok((
         constants,
         regions,

@@ -13,9 +13,10 @@
 
 use super::gemv::{linear_shapes, tasks_fit, Bound, Limits, MAX_RING};
 use super::gemv_fp8::{scale_row_blocks, SCALE_BLOCK};
-use super::gemv_mma::{layout, slot_bytes, CHUNKS};
+use super::gemv_mma::{
+    layout, partials_region, ring_region, slot_bytes, tile_constants, tile_pairs_fit, CHUNKS,
+};
 use super::{int_const, RegionNeed, RingUse, Shapes, Signature};
-use crate::ir::exact::ceil_div;
 
 /// The signature: `gemv_fp8`'s formals.
 pub const SIG: Signature = Signature {
@@ -61,20 +62,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
     let ring_bytes = s.region_bytes("w_ring").unwrap_or(0);
     // The bf16 layout of a row of K / 2 elements: the same bytes per line and chunk.
     let l = layout(n, k / 2, m, tasks, ring_bytes);
-    if l.tiles * l.token_tiles > MAX_ACC_TILES {
-        let max_rows = MAX_ACC_TILES / l.token_tiles * 16;
-        return Err(vec![s.error(
-            "W",
-            format!(
-                "{tasks} tasks give each {} rows of `{}`, {} tiles of 16, and {m} tokens are {} tiles of 8, but a lane keeps the sums of at most {MAX_ACC_TILES} pairs of tiles in registers (at most {max_rows} rows per task at {m} tokens)",
-                l.rows_per_task,
-                s.tensor_name("W"),
-                l.tiles,
-                l.token_tiles,
-            ),
-            format!("use at least {} tasks (fewer rows per task)", ceil_div(n, max_rows)),
-        )]);
-    }
+    tile_pairs_fit(s, &l, n, m, tasks, MAX_ACC_TILES)?;
     tasks_fit(s, tasks, l.rows_per_task, n)?;
     let ring_use = RingUse::new(slot_bytes(&l), l.chunks, MAX_RING);
     let ring = ring_use.slots(ring_bytes).max(2);
@@ -82,7 +70,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
     let blocks = scale_row_blocks(l.rows_per_task);
     let (xn, wn, yn) = (s.tensor_name("x"), s.tensor_name("W"), s.tensor_name("y"));
     let chunk = 2 * l.chunk;
-    let constants = vec![
+    let mut constants = vec![
         int_const("kRows", m, format!("tokens: rows of `{xn}` and `{yn}`")),
         int_const("kN", n, format!("rows of `{wn}`, columns of `{yn}`")),
         int_const("kK", k, format!("columns of `{xn}` and `{wn}` (bytes of a row)")),
@@ -97,21 +85,9 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             blocks,
             "128-row blocks of the weight scales a task's rows can touch: 1 + ceil((kRowsPerTask - 1) / 128)",
         ),
-        int_const(
-            "kTiles",
-            l.tiles,
-            "row tiles of 16 (the MMA's M): ceil(kRowsPerTask / 16)",
-        ),
-        int_const(
-            "kNTiles",
-            l.token_tiles,
-            "token tiles of 8 (the MMA's N): ceil(kRows / 8)",
-        ),
-        int_const(
-            "kLines",
-            l.lines,
-            "lines of a warp's chunk: kRowsPerTask weight rows, then kRows tokens",
-        ),
+    ];
+    constants.extend(tile_constants(&l));
+    constants.extend([
         int_const(
             "kChunk",
             chunk,
@@ -128,29 +104,18 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             ring,
             format!("chunks in the ring: the bytes of `w_ring` / (4 warps * kLines * kChunk), at most {MAX_RING} and one more than a warp's chunks; kRing - 2 in flight while one computes"),
         ),
-    ];
+    ]);
     let regions = vec![
-        RegionNeed {
-            name: "w_ring",
-            min_bytes: 2 * slot_bytes(&l),
-            what: "the weight and activation ring, two chunks at the least (each warp's rows and tokens, 128 bytes a line at the least)",
-            min_align: 16,
-            ring: Some(ring_use),
-        },
+        ring_region(&l, ring_use),
         RegionNeed {
             name: "scales",
             min_bytes: 4 * (blocks + m) * kb,
-            what: "the weight scales of the row blocks a task's rows touch, then the tokens' scales",
+            what:
+                "the weight scales of the row blocks a task's rows touch, then the tokens' scales",
             min_align: 4,
             ring: None,
         },
-        RegionNeed {
-            name: "partials",
-            min_bytes: 4 * 4 * l.rows_per_task * m,
-            what: "one fp32 sum per warp (K quarter), row and token",
-            min_align: 4,
-            ring: None,
-        },
+        partials_region(&l, m),
     ];
     Ok((
         constants,

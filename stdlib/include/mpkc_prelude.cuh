@@ -281,6 +281,14 @@ __device__ __forceinline__ void mma_bf16_m16n8k16(float (&d)[4], uint32_t a0, ui
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+/// The four e4m3 of `v` (its bytes, the lowest first) as f32: each pair through
+/// `cvt.rn.f16x2.e4m3x2` (exact: e4m3 is a subset of f16), then f16 -> f32.
+__device__ __forceinline__ float4 e4m3x4_to_f32(uint32_t v) {
+  float2 const lo = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(v & 0xffffu), __NV_E4M3)));
+  float2 const hi = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(v >> 16), __NV_E4M3)));
+  return make_float4(lo.x, lo.y, hi.x, hi.y);
+}
+
 /// One warp-wide `mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32` (sm_89 and later):
 /// d[16 x 8] += a[16 x 32] b[32 x 8] in f32, e4m3 operands. With g = lane / 4 and t = lane % 4
 /// (PTX ISA, "Matrix Fragments for mma.m16n8k32"; CUTLASS's SM89_16x8x32_F32E4M3E4M3F32_TN

@@ -167,19 +167,9 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
         float const ws = s_ws[((row0 + local) / 128 - rb0) * kKBlocks + k / 128];
         uint4 const wv = *reinterpret_cast<uint4 const *>(d + j * kConsumerThreads * 16);
         uint32_t const w32[4] = {wv.x, wv.y, wv.z, wv.w};
-        float w[16];
+        float4 w[4];
         #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          // e4m3 pairs to f16 pairs (exact: e4m3 is a subset of f16), then to f32.
-          __half2_raw const lo = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(w32[i] & 0xffffu), __NV_E4M3);
-          __half2_raw const hi = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(w32[i] >> 16), __NV_E4M3);
-          float2 const a = __half22float2(__half2(lo));
-          float2 const b = __half22float2(__half2(hi));
-          w[4 * i + 0] = a.x;
-          w[4 * i + 1] = a.y;
-          w[4 * i + 2] = b.x;
-          w[4 * i + 3] = b.y;
-        }
+        for (int i = 0; i < 4; ++i) w[i] = mpkc::e4m3x4_to_f32(w32[i]);
         #pragma unroll
         for (int t = 0; t < kRows; ++t) {
           // This lane's 16 values of the 512-column run that starts at k - lane * 16 (see x_store).
@@ -187,10 +177,10 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
           #pragma unroll
           for (int i = 0; i < 4; ++i) {
             float4 const xv = xs[i * 32];
-            float p = w[4 * i] * xv.x;
-            p = fmaf(w[4 * i + 1], xv.y, p);
-            p = fmaf(w[4 * i + 2], xv.z, p);
-            p = fmaf(w[4 * i + 3], xv.w, p);
+            float p = w[i].x * xv.x;
+            p = fmaf(w[i].y, xv.y, p);
+            p = fmaf(w[i].z, xv.z, p);
+            p = fmaf(w[i].w, xv.w, p);
             acc[t][i] = fmaf(p, ws, acc[t][i]);
           }
         }
@@ -241,9 +231,8 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
           float4 *const d = reinterpret_cast<float4 *>(s_x + (i - l * 16)) + l;
           #pragma unroll
           for (int q = 0; q < 4; ++q) {
-            float2 const a = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(v32[q] & 0xffffu), __NV_E4M3)));
-            float2 const b = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(v32[q] >> 16), __NV_E4M3)));
-            d[q * 32] = make_float4(a.x * xsc[j], a.y * xsc[j], b.x * xsc[j], b.y * xsc[j]);
+            float4 const f = mpkc::e4m3x4_to_f32(v32[q]);
+            d[q * 32] = make_float4(f.x * xsc[j], f.y * xsc[j], f.z * xsc[j], f.w * xsc[j]);
           }
         }
       }
