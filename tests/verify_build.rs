@@ -79,6 +79,38 @@ fn every_stdlib_case_compiles_as_a_test_build_for_both_targets() {
     }
 }
 
+/// The block-scaled MMA GEMV at K = 512 (one chunk per warp, a ring of two): its sm_90a test
+/// build is where ptxas folded a uniform shared-memory base into a cp.async with an L2 policy
+/// (`LDGSTS [R+UR]`, an illegal instruction on an H100, 2026-12-05). With the prelude
+/// converting the address inside the asm it compiles, and the SASS lint that fails such a
+/// compile (mpkc::driver::sass_lint, run by every nvcc compile) finds nothing.
+#[test]
+fn the_fp8_mma_gemv_at_k_512_test_build_passes_the_sass_lint() {
+    let tc = nvcc::find().expect("nvcc (run scripts/setup)");
+    assert!(tc.cuobjdump().is_some(), "cuobjdump (run scripts/setup)");
+    let checked = checked();
+    let mut all = cases(&checked, Target::Sm90a);
+    all.retain(|c| c.name == "linear_fp8_gemv_mma_expert_down");
+    assert_eq!(all.len(), 1, "the stdlib's K = 512 instance");
+    let dir = scratch_dir("verify_build_fp8_mma_k512");
+    let (defines, _) = write_test_build(&dir, &checked, &all, None).unwrap();
+    let r = compile_cases(
+        &tc,
+        &dir,
+        &all,
+        Target::Sm90a,
+        &test_flags(2000, &defines),
+        1,
+    );
+    let cubin = match r.into_iter().next().flatten() {
+        Some(Ok(cubin)) => cubin,
+        other => panic!("{other:?}"),
+    };
+    let sass = tc.sass(&cubin).unwrap();
+    assert!(sass.contains("LDGSTS"), "the cp.async copies");
+    assert_eq!(mpkc::driver::sass_lint::check(&sass), Vec::new());
+}
+
 #[test]
 fn a_region_one_byte_short_is_rejected_by_the_kernel_naming_the_region() {
     let tc = nvcc::find().expect("nvcc (run scripts/setup)");

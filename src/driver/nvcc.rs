@@ -297,7 +297,9 @@ pub struct NvccOutput {
 /// Runs `cc`'s nvcc command (through the wrapper, if any) in `dir` with `args` (from
 /// [`arguments`]) after `cc`'s own, which
 /// write `cubin` (a file name in `dir`). An earlier `cubin` is removed first, so a failed
-/// compile leaves none. Errors: nvcc could not start, exited non-zero, or wrote no cubin.
+/// compile leaves none. Errors: nvcc could not start, exited non-zero, wrote no cubin, or
+/// wrote one whose SASS holds a form that faults on the GPU ([`super::sass_lint`]; checked
+/// where cuobjdump is found).
 pub fn run(
     tc: &Toolchain,
     dir: &Path,
@@ -329,6 +331,21 @@ pub fn run(
             stderr: format!("nvcc exited 0 but wrote no {cubin}\n{stderr}"),
             not_started: false,
         });
+    }
+    // ptxas's output, checked for forms that fault on the GPU (super::sass_lint); without
+    // cuobjdump (scripts/setup installs it next to nvcc) there is nothing to read.
+    if tc.cuobjdump().is_some() {
+        if let Ok(sass) = tc.sass(&dir.join(cubin)) {
+            let findings = super::sass_lint::check(&sass);
+            if !findings.is_empty() {
+                let _ = std::fs::remove_file(dir.join(cubin));
+                return Err(CompileFailure {
+                    command,
+                    stderr: super::sass_lint::message(cubin, &findings),
+                    not_started: false,
+                });
+            }
+        }
     }
     Ok(NvccOutput {
         cubin: dir.join(cubin),

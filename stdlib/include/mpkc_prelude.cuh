@@ -243,10 +243,25 @@ __device__ __forceinline__ uint64_t l2_evict_first_policy() {
 /// Copies 16 bytes (both 16-byte aligned) of a weight into shared memory asynchronously
 /// (`cp.async.cg`: through L2 only, not L1), with the L2 policy `policy`; complete once a
 /// `cp_async_wait` covers the commit group it joined (PTX ISA, "cp.async").
+///
+/// sm_90: the shared address is converted inside the asm. Given the address as base + offset,
+/// ptxas 13.0 and 13.5 may fold a uniform base into the copy as `LDGSTS [R+URn], desc[URn+1]`,
+/// overwriting the low half of the policy's register pair with the base: a form they emit for
+/// sm_100a throughout, and on an H100 an illegal instruction (compute-sanitizer: "Illegal
+/// instruction" at this copy, linear_fp8_gemv_mma at K = 512 in its test build, 2026-12-05).
+/// The build rejects that form in any sm_90a cubin (driver::sass_lint).
 __device__ __forceinline__ void cp_async_weight16(void *smem, void const *gmem, uint64_t policy) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 1000
+  asm volatile(
+      "{\n .reg .u64 sa;\n .reg .u32 s32;\n cvta.to.shared.u64 sa, %0;\n cvt.u32.u64 s32, sa;\n"
+      " cp.async.cg.shared.global.L2::cache_hint [s32], [%1], 16, %2;\n}\n" ::"l"(smem),
+      "l"(gmem), "l"(policy)
+      : "memory");
+#else
   uint32_t const s = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "l"(policy)
                : "memory");
+#endif
 }
 
 /// Copies 16 bytes (both 16-byte aligned) of an activation into shared memory asynchronously
