@@ -217,7 +217,7 @@ fn sems(w: &mut Writer, programs: &[RoleProgram]) {
     w.close(";");
     w.blank();
     for p in programs {
-        w.comment(format!("{}: ordinal | name | count | producer -> consumer | arrival | re-init at task start by", p.target.as_str()));
+        w.comment(format!("{}: name | ordinal | count | producer -> consumer | arrival | re-init at task start by", p.target.as_str()));
         w.open(format!(
             "inline constexpr ::mpkc::SemSpec {}[NUM_OP_SEMS] =",
             sem_table_name(p.target)

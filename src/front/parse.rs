@@ -6,8 +6,13 @@ use pest::error::{ErrorVariant, InputLocation};
 use pest_derive::Parser;
 
 /// The generated pest parser.
+///
+/// The path is the crate root's `grammar/mpk.pest`: pest_generator tries a grammar path
+/// relative to `CARGO_MANIFEST_DIR` before `CARGO_MANIFEST_DIR/src`, so the old
+/// `../grammar/mpk.pest` compiled the file of the clone's *parent* folder where one existed
+/// (a stale grammar, silently; a new user's clone, 2026-12-05).
 #[derive(Parser)]
-#[grammar = "../grammar/mpk.pest"]
+#[grammar = "grammar/mpk.pest"]
 pub(crate) struct MpkParser;
 
 /// The phrase used for a grammar rule in syntax errors (pest_meta's `renamed_rules` habit).
@@ -229,5 +234,16 @@ fn join_or(items: &[&str]) -> String {
         [one] => one.to_string(),
         [a, b] => format!("{a} or {b}"),
         [rest @ .., last] => format!("{}, or {last}", rest.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The parser was generated from this crate's own grammar file, not a same-named file
+    /// elsewhere that pest's path lookup reached first.
+    #[test]
+    fn the_parser_is_generated_from_the_crates_grammar() {
+        let ours = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/grammar/mpk.pest"));
+        assert_eq!(super::_PEST_GRAMMAR_MpkParser, [ours]);
     }
 }

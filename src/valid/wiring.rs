@@ -111,7 +111,10 @@ pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
                 )
                 .primary(t.span, format!("{tokens} tokens"))
                 .secondary(tile_span, format!("{what} {tile_n}"))
-                .note("under swap-AB the tokens are MMA-N: one task multiplies its 128 weight rows by one activation tile of tile N tokens")
+                .note(format!(
+                    "under swap-AB the tokens are MMA-N: one task multiplies its {} weight rows by one activation tile of tile N tokens",
+                    ir.tile.as_ref().and_then(|t| t.m).or_else(|| ir.mma.as_ref().map(|m| m.m)).map_or_else(|| "tile M".to_string(), |m| m.to_string())
+                ))
                 .help(format!("raise tile N (and the MMA's n, the activation box and region, the TMEM columns) to at least {tokens}, or split the tokens over tasks of at most {tile_n}")),
             );
         }

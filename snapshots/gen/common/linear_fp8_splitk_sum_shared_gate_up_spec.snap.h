@@ -111,7 +111,7 @@ enum SemOrdinal : int {
   SEM_CONSUMER_DONE = 19,
 };
 
-// sm_100a: ordinal | name | count | producer -> consumer | arrival | re-init at task start by
+// sm_100a: name | ordinal | count | producer -> consumer | arrival | re-init at task start by
 inline constexpr ::mpkc::SemSpec kSems_sm100a[NUM_OP_SEMS] = {
   {"w_ring.full[0]", 0, 1, ::mpkc::Role::Loader, ::mpkc::Role::Launcher, ::mpkc::Arrival::TmaCompleteTx, ::mpkc::Role::Loader},
   {"w_ring.full[1]", 1, 1, ::mpkc::Role::Loader, ::mpkc::Role::Launcher, ::mpkc::Arrival::TmaCompleteTx, ::mpkc::Role::Loader},
@@ -134,7 +134,7 @@ inline constexpr ::mpkc::SemSpec kSems_sm100a[NUM_OP_SEMS] = {
   {"tmem_ready", 18, 1, ::mpkc::Role::Launcher, ::mpkc::Role::Consumer, ::mpkc::Arrival::Thread, ::mpkc::Role::None},
   {"consumer_done", 19, 128, ::mpkc::Role::Consumer, ::mpkc::Role::Launcher, ::mpkc::Arrival::Thread, ::mpkc::Role::Launcher},
 };
-// sm_90a: ordinal | name | count | producer -> consumer | arrival | re-init at task start by
+// sm_90a: name | ordinal | count | producer -> consumer | arrival | re-init at task start by
 inline constexpr ::mpkc::SemSpec kSems_sm90a[NUM_OP_SEMS] = {
   {"w_ring.full[0]", 0, 1, ::mpkc::Role::Loader, ::mpkc::Role::Consumer, ::mpkc::Arrival::TmaCompleteTx, ::mpkc::Role::Loader},
   {"w_ring.full[1]", 1, 1, ::mpkc::Role::Loader, ::mpkc::Role::Consumer, ::mpkc::Arrival::TmaCompleteTx, ::mpkc::Role::Loader},

@@ -76,7 +76,7 @@ enum SemOrdinal : int {
   SEM_PAGES_READY = 6,
 };
 
-// sm_100a: ordinal | name | count | producer -> consumer | arrival | re-init at task start by
+// sm_100a: name | ordinal | count | producer -> consumer | arrival | re-init at task start by
 inline constexpr ::mpkc::SemSpec kSems_sm100a[NUM_OP_SEMS] = {
   {"kv_ring.full[0]", 0, 1, ::mpkc::Role::Loader, ::mpkc::Role::Consumer, ::mpkc::Arrival::TmaCompleteTx, ::mpkc::Role::Loader},
   {"kv_ring.full[1]", 1, 1, ::mpkc::Role::Loader, ::mpkc::Role::Consumer, ::mpkc::Arrival::TmaCompleteTx, ::mpkc::Role::Loader},
@@ -86,7 +86,7 @@ inline constexpr ::mpkc::SemSpec kSems_sm100a[NUM_OP_SEMS] = {
   {"kv_ring.empty[2]", 5, 128, ::mpkc::Role::Consumer, ::mpkc::Role::Loader, ::mpkc::Arrival::Thread, ::mpkc::Role::Loader},
   {"pages_ready", 6, 1, ::mpkc::Role::Loader, ::mpkc::Role::Consumer, ::mpkc::Arrival::Thread, ::mpkc::Role::None},
 };
-// sm_90a: ordinal | name | count | producer -> consumer | arrival | re-init at task start by
+// sm_90a: name | ordinal | count | producer -> consumer | arrival | re-init at task start by
 inline constexpr ::mpkc::SemSpec kSems_sm90a[NUM_OP_SEMS] = {
   {"kv_ring.full[0]", 0, 1, ::mpkc::Role::Loader, ::mpkc::Role::Consumer, ::mpkc::Arrival::TmaCompleteTx, ::mpkc::Role::Loader},
   {"kv_ring.full[1]", 1, 1, ::mpkc::Role::Loader, ::mpkc::Role::Consumer, ::mpkc::Arrival::TmaCompleteTx, ::mpkc::Role::Loader},

@@ -76,11 +76,11 @@ enum SemOrdinal : int {
   SEM_PAGES_READY = 0,
 };
 
-// sm_100a: ordinal | name | count | producer -> consumer | arrival | re-init at task start by
+// sm_100a: name | ordinal | count | producer -> consumer | arrival | re-init at task start by
 inline constexpr ::mpkc::SemSpec kSems_sm100a[NUM_OP_SEMS] = {
   {"pages_ready", 0, 1, ::mpkc::Role::Loader, ::mpkc::Role::Consumer, ::mpkc::Arrival::Thread, ::mpkc::Role::None},
 };
-// sm_90a: ordinal | name | count | producer -> consumer | arrival | re-init at task start by
+// sm_90a: name | ordinal | count | producer -> consumer | arrival | re-init at task start by
 inline constexpr ::mpkc::SemSpec kSems_sm90a[NUM_OP_SEMS] = {
   {"pages_ready", 0, 1, ::mpkc::Role::Loader, ::mpkc::Role::Consumer, ::mpkc::Arrival::Thread, ::mpkc::Role::None},
 };

@@ -88,8 +88,13 @@ between the runtime's page prefix and suffix. {others}\n",
     if rings.is_empty() {
         let _ = writeln!(
             s,
-            "1. Its role program is the consumer's body alone: no asynchronous tensor-core MMA (tcgen05, wgmma; a body's warp `mma.sync` needs no launcher), no TMA ring and no op semaphore (E0011), \
-so a loader and a launcher would have nothing to do and the consumer-only idiom applies (contract doc §4)."
+            "1. Its role program is the consumer's body alone: no asynchronous tensor-core MMA (tcgen05, wgmma; a body's warp `mma.sync` needs no launcher), no TMA ring and no op semaphore of its own (E0011), \
+so a loader and a launcher would have nothing to do and the consumer-only idiom applies (contract doc §4).{}",
+            if crate::plan::sems::needs_page_handoff(&task.ir) {
+                " Its one ordinal, `pages_ready`, is mpkc's page hand-off: the runtime's loader prefix arrives once every page of the task is free, and the body waits it."
+            } else {
+                ""
+            }
         );
     } else {
         let _ = writeln!(
