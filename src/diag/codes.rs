@@ -109,7 +109,7 @@ registry! {
     TMA_BOX = "E0507", "tmem", Some("I-T6"), "a TMA box has an extent above 256 elements or an illegal rank";
     TMA_SWIZZLE_SPAN = "E0508", "tmem", Some("I-T6"), "a TMA box's inner extent in bytes differs from its swizzle span";
     TMA_STRIDE = "E0509", "tmem", Some("I-T6"), "a TMA tensor's global row stride is not a multiple of 16 bytes";
-    TMA_TASK_ID = "E0510", "tmem", Some("I-T6"), "a task's TaskType is outside MPK's TMA range iff it loads through TMA";
+    TMA_TASK_ID = "E0510", "tmem", Some("I-T6"), "a task's TaskType is one of the runtime's own (below 100), or outside MPK's TMA range iff it loads through TMA";
 
     LINEAR_LIMITS = "E0601", "wiring", Some("I-H5"), "a pipeline exceeds the linear family's limits (tokens up to tile N, N a multiple of 128, a tail tile only for bf16) or its epilogue map cannot be applied";
     GRID_WIDE = "E0602", "wiring", Some("I-H4"), "grid-wide granularity lacks skip_after_step0 or a written justification";

@@ -139,10 +139,27 @@ pub(super) fn expect_tx(ir: &TaskIr, sink: &mut Sink) {
     }
 }
 
-/// MPK creates tensor maps only for TaskTypes in (231, 256): a task that takes TMA tensors sits
-/// inside, one that does not sits outside (I-T6).
+/// The first TaskType of a compute task in MPK's `enum TaskType` ("compute task starts from
+/// 100"); below it are the runtime's own, TASK_TERMINATE (0) and TASK_BEGIN_TASK_GRAPH (10),
+/// for which the worker returns or arrives on the task's behalf and runs no role body.
+pub const FIRST_COMPUTE_TASK_ID: i64 = 100;
+
+/// A TaskType below 100 is the runtime's own; MPK creates tensor maps only for TaskTypes in
+/// (231, 256): a task that takes TMA tensors sits inside, one that does not sits outside (I-T6).
 pub(super) fn task_id_range(ir: &TaskIr, sink: &mut Sink) {
     let Some(id) = ir.task_id else { return };
+    if id < FIRST_COMPUTE_TASK_ID {
+        sink.push(
+            Diagnostic::error(
+                codes::TMA_TASK_ID,
+                format!("task `{}` has TaskType {id}, below MPK's compute TaskTypes (100 and up)", ir.name),
+            )
+            .primary(ir.task_id_span, format!("task_id {id}"))
+            .note("the runtime's own TaskTypes are TASK_TERMINATE = 0 and TASK_BEGIN_TASK_GRAPH = 10: for them the worker returns or arrives on the task's behalf, and no role body of this task would run")
+            .help("use a TaskType from 100 up: inside 232-255 if the task loads through TMA, outside it otherwise"),
+        );
+        return;
+    }
     let uses_tma = ir.tensors.values().any(|t| t.tma.is_some());
     let inside = id > TMA_TASK_RANGE.0 && id < TMA_TASK_RANGE.1;
     if uses_tma != inside {
