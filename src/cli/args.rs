@@ -112,8 +112,9 @@ pub enum Command {
         #[command(flatten)]
         verify: VerifyArgs,
     },
-    /// Time the production build of each pipeline linear on the GPU (the whole op over every SM)
-    /// next to cuBLAS on the same shapes and data, and print a table (docs/bench.md).
+    /// Time the production build of each contract on the GPU (the whole op over every SM), each
+    /// linear next to cuBLAS / cuBLASLt and each consumer op next to PyTorch eager on the same
+    /// shapes and data, and print a table (docs/bench.md).
     Bench {
         /// Common options.
         #[command(flatten)]
