@@ -6,6 +6,7 @@
 
 use mpkc::back::FileKind;
 use mpkc::driver::build::{compile_all, generate_all, write_all};
+use mpkc::driver::sass::{instructions, opcode};
 use mpkc::driver::{check_sources, nvcc, Source};
 use mpkc::ir::Target;
 use mpkc::sema::SemaOptions;
@@ -77,19 +78,6 @@ fn the_arrival_follows_the_barrier_in_both_kernels() {
     }
 }
 
-/// SASS lines (instruction text) of `sass`, without addresses and encodings.
-fn instructions(sass: &str) -> Vec<String> {
-    sass.lines()
-        .filter_map(|l| {
-            let l = l.trim();
-            let rest = l.strip_prefix("/*")?;
-            let (_, ins) = rest.split_once("*/")?;
-            let ins = ins.split(';').next()?.trim();
-            (!ins.is_empty()).then(|| ins.to_string())
-        })
-        .collect()
-}
-
 #[test]
 fn the_arrival_follows_the_barrier_in_the_sass() {
     let tc = nvcc::find().unwrap_or_else(|e| panic!("{e}"));
@@ -103,23 +91,17 @@ fn the_arrival_follows_the_barrier_in_the_sass() {
         let (cubin, _) = j
             .result
             .unwrap_or_else(|f| panic!("{}\n{}", f.command, f.stderr));
-        let ins = instructions(&tc.sass(&cubin).unwrap());
+        let listing = tc.sass(&cubin).unwrap();
+        let ins = instructions(&listing);
         let bar = ins
             .iter()
             .position(|i| i.starts_with("BAR.SYNC") && i.ends_with("0x3, 0x80"))
             .unwrap_or_else(|| panic!("{}: no BAR.SYNC 0x3, 0x80", j.target));
-        let after: Vec<&String> = ins[bar + 1..].iter().take(8).collect();
+        let after: Vec<&str> = ins[bar + 1..].iter().copied().take(8).collect();
         // Only warp 0 arrives: either the other warps leave before the arrive (a predicated exit
         // or branch, the role function returning) or the arrive itself is predicated (the role
         // inlined into the worker, as the sm_90a consumer is).
-        let is_arrive = |i: &str| {
-            let i = if i.starts_with('@') {
-                i.split_once(' ').map_or(i, |(_, r)| r)
-            } else {
-                i
-            };
-            i.starts_with("SYNCS.ARRIVE")
-        };
+        let is_arrive = |i: &str| opcode(i).starts_with("SYNCS.ARRIVE");
         let arrive = after
             .iter()
             .position(|i| is_arrive(i))

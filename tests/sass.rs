@@ -9,6 +9,7 @@ mod nvcc_cache;
 
 use mpkc::back::FileKind;
 use mpkc::driver::build::{generate_all, write_all};
+use mpkc::driver::sass::{instructions, opcode};
 use mpkc::driver::{check_sources, nvcc, stdlib, Checked, Source};
 use mpkc::ir::Target;
 use mpkc::sema::SemaOptions;
@@ -100,30 +101,6 @@ fn build_and_inspect(sources: &[Source], dir: &str) -> usize {
         );
     }
     pipelines
-}
-
-/// The SASS instructions (opcode and operands) of a cuobjdump listing, in order.
-fn instructions(sass: &str) -> Vec<&str> {
-    sass.lines()
-        .filter_map(|l| {
-            let l = l.trim_start();
-            let rest = l.strip_prefix("/*")?;
-            let (_, ins) = rest.split_once("*/")?;
-            let ins = ins.trim();
-            (!ins.is_empty()).then_some(ins)
-        })
-        .collect()
-}
-
-/// The opcode of an instruction, without its predicate.
-fn opcode(ins: &str) -> &str {
-    let ins = ins.trim_start();
-    let ins = if ins.starts_with('@') {
-        ins.split_once(' ').map_or(ins, |(_, r)| r.trim_start())
-    } else {
-        ins
-    };
-    ins.split_whitespace().next().unwrap_or("")
 }
 
 /// Issue 10, item 2: in the fp8 loader (the subroutine that issues the TMA loads) the stage's scale

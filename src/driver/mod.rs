@@ -17,6 +17,7 @@ pub mod outdir;
 pub mod plan_view;
 pub mod predecessors;
 pub mod reference;
+pub mod sass;
 pub mod sass_lint;
 pub mod select;
 mod setmaxnreg;

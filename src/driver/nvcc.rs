@@ -298,8 +298,8 @@ pub struct NvccOutput {
 /// [`arguments`]) after `cc`'s own, which
 /// write `cubin` (a file name in `dir`). An earlier `cubin` is removed first, so a failed
 /// compile leaves none. Errors: nvcc could not start, exited non-zero, wrote no cubin, or
-/// wrote one whose SASS holds a form that faults on the GPU ([`super::sass_lint`]; checked
-/// where cuobjdump is found).
+/// wrote an sm_90a cubin whose SASS holds a form that faults on the GPU
+/// ([`super::sass_lint`]; checked where cuobjdump is found).
 pub fn run(
     tc: &Toolchain,
     dir: &Path,
@@ -332,19 +332,19 @@ pub fn run(
             not_started: false,
         });
     }
-    // ptxas's output, checked for forms that fault on the GPU (super::sass_lint); without
-    // cuobjdump (scripts/setup installs it next to nvcc) there is nothing to read.
-    if tc.cuobjdump().is_some() {
-        if let Ok(sass) = tc.sass(&dir.join(cubin)) {
-            let findings = super::sass_lint::check(&sass);
-            if !findings.is_empty() {
-                let _ = std::fs::remove_file(dir.join(cubin));
-                return Err(CompileFailure {
-                    command,
-                    stderr: super::sass_lint::message(cubin, &findings),
-                    not_started: false,
-                });
-            }
+    // ptxas's output, checked for forms that fault on the GPU (super::sass_lint, whose rules
+    // are sm_90's: other targets' cubins are not read); without cuobjdump (scripts/setup
+    // installs it next to nvcc) there is nothing to read.
+    let sm90 = cubin.ends_with(&format!(".{}.cubin", Target::Sm90a));
+    if let Some(sass) = sm90.then(|| tc.sass(&dir.join(cubin)).ok()).flatten() {
+        let findings = super::sass_lint::check(&sass);
+        if !findings.is_empty() {
+            let _ = std::fs::remove_file(dir.join(cubin));
+            return Err(CompileFailure {
+                command,
+                stderr: super::sass_lint::message(cubin, &findings),
+                not_started: false,
+            });
         }
     }
     Ok(NvccOutput {

@@ -10,6 +10,8 @@
 //! address inside its asm on sm_90 so that ptxas cannot fold it; this check keeps any other
 //! copy from reaching a GPU.
 
+use super::sass;
+
 /// A form one rule rejects: the SASS line and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
@@ -24,38 +26,10 @@ const LDGSTS_UNIFORM_BASE: &str = "ptxas folded a uniform shared-memory base int
 sm_90 (an H100 stopped at such a copy, 2026-12-05). Convert the shared address inside the \
 cp.async's asm, as mpkc::cp_async_weight16 does (stdlib/include/mpkc_prelude.cuh)";
 
-/// The SASS architecture of a cuobjdump listing (`code for sm_90a`, or `.target sm_90a`), if
-/// it names one.
-fn arch(sass: &str) -> Option<&str> {
-    sass.lines()
-        .find_map(|l| {
-            let l = l.trim();
-            l.strip_prefix("code for ")
-                .or_else(|| l.strip_prefix(".target"))
-        })
-        .map(str::trim)
-}
-
-/// An instruction of a cuobjdump line: `/*0a30*/  OP operands ;  /* encoding */` gives
-/// `OP operands`; other lines give `None`.
-fn instruction(line: &str) -> Option<&str> {
-    let rest = line.trim_start().strip_prefix("/*")?;
-    let (addr, rest) = rest.split_once("*/")?;
-    if addr.is_empty() || !addr.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    let body = rest.split_once(';').map_or(rest, |(b, _)| b).trim();
-    (!body.is_empty()).then_some(body)
-}
-
 /// Whether `ins` is an `LDGSTS` whose shared-memory operand (the first `[...]`) adds a uniform
 /// register.
 fn ldgsts_with_uniform_base(ins: &str) -> bool {
-    let op = ins
-        .split_whitespace()
-        .find(|w| !w.starts_with('@'))
-        .unwrap_or("");
-    if !op.starts_with("LDGSTS") {
+    if !sass::opcode(ins).starts_with("LDGSTS") {
         return false;
     }
     ins.split_once('[')
@@ -63,14 +37,14 @@ fn ldgsts_with_uniform_base(ins: &str) -> bool {
         .is_some_and(|(smem, _)| smem.split('+').skip(1).any(|t| t.trim().starts_with("UR")))
 }
 
-/// The findings of every rule in `sass` (one cuobjdump `--dump-sass` listing). Empty: clean.
-pub fn check(sass: &str) -> Vec<Finding> {
-    let sm90 = arch(sass).is_some_and(|a| a == "sm_90" || a == "sm_90a");
+/// The findings of every rule in `listing` (one cuobjdump `--dump-sass` output). Empty: clean.
+pub fn check(listing: &str) -> Vec<Finding> {
+    let sm90 = sass::arch(listing).is_some_and(|a| a == "sm_90" || a == "sm_90a");
     if !sm90 {
         return Vec::new();
     }
-    sass.lines()
-        .filter_map(instruction)
+    sass::instructions(listing)
+        .into_iter()
         .filter(|i| ldgsts_with_uniform_base(i))
         .map(|i| Finding {
             instruction: i.to_string(),
@@ -136,10 +110,5 @@ mod tests {
         assert!(ldgsts_with_uniform_base(
             "LDGSTS.E.BYPASS.128 [R35+UR8+0x800], desc[UR9][R2.64+0x200]"
         ));
-        assert_eq!(instruction("   /* 0x00 */"), None);
-        assert_eq!(
-            instruction("        /*77c0*/   BRA 0x7910 ;   /* 0x0 */"),
-            Some("BRA 0x7910")
-        );
     }
 }

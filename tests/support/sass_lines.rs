@@ -5,6 +5,7 @@
 //! `-lineinfo` build holds the same code as the build without it.
 
 use mpkc::driver::nvcc::Toolchain;
+use mpkc::driver::sass::{instruction, instructions, opcode};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -103,8 +104,8 @@ pub fn parse(text: &str) -> Vec<Instr> {
             instrs.push(Instr {
                 section,
                 addr,
-                opcode: opcode(&body),
-                text: body,
+                opcode: opcode(body).to_string(),
+                text: body.to_string(),
                 at: at.clone(),
             });
         }
@@ -114,35 +115,10 @@ pub fn parse(text: &str) -> Vec<Instr> {
 
 /// The opcodes of `cuobjdump --dump-sass` (or nvdisasm) output, in order.
 pub fn opcodes(sass: &str) -> Vec<String> {
-    sass.lines()
-        .filter_map(instruction)
-        .map(|(_, body)| opcode(&body))
+    instructions(sass)
+        .into_iter()
+        .map(|i| opcode(i).to_string())
         .collect()
-}
-
-/// `/*0a30*/  @!P0 LDG.E R4, desc[UR4][R2.64] ;  /* 0x… */` → `(0xa30, "@!P0 LDG.E R4, …")`.
-fn instruction(line: &str) -> Option<(u64, String)> {
-    let t = line.trim_start();
-    let rest = t.strip_prefix("/*")?;
-    let end = rest.find("*/")?;
-    let addr = u64::from_str_radix(&rest[..end], 16).ok()?;
-    let body = rest[end + 2..].trim();
-    let body = body.split(';').next()?.trim();
-    if body.is_empty() {
-        return None;
-    }
-    Some((addr, body.to_string()))
-}
-
-fn opcode(body: &str) -> String {
-    let mut words = body.split_whitespace();
-    let first = words.next().unwrap_or("");
-    let op = if first.starts_with('@') {
-        words.next().unwrap_or("")
-    } else {
-        first
-    };
-    op.to_string()
 }
 
 /// Every `"path", line N` of one `//##` comment, as (file name, N).
