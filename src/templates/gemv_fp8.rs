@@ -6,11 +6,14 @@
 //! The layout is the bf16 GEMV's over bytes: a lane's 16-byte vector is 16 e4m3 of a row (K
 //! offsets `lane * 16 + 512 * c`, a warp instruction 512 contiguous bytes), so the chunks, groups,
 //! ring and warp layout ([`super::gemv::layout`]) are those of a bf16 row of K / 2 elements. `x`
-//! is staged in f32 with its scales applied (`x_rows`, 4 · m · K bytes: an e4m3 times a scale is
-//! one f32 rounding, exact for the power-of-two scales DeepSeek-V3 uses); the weight scales of the
-//! row blocks a task's rows touch are staged in `w_scales`, and each vector's 16 products are
-//! multiplied by their block's scale (a vector lies in one 128-column block). Half the weight
-//! bytes of the bf16 GEMV for the same N x K.
+//! is staged as f16 times 2^-6 with its 1x128 scales beside it in f32 (`x_rows`, 2 · m · K +
+//! 4 · m · K / 128 bytes; e4m3 · 2^-6 is an f16 value, so the staging is exact); the weight
+//! scales of the row blocks a task's rows touch are staged in `w_scales`. Each vector's 16
+//! products are formed and summed in f16x2 (HFMA2: each product exact, at most 3136, a vector's
+//! sum per half at most 25088, below f16's 65504 for any e4m3 data), widened to f32 and multiplied
+//! by the two scales of its 128-column block. An e4m3 pair is one conversion (F2FP) where the
+//! f32 form took three: about half the instructions per weight byte. Half the weight bytes of the
+//! bf16 GEMV for the same N x K.
 
 use super::gemv::{
     layout, linear_shapes, partials_region, ring_region, ring_use, tasks_fit, warp_constants,
@@ -62,7 +65,7 @@ pub const SIG: Signature = Signature {
     in_place: &[],
     // The accumulators are a register array per token: the token count is a compile-time one.
     token_rows: &[],
-    summary: "y = x W^T for few tokens over block-scaled e4m3 operands without tensor cores (consumer GEMV), fp32 accumulation",
+    summary: "y = x W^T for few tokens over block-scaled e4m3 operands without tensor cores (consumer GEMV), f16x2 products per 16 columns, fp32 accumulation",
 };
 
 /// Elements (bytes) of K one warp load instruction covers: 32 lanes × one 16-byte vector (16 e4m3).
@@ -71,8 +74,8 @@ pub const K_PER_WARP_LOAD: i64 = 32 * 16;
 /// Columns per scale block, along K and along N (DeepSeek-V3's 1x128 and 128x128 blocks).
 pub const SCALE_BLOCK: i64 = 128;
 
-/// Tokens at most: four f32 accumulators per token and lane in registers, beside a vector's 16
-/// decoded weights.
+/// Tokens at most: an f32 accumulator per token and lane in registers, beside a vector's 8
+/// decoded weight pairs and each token's two 16-byte x loads.
 pub const MAX_TOKENS: i64 = 8;
 
 /// Row blocks of 128 that `rows` consecutive weight rows starting anywhere can touch.
@@ -133,7 +136,7 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
             k_unit_why: "a warp's 32 lanes each load 16 bytes, 16 e4m3, of a row",
             k_unit_help: "use a K that is a multiple of 512, or the fp8 pipeline linear (stdlib/linear_fp8_splitk_sum.mpk)",
             max_tokens: MAX_TOKENS,
-            tokens_why: "the fp8 GEMV keeps four f32 accumulators per token and row in registers",
+            tokens_why: "the fp8 GEMV keeps an f32 accumulator and two 16-byte x loads per token in registers",
             tokens_help: "at that many tokens the tensor cores pay: use the fp8 pipeline linear (stdlib/linear_fp8_splitk_sum.mpk)",
         },
     )?;
@@ -171,8 +174,8 @@ pub(super) fn bind(s: &Shapes<'_>) -> Bound {
         ring_region(&l, ring_use),
         RegionNeed {
             name: "x_rows",
-            min_bytes: 4 * m * k,
-            what: "the activation rows in f32, scaled",
+            min_bytes: 2 * m * k + 4 * m * kb,
+            what: "the activation rows in f16 (times 2^-6) and their scales in f32",
             min_align: 16,
             ring: None,
         },

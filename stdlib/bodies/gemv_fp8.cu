@@ -5,12 +5,21 @@
 // a warp instruction 512 contiguous bytes, in groups of kGroup vectors (a part of one row or
 // whole rows) into a ring of kRing group slots in `w_ring` (cp.async, one commit group per
 // group; a thread reads back only its own 16 bytes of each slot, so cp.async.wait_group alone
-// orders the ring). `x` is staged in `x_rows` in f32 with its 1x128 scales applied (coherent
-// loads: an earlier task of the launch wrote it; lane-interleaved per 512 columns, x_store); the
-// weight scales of the 128-row blocks this task's rows touch are staged in `w_scales`. A vector
-// lies in one 128-column block: its 16 products are summed (in 4 runs of 4), then multiplied by
-// the block's weight scale into the accumulators.
-float *const s_x = reinterpret_cast<float *>(buf.x_rows);
+// orders the ring). `x` is staged in `x_rows` as f16 times 2^-kXShift, its 1x128 scales beside
+// it in f32 (coherent loads: an earlier task of the launch wrote them; lane-interleaved per 512
+// columns, x_store); the weight scales of the 128-row blocks this task's rows touch are staged in
+// `w_scales`. A vector lies in one 128-column block: its 16 products are formed and summed in
+// f16x2 (HFMA2, two chains of four pairs), the sum widened to f32 and multiplied by the block's
+// two scales into the token's f32 accumulator.
+// Why f16 is exact enough: e4m3 and e4m3 x 2^-6 are f16 values, so each product w x is exact
+// (4 x 4 significant bits) unless below f16's 2^-24 (a product under 2^-18 of an unscaled one);
+// |w x| <= 448 * 448 * 2^-6 = 3136 and a vector's eight products per half <= 25088, below f16's
+// 65504: no overflow whatever the data (DeepSeek-V3's blocks reach 448). The f16 sums round once
+// per addition, 8 additions of at most 2^-11 relative each, before the f32 accumulation.
+// kRows x kK f16 (x times 2^-kXShift), then kRows x kKBlocks f32 scales.
+char *const s_xh = reinterpret_cast<char *>(buf.x_rows);
+float *const s_xs = reinterpret_cast<float *>(s_xh + 2 * kRows * kK);
+constexpr int kXShift = 6;
 float *const s_ws = reinterpret_cast<float *>(buf.w_scales);
 float *const s_part = reinterpret_cast<float *>(buf.partials);
 char *const s_ring = reinterpret_cast<char *>(buf.w_ring);
@@ -70,13 +79,10 @@ auto issue = [&](Cursor const &c, int slot) {
   mpkc::cp_async_commit();
 };
 
-// Four independent chains per token (a vector's 16 products in 4 runs of 4).
-float acc[kRows][4];
+// One f32 accumulator per token (a vector's products are summed in f16 first).
+float acc[kRows];
 #pragma unroll
-for (int t = 0; t < kRows; ++t) {
-  #pragma unroll
-  for (int i = 0; i < 4; ++i) acc[t][i] = 0.f;
-}
+for (int t = 0; t < kRows; ++t) acc[t] = 0.f;
 
 auto compute = [&](Cursor const &c, int slot) {
   char const *const d = slot_base(slot);
@@ -89,31 +95,37 @@ auto compute = [&](Cursor const &c, int slot) {
     int const k = k0 + (c.cb + dc) * 512;
     float const ws = s_ws[((row0 + local) / 128 - rb0) * kKBlocks + k / 128];
     uint4 const wv = *reinterpret_cast<uint4 const *>(d + j * kConsumerThreads * 16);
-    uint32_t const w32[4] = {wv.x, wv.y, wv.z, wv.w};
-    float4 w[4];
-    #pragma unroll
-    for (int i = 0; i < 4; ++i) w[i] = mpkc::e4m3x4_to_f32(w32[i]);
+    // w[2i] = columns k + 4i, k + 4i + 1; w[2i + 1] = k + 4i + 2, k + 4i + 3.
+    __half2 w[8];
+    mpkc::e4m3x4_to_f16x2(wv.x, w[0], w[1]);
+    mpkc::e4m3x4_to_f16x2(wv.y, w[2], w[3]);
+    mpkc::e4m3x4_to_f16x2(wv.z, w[4], w[5]);
+    mpkc::e4m3x4_to_f16x2(wv.w, w[6], w[7]);
     #pragma unroll
     for (int t = 0; t < kRows; ++t) {
-      // This lane's 16 values of the 512-column run that starts at k - lane * 16 (see x_store).
-      float4 const *const xs = reinterpret_cast<float4 const *>(s_x + t * kK + (k - lane * 16)) + lane;
-      #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        float4 const xv = xs[i * 32];
-        float p = w[i].x * xv.x;
-        p = fmaf(w[i].y, xv.y, p);
-        p = fmaf(w[i].z, xv.z, p);
-        p = fmaf(w[i].w, xv.w, p);
-        acc[t][i] = fmaf(p, ws, acc[t][i]);
-      }
+      // This lane's 16 values of the 512-column run that starts at k - lane * 16 (see x_store):
+      // columns k .. k + 7, then k + 8 .. k + 15, 512 bytes apart.
+      uint4 const *const xs = reinterpret_cast<uint4 const *>(s_xh + 2 * (t * kK + (k - lane * 16))) + lane;
+      uint4 const x0 = xs[0];
+      uint4 const x1 = xs[32];
+      __half2 a = __hmul2(w[0], mpkc::bits_to_half2(x0.x));
+      __half2 b = __hmul2(w[4], mpkc::bits_to_half2(x1.x));
+      a = __hfma2(w[1], mpkc::bits_to_half2(x0.y), a);
+      b = __hfma2(w[5], mpkc::bits_to_half2(x1.y), b);
+      a = __hfma2(w[2], mpkc::bits_to_half2(x0.z), a);
+      b = __hfma2(w[6], mpkc::bits_to_half2(x1.z), b);
+      a = __hfma2(w[3], mpkc::bits_to_half2(x0.w), a);
+      b = __hfma2(w[7], mpkc::bits_to_half2(x1.w), b);
+      float2 const f = __half22float2(__hadd2(a, b));
+      acc[t] = fmaf(f.x + f.y, ws * s_xs[t * kKBlocks + k / 128], acc[t]);
     }
     if (kWholeRows ? dc == kChunks - 1 : (j == kGroup - 1 && c.cb + kGroup == kChunks)) {
-      // The row's K part is complete: reduce over the lanes, store (or keep the K group's part).
+      // The row's K part is complete: reduce over the lanes, undo x's 2^-kXShift, store (or
+      // keep the K group's part).
       #pragma unroll
       for (int t = 0; t < kRows; ++t) {
-        float const v = mpkc::warp_sum((acc[t][0] + acc[t][1]) + (acc[t][2] + acc[t][3]));
-        #pragma unroll
-        for (int i = 0; i < 4; ++i) acc[t][i] = 0.f;
+        float const v = mpkc::warp_sum(acc[t]) * static_cast<float>(1 << kXShift);
+        acc[t] = 0.f;
         if (lane == 0) {
           if constexpr (kKGroups == 1) {
             y[static_cast<int64_t>(t) * kN + row0 + local] = __float2bfloat16_rn(v);
@@ -126,37 +138,42 @@ auto compute = [&](Cursor const &c, int slot) {
   }
 };
 
-// x (e4m3, 16 per vector) into x_rows as f32 times its scale, 4 vectors per thread at a time:
-// the first batch's loads go out before the weights' first groups, the rest after. Within each
-// run of 512 columns (one warp load of a row), column 16 l + 4 q + j is stored at float
-// (32 q + l) * 4 + j: lane l's q-th float4 sits beside lane l + 1's, so a warp's reads of its
-// lanes' q-th float4s (and this staging's writes) are 512 contiguous bytes, free of bank conflicts.
+// x (e4m3, 16 per vector) into x_rows as f16 times 2^-kXShift (exact), 4 vectors per thread at a
+// time: the first batch's loads go out before the weights' first groups, the rest after. Within
+// each run of 512 columns (one warp load of a row), lane l's columns 16 l .. 16 l + 7 are the
+// run's uint4 l and 16 l + 8 .. 16 l + 15 its uint4 32 + l: a warp's reads of its lanes' first
+// (second) halves, and this staging's writes, are 512 contiguous bytes, free of bank conflicts.
+// The 1x128 scales go to s_xs as they are.
 constexpr int kXVecs = (kRows * kK / 16 + kConsumerThreads - 1) / kConsumerThreads;
 uint4 xv[4];
-float xsc[4];
 auto x_load = [&](int g0) {
   #pragma unroll
   for (int j = 0; j < 4; ++j) {
     int const i = (tid + (g0 + j) * kConsumerThreads) * 16;
     if (i < kRows * kK) {
       xv[j] = __ldcg(reinterpret_cast<uint4 const *>(reinterpret_cast<uint8_t const *>(x) + i));
-      xsc[j] = __ldcg(x_scale + (i / kK) * kKBlocks + (i % kK) / 128);
     }
   }
 };
 auto x_store = [&](int g0) {
+  __half2 const shift = __float2half2_rn(1.f / static_cast<float>(1 << kXShift));
   #pragma unroll
   for (int j = 0; j < 4; ++j) {
     int const i = (tid + (g0 + j) * kConsumerThreads) * 16;
     if (i < kRows * kK) {
       uint32_t const v32[4] = {xv[j].x, xv[j].y, xv[j].z, xv[j].w};
-      int const l = (i % 512) / 16;  // the lane of the run that reads these 16 columns
-      float4 *const d = reinterpret_cast<float4 *>(s_x + (i - l * 16)) + l;
+      uint32_t h[8];
       #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        float4 const f = mpkc::e4m3x4_to_f32(v32[q]);
-        d[q * 32] = make_float4(f.x * xsc[j], f.y * xsc[j], f.z * xsc[j], f.w * xsc[j]);
+        __half2 lo, hi;
+        mpkc::e4m3x4_to_f16x2(v32[q], lo, hi);
+        h[2 * q] = mpkc::half2_to_bits(__hmul2(lo, shift));
+        h[2 * q + 1] = mpkc::half2_to_bits(__hmul2(hi, shift));
       }
+      int const l = (i % 512) / 16;  // the lane of the run that reads these 16 columns
+      uint4 *const d = reinterpret_cast<uint4 *>(s_xh + 2 * (i - l * 16)) + l;
+      d[0] = make_uint4(h[0], h[1], h[2], h[3]);
+      d[32] = make_uint4(h[4], h[5], h[6], h[7]);
     }
   }
 };
@@ -172,6 +189,9 @@ for (int g = 0; g < kRing - 1; ++g) {
 // The weight scales of this task's row blocks (a weight: the read-only path).
 for (int i = tid; i < rb_count * kKBlocks; i += kConsumerThreads) {
   s_ws[i] = __ldg(W_scale + rb0 * kKBlocks + i);
+}
+for (int i = tid; i < kRows * kKBlocks; i += kConsumerThreads) {
+  s_xs[i] = __ldcg(x_scale + i);
 }
 x_store(0);
 #pragma unroll 1

@@ -296,12 +296,25 @@ __device__ __forceinline__ void mma_bf16_m16n8k16(float (&d)[4], uint32_t a0, ui
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
-/// The four e4m3 of `v` (its bytes, the lowest first) as f32: each pair through
-/// `cvt.rn.f16x2.e4m3x2` (exact: e4m3 is a subset of f16), then f16 -> f32.
-__device__ __forceinline__ float4 e4m3x4_to_f32(uint32_t v) {
-  float2 const lo = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(v & 0xffffu), __NV_E4M3)));
-  float2 const hi = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(v >> 16), __NV_E4M3)));
-  return make_float4(lo.x, lo.y, hi.x, hi.y);
+/// The f16x2 whose bits are `v` (the low half the first element), and back: a register
+/// reinterpreted, no conversion.
+__device__ __forceinline__ __half2 bits_to_half2(uint32_t v) {
+  __half2 h;
+  memcpy(&h, &v, sizeof h);
+  return h;
+}
+__device__ __forceinline__ uint32_t half2_to_bits(__half2 h) {
+  uint32_t v;
+  memcpy(&v, &h, sizeof v);
+  return v;
+}
+
+/// The four e4m3 of `v` (its bytes, the lowest first) as two f16x2, `lo` = bytes 0 and 1 (byte 0
+/// in the low half), `hi` = bytes 2 and 3: `cvt.rn.f16x2.e4m3x2` per pair (SASS F2FP), exact
+/// (every e4m3 value is an f16 value: 3 of f16's 10 mantissa bits, exponents 2^-9 .. 2^8).
+__device__ __forceinline__ void e4m3x4_to_f16x2(uint32_t v, __half2 &lo, __half2 &hi) {
+  lo = __half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(v & 0xffffu), __NV_E4M3));
+  hi = __half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(v >> 16), __NV_E4M3));
 }
 
 /// One warp-wide `mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32` (sm_89 and later):
