@@ -7,7 +7,9 @@ For each target shape (bf16 y[M, N] = x[M, K] W[N, K]^T) and each M benched, the
 case of that N and K (persistent method, status ok, a cuBLAS time beside it; any epilogue that
 has one: store, split-K, or the residual add against cuBLAS with beta 1) is the shape's result: its time, share of the copy ceiling measured in the same run, cuBLAS's time and the
 speedup. Then, per M and over all: the geometric-mean speedup (target >= 1.3x), the cases below
-0.95x, and the shapes whose weights are >= 20 MB below 85 % of the ceiling. A shape with no case
+0.95x, the shapes whose weights are >= 20 MB below 85 % of the ceiling, and the bound the copy
+ceiling puts on each speedup (the competitor's time over the same bytes at 100 % of the ceiling:
+where it is below the target, no kernel meets it in that run). A shape with no case
 at an M is listed as such (it counts against the targets: nothing was measured). The block-scaled
 fp8 cases are listed with their share of the ceiling (target >= 80 % where the weights are >=
 10 MB), and the consumer ops with their speedup over PyTorch eager (target: no slower). Standard
@@ -35,6 +37,20 @@ def persistent(case):
         if m.get("method") == "persistent":
             return m
     return None
+
+
+def ceiling_bound(pm):
+    """The speedup over the competitor of a kernel that moved the case's bytes at 100 % of the copy
+    ceiling: the competitor's time over (mpkc's time x its share of the ceiling). None without a
+    share or a competitor time."""
+    us, share, theirs = pm.get("us"), pm.get("share"), pm.get("competitor_us")
+    if not us or not share or not theirs:
+        return None
+    return theirs / (us * share)
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def load(paths):
@@ -81,6 +97,7 @@ def main(paths):
     w("|---|---|---|---|---|---|---|---|---|")
     per_m = {m: [] for m in ms}
     below, slow_big, missing = [], [], []
+    bounds = []  # (label, bound) of each shape-M pair's case
     for name, n, k in TARGETS:
         mb = n * k * 2 / 1e6
         for m in ms:
@@ -93,6 +110,9 @@ def main(paths):
             share = pm.get("share")
             sp = pm["speedup"]
             per_m[m].append(sp)
+            bound = ceiling_bound(pm)
+            if bound is not None:
+                bounds.append((f"{name} M={m}", bound))
             pct = f"{100 * share:.0f}" if share is not None else "-"
             w(f"| {name} | {n} x {k} | {mb:.1f} | {m} | {c['name']} | {pm['us']:.2f} | {pct} | {pm['competitor_us']:.2f} | {sp:.2f} |")
             if sp < 0.95:
@@ -112,6 +132,9 @@ def main(paths):
     w(f"- below 0.95x: {', '.join(below) if below else 'none'}")
     w(f"- weights >= 20 MB below 85 % of the ceiling: {', '.join(slow_big) if slow_big else 'none'}")
     w(f"- no case (not measured): {', '.join(missing) if missing else 'none'}")
+    if bounds:
+        short = [f"{l} {b:.2f}x" for l, b in bounds if b < 1.3]
+        w(f"- bound by the copy ceiling (cuBLAS's time over the case's bytes at 100 % of the ceiling): geomean {geomean([b for _, b in bounds]):.2f}x over {len(bounds)} shape-M pairs; below 1.3x: {', '.join(short) if short else 'none'}")
     fp8 = []
     for c in cases:
         sh = c.get("shape") or {}
@@ -150,6 +173,12 @@ def main(paths):
             best = [x[6] for x in fastest.values()]
             gb = math.exp(sum(math.log(x) for x in best) / len(best))
             w(f"- fp8, the fastest case of each N x K at each M: geomean {gb:.2f}x over cuBLASLt fp8 in {len(best)} shape-M pairs (target 2x: {'met' if gb >= 2 else 'NOT met'})")
+            # The ceiling's bound on each pair's speedup: where the competitor already moves its
+            # bytes at more than half the ceiling, no kernel is 2x faster.
+            fb = [(f"{x[0]} M={x[1]}", x[5] / (x[3] * x[4])) for x in fastest.values() if x[5] and x[3] and x[4]]
+            if fb:
+                over = sorted(f"{l} {b:.2f}x" for l, b in fb if b < 2)
+                w(f"- bound by the copy ceiling (the competitor's time over the case's bytes at 100 % of the ceiling), the same pairs: geomean {geomean([b for _, b in fb]):.2f}x; 2x above the ceiling: {', '.join(over) if over else 'none'}")
             slow = sorted(f"{x[0]} M={x[1]} {100 * x[4]:.0f} %" for x in fastest.values() if x[2] >= 10 and x[4] < 0.8)
             w(f"- fp8 shapes with weights >= 10 MB below 80 % of the ceiling (fastest case): {', '.join(slow) if slow else 'none'}")
             w(f"- every fp8 case: geomean {g:.2f}x over cuBLASLt fp8 in {len(sps)} of {n} cases (quant e4m3 outputs, which have no library equivalent, left out)")
