@@ -144,7 +144,9 @@ pub fn check_parsed(
             let mut proven: Vec<String> = Vec::new();
             // Tasks already warned of ranges past the corners checked (W0016), once each.
             let mut unjoined_warned: Vec<String> = Vec::new();
-            for mut lowered in sema::lower_file(ast, sema_opts, &mut sink) {
+            let lowered_all = sema::lower_file(ast, sema_opts, &mut sink);
+            let siblings = siblings_by_task(ast, sema_opts, &lowered_all);
+            for mut lowered in lowered_all {
                 if cancel::requested() {
                     break;
                 }
@@ -159,6 +161,7 @@ pub fn check_parsed(
                 let key = valid::model_key(&lowered.ir);
                 let opts = CheckOptions {
                     proven_model: proven.contains(&key).then(|| key.clone()),
+                    siblings: siblings.get(&lowered.ir.name).cloned().unwrap_or_default(),
                     ..check_opts.clone()
                 };
                 let checked = valid::check(lowered.ir.clone(), &opts, &mut sink);
@@ -170,7 +173,7 @@ pub fn check_parsed(
                         if range_ends_hold(
                             ast,
                             sema_opts,
-                            check_opts,
+                            &opts,
                             &t.ir,
                             &mut unjoined_warned,
                             &mut sink,
@@ -196,6 +199,32 @@ pub fn check_parsed(
         rejected,
         derived: None,
     }
+}
+
+/// Per task, every build of it the contract's text serves ([`CheckOptions::siblings`]): each
+/// instance that lowered clean and, for each, its param-range ends that lower clean.
+fn siblings_by_task(
+    ast: &front::ast::File,
+    sema_opts: &SemaOptions,
+    lowered: &[sema::Lowered],
+) -> std::collections::HashMap<String, std::sync::Arc<Vec<crate::ir::TaskIr>>> {
+    let mut by_task: std::collections::HashMap<String, Vec<crate::ir::TaskIr>> =
+        std::collections::HashMap::new();
+    for l in lowered.iter().filter(|l| l.clean) {
+        let builds = by_task.entry(l.ir.name.clone()).or_default();
+        builds.push(l.ir.clone());
+        builds.extend(
+            sema::lower_range_ends(ast, sema_opts, &l.ir)
+                .ends
+                .into_iter()
+                .filter(|e| e.lowering.is_empty())
+                .map(|e| e.ir),
+        );
+    }
+    by_task
+        .into_iter()
+        .map(|(k, v)| (k, std::sync::Arc::new(v)))
+        .collect()
 }
 
 /// Checks `ir` (an instance that checked clean) again with each ranged integer param at each

@@ -89,6 +89,11 @@ pub struct CheckOptions {
     /// skips the model check, whose result it would repeat (an instance checked again at the
     /// ends of a param range that does not change its channels, sems or stages).
     pub proven_model: Option<String>,
+    /// The other builds of the same task the contract's text must also serve: its other
+    /// instances and each instance at the ends of its param ranges. A fix the checker suggests
+    /// for the contract's text (E0107's "declare `X` first") is offered only when it holds for
+    /// every one of them, so that applying it cannot break another instance.
+    pub siblings: std::sync::Arc<Vec<crate::ir::TaskIr>>,
 }
 
 /// What the protocol model check reads of `ir`: its channels, sems, stages, roles, ordinal

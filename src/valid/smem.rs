@@ -168,11 +168,11 @@ pub(super) fn budget(
         match pages::plan(&reqs, &preferred, &g) {
             Ok(p) => {
                 if p.exceeds_capacity(&g) {
-                    sink.push(remap_overflow(ir, t, &g, &p, &preferred));
+                    sink.push(remap_overflow(ir, t, &g, &p, &preferred, &opts.siblings));
                     continue;
                 }
                 if let Some((n, q)) = overflow_after_itself(&reqs, &preferred, &g) {
-                    sink.push(remap_overflow(ir, t, &g, &q, &preferred).note(format!(
+                    sink.push(remap_overflow(ir, t, &g, &q, &preferred, &opts.siblings).note(format!(
                         "MPK plans each task after the one before it on its SM (contract doc §1.4, step 3): this is the plan of the task after {n} of its own tasks, as every SM runs it when the op has more tasks than SMs or repeats"
                     )));
                     continue;
@@ -567,37 +567,87 @@ fn group_requests(
 /// The declaration order fix of an I-S5 overflow: moving one region group to the front makes
 /// the regions of the partial logical page claim the preferred order first, and the moved set
 /// fits along the walk ([`fits_along_the_walk`]). Returns the group.
-fn remap_fix(ir: &TaskIr, g: &Geometry, preferred: &[usize]) -> Option<usize> {
+///
+/// The declaration order is the contract's text, shared by every instance and range end: the
+/// group must also fit along the walk in each of `siblings` ([`CheckOptions::siblings`]) on
+/// each of its targets, or the fix would trade this overflow for another instance's.
+fn remap_fix(ir: &TaskIr, g: &Geometry, preferred: &[usize], siblings: &[TaskIr]) -> Option<usize> {
     // A helper's regions follow the task's own and cannot be moved by the task's author.
     let helper_group = |gi: usize| ir.helpers.iter().any(|h| h.region_groups.contains(&gi));
     let n = ir.region_groups.len();
     (1..n).filter(|&gi| !helper_group(gi)).find(|&front| {
-        let order = std::iter::once(front).chain((0..n).filter(|&x| x != front));
-        let reqs = group_requests(ir, order, |gr| gr.members.len());
-        fits_along_the_walk(&reqs, g, preferred)
+        front_fits(ir, front, g, preferred)
+            && siblings.iter().all(|s| {
+                let name = &ir.region_groups[front].name;
+                s.region_groups
+                    .iter()
+                    .position(|gr| &gr.name == name)
+                    .is_some_and(|sf| {
+                        s.targets.iter().all(|t| {
+                            let sg = Geometry {
+                                capacity_bytes: t.smem_capacity_bytes,
+                                ..Geometry::default()
+                            };
+                            front_fits(s, sf, &sg, preferred)
+                        })
+                    })
+            })
     })
+}
+
+/// Whether `ir`'s regions fit along the walk ([`fits_along_the_walk`]) with group `front`
+/// declared first.
+fn front_fits(ir: &TaskIr, front: usize, g: &Geometry, preferred: &[usize]) -> bool {
+    let n = ir.region_groups.len();
+    let order = std::iter::once(front).chain((0..n).filter(|&x| x != front));
+    let reqs = group_requests(ir, order, |gr| gr.members.len());
+    fits_along_the_walk(&reqs, g, preferred)
 }
 
 /// The most stages below the task's that fit along the walk ([`fits_along_the_walk`] from
 /// `start`): the task's regions with every staged group cut to its first `n` members. `None`
-/// without a staged group, or when no count does.
-fn fewer_stages(ir: &TaskIr, g: &Geometry, start: &[usize]) -> Option<usize> {
-    let stages = ir
-        .region_groups
+/// without a staged group, or when no count does. `stages n` is the contract's text: `n` must
+/// also fit each of `siblings` ([`CheckOptions::siblings`]) that has at least `n` stages, on each
+/// of its targets (one with fewer is planned at `n` from regions it does not have, and is not
+/// judged).
+fn fewer_stages(ir: &TaskIr, g: &Geometry, start: &[usize], siblings: &[TaskIr]) -> Option<usize> {
+    let stages = max_stages(ir)?;
+    (1..stages).rev().find(|&n| {
+        cut_fits(ir, n, g, start)
+            && siblings
+                .iter()
+                .filter(|s| max_stages(s).is_some_and(|m| m >= n))
+                .all(|s| {
+                    s.targets.iter().all(|t| {
+                        let sg = Geometry {
+                            capacity_bytes: t.smem_capacity_bytes,
+                            ..Geometry::default()
+                        };
+                        cut_fits(s, n, &sg, start)
+                    })
+                })
+    })
+}
+
+/// The most members of a staged region group of `ir` (its stage count); `None` without one.
+fn max_stages(ir: &TaskIr) -> Option<usize> {
+    ir.region_groups
         .iter()
         .filter(|gr| gr.staged)
         .map(|gr| gr.members.len())
-        .max()?;
-    (1..stages).rev().find(|&n| {
-        let reqs = group_requests(ir, 0..ir.region_groups.len(), |gr| {
-            if gr.staged {
-                n
-            } else {
-                gr.members.len()
-            }
-        });
-        fits_along_the_walk(&reqs, g, start)
-    })
+        .max()
+}
+
+/// Whether `ir`'s regions, every staged group cut to its first `n` members, fit along the walk.
+fn cut_fits(ir: &TaskIr, n: usize, g: &Geometry, start: &[usize]) -> bool {
+    let reqs = group_requests(ir, 0..ir.region_groups.len(), |gr| {
+        if gr.staged {
+            n
+        } else {
+            gr.members.len()
+        }
+    });
+    fits_along_the_walk(&reqs, g, start)
 }
 
 /// E0107 (I-S5): the remap put a region past the capacity for the order being planned.
@@ -609,6 +659,7 @@ fn remap_overflow(
     g: &Geometry,
     p: &PagePlan,
     start: &[usize],
+    siblings: &[TaskIr],
 ) -> Diagnostic {
     let worst = p
         .regions
@@ -636,7 +687,22 @@ fn remap_overflow(
     } else {
         format!("the preferred order {:?}", p.preferred)
     };
-    let help = match (remap_fix(ir, g, start), fewer_stages(ir, g, start)) {
+    // A fix for this build alone that another instance or range end would not survive is a
+    // note, not the help.
+    let alone = remap_fix(ir, g, start, &[]);
+    let every = if siblings.is_empty() {
+        alone
+    } else {
+        remap_fix(ir, g, start, siblings)
+    };
+    let shared_note = match (alone, every) {
+        (Some(gi), None) => Some(format!(
+            "declaring `{}` first would fit this build, but not every other instance or param-range end of the task: the declaration order is the contract's, shared by all of them",
+            ir.region_groups[gi].name
+        )),
+        _ => None,
+    };
+    let help = match (every, fewer_stages(ir, g, start, siblings)) {
         (Some(gi), _) => format!(
             "declare `{}` first: its regions then take physical pages before logical page {logical} does (region ordinals change)",
             ir.region_groups[gi].name
@@ -660,6 +726,10 @@ fn remap_overflow(
         g.page_capacity(page),
         p.logical_to_physical
     ));
+    let d = match shared_note {
+        Some(n) => d.note(n),
+        None => d,
+    };
     // Multi-page regions are placed before the preferred order is consulted (step 4e (i)).
     let d = if single_page {
         let larger = if ir.tile.is_some() {
