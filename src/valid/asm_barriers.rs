@@ -203,7 +203,11 @@ fn scan_literal(lit: &str, base: usize, out: &mut Vec<Found>) {
     while let Some(k) = lit[i..].find("bar") {
         let start = i + k;
         i = start + 3;
+        // An escape sequence (`\t`, `\n` in the source text) separates instructions as the
+        // character it stands for does: `"\tbar.sync 0;"` is a barrier.
+        let escaped = start >= 2 && b[start - 2] == b'\\' && b[start - 1].is_ascii_alphabetic();
         if start > 0
+            && !escaped
             && (b[start - 1].is_ascii_alphanumeric()
                 || b[start - 1] == b'_'
                 || b[start - 1] == b'.')
@@ -242,7 +246,10 @@ fn instruction(lit: &str, start: usize) -> Option<(usize, Found)> {
     }
     // Operands up to `;`, a newline, or the end of the literal.
     let ops_text = &rest[name_len..];
-    let ops_end = ops_text.find([';', '\n', '"']).unwrap_or(ops_text.len());
+    // (`\\` starts an escape sequence: `"bar.sync 1, 64\n"` ends at the `\n`.)
+    let ops_end = ops_text
+        .find([';', '\n', '"', '\\'])
+        .unwrap_or(ops_text.len());
     let ops: Vec<&str> = ops_text[..ops_end]
         .split(',')
         .map(str::trim)
@@ -312,6 +319,21 @@ mod tests {
                 ("bar.red.popc.u32".into(), Literal(7), Some(Literal(128))),
                 ("barrier.sync".into(), Other, Some(Literal(128))),
                 ("bar.sync".into(), Literal(9), None),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_escape_sequence_separates_instructions() {
+        use Operand::*;
+        let code = r#"asm volatile("\tbar.sync 0;"); asm("{\n\tbarrier.sync 3, 128;\n}");
+            asm("membar.cta;\n\tbar.sync 1, 64\n");"#;
+        assert_eq!(
+            ops(code),
+            vec![
+                ("bar.sync".into(), Literal(0), None),
+                ("barrier.sync".into(), Literal(3), Some(Literal(128))),
+                ("bar.sync".into(), Literal(1), Some(Literal(64))),
             ]
         );
     }

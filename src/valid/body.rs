@@ -521,10 +521,14 @@ fn loader_rules(raw: &str, code: &str, code_span: crate::span::Span, sink: &mut 
                 "bar.warp.sync",
             ] {
                 for (k, _) in lit.match_indices(pat) {
-                    let word_start = !lit[..k]
-                        .chars()
-                        .next_back()
-                        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+                    // After an escape sequence (`\t`, `\n`) an instruction starts.
+                    let escaped = lit[..k].ends_with(|c: char| c.is_ascii_alphabetic())
+                        && lit[..k.saturating_sub(1)].ends_with('\\');
+                    let word_start = escaped
+                        || !lit[..k]
+                            .chars()
+                            .next_back()
+                            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
                     if word_start {
                         report(
                             at + k,
@@ -559,18 +563,24 @@ fn inline_rules(ir: &TaskIr, code: &str, code_span: crate::span::Span, sink: &mu
                 .help(help.to_string()),
         );
     };
+    // `__barrier_sync(id)` is `barrier.sync id` without a count: every thread of the CTA.
     for w in [
         "__syncthreads",
         "__syncthreads_count",
         "__syncthreads_and",
         "__syncthreads_or",
+        "__barrier_sync",
     ] {
         for (i, _) in code.match_indices(w).filter(|(i, _)| word_at(*i, w)) {
             report(i, w.len(), format!("the inline body calls `{w}`, a block-wide barrier"), "the other warps of the CTA run other tasks' roles: a block-wide barrier deadlocks them (I-R2)", "synchronise the 128 consumer threads with a named barrier: `mpkc::named_barrier_sync(BAR_<NAME>, kConsumerThreads)`");
         }
     }
     // Raw PTX barriers live in string literals, blanked here: `asm_barriers` reads them.
-    for call in ["named_barrier_sync", "named_barrier_or"] {
+    for call in [
+        "named_barrier_sync",
+        "named_barrier_or",
+        "__barrier_sync_count",
+    ] {
         for (i, args) in calls_of(code, call) {
             let arg: String = code[args..]
                 .chars()
