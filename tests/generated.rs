@@ -725,3 +725,82 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// Every upper-case identifier of the stdlib's generated kernels and harnesses is a name no
+/// lever may take (`valid::lever_name_taken`, E0012): a lever is a `#define` and would rewrite
+/// it. Comments and string literals are left out (a define does not reach them); the prefixes
+/// `SEM_`, `REGION_`, `BAR_` and `__` are reserved for every contract name.
+#[test]
+fn no_generated_name_can_be_a_lever() {
+    let checked = checked();
+    let mut missing = std::collections::BTreeSet::new();
+    for u in generate_all(&checked) {
+        let task = &checked[u.source].tasks[u.task];
+        for f in u.files.iter().filter(|f| !f.name.ends_with(".md")) {
+            for w in upper_identifiers(&f.text) {
+                let own_lever = task.ir.levers.iter().any(|l| l.name == w);
+                let prefixed = ["SEM_", "REGION_", "BAR_", "__"]
+                    .iter()
+                    .any(|p| w.starts_with(p));
+                if !own_lever && !prefixed && !mpkc::valid::lever_name_taken(&task.ir, &w) {
+                    missing.insert(format!("{w} ({})", f.name));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "generated names a lever could take (add them to valid::names::GENERATED_MACROS): {missing:?}"
+    );
+}
+
+/// The identifiers of `text` written in capitals, digits and `_` (two characters or more),
+/// outside comments and string or character literals.
+fn upper_identifiers(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let (mut i, mut out) = (0, Vec::new());
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 2;
+            }
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                let w = &text[start..i];
+                if w.len() >= 2
+                    && w.bytes().any(|c| c.is_ascii_uppercase())
+                    && w.bytes()
+                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
+                {
+                    out.push(w.to_string());
+                }
+            }
+            c if c.is_ascii_digit() => {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}

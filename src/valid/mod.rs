@@ -64,7 +64,7 @@ use crate::plan::sems::Ordinal;
 use crate::templates::Binding;
 
 pub use coverage::{consumers, declarations, Consumer, Decl, Item};
-pub use names::MAX_UNIT_NAME;
+pub use names::{lever_name_taken, MAX_UNIT_NAME};
 
 /// Inline CUDA with its comments and string/char literals blanked (offsets kept): what scans for
 /// names read (`body::strip_comments_and_strings`).

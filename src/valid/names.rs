@@ -34,6 +34,120 @@ const GENERATED: &[&str] = &[
 /// Prefixes of the constants mpkc generates (`SEM_<ORDINAL>`, `REGION_<REGION>`, `BAR_<BARRIER>`).
 const GENERATED_PREFIXES: &[&str] = &["SEM_", "REGION_", "BAR_"];
 
+/// Upper-case names the generated kernels and harnesses declare or test whatever the contract
+/// says (with the support headers' identifiers, [`lever_name_taken`]'s fixed set): a lever is a
+/// macro (`#define NAME 0`, `-DNAME`), which would rewrite every one of them. Kept complete by
+/// tests/generated.rs (`no_generated_name_can_be_a_lever`).
+const GENERATED_MACROS: &[&str] = &[
+    "ACC_REGS",
+    "ACC_SLOTS",
+    "ASYNC_READER",
+    "BLOCK_BYTES",
+    "BLOCK_K",
+    "BLOCK_M",
+    "BLOCK_N",
+    "BYTES",
+    "B_BLOCKS",
+    "B_OFFSET",
+    "ELEM_BYTES",
+    "EXPERTS",
+    "FRAG_ELEMS",
+    "HALVES",
+    "INFINITY",
+    "INT64_MAX",
+    "INT_MAX",
+    "I_DESC",
+    "K_BLOCKS",
+    "K_CHUNKS",
+    "K_ITERS",
+    "LD_COLS",
+    "MMAS_PER_CHUNK",
+    "MMAS_PER_STAGE",
+    "MMA_K",
+    "MPK_CONSUMER_REGS",
+    "MPK_SETMAXNREG",
+    // The C library's: `assert` is compiled out where it is defined, whatever its value.
+    "NDEBUG",
+    "NUM_OP_SEMS",
+    "NUM_REGIONS",
+    "NUM_STAGES",
+    "NUM_TILES",
+    "PAD_WORD",
+    "PLANNER_CAPACITY_BYTES",
+    "READ_TOKENS",
+    "ROUTES_PER_TOKEN",
+    "ROUTE_READS",
+    "ROW_ELEMS",
+    "SF_AHEAD",
+    "SF_COL",
+    "SF_DESC",
+    "SF_STAGE_COLS",
+    "SF_VEC",
+    "SLOTS",
+    "SLOT_K_ITERS",
+    "SMEM_DESC",
+    "SPLITS",
+    "SUB_BLOCKS",
+    "SWIZZLE_BYTES",
+    "TMEM_COLS",
+    "TMEM_END",
+    "TOKENS",
+];
+
+/// Whether `name` may not be a lever of `ir`: a lever is a macro, so it may not be any identifier
+/// of mpkc's support headers ([`crate::back::SUPPORT_HEADERS`]), a name of [`GENERATED_MACROS`],
+/// a name starting with `MPKC` in any case (the build's and `verify`'s own defines, e.g.
+/// `MPKC_BOUNDED_WAITS`), `IN_` or `OUT_` (the slot constants of tensors and body formals), or a
+/// constant derived from the task's own names: `<TENSOR>_BOX`, `<TENSOR>_L2_POLICY`, `<TENSOR>_STAGE_TX_BYTES`,
+/// `<TENSOR>_K_BLOCKS` and the upper-cased params.
+pub fn lever_name_taken(ir: &TaskIr, name: &str) -> bool {
+    // `IN_X` / `OUT_X`: the slot constants of the body's formals and the tensors.
+    if name.to_ascii_uppercase().starts_with("MPKC")
+        || name.starts_with("IN_")
+        || name.starts_with("OUT_")
+        || GENERATED_MACROS.contains(&name)
+    {
+        return true;
+    }
+    let derived = ir.tensors.values().any(|t| {
+        let u = upper(&t.name);
+        ["_BOX", "_L2_POLICY", "_STAGE_TX_BYTES", "_K_BLOCKS"]
+            .iter()
+            .any(|s| name == format!("{u}{s}"))
+    }) || ir.params.values().any(|p| upper(&p.name) == name);
+    derived || header_identifiers().contains(name)
+}
+
+/// Every identifier of the support headers, read once.
+fn header_identifiers() -> &'static std::collections::BTreeSet<String> {
+    static IDS: std::sync::OnceLock<std::collections::BTreeSet<String>> =
+        std::sync::OnceLock::new();
+    IDS.get_or_init(|| {
+        let mut ids = std::collections::BTreeSet::new();
+        for (_, text) in crate::back::SUPPORT_HEADERS {
+            let b = text.as_bytes();
+            let mut i = 0;
+            while i < b.len() {
+                if b[i].is_ascii_alphabetic() || b[i] == b'_' {
+                    let start = i;
+                    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                        i += 1;
+                    }
+                    ids.insert(text[start..i].to_string());
+                } else if b[i].is_ascii_digit() {
+                    // A number's letters (`0x1F`, `1u`) are no identifier.
+                    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                        i += 1;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        ids
+    })
+}
+
 /// The longest task or instance-qualified unit name (file names stay well inside 255 bytes).
 pub const MAX_UNIT_NAME: usize = 100;
 
@@ -46,7 +160,9 @@ fn clash(span: Span, name: &str, why: String) -> Diagnostic {
     .help("rename it")
 }
 
-fn check_one(sink: &mut Sink, kind: &str, name: &str, span: Span) {
+/// Reports `name` if it is reserved or generated; returns whether it did.
+fn check_one(sink: &mut Sink, kind: &str, name: &str, span: Span) -> bool {
+    let before = sink.len();
     if RESERVED.contains(&name) {
         sink.push(clash(
             span,
@@ -72,6 +188,7 @@ fn check_one(sink: &mut Sink, kind: &str, name: &str, span: Span) {
             "names starting with `mpkc` or `__` are reserved for generated code".to_string(),
         ));
     }
+    sink.len() > before
 }
 
 /// Upper-case collisions within one generated namespace of constants.
@@ -95,7 +212,7 @@ fn upper_unique<'a>(sink: &mut Sink, kind: &str, names: impl Iterator<Item = (&'
 
 /// Runs the name rules on one instance.
 pub(super) fn names(ir: &TaskIr, sink: &mut Sink) {
-    check_one(sink, "task", &ir.name, ir.name_span);
+    let _ = check_one(sink, "task", &ir.name, ir.name_span);
     if ir.unit_name().len() > MAX_UNIT_NAME {
         sink.push(clash(
             ir.name_span,
@@ -104,25 +221,45 @@ pub(super) fn names(ir: &TaskIr, sink: &mut Sink) {
         ));
     }
     for t in ir.tensors.values() {
-        check_one(sink, "tensor", &t.name, t.span);
+        let _ = check_one(sink, "tensor", &t.name, t.span);
     }
     for g in &ir.region_groups {
-        check_one(sink, "region", &g.name, g.head_span);
+        let _ = check_one(sink, "region", &g.name, g.head_span);
     }
     for c in ir.channels.values() {
-        check_one(sink, "channel", &c.name, c.span);
+        let _ = check_one(sink, "channel", &c.name, c.span);
     }
     for s in ir.sems.values() {
-        check_one(sink, "sem", &s.name, s.span);
+        let _ = check_one(sink, "sem", &s.name, s.span);
     }
     for b in ir.barriers.values() {
-        check_one(sink, "barrier", &b.name, b.span);
+        let _ = check_one(sink, "barrier", &b.name, b.span);
     }
     for l in &ir.levers {
-        check_one(sink, "lever", &l.name, l.span);
+        if check_one(sink, "lever", &l.name, l.span) {
+            continue;
+        }
+        if l.name.bytes().any(|c| c.is_ascii_lowercase()) {
+            // Upper case keeps a macro off the generated code's locals and functions (all in
+            // lower or mixed case), and is how MPK spells its own (`MPK_LINEAR_L2_NORMAL`).
+            sink.push(
+                clash(
+                    l.span,
+                    &l.name,
+                    "a lever is a macro (`#define`, `-D`) and would rewrite any local or function of that name in the generated code: lever names are upper case".to_string(),
+                )
+                .help(format!("write it `{}`", l.name.to_ascii_uppercase())),
+            );
+        } else if lever_name_taken(ir, &l.name) {
+            sink.push(clash(
+                l.span,
+                &l.name,
+                "a lever is a macro (`#define`, `-D`), and the generated code or mpkc's headers use this name: the define would rewrite it (names starting with `MPKC` are mpkc's own defines)".to_string(),
+            ));
+        }
     }
     for p in ir.params.values() {
-        check_one(sink, "param", &p.name, p.span);
+        let _ = check_one(sink, "param", &p.name, p.span);
     }
     // A consumer ring's end is a local of both bodies, next to the tensors' pointers and the
     // helpers' functions (`back::consumer_ring`).
