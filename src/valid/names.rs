@@ -210,6 +210,49 @@ fn upper_unique<'a>(sink: &mut Sink, kind: &str, names: impl Iterator<Item = (&'
     }
 }
 
+/// The names an inline body sees side by side in its function (`back::consumer`): each
+/// tensor's pointer, each view's `<tensor>_row_stride`, each paged tensor's `<tensor>_page_tokens`,
+/// `<tensor>_max_context` and `<tensor>_requests`, each helper's function. Two of one name would
+/// be declared twice: reported on the later declaration.
+fn body_scope(ir: &TaskIr, sink: &mut Sink) {
+    let mut scope: Vec<(String, String, Span)> = Vec::new();
+    for t in ir.tensors.values() {
+        scope.push((t.name.clone(), format!("tensor `{}`", t.name), t.span));
+        if t.view.is_some() {
+            scope.push((
+                format!("{}_row_stride", t.name),
+                format!("the row step of view `{}`", t.name),
+                t.span,
+            ));
+        }
+        if t.paged.is_some() {
+            for c in ["page_tokens", "max_context", "requests"] {
+                scope.push((
+                    format!("{}_{c}", t.name),
+                    format!("the `{c}` constant of paged tensor `{}`", t.name),
+                    t.span,
+                ));
+            }
+        }
+    }
+    for h in &ir.helpers {
+        scope.push((
+            h.name.clone(),
+            format!("helper `{}`'s function", h.name),
+            h.span,
+        ));
+    }
+    for (i, (name, what, span)) in scope.iter().enumerate() {
+        if let Some((_, first, _)) = scope[..i].iter().find(|(n, _, _)| n == name) {
+            sink.push(clash(
+                *span,
+                name,
+                format!("{what} and {first} would both be `{name}` in the body's function"),
+            ));
+        }
+    }
+}
+
 /// Runs the name rules on one instance.
 pub(super) fn names(ir: &TaskIr, sink: &mut Sink) {
     let _ = check_one(sink, "task", &ir.name, ir.name_span);
@@ -261,6 +304,7 @@ pub(super) fn names(ir: &TaskIr, sink: &mut Sink) {
     for p in ir.params.values() {
         let _ = check_one(sink, "param", &p.name, p.span);
     }
+    body_scope(ir, sink);
     // A consumer ring's end is a local of both bodies, next to the tensors' pointers and the
     // helpers' functions (`back::consumer_ring`).
     for c in ir
