@@ -254,8 +254,10 @@ pub fn layer(f: &UnitFacts) -> String {
             l("        assert num_tasks == self.num_workers, \"a grid-wide task runs one task per worker\"");
         }
     }
-    // The logical body width: the consumer warpgroup (128) for consumer-only tasks, the whole
-    // worker (256) for a pipeline (contract doc §3.1).
+    // The logical body width (contract doc §3.1; the worker launches 256 threads whatever it
+    // says): the consumer warpgroup (128) when only the consumer role has a body, the whole
+    // worker (256) when another role has one: a pipeline, or a consumer task whose generated
+    // loader body hands its pages over (`pages_ready`) or fills a consumer ring.
     let block = if f.registration.bodies[1..].iter().any(|b| *b) {
         256
     } else {

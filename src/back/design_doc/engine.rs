@@ -67,7 +67,10 @@ fn consumer_only(s: &mut String, task: &CheckedTask, family: Family) {
         .filter(|c| crate::valid::rings::is_consumer_ring(c))
         .map(|c| format!("`{}` ({} slots)", c.name, c.depth))
         .collect();
-    let others = if rings.is_empty() {
+    let handoff = crate::plan::sems::needs_page_handoff(ir);
+    let others = if rings.is_empty() && handoff {
+        "The loader warp (W4) runs a generated body: after the runtime's loader prefix has waited every page of the task, its lane 0 arrives `pages_ready`, which the consumer body waits before it touches shared memory. No other role has a body.".to_string()
+    } else if rings.is_empty() {
         "No other role has a body.".to_string()
     } else {
         format!(
@@ -88,12 +91,13 @@ between the runtime's page prefix and suffix. {others}\n",
     if rings.is_empty() {
         let _ = writeln!(
             s,
-            "1. Its role program is the consumer's body alone: no asynchronous tensor-core MMA (tcgen05, wgmma; a body's warp `mma.sync` needs no launcher), no TMA ring and no op semaphore of its own (E0011), \
-so a loader and a launcher would have nothing to do and the consumer-only idiom applies (contract doc §4).{}",
-            if crate::plan::sems::needs_page_handoff(&task.ir) {
-                " Its one ordinal, `pages_ready`, is mpkc's page hand-off: the runtime's loader prefix arrives once every page of the task is free, and the body waits it."
+            "1. Its role program is the consumer's body{}: no asynchronous tensor-core MMA (tcgen05, wgmma; a body's warp `mma.sync` needs no launcher), no TMA ring and no op semaphore of its own (E0011), \
+{}",
+            if handoff { " and the loader's page hand-off" } else { " alone" },
+            if handoff {
+                "so a launcher would have nothing to do and the consumer-only idiom applies (contract doc §4), with one loader duty: its one ordinal, `pages_ready`, is mpkc's page hand-off, arrived by the loader's generated body once the runtime's loader prefix has waited every page of the task, and waited by the consumer body."
             } else {
-                ""
+                "so a loader and a launcher would have nothing to do and the consumer-only idiom applies (contract doc §4)."
             }
         );
     } else {
