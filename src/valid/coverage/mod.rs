@@ -40,13 +40,13 @@ pub(super) fn check(
     let found = consumers(ir, binding, programs);
     for d in declarations(ir) {
         if !found.contains_key(&d.item) {
-            sink.push(unconsumed(ir, &d, programs));
+            sink.push(unconsumed(&d, programs));
         }
     }
     slots::slots(ir, programs, sink);
 }
 
-fn unconsumed(ir: &TaskIr, d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
+fn unconsumed(d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
     let targets: Vec<&str> = programs.iter().map(|p| p.target.as_str()).collect();
     let on = targets.join(", ");
     let (label, help): (&str, String) = match d.item {
@@ -104,9 +104,10 @@ fn unconsumed(ir: &TaskIr, d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
         format!("{} is declared but not lowered on any target", d.label),
     )
     .primary(d.span, label)
+    // No unit name in the text: the same item of every instance merges into one diagnostic
+    // ("in instances …").
     .note(format!(
-        "what `check` accepts is what `build` generates: an item no generated file reads for {} (targets {on}) would be dropped without a word",
-        ir.unit_name()
+        "what `check` accepts is what `build` generates: an item no generated file reads (targets {on}) would be dropped without a word"
     ))
     .help(help)
 }
