@@ -399,6 +399,27 @@ fn placement_failure(
         "the planner places page runs first-fit, then packs the rest in size order into pages of {PAGE_SIZE} bytes; page 13 holds only {}",
         g.page_capacity(13)
     ));
+    // `pages N` reserves whole pages whatever the bytes: the byte total above leaves them out.
+    let over: Vec<&RegionRequest> = reqs
+        .iter()
+        .filter(|r| r.page_count > 0 && r.page_count > exact::ceil_div(r.size.max(0), PAGE_SIZE))
+        .collect();
+    let reserved: Vec<String> = over
+        .iter()
+        .map(|r| {
+            format!(
+                "`{}` reserves {} pages (`pages {}`) for {} bytes",
+                r.name, r.page_count, r.page_count, r.size
+            )
+        })
+        .collect();
+    let reserving: Vec<String> = over.iter().map(|r| format!("`{}`", r.name)).collect();
+    if !reserved.is_empty() {
+        d = d.note(format!(
+            "{}: whole pages no other region can use, not counted in the byte total",
+            reserved.join("; ")
+        ));
+    }
     // The region that takes the most whole pages is what a shrink frees most of.
     let widest = reqs
         .iter()
@@ -437,7 +458,10 @@ fn placement_failure(
             }
         )
     } else {
-        format!("make the region packable (`pack`), {align}or shrink the regions that take whole pages{widest}")
+        format!(
+            "make the region packable (`pack`), {}shrink the regions that take whole pages{widest}",
+            if align.is_empty() { "or " } else { align }
+        )
     };
     if derived_pages > 13 {
         help = format!("`{name}` alone needs {derived_pages} pages of {PAGE_SIZE} bytes; shrink it below {} bytes", g.capacity_bytes);
@@ -460,6 +484,12 @@ fn placement_failure(
         if let Some(merge) = merge_fix(reqs, g, &pages) {
             help = merge;
         }
+    }
+    if !reserving.is_empty() {
+        help = format!(
+            "lower or drop `pages` on {} (the pages it reserves past its bytes), or {help}",
+            reserving.join(", ")
+        );
     }
     d.help(help)
 }

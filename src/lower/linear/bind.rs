@@ -479,7 +479,15 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
                 ir.granularity.tasks(),
                 num_tiles * splits
             ),
-            "write `granularity per_tile(tasks ceil_div(N, tile.M) * splits, tiles_per_task 1)`",
+            // A split-K epilogue reads param `splits`; without one there is no such name.
+            if matches!(
+                epilogue,
+                Epilogue::SplitKF32 | Epilogue::SplitKBf16 | Epilogue::SplitKAtomic
+            ) {
+                "write `granularity per_tile(tasks ceil_div(N, tile.M) * splits, tiles_per_task 1)`"
+            } else {
+                "write `granularity per_tile(tasks ceil_div(N, tile.M), tiles_per_task 1)`"
+            },
         ));
     }
     // `split_k f32` writes only partials; every other epilogue has an `output` (`split_k bf16`
