@@ -39,7 +39,7 @@ pub(super) fn epilogue_map(
         return Err(());
     }
     let code = crate::valid::body_code(code);
-    if !crate::valid::names_word(&code, "return") {
+    if !returns_outside_lambdas(&code) {
         sink.push(err(
             "the epilogue map returns no value".to_string(),
             "end the map with `return <f32 expression of acc, n, row>;` (`return acc;` stores the accumulator)",
@@ -58,4 +58,103 @@ pub(super) fn epilogue_map(
         return Err(());
     }
     Ok(true)
+}
+
+/// Whether `code` (comments and literals blanked) has a `return` outside the bodies of the
+/// lambdas it defines: a map whose only `return` is a lambda's runs off the end of the
+/// generated `epilogue_map` (undefined behaviour). A lambda body is a `{` after `]( … )`, with
+/// `mutable`, `noexcept` or `-> TYPE` between.
+fn returns_outside_lambdas(code: &str) -> bool {
+    let b = code.as_bytes();
+    let mut lambda: Vec<(usize, usize)> = Vec::new();
+    for (open, _) in code.match_indices('{') {
+        if is_lambda_body(b, open) {
+            let mut depth = 0usize;
+            let close = (open..b.len()).find(|&i| {
+                match b[i] {
+                    b'{' => depth += 1,
+                    b'}' => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            });
+            lambda.push((open, close.unwrap_or(b.len())));
+        }
+    }
+    code.match_indices("return").any(|(i, _)| {
+        let word = !code[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            && !code[i + 6..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        word && !lambda.iter().any(|&(o, c)| o < i && i < c)
+    })
+}
+
+/// Whether the `{` at `open` starts a lambda's body: before it, past whitespace, `mutable`,
+/// `noexcept` and a trailing `-> TYPE`, a `)` whose `(` follows a `]`.
+fn is_lambda_body(b: &[u8], open: usize) -> bool {
+    let mut i = open;
+    let back_ws = |mut i: usize| {
+        while i > 0 && b[i - 1].is_ascii_whitespace() {
+            i -= 1;
+        }
+        i
+    };
+    // Skip words and `->`, `::`, `<>`, `*`, `&` back to a `)`.
+    loop {
+        i = back_ws(i);
+        if i == 0 {
+            return false;
+        }
+        match b[i - 1] {
+            b')' => break,
+            c if c.is_ascii_alphanumeric()
+                || matches!(c, b'_' | b':' | b'<' | b'>' | b'*' | b'&' | b'-' | b',') =>
+            {
+                i -= 1
+            }
+            _ => return false,
+        }
+    }
+    // The matching `(`.
+    let mut depth = 0usize;
+    let mut j = i;
+    while j > 0 {
+        j -= 1;
+        match b[j] {
+            b')' => depth += 1,
+            b'(' => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let k = back_ws(j);
+    k > 0 && b[k - 1] == b']'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::returns_outside_lambdas;
+
+    #[test]
+    fn a_return_inside_a_lambda_only_is_no_return_of_the_map() {
+        assert!(!returns_outside_lambdas(
+            "auto f = [](float a) { return a; }; (void)f(acc);"
+        ));
+        assert!(!returns_outside_lambdas(
+            "auto f = [&](float a) -> float { return a * 2.f; };"
+        ));
+        assert!(returns_outside_lambdas(
+            "auto f = [](float a) { return a; }; return f(acc);"
+        ));
+        assert!(returns_outside_lambdas(
+            "if (acc > 0.f) { return acc; } else { return 0.f; }"
+        ));
+        assert!(returns_outside_lambdas("return acc;"));
+        assert!(!returns_outside_lambdas(
+            "float returned = acc; (void)returned;"
+        ));
+    }
 }
