@@ -49,9 +49,37 @@ pub(super) fn ordinal_budget(ir: &TaskIr, table: &[Ordinal], sink: &mut Sink) {
         first = false;
     }
     let over = table.len() - MAX_OP_SEMS;
-    let hint = match ir.stages {
-        Some((s, _)) if s > 1 => format!("each stage costs 2 or more ordinals: lower `stages` from {s}, or share empty edges (`shares_empty`)"),
-        _ => "share empty edges between channels (`shares_empty`) or merge one-shot sems".to_string(),
+    // A consumer ring costs two ordinals a slot and cannot share its empty edges (E0011): the
+    // fix is fewer slots, as many as the budget leaves it.
+    let ring = ir
+        .channels
+        .values()
+        .filter(|c| super::rings::is_consumer_ring(c))
+        .max_by_key(|c| c.depth);
+    let hint = match (ring, ir.stages) {
+        (Some(c), _) => {
+            let others = table.len() - 2 * c.depth as usize;
+            let most = (MAX_OP_SEMS.saturating_sub(others) / 2).max(1) as i64;
+            // The ring's slots are whole 16-byte multiples of its region (E0306): the most
+            // slots that cut it so, else the most the budget leaves.
+            let bytes = match c.storage {
+                crate::ir::ChannelStorageIr::Region(gi) => ir.region_groups[gi]
+                    .members
+                    .first()
+                    .map(|h| ir.regions[*h].size),
+                _ => None,
+            };
+            let fits = bytes
+                .and_then(|b| (1..=most).rev().find(|d| b % (16 * d) == 0))
+                .unwrap_or(most);
+            format!(
+                "a consumer ring costs 2 ordinals a slot (full and empty; its empty edges cannot be shared, E0011): give `{}` `depth {fits}`, the most slots the {MAX_OP_SEMS} ordinals leave it{}",
+                c.name,
+                if bytes.is_some() { " that cut its region into whole 16-byte slots (E0306)" } else { "" }
+            )
+        }
+        (None, Some((s, _))) if s > 1 => format!("each stage costs 2 or more ordinals: lower `stages` from {s}, or share empty edges (`shares_empty`)"),
+        (None, _) => "share empty edges between channels (`shares_empty`) or merge one-shot sems".to_string(),
     };
     sink.push(
         d.note(format!("{over} over; dynamic_semaphores holds 32 mbarriers per slot and index 0 is SEM_DEP_READY"))
