@@ -91,7 +91,11 @@ fn regions(w: &mut Writer, task: &CheckedTask) {
     }
     let total = ir.region_bytes();
     let cap = task.capacity_bytes();
-    w.comment("The planner's dynamic SMEM capacity: 225 KiB less the 6 KiB static reserve (contract doc §1.1).");
+    if cap == crate::ir::DEFAULT_SMEM_CAPACITY_BYTES {
+        w.comment("The planner's dynamic SMEM capacity: 225 KiB less the 6 KiB static reserve (contract doc §1.1).");
+    } else {
+        w.comment("The planner's dynamic SMEM capacity: the smallest `smem` of the declared targets (contract doc §1.1).");
+    }
     w.line(format!(
         "inline constexpr int PLANNER_CAPACITY_BYTES = {cap};"
     ));
