@@ -134,9 +134,24 @@ fn scaled_role_holds(
     let scaled = &cx.ir.tensors[x];
     let (name, scaled_dtype) = (scaled.name.clone(), scaled.dtype);
     let (problem, help) = if !matches!(scaled_dtype, Dtype::E4m3 | Dtype::E5m2) {
+        // The fp8 tensors of the task are the likely meaning of `scale of …`.
+        let fp8: Vec<String> = cx
+            .ir
+            .tensors
+            .values()
+            .filter(|o| matches!(o.dtype, Dtype::E4m3 | Dtype::E5m2))
+            .map(|o| format!("`scale of {}`", o.name))
+            .collect();
         (
             format!("tensor `{}` is declared the scale of `{name}`, but `{name}` is {scaled_dtype}, which is not quantised", t.name.node),
-            format!("block scales belong to an fp8 tensor (`e4m3`, `e5m2`): declare `{name}` fp8, or drop the role (a plain input has none)"),
+            if fp8.is_empty() {
+                format!("block scales belong to an fp8 tensor (`e4m3`, `e5m2`): declare `{name}` fp8, or drop the role")
+            } else {
+                format!(
+                    "block scales belong to an fp8 tensor: write {} (the task's fp8 tensors), declare `{name}` fp8, or drop the role",
+                    fp8.join(" or ")
+                )
+            },
         )
     } else if !matches!(dtype, Dtype::F32 | Dtype::Ue8m0) {
         (
