@@ -140,6 +140,14 @@ fn region_rules(ir: &TaskIr, sink: &mut Sink) -> bool {
     sink.error_count() == before
 }
 
+/// The page geometry of target `t`: MPK's 14 pages of 16 KB within its SMEM capacity.
+fn geometry(t: &TargetIr) -> Geometry {
+    Geometry {
+        capacity_bytes: t.smem_capacity_bytes,
+        ..Geometry::default()
+    }
+}
+
 /// I-S3, I-S4 and I-S5 for every target. Returns one plan per target when all pass.
 pub(super) fn budget(
     ir: &TaskIr,
@@ -152,10 +160,7 @@ pub(super) fn budget(
     let reqs = request_list(ir);
     let mut plans = Vec::new();
     for t in &ir.targets {
-        let g = Geometry {
-            capacity_bytes: t.smem_capacity_bytes,
-            ..Geometry::default()
-        };
+        let g = geometry(t);
         let total = exact::sum(reqs.iter().map(|r| r.size));
         if total > i128::from(g.capacity_bytes) {
             sink.push(over_budget(ir, t, &g, &reqs, total));
@@ -613,13 +618,9 @@ fn remap_fix(ir: &TaskIr, g: &Geometry, preferred: &[usize], siblings: &[TaskIr]
                     .iter()
                     .position(|gr| &gr.name == name)
                     .is_some_and(|sf| {
-                        s.targets.iter().all(|t| {
-                            let sg = Geometry {
-                                capacity_bytes: t.smem_capacity_bytes,
-                                ..Geometry::default()
-                            };
-                            front_fits(s, sf, &sg, preferred)
-                        })
+                        s.targets
+                            .iter()
+                            .all(|t| front_fits(s, sf, &geometry(t), preferred))
                     })
             })
     })
@@ -648,13 +649,9 @@ fn fewer_stages(ir: &TaskIr, g: &Geometry, start: &[usize], siblings: &[TaskIr])
                 .iter()
                 .filter(|s| max_stages(s).is_some_and(|m| m >= n))
                 .all(|s| {
-                    s.targets.iter().all(|t| {
-                        let sg = Geometry {
-                            capacity_bytes: t.smem_capacity_bytes,
-                            ..Geometry::default()
-                        };
-                        cut_fits(s, n, &sg, start)
-                    })
+                    s.targets
+                        .iter()
+                        .all(|t| cut_fits(s, n, &geometry(t), start))
                 })
     })
 }
@@ -864,10 +861,7 @@ pub fn raw_plans(ir: &TaskIr, opts: &CheckOptions) -> Vec<(TargetIr, Geometry, P
     ir.targets
         .iter()
         .filter_map(|t| {
-            let g = Geometry {
-                capacity_bytes: t.smem_capacity_bytes,
-                ..Geometry::default()
-            };
+            let g = geometry(t);
             let preferred = opts
                 .preferred
                 .clone()
