@@ -347,3 +347,29 @@ fn out_is_replaced_whole_and_a_foreign_folder_is_refused() {
     );
     assert_eq!(tree(&foreign).len(), 1, "left alone");
 }
+
+/// Without nvcc `build` writes the sources, exits 4 and, under `--message-format json`, still
+/// ends with the `build-finished` object (success false, the reason in `error`).
+#[test]
+fn without_nvcc_the_json_report_still_ends_with_build_finished() {
+    let out = scratch("no_nvcc").join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_mpkc"))
+        .current_dir(root())
+        .args(["build", "stdlib/linear_bf16_gemv.mpk", "--instance", "q_a"])
+        .args(["--message-format", "json", "--out"])
+        .arg(&out)
+        .env("NVCC", "/nonexistent/nvcc")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
+    let last = text(&o.stdout);
+    let last = last.lines().last().unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(last).expect("a JSON object");
+    assert_eq!(v["reason"], "build-finished", "{last}");
+    assert_eq!(v["success"], false, "{last}");
+    assert!(
+        v["error"].as_str().is_some_and(|e| e.contains("NVCC")),
+        "{last}"
+    );
+    assert!(out.join("linear_bf16_gemv_q_a.cuh").is_file());
+}

@@ -99,6 +99,17 @@ pub fn run(common: &CommonArgs, opts: BuildOptions, color: ColorMode) -> u8 {
         Ok(c) => c,
         Err(e) => {
             errln!("error: {e}");
+            if json {
+                // A machine reader gets its last object even without nvcc: nothing compiled.
+                outln!(
+                    "{}",
+                    json!({
+                        "reason": "build-finished", "success": false,
+                        "kernels": 0, "nvcc_runs": 0, "cache_hits": 0, "failed": 0,
+                        "cache_dir": null, "error": e,
+                    })
+                );
+            }
             return exit::ABSENT;
         }
     };
