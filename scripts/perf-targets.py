@@ -39,11 +39,10 @@ def persistent(case):
     return None
 
 
-def ceiling_bound(pm):
+def ceiling_bound(us, share, theirs):
     """The speedup over the competitor of a kernel that moved the case's bytes at 100 % of the copy
     ceiling: the competitor's time over (mpkc's time x its share of the ceiling). None without a
-    share or a competitor time."""
-    us, share, theirs = pm.get("us"), pm.get("share"), pm.get("competitor_us")
+    time, a share or a competitor time."""
     if not us or not share or not theirs:
         return None
     return theirs / (us * share)
@@ -110,7 +109,7 @@ def main(paths):
             share = pm.get("share")
             sp = pm["speedup"]
             per_m[m].append(sp)
-            bound = ceiling_bound(pm)
+            bound = ceiling_bound(pm["us"], share, pm.get("competitor_us"))
             if bound is not None:
                 bounds.append((f"{name} M={m}", bound))
             pct = f"{100 * share:.0f}" if share is not None else "-"
@@ -123,10 +122,10 @@ def main(paths):
     every = [s for m in ms for s in per_m[m]]
     for m in ms:
         if per_m[m]:
-            g = math.exp(sum(math.log(s) for s in per_m[m]) / len(per_m[m]))
+            g = geomean(per_m[m])
             w(f"- M = {m}: geomean {g:.2f}x over {len(per_m[m])} shapes")
     if every:
-        g = math.exp(sum(math.log(s) for s in every) / len(every))
+        g = geomean(every)
         met = "met" if g >= 1.3 and not missing else "NOT met"
         w(f"- all: geomean {g:.2f}x over {len(every)} shape-M pairs (target 1.3x: {met})")
     w(f"- below 0.95x: {', '.join(below) if below else 'none'}")
@@ -168,14 +167,15 @@ def main(paths):
             w(f"| {name} | {m} | {mb:.1f} | {us:.2f} | {100 * share:.0f} | {t} | {th} | {ss} |")
         w("")
         if sps:
-            g = math.exp(sum(math.log(x) for x in sps) / len(sps))
+            g = geomean(sps)
             n = sum(1 for x in fp8 if x[7])
             best = [x[6] for x in fastest.values()]
-            gb = math.exp(sum(math.log(x) for x in best) / len(best))
+            gb = geomean(best)
             w(f"- fp8, the fastest case of each N x K at each M: geomean {gb:.2f}x over cuBLASLt fp8 in {len(best)} shape-M pairs (target 2x: {'met' if gb >= 2 else 'NOT met'})")
             # The ceiling's bound on each pair's speedup: where the competitor already moves its
             # bytes at more than half the ceiling, no kernel is 2x faster.
-            fb = [(f"{x[0]} M={x[1]}", x[5] / (x[3] * x[4])) for x in fastest.values() if x[5] and x[3] and x[4]]
+            fb = [(f"{x[0]} M={x[1]}", ceiling_bound(x[3], x[4], x[5])) for x in fastest.values()]
+            fb = [(l, b) for l, b in fb if b is not None]
             if fb:
                 over = sorted(f"{l} {b:.2f}x" for l, b in fb if b < 2)
                 w(f"- bound by the copy ceiling (the competitor's time over the case's bytes at 100 % of the ceiling), the same pairs: geomean {geomean([b for _, b in fb]):.2f}x; 2x above the ceiling: {', '.join(over) if over else 'none'}")

@@ -145,8 +145,21 @@ pub fn check_parsed(
             // Tasks already warned of ranges past the corners checked (W0016), once each.
             let mut unjoined_warned: Vec<String> = Vec::new();
             let lowered_all = sema::lower_file(ast, sema_opts, &mut sink);
-            let siblings = siblings_by_task(ast, sema_opts, &lowered_all);
-            for mut lowered in lowered_all {
+            // Each clean instance's param-range ends, lowered once: the instance is checked at
+            // them (`range_ends_hold`), and they are builds of the task E0107's fixes must hold
+            // for (`CheckOptions::siblings`).
+            let range_ends: Vec<sema::RangeEnds> = lowered_all
+                .iter()
+                .map(|l| {
+                    if l.clean {
+                        sema::lower_range_ends(ast, sema_opts, &l.ir)
+                    } else {
+                        sema::RangeEnds::default()
+                    }
+                })
+                .collect();
+            let siblings = siblings_by_task(&lowered_all, &range_ends);
+            for (mut lowered, ends) in lowered_all.into_iter().zip(range_ends) {
                 if cancel::requested() {
                     break;
                 }
@@ -170,14 +183,7 @@ pub fn check_parsed(
                 }
                 match checked {
                     Some(t)
-                        if range_ends_hold(
-                            ast,
-                            sema_opts,
-                            &opts,
-                            &t.ir,
-                            &mut unjoined_warned,
-                            &mut sink,
-                        ) =>
+                        if range_ends_hold(ends, &opts, &t.ir, &mut unjoined_warned, &mut sink) =>
                     {
                         tasks.push(t)
                     }
@@ -202,23 +208,22 @@ pub fn check_parsed(
 }
 
 /// Per task, every build of it the contract's text serves ([`CheckOptions::siblings`]): each
-/// instance that lowered clean and, for each, its param-range ends that lower clean.
+/// instance that lowered clean and its param-range ends (`range_ends`, one per instance) that
+/// lowered clean.
 fn siblings_by_task(
-    ast: &front::ast::File,
-    sema_opts: &SemaOptions,
     lowered: &[sema::Lowered],
+    range_ends: &[sema::RangeEnds],
 ) -> std::collections::HashMap<String, std::sync::Arc<Vec<crate::ir::TaskIr>>> {
     let mut by_task: std::collections::HashMap<String, Vec<crate::ir::TaskIr>> =
         std::collections::HashMap::new();
-    for l in lowered.iter().filter(|l| l.clean) {
+    for (l, ends) in lowered.iter().zip(range_ends).filter(|(l, _)| l.clean) {
         let builds = by_task.entry(l.ir.name.clone()).or_default();
         builds.push(l.ir.clone());
         builds.extend(
-            sema::lower_range_ends(ast, sema_opts, &l.ir)
-                .ends
-                .into_iter()
+            ends.ends
+                .iter()
                 .filter(|e| e.lowering.is_empty())
-                .map(|e| e.ir),
+                .map(|e| e.ir.clone()),
         );
     }
     by_task
@@ -227,14 +232,13 @@ fn siblings_by_task(
         .collect()
 }
 
-/// Checks `ir` (an instance that checked clean) again with each ranged integer param at each
-/// end of its declared range, and at the corners where ranged params sit at ends together
-/// (issue 11, case 10; [`sema::lower_range_ends`]): what the ranges admit must fit, not only the
-/// default. Each new error is reported once per item, with a note
+/// Checks `ir` (an instance that checked clean) again at `range_ends`, its lowerings with each
+/// ranged integer param at each end of its declared range and at the corners where ranged params
+/// sit at ends together (issue 11, case 10; [`sema::lower_range_ends`]): what the ranges admit
+/// must fit, not only the default. Each new error is reported once per item, with a note
 /// naming the param's value and a label on its range. Returns false when any was reported.
 fn range_ends_hold(
-    ast: &front::ast::File,
-    sema_opts: &SemaOptions,
+    range_ends: sema::RangeEnds,
     check_opts: &CheckOptions,
     ir: &crate::ir::TaskIr,
     unjoined_warned: &mut Vec<String>,
@@ -247,7 +251,7 @@ fn range_ends_hold(
         proven_model: Some(valid::model_key(ir)),
         ..check_opts.clone()
     };
-    let sema::RangeEnds { ends, unjoined } = sema::lower_range_ends(ast, sema_opts, ir);
+    let sema::RangeEnds { ends, unjoined } = range_ends;
     if !unjoined.is_empty() && !unjoined_warned.contains(&ir.name) {
         unjoined_warned.push(ir.name.clone());
         let names: Vec<String> = unjoined.iter().map(|(p, _)| format!("`{p}`")).collect();

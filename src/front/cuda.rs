@@ -166,6 +166,21 @@ pub fn token(text: &str, i: usize) -> (usize, Piece) {
     }
 }
 
+/// The identifiers of `text` outside comments and literals (numbers' letters are no identifier),
+/// each with its byte offset, in order.
+pub fn identifiers(text: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        let (end, piece) = token(text, i);
+        if piece == Piece::Code && is_name_start(text.as_bytes()[i]) {
+            out.push((i, &text[i..end]));
+        }
+        i = end;
+    }
+    out
+}
+
 /// The end (exclusive) of the balanced `{ … }` block whose `{` is at byte `start` of `text`, or
 /// `None` when it is not closed before the end of the text.
 pub fn block_end(text: &str, start: usize) -> Option<usize> {

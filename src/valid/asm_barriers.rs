@@ -196,22 +196,23 @@ fn scan(code: &str) -> Vec<Found> {
     out
 }
 
+/// Whether an instruction name can start at byte `k` of a string literal's text: at its start,
+/// or after a character that is no part of a name (a letter, digit, `_` or `.`). An escape
+/// sequence (`\t`, `\n` in the source text) separates instructions as the character it stands
+/// for does: `"\tbar.sync 0;"` is a barrier.
+pub(super) fn starts_instruction(lit: &str, k: usize) -> bool {
+    let b = lit.as_bytes();
+    let escaped = k >= 2 && b[k - 2] == b'\\' && b[k - 1].is_ascii_alphabetic();
+    k == 0 || escaped || !(b[k - 1].is_ascii_alphanumeric() || b[k - 1] == b'_' || b[k - 1] == b'.')
+}
+
 /// The barrier instructions of one literal's text starting at byte `base` of the body.
 fn scan_literal(lit: &str, base: usize, out: &mut Vec<Found>) {
-    let b = lit.as_bytes();
     let mut i = 0;
     while let Some(k) = lit[i..].find("bar") {
         let start = i + k;
         i = start + 3;
-        // An escape sequence (`\t`, `\n` in the source text) separates instructions as the
-        // character it stands for does: `"\tbar.sync 0;"` is a barrier.
-        let escaped = start >= 2 && b[start - 2] == b'\\' && b[start - 1].is_ascii_alphabetic();
-        if start > 0
-            && !escaped
-            && (b[start - 1].is_ascii_alphanumeric()
-                || b[start - 1] == b'_'
-                || b[start - 1] == b'.')
-        {
+        if !starts_instruction(lit, start) {
             continue;
         }
         let Some((end, found)) = instruction(lit, start) else {

@@ -521,15 +521,7 @@ fn loader_rules(raw: &str, code: &str, code_span: crate::span::Span, sink: &mut 
                 "bar.warp.sync",
             ] {
                 for (k, _) in lit.match_indices(pat) {
-                    // After an escape sequence (`\t`, `\n`) an instruction starts.
-                    let escaped = lit[..k].ends_with(|c: char| c.is_ascii_alphabetic())
-                        && lit[..k.saturating_sub(1)].ends_with('\\');
-                    let word_start = escaped
-                        || !lit[..k]
-                            .chars()
-                            .next_back()
-                            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-                    if word_start {
+                    if super::asm_barriers::starts_instruction(lit, k) {
                         report(
                             at + k,
                             pat.len(),

@@ -37,7 +37,7 @@ const GENERATED_PREFIXES: &[&str] = &["SEM_", "REGION_", "BAR_"];
 /// Upper-case names the generated kernels and harnesses declare or test whatever the contract
 /// says (with the support headers' identifiers, [`lever_name_taken`]'s fixed set): a lever is a
 /// macro (`#define NAME 0`, `-DNAME`), which would rewrite every one of them. Kept complete by
-/// tests/generated.rs (`no_generated_name_can_be_a_lever`).
+/// tests/lever_names.rs.
 const GENERATED_MACROS: &[&str] = &[
     "ACC_REGS",
     "ACC_SLOTS",
@@ -118,33 +118,16 @@ pub fn lever_name_taken(ir: &TaskIr, name: &str) -> bool {
     derived || header_identifiers().contains(name)
 }
 
-/// Every identifier of the support headers, read once.
+/// Every identifier of the support headers (outside comments and literals), read once.
 fn header_identifiers() -> &'static std::collections::BTreeSet<String> {
     static IDS: std::sync::OnceLock<std::collections::BTreeSet<String>> =
         std::sync::OnceLock::new();
     IDS.get_or_init(|| {
-        let mut ids = std::collections::BTreeSet::new();
-        for (_, text) in crate::back::SUPPORT_HEADERS {
-            let b = text.as_bytes();
-            let mut i = 0;
-            while i < b.len() {
-                if b[i].is_ascii_alphabetic() || b[i] == b'_' {
-                    let start = i;
-                    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                        i += 1;
-                    }
-                    ids.insert(text[start..i].to_string());
-                } else if b[i].is_ascii_digit() {
-                    // A number's letters (`0x1F`, `1u`) are no identifier.
-                    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                        i += 1;
-                    }
-                } else {
-                    i += 1;
-                }
-            }
-        }
-        ids
+        crate::back::SUPPORT_HEADERS
+            .iter()
+            .flat_map(|(_, text)| crate::front::cuda::identifiers(text))
+            .map(|(_, w)| w.to_string())
+            .collect()
     })
 }
 
@@ -212,16 +195,24 @@ fn upper_unique<'a>(sink: &mut Sink, kind: &str, names: impl Iterator<Item = (&'
 
 /// The names an inline body sees side by side in its function (`back::consumer`): each
 /// tensor's pointer, each view's `<tensor>_row_stride`, each paged tensor's `<tensor>_page_tokens`,
-/// `<tensor>_max_context` and `<tensor>_requests`, each helper's function. Two of one name would
-/// be declared twice: reported on the later declaration.
+/// `<tensor>_max_context` and `<tensor>_requests`, each helper's function and each consumer
+/// ring's end (a local of both bodies, `back::consumer_ring`). Two of one name would be declared
+/// twice: reported on the later declaration.
 fn body_scope(ir: &TaskIr, sink: &mut Sink) {
-    let mut scope: Vec<(String, String, Span)> = Vec::new();
+    // (name, what it is, its kind: "tensor", "constant", "helper" or "ring", span)
+    let mut scope: Vec<(String, String, &str, Span)> = Vec::new();
     for t in ir.tensors.values() {
-        scope.push((t.name.clone(), format!("tensor `{}`", t.name), t.span));
+        scope.push((
+            t.name.clone(),
+            format!("tensor `{}`", t.name),
+            "tensor",
+            t.span,
+        ));
         if t.view.is_some() {
             scope.push((
                 format!("{}_row_stride", t.name),
                 format!("the row step of view `{}`", t.name),
+                "constant",
                 t.span,
             ));
         }
@@ -230,6 +221,7 @@ fn body_scope(ir: &TaskIr, sink: &mut Sink) {
                 scope.push((
                     format!("{}_{c}", t.name),
                     format!("the `{c}` constant of paged tensor `{}`", t.name),
+                    "constant",
                     t.span,
                 ));
             }
@@ -239,17 +231,32 @@ fn body_scope(ir: &TaskIr, sink: &mut Sink) {
         scope.push((
             h.name.clone(),
             format!("helper `{}`'s function", h.name),
+            "helper",
             h.span,
         ));
     }
-    for (i, (name, what, span)) in scope.iter().enumerate() {
-        if let Some((_, first, _)) = scope[..i].iter().find(|(n, _, _)| n == name) {
-            sink.push(clash(
-                *span,
-                name,
-                format!("{what} and {first} would both be `{name}` in the body's function"),
-            ));
-        }
+    for c in ir
+        .channels
+        .values()
+        .filter(|c| super::rings::is_consumer_ring(c))
+    {
+        scope.push((
+            c.name.clone(),
+            format!("consumer ring `{}`'s end", c.name),
+            "ring",
+            c.span,
+        ));
+    }
+    for (i, (name, what, kind, span)) in scope.iter().enumerate() {
+        let Some((_, first, first_kind, _)) = scope[..i].iter().find(|(n, ..)| n == name) else {
+            continue;
+        };
+        let why = if *kind == "ring" && matches!(*first_kind, "tensor" | "helper") {
+            format!("the consumer ring's end, a local of the bodies, would collide with the {first_kind} `{name}`")
+        } else {
+            format!("{what} and {first} would both be `{name}` in the body's function")
+        };
+        sink.push(clash(*span, name, why));
     }
 }
 
@@ -305,27 +312,6 @@ pub(super) fn names(ir: &TaskIr, sink: &mut Sink) {
         let _ = check_one(sink, "param", &p.name, p.span);
     }
     body_scope(ir, sink);
-    // A consumer ring's end is a local of both bodies, next to the tensors' pointers and the
-    // helpers' functions (`back::consumer_ring`).
-    for c in ir
-        .channels
-        .values()
-        .filter(|c| super::rings::is_consumer_ring(c))
-    {
-        let tensor = ir.tensors.values().any(|t| t.name == c.name);
-        let helper = ir.helpers.iter().any(|h| h.name == c.name);
-        if tensor || helper {
-            sink.push(clash(
-                c.span,
-                &c.name,
-                format!(
-                    "the consumer ring's end, a local of the bodies, would collide with the {} `{}`",
-                    if tensor { "tensor" } else { "helper" },
-                    c.name
-                ),
-            ));
-        }
-    }
     // A named member's accessor `REGION_MEMBER()` sits in the view next to the regions'
     // pointers (`back::consumer`'s held accessors): no region's name, no other accessor's.
     let mut accessors: Vec<String> = Vec::new();

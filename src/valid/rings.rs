@@ -271,10 +271,7 @@ fn slots(ir: &TaskIr, ch: &ChannelIr, g: usize, sink: &mut Sink) {
             format!("keeps its slots in stages of different sizes ({sizes:?} bytes)"),
             "give every stage of the region the same bytes".into(),
         ));
-    } else if slot < BULK_ALIGN_BYTES
-        || (one && sizes[0] % depth != 0)
-        || slot % BULK_ALIGN_BYTES != 0
-    {
+    } else if !cuts_whole_slots(ir, g, depth) {
         let bytes = sizes[0];
         let what = if one && depth > 1 {
             format!("cuts region `{}` ({bytes} B) into {depth} slots that are not whole multiples of 16 bytes", group.name)
@@ -316,6 +313,23 @@ fn slots(ir: &TaskIr, ch: &ChannelIr, g: usize, sink: &mut Sink) {
             break;
         }
     }
+}
+
+/// Whether a consumer ring of `depth` slots over region group `g` has whole slots of 16 bytes or
+/// more (E0306): the members of a staged group are its slots; one region is cut into `depth`
+/// equal ones.
+pub fn cuts_whole_slots(ir: &TaskIr, g: usize, depth: i64) -> bool {
+    let sizes: Vec<i64> = ir.region_groups[g]
+        .members
+        .iter()
+        .map(|h| ir.regions[*h].size)
+        .collect();
+    let depth = depth.max(1);
+    let (slot, cut) = match sizes[..] {
+        [one] => (one / depth, one % depth == 0),
+        _ => (sizes.iter().copied().min().unwrap_or(0), true),
+    };
+    cut && slot >= BULK_ALIGN_BYTES && slot % BULK_ALIGN_BYTES == 0
 }
 
 /// Bytes of one slot of consumer ring `ch` (a region per slot, or the ring's one region cut into

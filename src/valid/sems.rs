@@ -60,22 +60,21 @@ pub(super) fn ordinal_budget(ir: &TaskIr, table: &[Ordinal], sink: &mut Sink) {
         (Some(c), _) => {
             let others = table.len() - 2 * c.depth as usize;
             let most = (MAX_OP_SEMS.saturating_sub(others) / 2).max(1) as i64;
-            // The ring's slots are whole 16-byte multiples of its region (E0306): the most
-            // slots that cut it so, else the most the budget leaves.
-            let bytes = match c.storage {
-                crate::ir::ChannelStorageIr::Region(gi) => ir.region_groups[gi]
-                    .members
-                    .first()
-                    .map(|h| ir.regions[*h].size),
+            // The most slots that also cut the ring's region into whole 16-byte slots (E0306),
+            // else the most the budget leaves.
+            let region = match c.storage {
+                crate::ir::ChannelStorageIr::Region(gi) => Some(gi),
                 _ => None,
             };
-            let fits = bytes
-                .and_then(|b| (1..=most).rev().find(|d| b % (16 * d) == 0))
+            let fits = region
+                .and_then(|gi| {
+                    (1..=most).rev().find(|&d| super::rings::cuts_whole_slots(ir, gi, d))
+                })
                 .unwrap_or(most);
             format!(
                 "a consumer ring costs 2 ordinals a slot (full and empty; its empty edges cannot be shared, E0011): give `{}` `depth {fits}`, the most slots the {MAX_OP_SEMS} ordinals leave it{}",
                 c.name,
-                if bytes.is_some() { " that cut its region into whole 16-byte slots (E0306)" } else { "" }
+                if region.is_some() { " that cut its region into whole 16-byte slots (E0306)" } else { "" }
             )
         }
         (None, Some((s, _))) if s > 1 => format!("each stage costs 2 or more ordinals: lower `stages` from {s}, or share empty edges (`shares_empty`)"),

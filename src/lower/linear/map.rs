@@ -65,27 +65,19 @@ pub(super) fn epilogue_map(
 /// generated `epilogue_map` (undefined behaviour). A lambda body is a `{` after `]( … )`, with
 /// `mutable`, `noexcept` or `-> TYPE` between.
 fn returns_outside_lambdas(code: &str) -> bool {
-    let b = code.as_bytes();
-    let mut lambda: Vec<(usize, usize)> = Vec::new();
-    for (open, _) in code.match_indices('{') {
-        if is_lambda_body(b, open) {
-            let mut depth = 0usize;
-            let close = (open..b.len()).find(|&i| {
-                match b[i] {
-                    b'{' => depth += 1,
-                    b'}' => depth -= 1,
-                    _ => {}
-                }
-                depth == 0
-            });
-            lambda.push((open, close.unwrap_or(b.len())));
-        }
-    }
-    code.match_indices("return").any(|(i, _)| {
-        let word = !code[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
-            && !code[i + 6..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
-        word && !lambda.iter().any(|&(o, c)| o < i && i < c)
-    })
+    let lambdas: Vec<(usize, usize)> = code
+        .match_indices('{')
+        .filter(|(open, _)| is_lambda_body(code.as_bytes(), *open))
+        .map(|(open, _)| {
+            (
+                open,
+                crate::front::cuda::block_end(code, open).unwrap_or(code.len()),
+            )
+        })
+        .collect();
+    crate::front::cuda::identifiers(code)
+        .into_iter()
+        .any(|(i, w)| w == "return" && !lambdas.iter().any(|&(o, c)| o < i && i < c))
 }
 
 /// Whether the `{` at `open` starts a lambda's body: before it, past whitespace, `mutable`,

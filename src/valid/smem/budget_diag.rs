@@ -1,0 +1,346 @@
+//! The SMEM budget's diagnostics: E0103 (I-S3, the regions' bytes past the capacity) and E0106
+//! (I-S4, MPK's planner finds no page with room), each with the fix that frees the most.
+
+use super::to_req;
+use crate::diag::{codes, Diagnostic};
+use crate::ir::{exact, TargetIr, TaskIr};
+use crate::plan::pages::{self, Geometry, RegionRequest, PAGE_SIZE};
+
+/// The pages the regions would take with more pages (the page total of an over-budget set), as
+/// words: "N pages" as MPK's planner places them on 64 pages, else "at least N pages" (the total
+/// bytes over the page size, a true lower bound).
+fn pages_needed(reqs: &[RegionRequest], total: i128) -> String {
+    let g = Geometry {
+        page_size: PAGE_SIZE,
+        num_pages: 64,
+        capacity_bytes: 64 * PAGE_SIZE,
+    };
+    match pages::plan(reqs, &pages::identity_order(&g), &g) {
+        Ok(p) if !p.exceeds_capacity(&g) => format!("{} pages", p.pages_used),
+        _ => format!(
+            "at least {} pages",
+            exact::ceil_div_wide(total, PAGE_SIZE).max(64)
+        ),
+    }
+}
+
+fn group_bytes(ir: &TaskIr, g: usize) -> i128 {
+    exact::sum(
+        ir.region_groups[g]
+            .members
+            .iter()
+            .map(|h| ir.regions[*h].size),
+    )
+}
+
+fn group_label(ir: &TaskIr, gi: usize) -> String {
+    let g = &ir.region_groups[gi];
+    let sizes: Vec<i64> = g.members.iter().map(|h| ir.regions[*h].size).collect();
+    if g.staged {
+        if sizes.windows(2).all(|w| w[0] == w[1]) {
+            format!(
+                "{} stages of {} bytes each",
+                sizes.len(),
+                sizes.first().copied().unwrap_or(0)
+            )
+        } else {
+            format!(
+                "{} stages, {} bytes in all",
+                sizes.len(),
+                exact::sum(sizes.iter().copied())
+            )
+        }
+    } else {
+        format!("{} bytes", sizes.first().copied().unwrap_or(0))
+    }
+}
+
+fn breakdown(ir: &TaskIr) -> String {
+    let parts: Vec<String> = ir
+        .region_groups
+        .iter()
+        .enumerate()
+        .map(|(gi, g)| {
+            let sizes: Vec<i64> = g.members.iter().map(|h| ir.regions[*h].size).collect();
+            if g.staged && sizes.windows(2).all(|w| w[0] == w[1]) {
+                format!(
+                    "{} x {} ({})",
+                    sizes.len(),
+                    sizes.first().copied().unwrap_or(0),
+                    g.name
+                )
+            } else {
+                format!("{} ({})", group_bytes(ir, gi), g.name)
+            }
+        })
+        .collect();
+    parts.join(" + ")
+}
+
+/// The cheapest fix: the largest stage count that fits, else shrinking the largest region.
+fn cheapest_fix(ir: &TaskIr, g: &Geometry, total: i128) -> String {
+    if let Some((stages, _)) = ir.stages {
+        for s in (1..stages).rev() {
+            let reqs: Vec<RegionRequest> = ir
+                .regions
+                .values()
+                .filter(|r| r.stage.is_none_or(|k| k < s))
+                .map(to_req)
+                .collect();
+            let bytes = exact::sum(reqs.iter().map(|r| r.size));
+            if bytes > i128::from(g.capacity_bytes) {
+                continue;
+            }
+            if let Ok(p) = pages::plan(&reqs, &pages::identity_order(g), g) {
+                if !p.exceeds_capacity(g) {
+                    return format!(
+                        "lower `stages` from {stages} to {s} ({bytes} bytes, {} pages)",
+                        p.pages_used
+                    );
+                }
+            }
+        }
+    }
+    let largest = ir.regions.values().max_by_key(|r| r.size);
+    match largest {
+        Some(r) => format!(
+            "shrink the regions by {} bytes, e.g. `{}` ({} bytes)",
+            total - i128::from(g.capacity_bytes),
+            r.name,
+            r.size
+        ),
+        None => "shrink the regions".to_string(),
+    }
+}
+
+/// E0103 (I-S3): labels the largest region groups with their bytes, states total, limit, overshoot.
+pub(super) fn over_budget(
+    ir: &TaskIr,
+    t: &TargetIr,
+    g: &Geometry,
+    reqs: &[RegionRequest],
+    total: i128,
+) -> Diagnostic {
+    let mut groups: Vec<usize> = (0..ir.region_groups.len()).collect();
+    groups.sort_by_key(|&gi| (std::cmp::Reverse(group_bytes(ir, gi)), gi));
+    let mut d = Diagnostic::error(
+        codes::SMEM_BUDGET,
+        format!(
+            "regions need {total} bytes of shared memory but {} allows {}",
+            t.target, g.capacity_bytes
+        ),
+    );
+    for (i, &gi) in groups.iter().take(3).enumerate() {
+        let span = ir.region_groups[gi].head_span;
+        let label = group_label(ir, gi);
+        d = if i == 0 {
+            d.primary(span, label)
+        } else {
+            d.secondary(span, label)
+        };
+    }
+    // A single large region whose size is a sum: show its terms as written.
+    let biggest = ir.regions.values().max_by_key(|r| r.size);
+    if let Some(r) = biggest.filter(|r| !r.bytes_terms.is_empty() && exact::mul(r.size, 2) > total)
+    {
+        let terms: Vec<String> = r
+            .bytes_terms
+            .iter()
+            .map(|(s, v)| format!("{v} (`{s}`)"))
+            .collect();
+        d = d.note(format!(
+            "`{}` is {} = {} bytes",
+            r.name,
+            terms.join(" + "),
+            r.size
+        ));
+    }
+    d.note(format!(
+        "{} = {total} bytes, {} over the {} of {}",
+        breakdown(ir),
+        total - i128::from(g.capacity_bytes),
+        g.capacity_bytes,
+        t.target
+    ))
+    .note(format!(
+        "the regions would take {} of {PAGE_SIZE} bytes; a task has 14, and the last holds only {}",
+        pages_needed(reqs, total),
+        g.page_capacity(13)
+    ))
+    .help(cheapest_fix(ir, g, total))
+}
+
+/// E0106 (I-S4): first-fit cannot place the region at `index`. When a small exhaustive search
+/// finds a placement, a note gives it, and the help gives a merge that MPK's algorithm accepts.
+pub(super) fn placement_failure(
+    ir: &TaskIr,
+    t: &TargetIr,
+    g: &Geometry,
+    reqs: &[RegionRequest],
+    index: usize,
+) -> Diagnostic {
+    let r = ir.regions.values().nth(index);
+    let span = r.map_or(ir.span, |r| r.span);
+    let name = r.map_or("?", |r| r.name.as_str());
+    let total = exact::sum(reqs.iter().map(|r| r.size));
+    let size = reqs.get(index).map_or(0, |r| r.size);
+    let derived_pages = if size > 0 {
+        exact::ceil_div(size, PAGE_SIZE)
+    } else {
+        0
+    };
+    let mut d = Diagnostic::error(
+        codes::PLACEMENT,
+        format!("MPK's planner finds no room for region `{name}` on {} although the regions total {total} of {} bytes", t.target, g.capacity_bytes),
+    )
+    .primary(span, format!("{size} bytes, no page with room"))
+    .note(format!(
+        "the planner places page runs first-fit, then packs the rest in size order into pages of {PAGE_SIZE} bytes; page 13 holds only {}",
+        g.page_capacity(13)
+    ));
+    // `pages N` reserves whole pages whatever the bytes: the byte total above leaves them out.
+    let over: Vec<&RegionRequest> = reqs
+        .iter()
+        .filter(|r| r.page_count > 0 && r.page_count > exact::ceil_div(r.size.max(0), PAGE_SIZE))
+        .collect();
+    let reserved: Vec<String> = over
+        .iter()
+        .map(|r| {
+            format!(
+                "`{}` reserves {} pages (`pages {}`) for {} bytes",
+                r.name, r.page_count, r.page_count, r.size
+            )
+        })
+        .collect();
+    let reserving: Vec<String> = over.iter().map(|r| format!("`{}`", r.name)).collect();
+    if !reserved.is_empty() {
+        d = d.note(format!(
+            "{}: whole pages no other region can use, not counted in the byte total",
+            reserved.join("; ")
+        ));
+    }
+    // The region that takes the most whole pages is what a shrink frees most of.
+    let widest = reqs
+        .iter()
+        .filter(|r| r.size >= PAGE_SIZE)
+        .max_by_key(|r| r.size)
+        .map(|r| {
+            // A page run holds no other region in its last page: a size just past whole pages
+            // costs a page that shrinking it by less than the overhang does not free.
+            let over = r.size % PAGE_SIZE;
+            if over == 0 {
+                format!(" (the largest, `{}`, {} bytes)", r.name, r.size)
+            } else {
+                format!(
+                    " (the largest, `{}`, {} bytes, takes {} whole pages: at {} bytes it takes one fewer)",
+                    r.name,
+                    r.size,
+                    exact::ceil_div(r.size, PAGE_SIZE),
+                    r.size - over
+                )
+            }
+        })
+        .unwrap_or_default();
+    // Alignment padding matters only where it is more than a vector's.
+    let align = if reqs.get(index).is_some_and(|r| r.alignment > 16) {
+        "lower its alignment, or "
+    } else {
+        ""
+    };
+    let mut help = if reqs.get(index).is_some_and(|r| r.can_pack) {
+        format!(
+            "{}shrink the regions that take whole pages{widest}",
+            if align.is_empty() {
+                ""
+            } else {
+                "lower the region's alignment, or "
+            }
+        )
+    } else {
+        format!(
+            "make the region packable (`pack`), {}shrink the regions that take whole pages{widest}",
+            if align.is_empty() { "or " } else { align }
+        )
+    };
+    if derived_pages > 13 {
+        help = format!("`{name}` alone needs {derived_pages} pages of {PAGE_SIZE} bytes; shrink it below {} bytes", g.capacity_bytes);
+    } else if let Some(pages) = pages::search_packing(reqs, g) {
+        let shown: Vec<String> = pages
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(p, v)| {
+                format!(
+                    "page {p}: {}",
+                    v.iter()
+                        .map(|&i| reqs[i].name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+            .collect();
+        d = d.note(format!("a placement exists that MPK's first-fit (larger packable regions first) does not find: {}", shown.join("; ")));
+        if let Some(merge) = merge_fix(reqs, g, &pages) {
+            help = merge;
+        }
+    }
+    if !reserving.is_empty() {
+        help = format!(
+            "lower or drop `pages` on {} (the pages it reserves past its bytes), or {help}",
+            reserving.join(", ")
+        );
+    }
+    d.help(help)
+}
+
+/// A merge of the regions one page of `pages` holds into one region, verified with MPK's planner
+/// (declared where the first of them was, or else first of all: the remap maps single-page
+/// regions in declaration order, I-S5).
+fn merge_fix(reqs: &[RegionRequest], g: &Geometry, pages: &[Vec<usize>]) -> Option<String> {
+    for group in pages.iter().filter(|v| v.len() > 1) {
+        let mut bytes = 0i64;
+        for &i in group {
+            bytes = (bytes + reqs[i].alignment - 1) / reqs[i].alignment * reqs[i].alignment
+                + reqs[i].size;
+        }
+        let align = group.iter().map(|&i| reqs[i].alignment).max().unwrap_or(1);
+        let merged = RegionRequest {
+            name: "merged".into(),
+            size: bytes,
+            alignment: align,
+            page_count: -1,
+            can_pack: false,
+            release_step: 0,
+            contiguous: true,
+        };
+        let rest: Vec<RegionRequest> = reqs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !group.contains(i))
+            .map(|(_, r)| r.clone())
+            .collect();
+        let first = group.iter().copied().min().unwrap_or(0);
+        let at_first = reqs
+            .iter()
+            .take(first)
+            .filter(|r| !group.iter().any(|&i| reqs[i].name == r.name))
+            .count();
+        let names: Vec<&str> = group.iter().map(|&i| reqs[i].name.as_str()).collect();
+        for (pos, where_) in [
+            (at_first, String::new()),
+            (0, " and declare it first".to_string()),
+        ] {
+            let mut cand = rest.clone();
+            cand.insert(pos.min(cand.len()), merged.clone());
+            if pages::plan(&cand, &pages::identity_order(g), g)
+                .is_ok_and(|p| !p.exceeds_capacity(g))
+            {
+                return Some(format!(
+                    "merge {} into one region of {bytes} bytes (not packable){where_}: MPK then gives it a page of its own and the rest fits",
+                    names.join(", ")
+                ));
+            }
+        }
+    }
+    None
+}
