@@ -710,3 +710,62 @@ fn the_zeroed_outputs_are_the_counters_and_the_atomic_accumulator() {
     let zeroed: Vec<&str> = ordered.zeroed.iter().map(|(t, _)| t.as_str()).collect();
     assert_eq!(zeroed, ["T"]);
 }
+
+/// A unit with `setmaxnreg` needs megakernel build defines that wire does not set (contract doc
+/// §3.5): its line names them, human and JSON (`build_defines`); a unit without the line has none.
+#[test]
+fn setmaxnreg_names_the_megakernel_defines() {
+    let d = fixture("setmaxnreg");
+    let src = std::fs::read_to_string(root().join("examples/linear_setmaxnreg.mpk"))
+        .unwrap()
+        .replacen(
+            "task linear_setmaxnreg {\n",
+            "task linear_setmaxnreg {\n  task_id 233\n",
+            1,
+        );
+    assert!(src.contains("task_id 233"), "the example's task line moved");
+    let contract = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("wire_setmaxnreg.mpk");
+    std::fs::write(&contract, src).unwrap();
+    let c = contract.to_str().unwrap();
+    let o = mpkc(&[c, "--dry-run"], &d);
+    status(&o, 0);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(
+            "the megakernel must be built with -DMPK_SETMAXNREG=1 -DMPK_CONSUMER_REGS=232 -DMPK_HELPER_REGS=40"
+        ),
+        "{err}"
+    );
+    let o = mpkc(
+        &[
+            c,
+            "stdlib/rmsnorm_v2.mpk",
+            "--dry-run",
+            "--message-format",
+            "json",
+        ],
+        &d,
+    );
+    status(&o, 0);
+    let lines: Vec<serde_json::Value> = text(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &serde_json::Value| v["reason"] == "wire")
+        .collect();
+    let defines = |unit: &str| {
+        lines
+            .iter()
+            .find(|v| v["unit"] == unit)
+            .unwrap_or_else(|| panic!("no wire line for {unit}: {lines:#?}"))["build_defines"]
+            .clone()
+    };
+    assert_eq!(
+        defines("linear_setmaxnreg"),
+        serde_json::json!([
+            "MPK_SETMAXNREG=1",
+            "MPK_CONSUMER_REGS=232",
+            "MPK_HELPER_REGS=40"
+        ])
+    );
+    assert_eq!(defines("rmsnorm_v2_h7168"), serde_json::json!([]));
+}

@@ -521,4 +521,5 @@ fn registration(w: &mut Writer, task: &CheckedTask) {
     reg.role_members(w, &ir.unit_name());
     w.close(";");
     w.blank();
+    super::setmaxnreg::cuh_guard(w, ir);
 }

@@ -547,4 +547,5 @@ pub(crate) fn registration(w: &mut Writer, task: &CheckedTask, prog: &RoleProgra
     reg.role_members(w, &ir.unit_name());
     w.close(";");
     w.blank();
+    super::setmaxnreg::cuh_guard(w, ir);
 }

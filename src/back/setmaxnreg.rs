@@ -36,6 +36,38 @@ pub(crate) fn registration_members(w: &mut Writer, ir: &TaskIr) {
     w.line(format!("static constexpr int kSetMaxNRegHelpers = {h};"));
 }
 
+/// The check the unit's `.cuh` carries after its `Registration` (nothing without a `setmaxnreg`
+/// line), so that an MPK megakernel including it outside mpkc's harness meets the contract too
+/// (contract doc §3.5: the setting is the megakernel's `MPK_SETMAXNREG`, `MPK_CONSUMER_REGS`,
+/// `MPK_HELPER_REGS`, compiled out by default):
+/// - built with `MPK_SETMAXNREG` on and register targets other than the contract's: `#error`
+///   (the worker prologue would set registers the task was not checked for, E0404's rule);
+/// - built with it off: a `#pragma message` naming the three defines the contract asks for (the
+///   task still runs, under the megakernel's even register split).
+pub(crate) fn cuh_guard(w: &mut Writer, ir: &TaskIr) {
+    let Some((c, h)) = targets(ir) else {
+        return;
+    };
+    let unit = ir.unit_name();
+    w.comment(format!(
+        "`setmaxnreg consumer {c}, helpers {h}` (contract doc §3.5) in a megakernel built outside mpkc's harness:"
+    ));
+    w.comment("the megakernel's defines must agree, or say that they are off.");
+    w.line("#if defined(MPK_SETMAXNREG) && MPK_SETMAXNREG");
+    w.line(format!(
+        "#if !defined(MPK_CONSUMER_REGS) || !defined(MPK_HELPER_REGS) || MPK_CONSUMER_REGS != {c} || MPK_HELPER_REGS != {h}"
+    ));
+    w.line(format!(
+        "#error \"{unit} declares setmaxnreg consumer {c}, helpers {h}: build the megakernel with MPK_CONSUMER_REGS={c} MPK_HELPER_REGS={h} (contract doc 3.5)\""
+    ));
+    w.line("#endif");
+    w.line("#else");
+    w.line(format!(
+        "#pragma message(\"{unit} declares setmaxnreg consumer {c}, helpers {h}, but MPK_SETMAXNREG is off: build with -DMPK_SETMAXNREG=1 -DMPK_CONSUMER_REGS={c} -DMPK_HELPER_REGS={h}\")"
+    ));
+    w.line("#endif");
+}
+
 /// The `#define`s a harness of `units` puts before `mpkc_worker.cuh`: MPK's
 /// `MPK_SETMAXNREG 1` with the register targets of the first unit that declares them (the
 /// driver has made sure the others agree; the worker's `static_assert` checks it again), or

@@ -96,6 +96,11 @@ pub fn run(common: &CommonArgs, mirage: &Path, dry_run: bool, color: ColorMode) 
         return exit::ABSENT;
     }
     for r in &plan.units {
+        let defines = units
+            .iter()
+            .find(|(f, _)| f.unit == r.unit)
+            .map(|(f, _)| f.build_defines())
+            .unwrap_or_default();
         let (added, present): (Vec<_>, Vec<_>) =
             r.pieces.iter().partition(|p| p.status == Status::Added);
         let names = |v: &[&wire::PieceReport]| v.iter().map(|p| p.piece).collect::<Vec<_>>();
@@ -114,6 +119,13 @@ pub fn run(common: &CommonArgs, mirage: &Path, dry_run: bool, color: ColorMode) 
                         ));
                     }
                 }
+                if !defines.is_empty() {
+                    let flags: Vec<String> = defines.iter().map(|d| format!("-D{d}")).collect();
+                    line.push_str(&format!(
+                        "; the megakernel must be built with {} (its `setmaxnreg`, contract doc §3.5: wire edits no build flags)",
+                        flags.join(" ")
+                    ));
+                }
                 errln!("{line}");
             }
             MessageFormat::Json => outln!(
@@ -124,6 +136,7 @@ pub fn run(common: &CommonArgs, mirage: &Path, dry_run: bool, color: ColorMode) 
                     "dry_run": dry_run,
                     "added": names(&added),
                     "present": names(&present),
+                    "build_defines": defines,
                 })
             ),
         }

@@ -43,6 +43,9 @@ pub struct UnitFacts {
     pub tasks: Option<i64>,
     /// The lever defines the contract declares (compile-time, default off: wire defines none).
     pub levers: Vec<String>,
+    /// `setmaxnreg consumer C, helpers H` (registers per thread), if declared: megakernel-wide
+    /// build defines (contract doc §3.5) that wire reports but does not set.
+    pub setmaxnreg: Option<(i64, i64)>,
 }
 
 impl UnitFacts {
@@ -104,6 +107,7 @@ impl UnitFacts {
                 .collect(),
             tasks,
             levers: ir.levers.iter().map(|l| l.name.clone()).collect(),
+            setmaxnreg: crate::back::setmaxnreg::targets(ir),
         })
     }
 
@@ -139,6 +143,21 @@ impl UnitFacts {
             .primary(ir.task_id_span, "the derived contract declares no `task_id`")
             .help("declare the reduce task's TaskType in the split-K contract: `reduce_task_id N`, with N free in MPK's `enum TaskType` and outside the TMA range 232..=255 (the reduce loads no tensor maps)")
         })
+    }
+
+    /// The megakernel build defines this unit needs (`NAME=VALUE`, for `-D`): MPK's
+    /// `MPK_SETMAXNREG`, `MPK_CONSUMER_REGS`, `MPK_HELPER_REGS` when the contract declares
+    /// `setmaxnreg` (contract doc §3.5; its `.cuh` stops the compile when they disagree), else
+    /// none. Wire edits no build file: it prints them.
+    pub fn build_defines(&self) -> Vec<String> {
+        match self.setmaxnreg {
+            Some((c, h)) => vec![
+                "MPK_SETMAXNREG=1".into(),
+                format!("MPK_CONSUMER_REGS={c}"),
+                format!("MPK_HELPER_REGS={h}"),
+            ],
+            None => Vec::new(),
+        }
     }
 
     /// The plain variant string passed to `register_task_variant` (the variant key, deduplicated

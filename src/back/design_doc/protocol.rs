@@ -68,6 +68,12 @@ pub(super) fn roles(s: &mut String, task: &CheckedTask) {
         s,
         "Each role's operations in program order, from the role program of each target (the model check ran on these; the kernels render them).\n"
     );
+    if let Some((c, h)) = crate::back::setmaxnreg::targets(&task.ir) {
+        let _ = writeln!(
+            s,
+            "Registers (`setmaxnreg consumer {c}, helpers {h}`, contract doc §3.5): the worker prologue raises warpgroup 0 (W0-W3) to {c} registers per thread (`setmaxnreg.inc`) and lowers warpgroup 1 (W4-W7) to {h} (`setmaxnreg.dec`). The setting is the megakernel's, not the task's: build MPK with `-DMPK_SETMAXNREG=1 -DMPK_CONSUMER_REGS={c} -DMPK_HELPER_REGS={h}` (`mpkc wire` names them); the `.cuh` stops the compile when they disagree.\n"
+        );
+    }
     for p in &task.programs {
         let _ = writeln!(s, "### {}\n", p.target);
         for r in &task.ir.roles {
