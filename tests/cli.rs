@@ -256,6 +256,28 @@ fn nvcc_errors_in_inline_cuda_map_back_to_the_contract() {
     assert!(e.contains("undefined_symbol"), "{e}");
 }
 
+/// An inline body that nvcc rejects in one instance only: the error names that unit and its
+/// target (the contract line alone does not say which build failed).
+#[test]
+fn nvcc_errors_name_the_failing_instance() {
+    let text = "task by_inst {\n  family consumer-no-smem\n  param n: int in 1..=1024 = 64\n  tensor y: f32[n] out\n  instance even(n = 64)\n  instance odd(n = 65)\n  body cuda {\n    static_assert(params::n % 2 == 0, \"by_inst takes an even n\");\n    for (int i = threadIdx.x; i < params::n; i += kConsumerThreads) y[i] = 0.f;\n  }\n}\n";
+    let p = tmp("by_inst.mpk", text);
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("by_inst_out");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = mpkc()
+        .args(["build", p.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .arg("--no-cache")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("error[E0701]: nvcc:"), "{e}");
+    assert!(e.contains("by_inst takes an even n"), "{e}");
+    assert!(e.contains("nvcc failed on unit `by_inst_odd` for "), "{e}");
+    assert!(!e.contains("unit `by_inst_even`"), "{e}");
+}
+
 #[test]
 fn nvcc_errors_in_a_helper_s_body_map_to_its_use() {
     // The helper's own check (a static_assert on its param) fails for the `use` line's value.

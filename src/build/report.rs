@@ -3,7 +3,7 @@
 //! advisories (`W0702`).
 
 use crate::diag::{codes, render_human, ColorMode, Diagnostic, SourceFile};
-use crate::driver::build::{map_errors, CompileJob, UnitOutput};
+use crate::driver::build::{job_failure, CompileJob, UnitOutput};
 use crate::driver::Checked;
 
 /// Rendered diagnostics.
@@ -53,18 +53,7 @@ pub fn failures(checked: &[Checked], units: &[UnitOutput], jobs: &[CompileJob]) 
         let Err(f) = &j.result else { continue };
         let unit = &units[j.unit];
         let c = &checked[unit.source];
-        let mut mapped = map_errors(c, &f.stderr);
-        if mapped.is_empty() {
-            mapped.push(
-                Diagnostic::error(
-                    codes::NVCC_FAILED,
-                    format!("nvcc failed on {} for {}", j.file, j.target),
-                )
-                .primary(c.tasks[unit.task].ir.name_span, "generated from this task")
-                .note(format!("{}\n{}", f.command, f.stderr.trim_end()))
-                .help("this is a bug in mpkc's generated code unless the contract's inline CUDA caused it"),
-            );
-        }
+        let mapped = job_failure(c, unit, j, f);
         let shown = c.display_source();
         let file = SourceFile::new(&shown.path, &shown.text);
         for d in mapped.into_iter().map(|d| c.attribute(d)) {

@@ -7,8 +7,8 @@ use super::progress::BuildProgress;
 use super::{check_all, exit};
 use crate::diag::{codes, render_human, render_json, ColorMode, Diagnostic, SourceFile};
 use crate::driver::build::{
-    compile_all_with, generate_all, map_errors, write_staged, CacheUse, CompileJob, CompileOptions,
-    UnitOutput,
+    compile_all_with, generate_all, job_failure, write_staged, CacheUse, CompileJob,
+    CompileOptions, UnitOutput,
 };
 use crate::driver::cache::{self, Cache};
 use crate::driver::outdir::Staging;
@@ -221,16 +221,8 @@ fn report_results(
                 let c = &checked[unit.source];
                 let shown = c.display_source();
                 let file = SourceFile::new(&shown.path, &shown.text);
-                let mut mapped = map_errors(c, &f.stderr);
-                if mapped.is_empty() {
-                    // Not located in the contract: a failure of mpkc's own output, reported whole.
-                    mapped.push(
-                        Diagnostic::error(codes::NVCC_FAILED, format!("nvcc failed on {} for {}", j.file, j.target))
-                            .primary(c.tasks[unit.task].ir.name_span, "generated from this task")
-                            .note(format!("{}\n{}", f.command, f.stderr.trim_end()))
-                            .help("this is a bug in mpkc's generated code unless the contract's inline CUDA caused it"),
-                    );
-                }
+                // Located in the contract or a helper, else mpkc's own output reported whole.
+                let mapped = job_failure(c, unit, j, f);
                 // A derived task's failure is shown on the instance it is derived from.
                 let mapped: Vec<Diagnostic> = mapped.into_iter().map(|d| c.attribute(d)).collect();
                 for d in &mapped {

@@ -316,6 +316,41 @@ pub fn run_cached(
     (result, used, note)
 }
 
+/// The diagnostics of one failed compile job (`E0701`), before [`Checked::attribute`]: nvcc's
+/// errors located in the contract or a helper ([`map_errors`]), else the whole failure on the
+/// task (nvcc's command and output: mpkc's own code failed). Each names the unit (instance)
+/// and the target nvcc compiled, since one contract line is compiled once per instance and
+/// target and may fail in only some of them.
+pub fn job_failure(
+    c: &Checked,
+    unit: &UnitOutput,
+    job: &CompileJob,
+    failure: &CompileFailure,
+) -> Vec<Diagnostic> {
+    let mut mapped = map_errors(c, &failure.stderr);
+    if mapped.is_empty() {
+        mapped.push(
+            Diagnostic::error(
+                codes::NVCC_FAILED,
+                format!("nvcc failed on {} for {}", job.file, job.target),
+            )
+            .primary(c.tasks[unit.task].ir.name_span, "generated from this task")
+            .note(format!("{}\n{}", failure.command, failure.stderr.trim_end()))
+            .help("this is a bug in mpkc's generated code unless the contract's inline CUDA caused it"),
+        );
+        return mapped;
+    }
+    mapped
+        .into_iter()
+        .map(|d| {
+            d.note(format!(
+                "nvcc failed on unit `{}` for {} ({}); the same error in another unit or target is shown once",
+                unit.unit, job.target, job.file
+            ))
+        })
+        .collect()
+}
+
 /// Maps nvcc errors located in the contract (through the `#line` directives of inline bodies)
 /// to `E0701` diagnostics on the contract's lines, and those located in a helper's body (its own
 /// file's `#line`) to the `use` item that brought it in, naming the helper's line.
