@@ -18,7 +18,8 @@ pub fn tensor_bytes(dims: &[i64], elem: i64) -> u64 {
 
 /// The bytes a set of tasks moves to and from device memory, as the op sees them: every input
 /// of the tasks that no earlier task of the set produced (weights, scales, activations,
-/// residual), and every output that no later task reads (the result). For a split-K linear and
+/// residual), every output that no later task reads (the result), and the write-back of every
+/// `inout` tensor that is not paged (read, then written in place). For a split-K linear and
 /// its reduce, the f32 partials passed between them are not counted: they are the kernel's own
 /// traffic, not the op's; nor are the partials and counters of `split_k bf16` (its workspace).
 ///
@@ -35,6 +36,7 @@ pub fn bytes_moved(
             if !linked_inputs.get(ti).is_some_and(|l| l.contains(&i)) {
                 total = total.saturating_add(tensor_bytes(&x.dims, x.dtype.bytes()));
             }
+            total = total.saturating_add(written_back(x));
         }
         let workspace = workspace(t);
         for (o, (h, y)) in t.ir.outputs().enumerate() {
@@ -47,6 +49,19 @@ pub fn bytes_moved(
         }
     }
     total
+}
+
+/// The bytes an `inout` tensor's write-back moves (0 for any other): read as an input, then
+/// written whole in place (add_rmsnorm's residual, rope's x), so the op moves it twice. It is
+/// never an `outputs()` position, so no link passes it along. A paged `inout` tensor (a KV
+/// cache) is counted by its read alone: the task writes only the rows of its tokens, which the
+/// contract's shape does not tell apart from the whole allocation.
+fn written_back(x: &crate::ir::TensorIr) -> u64 {
+    if x.direction == crate::front::ast::Direction::InOut && x.paged.is_none() {
+        tensor_bytes(&x.dims, x.dtype.bytes())
+    } else {
+        0
+    }
 }
 
 /// The workspace of a `split_k bf16` linear: its f32 partials and its arrival counters, which
@@ -83,7 +98,7 @@ fn workspace_bytes(task: &CheckedTask) -> u64 {
 }
 
 /// The bytes one task instance moves: [`bytes_moved`] of the task alone (every input and
-/// output tensor once; a `split_k bf16` linear's partials twice, written then summed, and its
+/// output tensor once, an `inout` one twice, read and written back; a `split_k bf16` linear's partials twice, written then summed, and its
 /// counters once), except that a gather (the `embedding` body template) reads only the rows
 /// it gathers from its table, as many table elements as it writes output elements, not the
 /// whole table.
@@ -112,7 +127,7 @@ pub fn instance_bytes(task: &CheckedTask) -> u64 {
         } else {
             tensor_bytes(&x.dims, x.dtype.bytes())
         };
-        total = total.saturating_add(b);
+        total = total.saturating_add(b).saturating_add(written_back(x));
     }
     for (_, y) in ir.outputs() {
         total = total.saturating_add(tensor_bytes(&y.dims, y.dtype.bytes()));

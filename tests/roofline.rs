@@ -113,6 +113,30 @@ fn consumer_families_count_their_tensors() {
     assert_eq!(r.bytes, 2 * 4 + 2 * 7168 * 2 + 2 * 7168 * 2);
 }
 
+/// An `inout` tensor is read and written back in place, so it counts twice (add_rmsnorm's
+/// residual: x, residual in and out, w, y); a paged one (the KV cache kv_append writes into)
+/// once.
+#[test]
+fn inout_tensors_count_read_and_write() {
+    let r = row(&stdlib_at("add_rmsnorm", 1), &[peaks::H200]);
+    assert_eq!(r.bytes, 5 * 7168 * 2);
+    let t = stdlib_at("kv_append", 1);
+    let ckv =
+        t.ir.tensors
+            .iter()
+            .find(|(_, x)| x.name == "ckv")
+            .unwrap()
+            .1;
+    assert!(ckv.paged.is_some());
+    let cache = ckv.dims.iter().product::<i64>() as u64 * 2;
+    let r = row(&t, &[peaks::H200]);
+    assert!(
+        r.bytes >= cache && r.bytes < 2 * cache,
+        "{} vs {cache}",
+        r.bytes
+    );
+}
+
 /// A measured time sits beside the floor of the GPU it ran on, with the floor's share of it.
 #[test]
 fn a_measurement_gets_the_share_of_its_gpus_floor() {
