@@ -7,9 +7,13 @@
 //! - a line is indented two spaces per open brace (a line starting with `}` one less);
 //! - inside a line: one space after `,` `;` `:` and none before them; none inside `( )` and
 //!   `[ ]`; none around `.`, `..` and `..=`; one space around `->`, `=`, `|`, `+`, `*`, `/`, `%`
-//!   and on both sides of an inline `{ … }`; before `(` and `[` and around `-` the author's
-//!   choice is kept (`tma(…)`, `box [ … ]`, `consumer-no-smem`, `-1`), reduced to one space;
-//!   everything else is one space apart.
+//!   and on both sides of an inline `{ … }`; none before `[` (`bf16[m, K]`, `w[stage]`) but
+//!   one after a TMA box's `box` (`tma(box [64, 16, 2])`); before `(` and around `-` the
+//!   author's choice is kept (`tma(…)`, `launcher (tma W)`, `consumer-no-smem`, `-1`), reduced
+//!   to one space (where the space is canonical depends on the item, which the token stream
+//!   does not know); everything else is one space apart;
+//! - a top-level item closed by `}` ends its line: another item after it on the same line
+//!   moves to the next, a blank line apart.
 //!
 //! - line breaks, everywhere (inside comments, strings and CUDA bodies too, in one pass before
 //!   anything else, see [`normalize_line_breaks`]): `\r\n`, and any run of `\r` right before a
@@ -91,8 +95,9 @@ fn is(t: &Token, p: &str) -> bool {
     t.kind == Kind::Punct && t.text == p
 }
 
-/// The whitespace between `prev` and `cur` on one line.
-fn gap(prev: &Token, cur: &Token) -> &'static str {
+/// The whitespace between `prev` and `cur` on one line; `before` is the token before `prev` on
+/// it, if any.
+fn gap(before: Option<&Token>, prev: &Token, cur: &Token) -> &'static str {
     let keep = if cur.space_before { " " } else { "" };
     if matches!(cur.kind, Kind::LineComment | Kind::BlockComment) || prev.kind == Kind::BlockComment
     {
@@ -110,7 +115,16 @@ fn gap(prev: &Token, cur: &Token) -> &'static str {
     if [",", ";", ":"].iter().any(|p| is(prev, p)) {
         return " ";
     }
-    if is(cur, "-") || is(prev, "-") || is(cur, "(") || is(cur, "[") {
+    // `[` opens a tensor's dims (`bf16[m, K]`), a region's stage suffix (`w[stage]`) or a held
+    // slot (`ring[0]`), all glued to the word before, or a TMA box (`tma(box [64, 16, 2], …)`:
+    // the word `box` after `(` or `,`), one space apart.
+    if is(cur, "[") {
+        let boxed = prev.kind == Kind::Word
+            && prev.text == "box"
+            && before.is_some_and(|b| is(b, "(") || is(b, ","));
+        return if boxed { " " } else { "" };
+    }
+    if is(cur, "-") || is(prev, "-") || is(cur, "(") {
         return keep;
     }
     // A byte-order mark keeps the author's spacing: none is added after one opening the file.
@@ -133,7 +147,18 @@ pub fn format(text: &str) -> String {
     // The current output line's tokens and where they start in `out`.
     let mut line: Vec<(usize, &Token)> = Vec::new();
     for t in &tokens {
-        if prev.is_some() && t.newlines_before > 0 {
+        // A top-level item closed on this line: what follows starts the next line, a blank
+        // line apart (`task a { } task b { }` is two tasks), unless it is a comment on the `}`.
+        let after_item = depth == 0
+            && prev.is_some_and(|p| is(p, "}"))
+            && t.newlines_before == 0
+            && !matches!(t.kind, Kind::LineComment | Kind::BlockComment);
+        if after_item {
+            out.push('\n');
+            line_start = true;
+            pending_blank = true;
+            line.clear();
+        } else if prev.is_some() && t.newlines_before > 0 {
             out.push('\n');
             line_start = true;
             pending_blank = t.newlines_before > 1;
@@ -155,7 +180,8 @@ pub fn format(text: &str) -> String {
                 out.push_str("  ");
             }
         } else if let Some(p) = prev {
-            let g = gap(p, t);
+            let before = line.len().checked_sub(2).map(|i| line[i].1);
+            let g = gap(before, p, t);
             out.push_str(if g.is_empty() && !can_glue(&out, &line, t) {
                 " "
             } else {
@@ -280,6 +306,28 @@ roles consumer W0 .. W3\n body cuda {\n    int a = 1;   // kept\n  }\n\n\n}\n\n"
             assert_eq!(once, want, "{input:?}");
             assert_eq!(format(&once), once, "{input:?}");
         }
+    }
+
+    #[test]
+    fn brackets_glue_to_their_word_but_a_tma_box() {
+        let once = format(
+            "task t {\n  tensor x: bf16 [m, 2] in tma( box  [64, 2] ,swizzle 128B)\n  region r [stage] { bytes 4 }\n  region box [stage] { bytes 4 }\n}\n",
+        );
+        assert_eq!(
+            once,
+            "task t {\n  tensor x: bf16[m, 2] in tma(box [64, 2], swizzle 128B)\n  region r[stage] { bytes 4 }\n  region box[stage] { bytes 4 }\n}\n"
+        );
+        assert_eq!(format(&once), once);
+    }
+
+    #[test]
+    fn items_after_a_closed_task_move_to_their_own_line() {
+        let once = format("task a { } task b { } // b\ntask c {\n} /* c */ task d { }");
+        assert_eq!(
+            once,
+            "task a { }\n\ntask b { } // b\ntask c {\n} /* c */ task d { }\n"
+        );
+        assert_eq!(format(&once), once);
     }
 
     #[test]
