@@ -120,46 +120,9 @@ fn a_pure_python_reference_runs_end_to_end_and_agrees_with_mpkcs_float64() {
 }
 
 /// Quantization to e5m2 with one UE8M0 power-of-two scale per 128 elements, the scales
-/// declared `scale of y`.
-const QUANT_E5M2: &str = r#"task quant_e5m2 {
-  family consumer-no-smem
-  targets sm_100a, sm_90a
-  param n: int = 256
-  tensor x: f32[1, n] in
-  tensor y: e5m2[1, n] out
-  tensor y_scale: ue8m0[1, n / 128] out scale of y
-  body cuda {
-    for (int g = threadIdx.x; g < params::n / 128; g += kConsumerThreads) {
-      float amax = 0.f;
-      for (int i = 0; i < 128; ++i) amax = fmaxf(amax, fabsf(x[g * 128 + i]));
-      __nv_fp8_e8m0 const s(amax / 57344.f);
-      y_scale[g] = s;
-      float const inv = 1.f / static_cast<float>(s);
-      for (int i = 0; i < 128; ++i) y[g * 128 + i] = __nv_fp8_e5m2(x[g * 128 + i] * inv);
-    }
-  }
-  reference python "quant_ref.py" fn quant
-}
-"#;
-
-/// The same quantization in plain Python: the runner encodes the returned floats (e5m2 to
-/// nearest, the scales as the powers of two they are).
-const QUANT_E5M2_REF: &str = r#"import math
-
-MPKC_ARRAYS = "python"
-
-
-def quant(x, params):
-    n = params["n"]
-    ys, scales = [], []
-    for g in range(n // 128):
-        block = x.data[g * 128:(g + 1) * 128]
-        amax = max(abs(v) for v in block)
-        s = 2.0 ** math.ceil(math.log2(amax / 57344.0))
-        scales.append(s)
-        ys.extend(v / s for v in block)
-    return ys, scales
-"#;
+/// declared `scale of y`, and its pure-Python reference (tests/gpu.rs runs the kernel).
+const QUANT_E5M2: &str = include_str!("fixtures/fp8/quant_e5m2.mpk");
+const QUANT_E5M2_REF: &str = include_str!("fixtures/fp8/quant_e5m2.ref.py");
 
 /// e5m2 outputs with ue8m0 scales through the whole exchange: the runner encodes both, mpkc
 /// decodes both by their formats and pairs `y` with its declared `scale of y`; a kernel's
@@ -167,7 +130,7 @@ def quant(x, params):
 #[test]
 fn e5m2_outputs_with_declared_ue8m0_scales_compare_dequantized() {
     let dir = scratch("quant_e5m2");
-    let t = task_in(&dir, QUANT_E5M2, &[("quant_ref.py", QUANT_E5M2_REF)]);
+    let t = task_in(&dir, QUANT_E5M2, &[("quant_e5m2.ref.py", QUANT_E5M2_REF)]);
     let r = t.ir.reference.clone().unwrap();
     let sem = reference::semantics(&t).unwrap();
     let inputs = reference::make_inputs(&t, &sem, &mut Fill::new(5));
