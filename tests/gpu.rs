@@ -197,3 +197,21 @@ fn injected_faults_fail_with_a_named_barrier_or_page() {
         assert!(out.contains(says), "{fault}: {out}");
     }
 }
+
+/// A body that stores UE8M0 scales through `__nv_fp8_e8m0` and e5m2 values, against its
+/// pure-Python reference: the kernel's scale bytes are powers of two rounded up (a `uint8_t`
+/// element would have truncated the float), and verify reads both outputs by their formats and
+/// compares `y` dequantized with its declared `scale of y` (tests/fixtures/fp8/quant_e5m2.mpk).
+#[test]
+#[ignore = "needs an NVIDIA GPU and driver: run on the GPU machine (scripts/gpu-verify.sh tests)"]
+fn ue8m0_scales_and_e5m2_values_verify_against_their_reference() {
+    let o = verify(&["tests/fixtures/fp8/quant_e5m2.mpk"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains(" 0 failed"), "{out}");
+}

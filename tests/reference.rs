@@ -119,6 +119,65 @@ fn a_pure_python_reference_runs_end_to_end_and_agrees_with_mpkcs_float64() {
     assert!(!r.pass && r.error > 0.1, "{r:?}");
 }
 
+/// Quantization to e5m2 with one UE8M0 power-of-two scale per 128 elements, the scales
+/// declared `scale of y`, and its pure-Python reference (tests/gpu.rs runs the kernel).
+const QUANT_E5M2: &str = include_str!("fixtures/fp8/quant_e5m2.mpk");
+const QUANT_E5M2_REF: &str = include_str!("fixtures/fp8/quant_e5m2.ref.py");
+
+/// e5m2 outputs with ue8m0 scales through the whole exchange: the runner encodes both, mpkc
+/// decodes both by their formats and pairs `y` with its declared `scale of y`; a kernel's
+/// output quantized the same way passes, scales one power of two off fail.
+#[test]
+fn e5m2_outputs_with_declared_ue8m0_scales_compare_dequantized() {
+    let dir = scratch("quant_e5m2");
+    let t = task_in(&dir, QUANT_E5M2, &[("quant_e5m2.ref.py", QUANT_E5M2_REF)]);
+    let r = t.ir.reference.clone().unwrap();
+    let sem = reference::semantics(&t).unwrap();
+    let inputs = reference::make_inputs(&t, &sem, &mut Fill::new(5));
+    let exp = python::expected(&t, &r, &inputs, None, &dir.join("exchange"), 0).unwrap();
+    assert_eq!(
+        exp[0].check,
+        Check::Dequant {
+            scales: 1,
+            group: 128,
+            tol: 2e-2
+        }
+    );
+    assert_eq!(exp[1].check, Check::ScalesOf);
+    // The scales came back as values: powers of two near amax / 57344 (amax below 1).
+    assert!(
+        exp[1]
+            .values
+            .iter()
+            .all(|s| *s > 0.0 && *s <= 2f64.powi(-15) && s.log2().fract() == 0.0),
+        "{:?}",
+        exp[1].values
+    );
+    let kernel = |bump: i32| {
+        let x = &inputs[0];
+        let mut y = HostTensor::filled("y", Dtype::E5m2, &[1, 256], 0);
+        let mut s = HostTensor::filled("y_scale", Dtype::Ue8m0, &[1, 2], 0);
+        for g in 0..2 {
+            let amax = (0..128)
+                .map(|i| x.get(g * 128 + i).abs())
+                .fold(0.0, f64::max);
+            let scale = 2f64.powf((amax / 57344.0).log2().ceil());
+            s.set(g, scale * 2f64.powi(if g == 1 { bump } else { 0 }));
+            for i in 0..128 {
+                y.set(g * 128 + i, x.get(g * 128 + i) / scale);
+            }
+        }
+        vec![y, s]
+    };
+    let good = kernel(0);
+    for e in &exp {
+        let c = compare("quant_e5m2", &good, e);
+        assert!(c.pass, "{c:?}");
+    }
+    let off = compare("quant_e5m2", &kernel(1), &exp[0]);
+    assert!(!off.pass && off.error > 0.3, "{off:?}");
+}
+
 #[test]
 fn the_ui_neighbours_reference_runs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -219,12 +219,108 @@ pub fn comments_and_literals(code: &str) -> Vec<Range<usize>> {
     out
 }
 
+/// One string as the compiler sees it once adjacent string literals are concatenated (ISO C++23
+/// [lex.string], translation phase 6): the characters between the quotes of each piece, escape
+/// sequences as written, and where each of its bytes lies in the source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JoinedString {
+    /// The pieces' contents, joined (`"bar" ".sync 0;"` is `bar.sync 0;`).
+    pub text: String,
+    /// For each byte of `text`, its offset in the source.
+    pub at: Vec<usize>,
+}
+
+impl JoinedString {
+    /// The source range of `text[r]` (non-empty): from its first byte to just past its last,
+    /// across the quotes and spaces between the pieces it spans.
+    pub fn source(&self, r: Range<usize>) -> Range<usize> {
+        let last = r.end.max(r.start + 1) - 1;
+        match (self.at.get(r.start), self.at.get(last)) {
+            (Some(a), Some(b)) => *a..*b + 1,
+            // Past the end: an empty range after the last byte.
+            _ => self.at.last().map_or(0..0, |a| *a + 1..*a + 1),
+        }
+    }
+}
+
+/// The contents of the string literal `lit` (a [`Piece::Literal`] token), with the offset of
+/// its first content byte within it; `None` for a character literal.
+fn string_contents(lit: &str) -> Option<(usize, &str)> {
+    if lit.starts_with('"') && lit.len() >= 2 {
+        return Some((1, &lit[1..lit.len() - 1]));
+    }
+    // A raw string: prefix, `R"`, delimiter, `(`, contents, `)`, delimiter, `"`.
+    let quote = lit.find('"')?;
+    if !lit[..quote].ends_with('R') {
+        return None;
+    }
+    let open = quote + 1 + lit[quote + 1..].find('(')?;
+    let delim = &lit[quote + 1..open];
+    let end = lit.len().checked_sub(delim.len() + 2)?;
+    (end > open).then(|| (open + 1, &lit[open + 1..end]))
+}
+
+/// The strings of `code` (outside comments), each string literal joined with the ones adjacent
+/// to it (only whitespace, comments and an encoding prefix `u8`, `u`, `U`, `L` between), as C++
+/// concatenates them, in order.
+pub fn joined_strings(code: &str) -> Vec<JoinedString> {
+    let mut out: Vec<JoinedString> = Vec::new();
+    // Whether the last string may still take an adjacent literal.
+    let mut open = false;
+    let mut i = 0;
+    while i < code.len() {
+        let (end, piece) = token(code, i);
+        let text = &code[i..end];
+        match piece {
+            Piece::Literal => match string_contents(text) {
+                Some((skip, contents)) => {
+                    if !open {
+                        out.push(JoinedString {
+                            text: String::new(),
+                            at: Vec::new(),
+                        });
+                    }
+                    if let Some(s) = out.last_mut() {
+                        s.text.push_str(contents);
+                        s.at.extend((0..contents.len()).map(|k| i + skip + k));
+                    }
+                    open = true;
+                }
+                None => open = false,
+            },
+            Piece::Comment => {}
+            Piece::Code => {
+                let prefix = matches!(text, "u8" | "u" | "U" | "L")
+                    && code.as_bytes().get(end) == Some(&b'"');
+                if !(prefix || text.trim().is_empty()) {
+                    open = false;
+                }
+            }
+        }
+        i = end;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::front::parse::{MpkParser, Rule};
     use pest::Parser as _;
     use proptest::prelude::*;
+
+    #[test]
+    fn adjacent_string_literals_join_as_cpp_concatenates_them() {
+        let code = "asm(\"bar\" /* c */ \".sync 0;\"\n  \"\\n\"); f('a'); g(\"x\", \"y\"); h(u8\"p\" R\"d(q)d\");";
+        let joined = joined_strings(code);
+        let texts: Vec<&str> = joined.iter().map(|j| j.text.as_str()).collect();
+        assert_eq!(texts, ["bar.sync 0;\\n", "x", "y", "pq"]);
+        // `bar.sync 0` runs from the `b` of the first piece to the `0` of the second.
+        let r = joined[0].source(0..10);
+        assert_eq!(&code[r.start..r.start + 3], "bar");
+        assert_eq!(&code[r.end - 1..r.end], "0");
+        assert_eq!(&code[joined[3].source(1..2)], "q");
+    }
 
     /// Where the grammar's `cuda_block` ends for a block at the start of `text`.
     fn grammar_end(text: &str) -> Option<usize> {

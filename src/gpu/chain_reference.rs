@@ -2,7 +2,7 @@
 //! Python runner of `gpu/python.rs` for one function of the chain's tensors by `unit.tensor`.
 
 use super::data::{elements, HostTensor};
-use super::python::{file_name, python, run, stored, Stored, RUNNER, RUNNER_FILE};
+use super::python::{file_name, python, run, stored, stored_value, Stored, RUNNER, RUNNER_FILE};
 use crate::ir::Dtype;
 use serde_json::json;
 use std::path::Path;
@@ -79,12 +79,6 @@ pub fn run_chain_reference(
     }
     Ok(bytes
         .chunks_exact(8)
-        .map(|c| {
-            let b: [u8; 8] = c.try_into().unwrap_or([0; 8]);
-            match stored(dtype) {
-                Stored::F64 => f64::from_le_bytes(b),
-                Stored::I64 => i64::from_le_bytes(b) as f64,
-            }
-        })
+        .map(|c| stored_value(dtype, c.try_into().unwrap_or([0; 8])))
         .collect())
 }

@@ -1,5 +1,6 @@
 //! Host tensors for `mpkc verify`: element types as bytes, random fills (never all zeros), the
-//! output poison, and the conversions the references need (bf16 through `half`, e4m3 here).
+//! output poison, and the conversions the references need (bf16 through `half`; e4m3, e5m2 and
+//! ue8m0 here, each by its own encoding).
 
 use crate::ir::Dtype;
 
@@ -84,7 +85,7 @@ impl HostTensor {
         self.len() == 0
     }
 
-    /// Element `i` as f64 (bf16, f16, f32, e4m3 decoded; integers converted).
+    /// Element `i` as f64 (bf16, f16, f32, e4m3, e5m2 and ue8m0 decoded; integers converted).
     pub fn get(&self, i: usize) -> f64 {
         let b = &self.bytes;
         match self.dtype {
@@ -96,10 +97,12 @@ impl HostTensor {
                 b[4 * i + 2],
                 b[4 * i + 3],
             ])),
-            Dtype::E4m3 => e4m3_to_f32(b[i]) as f64,
+            Dtype::E4m3 => f64::from(e4m3_to_f32(b[i])),
+            Dtype::E5m2 => f64::from(e5m2_to_f32(b[i])),
+            Dtype::Ue8m0 => f64::from(ue8m0_to_f32(b[i])),
             Dtype::I32 => f64::from(self.get_i32(i)),
             Dtype::I64 => self.get_i64(i) as f64,
-            Dtype::U8 | Dtype::Ue8m0 | Dtype::E5m2 => f64::from(b[i]),
+            Dtype::U8 => f64::from(b[i]),
         }
     }
 
@@ -116,7 +119,9 @@ impl HostTensor {
         i64::from_le_bytes(a)
     }
 
-    /// Stores `v` at element `i`, rounded to the element type (round to nearest even).
+    /// Stores `v` at element `i`, rounded to the element type as CUDA's conversions round: to
+    /// nearest even (the fp8 types saturating at their largest finite value), ue8m0 |v| up to a
+    /// power of two (`__nv_fp8_e8m0`'s constructor).
     pub fn set(&mut self, i: usize, v: f64) {
         match self.dtype {
             Dtype::Bf16 => {
@@ -127,9 +132,11 @@ impl HostTensor {
             }
             Dtype::F32 => self.bytes[4 * i..4 * i + 4].copy_from_slice(&(v as f32).to_le_bytes()),
             Dtype::E4m3 => self.bytes[i] = f32_to_e4m3(v as f32),
+            Dtype::E5m2 => self.bytes[i] = f32_to_e5m2(v as f32),
+            Dtype::Ue8m0 => self.bytes[i] = f64_to_ue8m0(v),
             Dtype::I32 => self.bytes[4 * i..4 * i + 4].copy_from_slice(&(v as i32).to_le_bytes()),
             Dtype::I64 => self.set_i64(i, v as i64),
-            Dtype::U8 | Dtype::Ue8m0 | Dtype::E5m2 => self.bytes[i] = v as u8,
+            Dtype::U8 => self.bytes[i] = v as u8,
         }
     }
 
@@ -143,7 +150,9 @@ impl HostTensor {
     pub fn is_poison(&self, i: usize) -> bool {
         let w = self.dtype.bytes() as usize;
         match self.dtype {
-            Dtype::Bf16 | Dtype::F16 | Dtype::F32 | Dtype::E4m3 => self.get(i).is_nan(),
+            Dtype::Bf16 | Dtype::F16 | Dtype::F32 | Dtype::E4m3 | Dtype::E5m2 | Dtype::Ue8m0 => {
+                self.get(i).is_nan()
+            }
             _ => self.bytes[w * i..w * i + w].iter().all(|b| *b == 0xFF),
         }
     }
@@ -156,8 +165,8 @@ pub fn elements(dims: &[i64]) -> usize {
         .product()
 }
 
-/// The byte every output is filled with before a run: NaN in bf16, f16, f32 and e4m3, -1 in the
-/// integer types.
+/// The byte every output is filled with before a run: NaN in bf16, f16, f32, e4m3, e5m2 and
+/// ue8m0, -1 in the integer types.
 pub const POISON: u8 = 0xFF;
 
 /// A deterministic random source for one verification case.
@@ -235,6 +244,83 @@ pub fn e4m3_to_f32(b: u8) -> f32 {
     }
 }
 
+/// The value of an e5m2 byte (OCP FP8 E5M2: bias 15, IEEE 754-like: exponent 31 with mantissa 0
+/// is ±infinity (0x7C, 0xFC), with a non-zero mantissa NaN (0x7D-0x7F, 0xFD-0xFF); max 57344).
+pub fn e5m2_to_f32(b: u8) -> f32 {
+    let sign = if b & 0x80 != 0 { -1.0f32 } else { 1.0 };
+    let e = i32::from((b >> 2) & 0x1F);
+    let m = f32::from(b & 3);
+    match e {
+        31 if b & 3 == 0 => sign * f32::INFINITY,
+        31 => f32::NAN,
+        0 => sign * m / 4.0 * 2f32.powi(-14),
+        _ => sign * (1.0 + m / 4.0) * 2f32.powi(e - 15),
+    }
+}
+
+/// Rounds `v` to the nearest e5m2 (ties to even, saturating at ±57344 as `__nv_fp8_e5m2` does,
+/// infinities included: its conversion is `__NV_SATFINITE`); NaN stays NaN (0x7F).
+pub fn f32_to_e5m2(v: f32) -> u8 {
+    if v.is_nan() {
+        return 0x7F;
+    }
+    let sign = if v.is_sign_negative() { 0x80u8 } else { 0 };
+    // The finite positive encodings 0x00..=0x7B increase with their value.
+    static POSITIVE: std::sync::OnceLock<Vec<f32>> = std::sync::OnceLock::new();
+    let table = POSITIVE.get_or_init(|| (0u8..=0x7B).map(e5m2_to_f32).collect());
+    sign | nearest_code(table, v.abs())
+}
+
+/// The value of a UE8M0 byte (OCP MX scale: unsigned, exponent only, bias 127): 2^(b - 127),
+/// 0x00 is 2^-127, 0xFE 2^127, 0xFF NaN.
+pub fn ue8m0_to_f32(b: u8) -> f32 {
+    if b == 0xFF {
+        return f32::NAN;
+    }
+    // 2^-127 is an f32 subnormal: exact, as every other power here.
+    (2f64.powi(i32::from(b) - 127)) as f32
+}
+
+/// Encodes `v` as `__nv_fp8_e8m0(v)` does (`__NV_SATFINITE`, `cudaRoundPosInf`): the sign is
+/// dropped and |v| rounded up to a power of two, clipped to 2^-127..=2^127 (0 and the
+/// subnormals below 2^-127 give 0x00, +∞ gives 0xFE); NaN is 0xFF.
+pub fn f64_to_ue8m0(v: f64) -> u8 {
+    if v.is_nan() {
+        return 0xFF;
+    }
+    let a = v.abs();
+    if a <= 2f64.powi(-127) {
+        return 0x00;
+    }
+    if a == f64::INFINITY {
+        return 0xFE;
+    }
+    // `a` is a normal f64 here: its exponent, one more unless it is a power of two.
+    let bits = a.to_bits();
+    let exp = ((bits >> 52) & 0x7FF) as i32 - 1023;
+    let up = i32::from(bits & ((1u64 << 52) - 1) != 0);
+    ((exp + up).clamp(-127, 127) + 127) as u8
+}
+
+/// The code of the value in `table` (a format's positive codes in increasing order) nearest to
+/// `a` ≥ 0, ties to the even code, the last code for anything above it (saturation).
+fn nearest_code(table: &[f32], a: f32) -> u8 {
+    let above = table.partition_point(|x| *x < a);
+    if above == 0 {
+        return 0;
+    }
+    if above >= table.len() {
+        return (table.len() - 1) as u8;
+    }
+    let (lo, hi) = ((above - 1) as u8, above as u8);
+    let (dlo, dhi) = (a - table[lo as usize], table[hi as usize] - a);
+    if dlo < dhi || (dlo == dhi && lo & 1 == 0) {
+        lo
+    } else {
+        hi
+    }
+}
+
 /// Rounds `v` to the nearest e4m3 (ties to even, saturating at ±448 as `__nv_fp8_e4m3` does for
 /// finite inputs); NaN stays NaN.
 pub fn f32_to_e4m3(v: f32) -> u8 {
@@ -242,25 +328,10 @@ pub fn f32_to_e4m3(v: f32) -> u8 {
         return 0x7F;
     }
     let sign = if v.is_sign_negative() { 0x80u8 } else { 0 };
-    let a = v.abs();
-    // The positive encodings 0x00..=0x7E increase with their value: find the neighbours.
+    // The positive encodings 0x00..=0x7E increase with their value.
     static POSITIVE: std::sync::OnceLock<Vec<f32>> = std::sync::OnceLock::new();
     let table = POSITIVE.get_or_init(|| (0u8..0x7F).map(e4m3_to_f32).collect());
-    let above = table.partition_point(|x| *x < a);
-    if above == 0 {
-        return sign;
-    }
-    if above >= 0x7F {
-        return sign | 0x7E;
-    }
-    let (lo, hi) = ((above - 1) as u8, above as u8);
-    let (dlo, dhi) = (a - table[lo as usize], table[hi as usize] - a);
-    let pick = if dlo < dhi || (dlo == dhi && lo & 1 == 0) {
-        lo
-    } else {
-        hi
-    };
-    sign | pick
+    sign | nearest_code(table, v.abs())
 }
 
 #[cfg(test)]
@@ -300,9 +371,100 @@ mod tests {
         assert_eq!(e4m3_to_f32(0x01), 2f32.powi(-9));
     }
 
+    /// Known bit patterns of the OCP FP8 formats (OCP 8-bit Floating Point Specification
+    /// v1.0): E4M3 has no infinities and one NaN per sign (0x7F, 0xFF), so 0x7E is its largest
+    /// value, 448; E5M2 is IEEE-like, 0x7C infinity and 0x7D-0x7F NaN.
+    #[test]
+    fn fp8_bytes_decode_by_their_own_format() {
+        assert_eq!(e4m3_to_f32(0x38), 1.0);
+        assert_eq!(e4m3_to_f32(0xB8), -1.0);
+        assert_eq!(e4m3_to_f32(0x40), 2.0);
+        assert_eq!(e4m3_to_f32(0x08), 2f32.powi(-6));
+        assert_eq!(e4m3_to_f32(0x7E), 448.0);
+        assert_eq!(e4m3_to_f32(0xFE), -448.0);
+        assert!(e4m3_to_f32(0x7F).is_nan() && e4m3_to_f32(0xFF).is_nan());
+        assert_eq!(e5m2_to_f32(0x3C), 1.0);
+        assert_eq!(e5m2_to_f32(0xBC), -1.0);
+        assert_eq!(e5m2_to_f32(0x3E), 1.5);
+        assert_eq!(e5m2_to_f32(0x40), 2.0);
+        assert_eq!(e5m2_to_f32(0x04), 2f32.powi(-14));
+        assert_eq!(e5m2_to_f32(0x01), 2f32.powi(-16));
+        assert_eq!(e5m2_to_f32(0x7B), 57344.0);
+        assert_eq!(e5m2_to_f32(0x7C), f32::INFINITY);
+        assert_eq!(e5m2_to_f32(0xFC), f32::NEG_INFINITY);
+        for nan in [0x7D, 0x7E, 0x7F, 0xFD, 0xFE, 0xFF] {
+            assert!(e5m2_to_f32(nan).is_nan(), "{nan:#04x}");
+        }
+        assert_eq!(ue8m0_to_f32(0x7F), 1.0);
+        assert_eq!(ue8m0_to_f32(0x80), 2.0);
+        assert_eq!(ue8m0_to_f32(0x7E), 0.5);
+        assert_eq!(ue8m0_to_f32(0x00), 2f32.powi(-127));
+        assert_eq!(ue8m0_to_f32(0xFE), 2f32.powi(127));
+        assert!(ue8m0_to_f32(0xFF).is_nan());
+    }
+
+    /// Encoding as CUDA's conversions do: e5m2 to nearest, ties to the even code, saturating;
+    /// ue8m0 rounds |v| up to a power of two (`__nv_fp8_e8m0`, `cudaRoundPosInf`).
+    #[test]
+    fn fp8_encodings_round_as_cuda_does() {
+        assert_eq!(f32_to_e5m2(1.0), 0x3C);
+        assert_eq!(f32_to_e5m2(-1.0), 0xBC);
+        // 1.125 lies halfway between 1.0 (0x3C) and 1.25 (0x3D), 1.375 between 0x3D and 0x3E.
+        assert_eq!(f32_to_e5m2(1.125), 0x3C);
+        assert_eq!(f32_to_e5m2(1.375), 0x3E);
+        assert_eq!(f32_to_e5m2(1e9), 0x7B);
+        assert_eq!(f32_to_e5m2(f32::NEG_INFINITY), 0xFB);
+        assert_eq!(f32_to_e5m2(2f32.powi(-17)), 0x00);
+        assert!(e5m2_to_f32(f32_to_e5m2(f32::NAN)).is_nan());
+        for b in 0u8..=0xFF {
+            let v = e5m2_to_f32(b);
+            if v.is_finite() {
+                assert_eq!(f32_to_e5m2(v), b, "byte {b:#04x}");
+            }
+        }
+        assert_eq!(f64_to_ue8m0(1.0), 0x7F);
+        assert_eq!(f64_to_ue8m0(3.0), 0x81);
+        assert_eq!(f64_to_ue8m0(0.3), 0x7E);
+        assert_eq!(f64_to_ue8m0(-2.0), 0x80);
+        assert_eq!(f64_to_ue8m0(0.0), 0x00);
+        assert_eq!(f64_to_ue8m0(2f64.powi(-130)), 0x00);
+        assert_eq!(f64_to_ue8m0(2f64.powi(-126)), 0x01);
+        assert_eq!(f64_to_ue8m0(1e300), 0xFE);
+        assert_eq!(f64_to_ue8m0(f64::INFINITY), 0xFE);
+        assert_eq!(f64_to_ue8m0(f64::NAN), 0xFF);
+        for b in 0u8..0xFF {
+            assert_eq!(f64_to_ue8m0(f64::from(ue8m0_to_f32(b))), b, "byte {b:#04x}");
+        }
+    }
+
+    /// A host tensor reads and writes e5m2 and ue8m0 elements as numbers, not raw bytes (a
+    /// stored 1.0 is 0x3C and 0x7F, and reads back as 1.0).
+    #[test]
+    fn e5m2_and_ue8m0_tensors_hold_values() {
+        let mut t = HostTensor::filled("y", Dtype::E5m2, &[3], 0);
+        t.set(0, 1.0);
+        t.set(1, -0.75);
+        assert_eq!(t.bytes[..2], [0x3C, 0xBA]);
+        assert_eq!((t.get(0), t.get(1)), (1.0, -0.75));
+        let mut s = HostTensor::filled("s", Dtype::Ue8m0, &[3], 0);
+        s.set(0, 1.0);
+        s.set(1, 0.0625);
+        s.set(2, 5.0);
+        assert_eq!(s.bytes, [0x7F, 0x7B, 0x82]);
+        assert_eq!((s.get(0), s.get(1), s.get(2)), (1.0, 0.0625, 8.0));
+    }
+
     #[test]
     fn poison_reads_as_not_written() {
-        for dt in [Dtype::Bf16, Dtype::F32, Dtype::E4m3, Dtype::I64, Dtype::I32] {
+        for dt in [
+            Dtype::Bf16,
+            Dtype::F32,
+            Dtype::E4m3,
+            Dtype::E5m2,
+            Dtype::Ue8m0,
+            Dtype::I64,
+            Dtype::I32,
+        ] {
             let t = HostTensor::filled("t", dt, &[3], POISON);
             assert!((0..3).all(|i| t.is_poison(i)), "{dt}");
             let z = HostTensor::filled("t", dt, &[3], 0);

@@ -7,11 +7,12 @@
 //! input file holds the tensor's elements as the kernel saw them (raw little-endian, the
 //! dtype's own encoding: bf16 as its 2 bytes, e4m3 as its byte), each output file what the
 //! runner wrote back: little-endian f64 values for `bf16`/`f16`/`f32`/`e4m3` outputs, i64 for
-//! the integer types and the raw byte for `e5m2`/`ue8m0` (how [`HostTensor::get`] reads them).
+//! the integer types and the raw byte for `e5m2`/`ue8m0`, which mpkc decodes ([`stored_value`])
+//! as [`HostTensor::get`] decodes the kernel's.
 //! The runner ([`RUNNER`], embedded, written next to the manifest) is run as
 //! `$MPKC_PYTHON mpkc_reference.py manifest.json` (`python3` by default).
 
-use super::data::{elements, HostTensor};
+use super::data::{e5m2_to_f32, elements, ue8m0_to_f32, HostTensor};
 use super::reference::{tolerance, Check, Expected};
 use crate::ir::{Dtype, ParamValue, ReferenceFile, ReferenceIr, Tolerance};
 use crate::valid::CheckedTask;
@@ -57,53 +58,98 @@ pub fn stored(dtype: Dtype) -> Stored {
     }
 }
 
-/// The scale output an fp8 output is quantised with: the one f32 output of the same rank and
-/// leading extents whose last extent divides the fp8 output's into groups of more than one
-/// element. Returns (scale output index, group).
-pub fn scale_pair(outs: &[(Dtype, Vec<i64>)], o: usize) -> Option<(usize, usize)> {
-    let (dt, dims) = &outs[o];
-    if !matches!(dt, Dtype::E4m3 | Dtype::E5m2) || dims.is_empty() {
+/// The value of one element the runner stored as `stored(dtype)` (`bytes`, little-endian): the
+/// f64, the integer, or for e5m2 and ue8m0 the value of the raw byte (so that it compares with
+/// [`HostTensor::get`] of the kernel's element).
+pub fn stored_value(dtype: Dtype, bytes: [u8; 8]) -> f64 {
+    match (stored(dtype), dtype) {
+        (Stored::F64, _) => f64::from_le_bytes(bytes),
+        (Stored::I64, Dtype::E5m2) => f64::from(e5m2_to_f32(raw_byte(bytes))),
+        (Stored::I64, Dtype::Ue8m0) => f64::from(ue8m0_to_f32(raw_byte(bytes))),
+        (Stored::I64, _) => i64::from_le_bytes(bytes) as f64,
+    }
+}
+
+/// The encoding byte of a raw-byte value the runner stored as an i64 (anything outside 0..=255
+/// is no byte: NaN's 0xFF, which fails the comparison).
+fn raw_byte(bytes: [u8; 8]) -> u8 {
+    u8::try_from(i64::from_le_bytes(bytes)).unwrap_or(0xFF)
+}
+
+/// One tensor a task writes (`out` or `inout`), as its comparison sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Written {
+    /// The contract's name.
+    pub name: String,
+    /// Element type.
+    pub dtype: Dtype,
+    /// Extents, outermost first.
+    pub dims: Vec<i64>,
+    /// The written tensor this one is declared the block scales of (`scale of T`), as an index
+    /// into the same list.
+    pub scale_of: Option<usize>,
+}
+
+/// The tensors `task` writes, in `ir.written()` order (what [`Expected::output`] indexes), each
+/// with the written tensor its `scale of` role names.
+pub fn written(task: &CheckedTask) -> Vec<Written> {
+    let handles: Vec<_> = task.ir.written().map(|(h, _)| h).collect();
+    task.ir
+        .written()
+        .map(|(_, t)| Written {
+            name: t.name.clone(),
+            dtype: t.dtype,
+            dims: t.dims.clone(),
+            scale_of: match t.role {
+                Some((crate::ir::TensorRole::ScaleOf(x), _)) => {
+                    handles.iter().position(|h| *h == x)
+                }
+                _ => None,
+            },
+        })
+        .collect()
+}
+
+/// The scale output an fp8 output `o` is quantised with: the output declared `scale of` it
+/// (f32 or ue8m0, E0005 otherwise), when its extents group the fp8 output's rows: the same rank
+/// and leading extents, a last extent that divides the fp8 output's. Returns (scale output
+/// index, elements per scale along the row). An fp8 output without such a declared scale has
+/// none: tensors that merely have a fitting shape are not its scales.
+pub fn scale_pair(outs: &[Written], o: usize) -> Option<(usize, usize)> {
+    let out = &outs[o];
+    if !matches!(out.dtype, Dtype::E4m3 | Dtype::E5m2) || out.dims.is_empty() {
         return None;
     }
-    let n = *dims.last()?;
-    let found: Vec<(usize, usize)> = outs
-        .iter()
-        .enumerate()
-        .filter_map(|(i, (sdt, sd))| {
-            let s = *sd.last()?;
-            let fits = *sdt == Dtype::F32
-                && sd.len() == dims.len()
-                && sd[..sd.len() - 1] == dims[..dims.len() - 1]
-                && s > 0
-                && s < n
-                && n % s == 0;
-            fits.then_some((i, (n / s) as usize))
-        })
-        .collect();
-    match found[..] {
-        [one] => Some(one),
-        _ => None,
-    }
+    let n = *out.dims.last()?;
+    outs.iter().enumerate().find_map(|(i, s)| {
+        let last = *s.dims.last()?;
+        let fits = s.scale_of == Some(o)
+            && matches!(s.dtype, Dtype::F32 | Dtype::Ue8m0)
+            && s.dims.len() == out.dims.len()
+            && s.dims[..s.dims.len() - 1] == out.dims[..out.dims.len() - 1]
+            && last > 0
+            && n % last == 0;
+        fits.then(|| (i, (n / last) as usize))
+    })
 }
 
 /// The comparison of each output (in output order): the reference's tolerances for the output,
 /// else its tolerances for every output, else the default of the dtype as mpkc's own references
-/// have it (gpu.md): bf16/f16 relative L2 below 1e-2, f32 below 1e-4, integers exactly, an fp8
-/// output with its scale output ([`scale_pair`]) dequantized below 2e-2 (a `rel_l2` changes
-/// that bound; `atol`/`rtol`/`exact` compare its e4m3 values themselves), the scales written,
-/// finite and positive.
-pub fn checks(outs: &[(&str, Dtype, Vec<i64>)], r: &ReferenceIr) -> Vec<Check> {
-    let shapes: Vec<(Dtype, Vec<i64>)> = outs.iter().map(|(_, d, s)| (*d, s.clone())).collect();
+/// have it (gpu.md): bf16/f16 relative L2 below 1e-2, f32 below 1e-4, integers (and e5m2,
+/// ue8m0) exactly, an fp8 output with its declared scale output ([`scale_pair`]) dequantized
+/// below 2e-2 (a `rel_l2` changes that bound; `atol`/`rtol`/`exact` compare its fp8 values
+/// themselves), the scales written, finite and positive.
+pub fn checks(outs: &[Written], r: &ReferenceIr) -> Vec<Check> {
     let scales: Vec<usize> = (0..outs.len())
-        .filter_map(|o| scale_pair(&shapes, o).map(|(s, _)| s))
+        .filter_map(|o| scale_pair(outs, o).map(|(s, _)| s))
         .collect();
     (0..outs.len())
         .map(|o| {
-            let (name, dtype, _) = &outs[o];
+            let (name, dtype) = (outs[o].name.as_str(), &outs[o].dtype);
             let own: Vec<Tolerance> = r
                 .tolerances
                 .iter()
-                .filter(|t| t.output.as_deref() == Some(*name))
+                .filter(|t| t.output.as_deref() == Some(name))
                 .map(|t| t.kind)
                 .collect();
             let given = if own.is_empty() {
@@ -115,7 +161,7 @@ pub fn checks(outs: &[(&str, Dtype, Vec<i64>)], r: &ReferenceIr) -> Vec<Check> {
             } else {
                 own
             };
-            let pair = scale_pair(&shapes, o);
+            let pair = scale_pair(outs, o);
             let (mut atol, mut rtol, mut rel, mut exact) = (None, None, None, false);
             for k in &given {
                 match k {
@@ -301,10 +347,7 @@ pub fn read_outputs(dir: &Path, task: &CheckedTask) -> Result<Vec<Vec<f64>>, Str
                 .map(|c| {
                     let mut a = [0u8; 8];
                     a.copy_from_slice(c);
-                    match stored(t.dtype) {
-                        Stored::F64 => f64::from_le_bytes(a),
-                        Stored::I64 => i64::from_le_bytes(a) as f64,
-                    }
+                    stored_value(t.dtype, a)
                 })
                 .collect())
         })
@@ -314,18 +357,18 @@ pub fn read_outputs(dir: &Path, task: &CheckedTask) -> Result<Vec<Vec<f64>>, Str
 /// What each output of `task` should hold: `values` (the runner's, per output) under
 /// [`checks`]; a dequantized comparison expects the reference's values times its own scales.
 pub fn expectations(task: &CheckedTask, r: &ReferenceIr, values: Vec<Vec<f64>>) -> Vec<Expected> {
-    let outs: Vec<(&str, Dtype, Vec<i64>)> = task
-        .ir
-        .written()
-        .map(|(_, t)| (t.name.as_str(), t.dtype, t.dims.clone()))
-        .collect();
-    let checks = checks(&outs, r);
+    expectations_of(&written(task), r, values)
+}
+
+/// [`expectations`] over the written tensors `outs` ([`written`]).
+fn expectations_of(outs: &[Written], r: &ReferenceIr, values: Vec<Vec<f64>>) -> Vec<Expected> {
+    let checks = checks(outs, r);
     let dequant: Vec<Option<Vec<f64>>> = checks
         .iter()
         .enumerate()
         .map(|(o, c)| match c {
             Check::Dequant { scales, group, .. } => {
-                let row = outs[o].2.last().copied().unwrap_or(1).max(1) as usize;
+                let row = outs[o].dims.last().copied().unwrap_or(1).max(1) as usize;
                 let per_row = row.div_ceil(*group);
                 let s = &values[*scales];
                 Some(
@@ -384,7 +427,7 @@ pub fn expected(
 mod tests {
     use super::*;
     use crate::gpu::compare::compare;
-    use crate::gpu::data::{e4m3_to_f32, f32_to_e4m3, Fill};
+    use crate::gpu::data::{e4m3_to_f32, f32_to_e4m3, f32_to_e5m2, Fill};
     use crate::gpu::reference::{make_inputs, semantics, Semantics};
     use crate::ir::ToleranceIr;
     use crate::span::Span;
@@ -419,14 +462,25 @@ mod tests {
         }
     }
 
+    fn out(name: &str, dtype: Dtype, dims: &[i64], scale_of: Option<usize>) -> Written {
+        Written {
+            name: name.into(),
+            dtype,
+            dims: dims.to_vec(),
+            scale_of,
+        }
+    }
+
     #[test]
     fn defaults_follow_the_dtype_and_pair_fp8_outputs_with_their_scales() {
         let outs = [
-            ("y", Dtype::E4m3, vec![4, 512]),
-            ("y_scale", Dtype::F32, vec![4, 4]),
-            ("h", Dtype::Bf16, vec![4, 512]),
-            ("p", Dtype::F32, vec![4, 512]),
-            ("idx", Dtype::I64, vec![4]),
+            out("y", Dtype::E4m3, &[4, 512], None),
+            out("y_scale", Dtype::F32, &[4, 4], Some(0)),
+            out("h", Dtype::Bf16, &[4, 512], None),
+            out("p", Dtype::F32, &[4, 512], None),
+            out("idx", Dtype::I64, &[4], None),
+            out("z", Dtype::E5m2, &[4, 512], None),
+            out("s", Dtype::Ue8m0, &[4, 2], None),
         ];
         let c = checks(&outs, &reference(&[]));
         assert_eq!(
@@ -440,6 +494,8 @@ mod tests {
                 Check::ScalesOf,
                 Check::RelL2(1e-2),
                 Check::RelL2(1e-4),
+                Check::Exact,
+                Check::Exact,
                 Check::Exact,
             ]
         );
@@ -467,13 +523,86 @@ mod tests {
             }
         );
         assert_eq!(c[3], Check::RelL2(5e-2));
-        // Two candidate scale tensors: no pairing, the e4m3 values compare by themselves.
-        let two = [
-            ("y", Dtype::E4m3, vec![4, 512]),
-            ("s1", Dtype::F32, vec![4, 4]),
-            ("s2", Dtype::F32, vec![4, 8]),
+    }
+
+    /// The scales an fp8 output dequantizes with are the output declared `scale of` it, f32 or
+    /// ue8m0, not whichever f32 output has a fitting shape: an f32 `amax` of the scales' shape
+    /// is no scale, and the declared ue8m0 scales (which the shape rule never took) are.
+    #[test]
+    fn fp8_outputs_pair_with_their_declared_scales_not_by_shape() {
+        let outs = [
+            out("y", Dtype::E4m3, &[4, 512], None),
+            out("amax", Dtype::F32, &[4, 4], None),
+            out("y_scale", Dtype::Ue8m0, &[4, 4], Some(0)),
         ];
-        assert_eq!(checks(&two, &reference(&[]))[0], Check::RelL2(2e-2));
+        assert_eq!(scale_pair(&outs, 0), Some((2, 128)));
+        let c = checks(&outs, &reference(&[]));
+        assert_eq!(
+            c,
+            [
+                Check::Dequant {
+                    scales: 2,
+                    group: 128,
+                    tol: 2e-2
+                },
+                Check::RelL2(1e-4),
+                Check::ScalesOf,
+            ]
+        );
+        // Undeclared, a lone f32 of the right shape is not taken for the scales.
+        let undeclared = [
+            out("y", Dtype::E4m3, &[4, 512], None),
+            out("s", Dtype::F32, &[4, 4], None),
+        ];
+        assert_eq!(scale_pair(&undeclared, 0), None);
+        assert_eq!(checks(&undeclared, &reference(&[]))[0], Check::RelL2(2e-2));
+        // Declared scales whose extents do not group the rows (a 2-D block) are not paired.
+        let blocks = [
+            out("y", Dtype::E4m3, &[256, 512], None),
+            out("s", Dtype::F32, &[2, 4], Some(0)),
+        ];
+        assert_eq!(scale_pair(&blocks, 0), None);
+    }
+
+    /// The stdlib's fp8 contracts: the pipeline whose epilogue quantizes (`linear_fp8_qout`,
+    /// `Y_scale … out scale of Y`) and every Python-referenced body writing e4m3 with its
+    /// scales: each fp8 output pairs with the tensor its contract declares `scale of` it.
+    #[test]
+    fn stdlib_fp8_outputs_pair_by_their_declared_role() {
+        let tasks: Vec<CheckedTask> = crate::driver::check_sources(
+            &crate::driver::stdlib::sources(),
+            &Default::default(),
+            &Default::default(),
+        )
+        .into_iter()
+        .flat_map(|c| c.tasks)
+        .collect();
+        let unit = |name: &str| {
+            tasks
+                .iter()
+                .find(|t| t.ir.unit_name() == name)
+                .unwrap_or_else(|| panic!("stdlib {name}"))
+        };
+        let qout = written(unit("linear_fp8_qout"));
+        let names: Vec<&str> = qout.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(names, ["Y", "Y_scale"]);
+        assert_eq!(qout[1].scale_of, Some(0));
+        assert_eq!(scale_pair(&qout, 0), Some((1, 128)));
+        let mut paired = 0;
+        for t in tasks.iter().filter(|t| t.ir.reference.is_some()) {
+            let outs = written(t);
+            for (o, w) in outs.iter().enumerate() {
+                if w.dtype != Dtype::E4m3 {
+                    continue;
+                }
+                let (s, group) = scale_pair(&outs, o)
+                    .unwrap_or_else(|| panic!("{}: `{}` has no scales", t.ir.unit_name(), w.name));
+                assert_eq!(outs[s].name, format!("{}_scale", w.name));
+                assert_eq!(group, 128, "{}", t.ir.unit_name());
+                paired += 1;
+            }
+        }
+        assert!(paired >= 4, "{paired}");
     }
 
     #[test]
@@ -627,6 +756,79 @@ mod tests {
         let bad = kernel(&off, &scales);
         let c = compare("u", &bad, &exp[0]);
         assert!(!c.pass && c.error > 0.1, "{c:?}");
+    }
+
+    /// e5m2 values with ue8m0 scales, end to end on the Rust side: the runner's raw bytes
+    /// decode to values ([`stored_value`]: 0x3C is 1.0 in e5m2, 0x7F is 1.0 in ue8m0), the
+    /// kernel's elements decode alike, so the output compares dequantized; a scale one power of
+    /// two off (the next byte) fails.
+    #[test]
+    fn e5m2_outputs_with_ue8m0_scales_compare_by_value() {
+        let byte = |b: u8| (i64::from(b)).to_le_bytes();
+        assert_eq!(stored_value(Dtype::E5m2, byte(0x3C)), 1.0);
+        assert_eq!(stored_value(Dtype::Ue8m0, byte(0x7F)), 1.0);
+        assert_eq!(stored_value(Dtype::Ue8m0, byte(0x81)), 4.0);
+        assert!(stored_value(Dtype::E5m2, byte(0x7E)).is_nan());
+        assert!(stored_value(Dtype::Ue8m0, (-1i64).to_le_bytes()).is_nan());
+        assert_eq!(stored_value(Dtype::I32, 7i64.to_le_bytes()), 7.0);
+        let outs = [
+            Written {
+                name: "y".into(),
+                dtype: Dtype::E5m2,
+                dims: vec![1, 256],
+                scale_of: None,
+            },
+            Written {
+                name: "y_scale".into(),
+                dtype: Dtype::Ue8m0,
+                dims: vec![1, 2],
+                scale_of: Some(0),
+            },
+        ];
+        // The runner's outputs: e5m2 values as their bytes, the scales 2^-3 and 2^2 as theirs.
+        let q: Vec<u8> = (0..256)
+            .map(|i| f32_to_e5m2((i as f32 - 128.0) / 16.0))
+            .collect();
+        let scale_bytes = [124u8, 129];
+        let values = vec![
+            q.iter()
+                .map(|b| stored_value(Dtype::E5m2, byte(*b)))
+                .collect(),
+            scale_bytes
+                .iter()
+                .map(|b| stored_value(Dtype::Ue8m0, byte(*b)))
+                .collect(),
+        ];
+        assert_eq!(values[1], [0.125, 4.0]);
+        let exp = expectations_of(&outs, &reference(&[]), values);
+        assert_eq!(
+            exp[0].check,
+            Check::Dequant {
+                scales: 1,
+                group: 128,
+                tol: 2e-2
+            }
+        );
+        let kernel = |scales: [u8; 2]| {
+            let y = HostTensor {
+                name: "y".into(),
+                dtype: Dtype::E5m2,
+                dims: vec![1, 256],
+                bytes: q.clone(),
+            };
+            let s = HostTensor {
+                name: "y_scale".into(),
+                dtype: Dtype::Ue8m0,
+                dims: vec![1, 2],
+                bytes: scales.to_vec(),
+            };
+            vec![y, s]
+        };
+        let good = kernel(scale_bytes);
+        assert!(exp.iter().all(|e| compare("u", &good, e).pass));
+        let off = kernel([124, 130]);
+        let c = compare("u", &off, &exp[0]);
+        assert!(!c.pass && c.error > 0.5, "{c:?}");
     }
 
     #[test]

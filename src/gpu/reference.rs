@@ -53,10 +53,10 @@ pub enum Check {
     RelL2(f64),
     /// Every element equal.
     Exact,
-    /// e4m3 values compared after dequantization with the scales in output `scales` (one per
+    /// fp8 values compared after dequantization with the scales in output `scales` (one per
     /// `group` consecutive elements of a row), by relative L2.
     Dequant {
-        /// Output index of the f32 scales.
+        /// Output index of the scales (f32 or ue8m0, decoded).
         scales: usize,
         /// Elements per scale along the row.
         group: usize,

@@ -5,7 +5,7 @@
 Imports the reference module the manifest names, calls its function with the kernel's inputs
 (torch tensors on the GPU, or on the CPU without CUDA or where MPKC_REFERENCE_DEVICE says
 `cpu`; plain `Array`s when the module sets `MPKC_ARRAYS = "python"`), and writes each output back: little-endian f64 values (i64 for the
-integer types, the raw byte for e5m2 and ue8m0). Errors go to stderr as `mpkc-reference: ...`
+integer types, the raw byte for e5m2 and ue8m0, a float returned for one encoded to it). Errors go to stderr as `mpkc-reference: ...`
 lines and a non-zero exit; mpkc reports them as the case's failure.
 """
 
@@ -41,6 +41,18 @@ def e5m2(b):
     if e == 31:
         return math.nan if m else sign * math.inf
     return sign * (m / 4.0 * 2.0 ** -14 if e == 0 else (1 + m / 4.0) * 2.0 ** (e - 15))
+
+
+def e5m2_byte(v):
+    """The e5m2 code of `v` as CUDA's __nv_fp8_e5m2 encodes it: the nearest value, ties to the
+    even code, saturating at +-57344 (infinities too); NaN is 0x7F."""
+    if v != v:
+        return 0x7F
+    sign = 0x80 if math.copysign(1.0, v) < 0 else 0
+    a = abs(v)
+    if a >= 57344.0:
+        return sign | 0x7B
+    return sign | min(range(0x7C), key=lambda c: (abs(e5m2(c) - a), c & 1))
 
 
 def decode(dtype, raw):
@@ -104,6 +116,9 @@ def python_values(x, spec):
         return [float(v) for v in vals]
     if spec["dtype"] == "ue8m0":
         return [int(v) if isinstance(v, int) else (int(round(math.log2(v))) + 127 if v > 0 else 255) for v in vals]
+    # An e5m2 value is stored as its code (an int is taken for the code itself).
+    if spec["dtype"] == "e5m2":
+        return [int(v) if isinstance(v, int) else e5m2_byte(float(v)) for v in vals]
     return [int(v) for v in vals]
 
 

@@ -15,7 +15,7 @@ pub enum Dtype {
     E4m3,
     /// fp8 e5m2.
     E5m2,
-    /// UE8M0 scale factors.
+    /// UE8M0 scale factors: an unsigned 8-bit exponent, value 2^(byte - 127), 0xFF NaN.
     Ue8m0,
     /// 32-bit signed integer.
     I32,
@@ -67,7 +67,11 @@ impl Dtype {
         }
     }
 
-    /// The CUDA type generated code uses for one element.
+    /// The CUDA type generated code uses for one element. The 8-bit floats are `<cuda_fp8.h>`'s
+    /// one-byte types, whose converting constructors encode (`__nv_fp8_e8m0(v)` rounds |v| up to
+    /// a power of two, CUDA 12.8 and later) and whose `.__x` is the raw byte: a float stored into
+    /// a `ue8m0` element is encoded, or refused by nvcc, never truncated as an integer. Raw-byte
+    /// paths (TMA boxes, the scale-factor staging in SMEM) address bytes and keep `uint8_t`.
     pub fn cuda_type(self) -> &'static str {
         match self {
             Dtype::Bf16 => "__nv_bfloat16",
@@ -75,7 +79,8 @@ impl Dtype {
             Dtype::F32 => "float",
             Dtype::E4m3 => "__nv_fp8_e4m3",
             Dtype::E5m2 => "__nv_fp8_e5m2",
-            Dtype::Ue8m0 | Dtype::U8 => "uint8_t",
+            Dtype::Ue8m0 => "__nv_fp8_e8m0",
+            Dtype::U8 => "uint8_t",
             Dtype::I32 => "int32_t",
             Dtype::I64 => "int64_t",
         }

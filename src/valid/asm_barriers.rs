@@ -10,7 +10,7 @@
 //! here and are not checked.
 
 use crate::diag::{codes, Diagnostic, Sink};
-use crate::front::cuda::{token, Piece};
+use crate::front::cuda::joined_strings;
 use crate::ir::{BodyIr, TaskIr};
 use crate::span::Span;
 
@@ -182,16 +182,16 @@ pub(super) fn literal_ids(code: &str) -> Vec<i64> {
         .collect()
 }
 
-/// Every barrier instruction inside the string literals of `code`.
+/// Every barrier instruction inside the strings of `code`, adjacent string literals joined as
+/// C++ concatenates them (`"bar" ".sync 0;"` is `bar.sync 0;`, [`joined_strings`]); each
+/// found instruction's range is its source text, from its first character to its last.
 fn scan(code: &str) -> Vec<Found> {
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < code.len() {
-        let (end, piece) = token(code, i);
-        if piece == Piece::Literal && code[i..end].contains('"') {
-            scan_literal(&code[i..end], i, &mut out);
-        }
-        i = end;
+    for s in joined_strings(code) {
+        out.extend(scan_text(&s.text).into_iter().map(|f| Found {
+            at: s.source(f.at.clone()),
+            ..f
+        }));
     }
     out
 }
@@ -206,8 +206,9 @@ pub(super) fn starts_instruction(lit: &str, k: usize) -> bool {
     k == 0 || escaped || !(b[k - 1].is_ascii_alphanumeric() || b[k - 1] == b'_' || b[k - 1] == b'.')
 }
 
-/// The barrier instructions of one literal's text starting at byte `base` of the body.
-fn scan_literal(lit: &str, base: usize, out: &mut Vec<Found>) {
+/// The barrier instructions of one string's text, each with its byte range in it.
+fn scan_text(lit: &str) -> Vec<Found> {
+    let mut out = Vec::new();
     let mut i = 0;
     while let Some(k) = lit[i..].find("bar") {
         let start = i + k;
@@ -219,11 +220,12 @@ fn scan_literal(lit: &str, base: usize, out: &mut Vec<Found>) {
             continue;
         };
         out.push(Found {
-            at: base + start..base + end,
+            at: start..end,
             ..found
         });
         i = end;
     }
+    out
 }
 
 /// Parses `bar[rier][.cta].{sync,arrive,red}[.modifiers] a[, b[, c[, d]]]` at `start`.
@@ -280,14 +282,119 @@ fn instruction(lit: &str, start: usize) -> Option<(usize, Found)> {
     ))
 }
 
+/// An operand: [`Operand::Literal`] where [`const_int`] evaluates it.
 fn operand(s: &str) -> Operand {
-    let s = s.trim();
-    let v = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        i64::from_str_radix(h, 16).ok()
-    } else {
-        s.parse::<i64>().ok()
+    const_int(s).map_or(Operand::Other, Operand::Literal)
+}
+
+/// The value of an integer constant expression written with literals alone: decimal, `0x` hex,
+/// `0b` binary and `0` octal literals (C++ and PTX alike; digit separators `'` and the suffixes
+/// `u`, `l` allowed), unary `+`/`-`, binary `+`, `-`, `*` and parentheses (`1 + 7`, `2 * (3 +
+/// 1)`). `None` for anything else (a name, a register `%0`, another operator) and on overflow.
+pub(super) fn const_int(s: &str) -> Option<i64> {
+    let mut p = ConstParser {
+        b: s.as_bytes(),
+        i: 0,
+        depth: 0,
     };
-    v.map_or(Operand::Other, Operand::Literal)
+    let v = p.sum()?;
+    p.skip_ws();
+    (p.i == p.b.len()).then_some(v)
+}
+
+/// A recursive-descent reader of [`const_int`]'s expressions.
+struct ConstParser<'a> {
+    b: &'a [u8],
+    i: usize,
+    /// Parentheses and unary signs open: more than [`MAX_DEPTH`] is no constant we read.
+    depth: usize,
+}
+
+/// How deep [`const_int`] nests before it gives up (no id needs more; the stack stays small).
+const MAX_DEPTH: usize = 64;
+
+impl ConstParser<'_> {
+    fn skip_ws(&mut self) {
+        while self.b.get(self.i).is_some_and(u8::is_ascii_whitespace) {
+            self.i += 1;
+        }
+    }
+
+    /// The next non-space byte, consumed when it is `c`.
+    fn eat(&mut self, c: u8) -> bool {
+        self.skip_ws();
+        let hit = self.b.get(self.i) == Some(&c);
+        self.i += usize::from(hit);
+        hit
+    }
+
+    fn sum(&mut self) -> Option<i64> {
+        let mut v = self.product()?;
+        loop {
+            if self.eat(b'+') {
+                v = v.checked_add(self.product()?)?;
+            } else if self.eat(b'-') {
+                v = v.checked_sub(self.product()?)?;
+            } else {
+                return Some(v);
+            }
+        }
+    }
+
+    fn product(&mut self) -> Option<i64> {
+        let mut v = self.unary()?;
+        while self.eat(b'*') {
+            v = v.checked_mul(self.unary()?)?;
+        }
+        Some(v)
+    }
+
+    fn unary(&mut self) -> Option<i64> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return None;
+        }
+        let v = if self.eat(b'-') {
+            self.unary()?.checked_neg()
+        } else if self.eat(b'+') {
+            self.unary()
+        } else if self.eat(b'(') {
+            let v = self.sum()?;
+            self.eat(b')').then_some(v)
+        } else {
+            self.literal()
+        };
+        self.depth -= 1;
+        v
+    }
+
+    fn literal(&mut self) -> Option<i64> {
+        self.skip_ws();
+        let start = self.i;
+        while self
+            .b
+            .get(self.i)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'\'')
+        {
+            self.i += 1;
+        }
+        let text: String = std::str::from_utf8(&self.b[start..self.i])
+            .ok()?
+            .chars()
+            .filter(|c| *c != '\'')
+            .collect();
+        let digits = text.trim_end_matches(['u', 'U', 'l', 'L']);
+        if !digits.starts_with(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
+        let (radix, body) = match digits.get(..2) {
+            Some("0x" | "0X") => (16, &digits[2..]),
+            Some("0b" | "0B") => (2, &digits[2..]),
+            _ if digits.len() > 1 && digits.starts_with('0') => (8, &digits[1..]),
+            _ => (10, digits),
+        };
+        i64::from_str_radix(body, radix).ok()
+    }
 }
 
 #[cfg(test)]
@@ -336,6 +443,63 @@ mod tests {
                 ("barrier.sync".into(), Literal(3), Some(Literal(128))),
                 ("bar.sync".into(), Literal(1), Some(Literal(64))),
             ]
+        );
+    }
+
+    #[test]
+    fn adjacent_literals_are_one_instruction() {
+        use Operand::*;
+        let code = r#"asm volatile("bar" ".sync 0;"); asm("barrier.sync " /* id */ "3, " "128;");"#;
+        assert_eq!(
+            ops(code),
+            vec![
+                ("bar.sync".into(), Literal(0), None),
+                ("barrier.sync".into(), Literal(3), Some(Literal(128))),
+            ]
+        );
+        // The range runs from the first character of the instruction to its last operand.
+        let f = &scan(code)[0];
+        assert_eq!(&code[f.at.clone()], r#"bar" ".sync 0"#);
+    }
+
+    #[test]
+    fn constant_expressions_of_literals_evaluate() {
+        for (text, v) in [
+            ("8", Some(8)),
+            (" 1 + 7 ", Some(8)),
+            ("2 * (3 + 1)", Some(8)),
+            ("-(-8)", Some(8)),
+            ("0x8", Some(8)),
+            ("010", Some(8)),
+            ("0b1000", Some(8)),
+            ("8u", Some(8)),
+            ("1'0", Some(10)),
+            ("16 - 4 * 2", Some(8)),
+            ("0", Some(0)),
+            ("BAR_X", None),
+            ("%0", None),
+            ("8 / 1", None),
+            ("(1 + 7", None),
+            ("1 +", None),
+            ("9223372036854775807 + 1", None),
+            ("", None),
+        ] {
+            assert_eq!(const_int(text), v, "{text}");
+        }
+        // Nesting past 64 levels is no constant we read (and no deep recursion).
+        assert_eq!(
+            const_int(&format!("{}8{}", "(".repeat(32), ")".repeat(32))),
+            Some(8)
+        );
+        assert_eq!(const_int(&"(".repeat(100_000)), None);
+        assert_eq!(const_int(&"-".repeat(100_000)), None);
+        assert_eq!(
+            ops(r#"asm("bar.sync 4+4, 2*64;");"#),
+            vec![(
+                "bar.sync".into(),
+                Operand::Literal(8),
+                Some(Operand::Literal(128))
+            )]
         );
     }
 
