@@ -64,7 +64,7 @@ registry! {
     ROUTE = "E0029", "syntax", None, "a `route` the pipeline lowering cannot run: not a pipeline, weights that are not a 3-D `weight` TMA tensor [experts, N, K], ids that are not an int32 `index` input [m_real, slots], operand, output or scale shapes that do not match the mode, an epilogue other than `store bf16` (and `residual add` for `sum slots`), split-K, a run-time token count, or a task count other than the mode's";
 
     REGION_SIZE = "E0101", "smem", Some("I-S1"), "a region size is negative";
-    REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two";
+    REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two, or is above the 1024 bytes the dynamic SMEM base guarantees";
     SMEM_BUDGET = "E0103", "smem", Some("I-S3"), "the regions need more shared memory than the target allows";
     REGION_PAGES = "E0104", "smem", Some("I-S1"), "an explicit page count is too small for the region";
     TOO_MANY_REGIONS = "E0105", "smem", Some("I-S2"), "a task declares more than 16 regions";
