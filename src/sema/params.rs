@@ -94,6 +94,7 @@ fn one_param(
                 value.span()
             },
             runtime: None,
+            int_range: range.as_ref().and_then(|r| r.int_ends()),
         }),
         Err(d) => {
             sink.push(match from_cli {
