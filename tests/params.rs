@@ -212,6 +212,35 @@ fn a_rejected_cli_value_gives_exactly_one_error() {
     assert_eq!(lines[0]["code"], "E0002");
 }
 
+/// `--param N=K*2` on a stdlib contract that declares `K` after `N`: one E0002 that says `K` is
+/// declared later (not that it cannot be found), with a help that moves it or asks for a number;
+/// an expression over an earlier param (`K=N*4`) is no E0002.
+#[test]
+fn a_cli_value_over_a_later_param_says_it_is_later() {
+    let text = std::fs::read_to_string(root().join("stdlib/linear_bf16_gemv.mpk")).unwrap();
+    let c = check(&text, &[("N", "K*2")]);
+    let errs = errors(&c);
+    assert_eq!(errs.len(), 1, "{errs:#?}");
+    let d = errs[0];
+    assert_eq!(d.code, "E0002");
+    assert_eq!(
+        d.message,
+        "`--param N=K*2`: param `K` is declared after `N`, which uses it"
+    );
+    assert_eq!(
+        d.help.as_deref(),
+        Some("declare `K` before `N`, or write a number in place of `K`")
+    );
+    let c = check(&text, &[("N", "N*2")]);
+    let errs = errors(&c);
+    assert_eq!(errs.len(), 1, "{errs:#?}");
+    assert!(errs[0]
+        .message
+        .ends_with("param `N` is used in its own value"));
+    let c = check(&text, &[("K", "N*4")]);
+    assert!(c.diags.iter().all(|d| d.code != "E0002"), "{:#?}", c.diags);
+}
+
 /// Other rejected values poison their param too: a bad value of a param that sizes tensors,
 /// regions and the body's scalar gives one error on the stdlib's rmsnorm.
 #[test]

@@ -51,6 +51,7 @@ registry! {
     NOT_LOWERED = "E0014", "wiring", Some("I-H7"), "a declared item is not lowered: it would change nothing in the generated files";
     UNREACHED_STAGES = "W0015", "wiring", None, "ring stages past the task's K iterations are never filled";
     UNJOINED_RANGES = "W0016", "syntax", None, "more than three ranged params: their ends are checked one at a time, not together";
+    UNUSED_PARAM = "W0017", "syntax", None, "a declared param is used nowhere: no expression, body scalar or inline body names it";
     REFERENCE = "E0018", "syntax", None, "a `reference` cannot be used: its file is missing or not Python, a tolerance key is unknown or two disagree, or the task already has mpkc's reference (a body template, a pipeline without an epilogue map) or no kernel (a helper)";
     TENSOR_VIEW = "E0020", "syntax", None, "a tensor view's row stride or offset does not fit its rows, is not 16-byte aligned, or no generated code reads the tensor through it";
     IN_PLACE = "E0021", "syntax", None, "an `inout` tensor the family, lowering or body cannot read and write in place (a TMA operand, a pipeline, a body without an in-place pair)";
@@ -64,7 +65,7 @@ registry! {
     ROUTE = "E0029", "syntax", None, "a `route` the pipeline lowering cannot run: not a pipeline, weights that are not a 3-D `weight` TMA tensor [experts, N, K], ids that are not an int32 `index` input [m_real, slots], operand, output or scale shapes that do not match the mode, an epilogue other than `store bf16` (and `residual add` for `sum slots`), split-K, a run-time token count, or a task count other than the mode's";
 
     REGION_SIZE = "E0101", "smem", Some("I-S1"), "a region size is negative";
-    REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two";
+    REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two, or is above the 1024 bytes the dynamic SMEM base guarantees";
     SMEM_BUDGET = "E0103", "smem", Some("I-S3"), "the regions need more shared memory than the target allows";
     REGION_PAGES = "E0104", "smem", Some("I-S1"), "an explicit page count is too small for the region";
     TOO_MANY_REGIONS = "E0105", "smem", Some("I-S2"), "a task declares more than 16 regions";

@@ -227,6 +227,10 @@ pub struct ParamIr {
     /// upper end, the compile-time maximum every extent, plan and budget takes; the generated
     /// code reads the count at run time and clamps it to that maximum (docs/runtime-m.md).
     pub runtime: Option<RuntimeTokens>,
+    /// The lowest and highest value of the declared integer range (`in LO..=HI`, or `in LO..HI`
+    /// as `LO..=HI-1`); `None` without a range or for a float range. Helps that offer a new
+    /// value for the param (W0116) keep to it.
+    pub int_range: Option<(i64, i64)>,
 }
 
 /// A param decided at run time (`param m: int in LO..=MAX = runtime`).
@@ -505,6 +509,9 @@ pub struct RegionIr {
     /// The top-level terms of the `bytes` expression with their values, when it is a sum of
     /// two or more (for the size breakdown of E0103).
     pub bytes_terms: Vec<(String, i64)>,
+    /// The param the `bytes` expression is, when it is a param's bare name (`bytes ring`):
+    /// changing the size means changing that param, inside its range (W0116's help).
+    pub bytes_param: Option<String>,
     /// The `align` attribute (or the declaration).
     pub align_span: Span,
     /// The `pages` attribute, if given.

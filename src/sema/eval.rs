@@ -28,6 +28,11 @@ pub struct Env<'a> {
     /// Names whose value was rejected (params, `stages`, `tile.M`/`tile.N`/`tile.K`): uses of
     /// them are follow-on errors.
     pub poisoned: Option<&'a [String]>,
+    /// While params are evaluated in declaration order: the names and declarations of those not
+    /// evaluated yet, the first being the param whose value, range or default is being
+    /// evaluated (with their name spans). A use of one is E0002 saying so (a value may use only
+    /// earlier params), not "cannot find".
+    pub unevaluated: Option<&'a [(String, crate::span::Span)]>,
 }
 
 /// The result of evaluating: integer or float (floats only where a param value is expected).
@@ -224,6 +229,7 @@ impl<'a> Env<'a> {
                     .secondary(p.span, "declared here")
                     .help("use an `int` param")),
                 },
+                None if self.later(name).is_some() => Err(self.not_yet(e, name)),
                 None => {
                     let known: Vec<String> = self
                         .params
@@ -244,6 +250,45 @@ impl<'a> Env<'a> {
                     Err(unknown(e, name, &help))
                 }
             },
+        }
+    }
+
+    /// The declaration of `name` when it is a param not evaluated yet ([`Env::unevaluated`]).
+    fn later(&self, name: &str) -> Option<crate::span::Span> {
+        self.unevaluated?
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| *s)
+    }
+
+    /// E0002 for a use of param `name`, declared but not evaluated yet: the param being
+    /// evaluated itself, or one declared after it. Values are evaluated in declaration order
+    /// (README, "param"), so the help moves the declaration or asks for a number.
+    fn not_yet(&self, e: &Expr, name: &str) -> Diagnostic {
+        let decl = self.later(name).unwrap_or(e.span);
+        let current = self.unevaluated.and_then(|u| u.first());
+        match current {
+            Some((cur, _)) if cur == name => Diagnostic::error(
+                codes::UNKNOWN_NAME,
+                format!("param `{name}` is used in its own value"),
+            )
+            .primary(e.span, "refers to itself")
+            .note("a param's value, range and default may use only params declared before it")
+            .help(format!("write a number in place of `{name}`, or an expression over params declared before `{name}`")),
+            Some((cur, cur_span)) => {
+                let mut d = Diagnostic::error(
+                    codes::UNKNOWN_NAME,
+                    format!("param `{name}` is declared after `{cur}`, which uses it"),
+                )
+                .primary(e.span, format!("`{name}` has no value yet here"));
+                if *cur_span != e.span {
+                    d = d.secondary(*cur_span, format!("`{cur}` is evaluated first"));
+                }
+                d.secondary(decl, format!("`{name}` is declared later"))
+                    .note("params are evaluated in declaration order: a value, range or default may use only params declared before it")
+                    .help(format!("declare `{name}` before `{cur}`, or write a number in place of `{name}`"))
+            }
+            None => unknown(e, name, "declare it before its first use"),
         }
     }
 

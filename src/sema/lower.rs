@@ -34,6 +34,7 @@ impl Cx<'_> {
             stage: None,
             tile: self.ir.tile.as_ref(),
             poisoned: Some(&self.poisoned),
+            unevaluated: None,
         }
     }
 

@@ -144,6 +144,7 @@ fn lower_one(
         span: r.span,
         bytes_span: r.span,
         bytes_terms: Vec::new(),
+        bytes_param: None,
         align_span: r.span,
         pages_span: None,
         holds: Vec::new(),
@@ -176,6 +177,13 @@ fn lower_one(
                 if out.bytes_terms.len() < 2 {
                     out.bytes_terms.clear();
                 }
+                out.bytes_param = match &e.kind {
+                    ast::ExprKind::Path(p) if p.len() == 1 => env
+                        .params
+                        .and_then(|ps| ps.get(&p[0].node))
+                        .map(|p| p.name.clone()),
+                    _ => None,
+                };
                 match eval(e) {
                     Some(v) => out.size = v,
                     None => ok = false,

@@ -323,6 +323,8 @@ fn place(cx: &mut Cx<'_>, u: &ast::Use, file: &HelperFile, helper: TaskIr) -> He
                 group,
                 span: u.span,
                 bytes_span: u.span,
+                // The helper's own param, not one of this task's: the `use` binds it.
+                bytes_param: None,
                 align_span: u.span,
                 pages_span: r.pages_span.map(|_| u.span),
                 holds_span: r.holds_span.map(|_| u.span),

@@ -20,6 +20,7 @@ mod param_ty;
 mod param_value;
 mod params;
 mod range_ends;
+mod unused;
 
 pub use range_ends::{lower_range_ends, EndValue, RangeEnd, RangeEnds, MAX_JOINT};
 
@@ -99,6 +100,7 @@ pub fn lower_file(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) -> Vec<
         } else {
             c.instances.iter().map(|i| Some(*i)).collect()
         };
+        let first = out.len();
         for inst in instances {
             if let Some(want) = &opts.instance {
                 if inst.is_none_or(|i| &i.name.node != want) {
@@ -111,6 +113,10 @@ pub fn lower_file(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) -> Vec<
                 ir,
                 clean: task_clean && sink.error_count() == before,
             });
+        }
+        let lowered: Vec<&TaskIr> = out[first..].iter().map(|l| &l.ir).collect();
+        if sink.error_count() == before_task {
+            sink.extend(unused::unused_params(task, &lowered));
         }
     }
     out

@@ -80,6 +80,7 @@ pub(super) fn value(
         span: p.span,
         value_span: kw,
         runtime: Some(RuntimeTokens { span: kw, min }),
+        int_range: Some((min, max)),
     })
 }
 

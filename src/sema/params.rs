@@ -26,10 +26,15 @@ pub fn evaluate(
     let mut out: IndexMap<String, ParamIr> = IndexMap::new();
     let mut poisoned = Vec::new();
     super::param_runtime::only_one(params, sink);
-    for p in params {
+    let declared: Vec<(String, crate::span::Span)> = params
+        .iter()
+        .map(|p| (p.name.node.clone(), p.name.span))
+        .collect();
+    for (i, p) in params.iter().enumerate() {
         let env = Env {
             params: Some(&out),
             poisoned: Some(&poisoned),
+            unevaluated: Some(&declared[i..]),
             ..Env::default()
         };
         match one_param(p, instance, overrides, &env, sink) {
@@ -94,6 +99,7 @@ fn one_param(
                 value.span()
             },
             runtime: None,
+            int_range: range.as_ref().and_then(|r| r.int_ends()),
         }),
         Err(d) => {
             sink.push(match from_cli {

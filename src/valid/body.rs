@@ -243,6 +243,7 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                         span: g.head_span,
                         body_span,
                         room: super::ring_bytes::RingSite::room(ir, g),
+                        param: super::ring_bytes::SizeParam::of(ir, g),
                     };
                     if size < need.min_bytes {
                         sink.push(

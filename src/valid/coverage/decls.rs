@@ -162,6 +162,8 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
             // `= runtime` is part of the param: each lowering either reads the count at run time
             // or reports E0023 (`valid::runtime_m`), so it is never silently ignored.
             runtime: _,
+            // What the range allows is checked where the value is read (E0006); helps read it.
+            int_range: _,
         } = p;
         push(Item::Param(i), *span, format!("param `{name}`"));
     }
@@ -257,6 +259,7 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
                 span: _,
                 bytes_span: _,
                 bytes_terms: _,
+                bytes_param: _,
                 align_span: _,
                 pages_span: _,
                 holds,

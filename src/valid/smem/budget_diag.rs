@@ -24,6 +24,36 @@ fn pages_needed(reqs: &[RegionRequest], total: i128) -> String {
     }
 }
 
+/// What the pages of geometry `g` hold, after "a task has 14": "and the last holds only 11264"
+/// where only the last page is partial (MPK's 224,256 bytes, or 227,328), else how many pages
+/// are whole, the one partial page and how many hold nothing at the target's capacity (a custom
+/// `smem` below 13 pages: "the last holds only 0" would hide that most pages hold nothing).
+fn pages_room(g: &Geometry) -> String {
+    let n = g.num_pages;
+    let whole = (0..n)
+        .filter(|&p| g.page_capacity(p) == g.page_size)
+        .count();
+    let partial = (0..n).find(|&p| (1..g.page_size).contains(&g.page_capacity(p)));
+    let empty = (0..n).filter(|&p| g.page_capacity(p) == 0).count();
+    match partial {
+        None if empty == 0 => "every one whole".to_string(),
+        Some(p) if p + 1 == n => {
+            format!("and the last holds only {}", g.page_capacity(p))
+        }
+        Some(p) => format!(
+            "but at {} bytes of SMEM {whole} {} whole, page {p} holds only {} and the other {empty} nothing",
+            g.capacity_bytes,
+            if whole == 1 { "is" } else { "are" },
+            g.page_capacity(p)
+        ),
+        None => format!(
+            "but at {} bytes of SMEM {whole} {} whole and the other {empty} hold nothing",
+            g.capacity_bytes,
+            if whole == 1 { "is" } else { "are" }
+        ),
+    }
+}
+
 fn group_bytes(ir: &TaskIr, g: usize) -> i128 {
     exact::sum(
         ir.region_groups[g]
@@ -163,9 +193,10 @@ pub(super) fn over_budget(
         t.target
     ))
     .note(format!(
-        "the regions would take {} of {PAGE_SIZE} bytes; a task has 14, and the last holds only {}",
+        "the regions would take {} of {PAGE_SIZE} bytes; a task has {}, {}",
         pages_needed(reqs, total),
-        g.page_capacity(13)
+        g.num_pages,
+        pages_room(g)
     ))
     .help(cheapest_fix(ir, g, total))
 }
@@ -194,10 +225,16 @@ pub(super) fn placement_failure(
         format!("MPK's planner finds no room for region `{name}` on {} although the regions total {total} of {} bytes", t.target, g.capacity_bytes),
     )
     .primary(span, format!("{size} bytes, no page with room"))
-    .note(format!(
-        "the planner places page runs first-fit, then packs the rest in size order into pages of {PAGE_SIZE} bytes; page 13 holds only {}",
-        g.page_capacity(13)
-    ));
+    .note(match g.num_pages.checked_sub(1).map(|last| (last, g.page_capacity(last))) {
+        Some((last, room)) if room > 0 && room < g.page_size => format!(
+            "the planner places page runs first-fit, then packs the rest in size order into pages of {PAGE_SIZE} bytes; page {last} holds only {room}"
+        ),
+        _ => format!(
+            "the planner places page runs first-fit, then packs the rest in size order into pages of {PAGE_SIZE} bytes; a task has {}, {}",
+            g.num_pages,
+            pages_room(g)
+        ),
+    });
     // `pages N` reserves whole pages whatever the bytes: the byte total above leaves them out.
     let over: Vec<&RegionRequest> = reqs
         .iter()

@@ -17,6 +17,12 @@ pub fn request_list(ir: &TaskIr) -> Vec<RegionRequest> {
     ir.regions.values().map(to_req).collect()
 }
 
+/// The largest region alignment, in bytes, an address can be guaranteed: the dynamic SMEM base
+/// is declared `extern __shared__ __align__(1024)` (contract doc §1.1, I-S8) and the planner
+/// aligns offsets relative to it (pages are 16,384 bytes, so page starts add nothing). A larger
+/// `align` is E0102.
+pub const MAX_REGION_ALIGN: i64 = 1024;
+
 /// I-S1 per region and I-S2 on the count. Returns false when any fails.
 fn region_rules(ir: &TaskIr, sink: &mut Sink) -> bool {
     let before = sink.error_count();
@@ -42,7 +48,24 @@ fn region_rules(ir: &TaskIr, sink: &mut Sink) -> bool {
                 Diagnostic::error(codes::REGION_ALIGN, format!("region `{}` has alignment {}, which is not a power of two", r.name, r.align))
                     .primary(r.align_span, format!("alignment {}", r.align))
                     .note("MPK's planner packs with align_up(offset, alignment) and rejects other values (`invalid_alignment`)")
-                    .help(format!("use a power of two, e.g. `align {up}`")),
+                    .help(format!("use a power of two, e.g. `align {}`", up.min(MAX_REGION_ALIGN as u64))),
+            );
+        } else if r.align > MAX_REGION_ALIGN && r.align <= i64::from(i32::MAX) {
+            sink.push(
+                Diagnostic::error(
+                    codes::REGION_ALIGN,
+                    format!(
+                        "region `{}` has alignment {}, above the {MAX_REGION_ALIGN} bytes the dynamic SMEM base is aligned to",
+                        r.name, r.align
+                    ),
+                )
+                .primary(r.align_span, format!("alignment {}", r.align))
+                .note(format!(
+                    "every task declares its dynamic SMEM `extern __shared__ __align__({MAX_REGION_ALIGN})` and the planner aligns offsets within 16384-byte pages, so no address above {MAX_REGION_ALIGN}-byte alignment is guaranteed"
+                ))
+                .help(format!(
+                    "use at most `align {MAX_REGION_ALIGN}`, the largest alignment a region can have"
+                )),
             );
         }
         if r.page_count >= 0
@@ -85,7 +108,7 @@ fn region_rules(ir: &TaskIr, sink: &mut Sink) -> bool {
                     r.name, r.align
                 ),
                 r.align_span,
-                "align to at most a page, 16384 bytes",
+                "align to at most 1024 bytes, the alignment of the dynamic SMEM base",
             ));
         }
         if r.page_count > crate::plan::pages::NUM_PAGES as i64 {
