@@ -6,6 +6,7 @@
 
 mod collect;
 pub mod eval;
+mod fp8_scales;
 mod lower;
 mod lower_body;
 mod lower_reference;
@@ -117,6 +118,9 @@ pub fn lower_file(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) -> Vec<
         let lowered: Vec<&TaskIr> = out[first..].iter().map(|l| &l.ir).collect();
         if sink.error_count() == before_task {
             sink.extend(unused::unused_params(task, &lowered));
+            if let Some(first) = lowered.first() {
+                sink.extend(fp8_scales::undeclared_fp8_scales(first));
+            }
         }
     }
     out
