@@ -38,6 +38,7 @@
 mod asm_barriers;
 mod body;
 mod coverage;
+mod group_barriers;
 mod held;
 mod helper_calls;
 mod mma;
