@@ -233,11 +233,11 @@ fn build_without_nvcc_exits_4() {
     assert!(stderr(&o).contains("scripts/setup"), "{}", stderr(&o));
 }
 
-#[test]
-fn nvcc_errors_in_inline_cuda_map_back_to_the_contract() {
-    let text = "task bad_body {\n  family consumer-no-smem\n  tensor y: f32[128] out\n  body cuda {\n    y[threadIdx.x] = undefined_symbol;\n  }\n}\n";
-    let p = tmp("bad_body.mpk", text);
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bad_body_out");
+/// `mpkc build` of contract `text` (written as `<name>.mpk`) into a fresh `<name>_out`, without
+/// the cache; asserts that nvcc failed (exit 3) and returns stderr.
+fn build_failing(name: &str, text: &str) -> String {
+    let p = tmp(&format!("{name}.mpk"), text);
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}_out"));
     // A folder from an older mpkc (before build output carried its stamp) would be refused.
     let _ = std::fs::remove_dir_all(&out);
     let o = mpkc()
@@ -247,7 +247,13 @@ fn nvcc_errors_in_inline_cuda_map_back_to_the_contract() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    let e = stderr(&o);
+    stderr(&o)
+}
+
+#[test]
+fn nvcc_errors_in_inline_cuda_map_back_to_the_contract() {
+    let text = "task bad_body {\n  family consumer-no-smem\n  tensor y: f32[128] out\n  body cuda {\n    y[threadIdx.x] = undefined_symbol;\n  }\n}\n";
+    let e = build_failing("bad_body", text);
     assert!(e.contains("error[E0701]: nvcc:"), "{e}");
     assert!(
         e.contains("bad_body.mpk:5:5"),
@@ -261,17 +267,7 @@ fn nvcc_errors_in_inline_cuda_map_back_to_the_contract() {
 #[test]
 fn nvcc_errors_name_the_failing_instance() {
     let text = "task by_inst {\n  family consumer-no-smem\n  param n: int in 1..=1024 = 64\n  tensor y: f32[n] out\n  instance even(n = 64)\n  instance odd(n = 65)\n  body cuda {\n    static_assert(params::n % 2 == 0, \"by_inst takes an even n\");\n    for (int i = threadIdx.x; i < params::n; i += kConsumerThreads) y[i] = 0.f;\n  }\n}\n";
-    let p = tmp("by_inst.mpk", text);
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("by_inst_out");
-    let _ = std::fs::remove_dir_all(&out);
-    let o = mpkc()
-        .args(["build", p.to_str().unwrap(), "--out", out.to_str().unwrap()])
-        .arg("--no-cache")
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    let e = stderr(&o);
+    let e = build_failing("by_inst", text);
     assert!(e.contains("error[E0701]: nvcc:"), "{e}");
     assert!(e.contains("by_inst takes an even n"), "{e}");
     assert!(e.contains("nvcc failed on unit `by_inst_odd` for "), "{e}");
