@@ -15,6 +15,7 @@ mod outputs;
 pub mod paged;
 pub mod python;
 pub mod queue;
+mod ref_compare;
 pub mod reference;
 pub mod routed;
 pub mod run;
