@@ -8,7 +8,8 @@
 //! row warp split each row's K into equal parts, summed through the `partials` region. kRowWarps
 //! (the template's `nwarps`) is the smallest of 1, 2, 4 that does not raise the wave-quant tie
 //! `ceil(items / (ntasks · nwarps))` with items = N (design.md rule 4; issue 12, item 4): the
-//! warps a smaller count frees split K instead of idling, so a task's bytes are in flight sooner.
+//! warps a smaller count frees split K instead of idling, so a task's bytes are in flight sooner;
+//! unless another count gives a warp strictly less work, row ends counted ([`warp_layout`]).
 //!
 //! Every lane reads 16-byte vectors (8 bf16) of its row, 512 contiguous bytes per warp
 //! instruction, through the non-coherent path with an L2 evict-first policy (the weights are read
@@ -86,19 +87,56 @@ pub const RING_BYTES: i64 = 96 * 1024;
 /// Tokens at most: one f32 accumulator per token per lane.
 pub const MAX_ACCUMULATORS: i64 = 32;
 
-/// The warp layout of a task: (row warps, K groups), from the wave-quant tie.
+/// What ending a row costs a warp, in vectors of its stream: the reduction over the lanes (five
+/// dependent shuffles per token) and the store of the sum or the K group's partial. Measured on
+/// the H100 (2026-12-06, persistent method, each layout forced in turn, TB/s of weight bytes at
+/// M = 1): kv_a [576 x 7168] 1.60 / 1.66 / 1.68 with 4 / 2 / 1 row warps (0.96 / - / 1.04 at M =
+/// 4), q_a [1536 x 7168] 2.43 / 2.41 / 2.37 (1.89 / - / 1.78), q_b [3072 x 1536] 1.82 / 1.64 / -,
+/// the router 1.06 / 1.13 / 1.12, o_proj [7168 x 2048] 2.51 / - / 2.26 (fp8 1.81 / - / 1.18),
+/// expert gate+up, fp8 qkv_a and fp8 expert gate+up within 3 %. Two vectors a row picks the
+/// fastest or one within 3 % of it in every case.
+pub const ROW_END_VECTORS: i64 = 2;
+
+/// The warp layout of a task: (row warps, K groups).
 ///
 /// `rows` = N (the items), `tasks` the task count, `k` the reduction length (a multiple of
-/// [`K_PER_WARP_LOAD`]). Row-warp counts 1, 2 and 4 are candidates where each K group's share
-/// of K is still a whole number of warp loads; the smallest whose `ceil(rows / (tasks ·
-/// nwarps))` equals 4's is taken (design.md rule 4).
+/// [`K_PER_WARP_LOAD`]). Row-warp counts n = 1, 2 and 4 are candidates where each of the 4 / n
+/// K groups' share of K is still a whole number of warp loads. The wave-quant tie test (design.md
+/// rule 4; issue 12, item 4) takes the smallest n whose `ceil(rows / (tasks · n))` equals 4's.
+/// That test counts rows per warp as if the warps a smaller n frees were idle; here they split
+/// K, so a warp's work is `ceil(rows per task / n)` rows of `k / (256 · 4 / n)` vectors per lane,
+/// each row ending in a reduction ([`ROW_END_VECTORS`]). Where another candidate's work is
+/// strictly less than the tie test's, the least is taken: kv_a [576 x 7168] on 116 tasks of 5
+/// rows gets 1 row warp (5 rows of 7 vectors + 2), where the tie test's 4 row warps left one warp
+/// 2 rows of 28 and three warps 1 (the task as long as that warp's stream).
 pub fn warp_layout(rows: i64, tasks: i64, k: i64) -> (i64, i64) {
-    let waves = |n: i64| ceil_div(rows, tasks.max(1).saturating_mul(n));
+    let tasks = tasks.max(1);
+    let fits = |n: i64| k % (K_PER_WARP_LOAD * (4 / n)) == 0;
+    let tie = tie_row_warps(rows, tasks, k);
+    let per_task = ceil_div(rows, tasks);
+    let work = |n: i64| {
+        ceil_div(per_task, n).saturating_mul(k / (K_PER_WARP_LOAD * (4 / n)) + ROW_END_VECTORS)
+    };
+    let least = [4, 2, 1]
+        .into_iter()
+        .filter(|&n| fits(n))
+        .min_by_key(|&n| work(n))
+        .unwrap_or(4);
+    let n = if work(least) < work(tie) { least } else { tie };
+    (n, 4 / n)
+}
+
+/// The row warps of the wave-quant tie test alone (design.md rule 4; issue 12, item 4): the
+/// smallest of 1, 2 and 4 whose `ceil(rows / (tasks · n))` equals 4's and whose K groups split K
+/// into whole warp loads. [`warp_layout`] departs from it where another count has less work.
+pub fn tie_row_warps(rows: i64, tasks: i64, k: i64) -> i64 {
+    let tasks = tasks.max(1);
+    let waves = |n: i64| ceil_div(rows, tasks.saturating_mul(n));
     let best = waves(4);
     [1, 2]
         .into_iter()
         .find(|&n| k % (K_PER_WARP_LOAD * (4 / n)) == 0 && waves(n) == best)
-        .map_or((4, 1), |n| (n, 4 / n))
+        .unwrap_or(4)
 }
 
 /// The work of a task and its warps, derived from the shapes and the task count (every
@@ -109,6 +147,8 @@ pub struct Layout {
     pub rows_per_task: i64,
     /// Row warps (nwarps), from [`warp_layout`].
     pub row_warps: i64,
+    /// The row warps the tie test alone gives ([`tie_row_warps`]), for the generated comment.
+    pub tie_row_warps: i64,
     /// K groups: 4 / row warps.
     pub k_groups: i64,
     /// 16-byte vectors per lane per row: K / (256 x K groups).
@@ -133,6 +173,7 @@ pub fn layout(n: i64, k: i64, tasks: i64) -> Layout {
     Layout {
         rows_per_task,
         row_warps,
+        tie_row_warps: tie_row_warps(n, tasks, k),
         k_groups,
         chunks,
         group,
@@ -284,7 +325,14 @@ pub(super) fn warp_constants(l: &Layout, ring: i64, k_per_load: i64) -> Vec<supe
         int_const(
             "kRowWarps",
             l.row_warps,
-            "nwarps: the smallest of 1, 2, 4 not raising ceil(kN / (kNumTasks * nwarps)) (design.md rule 4)",
+            if l.row_warps == l.tie_row_warps {
+                "nwarps: the smallest of 1, 2, 4 not raising ceil(kN / (kNumTasks * nwarps)) (design.md rule 4)".to_string()
+            } else {
+                format!(
+                    "nwarps: least work per warp, ceil(kRowsPerTask / nwarps) rows of kChunks + {ROW_END_VECTORS} vectors; the tie test (design.md rule 4) gives {}",
+                    l.tie_row_warps
+                )
+            },
         ),
         int_const(
             "kKGroups",
@@ -404,6 +452,21 @@ mod tests {
         assert_eq!(warp_layout(132, 132, 256), (4, 1));
         // K = 512 splits two ways, not four.
         assert_eq!(warp_layout(132, 132, 512), (2, 2));
+    }
+
+    #[test]
+    fn a_layout_with_less_work_per_warp_wins_over_the_tie() {
+        // kv_a [576 x 7168] on 116 tasks of 5 rows: 4 row warps leave one warp 2 rows of 28
+        // vectors (60 with the row ends), 1 row warp streams 5 rows of 7 (45).
+        assert_eq!(warp_layout(576, 116, 7168), (1, 4));
+        // o_proj [7168 x 2048] on 131 tasks of 55 rows: 14 rows of 8 (140) against 55 rows of 2
+        // (220): the tie's 4 row warps (1 row warp measured 11 % slower).
+        assert_eq!(warp_layout(7168, 131, 2048), (4, 1));
+        // The fp8 GEMV's qkv_a (a bf16 row of K / 2: [2176 x 3584]) on 128 tasks of 17 rows: 5
+        // rows of 14 (80) against 9 of 7 (81): the tie's (both measured the same).
+        assert_eq!(warp_layout(2176, 128, 3584), (4, 1));
+        // q_a [1536 x 7168] on 128 tasks of 12 rows: 3 rows of 28 (90) is the least: the tie's.
+        assert_eq!(warp_layout(1536, 128, 7168), (4, 1));
     }
 
     #[test]
