@@ -99,7 +99,7 @@ registry! {
     BARRIER_THREADS = "E0402", "roles", Some("I-R2"), "a named barrier's thread count is not the 128 consumer threads";
     ROLE_WARPS = "E0403", "roles", Some("I-R1"), "a role is bound to warps other than the runtime's layout";
     SETMAXNREG = "E0404", "roles", None, "setmaxnreg targets are illegal or exceed the register file";
-    ROLE_UNBOUND = "E0405", "roles", Some("I-R1"), "a channel or sem names a role the task does not bind";
+    ROLE_UNBOUND = "E0405", "roles", Some("I-R1"), "a channel or sem names a role the task does not bind, or a consumer-only task's `roles` leaves out the consumer its body runs on or the loader of its page hand-off";
     BODY_SYNC = "E0406", "roles", Some("I-R2"), "an inline body synchronises the whole block, uses a reserved barrier id, or identifies its task by blockIdx";
 
     TMEM_COLS = "E0501", "tmem", Some("I-T1"), "the TMEM column count is not a power of two in [32, 512]";
