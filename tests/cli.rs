@@ -304,6 +304,45 @@ fn nvcc_errors_in_a_helper_s_body_map_to_its_use() {
     assert!(e.contains("h.mpk:6"), "names the helper's line: {e}");
 }
 
+/// A helper's named region members have the typed accessors a task's do (`buf.sums_part()`):
+/// `valid::body` accepts them in a helper's body, so its SMEM view declares them and nvcc
+/// compiles the call (they were missing from the helper's view: check passed, build failed).
+#[test]
+fn a_helper_s_body_reads_its_region_members_through_accessors() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("helper_accessors");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("h.mpk"),
+        "task warp_sums {\n  family helper\n  tensor x: f32[128] in\n  tensor y: f32[4] out\n  region sums { holds f32[4] part, i32[4] count; align 16 }\n  barrier sync = named(3, threads 128)\n  body cuda {\n    float const s = mpkc::warp_sum(x[threadIdx.x]);\n    if ((threadIdx.x & 31) == 0) { buf.sums_part()[threadIdx.x >> 5] = s; buf.sums_count()[threadIdx.x >> 5] = 32; }\n    mpkc::named_barrier_sync(BAR_SYNC, kConsumerThreads);\n    if (threadIdx.x < 4) y[threadIdx.x] = buf.sums_part()[threadIdx.x] / buf.sums_count()[threadIdx.x];\n    mpkc::named_barrier_sync(BAR_SYNC, kConsumerThreads);\n  }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("u.mpk"),
+        "task sums_user {\n  family consumer\n  tensor x: f32[128] in\n  tensor y: f32[4] out\n  use warp_sums from \"h.mpk\"\n  body cuda {\n    warp_sums(x, y);\n  }\n}\n",
+    )
+    .unwrap();
+    let o = mpkc()
+        .current_dir(&dir)
+        .args(["build", "u.mpk", "--out", "o", "--no-cache"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let cuh = std::fs::read_to_string(dir.join("o/sums_user.cuh")).unwrap();
+    let view = &cuh[cuh.find("namespace helper_warp_sums").unwrap()..];
+    assert!(
+        view.contains(
+            "__device__ float *sums_part() const { return reinterpret_cast<float *>(sums + 0); }"
+        ),
+        "{view}"
+    );
+    assert!(
+        view.contains("__device__ int32_t *sums_count() const { return reinterpret_cast<int32_t *>(sums + 16); }"),
+        "{view}"
+    );
+}
+
 #[test]
 fn build_of_the_stdlib_prints_the_budget_table_and_kernels() {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stdlib_out");

@@ -192,8 +192,9 @@ fn smem_view(w: &mut Writer, ir: &TaskIr) {
 
 /// A typed accessor per named member a region holds (`holds f32[13] sums`): `buf.<group>_<member>()`
 /// for a single region, `buf.<group>_<member>(stage)` for a stage array, the member's type at its
-/// laid-out offset in that region (`ir::held`; per stage where the stages' layouts differ).
-fn held_accessors(w: &mut Writer, ir: &TaskIr) {
+/// laid-out offset in that region (`ir::held`; per stage where the stages' layouts differ). A
+/// helper's view (`back::helper`) has the same accessors, by the helper's own region names.
+pub(super) fn held_accessors(w: &mut Writer, ir: &TaskIr) {
     for a in ir.member_accessors() {
         let (g, m) = (a.group, a.member);
         let ty = m.ty.cuda_type();

@@ -144,6 +144,9 @@ fn smem_view(w: &mut Writer, helper: &TaskIr) {
             w.line(format!("char *{};  // {size} B", g.name));
         }
     }
+    // Its named members' typed accessors (`buf.cand_val()`), as a consumer's view has them:
+    // `valid::body` accepts them in a helper's body as in a task's.
+    super::consumer::held_accessors(w, helper);
     w.close(";");
 }
 

@@ -59,7 +59,7 @@ registry! {
     RUNTIME_PARAM = "E0022", "syntax", None, "a run-time param (`= runtime`) is not a ranged integer, is set at compile time, is not the only one, or sizes other than a tensor's leading dimension";
     RUNTIME_LOWERING = "E0023", "backend", None, "the lowering cannot take the token count at run time (`= runtime`)";
     HELPER_UNKNOWN = "E0024", "syntax", None, "a `use` names no helper: no task of that name in the file it names, a task that is not a helper (family E), or a file that is missing or does not parse";
-    HELPER_HOST = "E0025", "syntax", None, "a task that cannot host a helper uses one: a pipeline (its generated roles have no body to call it from; its epilogue map is a per-element function) or a body template (no inline body to call it), a helper (helpers do not nest; one using itself), or a family without SMEM using a helper with regions";
+    HELPER_HOST = "E0025", "syntax", None, "a task that cannot host a helper uses one: a pipeline (its generated roles have no body to call it from; its epilogue map is a per-element function) or a body template (no inline body to call it), a helper (helpers do not nest; one using itself), a family without SMEM using a helper with regions, or a task building for a target the helper does not declare";
     HELPER_PARAMS = "E0026", "syntax", None, "a `use` binds the helper's params wrongly: an unknown param, a value the helper's type or range rejects, or values at which the helper does not lower";
     HELPER_CALL = "E0027", "syntax", None, "the inline body does not call a helper it uses, or calls it with a number of arguments its signature does not take";
     PAGED_KV = "E0028", "syntax", None, "a paged KV cache (`paged(...)`) does not fit its tensor, the page table's request slots or its pool, is written, is not the only one, or no inline body reads it";
@@ -99,7 +99,7 @@ registry! {
     BARRIER_THREADS = "E0402", "roles", Some("I-R2"), "a named barrier's thread count is not the 128 consumer threads";
     ROLE_WARPS = "E0403", "roles", Some("I-R1"), "a role is bound to warps other than the runtime's layout";
     SETMAXNREG = "E0404", "roles", None, "setmaxnreg targets are illegal or exceed the register file";
-    ROLE_UNBOUND = "E0405", "roles", Some("I-R1"), "a channel or sem names a role the task does not bind";
+    ROLE_UNBOUND = "E0405", "roles", Some("I-R1"), "a channel or sem names a role the task does not bind, or a consumer-only task's `roles` leaves out the consumer its body runs on or the loader of its page hand-off";
     BODY_SYNC = "E0406", "roles", Some("I-R2"), "an inline body synchronises the whole block, uses a reserved barrier id, or identifies its task by blockIdx";
 
     TMEM_COLS = "E0501", "tmem", Some("I-T1"), "the TMEM column count is not a power of two in [32, 512]";

@@ -123,6 +123,37 @@ fn one(cx: &mut Cx<'_>, u: &ast::Use, opts: &SemaOptions) -> Option<HelperUseIr>
         );
         return None;
     }
+    // A helper that declares its targets is code for those only (its body may use an
+    // instruction one of them lacks): each target of the using task must be among them. A helper
+    // without a `targets` item follows its callers' targets.
+    if hc.targets.is_some() {
+        if let Some(t) = cx
+            .ir
+            .targets
+            .iter()
+            .find(|t| !helper.targets.iter().any(|h| h.target == t.target))
+        {
+            let declared: Vec<&str> = helper.targets.iter().map(|h| h.target.as_str()).collect();
+            let (target, span) = (t.target.as_str(), t.span);
+            cx.report(
+                Diagnostic::error(
+                    codes::HELPER_HOST,
+                    format!("helper `{name}` is declared for {} only, but this task builds for {target}", declared.join(", ")),
+                )
+                .primary(u.span, format!("its code would be compiled into the {target} kernel"))
+                .secondary(span, format!("{target} here"))
+                .note(format!(
+                    "`{name}` declares `targets {}` in {}: a helper's code is emitted into the kernel of every target of each task that uses it",
+                    declared.join(", "),
+                    file.path
+                ))
+                .help(format!(
+                    "add {target} to `{name}`'s `targets` if its code serves it, or drop {target} from this task's"
+                )),
+            );
+            return None;
+        }
+    }
     Some(place(cx, u, file, helper))
 }
 

@@ -111,15 +111,12 @@ pub(super) fn barriers(ir: &TaskIr, sink: &mut Sink) {
             }
         }
         // The runtime's warps for the role (I-R1): where the contract binds it elsewhere, E0403
-        // says so, and the barrier must count what the runtime runs, not the wrong binding.
-        let want = ir.role(b.by).map_or(0, |r| {
-            let (f, l) = r.kind.runtime_warps();
-            if (r.first_warp, r.last_warp) == (f, l) {
-                r.threads()
-            } else {
-                32 * (i64::from(l) - i64::from(f) + 1)
-            }
-        });
+        // says so, and where it binds it nowhere, E0405 (the kernel still runs it there): the
+        // barrier must count what the runtime runs, not the binding.
+        let want = {
+            let (f, l) = b.by.runtime_warps();
+            32 * (i64::from(l) - i64::from(f) + 1)
+        };
         if b.threads != want {
             let why = if b.threads % 32 != 0 {
                 "; barrier counts are whole warps, multiples of 32"

@@ -337,6 +337,57 @@ pub(super) fn roles_bound(ir: &TaskIr, sink: &mut Sink) {
         check(s.producer, &what, s.span);
         check(s.consumer, &what, s.span);
     }
+    implicit_roles_bound(ir, sink);
+}
+
+/// I-R1 for the roles a consumer-only kernel runs that no channel or sem names: its body on the
+/// consumer warps, and, where it has regions, mpkc's page hand-off `pages_ready` (the loader
+/// arrives it, `plan::sems::needs_page_handoff`). A `roles` item that leaves one out says the
+/// role does not exist, while the generated kernel runs it on the runtime's warps.
+fn implicit_roles_bound(ir: &TaskIr, sink: &mut Sink) {
+    if !ir.roles_declared || !ir.family.is_consumer_only() {
+        return;
+    }
+    let (Some(first), Some(last)) = (ir.roles.first(), ir.roles.last()) else {
+        return;
+    };
+    let item = first.span.to(last.span);
+    let mut needed: Vec<(RoleKind, String, &'static str)> = Vec::new();
+    if ir.body.is_some() {
+        needed.push((
+            RoleKind::Consumer,
+            "the body runs on the consumer warps".to_string(),
+            "a consumer-only task's body runs on the consumer warpgroup (W0-W3), threads 0..127",
+        ));
+    }
+    if crate::plan::sems::needs_page_handoff(ir) {
+        needed.push((
+            RoleKind::Loader,
+            format!("the page hand-off `{}` is arrived by the loader", crate::plan::sems::PAGES_READY),
+            "a consumer-only task with regions gets mpkc's page hand-off: the loader warp (W4) arrives `pages_ready` after the runtime's page prefix, the consumer waits it before the body (docs/language.md, \"Pages of a consumer-only task\")",
+        ));
+    }
+    for (role, what, note) in needed {
+        if ir.role(role).is_some() {
+            continue;
+        }
+        let (f, l) = role.runtime_warps();
+        let warps = if f == l {
+            format!("W{f}")
+        } else {
+            format!("W{f}..W{l}")
+        };
+        sink.push(
+            Diagnostic::error(
+                codes::ROLE_UNBOUND,
+                format!("{what}, which `roles` does not bind"),
+            )
+            .primary(item, format!("binds no {role}"))
+            .note(note)
+                .note("with a `roles` item only the roles it lists exist, but the generated kernel runs this one on the runtime's warps")
+                .help(format!("add `{role} {warps}` to `roles`, or leave `roles` out (the runtime's layout binds every role)")),
+        );
+    }
 }
 
 /// A region ring's depth equals its region's stages, and every ring has an empty edge (own or
