@@ -53,6 +53,73 @@ fn check_of_the_stdlib_succeeds() {
     );
 }
 
+/// Two files of one `check` whose tasks declare one TaskType (E0605): the error is on the later
+/// file's `task_id`, names the first file and line, and offers a TaskType free in the build inside
+/// MPK's TMA range (the linear loads through TMA); in the other order the other file gets it; JSON
+/// names the file; `build` stops before nvcc. The stdlib and the examples, checked together,
+/// declare no TaskType twice.
+#[test]
+fn a_task_type_two_files_declare_is_e0605_on_the_later_one() {
+    let house = "stdlib/linear_sm100_v2.mpk";
+    let copy = std::fs::read_to_string(root().join(house))
+        .unwrap()
+        .replace("task linear_sm100_v2 {", "task linear_copy {");
+    let task_id_line = copy
+        .lines()
+        .position(|l| l.trim() == "task_id 244")
+        .unwrap()
+        + 1;
+    let p = tmp("task_type_copy.mpk", &copy);
+    let p = p.to_str().unwrap();
+    let o = run(&["check", house, p]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.matches("error[E0605]").count(), 1, "{e}");
+    assert!(
+        e.contains("error[E0605]: TaskType 244 is declared by two tasks: `linear_sm100_v2` already has it, so `linear_copy` cannot"),
+        "{e}"
+    );
+    assert!(e.contains(&format!("{p}:{task_id_line}:3")), "{e}");
+    assert!(
+        e.contains(&format!(
+            "`linear_sm100_v2` declares TaskType 244 at {house}:{task_id_line}"
+        )),
+        "{e}"
+    );
+    assert!(
+        e.contains("help: give `linear_copy` a TaskType no task of this build uses, e.g. `task_id 232` (free in 232..=255"),
+        "{e}"
+    );
+    assert!(e.contains("1 task instance clean, 1 error"), "{e}");
+
+    let o = run(&["check", "--message-format", "json", p, house]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", stdout(&o));
+    assert_eq!(lines[0]["code"], "E0605");
+    assert_eq!(lines[0]["file"], house);
+    assert_eq!(lines[0]["span"]["line_start"], task_id_line as u64);
+
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli_task_type_build");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = run(&["build", house, p, "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error[E0605]"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("E0701"), "{}", stderr(&o));
+    assert!(!out.exists(), "nothing is written");
+
+    let o = run(&["check", "stdlib", "stdlib/dsv3", "examples"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("0 errors, 0 warnings"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn over_budget_linear_exits_1_with_totals() {
     let p = tmp("linear7.mpk", &linear_with_stages(7));

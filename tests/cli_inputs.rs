@@ -89,10 +89,16 @@ fn line_of(text: &str, needle: &str) -> u64 {
     text[..at].matches('\n').count() as u64 + 1
 }
 
-/// The input: a user task named `linear_sm100_v2_sm90` (the stdlib linear renamed).
+/// The input: a user task named `linear_sm100_v2_sm90` (the stdlib linear renamed, with a
+/// TaskType of its own, so that the generated-file clash is the only error: E0605 otherwise).
 fn sm90_clash_file(dir: &Path) -> String {
     let text = stdlib_text("linear_sm100_v2.mpk")
-        .replace("task linear_sm100_v2 {", "task linear_sm100_v2_sm90 {");
+        .replace("task linear_sm100_v2 {", "task linear_sm100_v2_sm90 {")
+        .replace("  task_id 244\n", "  task_id 248\n");
+    assert!(
+        text.contains("task_id 248"),
+        "the stdlib linear's TaskType moved"
+    );
     write(dir, "clash.mpk", text)
 }
 

@@ -6,7 +6,7 @@
 //! `src/` code (a mention in a comment does not count).
 
 use mpkc::diag::codes::{long_doc, REGISTRY};
-use mpkc::driver::{check_source, Source};
+use mpkc::driver::{check_sources, Source};
 use mpkc::sema::SemaOptions;
 use mpkc::valid::CheckOptions;
 use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
@@ -59,15 +59,19 @@ fn mpk_blocks(page: &str) -> Vec<String> {
     out
 }
 
+/// Checks a page's example as `mpkc check FILE` does: with the contracts mpkc derives from it and
+/// the checks across a build's tasks (generated-file clashes, `setmaxnreg`, TaskTypes), every
+/// diagnostic in the file's own result.
 fn check(path: String, text: &str) -> mpkc::driver::Checked {
-    check_source(
-        &Source {
+    check_sources(
+        &[Source {
             path,
             text: text.to_string(),
-        },
+        }],
         &SemaOptions::default(),
         &CheckOptions::default(),
     )
+    .swap_remove(0)
 }
 
 fn summary(checked: &mpkc::driver::Checked) -> String {

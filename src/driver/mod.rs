@@ -22,12 +22,14 @@ pub mod sass_lint;
 pub mod select;
 mod setmaxnreg;
 pub mod stdlib;
+mod task_types;
 pub mod tune;
 pub mod verify;
 
 pub use clash::unit_collisions;
 pub use derived::{derived_sources, Derived};
 pub use setmaxnreg::setmaxnreg_agreement;
+pub use task_types::task_type_clashes;
 
 use crate::diag::{Diagnostic, Sink};
 use crate::front;
@@ -338,8 +340,9 @@ fn range_ends_hold(
 }
 
 /// Checks every source, then the contracts mpkc derives from them (the reduce task of each
-/// split-K pipeline), and reports generated-file collisions and disagreeing `setmaxnreg` lines
-/// (E0404, register reallocation is megakernel-wide) across all of them.
+/// split-K pipeline), and reports generated-file collisions, disagreeing `setmaxnreg` lines
+/// (E0404, register reallocation is megakernel-wide) and TaskTypes two tasks declare (E0605)
+/// across all of them.
 pub fn check_sources(
     sources: &[Source],
     sema_opts: &SemaOptions,
@@ -384,7 +387,7 @@ pub fn check_sources_with(
     unit_collisions(&mut checked);
     setmaxnreg_agreement(&mut checked);
     let first_derived = sources.len();
-    for (k, parent) in parents.into_iter().enumerate() {
+    for (k, &parent) in parents.iter().enumerate() {
         let c = &mut checked[first_derived + k];
         let diags: Vec<Diagnostic> = std::mem::take(&mut c.diags)
             .into_iter()
@@ -396,6 +399,7 @@ pub fn check_sources_with(
             p.diags = sorted(std::mem::take(&mut p.diags));
         }
     }
+    task_type_clashes(&mut checked, first_derived, &parents);
     checked
 }
 

@@ -607,10 +607,14 @@ fn inline_rules(ir: &TaskIr, code: &str, code_span: crate::span::Span, sink: &mu
         let mut d =
             Diagnostic::error(codes::BODY_SYNC, msg).primary(at(b.at.start, b.at.len()), "here");
         if let Some(bind) = b.bound {
-            d = d.secondary(
-                at(bind.start, bind.len()),
-                format!("bound to `{}()` here", b.group),
-            );
+            let label = match &b.param_type {
+                Some(ty) => format!(
+                    "a `{ty}` parameter: a caller can pass it only `{}()`",
+                    b.group
+                ),
+                None => format!("bound to `{}()` here", b.group),
+            };
+            d = d.secondary(at(bind.start, bind.len()), label);
         }
         sink.push(d.note(note).help(help));
     }

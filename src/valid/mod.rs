@@ -80,6 +80,7 @@ pub fn names_word(code: &str, name: &str) -> bool {
 }
 pub use protocol::{check_one as model_check, model_text};
 pub use smem::{raw_plans, request_list};
+pub use tma::{FIRST_COMPUTE_TASK_ID, TMA_TASK_RANGE};
 
 /// Options of a check run.
 #[derive(Clone, Debug, Default)]

@@ -249,59 +249,19 @@ pub(super) fn placement_failure(
             )
         })
         .collect();
-    let reserving: Vec<String> = over.iter().map(|r| format!("`{}`", r.name)).collect();
     if !reserved.is_empty() {
         d = d.note(format!(
             "{}: whole pages no other region can use, not counted in the byte total",
             reserved.join("; ")
         ));
     }
-    // The region that takes the most whole pages is what a shrink frees most of.
-    let widest = reqs
-        .iter()
-        .filter(|r| r.size >= PAGE_SIZE)
-        .max_by_key(|r| r.size)
-        .map(|r| {
-            // A page run holds no other region in its last page: a size just past whole pages
-            // costs a page that shrinking it by less than the overhang does not free.
-            let over = r.size % PAGE_SIZE;
-            if over == 0 {
-                format!(" (the largest, `{}`, {} bytes)", r.name, r.size)
-            } else {
-                format!(
-                    " (the largest, `{}`, {} bytes, takes {} whole pages: at {} bytes it takes one fewer)",
-                    r.name,
-                    r.size,
-                    exact::ceil_div(r.size, PAGE_SIZE),
-                    r.size - over
-                )
-            }
-        })
-        .unwrap_or_default();
-    // Alignment padding matters only where it is more than a vector's.
-    let align = if reqs.get(index).is_some_and(|r| r.alignment > 16) {
-        "lower its alignment, or "
-    } else {
-        ""
-    };
-    let mut help = if reqs.get(index).is_some_and(|r| r.can_pack) {
-        format!(
-            "{}shrink the regions that take whole pages{widest}",
-            if align.is_empty() {
-                ""
-            } else {
-                "lower the region's alignment, or "
-            }
-        )
-    } else {
-        format!(
-            "make the region packable (`pack`), {}shrink the regions that take whole pages{widest}",
-            if align.is_empty() { "or " } else { align }
-        )
-    };
     if derived_pages > 13 {
-        help = format!("`{name}` alone needs {derived_pages} pages of {PAGE_SIZE} bytes; shrink it below {} bytes", g.capacity_bytes);
-    } else if let Some(pages) = pages::search_packing(reqs, g) {
+        return d.help(format!("`{name}` alone needs {derived_pages} pages of {PAGE_SIZE} bytes; shrink it below {} bytes", g.capacity_bytes));
+    }
+    // Each fix offered is one MPK's planner accepts (and that overflows no page after the remap,
+    // E0107), tried on the requests with that one change: the help says only what would work.
+    let mut fixes: Vec<String> = Vec::new();
+    if let Some(pages) = pages::search_packing(reqs, g) {
         let shown: Vec<String> = pages
             .iter()
             .enumerate()
@@ -317,17 +277,123 @@ pub(super) fn placement_failure(
             })
             .collect();
         d = d.note(format!("a placement exists that MPK's first-fit (larger packable regions first) does not find: {}", shown.join("; ")));
-        if let Some(merge) = merge_fix(reqs, g, &pages) {
-            help = merge;
+        fixes.extend(merge_fix(reqs, g, &pages));
+    }
+    fixes.extend(checked_fixes(t, g, reqs, index, &over));
+    let help = match fixes.as_slice() {
+        [] => format!(
+            "no single change mpkc tries makes the regions fit (packing a region, a lower alignment, one page fewer for a region of several pages{}{}): shrink or merge regions until MPK's planner places them (`mpkc plan` shows its pages)",
+            if over.is_empty() { "" } else { ", dropping `pages`" },
+            if t.smem_capacity_bytes < crate::ir::DEFAULT_SMEM_CAPACITY_BYTES {
+                ", a larger `smem`"
+            } else {
+                ""
+            }
+        ),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{}, or {last}", init.join(", ")),
+    };
+    d.help(help)
+}
+
+/// Whether MPK's planner places `reqs` in geometry `g` with no page past the capacity after the
+/// remap, planned first and after itself (E0107's walk).
+fn fits(reqs: &[RegionRequest], g: &Geometry) -> bool {
+    super::remap::fits_along_the_walk(reqs, g, &pages::identity_order(g))
+}
+
+/// The fixes of an E0106 on region `index` that make `reqs` fit, each one change, each tried with
+/// MPK's planner ([`fits`]), in this order: drop the `pages` of the regions in `over` (pages past
+/// their bytes); make a single-page region packable (the failing one first; a packable region
+/// shares a page only with packable ones, so this helps only where a page is not taken whole);
+/// lower the failing packable region's alignment (to the highest power of two that fits); give
+/// a region of several pages one page fewer (the largest first); and, where the target declares
+/// less SMEM than MPK's default, the least page-multiple capacity that fits.
+fn checked_fixes(
+    t: &TargetIr,
+    g: &Geometry,
+    reqs: &[RegionRequest],
+    index: usize,
+    over: &[&RegionRequest],
+) -> Vec<String> {
+    let with = |i: usize, change: &dyn Fn(&mut RegionRequest)| {
+        let mut c = reqs.to_vec();
+        change(&mut c[i]);
+        c
+    };
+    let mut fixes = Vec::new();
+    let dropped: Vec<RegionRequest> = reqs
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            if over.iter().any(|o| o.name == r.name) {
+                r.page_count = -1;
+            }
+            r
+        })
+        .collect();
+    if !over.is_empty() && fits(&dropped, g) {
+        let names: Vec<String> = over.iter().map(|r| format!("`{}`", r.name)).collect();
+        fixes.push(format!(
+            "lower or drop `pages` on {} (the pages it reserves past its bytes)",
+            names.join(", ")
+        ));
+    }
+    let packable =
+        |r: &RegionRequest| !r.can_pack && r.size > 0 && r.size < PAGE_SIZE && r.page_count <= 1;
+    let order = std::iter::once(index).chain((0..reqs.len()).filter(|&i| i != index));
+    if let Some(i) = order
+        .filter(|&i| reqs.get(i).is_some_and(packable))
+        .find(|&i| fits(&with(i, &|r| r.can_pack = true), g))
+    {
+        fixes.push(if i == index {
+            "make the region packable (`pack`)".to_string()
+        } else {
+            format!("make `{}` packable too (`pack`)", reqs[i].name)
+        });
+    }
+    if let Some(r) = reqs.get(index).filter(|r| r.can_pack && r.alignment > 16) {
+        let lower = std::iter::successors(Some(r.alignment / 2), |a| (*a > 16).then(|| a / 2))
+            .find(|&a| fits(&with(index, &|r| r.alignment = a), g));
+        if let Some(a) = lower {
+            fixes.push(format!("lower its alignment to {a} (`align {a}`)"));
         }
     }
-    if !reserving.is_empty() {
-        help = format!(
-            "lower or drop `pages` on {} (the pages it reserves past its bytes), or {help}",
-            reserving.join(", ")
-        );
+    let mut several: Vec<usize> = (0..reqs.len())
+        .filter(|&i| reqs[i].size > PAGE_SIZE && reqs[i].page_count <= 0)
+        .collect();
+    several.sort_by_key(|&i| std::cmp::Reverse(reqs[i].size));
+    if let Some((i, to)) = several.into_iter().find_map(|i| {
+        let to = (exact::ceil_div(reqs[i].size, PAGE_SIZE) - 1) * PAGE_SIZE;
+        fits(&with(i, &|r| r.size = to), g).then_some((i, to))
+    }) {
+        fixes.push(format!(
+            "shrink `{}` from {} to {to} bytes (one whole page fewer)",
+            reqs[i].name, reqs[i].size
+        ));
     }
-    d.help(help)
+    if t.smem_capacity_bytes < crate::ir::DEFAULT_SMEM_CAPACITY_BYTES {
+        let more = (1..=g.num_pages as i64)
+            .map(|k| k * PAGE_SIZE)
+            .chain([crate::ir::DEFAULT_SMEM_CAPACITY_BYTES])
+            .filter(|&c| c > t.smem_capacity_bytes && c <= crate::ir::DEFAULT_SMEM_CAPACITY_BYTES)
+            .find(|&c| {
+                fits(
+                    reqs,
+                    &Geometry {
+                        capacity_bytes: c,
+                        ..g.clone()
+                    },
+                )
+            });
+        if let Some(c) = more {
+            fixes.push(format!(
+                "give {} more SMEM: `{}(smem {c})`",
+                t.target, t.target
+            ));
+        }
+    }
+    fixes
 }
 
 /// A merge of the regions one page of `pages` holds into one region, verified with MPK's planner

@@ -27,7 +27,7 @@ pub(super) fn overflow_after_itself(
 /// Whether `reqs` fit (I-S5) after `start` and after the identity order, and in every plan of
 /// the task after itself from either: what a fix of an E0107 must hold, or it would trade one
 /// overflow for another.
-fn fits_along_the_walk(reqs: &[RegionRequest], g: &Geometry, start: &[usize]) -> bool {
+pub(super) fn fits_along_the_walk(reqs: &[RegionRequest], g: &Geometry, start: &[usize]) -> bool {
     let fits = |order: &[usize]| pages::plan(reqs, order, g).is_ok_and(|p| !p.exceeds_capacity(g));
     let identity = pages::identity_order(g);
     fits(start)
