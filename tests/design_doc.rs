@@ -295,19 +295,31 @@ fn every_unit_of_every_family_has_a_whole_document() {
                 .iter()
                 .find(|f| f.kind == FileKind::DesignDoc)
                 .unwrap();
-            for section in [
-                "## Engine",
-                "## Region plan",
-                "## Semaphore ordinals",
-                "## Roles",
-                "## Granularity",
-                "## Descriptors",
-            ] {
+            // A helper has no kernel: one section says its roles, ordinals, pages and task
+            // count are its caller's, and none of a task's three sections may claim otherwise.
+            let helper = t.ir.family.as_str() == "helper";
+            let own = ["## Semaphore ordinals", "## Roles", "## Granularity"];
+            let caller = "## Roles, ordinals, pages and granularity";
+            for section in ["## Engine", "## Region plan", "## Descriptors"]
+                .into_iter()
+                .chain(if helper { vec![caller] } else { own.to_vec() })
+            {
                 assert!(
                     doc.text.contains(&format!("\n{section}\n")),
                     "{}: no {section}",
                     doc.name
                 );
+            }
+            if helper {
+                for section in own {
+                    assert!(
+                        !doc.text.contains(&format!("\n{section}\n")),
+                        "{}: a helper's document has {section}",
+                        doc.name
+                    );
+                }
+                assert!(!doc.text.contains("kNumTasks"), "{}", doc.name);
+                continue;
             }
             for p in &t.programs {
                 assert!(
@@ -326,7 +338,7 @@ fn every_unit_of_every_family_has_a_whole_document() {
             );
         }
     }
-    for f in ["pipeline", "consumer", "consumer-no-smem"] {
+    for f in ["pipeline", "consumer", "consumer-no-smem", "helper"] {
         assert!(families.contains(f), "no unit of family {f}: {families:?}");
     }
 }

@@ -34,9 +34,29 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
     tensors::write(&mut s, task);
     helpers::write(&mut s, task);
     regions::write(&mut s, task);
-    protocol::sems(&mut s, task);
-    protocol::roles(&mut s, task);
-    granularity::write(&mut s, task);
+    if task.ir.family == crate::ir::Family::Helper {
+        caller_owned(&mut s, task);
+    } else {
+        protocol::sems(&mut s, task);
+        protocol::roles(&mut s, task);
+        granularity::write(&mut s, task);
+    }
     descriptors::write(&mut s, task);
     s
+}
+
+/// A helper (family E) has no kernel: no semaphore ordinals, role program, page releases or
+/// task count of its own; its caller's design document gives them. One section says so, in
+/// place of the "Semaphore ordinals", "Roles" and "Granularity" a task's document has.
+fn caller_owned(s: &mut String, task: &CheckedTask) {
+    let unit = task.ir.unit_name();
+    let _ = writeln!(
+        s,
+        "## Roles, ordinals, pages and granularity
+"
+    );
+    let _ = writeln!(
+        s,
+        "None of its own: `{unit}` runs inside the task that uses it, on that task's consumer warps (W0-W3), within its body; that task's semaphore ordinals, role program, page releases (the runtime's consumer suffix frees the pages its `{unit}_<region>` regions take) and task count are the caller's, in the caller's design document. The region plan above is the helper's regions alone: in a caller they are planned with the caller's.\n"
+    );
 }
