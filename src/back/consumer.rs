@@ -40,6 +40,9 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
     if super::consumer_ring::has_rings(ir) {
         w.line("#include \"mpkc_ring.cuh\"");
     }
+    if uses_cooperative_groups(ir) {
+        w.line("#include <cooperative_groups.h>");
+    }
     w.line(format!("#include \"{unit}_spec.h\""));
     w.blank();
     w.open_namespace(&format!("kernel::{unit}"));
@@ -523,4 +526,13 @@ fn registration(w: &mut Writer, task: &CheckedTask) {
     w.close(";");
     w.blank();
     super::setmaxnreg::cuh_guard(w, ir);
+}
+
+/// Whether the task's inline body, or a helper's it uses, names `cooperative_groups` (a warp
+/// tile's `shfl` or `sync`, a group's `size`): the kernel then includes `<cooperative_groups.h>`,
+/// which neither mpkc's prelude nor the harness does, so that what check accepts builds. The
+/// barriers that would synchronise the block are E0406 at check (`valid::group_barriers`).
+fn uses_cooperative_groups(ir: &crate::ir::TaskIr) -> bool {
+    let names = |b: &Option<BodyIr>| matches!(b, Some(BodyIr::Cuda { code, .. }) if code.contains("cooperative_groups"));
+    names(&ir.body) || ir.helpers.iter().any(|h| names(&h.helper.body))
 }
