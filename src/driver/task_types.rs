@@ -30,6 +30,8 @@ struct Site {
     id: i64,
     /// The `task_id` item (for a derived reduce, its parent's `reduce_task_id`), in `shown`.
     span: Span,
+    /// The task's name (for a derived reduce, its parent's `reduce_task_id` item), in `shown`.
+    name_span: Span,
     /// The MPK task it is a variant of: the task name, or [`super::Derived::task`].
     owner: String,
     /// For a derived reduce: the pipeline task it is derived from.
@@ -83,16 +85,16 @@ pub fn task_type_clashes(checked: &mut [Checked], first_derived: usize, parents:
             .chain(c.rejected.iter().map(|ir| (None, ir)));
         for (ti, ir) in irs {
             let Some(id) = ir.task_id else { continue };
-            let (span, owner, derived_from) = match (&c.derived, derived_span) {
+            let (span, name_span, owner, derived_from) = match (&c.derived, derived_span) {
                 (Some(d), Some(Some(item))) => {
                     // The pipeline task (not instance): the reduces of its instances share the
                     // value, and each gets the same diagnostic, reported once.
                     let parent = d.task.strip_suffix("_reduce").unwrap_or(&d.task);
-                    (item, d.task.clone(), Some(parent.to_string()))
+                    (item, item, d.task.clone(), Some(parent.to_string()))
                 }
                 // A derived contract's `task_id` always comes from a `reduce_task_id`.
                 (Some(_), _) => continue,
-                (None, _) => (ir.task_id_span, ir.name.clone(), None),
+                (None, _) => (ir.task_id_span, ir.name_span, ir.name.clone(), None),
             };
             sites.push(Site {
                 ci,
@@ -100,6 +102,7 @@ pub fn task_type_clashes(checked: &mut [Checked], first_derived: usize, parents:
                 shown,
                 id,
                 span,
+                name_span,
                 owner,
                 derived_from,
                 tma: uses_tma(ir),
@@ -125,6 +128,17 @@ pub fn task_type_clashes(checked: &mut [Checked], first_derived: usize, parents:
             v
         });
         found.push((s.shown, diagnostic(checked, s, f, free), (s.ci, s.ti)));
+    }
+    // Two tasks whose names give one enum name (`foo` and `foo_v2` are both `TASK_FOO_V2`, contract
+    // doc §6.1 step 1): MPK's enum cannot hold both, whatever their values.
+    let mut named: BTreeMap<String, usize> = BTreeMap::new();
+    for (k, s) in sites.iter().enumerate() {
+        let e = crate::wire::facts::enum_name(&s.owner);
+        let f = &sites[*named.entry(e.clone()).or_insert(k)];
+        if f.owner == s.owner || found.iter().any(|(_, _, r)| *r == (s.ci, s.ti)) {
+            continue;
+        }
+        found.push((s.shown, enum_diagnostic(checked, s, f, &e), (s.ci, s.ti)));
     }
     if found.is_empty() {
         return;
@@ -224,4 +238,36 @@ fn diagnostic(checked: &[Checked], me: &Site, first: &Site, free: Option<i64>) -
         ),
     };
     d.help(help)
+}
+
+/// The E0605 of `me`, whose task name gives the enum name `enum_name` that `first`'s already does.
+fn enum_diagnostic(checked: &[Checked], me: &Site, first: &Site, enum_name: &str) -> Diagnostic {
+    let mut d = Diagnostic::error(
+        codes::TASK_TYPE_CLASH,
+        format!(
+            "{} and {} both take the name `{enum_name}` in MPK's `enum TaskType`",
+            first.describe(),
+            me.describe()
+        ),
+    )
+    .primary(me.name_span, format!("{} is `{enum_name}`", me.describe()));
+    if first.shown == me.shown {
+        d = d.secondary(
+            first.name_span,
+            format!("{} is `{enum_name}` too", first.describe()),
+        );
+    } else {
+        let src = checked[first.shown].display_source();
+        d = d.note(format!(
+            "{} is declared at {}:{}",
+            first.describe(),
+            src.path,
+            line_of(&src.text, first.name_span.start)
+        ));
+    }
+    d.note("a task's enum name is `TASK_<NAME>`, with `_V2` added unless the name ends in `_v2` (contract doc §6.1 step 1), so `foo` and `foo_v2` are one name: `mpkc wire` would enter it twice")
+        .help(format!(
+            "rename {} (its `task`) so that its enum name differs from `{enum_name}`",
+            me.describe()
+        ))
 }

@@ -174,7 +174,7 @@ impl UnitFacts {
 
 /// The `enum TaskType` name of task `task`: `TASK_<TASK>`, with `_V2` added unless the name ends in
 /// `_v2` (contract doc §6.1 step 1: `TASK_<OP>_V2`).
-fn enum_name(task: &str) -> String {
+pub(crate) fn enum_name(task: &str) -> String {
     let upper = task.to_ascii_uppercase();
     if upper.ends_with("_V2") {
         format!("TASK_{upper}")
