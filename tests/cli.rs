@@ -341,28 +341,32 @@ fn nvcc_errors_name_the_failing_instance() {
     assert!(!e.contains("unit `by_inst_even`"), "{e}");
 }
 
-#[test]
-fn nvcc_errors_in_a_helper_s_body_map_to_its_use() {
-    // The helper's own check (a static_assert on its param) fails for the `use` line's value.
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("helper_nvcc");
+/// Writes helper contract `helper` as `h.mpk` and the contract `user` that uses it as `u.mpk` into
+/// a fresh folder `name`, and runs `mpkc build u.mpk --out o --no-cache` there: the folder and
+/// the run.
+fn build_helper_and_user(name: &str, helper: &str, user: &str) -> (PathBuf, Output) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("h.mpk"),
-        "task even_row {\n  family helper\n  param n: int in 2..=1024 = 64\n  tensor y: f32[n] out\n  body cuda {\n    static_assert(params::n % 2 == 0, \"even_row takes an even n\");\n    for (int i = threadIdx.x; i < params::n; i += kConsumerThreads) y[i] = 0.f;\n  }\n}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("u.mpk"),
-        "task odd_user {\n  family consumer-no-smem\n  tensor y: f32[65] out\n  use even_row from \"h.mpk\" (n = 65)\n  body cuda {\n    even_row(y);\n  }\n}\n",
-    )
-    .unwrap();
+    std::fs::write(dir.join("h.mpk"), helper).unwrap();
+    std::fs::write(dir.join("u.mpk"), user).unwrap();
     let o = mpkc()
         .current_dir(&dir)
         .args(["build", "u.mpk", "--out", "o", "--no-cache"])
         .env("NO_COLOR", "1")
         .output()
         .unwrap();
+    (dir, o)
+}
+
+#[test]
+fn nvcc_errors_in_a_helper_s_body_map_to_its_use() {
+    // The helper's own check (a static_assert on its param) fails for the `use` line's value.
+    let (_, o) = build_helper_and_user(
+        "helper_nvcc",
+        "task even_row {\n  family helper\n  param n: int in 2..=1024 = 64\n  tensor y: f32[n] out\n  body cuda {\n    static_assert(params::n % 2 == 0, \"even_row takes an even n\");\n    for (int i = threadIdx.x; i < params::n; i += kConsumerThreads) y[i] = 0.f;\n  }\n}\n",
+        "task odd_user {\n  family consumer-no-smem\n  tensor y: f32[65] out\n  use even_row from \"h.mpk\" (n = 65)\n  body cuda {\n    even_row(y);\n  }\n}\n",
+    );
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(e.contains("error[E0701]: nvcc:"), "{e}");
@@ -376,25 +380,11 @@ fn nvcc_errors_in_a_helper_s_body_map_to_its_use() {
 /// compiles the call (they were missing from the helper's view: check passed, build failed).
 #[test]
 fn a_helper_s_body_reads_its_region_members_through_accessors() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("helper_accessors");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("h.mpk"),
+    let (dir, o) = build_helper_and_user(
+        "helper_accessors",
         "task warp_sums {\n  family helper\n  tensor x: f32[128] in\n  tensor y: f32[4] out\n  region sums { holds f32[4] part, i32[4] count; align 16 }\n  barrier sync = named(3, threads 128)\n  body cuda {\n    float const s = mpkc::warp_sum(x[threadIdx.x]);\n    if ((threadIdx.x & 31) == 0) { buf.sums_part()[threadIdx.x >> 5] = s; buf.sums_count()[threadIdx.x >> 5] = 32; }\n    mpkc::named_barrier_sync(BAR_SYNC, kConsumerThreads);\n    if (threadIdx.x < 4) y[threadIdx.x] = buf.sums_part()[threadIdx.x] / buf.sums_count()[threadIdx.x];\n    mpkc::named_barrier_sync(BAR_SYNC, kConsumerThreads);\n  }\n}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("u.mpk"),
         "task sums_user {\n  family consumer\n  tensor x: f32[128] in\n  tensor y: f32[4] out\n  use warp_sums from \"h.mpk\"\n  body cuda {\n    warp_sums(x, y);\n  }\n}\n",
-    )
-    .unwrap();
-    let o = mpkc()
-        .current_dir(&dir)
-        .args(["build", "u.mpk", "--out", "o", "--no-cache"])
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let cuh = std::fs::read_to_string(dir.join("o/sums_user.cuh")).unwrap();
     let view = &cuh[cuh.find("namespace helper_warp_sums").unwrap()..];
