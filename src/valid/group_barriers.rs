@@ -39,22 +39,11 @@ const GROUP_TYPES: [(&str, &str); 3] = [
 /// [`GROUP_TYPES`]).
 pub(super) fn group_barriers(code: &str) -> Vec<GroupBarrier> {
     let b = code.as_bytes();
-    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    let skip_ws = |mut i: usize| {
-        while b.get(i).is_some_and(u8::is_ascii_whitespace) {
-            i += 1;
-        }
-        i
-    };
-    let back_ws = |mut i: usize| {
-        while i > 0 && b[i - 1].is_ascii_whitespace() {
-            i -= 1;
-        }
-        i
-    };
+    let skip_ws = |i| skip_ws(b, i);
+    let back_ws = |i| back_ws(b, i);
     // The identifier ending at `end` (exclusive), if one does.
     let word_before = |end: usize| {
-        let start = (0..end).rev().take_while(|&k| ident(b[k])).last()?;
+        let start = (0..end).rev().take_while(|&k| is_ident(b[k])).last()?;
         Some((start, &code[start..end]))
     };
     // The method after a group expression ending at `i`: `.sync(` or `.barrier_wait(`; returns
@@ -69,7 +58,7 @@ pub(super) fn group_barriers(code: &str) -> Vec<GroupBarrier> {
         ["sync", "barrier_wait"].into_iter().find_map(|m| {
             let end = k + m.len();
             (code[k..].starts_with(m)
-                && !b.get(end).is_some_and(|c| ident(*c))
+                && !b.get(end).is_some_and(|c| is_ident(*c))
                 && b.get(skip_ws(end)) == Some(&b'('))
             .then_some(end)
         })
@@ -139,8 +128,8 @@ pub(super) fn group_barriers(code: &str) -> Vec<GroupBarrier> {
     for (name, group, bind, param_type) in bound {
         for (i, _) in code.match_indices(name.as_str()) {
             let end = i + name.len();
-            if (i > 0 && (ident(b[i - 1]) || b[i - 1] == b'.'))
-                || b.get(end).is_some_and(|c| ident(*c))
+            if (i > 0 && (is_ident(b[i - 1]) || b[i - 1] == b'.'))
+                || b.get(end).is_some_and(|c| is_ident(*c))
             {
                 continue;
             }
@@ -184,29 +173,18 @@ pub(super) fn group_barriers(code: &str) -> Vec<GroupBarrier> {
 /// bound through its initialiser instead.
 fn group_params(code: &str, ty: &str) -> Vec<(String, std::ops::Range<usize>, String)> {
     let b = code.as_bytes();
-    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    let skip_ws = |mut i: usize| {
-        while b.get(i).is_some_and(u8::is_ascii_whitespace) {
-            i += 1;
-        }
-        i
-    };
-    let back_ws = |mut i: usize| {
-        while i > 0 && b[i - 1].is_ascii_whitespace() {
-            i -= 1;
-        }
-        i
-    };
+    let skip_ws = |i| skip_ws(b, i);
+    let back_ws = |i| back_ws(b, i);
     // The identifier starting at `i`, if one does: its end.
     let word_at = |i: usize| {
-        let end = (i..b.len()).find(|&k| !ident(b[k])).unwrap_or(b.len());
+        let end = (i..b.len()).find(|&k| !is_ident(b[k])).unwrap_or(b.len());
         (end > i && !b[i].is_ascii_digit()).then_some(end)
     };
     let qualifiers = ["const", "volatile"];
     let mut out = Vec::new();
     for (i, _) in code.match_indices(ty) {
         let end = i + ty.len();
-        if (i > 0 && ident(b[i - 1])) || b.get(end).is_some_and(|c| ident(*c)) {
+        if (i > 0 && is_ident(b[i - 1])) || b.get(end).is_some_and(|c| is_ident(*c)) {
             continue;
         }
         // Before the type: `(` or `,`, past `const` / `volatile` (`const cg::thread_block &b`).
@@ -216,7 +194,7 @@ fn group_params(code: &str, ty: &str) -> Vec<(String, std::ops::Range<usize>, St
             let word = qualifiers.into_iter().find(|q| {
                 before >= q.len()
                     && &b[before - q.len()..before] == q.as_bytes()
-                    && !(before > q.len() && ident(b[before - q.len() - 1]))
+                    && !(before > q.len() && is_ident(b[before - q.len() - 1]))
             });
             match word {
                 Some(q) => before = back_ws(before - q.len()),
@@ -265,23 +243,35 @@ fn group_params(code: &str, ty: &str) -> Vec<(String, std::ops::Range<usize>, St
 fn qualified_start(code: &str, mut i: usize) -> usize {
     let b = code.as_bytes();
     loop {
-        let mut j = i;
-        while j > 0 && b[j - 1].is_ascii_whitespace() {
-            j -= 1;
-        }
+        let j = back_ws(b, i);
         if j < 2 || &b[j - 2..j] != b"::" {
             return i;
         }
-        let mut k = j - 2;
-        while k > 0 && b[k - 1].is_ascii_whitespace() {
-            k -= 1;
-        }
-        let name_start = (0..k)
-            .rev()
-            .take_while(|&x| b[x].is_ascii_alphanumeric() || b[x] == b'_')
-            .last();
+        let k = back_ws(b, j - 2);
+        let name_start = (0..k).rev().take_while(|&x| is_ident(b[x])).last();
         i = name_start.unwrap_or(j - 2);
     }
+}
+
+/// Whether `c` may be part of a C++ identifier.
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// The first byte at or after `i` that is not whitespace (`b.len()` past the end).
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while b.get(i).is_some_and(u8::is_ascii_whitespace) {
+        i += 1;
+    }
+    i
+}
+
+/// The start of the whitespace run that ends at `i` (exclusive): `i` when none does.
+fn back_ws(b: &[u8], mut i: usize) -> usize {
+    while i > 0 && b[i - 1].is_ascii_whitespace() {
+        i -= 1;
+    }
+    i
 }
 
 #[cfg(test)]
