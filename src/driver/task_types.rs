@@ -206,20 +206,15 @@ fn diagnostic(checked: &[Checked], me: &Site, first: &Site, free: Option<i64>) -
         ),
     )
     .primary(me.span, format!("{} asks for TaskType {id}", me.describe()));
-    if first.shown == me.shown {
-        d = d.secondary(
-            first.span,
-            format!("{} has TaskType {id} here", first.describe()),
-        );
-    } else {
-        let src = checked[first.shown].display_source();
-        d = d.note(format!(
-            "{} declares TaskType {id} at {}:{}",
-            first.describe(),
-            src.path,
-            line_of(&src.text, first.span.start)
-        ));
-    }
+    d = at_first(
+        d,
+        checked,
+        me,
+        first,
+        first.span,
+        format!("{} has TaskType {id} here", first.describe()),
+        format!("{} declares TaskType {id}", first.describe()),
+    );
     d = d.note("MPK's `enum TaskType` gives each task one value (contract doc §6.1 step 1), and the runtime keys a task's registration, variants and SMEM plans by it (§1.2, §6.1): the two tasks would share one registration (`mpkc wire` would report it against MPK's tree, E0801)");
     let (lo, hi) = (TMA_TASK_RANGE.0 + 1, TMA_TASK_RANGE.1 - 1);
     let help = match (free, me.tma) {
@@ -242,7 +237,7 @@ fn diagnostic(checked: &[Checked], me: &Site, first: &Site, free: Option<i64>) -
 
 /// The E0605 of `me`, whose task name gives the enum name `enum_name` that `first`'s already does.
 fn enum_diagnostic(checked: &[Checked], me: &Site, first: &Site, enum_name: &str) -> Diagnostic {
-    let mut d = Diagnostic::error(
+    let d = Diagnostic::error(
         codes::TASK_TYPE_CLASH,
         format!(
             "{} and {} both take the name `{enum_name}` in MPK's `enum TaskType`",
@@ -251,23 +246,40 @@ fn enum_diagnostic(checked: &[Checked], me: &Site, first: &Site, enum_name: &str
         ),
     )
     .primary(me.name_span, format!("{} is `{enum_name}`", me.describe()));
-    if first.shown == me.shown {
-        d = d.secondary(
-            first.name_span,
-            format!("{} is `{enum_name}` too", first.describe()),
-        );
-    } else {
-        let src = checked[first.shown].display_source();
-        d = d.note(format!(
-            "{} is declared at {}:{}",
-            first.describe(),
-            src.path,
-            line_of(&src.text, first.name_span.start)
-        ));
-    }
-    d.note("a task's enum name is `TASK_<NAME>`, with `_V2` added unless the name ends in `_v2` (contract doc §6.1 step 1), so `foo` and `foo_v2` are one name: `mpkc wire` would enter it twice")
+    at_first(
+        d,
+        checked,
+        me,
+        first,
+        first.name_span,
+        format!("{} is `{enum_name}` too", first.describe()),
+        format!("{} is declared", first.describe()),
+    )
+    .note("a task's enum name is `TASK_<NAME>`, with `_V2` added unless the name ends in `_v2` (contract doc §6.1 step 1), so `foo` and `foo_v2` are one name: `mpkc wire` would enter it twice")
         .help(format!(
             "rename {} (its `task`) so that its enum name differs from `{enum_name}`",
             me.describe()
         ))
+}
+
+/// Points `d` at `first`'s item `at`: a secondary label `here` when it is in the file `me` is
+/// shown in, else a note "`elsewhere` at PATH:LINE".
+fn at_first(
+    d: Diagnostic,
+    checked: &[Checked],
+    me: &Site,
+    first: &Site,
+    at: Span,
+    here: String,
+    elsewhere: String,
+) -> Diagnostic {
+    if first.shown == me.shown {
+        return d.secondary(at, here);
+    }
+    let src = checked[first.shown].display_source();
+    d.note(format!(
+        "{elsewhere} at {}:{}",
+        src.path,
+        line_of(&src.text, at.start)
+    ))
 }
