@@ -110,33 +110,36 @@ pub const ROW_END_VECTORS: i64 = 2;
 /// rows gets 1 row warp (5 rows of 7 vectors + 2), where the tie test's 4 row warps left one warp
 /// 2 rows of 28 and three warps 1 (the task as long as that warp's stream).
 pub fn warp_layout(rows: i64, tasks: i64, k: i64) -> (i64, i64) {
-    let tasks = tasks.max(1);
-    let fits = |n: i64| k % (K_PER_WARP_LOAD * (4 / n)) == 0;
-    let tie = tie_row_warps(rows, tasks, k);
-    let per_task = ceil_div(rows, tasks);
+    let per_task = ceil_div(rows, tasks.max(1));
+    let tie = tie_row_warps(per_task, k);
     let work = |n: i64| {
         ceil_div(per_task, n).saturating_mul(k / (K_PER_WARP_LOAD * (4 / n)) + ROW_END_VECTORS)
     };
     let least = [4, 2, 1]
         .into_iter()
-        .filter(|&n| fits(n))
+        .filter(|&n| k_groups_fit(k, n))
         .min_by_key(|&n| work(n))
         .unwrap_or(4);
     let n = if work(least) < work(tie) { least } else { tie };
     (n, 4 / n)
 }
 
-/// The row warps of the wave-quant tie test alone (design.md rule 4; issue 12, item 4): the
-/// smallest of 1, 2 and 4 whose `ceil(rows / (tasks · n))` equals 4's and whose K groups split K
-/// into whole warp loads. [`warp_layout`] departs from it where another count has less work.
-pub fn tie_row_warps(rows: i64, tasks: i64, k: i64) -> i64 {
-    let tasks = tasks.max(1);
-    let waves = |n: i64| ceil_div(rows, tasks.saturating_mul(n));
-    let best = waves(4);
+/// The row warps of the wave-quant tie test alone (design.md rule 4; issue 12, item 4), for
+/// `per_task` = ceil(rows / tasks) rows per task (so `ceil(rows / (tasks · n))` is
+/// `ceil(per_task / n)`): the smallest of 1, 2 and 4 whose waves equal 4's and whose K groups
+/// split K into whole warp loads. [`warp_layout`] departs from it where another count has less
+/// work.
+pub fn tie_row_warps(per_task: i64, k: i64) -> i64 {
+    let waves = |n: i64| ceil_div(per_task, n);
     [1, 2]
         .into_iter()
-        .find(|&n| k % (K_PER_WARP_LOAD * (4 / n)) == 0 && waves(n) == best)
+        .find(|&n| k_groups_fit(k, n) && waves(n) == waves(4))
         .unwrap_or(4)
+}
+
+/// Whether `n` row warps' 4 / n K groups each take a whole number of warp loads of `k`.
+fn k_groups_fit(k: i64, n: i64) -> bool {
+    k % (K_PER_WARP_LOAD * (4 / n)) == 0
 }
 
 /// The work of a task and its warps, derived from the shapes and the task count (every
@@ -147,8 +150,6 @@ pub struct Layout {
     pub rows_per_task: i64,
     /// Row warps (nwarps), from [`warp_layout`].
     pub row_warps: i64,
-    /// The row warps the tie test alone gives ([`tie_row_warps`]), for the generated comment.
-    pub tie_row_warps: i64,
     /// K groups: 4 / row warps.
     pub k_groups: i64,
     /// 16-byte vectors per lane per row: K / (256 x K groups).
@@ -173,7 +174,6 @@ pub fn layout(n: i64, k: i64, tasks: i64) -> Layout {
     Layout {
         rows_per_task,
         row_warps,
-        tie_row_warps: tie_row_warps(n, tasks, k),
         k_groups,
         chunks,
         group,
@@ -321,16 +321,17 @@ pub(super) fn tasks_fit(
 /// `kChunks`, `kGroup`, `kRing`), `ring` the groups in the ring and `k_per_load` the elements of
 /// K one warp load covers (256 bf16, 512 e4m3).
 pub(super) fn warp_constants(l: &Layout, ring: i64, k_per_load: i64) -> Vec<super::Constant> {
+    // K in the bf16 elements the layout is made of (an e4m3 row is laid out as K / 2 of them).
+    let tie = tie_row_warps(l.rows_per_task, l.chunks * K_PER_WARP_LOAD * l.k_groups);
     vec![
         int_const(
             "kRowWarps",
             l.row_warps,
-            if l.row_warps == l.tie_row_warps {
+            if l.row_warps == tie {
                 "nwarps: the smallest of 1, 2, 4 not raising ceil(kN / (kNumTasks * nwarps)) (design.md rule 4)".to_string()
             } else {
                 format!(
-                    "nwarps: least work per warp, ceil(kRowsPerTask / nwarps) rows of kChunks + {ROW_END_VECTORS} vectors; the tie test (design.md rule 4) gives {}",
-                    l.tie_row_warps
+                    "nwarps: least work per warp, ceil(kRowsPerTask / nwarps) rows of kChunks + {ROW_END_VECTORS} vectors; the tie test (design.md rule 4) gives {tie}"
                 )
             },
         ),
