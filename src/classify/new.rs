@@ -251,7 +251,7 @@ fn rings_and_roles(w: &mut Writer, fp8: bool) {
         "sem consumer_done: consumer -> launcher (threads 128), count 128, reinit launcher, at end",
     );
     w.blank();
-    w.line("roles loader W4, launcher W5, consumer W0..W3, storer W6");
+    w.line("roles loader W4, launcher W5, consumer W0..W3");
 }
 
 /// SMs a starting contract fills in one wave of tasks: the H200's (132; the B200 has 148).

@@ -126,7 +126,7 @@ pub fn consumers(
         ));
     }
     for d in declarations(ir) {
-        if let Some(why) = elsewhere(ir, &d.item, &out) {
+        if let Some(why) = elsewhere(ir, programs, &d.item, &out) {
             out.entry(d.item).or_insert(Consumer::Elsewhere(why));
         }
     }
@@ -134,7 +134,12 @@ pub fn consumers(
 }
 
 /// Items consumed outside the role program, with where (None: only an operation consumes it).
-fn elsewhere(ir: &TaskIr, item: &Item, found: &BTreeMap<Item, Consumer>) -> Option<&'static str> {
+fn elsewhere(
+    ir: &TaskIr,
+    programs: &[RoleProgram],
+    item: &Item,
+    found: &BTreeMap<Item, Consumer>,
+) -> Option<&'static str> {
     match *item {
         // One role program per declared target (`lower::lower` in `valid::check_rules`).
         Item::Target(_) => Some("its role program"),
@@ -144,8 +149,16 @@ fn elsewhere(ir: &TaskIr, item: &Item, found: &BTreeMap<Item, Consumer>) -> Opti
         // and the body's constant, and the variant string (I-H3); expressions read them in sema.
         Item::Param(_) => Some("`spec.h` (`params::NAME`)"),
         // The dispatcher runs each role on its warps; the program's `Role::threads` is the
-        // binding's (the controller is the runtime's own).
-        Item::Role(_) => Some("the role functions the dispatcher runs"),
+        // binding's (the controller is the runtime's own). A role with no operation on any
+        // target is an empty function whether declared or not (the Registration has all four):
+        // declaring it changes only the design doc's "nothing" line.
+        Item::Role(kind)
+            if programs
+                .iter()
+                .any(|p| p.role(kind).is_some_and(|r| !r.ops.is_empty())) =>
+        {
+            Some("the role functions the dispatcher runs")
+        }
         // The tasks per step the Registration declares (`back/consumer.rs`, `kNumTasks`), and
         // `RoleProgram::tiles`.
         Item::Granularity => Some("the Registration's task count"),
