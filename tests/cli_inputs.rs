@@ -532,6 +532,29 @@ fn verify_needs_at_least_one_task_per_queue() {
 }
 
 #[test]
+fn a_file_named_twice_is_checked_once() {
+    // Directly twice, and through its directory after itself: one file, one check, no E0012 of
+    // the file's units against themselves.
+    let dir = scratch("named_twice");
+    let f = write(&dir, "a.mpk", stdlib_text("rmsnorm_v2.mpk"));
+    let d = dir.to_str().unwrap().to_string();
+    for args in [vec!["check", &f, &f], vec!["check", &f, &d]] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("checked 1 file:"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    // The same file under another spelling (`dir/./a.mpk`) is the same file.
+    let other = format!("{d}/./a.mpk");
+    let o = run(&["check", &f, &other]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("checked 1 file:"), "{}", stderr(&o));
+}
+
+#[test]
 fn a_directory_stands_for_its_own_mpk_files_sorted() {
     let dir = scratch("dir_input");
     let broken = "task t {\n  family nosuch\n}\n";

@@ -46,7 +46,8 @@ fn read(path: &Path) -> Result<Loaded, String> {
 }
 
 /// Reads the inputs named on the command line, in order (a directory's files in its place), or
-/// the embedded stdlib when `files` is empty. `Err` is a usage error's message: an input that
+/// the embedded stdlib when `files` is empty; a file named twice (directly or through its
+/// directory) is read once, in its first place. `Err` is a usage error's message: an input that
 /// cannot be read, a directory without contracts, `-` given twice.
 pub fn load(files: &[PathBuf]) -> Result<Vec<Loaded>, String> {
     Ok(load_files(files)?.into_iter().map(|(_, l)| l).collect())
@@ -63,6 +64,11 @@ pub fn load_files(files: &[PathBuf]) -> Result<Vec<(Option<PathBuf>, Loaded)>, S
     }
     let mut out = Vec::new();
     let mut stdin_read = false;
+    // A file named twice (`a.mpk a.mpk`, or `dir dir/a.mpk`) is read once, where it first
+    // appears: checked twice, each of its units would clash with itself (E0012).
+    let mut seen = std::collections::BTreeSet::new();
+    let mut first =
+        |p: &Path| seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()));
     for f in files {
         if f.as_os_str() == "-" {
             if stdin_read {
@@ -80,10 +86,12 @@ pub fn load_files(files: &[PathBuf]) -> Result<Vec<(Option<PathBuf>, Loaded)>, S
             ));
         } else if f.is_dir() {
             for p in contracts_in(f)? {
-                let l = read(&p)?;
-                out.push((Some(p), l));
+                if first(&p) {
+                    let l = read(&p)?;
+                    out.push((Some(p), l));
+                }
             }
-        } else {
+        } else if first(f) {
             out.push((Some(f.clone()), read(f)?));
         }
     }
