@@ -62,8 +62,9 @@ for M in 1 16 64; do
   # examples/linear_bf16_splitk_atomic_m64.mpk (`split_k atomic`); the
   # tail-tile linears (kv_a, lm_head) are examples/linear_bf16_tail.mpk.
   # examples/linear_bf16_residual_tile64.mpk: the residual linears on 64-row tiles (sm_90a);
-  # examples/linear_bf16_splitk_atomic.mpk: `split_k atomic` at 1 and 16 tokens.
-  if [ "$M" = 64 ]; then files=(examples/linear_bf16_m64.mpk examples/linear_bf16_residual_m64.mpk examples/linear_bf16_splitk_sum_m64.mpk examples/linear_bf16_tail_m64.mpk examples/linear_bf16_gemv_mma_m64.mpk examples/linear_bf16_splitk_atomic_m64.mpk); else files=(stdlib examples/linear_bf16_tail.mpk examples/linear_bf16_residual_tile64.mpk examples/linear_bf16_splitk_atomic.mpk); fi
+  # examples/linear_bf16_splitk_atomic.mpk: `split_k atomic` at 1 and 16 tokens;
+  # examples/linear_bf16_short_tile.mpk: short tiles (sm_90a) at every M, no K split.
+  if [ "$M" = 64 ]; then files=(examples/linear_bf16_m64.mpk examples/linear_bf16_residual_m64.mpk examples/linear_bf16_splitk_sum_m64.mpk examples/linear_bf16_tail_m64.mpk examples/linear_bf16_gemv_mma_m64.mpk examples/linear_bf16_splitk_atomic_m64.mpk examples/linear_bf16_short_tile.mpk); else files=(stdlib examples/linear_bf16_tail.mpk examples/linear_bf16_residual_tile64.mpk examples/linear_bf16_splitk_atomic.mpk examples/linear_bf16_short_tile.mpk); fi
   timeout "$STEP_TIMEOUT" "$MPKC" bench "${files[@]}" --m "$M" --save-json "$base.json" --out "$BUILD/build-m$M" \
     >"$base.txt" 2>"$base.log"
   rc=$?

@@ -162,11 +162,14 @@ pub fn mma(linear: &super::LinearMath, target: Target) -> MmaShape {
         (Target::Sm90a, true) => (MmaKind::WgmmaE4m3, 64),
     };
     let per = |a: i64, b: i64| if b > 0 { a / b } else { 0 };
+    // A tile of fewer rows than the MMA's 64 (sm_90a, `bind`) takes one m64 wgmma per K step;
+    // its rows past the tile are discarded.
+    let per_rows = |a: i64, b: i64| if b > 0 { (a + b - 1) / b } else { 0 };
     MmaShape {
         kind,
         m,
         n: linear.block_n,
         k: linear.mma_k,
-        count: per(linear.block_m, m) * per(linear.block_k, linear.mma_k),
+        count: per_rows(linear.block_m, m) * per(linear.block_k, linear.mma_k),
     }
 }

@@ -148,10 +148,21 @@ the consumer warpgroup runs the `{}` epilogue.\n",
     }
     let sm100 = stage_mma(task, Target::Sm100a).is_some();
     if let Some(m) = stage_mma(task, Target::Sm90a) {
-        let parts = p.block_m / m.m.max(1);
+        let parts = (p.block_m + m.m - 1) / m.m.max(1);
+        let short = if p.block_m < m.m {
+            format!(
+                "; the tile's {} rows are fewer than the MMA's {}: rows {} to {} of each wgmma read the next K chunk's (or the stage's padding) and are discarded",
+                p.block_m,
+                m.m,
+                p.block_m,
+                m.m - 1
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             s,
-            "{} {} `{}` per stage issued by the consumer warpgroup ({} m{} part{} per tile), the accumulator in registers{}; \
+            "{} {} `{}` per stage issued by the consumer warpgroup ({} m{} part{} per tile{short}), the accumulator in registers{}; \
 the ring's stages are freed by the 128 consumer threads instead of a tcgen05.commit.\n",
             if sm100 {
                 "On sm_90a the same contract lowers to".to_string()

@@ -76,9 +76,9 @@ fn descriptors(w: &mut Writer, p: &LinearMath) {
     w.comment("unit's _layout.h, checked against CUTLASS by tests/oracle.rs).");
     w.line("static_assert(layout::Tiles::BLOCK_M == BLOCK_M && layout::Tiles::BLOCK_N == BLOCK_N && layout::Tiles::BLOCK_K == BLOCK_K && layout::Tiles::ELEM_BYTES == ELEM_BYTES && layout::Tiles::MMA_K == MMA_K, \"the layout header is this kernel's\");");
     w.line("constexpr int ACC_REGS = layout::Sm90::ACC_REGS;  // accumulator registers per thread and m64 half");
-    w.line("constexpr int HALVES = BLOCK_M / 64;  // m64 wgmma halves of the tile (weight rows 64h .. 64h + 63)");
+    w.line("constexpr int HALVES = (BLOCK_M + 63) / 64;  // m64 wgmma halves of the tile (weight rows 64h .. 64h + 63; a tile of fewer rows discards those past BLOCK_M)");
     w.line(format!(
-        "static_assert((BLOCK_M == 128 || BLOCK_M == 64) && BLOCK_N % 8 == 0 && BLOCK_N >= 8 && BLOCK_N <= 256, \"E0504: wgmma m64nNk{} needs N a multiple of 8 in [8, 256]\");",
+        "static_assert((BLOCK_M == 128 || (BLOCK_M <= 64 && BLOCK_M % 8 == 0)) && BLOCK_N % 8 == 0 && BLOCK_N >= 8 && BLOCK_N <= 256, \"E0504: wgmma m64nNk{} needs N a multiple of 8 in [8, 256]\");",
         p.mma_k
     ));
     if matches!(p.operands, Operands::Fp8BlockScale { .. }) {

@@ -23,7 +23,8 @@ pub(super) const FRAGMENT: Fragment = Fragment {
     row: &[
         "int const h = e / ACC_REGS;",
         "int const i = e % ACC_REGS;",
-        "return tile * BLOCK_M + layout::Sm90::acc_row(h, warp, lane, i);",
+        "int const r = layout::Sm90::acc_row(h, warp, lane, i);",
+        "return r < BLOCK_M ? tile * BLOCK_M + r : N;  // a row past a short tile: N, which no store takes",
     ],
     token: &[
         "int const i = e % ACC_REGS;",
@@ -125,7 +126,7 @@ fn stage_mma(
 ) {
     let (w0, a0) = (region_base(ir, wg), region_base(ir, a));
     if let Some(m) = mma {
-        w.line(format!("static_assert(layout::Tiles::BLOCK_M / {} * layout::Tiles::MMAS_PER_STAGE == {}, \"the stage issues the role program's {} x m{}n{}k{}\");", m.m, m.count, m.count, m.m, m.n, m.k));
+        w.line(format!("static_assert((layout::Tiles::BLOCK_M + {} - 1) / {} * layout::Tiles::MMAS_PER_STAGE == {}, \"the stage issues the role program's {} x m{}n{}k{}\");", m.m, m.m, m.count, m.count, m.m, m.n, m.k));
     }
     w.line(format!(
         "uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset({w0} + stage));"

@@ -123,32 +123,54 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
     let elem_bytes: i64 = if fp8 { 1 } else { 2 };
     let elem = if fp8 { Dtype::E4m3 } else { Dtype::Bf16 };
     let swizzle_elems = 128 / elem_bytes;
-    if bm != m.m || bn != m.n {
+    // A short tile (sm_90a only, below): fewer weight rows than the m64 MMA, whose rows past
+    // the tile are discarded.
+    let short = bm < m.m && m.m == 64 && bn == m.n;
+    if (bm != m.m || bn != m.n) && !short {
         sink.push(unsupported(
             tile.span,
             format!("tile {bm}x{bn} differs from the MMA's m{} n{}", m.m, m.n),
-            "one MMA covers the tile: make `tile M` and `tile N` the MMA's m and n",
+            "one MMA covers the tile: make `tile M` and `tile N` the MMA's m and n (or, on sm_90a alone, `tile M` a multiple of 8 below an m64 MMA's 64)",
         ));
     }
     // The kernels cover a tile with one MMA-M of rows: 128 (TMEM lanes 0-127 on sm_100a, two m64
     // wgmmas on sm_90a, the house linear's tile, I-H5) or 64 (an M = 64 tcgen05.mma whose
     // accumulator takes TMEM data-path layout F, one m64 wgmma), which puts twice as many tasks
-    // on the SMs.
-    if bm != 128 && bm != 64 {
+    // on the SMs; on sm_90a alone also a multiple of 8 below 64 (one m64 wgmma whose rows past
+    // the tile are discarded: the task count then falls between the 64-row tile's multiples,
+    // q_b [3072] at 48 rows x 2 splits is 128 tasks where 64 rows give 96 or 144).
+    if bm != 128 && bm != 64 && !(short && bm % 8 == 0 && bm >= 8) {
         sink.push(unsupported(
             tile.span,
-            format!("tile M {bm}: the pipeline lowers 128- and 64-row tiles (one MMA-M of rows per tile)"),
-            "use `tile M 128` with an m128 MMA",
+            format!("tile M {bm}: the pipeline lowers 128- and 64-row tiles (one MMA-M of rows per tile) and, on sm_90a, multiples of 8 below 64"),
+            if short {
+                "make `tile M` a multiple of 8 (the 128-byte swizzle repeats every 8 rows, and each K chunk of the stage starts 1024-byte aligned)"
+            } else {
+                "use `tile M 128` with an m128 MMA"
+            },
         ));
         return None;
     }
+    if bm < 64 {
+        if let Some(t) = ir.targets.iter().find(|t| t.target != Target::Sm90a) {
+            sink.push(unsupported(
+                t.span,
+                format!("tile M {bm} on {}: a tile of fewer rows than the MMA is lowered on sm_90a only (one m64 wgmma per K step, the rows past the tile discarded)", t.target.as_str()),
+                "declare `targets sm_90a`, or use `tile M 64` with an m64 MMA",
+            ));
+            return None;
+        }
+        if fp8 {
+            sink.push(unsupported(tile.span, format!("tile M {bm} with fp8 operands: a weight scale block is 128 rows, a whole 128-row tile"), "use `tile M 128`"));
+            return None;
+        }
+    }
     // fp8 block-scaled operands need no rule here: kind::mxf8f6f4 has no M = 64 (E0503), and the
     // tile is the MMA's (above).
-    if bm == 64 && ir.route.is_some() {
+    if bm != 128 && ir.route.is_some() {
         sink.push(unsupported(
             tile.span,
-            "tile M 64 with routed weights: the routed lowering is built for 128-row expert tiles only"
-                .into(),
+            format!("tile M {bm} with routed weights: the routed lowering is built for 128-row expert tiles only"),
             "use `tile M 128`",
         ));
         return None;
@@ -209,6 +231,25 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
         ));
         return None;
     };
+    // A short tile's m64 wgmma reads 64 rows from each K chunk's base (`layout::Sm90::w_mma`):
+    // the last chunk's read runs 64 - tile M rows past the boxes, which the W stage must hold.
+    if bm < 64 {
+        let chunks = bk / swizzle_elems;
+        let need = (chunks - 1) * bm * 128 + 64 * 128;
+        if let ChannelStorageIr::Region(g) = &ir.channels[w_ring].storage {
+            let group = &ir.region_groups[*g];
+            if let Some(r) = group.members.first().map(|h| &ir.regions[*h]) {
+                if r.size < need {
+                    sink.push(unsupported(
+                        group.head_span,
+                        format!("a stage of `{}` holds {} bytes, but the m64 wgmma of a {bm}-row tile reads {need}: its last K chunk's 64 rows run {} rows past the weight boxes", group.name, r.size, 64 - bm),
+                        &format!("make the stage `bytes 64 * tile.K * 2` ({} bytes; the rows past the tile are read and discarded)", 64 * bk * elem_bytes),
+                    ));
+                    return None;
+                }
+            }
+        }
+    }
     let mut tmem_channels = ir
         .channels
         .iter()
@@ -338,8 +379,8 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
             return None;
         }
     };
-    if bm == 64 && epilogue == Epilogue::QuantE4m3 {
-        sink.push(unsupported(tile.span, "tile M 64 with `quant e4m3`: one quantisation group is 128 output columns, a whole 128-row tile".into(), "use `tile M 128`"));
+    if bm != 128 && epilogue == Epilogue::QuantE4m3 {
+        sink.push(unsupported(tile.span, format!("tile M {bm} with `quant e4m3`: one quantisation group is 128 output columns, a whole 128-row tile"), "use `tile M 128`"));
         return None;
     }
     if let Some((_, span)) = ir.epilogue_with.filter(|_| {
