@@ -433,6 +433,48 @@ fn sixty_four_row_tiles_equal_cutlass() {
     assert_eq!(assert_all_agree(&dir, batches(all, 1)), 9);
 }
 
+/// Short tiles (sm_90a; fewer weight rows than the m64 wgmma): the example contract's units at 64
+/// and 16 tokens (tile N follows them) and two more row counts (8 and 40), their W tile against
+/// CuTe's K-major SW128 layout of that many rows, and each wgmma's descriptor against CuTe's for a
+/// 64-row, one-chunk tile at its K chunk's base, with CuTe's m64 fragment.
+#[test]
+fn short_tiles_equal_cutlass() {
+    let path = "examples/linear_bf16_short_tile.mpk";
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+    let mut sources = Vec::new();
+    for (m, rows) in [(64, None), (16, None), (64, Some(8)), (16, Some(40))] {
+        let mut t = text
+            .replace(
+                "task linear_bf16_short_tile",
+                &format!("task short_m{m}_r{}", rows.unwrap_or(0)),
+            )
+            .replace(
+                "param m_real: int in 1..=64 = 64",
+                &format!("param m_real: int in 1..=64 = {m}"),
+            )
+            // The example's TaskType is its own (E0605 for a second task of the build).
+            .replace("  task_id 251\n", "");
+        if let Some(r) = rows {
+            t = t
+                .replace("tile_rows = 24)", &format!("tile_rows = {r})"))
+                .replace("tile_rows = 56)", &format!("tile_rows = {r})"));
+        }
+        sources.push(Source {
+            path: format!("sweep/short_m{m}_r{}.mpk", rows.unwrap_or(0)),
+            text: t,
+        });
+    }
+    let all = units(&sources);
+    assert_eq!(all.len(), 8, "two instances each of four variants");
+    assert!(all.iter().all(|u| u.sm90 && !u.sm100));
+    assert!(
+        all.iter().all(|u| u.header.contains("BLOCK_M = ")),
+        "layout headers name their tile"
+    );
+    let dir = scratch("oracle_short");
+    assert_eq!(assert_all_agree(&dir, batches(all, 1)), 8);
+}
+
 /// One way to break a layout header: `to` in place of occurrence `nth` of `from`.
 struct Mutation {
     what: String,

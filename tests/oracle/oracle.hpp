@@ -338,9 +338,48 @@ void check_scales(Report &r) {
           Sm100::sfb_tmem(0, 0), Sm100::sfa_tmem(1), acc_end);
 }
 
+/// A short tile (BLOCK_M a multiple of 8 below 64, sm_90a alone): wgmma j reads a 64-row operand
+/// from the base of its K chunk (chunk c of the stage at c * BLOCK_M * 128 bytes, as the W box
+/// writes it), so each of its descriptors must be CuTe's for a 64-row, one-chunk (128-byte row)
+/// K-major SW128 tile at that base, and the fragment CuTe's m64 partition (rows past BLOCK_M are
+/// the kernel's to discard).
+template <class Tiles, class Sm90>
+void check_sm90_short(Report &r) {
+  constexpr int EB = Tiles::ELEM_BYTES, M = Tiles::BLOCK_M, N = Tiles::BLOCK_N, CHUNK = Tiles::ROW_ELEMS;
+  Sm90Table const &t = sm90_table<EB, 64, N, CHUNK>();
+  constexpr int per_chunk = CHUNK / Tiles::MMA_K;
+  r.check(t.atom_n == N && t.mma_k == Tiles::MMA_K && t.halves == 1 && t.mmas == per_chunk &&
+              Tiles::MMAS_PER_STAGE == per_chunk * Tiles::K_CHUNKS,
+          "sm90 MMA shape", "CuTe m64n%dk%d, %d halves x %d MMAs per chunk; mpkc m64n%dk%d, %d MMAs over %d chunks", t.atom_n,
+          t.mma_k, t.halves, t.mmas, N, Tiles::MMA_K, Tiles::MMAS_PER_STAGE, Tiles::K_CHUNKS);
+  if (t.halves != 1 || t.mmas != per_chunk) return;
+  for (uint32_t base : stage_bases()) {
+    uint64_t const stage = Sm90::desc_at(base);
+    for (int j = 0; j < Tiles::MMAS_PER_STAGE; ++j) {
+      uint32_t const chunk = uint32_t(j / per_chunk) * uint32_t(M) * 128u;
+      check_desc(r, "sm90 W descriptor (short tile)", Sm90::w_mma(stage, 0, j), t.w[size_t(j % per_chunk)] + ((base + chunk) >> 4),
+                 false, false, 0, j, base);
+    }
+  }
+  r.check(Sm90::ACC_REGS == t.regs, "sm90 accumulator registers", "mpkc %d per half, CuTe %d", Sm90::ACC_REGS, t.regs);
+  if (Sm90::ACC_REGS != t.regs) return;
+  for (int th = 0; th < 128; ++th) {
+    for (int i = 0; i < t.regs; ++i) {
+      auto const &[cm, cn] = t.frag[size_t(th * t.regs + i)];
+      int const pm = Sm90::acc_row(0, th / 32, th % 32, i), pn = Sm90::acc_col(th % 32, i);
+      r.check(pm == cm && pn == cn, "sm90 accumulator fragment", "thread %d register %d: mpkc (%d, %d), CuTe (%d, %d)", th, i, pm,
+              pn, cm, cn);
+    }
+  }
+}
+
 template <class Tiles, class Sm90>
 void check_sm90(Report &r) {
   constexpr int EB = Tiles::ELEM_BYTES, M = Tiles::BLOCK_M, N = Tiles::BLOCK_N, BK = Tiles::BLOCK_K;
+  if constexpr (M < 64) {
+    check_sm90_short<Tiles, Sm90>(r);
+    return;
+  }
   constexpr int H = M / 64;  // the kernel's m64 halves (HALVES)
   Sm90Table const &t = sm90_table<EB, M, N, BK>();
   r.check(t.atom_n == N && t.mma_k == Tiles::MMA_K && t.halves == H && t.mmas == Tiles::MMAS_PER_STAGE, "sm90 MMA shape",
