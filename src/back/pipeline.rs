@@ -239,7 +239,12 @@ pub(crate) fn constants(w: &mut Writer, task: &CheckedTask, p: &LinearMath, prog
     if let Some(r) = &p.route {
         route_constants(w, task, p, r);
     }
-    w.line("static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || (BLOCK_M <= 64 && BLOCK_M % 8 == 0)), \"E0013: the pipeline lowers 128- and 64-row tiles (sm_90a: multiples of 8 below 64) with at least one K stage\");");
+    // Short tiles (a multiple of 8 rows below 64) are sm_90a's alone (`lower::linear::bind`).
+    if prog.target == crate::ir::Target::Sm90a {
+        w.line("static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || (BLOCK_M <= 64 && BLOCK_M % 8 == 0)), \"E0013: the pipeline lowers 128- and 64-row tiles and short tiles (multiples of 8 below 64) with at least one K stage\");");
+    } else {
+        w.line("static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), \"E0013: the pipeline lowers 128- and 64-row tiles with at least one K stage\");");
+    }
     w.line("static_assert(SPLITS >= 1 && SPLITS <= K_BLOCKS, \"E0013: every split runs at least one K iteration\");");
     w.comment("Split s (task_offset / NUM_TILES) takes K_BLOCKS / SPLITS K blocks, one more for the first");
     w.comment("K_BLOCKS % SPLITS splits (K_ITERS, or K_ITERS - 1 where SPLITS does not divide K_BLOCKS), from block");

@@ -30,7 +30,7 @@ constexpr uint32_t TMEM_COLS = 32;  // tcgen05.alloc columns (I-T1)
 constexpr int IN_A = 0;  // input_ptrs / input_tma_desc_ptrs index of `A`
 constexpr int IN_W = 1;  // input_ptrs / input_tma_desc_ptrs index of `W`
 constexpr int OUT_C = 0;  // output_ptrs index of `P`
-static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), "E0013: the pipeline lowers 128- and 64-row tiles with at least one K stage");
+static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || (BLOCK_M <= 64 && BLOCK_M % 8 == 0)), "E0013: the pipeline lowers 128- and 64-row tiles (sm_90a: multiples of 8 below 64) with at least one K stage");
 static_assert(SPLITS >= 1 && SPLITS <= K_BLOCKS, "E0013: every split runs at least one K iteration");
 // Split s (task_offset / NUM_TILES) takes K_BLOCKS / SPLITS K blocks, one more for the first
 // K_BLOCKS % SPLITS splits (K_ITERS, or K_ITERS - 1 where SPLITS does not divide K_BLOCKS), from block
@@ -49,8 +49,8 @@ constexpr uint64_t A_L2_POLICY = 0x14F0000000000000ull;  // EvictLast
 // unit's _layout.h, checked against CUTLASS by tests/oracle.rs).
 static_assert(layout::Tiles::BLOCK_M == BLOCK_M && layout::Tiles::BLOCK_N == BLOCK_N && layout::Tiles::BLOCK_K == BLOCK_K && layout::Tiles::ELEM_BYTES == ELEM_BYTES && layout::Tiles::MMA_K == MMA_K, "the layout header is this kernel's");
 constexpr int ACC_REGS = layout::Sm90::ACC_REGS;  // accumulator registers per thread and m64 half
-constexpr int HALVES = BLOCK_M / 64;  // m64 wgmma halves of the tile (weight rows 64h .. 64h + 63)
-static_assert((BLOCK_M == 128 || BLOCK_M == 64) && BLOCK_N % 8 == 0 && BLOCK_N >= 8 && BLOCK_N <= 256, "E0504: wgmma m64nNk16 needs N a multiple of 8 in [8, 256]");
+constexpr int HALVES = (BLOCK_M + 63) / 64;  // m64 wgmma halves of the tile (weight rows 64h .. 64h + 63; a tile of fewer rows discards those past BLOCK_M)
+static_assert((BLOCK_M == 128 || (BLOCK_M <= 64 && BLOCK_M % 8 == 0)) && BLOCK_N % 8 == 0 && BLOCK_N >= 8 && BLOCK_N <= 256, "E0504: wgmma m64nNk16 needs N a multiple of 8 in [8, 256]");
 
 // The descriptor of the operand at `p`: SMEM_DESC with the start address (>> 4) OR-ed in.
 __device__ __forceinline__ uint64_t smem_desc(void const *p) {
@@ -76,7 +76,8 @@ constexpr int FRAG_ELEMS = HALVES * ACC_REGS;  // accumulator elements per consu
 __device__ __forceinline__ int frag_row(int tile, int warp, int lane, int e) {
   int const h = e / ACC_REGS;
   int const i = e % ACC_REGS;
-  return tile * BLOCK_M + layout::Sm90::acc_row(h, warp, lane, i);
+  int const r = layout::Sm90::acc_row(h, warp, lane, i);
+  return r < BLOCK_M ? tile * BLOCK_M + r : N;  // a row past a short tile: N, which no store takes
 }
 // Token (output row) of element `e`.
 __device__ __forceinline__ int frag_token(int lane, int e) {
@@ -208,7 +209,7 @@ __device__ __forceinline__ void consumer(TaskDesc const *task_desc, RuntimeConfi
     uint32_t const full_parity = (it / NUM_STAGES) & 1;  // consumer cursor starts at phase 0
     mpkc::rt::mbar_wait(&sem[SEM_W_RING_FULL + stage], full_parity, "sem_w_ring_full", stage);
     mpkc::rt::mbar_wait(&sem[SEM_A_RING_FULL + stage], full_parity, "sem_a_ring_full", stage);
-    static_assert(layout::Tiles::BLOCK_M / 64 * layout::Tiles::MMAS_PER_STAGE == 16, "the stage issues the role program's 16 x m64n16k16");
+    static_assert((layout::Tiles::BLOCK_M + 64 - 1) / 64 * layout::Tiles::MMAS_PER_STAGE == 16, "the stage issues the role program's 16 x m64n16k16");
     uint64_t const w_desc = smem_desc(smem + task_desc->smem_region_offset(REGION_W_0 + stage));
     uint64_t const a_desc = smem_desc(smem + task_desc->smem_region_offset(REGION_A_0 + stage));
     mpkc::sm90::wgmma_fence();
