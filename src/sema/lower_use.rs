@@ -414,10 +414,28 @@ fn place(cx: &mut Cx<'_>, u: &ast::Use, file: &HelperFile, helper: TaskIr) -> He
     }
 }
 
-/// E0003 for a placed name (`<helper>_<name>`) the using task declares itself.
+/// E0003 for a placed name (`<helper>_<name>`) the using task declares itself, or that an
+/// earlier `use` already placed (`a`'s `b_c` and `a_b`'s `c` are both `a_b_c`).
 fn clashes(cx: &mut Cx<'_>, u: &ast::Use, helper: &TaskIr) {
     let name = &u.name.node;
-    let mut clash = |kind: &str, own: String, span: crate::span::Span| {
+    let mut clash = |kind: &str,
+                     mine: &str,
+                     own: String,
+                     span: crate::span::Span,
+                     by: Option<String>| {
+        let (label, help) = match by {
+            Some(other) => {
+                let theirs = own.strip_prefix(&format!("{other}_")).unwrap_or(&own);
+                (
+                    format!("helper `{other}` placed its {kind} `{theirs}` here as `{own}`"),
+                    format!("rename {kind} `{mine}` of helper `{name}` or {kind} `{theirs}` of helper `{other}`: a helper's {kind} is placed as `<helper>_<{kind}>`"),
+                )
+            }
+            None => (
+                "declared here".to_string(),
+                format!("rename this task's {kind} `{own}`"),
+            ),
+        };
         cx.sink.push(
             Diagnostic::error(
                 codes::DUPLICATE,
@@ -427,26 +445,32 @@ fn clashes(cx: &mut Cx<'_>, u: &ast::Use, helper: &TaskIr) {
                 u.span,
                 format!("helper `{name}` places its {kind} here as `{own}`"),
             )
-            .secondary(span, "declared here")
-            .help(format!("rename this task's {kind} `{own}`")),
+            .secondary(span, label)
+            .help(help),
         );
     };
     for g in &helper.region_groups {
         let own = HelperUseIr::placed_name(name, &g.name);
-        if let Some(s) = cx.ir.group_by_name(&own).map(|g| g.head_span) {
-            clash("region", own, s);
+        if let Some(i) = cx.ir.region_groups.iter().position(|g| g.name == own) {
+            let by = cx
+                .ir
+                .helpers
+                .iter()
+                .find(|h| h.region_groups.contains(&i))
+                .map(|h| h.name.clone());
+            clash("region", &g.name, own, cx.ir.region_groups[i].head_span, by);
         }
     }
     for b in helper.barriers.values() {
         let own = HelperUseIr::placed_name(name, &b.name);
-        if let Some(s) = cx
-            .ir
-            .barriers
-            .values()
-            .find(|x| x.name == own)
-            .map(|x| x.span)
-        {
-            clash("barrier", own, s);
+        if let Some((h, x)) = cx.ir.barriers.iter().find(|(_, x)| x.name == own) {
+            let by = cx
+                .ir
+                .helpers
+                .iter()
+                .find(|u| u.barriers.contains(&h))
+                .map(|u| u.name.clone());
+            clash("barrier", &b.name, own, x.span, by);
         }
     }
 }

@@ -109,7 +109,13 @@ pub fn lower_file(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) -> Vec<
                 }
             }
             let before = sink.error_count();
+            let first_diag = sink.len();
             let ir = lower::lower_instance(task, &c, inst, opts, sink);
+            // As `valid::check` does: which instance's values a diagnostic holds ("in instances
+            // …" once merged, where every instance reports it).
+            if let Some(i) = inst {
+                sink.annotate_from(first_diag, &crate::diag::instance_note(&i.name.node));
+            }
             out.push(Lowered {
                 ir,
                 clean: task_clean && sink.error_count() == before,

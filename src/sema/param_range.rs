@@ -120,7 +120,11 @@ pub(super) fn declared_range(
                 ),
             )
             .primary(r.span, "no value fits")
-            .help(format!("write the lower bound first: `in {}{op}{}`", r.hi, r.lo)),
+            .help(if names_a_param(&r.lo) || names_a_param(&r.hi) {
+                "its bounds are computed from other params, whose values here put the lower above the upper: change those values (an instance's settings), or bound the param so that every instance has a value".to_string()
+            } else {
+                format!("write the lower bound first: `in {}{op}{}`", r.hi, r.lo)
+            }),
         );
         return Err(());
     }
@@ -211,5 +215,16 @@ fn bound(
             );
             None
         }
+    }
+}
+
+/// Whether `e` reads a name (a param): its value then changes with the instance.
+fn names_a_param(e: &ast::Expr) -> bool {
+    match &e.kind {
+        ast::ExprKind::Path(_) => true,
+        ast::ExprKind::Int(_) | ast::ExprKind::Float(_) | ast::ExprKind::BadLit(_) => false,
+        ast::ExprKind::Neg(a) => names_a_param(a),
+        ast::ExprKind::Binary(_, a, b) => names_a_param(a) || names_a_param(b),
+        ast::ExprKind::Call(_, args) => args.iter().any(names_a_param),
     }
 }

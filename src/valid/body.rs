@@ -272,11 +272,25 @@ pub(super) fn region_use(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Sink
                 .values()
                 .any(|c| matches!(c.storage, crate::ir::ChannelStorageIr::Region(x) if x == i));
             if !ring && !body_addresses(ir, None, Some(b), &g.name) {
-                sink.push(unaddressed(
-                    g.head_span,
-                    &g.name,
-                    &format!("body `{}`", b.sig.name),
-                ));
+                // A template's regions are fixed by its code: the body cannot be made to
+                // address another one.
+                let names: Vec<String> =
+                    b.regions.iter().map(|n| format!("`{}`", n.name)).collect();
+                let help = if names.is_empty() {
+                    format!(
+                        "remove the region: body `{}` addresses no region",
+                        b.sig.name
+                    )
+                } else {
+                    format!(
+                        "remove or rename the region: body `{}` addresses {} only",
+                        b.sig.name,
+                        names.join(", ")
+                    )
+                };
+                let mut d = unaddressed(g.head_span, &g.name, &format!("body `{}`", b.sig.name));
+                d.help = Some(help);
+                sink.push(d);
             }
         }
     } else if let Some(BodyIr::Cuda {

@@ -7,8 +7,10 @@ use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::{helper_params, BodyIr, TaskIr};
 use crate::span::Span;
 
-/// Reports helpers the body never calls and calls with another number of arguments.
+/// Reports helpers the body never calls and calls with another number of arguments, and every
+/// call from the loader body (the helper is the consumer's).
 pub(super) fn calls(ir: &TaskIr, sink: &mut Sink) {
+    loader_calls(ir, sink);
     let Some(BodyIr::Cuda {
         code, code_span, ..
     }) = &ir.body
@@ -57,6 +59,39 @@ pub(super) fn calls(ir: &TaskIr, sink: &mut Sink) {
                     "its function: {signature} (the generated code passes its SMEM view)"
                 ))
                 .help("pass one pointer per helper tensor, in its declaration order"),
+            );
+        }
+    }
+}
+
+/// A helper's function is emitted into the consumer's function, for the 128 consumer threads
+/// calling it together; the loader body (a consumer ring's, `body loader cuda`) runs on lane 0 of
+/// the loader warp, where the helper is not declared (nvcc: "identifier is undefined").
+fn loader_calls(ir: &TaskIr, sink: &mut Sink) {
+    let Some(BodyIr::Cuda {
+        code, code_span, ..
+    }) = &ir.loader_body
+    else {
+        return;
+    };
+    let code = strip_comments_and_strings(code);
+    for h in &ir.helpers {
+        for (start, end, _) in find_calls(&code, &h.name) {
+            sink.push(
+                Diagnostic::error(
+                    codes::HELPER_CALL,
+                    format!("the loader body calls helper `{}`", h.name),
+                )
+                .primary(
+                    Span::new(code_span.start + start, code_span.start + end),
+                    "called on the loader's one lane",
+                )
+                .secondary(h.span, "the helper used here")
+                .note("a helper's function is emitted into the consumer's function and runs on the 128 consumer threads together; the loader body runs on lane 0 of the loader warp")
+                .help(format!(
+                    "call `{}(…)` from the consumer body (`body cuda {{ … }}`)",
+                    h.name
+                )),
             );
         }
     }

@@ -143,6 +143,16 @@ fn elsewhere(
     match *item {
         // One role program per declared target (`lower::lower` in `valid::check_rules`).
         Item::Target(_) => Some("its role program"),
+        // A helper has no Registration, dispatcher or worker prologue of its own: its function
+        // runs in its callers' consumer bodies, under their TaskType, task count, warps and
+        // register split, and its own unit writes only the spec header and design document.
+        Item::TaskId | Item::SetMaxNReg | Item::Role(_) if ir.family == Family::Helper => None,
+        // Undeclared, the granularity is the default one, placed at the task's name.
+        Item::Granularity if ir.family == Family::Helper => {
+            let (GranularityIr::PerTile { span, .. } | GranularityIr::GridWide { span, .. }) =
+                &ir.granularity;
+            (*span == ir.name_span).then_some("nothing: the default granularity")
+        }
         // The Registration's `kTaskType` (`back/consumer.rs`, `back/pipeline.rs`).
         Item::TaskId => Some("the Registration's `kTaskType`"),
         // `spec.h` renders every param as `params::NAME` (`back/spec_h.rs` `params`), the host's

@@ -40,13 +40,13 @@ pub(super) fn check(
     let found = consumers(ir, binding, programs);
     for d in declarations(ir) {
         if !found.contains_key(&d.item) {
-            sink.push(unconsumed(&d, programs));
+            sink.push(unconsumed(ir, &d, programs));
         }
     }
     slots::slots(ir, programs, sink);
 }
 
-fn unconsumed(d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
+fn unconsumed(ir: &TaskIr, d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
     let targets: Vec<&str> = programs.iter().map(|p| p.target.as_str()).collect();
     let on = targets.join(", ");
     let (label, help): (&str, String) = match d.item {
@@ -94,6 +94,14 @@ fn unconsumed(d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
             "no TMA load reads its policy",
             "point the lever at a tensor a pipeline loads by TMA".into(),
         ),
+        Item::TaskId | Item::Granularity | Item::Role(_) | Item::SetMaxNReg
+            if ir.family == crate::ir::Family::Helper =>
+        {
+            (
+                "a helper has no registration, task count, warps or worker prologue of its own",
+                "remove it: the helper's function runs in its callers' consumer bodies, under their `task_id`, `granularity`, `roles` and `setmaxnreg`".into(),
+            )
+        }
         _ => (
             "nothing in the generated files reads it",
             "remove it, or add the construct that uses it".into(),
