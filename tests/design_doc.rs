@@ -450,12 +450,15 @@ fn the_region_plan_says_which_pack_the_planner_ignores() {
         .find(|f| f.kind == FileKind::DesignDoc)
         .expect("a design document");
     assert!(
-        doc.text.contains("| 0 | `whole` | 16384 | 16 | yes (a whole page or more: not packed) | 0 | 0 | 0 |"),
+        doc.text.contains(
+            "| 0 | `whole` | 16384 | 16 | yes (a whole page or more: not packed) | 0 | 0 | 0 |"
+        ),
         "{}",
         doc.text
     );
     assert!(
-        doc.text.contains("| 1 | `small` | 256 | 16 | yes | 0 | 1 | 0 |"),
+        doc.text
+            .contains("| 1 | `small` | 256 | 16 | yes | 0 | 1 | 0 |"),
         "{}",
         doc.text
     );
