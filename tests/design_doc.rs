@@ -431,3 +431,35 @@ fn the_region_plan_states_each_target_s_capacity() {
         doc.text
     );
 }
+
+/// `pack` on a region MPK's planner cannot pack (a page or more, or more than one page) changes
+/// nothing in its placement: the region plan says so, where it once said "yes" as for a region
+/// that shares its page.
+#[test]
+fn the_region_plan_says_which_pack_the_planner_ignores() {
+    let text = "task packs {\n  family consumer\n  tensor y: f32[32] out\n  region whole { bytes 16384; align 16; pack }\n  region small { bytes 256; align 16; pack }\n  body cuda { if (threadIdx.x < 32) y[threadIdx.x] = reinterpret_cast<float *>(buf.whole)[0] + reinterpret_cast<float *>(buf.small)[0]; }\n}\n";
+    let checked = check(&[Source {
+        path: "packs.mpk".into(),
+        text: text.into(),
+    }]);
+    assert!(checked[0].diags.is_empty(), "{:#?}", checked[0].diags);
+    let units = generate_all(&checked);
+    let doc = units[0]
+        .files
+        .iter()
+        .find(|f| f.kind == FileKind::DesignDoc)
+        .expect("a design document");
+    assert!(
+        doc.text.contains(
+            "| 0 | `whole` | 16384 | 16 | yes (a whole page or more: not packed) | 0 | 0 | 0 |"
+        ),
+        "{}",
+        doc.text
+    );
+    assert!(
+        doc.text
+            .contains("| 1 | `small` | 256 | 16 | yes | 0 | 1 | 0 |"),
+        "{}",
+        doc.text
+    );
+}

@@ -244,6 +244,9 @@ pub(super) fn held_accessors(w: &mut Writer, ir: &TaskIr) {
 enum Slot {
     /// `input_ptrs[i]`, read-only.
     Input(usize, Access),
+    /// `input_ptrs[i]` of an inline body's input declared `weight`: no `__restrict__` (the body
+    /// reads every input coherently), but no task of the launch writes it either.
+    InlineWeight(usize),
     /// `input_ptrs[i]` of an `inout` tensor, written (and read) in place.
     InOut(usize),
     /// `output_ptrs[i]`.
@@ -262,6 +265,12 @@ fn pointer_decl(t: &TensorIr, name: &str, slot: Slot) -> String {
         ),
         Slot::InOut(index) => format!(
             "{ty} *const {name} = static_cast<{ty} *>(task_desc->input_ptrs[{index}]);  // `{}`: {}[{}], inout: updated in place",
+            t.name,
+            t.dtype,
+            dims.join(", ")
+        ),
+        Slot::InlineWeight(index) => format!(
+            "{ty} const *const {name} = static_cast<{ty} const *>(task_desc->input_ptrs[{index}]);  // `{}`: {}[{}], weight: written by no task of this launch (read coherently through this pointer; mpkc::ld_global_nc_v8 may read it)",
             t.name,
             t.dtype,
             dims.join(", ")
@@ -461,6 +470,8 @@ pub(super) fn inline_tensor_decls(w: &mut Writer, ir: &TaskIr) {
     for (i, (_, t)) in ir.inputs().enumerate() {
         let slot = if t.direction == Direction::InOut {
             Slot::InOut(i)
+        } else if t.role() == Some(crate::ir::TensorRole::Weight) {
+            Slot::InlineWeight(i)
         } else {
             Slot::Input(i, Access::Activation)
         };

@@ -1,6 +1,7 @@
 //! Tensor roles (`tensor W: e4m3[N, K] in weight`, `tensor W_scale: f32[…] in scale of W`):
 //! resolved once every tensor is lowered, since `scale of T` may name a tensor declared later.
-//! The direction must agree with the role (`E0005`); `scale of T` names a declared tensor other
+//! The direction must agree with the role (`E0005`; an `inout` tensor agrees with every role but
+//! `weight`); `scale of T` names a declared tensor other
 //! than itself (`E0002`, `E0005`).
 
 use super::collect::Collected;
@@ -80,6 +81,24 @@ pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
         // An `inout` tensor is read and written, so any role's direction holds for it; where the
         // family or lowering cannot update it in place, that is E0021 (`valid/views.rs`).
         let in_place = cx.ir.tensors[h].direction == Direction::InOut;
+        // Except a weight: data no task of the launch writes, which a body may read through the
+        // non-coherent path (`ld.global.nc`, docs/language.md "tensor"); the task writing it in
+        // place contradicts that, and a body trusting the role would read stale data.
+        if in_place && lowered == TensorRole::Weight {
+            cx.report(
+                Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    format!(
+                        "tensor `{}` is `inout` but its role is `weight`: a weight is written by no task of the launch, and this task writes it in place",
+                        t.name.node
+                    ),
+                )
+                .primary(role.span, "read-only for the whole launch")
+                .secondary(t.direction.span, "declared `inout`: written in place")
+                .help("declare it `in weight`, or give the in-place tensor its role (`activation`, `residual`, `output`) or none"),
+            );
+            continue;
+        }
         if written != want && !in_place {
             let (dir, want_dir) = if written {
                 ("out", "in")

@@ -45,7 +45,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   // mpkc::ld_global_nc_v8 by the body itself.
   __nv_bfloat16 const *const x = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[0]);  // `x`: bf16[1, 7168], written in this launch: coherent loads only
   __nv_bfloat16 *const residual = static_cast<__nv_bfloat16 *>(task_desc->input_ptrs[1]);  // `residual`: bf16[1, 7168], inout: updated in place
-  __nv_bfloat16 const *const w = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[2]);  // `w`: bf16[7168], written in this launch: coherent loads only
+  __nv_bfloat16 const *const w = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[2]);  // `w`: bf16[7168], weight: written by no task of this launch (read coherently through this pointer; mpkc::ld_global_nc_v8 may read it)
   __nv_bfloat16 *__restrict__ const y = static_cast<__nv_bfloat16 *>(task_desc->output_ptrs[0]);  // `y`: bf16[1, 7168]
   int const task_offset = task_desc->task_metadata.task_offset;
   (void)runtime_config;

@@ -91,7 +91,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   // so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with
   // mpkc::ld_global_nc_v8 by the body itself.
   __nv_bfloat16 const *const x = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[0]);  // `x`: bf16[1, 7168], written in this launch: coherent loads only
-  __nv_bfloat16 const *const w = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[1]);  // `w`: bf16[7168], written in this launch: coherent loads only
+  __nv_bfloat16 const *const w = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[1]);  // `w`: bf16[7168], weight: written by no task of this launch (read coherently through this pointer; mpkc::ld_global_nc_v8 may read it)
   __nv_fp8_e4m3 *__restrict__ const y = static_cast<__nv_fp8_e4m3 *>(task_desc->output_ptrs[0]);  // `y`: e4m3[1, 7168]
   float *__restrict__ const y_scale = static_cast<float *>(task_desc->output_ptrs[1]);  // `y_scale`: f32[1, 56]
   int const task_offset = task_desc->task_metadata.task_offset;

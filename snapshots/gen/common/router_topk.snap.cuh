@@ -22,7 +22,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   // so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with
   // mpkc::ld_global_nc_v8 by the body itself.
   __nv_bfloat16 const *const logits = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[0]);  // `logits`: bf16[1, 256], written in this launch: coherent loads only
-  float const *const bias = static_cast<float const *>(task_desc->input_ptrs[1]);  // `bias`: f32[256], written in this launch: coherent loads only
+  float const *const bias = static_cast<float const *>(task_desc->input_ptrs[1]);  // `bias`: f32[256], weight: written by no task of this launch (read coherently through this pointer; mpkc::ld_global_nc_v8 may read it)
   int32_t *__restrict__ const ids = static_cast<int32_t *>(task_desc->output_ptrs[0]);  // `ids`: i32[1, 8]
   float *__restrict__ const weights = static_cast<float *>(task_desc->output_ptrs[1]);  // `weights`: f32[1, 8]
   int const task_offset = task_desc->task_metadata.task_offset;

@@ -49,7 +49,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   constexpr int64_t q_nope_row_stride = 192;  // `q_nope` is a view: rows 192 elements apart (its columns start 0 into each parent row)
   __nv_bfloat16 const *const q_pe = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[1]);  // `q_pe`: bf16[1, 16, 64], written in this launch: coherent loads only
   constexpr int64_t q_pe_row_stride = 192;  // `q_pe` is a view: rows 192 elements apart (its columns start 128 into each parent row)
-  __nv_bfloat16 const *const w_uk = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[2]);  // `w_uk`: bf16[16, 128, 512], written in this launch: coherent loads only
+  __nv_bfloat16 const *const w_uk = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[2]);  // `w_uk`: bf16[16, 128, 512], weight: written by no task of this launch (read coherently through this pointer; mpkc::ld_global_nc_v8 may read it)
   __nv_bfloat16 *__restrict__ const q = static_cast<__nv_bfloat16 *>(task_desc->output_ptrs[0]);  // `q`: bf16[1, 16, 576]
   int const task_offset = task_desc->task_metadata.task_offset;
   (void)runtime_config;

@@ -44,7 +44,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   // so nvcc never emits ld.global.nc), whatever its role: a `weight` may be loaded with
   // mpkc::ld_global_nc_v8 by the body itself.
   __nv_bfloat16 const *const o_latent = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[0]);  // `o_latent`: bf16[1, 16, 512], written in this launch: coherent loads only
-  __nv_bfloat16 const *const w_uv = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[1]);  // `w_uv`: bf16[16, 128, 512], written in this launch: coherent loads only
+  __nv_bfloat16 const *const w_uv = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[1]);  // `w_uv`: bf16[16, 128, 512], weight: written by no task of this launch (read coherently through this pointer; mpkc::ld_global_nc_v8 may read it)
   __nv_bfloat16 *__restrict__ const out = static_cast<__nv_bfloat16 *>(task_desc->output_ptrs[0]);  // `out`: bf16[1, 16, 128]
   int const task_offset = task_desc->task_metadata.task_offset;
   (void)runtime_config;

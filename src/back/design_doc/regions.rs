@@ -78,7 +78,13 @@ fn regions(s: &mut String, task: &CheckedTask) {
             r.name,
             r.size,
             r.align,
-            if r.can_pack { "yes" } else { "no" },
+            // MPK's planner packs a region only below a page and on at most one page
+            // (`plan::pages`): a `pack` it cannot honour takes its pages whole.
+            match (r.can_pack, pr.pages.len() <= 1 && r.size < PAGE_SIZE) {
+                (true, true) => "yes",
+                (true, false) => "yes (a whole page or more: not packed)",
+                (false, _) => "no",
+            },
             r.release_step,
             pages.join(", "),
             pr.offset
