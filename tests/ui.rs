@@ -1,6 +1,6 @@
 //! UI tests (rustc's habit): every `tests/ui/<family>/<name>.mpk` is checked; its rendered
 //! diagnostics are an insta snapshot `snapshots/ui/<family>/<name>.snap`, and its
-//! `//~ ERROR E0103` (or `//~ WARNING`) annotations must match the diagnostics exactly: each
+//! `//~ ERROR E0103` (or `//~ WARNING`; several on one line) annotations must match the diagnostics exactly: each
 //! annotation is a diagnostic with that code whose primary span starts on the annotated line, and
 //! each error is annotated. Files named `pass_*.mpk` must check clean; the one a code's passing
 //! neighbour says so with `//~ NEIGHBOUR E0103` after the construct it passes (see
@@ -43,17 +43,17 @@ fn rel(p: &Path) -> String {
 fn annotations(text: &str) -> BTreeSet<(usize, String, String)> {
     let mut out = BTreeSet::new();
     for (i, line) in text.lines().enumerate() {
-        let Some(pos) = line.find("//~") else {
-            continue;
-        };
-        let mut words = line[pos + 3..].split_whitespace();
-        let (Some(sev), Some(code)) = (words.next(), words.next()) else {
-            continue;
-        };
-        if sev.eq_ignore_ascii_case(NEIGHBOUR) {
-            continue;
+        // A line may carry several (`//~ ERROR E0606 //~ WARNING W0603`): two codes on one span.
+        for part in line.split("//~").skip(1) {
+            let mut words = part.split_whitespace();
+            let (Some(sev), Some(code)) = (words.next(), words.next()) else {
+                continue;
+            };
+            if sev.eq_ignore_ascii_case(NEIGHBOUR) {
+                continue;
+            }
+            out.insert((i + 1, sev.to_ascii_lowercase(), code.to_string()));
         }
-        out.insert((i + 1, sev.to_ascii_lowercase(), code.to_string()));
     }
     out
 }

@@ -55,22 +55,7 @@ pub fn unit_collisions(checked: &mut [Checked]) {
         .iter()
         .filter_map(|(&(ci, ti), files)| Some(((ci, ti), diagnostic(checked, ci, ti, files)?)))
         .collect();
-    for (ci, c) in checked.iter_mut().enumerate() {
-        let mut keep = Vec::new();
-        for (ti, t) in std::mem::take(&mut c.tasks).into_iter().enumerate() {
-            match found.get(&(ci, ti)) {
-                Some(d) => {
-                    c.diags.push(d.clone());
-                    c.rejected.push(t.ir);
-                }
-                None => keep.push(t),
-            }
-        }
-        if found.keys().any(|(i, _)| *i == ci) {
-            c.diags = super::sorted(std::mem::take(&mut c.diags));
-        }
-        c.tasks = keep;
-    }
+    super::reject::reject(checked, &found);
 }
 
 /// "task instance `x` (path:line)", or for a derived task "the reduce task `x_reduce` mpkc derives

@@ -12,11 +12,13 @@ pub mod fingerprint;
 pub mod helpers;
 pub mod in_place;
 pub mod input;
+mod levers;
 pub mod nvcc;
 pub mod outdir;
 pub mod plan_view;
 pub mod predecessors;
 pub mod reference;
+mod reject;
 pub mod sass;
 pub mod sass_lint;
 pub mod select;
@@ -28,6 +30,7 @@ pub mod verify;
 
 pub use clash::unit_collisions;
 pub use derived::{derived_sources, Derived};
+pub use levers::lever_agreement;
 pub use setmaxnreg::setmaxnreg_agreement;
 pub use task_types::task_type_clashes;
 
@@ -386,6 +389,7 @@ pub fn check_sources_with(
     }
     unit_collisions(&mut checked);
     setmaxnreg_agreement(&mut checked);
+    lever_agreement(&mut checked);
     let first_derived = sources.len();
     for (k, &parent) in parents.iter().enumerate() {
         let c = &mut checked[first_derived + k];

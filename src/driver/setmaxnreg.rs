@@ -38,26 +38,7 @@ pub fn setmaxnreg_agreement(checked: &mut [Checked]) {
             Some(((me.0, me.1), diagnostic(checked, me, other)))
         })
         .collect();
-    if found.is_empty() {
-        return;
-    }
-    for (ci, c) in checked.iter_mut().enumerate() {
-        if !found.keys().any(|(i, _)| *i == ci) {
-            continue;
-        }
-        let mut keep = Vec::new();
-        for (ti, t) in std::mem::take(&mut c.tasks).into_iter().enumerate() {
-            match found.get(&(ci, ti)) {
-                Some(d) => {
-                    c.diags.push(d.clone());
-                    c.rejected.push(t.ir);
-                }
-                None => keep.push(t),
-            }
-        }
-        c.tasks = keep;
-        c.diags = super::sorted(std::mem::take(&mut c.diags));
-    }
+    super::reject::reject(checked, &found);
 }
 
 fn diagnostic(checked: &[Checked], me: &Declared, other: &Declared) -> Diagnostic {

@@ -34,7 +34,7 @@ constexpr int IN_A_SCALE = 2;  // `A_scale`: f32 [M_REAL, K / 128] activation gr
 constexpr int OUT_C = 0;  // output_ptrs index of `Y`
 constexpr int OUT_P = 1;  // output_ptrs index of `P`: f32 [SPLITS, M_REAL, N] partials
 constexpr int OUT_T = 2;  // output_ptrs index of `T`: int32 [NUM_TILES] arrival counters, zero between runs
-static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || (BLOCK_M <= 64 && BLOCK_M % 8 == 0)), "E0013: the pipeline lowers 128- and 64-row tiles (sm_90a: multiples of 8 below 64) with at least one K stage");
+static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || BLOCK_M == 64), "E0013: the pipeline lowers 128- and 64-row tiles with at least one K stage");
 static_assert(SPLITS >= 1 && SPLITS <= K_BLOCKS, "E0013: every split runs at least one K iteration");
 // Split s (task_offset / NUM_TILES) takes K_BLOCKS / SPLITS K blocks, one more for the first
 // K_BLOCKS % SPLITS splits (K_ITERS, or K_ITERS - 1 where SPLITS does not divide K_BLOCKS), from block

@@ -32,7 +32,7 @@ constexpr int IN_W = 1;  // input_ptrs / input_tma_desc_ptrs index of `W`
 constexpr int IN_W_SCALE = 3;  // `W_scale`: f32 [N / 128, K / 128] weight block scales
 constexpr int IN_A_SCALE = 2;  // `A_scale`: f32 [M_REAL, K / 128] activation group scales
 constexpr int OUT_C = 0;  // output_ptrs index of `C`
-static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || (BLOCK_M <= 64 && BLOCK_M % 8 == 0)), "E0013: the pipeline lowers 128- and 64-row tiles (sm_90a: multiples of 8 below 64) with at least one K stage");
+static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || (BLOCK_M <= 64 && BLOCK_M % 8 == 0)), "E0013: the pipeline lowers 128- and 64-row tiles and short tiles (multiples of 8 below 64) with at least one K stage");
 static_assert(SPLITS >= 1 && SPLITS <= K_BLOCKS, "E0013: every split runs at least one K iteration");
 // Split s (task_offset / NUM_TILES) takes K_BLOCKS / SPLITS K blocks, one more for the first
 // K_BLOCKS % SPLITS splits (K_ITERS, or K_ITERS - 1 where SPLITS does not divide K_BLOCKS), from block

@@ -56,7 +56,7 @@ __device__ __forceinline__ int route_expert(int32_t const *ids, int route, int s
   int const e = __ldcg(ids + route * ROUTE_READS + s);
   return static_cast<unsigned>(e) < static_cast<unsigned>(EXPERTS) ? e : EXPERTS;
 }
-static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || (BLOCK_M <= 64 && BLOCK_M % 8 == 0)), "E0013: the pipeline lowers 128- and 64-row tiles (sm_90a: multiples of 8 below 64) with at least one K stage");
+static_assert(K_ITERS >= 1 && (BLOCK_M == 128 || (BLOCK_M <= 64 && BLOCK_M % 8 == 0)), "E0013: the pipeline lowers 128- and 64-row tiles and short tiles (multiples of 8 below 64) with at least one K stage");
 static_assert(SPLITS >= 1 && SPLITS <= K_BLOCKS, "E0013: every split runs at least one K iteration");
 // Split s (task_offset / NUM_TILES) takes K_BLOCKS / SPLITS K blocks, one more for the first
 // K_BLOCKS % SPLITS splits (K_ITERS, or K_ITERS - 1 where SPLITS does not divide K_BLOCKS), from block
