@@ -409,22 +409,28 @@ fn the_page_map_accounts_for_every_region_byte() {
     assert!(maps > 0, "no design document with a page map");
 }
 
+/// The design document of the one unit of contract `text` (which must check clean), as `path`.
+fn design_doc_of(path: &str, text: &str) -> GeneratedFile {
+    let checked = check(&[Source {
+        path: path.into(),
+        text: text.into(),
+    }]);
+    assert!(checked[0].diags.is_empty(), "{:#?}", checked[0].diags);
+    let units = generate_all(&checked);
+    units[0]
+        .files
+        .iter()
+        .find(|f| f.kind == FileKind::DesignDoc)
+        .expect("a design document")
+        .clone()
+}
+
 /// Targets of different SMEM capacities: the region plan states each one's and whether its plan
 /// is the one shown (the spec header records the smallest capacity).
 #[test]
 fn the_region_plan_states_each_target_s_capacity() {
     let text = "task two_caps {\n  family consumer\n  targets sm_100a, sm_90a(smem 227328)\n  tensor y: f32[32] out\n  region stage { bytes 4096; align 16; pack }\n  body cuda { if (threadIdx.x < 32) y[threadIdx.x] = reinterpret_cast<float *>(buf.stage)[0]; }\n}\n";
-    let checked = check(&[Source {
-        path: "two_caps.mpk".into(),
-        text: text.into(),
-    }]);
-    assert!(checked[0].diags.is_empty(), "{:#?}", checked[0].diags);
-    let units = generate_all(&checked);
-    let doc = units[0]
-        .files
-        .iter()
-        .find(|f| f.kind == FileKind::DesignDoc)
-        .expect("a design document");
+    let doc = design_doc_of("two_caps.mpk", text);
     assert!(
         doc.text.contains("SMEM capacity per target: sm_100a 224256 bytes (the same plan), sm_90a 227328 bytes (the same plan); the spec header records the smallest."),
         "{}",
@@ -438,17 +444,7 @@ fn the_region_plan_states_each_target_s_capacity() {
 #[test]
 fn the_region_plan_says_which_pack_the_planner_ignores() {
     let text = "task packs {\n  family consumer\n  tensor y: f32[32] out\n  region whole { bytes 16384; align 16; pack }\n  region small { bytes 256; align 16; pack }\n  body cuda { if (threadIdx.x < 32) y[threadIdx.x] = reinterpret_cast<float *>(buf.whole)[0] + reinterpret_cast<float *>(buf.small)[0]; }\n}\n";
-    let checked = check(&[Source {
-        path: "packs.mpk".into(),
-        text: text.into(),
-    }]);
-    assert!(checked[0].diags.is_empty(), "{:#?}", checked[0].diags);
-    let units = generate_all(&checked);
-    let doc = units[0]
-        .files
-        .iter()
-        .find(|f| f.kind == FileKind::DesignDoc)
-        .expect("a design document");
+    let doc = design_doc_of("packs.mpk", text);
     assert!(
         doc.text.contains(
             "| 0 | `whole` | 16384 | 16 | yes (a whole page or more: not packed) | 0 | 0 | 0 |"
