@@ -148,7 +148,8 @@ the consumer warpgroup runs the `{}` epilogue.\n",
     }
     let sm100 = stage_mma(task, Target::Sm100a).is_some();
     if let Some(m) = stage_mma(task, Target::Sm90a) {
-        let parts = (p.block_m + m.m - 1) / m.m.max(1);
+        // The program's MMAs per stage are parts x K steps (`lower::target::mma`).
+        let parts = m.count / (p.block_k / p.mma_k.max(1)).max(1);
         let short = if p.block_m < m.m {
             format!(
                 "; the tile's {} rows are fewer than the MMA's {}: rows {} to {} of each wgmma read the next K chunk's (or the stage's padding) and are discarded",
