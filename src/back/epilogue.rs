@@ -297,6 +297,7 @@ fn split_sum(w: &mut Writer, task: &CheckedTask, p: &LinearMath, m: &str) {
     w.close("");
     w.comment("Zero for the next run: every split of this tile has arrived.");
     w.line("if (threadIdx.x == 0) counters[tile] = 0;");
+    timeline_stamp(w, SPLIT_SUMMED, "the tile's sum stored by its last split");
     w.close("");
 }
 
@@ -315,10 +316,30 @@ fn tile_arrival(w: &mut Writer, bar: i64) {
     w.comment(
         "fence in one thread, where every thread's __threadfence() waited its own stores twice.",
     );
+    timeline_stamp(w, SPLIT_ISSUED, "thread 0's sums issued");
     w.line(format!("mpkc::named_barrier_sync({bar}, 128);"));
     w.line("bool last = false;");
     w.line("if (threadIdx.x == 0) last = mpkc::atomic_add_acq_rel_gpu(&counters[tile], 1) == SPLITS - 1;");
+    timeline_stamp(w, SPLIT_ARRIVED, "the tile's counter returned to thread 0");
     w.open(format!("if (mpkc::named_barrier_or({bar}, 128, last))"));
+}
+
+/// `mpkc bench --timeline`'s stamps of the split-K tail (stdlib/include/mpkc_worker.cuh,
+/// `mpkc_bench_phases[warp][task][3]` of consumer warps 1-3, which the runtime leaves free): thread
+/// 0's sums issued (W1), the tile's counter returned (W2), and, in the tile's last split, its sum
+/// stored (W3).
+const SPLIT_ISSUED: u8 = 1;
+const SPLIT_ARRIVED: u8 = 2;
+const SPLIT_SUMMED: u8 = 3;
+
+/// One split-K tail stamp of thread 0 in the slot of warp `warp`, compiled only into
+/// `--timeline`'s build (`MPKC_BENCH_TIMELINE`).
+fn timeline_stamp(w: &mut Writer, warp: u8, what: &str) {
+    w.line("#ifdef MPKC_BENCH_TIMELINE");
+    w.line(format!(
+        "if (threadIdx.x == 0) mpkc_bench_phase({warp}, instruction_index, 3);  // mpkc bench --timeline: {what}"
+    ));
+    w.line("#endif");
 }
 
 /// `split_k atomic` ([`crate::lower::SplitSum`], the accumulator form): this split's f32 sums
@@ -374,6 +395,7 @@ fn split_atomic(w: &mut Writer, task: &CheckedTask, p: &LinearMath, m: &str) {
     w.close("");
     w.comment("Zero for the next run: every split of this tile has arrived.");
     w.line("if (threadIdx.x == 0) counters[tile] = 0;");
+    timeline_stamp(w, SPLIT_SUMMED, "the tile's sum stored by its last split");
     w.close("");
 }
 

@@ -65,7 +65,8 @@ __device__ __forceinline__ unsigned long long mpkc_bench_now() {
 /// was done (the loader's page prefix, the consumer's and launcher's dependency prefix); for the
 /// controller (W7), when it published the task and when it saw the task FINISHED; the loader's
 /// page prefix also stamps [3] once every lane's page wait is done, and the generated sm_90a
-/// pipeline consumer (W0) stamps [3] at its K loop's end (`mpkc bench --timeline`).
+/// pipeline consumer (W0) stamps [3] at its K loop's end (`mpkc bench --timeline`); an in-task split-K
+/// sum stamps [3] of W1-W3 (its sums issued, its tile counter returned, the tile's sum stored).
 constexpr int kBenchPhaseTasks = 16;
 __device__ unsigned long long mpkc_bench_phases[8][kBenchPhaseTasks][4];
 /// Every CTA's last stamps of the launch (ns of %globaltimer), for `mpkc bench --timeline` only

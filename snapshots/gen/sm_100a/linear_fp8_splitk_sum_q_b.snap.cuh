@@ -290,9 +290,15 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
   // brings the counter to SPLITS is the last: its atomic acquires every other split's release, and
   // bar.red.or orders its 128 threads after thread 0 before they read the sums. One GPU-scope
   // fence in one thread, where every thread's __threadfence() waited its own stores twice.
+  #ifdef MPKC_BENCH_TIMELINE
+  if (threadIdx.x == 0) mpkc_bench_phase(1, instruction_index, 3);  // mpkc bench --timeline: thread 0's sums issued
+  #endif
   mpkc::named_barrier_sync(3, 128);
   bool last = false;
   if (threadIdx.x == 0) last = mpkc::atomic_add_acq_rel_gpu(&counters[tile], 1) == SPLITS - 1;
+  #ifdef MPKC_BENCH_TIMELINE
+  if (threadIdx.x == 0) mpkc_bench_phase(2, instruction_index, 3);  // mpkc bench --timeline: the tile's counter returned to thread 0
+  #endif
   if (mpkc::named_barrier_or(3, 128, last)) {
     // The tile's [tokens x BLOCK_M] sums, element j = token * BLOCK_M + r for r < BLOCK_M, in groups
     // of kVec consecutive rows (4 where N is a multiple of 4: every group is 16-byte aligned in P and
@@ -344,6 +350,9 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     }
     // Zero for the next run: every split of this tile has arrived.
     if (threadIdx.x == 0) counters[tile] = 0;
+    #ifdef MPKC_BENCH_TIMELINE
+    if (threadIdx.x == 0) mpkc_bench_phase(3, instruction_index, 3);  // mpkc bench --timeline: the tile's sum stored by its last split
+    #endif
   }
   mpkc::sm100::tcgen05_fence_before();
   mpkc::rt::mbar_arrive(&sem[SEM_ACC_EMPTY]);  // acc.empty: every consumer thread, 128 arrivals

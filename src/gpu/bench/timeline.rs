@@ -27,6 +27,12 @@ fn us_since(t0: u64, t: u64) -> f64 {
 const SAW_ARRIVED: usize = 0;
 const ROLE_END: usize = 1;
 const PREFIX_END: usize = 2;
+/// The split-K tail of an in-task split sum (src/back/epilogue.rs), stamped by thread 0 of the
+/// consumer warpgroup into slot [`EXTRA`] of consumer warps 1-3, which the runtime leaves free:
+/// its sums issued, the tile's counter returned, and (the tile's last split) the sum stored.
+const SPLIT_ISSUED: usize = 1;
+const SPLIT_ARRIVED: usize = 2;
+const SPLIT_SUMMED: usize = 3;
 /// Loader (W4): every lane's page wait done. Consumer (W0, sm_90a pipelines): the K loop's end,
 /// stamped by the generated consumer before it releases the pages.
 const EXTRA: usize = 3;
@@ -112,13 +118,33 @@ fn lines(ph: &[u64], p: usize) -> Vec<String> {
             us(get(w, s, ROLE_END))
         )
     };
+    // The split-K tail (slot EXTRA of W1-W3, stamped by the in-task split sums only). A stamp
+    // before the first publication is an earlier launch's: the sum of a split that was its
+    // tile's last then but not in this launch.
+    let split = |s: usize| {
+        let tail = |w: usize| match get(w, s, EXTRA) {
+            t if t < t0 => 0,
+            t => t,
+        };
+        if (1..=3).all(|w| tail(w) == 0) {
+            String::new()
+        } else {
+            format!(
+                ", split-K tail: sums issued {}, tile counter returned {}, tile sum stored {}",
+                us(tail(SPLIT_ISSUED)),
+                us(tail(SPLIT_ARRIVED)),
+                us(tail(SPLIT_SUMMED))
+            )
+        }
+    };
     (0..p.min(PHASE_TASKS))
         .map(|s| {
             format!(
-                "task {s}: published {}, consumer {} (K loop done {}), loader {} (pages waited {}), launcher {}, finished {} us",
+                "task {s}: published {}, consumer {} (K loop done {}{}), loader {} (pages waited {}), launcher {}, finished {} us",
                 us(get(7, s, SAW_ARRIVED)),
                 span(0, s),
                 us(get(0, s, EXTRA)),
+                split(s),
                 span(4, s),
                 us(get(4, s, EXTRA)),
                 span(5, s),
@@ -155,6 +181,31 @@ mod tests {
         );
         assert!(l[1].starts_with("task 1: published -,"), "{}", l[1]);
         assert_eq!(lines(&ph, 40).len(), PHASE_TASKS);
+    }
+
+    #[test]
+    fn a_split_k_tail_shows_where_stamped_and_a_split_that_was_not_last_has_no_sum() {
+        let mut ph = vec![0u64; 8 * PHASE_TASKS * 4];
+        let at = phase_at;
+        ph[at(7, 0, SAW_ARRIVED)] = 10_000;
+        ph[at(0, 0, EXTRA)] = 14_000;
+        ph[at(SPLIT_ISSUED, 0, EXTRA)] = 14_200;
+        ph[at(SPLIT_ARRIVED, 0, EXTRA)] = 15_000;
+        // The runtime's stamps of W1-W3's other slots are not the tail's.
+        ph[at(1, 0, ROLE_END)] = 16_000;
+        let l = lines(&ph, 1);
+        assert!(
+            l[0].contains("(K loop done 4.00, split-K tail: sums issued 4.20, tile counter returned 5.00, tile sum stored -)"),
+            "{}",
+            l[0]
+        );
+        ph[at(SPLIT_SUMMED, 0, EXTRA)] = 9_000;
+        assert!(
+            lines(&ph, 1)[0].contains("tile sum stored -)"),
+            "an earlier launch's stamp"
+        );
+        ph[at(SPLIT_SUMMED, 0, EXTRA)] = 16_250;
+        assert!(lines(&ph, 1)[0].contains("tile sum stored 6.25)"));
     }
 
     #[test]
