@@ -11,7 +11,9 @@
 //!   first activation TMA.
 //!
 //! The SASS is attributed to source lines through a `-lineinfo` build, which is checked to hold
-//! the same instructions as the build `mpkc build` makes.
+//! the same instructions as the build `mpkc build` makes; it is compiled only for the units whose
+//! lines a test reads (`needs_lines`: the linears, and the tasks whose production SASS holds a
+//! non-coherent load), the production SASS standing for the rest.
 
 #[path = "support/nvcc_cache.rs"]
 mod nvcc_cache;
@@ -31,13 +33,23 @@ use sass_lines::{disassemble, opcodes, Instr};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-/// The stdlib built twice: as `mpkc build` does, and with `-lineinfo`.
+/// The stdlib as `mpkc build` builds it, and with `-lineinfo` where a test reads the SASS by
+/// source line.
 struct Builds {
     tc: nvcc::Toolchain,
     checked: Vec<Checked>,
     units: Vec<UnitOutput>,
-    /// Per job: unit index, target, production cubin, `-lineinfo` cubin.
-    jobs: Vec<(usize, Target, PathBuf, PathBuf)>,
+    jobs: Vec<Job>,
+}
+
+/// One unit and target of [`Builds`].
+struct Job {
+    ui: usize,
+    target: Target,
+    /// The production cubin's opcodes, in order.
+    opcodes: Vec<String>,
+    /// The `-lineinfo` cubin, where [`needs_lines`] holds.
+    lines: Option<PathBuf>,
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -45,6 +57,20 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// A non-coherent global load (`ld.global.nc`).
+fn non_coherent(opcode: &str) -> bool {
+    opcode.starts_with("LDG") && opcode.contains(".CONSTANT")
+}
+
+/// Whether the tests read a job's SASS by source line: every linear (its loader's fences, and
+/// the residual epilogue's order), and a task whose production SASS holds a non-coherent load
+/// (whose source line must read a weight). The others' production SASS already shows them
+/// free of non-coherent loads, so a second, `-lineinfo` compile (the cost of this test) is
+/// spent only where a line is read.
+fn needs_lines(task: &CheckedTask, opcodes: &[String]) -> bool {
+    task.linear().is_some() || opcodes.iter().any(|o| non_coherent(o))
 }
 
 fn builds() -> &'static Builds {
@@ -63,44 +89,69 @@ fn builds() -> &'static Builds {
             })
             .collect();
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        // The production build first: the same units as `mpkc build` (tests/cli.rs), from the
+        // shared nvcc cache.
         let prod = scratch("memory_model_build");
         write_all(&prod, &units).unwrap();
+        let built: Vec<(usize, Target, PathBuf)> =
+            compile_all(&tc, &prod, &checked, &units, threads)
+                .into_iter()
+                .map(|j| {
+                    let (cubin, _) = j
+                        .result
+                        .unwrap_or_else(|f| panic!("{}: {}\n{}", j.file, f.command, f.stderr));
+                    (j.unit, j.target, cubin)
+                })
+                .collect();
+        let files: Vec<(usize, String, Target)> = jobs(&checked, &units);
         let lines = scratch("memory_model_lineinfo");
         write_all(&lines, &units).unwrap();
-        let work = jobs(&checked, &units);
-        let line_cubins = std::sync::Mutex::new(vec![None; work.len()]);
+        let out = std::sync::Mutex::new((0..built.len()).map(|_| None).collect::<Vec<_>>());
         let next = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|s| {
             for _ in 0..threads {
                 s.spawn(|| loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some((_, file, target)) = work.get(i) else {
+                    let Some((ui, target, cubin)) = built.get(i) else {
                         break;
                     };
-                    let args = nvcc::arguments(&tc, file, *target, &["-lineinfo".to_string()]);
-                    let cubin = nvcc::cubin_name(file, *target);
-                    let r = nvcc_cache::run(&tc, &lines, file, &args, &cubin)
-                        .unwrap_or_else(|f| panic!("{}: {}\n{}", file, f.command, f.stderr));
-                    line_cubins.lock().unwrap()[i] = Some(r.cubin);
+                    let sass = tc.sass(cubin).unwrap_or_else(|e| panic!("cuobjdump: {e}"));
+                    let ops = opcodes(&sass);
+                    let u = &units[*ui];
+                    let line_cubin =
+                        needs_lines(&checked[u.source].tasks[u.task], &ops).then(|| {
+                            let (_, file, t) = &files[i];
+                            assert_eq!(
+                                (t, &files[i].0),
+                                (target, ui),
+                                "jobs and compile_all agree"
+                            );
+                            let args = nvcc::arguments(&tc, file, *t, &["-lineinfo".to_string()]);
+                            let cubin = nvcc::cubin_name(file, *t);
+                            nvcc_cache::run(&tc, &lines, file, &args, &cubin)
+                                .unwrap_or_else(|f| panic!("{}: {}\n{}", file, f.command, f.stderr))
+                                .cubin
+                        });
+                    out.lock().unwrap()[i] = Some(Job {
+                        ui: *ui,
+                        target: *target,
+                        opcodes: ops,
+                        lines: line_cubin,
+                    });
                 });
             }
         });
-        let line_cubins = line_cubins.into_inner().unwrap();
-        let mut all = Vec::new();
-        for (i, j) in compile_all(&tc, &prod, &checked, &units, threads)
+        let jobs = out
+            .into_inner()
+            .unwrap()
             .into_iter()
-            .enumerate()
-        {
-            let (cubin, _) = j
-                .result
-                .unwrap_or_else(|f| panic!("{}: {}\n{}", j.file, f.command, f.stderr));
-            all.push((j.unit, j.target, cubin, line_cubins[i].clone().unwrap()));
-        }
+            .map(Option::unwrap)
+            .collect();
         Builds {
             tc,
             checked,
             units,
-            jobs: all,
+            jobs,
         }
     })
 }
@@ -130,20 +181,21 @@ impl Builds {
     }
 
     /// The `-lineinfo` build's instructions of job `j`, after checking that they are the
-    /// production build's (same opcodes in the same order).
-    fn instructions(&self, j: &(usize, Target, PathBuf, PathBuf)) -> Vec<Instr> {
-        let (ui, target, prod, lines) = j;
+    /// production build's (same opcodes in the same order). Panics for a job without one
+    /// ([`needs_lines`]).
+    fn instructions(&self, j: &Job) -> Vec<Instr> {
+        let lines = j.lines.as_ref().unwrap_or_else(|| {
+            panic!(
+                "{} {}: no -lineinfo build (needs_lines)",
+                self.units[j.ui].unit, j.target
+            )
+        });
         let v = disassemble(&self.tc, lines);
-        let prod_sass = self
-            .tc
-            .sass(prod)
-            .unwrap_or_else(|e| panic!("cuobjdump: {e}"));
         let a: Vec<String> = v.iter().map(|i| i.opcode.clone()).collect();
         assert_eq!(
-            a,
-            opcodes(&prod_sass),
-            "{} {target}: the -lineinfo build holds other code than the build",
-            self.units[*ui].unit
+            a, j.opcodes,
+            "{} {}: the -lineinfo build holds other code than the build",
+            self.units[j.ui].unit, j.target
         );
         assert!(v.iter().any(|i| !i.at.is_empty()), "no line info");
         v
@@ -199,9 +251,17 @@ fn activation_inputs_are_never_read_through_the_non_coherent_path() {
     let b = builds();
     let mut weight_loads = 0;
     for j in &b.jobs {
-        let (ui, target, ..) = j;
+        let (ui, target) = (&j.ui, &j.target);
         let unit = &b.units[*ui].unit;
         let task = b.task(*ui);
+        if j.lines.is_none() {
+            // needs_lines: no non-coherent load in its production SASS.
+            assert!(
+                !j.opcodes.iter().any(|o| non_coherent(o)),
+                "{unit} {target}"
+            );
+            continue;
+        }
         let (name, text) = b.kernel(*ui, *target);
         let src: Vec<&str> = text.lines().collect();
         let (weights, activations): (Vec<&str>, Vec<&str>) = match &task.binding {
@@ -227,11 +287,7 @@ fn activation_inputs_are_never_read_through_the_non_coherent_path() {
                 task.ir.inputs().map(|(_, t)| t.name.as_str()).collect(),
             ),
         };
-        for i in b
-            .instructions(j)
-            .iter()
-            .filter(|i| i.opcode.starts_with("LDG") && i.opcode.contains(".CONSTANT"))
-        {
+        for i in b.instructions(j).iter().filter(|i| non_coherent(&i.opcode)) {
             let at = i.line_in(name).unwrap_or_else(|| {
                 panic!(
                     "{unit} {target}: {} at {:#x} comes from no line of {name} ({:?})",
@@ -286,7 +342,7 @@ fn residual_loads_are_issued_before_the_output_stores() {
     let b = builds();
     let mut seen = 0;
     for j in &b.jobs {
-        let (ui, target, ..) = j;
+        let (ui, target) = (&j.ui, &j.target);
         let task = b.task(*ui);
         let Some(p) = task
             .linear()
@@ -375,7 +431,7 @@ fn the_loader_fences_between_generic_stores_and_its_tma() {
     let b = builds();
     let mut seen = 0;
     for j in &b.jobs {
-        let (ui, target, ..) = j;
+        let (ui, target) = (&j.ui, &j.target);
         if b.task(*ui).linear().is_none() {
             continue;
         }
