@@ -3,7 +3,7 @@
 //! may not take a name mpkc generates itself, and may not collide with another name once
 //! upper-cased (`REGION_A` from `a` and `A`).
 
-use crate::back::names::{upper, RESERVED};
+use crate::back::names::{upper, MACROS, RESERVED};
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::TaskIr;
 use crate::span::Span;
@@ -151,6 +151,12 @@ fn check_one(sink: &mut Sink, kind: &str, name: &str, span: Span) -> bool {
             span,
             name,
             format!("the {kind} would be a C++ keyword or CUDA built-in in generated code"),
+        ));
+    } else if MACROS.contains(&name) {
+        sink.push(clash(
+            span,
+            name,
+            format!("the {kind} would be expanded as the C macro `{name}` in generated code"),
         ));
     } else if GENERATED.contains(&name) {
         sink.push(clash(
