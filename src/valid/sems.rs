@@ -217,6 +217,12 @@ pub(super) fn reinit(ir: &TaskIr, sink: &mut Sink) {
                     .note("this is the tmem_ready class: the waiter starts waiting at task start, concurrently with the re-init (contract doc §2.4)")
                     .help(format!("write `no_reinit`, or `reinit {}` if the waiter re-initialises it before it hands off", s.consumer)),
             ),
+            (_, None) if s.at_end => sink.push(
+                Diagnostic::error(codes::REINIT, format!("sem `{}` is arrived at the end of the task but never re-initialised", s.name))
+                    .primary(s.span, "no_reinit")
+                    .note("the previous occupant of the ring slot arrived it at its end; without a start-of-task re-init this task's wait can pass on that phase (I-M4)")
+                    .help(format!("write `reinit {}` (the role that waits it at the end, as the house linear's `consumer_done`)", s.consumer)),
+            ),
             (_, Some(r)) if r != s.producer && r != s.consumer => sink.push(
                 Diagnostic::error(codes::REINIT, format!("sem `{}` is re-initialised by the {r}, which neither arrives nor waits it", s.name))
                     .primary(s.span, format!("reinit {r}"))
