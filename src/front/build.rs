@@ -38,6 +38,11 @@ pub(super) fn ident(p: Pair<'_, Rule>) -> Ident {
 /// Parses a whole file. On a syntax error, reports it and keeps looking for further syntax
 /// errors piece by piece ([`super::recover`], linear in the file); the AST is returned only when there were none.
 pub fn parse_file(src: &str) -> Result<File, Diags> {
+    // Bracket nesting past the bound is E0004 before pest runs (its stack guard's limit varies
+    // from run to run: `front::nesting`).
+    if let Some(d) = super::nesting::too_deep(src) {
+        return Err(vec![d]);
+    }
     match MpkParser::parse(Rule::file, src) {
         Ok(mut pairs) => {
             let file = pairs

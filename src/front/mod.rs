@@ -8,6 +8,7 @@ mod build_tensor;
 pub mod cuda;
 mod expr;
 mod literal;
+mod nesting;
 mod parse;
 mod recover;
 mod value;
