@@ -68,7 +68,21 @@ fn region_rules(ir: &TaskIr, sink: &mut Sink) -> bool {
                 )),
             );
         }
-        if r.page_count >= 0
+        // An explicit negative count: the planner reads any count below 0 as "derive it".
+        if let (Some(at), true) = (r.pages_span, r.page_count < 0) {
+            sink.push(
+                Diagnostic::error(
+                    codes::REGION_PAGES,
+                    format!("region `{}` asks for {} pages", r.name, r.page_count),
+                )
+                .primary(at, format!("{} pages", r.page_count))
+                .help({
+                    let need = exact::ceil_div(r.size.max(1), PAGE_SIZE);
+                    let s = if need == 1 { "" } else { "s" };
+                    format!("ask for at least {need} page{s}, or drop `pages` to derive it")
+                }),
+            );
+        } else if r.page_count >= 0
             && r.size >= 0
             && exact::mul(r.page_count, PAGE_SIZE) < i128::from(r.size)
         {
