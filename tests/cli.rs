@@ -248,6 +248,21 @@ fn usage_errors_exit_2() {
     assert_eq!(run(&["frobnicate"]).status.code(), Some(2));
     assert_eq!(run(&["check", "--param", "novalue"]).status.code(), Some(2));
     assert_eq!(run(&["explain", "E9999"]).status.code(), Some(2));
+    // One param given twice: the later value would win silently (an instance's twice is E0003).
+    let o = run(&[
+        "check",
+        "stdlib/rmsnorm_v2.mpk",
+        "--param",
+        "m=2",
+        "--param",
+        "m=65",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--param m is given twice"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

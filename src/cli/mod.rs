@@ -137,8 +137,16 @@ pub fn run(cli: Cli) -> u8 {
     }
 }
 
-/// Validates `--preferred` (a permutation of 0..13).
+/// Validates `--preferred` (a permutation of 0..13) and that no `--param` name is given twice
+/// (as an instance setting one param twice is E0003: the later value would win silently).
 pub(crate) fn options(common: &CommonArgs) -> Result<(SemaOptions, CheckOptions), String> {
+    for (i, (name, value)) in common.params.iter().enumerate() {
+        if let Some((_, first)) = common.params[..i].iter().find(|(n, _)| n == name) {
+            return Err(format!(
+                "--param {name} is given twice ({name}={first} and {name}={value}): give it once"
+            ));
+        }
+    }
     if let Some(p) = &common.preferred {
         let mut sorted = p.clone();
         sorted.sort_unstable();
