@@ -74,7 +74,9 @@ mod tests {
     #[test]
     fn the_bracket_past_the_bound_is_e0004_and_the_bound_itself_passes() {
         assert!(too_deep(&nested(MAX_NESTING - 1)).is_none());
-        let d = too_deep(&nested(MAX_NESTING)).expect("task brace + MAX_NESTING parentheses");
+        let Some(d) = too_deep(&nested(MAX_NESTING)) else {
+            panic!("the task's brace and MAX_NESTING parentheses pass the bound")
+        };
         assert_eq!(d.code, "E0004");
         let at = "task t { stages ".len() + MAX_NESTING - 1;
         assert_eq!(d.main_span(), Span::new(at, at + 1));

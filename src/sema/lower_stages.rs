@@ -13,7 +13,7 @@ pub(super) fn stages(cx: &mut Cx<'_>, c: &Collected<'_>) {
     cx.poisoned.push("stages".to_string());
     // `stages stages`: the poisoned name would make its own use a silent follow-on error (and
     // the task vanish from check with no error): E0002, as for a param's own value.
-    if let Some(at) = use_of(e, "stages") {
+    if let Some(at) = super::param_runtime::first_use(e, "stages") {
         cx.report(
             Diagnostic::error(codes::UNKNOWN_NAME, "`stages` is used in its own value")
                 .primary(at, "refers to itself")
@@ -44,17 +44,5 @@ pub(super) fn stages(cx: &mut Cx<'_>, c: &Collected<'_>) {
             }
             cx.report(d)
         }
-    }
-}
-
-/// The span of the first use of the bare name `name` in `e`.
-fn use_of(e: &crate::front::ast::Expr, name: &str) -> Option<crate::span::Span> {
-    use crate::front::ast::ExprKind;
-    match &e.kind {
-        ExprKind::Path(p) if p.len() == 1 && p[0].node == name => Some(e.span),
-        ExprKind::Path(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::BadLit(_) => None,
-        ExprKind::Neg(x) => use_of(x, name),
-        ExprKind::Binary(_, a, b) => use_of(a, name).or_else(|| use_of(b, name)),
-        ExprKind::Call(_, args) => args.iter().find_map(|a| use_of(a, name)),
     }
 }

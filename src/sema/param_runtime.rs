@@ -108,12 +108,17 @@ pub(super) fn only_one(params: &[&ast::Param], sink: &mut Sink) {
 
 /// Whether `e` names `param` anywhere.
 pub(super) fn mentions(e: &Expr, param: &str) -> bool {
+    first_use(e, param).is_some()
+}
+
+/// The span of the first use of the bare name `name` in `e`, left to right.
+pub(super) fn first_use(e: &Expr, name: &str) -> Option<Span> {
     match &e.kind {
-        ExprKind::Path(p) => p.len() == 1 && p[0].node == param,
-        ExprKind::Neg(x) => mentions(x, param),
-        ExprKind::Binary(_, a, b) => mentions(a, param) || mentions(b, param),
-        ExprKind::Call(_, args) => args.iter().any(|a| mentions(a, param)),
-        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::BadLit(_) => false,
+        ExprKind::Path(p) if p.len() == 1 && p[0].node == name => Some(e.span),
+        ExprKind::Path(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::BadLit(_) => None,
+        ExprKind::Neg(x) => first_use(x, name),
+        ExprKind::Binary(_, a, b) => first_use(a, name).or_else(|| first_use(b, name)),
+        ExprKind::Call(_, args) => args.iter().find_map(|a| first_use(a, name)),
     }
 }
 
