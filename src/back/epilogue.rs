@@ -12,6 +12,7 @@
 
 use super::pipeline::region_base;
 use super::writer::Writer;
+use crate::gpu::bench::timeline::{EXTRA, SPLIT_ARRIVED, SPLIT_ISSUED, SPLIT_SUMMED};
 use crate::lower::{Epilogue, LinearMath};
 use crate::valid::CheckedTask;
 
@@ -324,20 +325,13 @@ fn tile_arrival(w: &mut Writer, bar: i64) {
     w.open(format!("if (mpkc::named_barrier_or({bar}, 128, last))"));
 }
 
-/// `mpkc bench --timeline`'s stamps of the split-K tail (stdlib/include/mpkc_worker.cuh,
-/// `mpkc_bench_phases[warp][task][3]` of consumer warps 1-3, which the runtime leaves free): thread
-/// 0's sums issued (W1), the tile's counter returned (W2), and, in the tile's last split, its sum
-/// stored (W3).
-const SPLIT_ISSUED: u8 = 1;
-const SPLIT_ARRIVED: u8 = 2;
-const SPLIT_SUMMED: u8 = 3;
-
-/// One split-K tail stamp of thread 0 in the slot of warp `warp`, compiled only into
-/// `--timeline`'s build (`MPKC_BENCH_TIMELINE`).
-fn timeline_stamp(w: &mut Writer, warp: u8, what: &str) {
+/// One of `mpkc bench --timeline`'s stamps of the split-K tail (stdlib/include/mpkc_worker.cuh)
+/// by thread 0, in slot `EXTRA` of warp `warp` (the slots `gpu::bench::timeline` reads), compiled
+/// only into `--timeline`'s build (`MPKC_BENCH_TIMELINE`).
+fn timeline_stamp(w: &mut Writer, warp: usize, what: &str) {
     w.line("#ifdef MPKC_BENCH_TIMELINE");
     w.line(format!(
-        "if (threadIdx.x == 0) mpkc_bench_phase({warp}, instruction_index, 3);  // mpkc bench --timeline: {what}"
+        "if (threadIdx.x == 0) mpkc_bench_phase({warp}, instruction_index, {EXTRA});  // mpkc bench --timeline: {what}"
     ));
     w.line("#endif");
 }

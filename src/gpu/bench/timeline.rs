@@ -27,15 +27,16 @@ fn us_since(t0: u64, t: u64) -> f64 {
 const SAW_ARRIVED: usize = 0;
 const ROLE_END: usize = 1;
 const PREFIX_END: usize = 2;
-/// The split-K tail of an in-task split sum (src/back/epilogue.rs), stamped by thread 0 of the
-/// consumer warpgroup into slot [`EXTRA`] of consumer warps 1-3, which the runtime leaves free:
-/// its sums issued, the tile's counter returned, and (the tile's last split) the sum stored.
-const SPLIT_ISSUED: usize = 1;
-const SPLIT_ARRIVED: usize = 2;
-const SPLIT_SUMMED: usize = 3;
+/// The warps whose slot [`EXTRA`] holds the split-K tail of an in-task split sum, stamped by
+/// thread 0 of the consumer warpgroup (src/back/epilogue.rs emits them from these; consumer warps
+/// 1-3, whose slot the runtime leaves free): its sums issued, the tile's counter returned, and
+/// (the tile's last split) the sum stored.
+pub const SPLIT_ISSUED: usize = 1;
+pub const SPLIT_ARRIVED: usize = 2;
+pub const SPLIT_SUMMED: usize = 3;
 /// Loader (W4): every lane's page wait done. Consumer (W0, sm_90a pipelines): the K loop's end,
 /// stamped by the generated consumer before it releases the pages.
-const EXTRA: usize = 3;
+pub const EXTRA: usize = 3;
 
 /// The timeline of tasks `0..p.min(16)` of CTA 0 in the last stamped launch of `k`: per task,
 /// when the controller (W7) published it and saw it finished, and each role warp's span (W0 for
