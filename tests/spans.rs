@@ -35,7 +35,7 @@ fn a_syntax_error_on_a_non_ascii_character_spans_the_whole_character() {
     assert_eq!(v["labels"][0]["span"]["byte_end"], 13);
     let rendered = v["rendered"].as_str().unwrap();
     assert!(
-        rendered.contains("2 │   \u{e9}\n  │   ^ expected"),
+        rendered.contains("2 │   \u{e9}\n  │   ^ U+00E9 here"),
         "{rendered}"
     );
 

@@ -43,6 +43,10 @@ pub fn parse_file(src: &str) -> Result<File, Diags> {
     if let Some(d) = super::nesting::too_deep(src) {
         return Err(vec![d]);
     }
+    // A lone CR inside a `//` comment ends no line (`front::line_ends`).
+    if let Some(d) = super::line_ends::cr_in_line_comment(src) {
+        return Err(vec![d]);
+    }
     match MpkParser::parse(Rule::file, src) {
         Ok(mut pairs) => {
             let file = pairs

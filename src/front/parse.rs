@@ -197,7 +197,7 @@ pub(crate) fn syntax_diagnostic(err: &pest::error::Error<Rule>, src: &str) -> Di
     if !help.is_empty() {
         d = d.help(help);
     }
-    super::bom::explain_stray(d, src)
+    super::non_ascii::explain_non_ascii(super::bom::explain_stray(d, src), src)
 }
 
 /// Phrases of the item keywords, collapsed into one phrase when many are expected at once.
