@@ -39,10 +39,11 @@ fn region_rules(ir: &TaskIr, sink: &mut Sink) -> bool {
             );
         }
         if r.align <= 0 || (r.align & (r.align - 1)) != 0 {
-            let up = if r.align <= 0 {
-                1
-            } else {
-                (r.align as u64).next_power_of_two()
+            // A negative alignment is most likely a stray sign: its magnitude, rounded up. Zero
+            // has no magnitude: 16 bytes is what 16-byte vector accesses and TMA need.
+            let up = match r.align {
+                0 => 16,
+                a => a.unsigned_abs().next_power_of_two(),
             };
             sink.push(
                 Diagnostic::error(codes::REGION_ALIGN, format!("region `{}` has alignment {}, which is not a power of two", r.name, r.align))
