@@ -60,6 +60,7 @@ pub const SIG: Signature = Signature {
     inputs: INPUTS,
     outputs: super::gemv::OUTPUTS,
     scalars: &[],
+    positive: &[],
     needs_barrier: true,
     strided: &[],
     in_place: &[],

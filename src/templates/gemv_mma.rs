@@ -30,6 +30,7 @@ pub const SIG: Signature = Signature {
     inputs: INPUTS,
     outputs: OUTPUTS,
     scalars: &[],
+    positive: &[],
     needs_barrier: true,
     strided: &[],
     in_place: &[],

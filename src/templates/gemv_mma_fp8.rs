@@ -24,6 +24,7 @@ pub const SIG: Signature = Signature {
     inputs: super::gemv_fp8::SIG.inputs,
     outputs: super::gemv::OUTPUTS,
     scalars: &[],
+    positive: &[],
     needs_barrier: true,
     strided: &[],
     in_place: &[],

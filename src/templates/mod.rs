@@ -65,6 +65,9 @@ pub struct Signature {
     pub outputs: &'static [Formal],
     /// Scalar formals: (name, is_float).
     pub scalars: &'static [(&'static str, bool)],
+    /// Scalar formals whose value must be above zero (`E0009`), each with the reason (a note):
+    /// rmsnorm's `eps`, which keeps `1 / sqrt(mean(x^2) + eps)` finite on an all-zero row.
+    pub positive: &'static [(&'static str, &'static str)],
     /// Whether the body synchronises the consumer warpgroup with a named barrier.
     pub needs_barrier: bool,
     /// Formals whose rows the body steps by a row-stride constant (`k<F>RowStride`), so that they
@@ -339,6 +342,31 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
                         "pass a param of type {}",
                         if *is_float { "`f32`" } else { "`int`" }
                     )),
+                );
+            }
+            let non_positive = match p.value {
+                ParamValue::Int(v) => v <= 0,
+                ParamValue::Float(v) => v <= 0.0,
+                ParamValue::Bool(_) => false,
+            };
+            let why = sig
+                .positive
+                .iter()
+                .find(|(f, _)| f == formal)
+                .map(|(_, w)| *w);
+            if let (true, true, Some(why)) = (ok, non_positive, why) {
+                errs.push(
+                    Diagnostic::error(
+                        codes::BODY_MISMATCH,
+                        format!(
+                            "scalar `{formal}` of `{}` must be above zero, but `{actual}` is {}",
+                            sig.name, p.value
+                        ),
+                    )
+                    .primary(p.value_span, format!("`{actual}` = {}", p.value))
+                    .secondary(*span, "passed here")
+                    .note(why)
+                    .help(format!("give `{actual}` a small positive value, e.g. 1e-6")),
                 );
             }
             scalar_vals.push((*formal, actual.clone(), p.value.clone()));
