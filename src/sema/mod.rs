@@ -95,6 +95,8 @@ pub fn lower_file(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) -> Vec<
     for task in &file.tasks {
         let before_task = sink.error_count();
         let c = collect::collect(task, sink);
+        // A broken default every instance overrides is the task's error, not an instance's.
+        params::unread_default_errors(&c.params, &c.instances, &opts.overrides, sink);
         let task_clean = file_clean && sink.error_count() == before_task;
         let instances: Vec<Option<&ast::Instance>> = if c.instances.is_empty() {
             vec![None]

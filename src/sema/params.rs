@@ -149,3 +149,54 @@ fn missing(p: &ast::Param, instance: Option<&ast::Instance>) -> Diagnostic {
         p.name.node
     ))
 }
+
+/// The errors in defaults that no instance reads: when every instance of the task sets a param
+/// (or `--param` overrides it), [`evaluate`] never looks at its default, so an unknown name or
+/// an out-of-range value there went unreported although the contract holds it (a later
+/// instance, or `plan --instance` of a new one, would read it). The defaults are evaluated
+/// once, without an instance, and only the diagnostics whose main span lies in such a default
+/// are kept, noted as such; a default some instance reads was checked with that instance.
+pub fn unread_default_errors(
+    params: &[&ast::Param],
+    instances: &[&ast::Instance],
+    overrides: &[(String, String)],
+    sink: &mut Sink,
+) {
+    let unread: Vec<(&str, crate::span::Span)> = params
+        .iter()
+        .filter(|p| p.runtime.is_none())
+        .filter_map(|p| {
+            let default = p.default.as_ref()?;
+            let name = p.name.node.as_str();
+            let set_everywhere = overrides.iter().any(|(n, _)| n == name)
+                || (!instances.is_empty()
+                    && instances
+                        .iter()
+                        .all(|i| i.sets.iter().any(|(n, _)| n.node == name)));
+            set_everywhere.then(|| (name, default.span()))
+        })
+        .collect();
+    if unread.is_empty() {
+        return;
+    }
+    let mut defaults = Sink::new();
+    evaluate(params, None, &[], &mut defaults);
+    for mut d in defaults.into_sorted() {
+        let at = d.main_span();
+        let Some((name, _)) = unread
+            .iter()
+            .find(|(_, s)| s.start <= at.start && at.end <= s.end)
+        else {
+            continue;
+        };
+        d.notes.push(format!(
+            "in the default of `{name}`, which {} (nothing reads it)",
+            if overrides.iter().any(|(n, _)| n == name) {
+                "`--param` overrides"
+            } else {
+                "every instance sets"
+            }
+        ));
+        sink.push(d);
+    }
+}
