@@ -218,7 +218,17 @@ impl Sink {
 
     /// Adds `note` to every diagnostic recorded from index `start` on.
     pub fn annotate_from(&mut self, start: usize, note: &str) {
-        for d in self.diags.iter_mut().skip(start) {
+        self.annotate_from_except(start, note, |_| false);
+    }
+
+    /// Adds `note` to every diagnostic recorded from index `start` on for which `skip` is false.
+    pub fn annotate_from_except(
+        &mut self,
+        start: usize,
+        note: &str,
+        skip: impl Fn(&Diagnostic) -> bool,
+    ) {
+        for d in self.diags.iter_mut().skip(start).filter(|d| !skip(d)) {
             if !d.notes.iter().any(|n| n == note) {
                 d.notes.push(note.to_string());
             }

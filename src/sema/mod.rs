@@ -116,7 +116,12 @@ pub fn lower_file(file: &ast::File, opts: &SemaOptions, sink: &mut Sink) -> Vec<
             // As `valid::check` does: which instance's values a diagnostic holds ("in instances
             // …" once merged, where every instance reports it).
             if let Some(i) = inst {
-                sink.annotate_from(first_diag, &crate::diag::instance_note(&i.name.node));
+                // A `--param` value's error is the command line's, whichever instance found it.
+                sink.annotate_from_except(
+                    first_diag,
+                    &crate::diag::instance_note(&i.name.node),
+                    params::about_cli_value,
+                );
             }
             out.push(Lowered {
                 ir,

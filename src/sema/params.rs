@@ -126,10 +126,17 @@ fn cli_diagnostic(mut d: Diagnostic, p: &ast::Param, text: &str) -> Diagnostic {
     if !labelled {
         d = d.primary(anchor, format!("set by {flag}"));
     }
-    d.note(
-        "`--param` values are read as values in a contract are: a number (`4096`, `0x400`, \
-         `1e-6`), `true` or `false`, or an integer expression over earlier params",
-    )
+    d.note(CLI_NOTE)
+}
+
+/// The note every diagnostic about a `--param` value carries ([`cli_diagnostic`]).
+const CLI_NOTE: &str = "`--param` values are read as values in a contract are: a number \
+     (`4096`, `0x400`, `1e-6`), `true` or `false`, or an integer expression over earlier params";
+
+/// Whether `d` is about a `--param` value: the value is the command line's, not an instance's,
+/// so `sema::lower_file` does not note the instance it was found in.
+pub fn about_cli_value(d: &Diagnostic) -> bool {
+    d.notes.iter().any(|n| n == CLI_NOTE)
 }
 
 fn missing(p: &ast::Param, instance: Option<&ast::Instance>) -> Diagnostic {
