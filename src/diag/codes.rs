@@ -4,7 +4,7 @@
 //!
 //! Families: `E00xx` syntax and semantics, `E01xx` SMEM/planner (I-S*), `E02xx` page lifecycle
 //! (I-P*), `E03xx` semaphores (I-M*), `E04xx` roles/threads/barriers (I-R*), `E05xx`
-//! TMEM/tcgen05/TMA (I-T*), `E06xx` host wiring (I-H*), `E07xx` external tools, `E08xx` the MPK tree `mpkc wire` edits (`mpk-tree`). The `backend`
+//! TMEM/tcgen05/TMA (I-T*), `E06xx` host wiring (I-H*), `E07xx` external tools, `E08xx` the MPK tree `mpkc wire` edits (`mpk-tree`); E0030 (`internal`) is mpkc's own fault. The `backend`
 //! family (what the lowering cannot express) is reported by `check`, like every other rule, so
 //! that what check accepts is what build generates; only `tools` (nvcc) is `build`'s alone.
 
@@ -13,7 +13,8 @@
 pub struct CodeInfo {
     /// `E0103`.
     pub code: &'static str,
-    /// Family name (`syntax`, `smem`, `pages`, `sems`, `roles`, `tmem`, `wiring`, `tools`).
+    /// Family name (`syntax`, `smem`, `pages`, `sems`, `roles`, `tmem`, `wiring`, `tools`,
+    /// `backend`, `mpk-tree`, `internal`).
     pub family: &'static str,
     /// The invariant id of `mpk-v2-contract.md` §9, if the code enforces one.
     pub invariant: Option<&'static str>,
@@ -64,6 +65,7 @@ registry! {
     HELPER_CALL = "E0027", "syntax", None, "the inline body does not call a helper it uses, calls it with a number of arguments its signature does not take, or the loader body calls it";
     PAGED_KV = "E0028", "syntax", None, "a paged KV cache (`paged(...)`) does not fit its tensor, the page table's request slots or its pool, is written, is not the only one, or no inline body reads it";
     ROUTE = "E0029", "syntax", None, "a `route` the pipeline lowering cannot run: not a pipeline, weights that are not a 3-D `weight` TMA tensor [experts, N, K], ids that are not an int32 `index` input [m_real, slots], operand, output or scale shapes that do not match the mode, an epilogue other than `store bf16` (and `residual add` for `sum slots`), split-K, a run-time token count, or a task count other than the mode's";
+    INTERNAL = "E0030", "internal", None, "mpkc rejected a task instance without reporting why: a bug in mpkc, never a fault of the contract";
 
     REGION_SIZE = "E0101", "smem", Some("I-S1"), "a region size is negative";
     REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two, or is above the 1024 bytes the dynamic SMEM base guarantees";

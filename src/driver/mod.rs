@@ -125,6 +125,7 @@ pub fn check_parsed(
     let mut sink = Sink::new();
     let mut tasks = Vec::new();
     let mut rejected = Vec::new();
+    let mut not_clean = 0usize;
     match parsed {
         Err(ds) => sink.extend(ds.iter().cloned()),
         Ok(ast) => {
@@ -150,6 +151,7 @@ pub fn check_parsed(
             // Tasks already warned of ranges past the corners checked (W0016), once each.
             let mut unjoined_warned: Vec<String> = Vec::new();
             let lowered_all = sema::lower_file(ast, sema_opts, &mut sink);
+            not_clean = lowered_all.iter().filter(|l| !l.clean).count();
             // Each clean instance's param-range ends, lowered once: the instance is checked at
             // them (`range_ends_hold`), and they are builds of the task E0107's fixes must hold
             // for (`CheckOptions::siblings`).
@@ -198,6 +200,11 @@ pub fn check_parsed(
             }
         }
     }
+    if !cancel::requested() {
+        if let Some(d) = unexplained_rejection(&sink, not_clean, rejected.len()) {
+            sink.push(d);
+        }
+    }
     let mut diags = sink.into_sorted();
     // Every consumer (the CLI's renderers, the language server) gets whole characters.
     for d in &mut diags {
@@ -210,6 +217,32 @@ pub fn check_parsed(
         rejected,
         derived: None,
     }
+}
+
+/// E0030 when instances were rejected (`not_clean` at lowering, `rejected` by a rule) or
+/// follow-on errors dropped, yet `sink` holds no error: the cause went unreported, and without
+/// this the file would check clean (exit 0) while its rejected instances generate nothing.
+fn unexplained_rejection(sink: &Sink, not_clean: usize, rejected: usize) -> Option<Diagnostic> {
+    let dropped = sink.suppressed();
+    if sink.as_slice().iter().any(Diagnostic::is_error)
+        || (dropped == 0 && not_clean == 0 && rejected == 0)
+    {
+        return None;
+    }
+    Some(
+        Diagnostic::error(
+            crate::diag::codes::INTERNAL,
+            format!(
+                "internal error: {} task instance{} rejected and {dropped} follow-on error{} dropped, but no error was reported",
+                not_clean + rejected,
+                if not_clean + rejected == 1 { "" } else { "s" },
+                if dropped == 1 { "" } else { "s" },
+            ),
+        )
+        .primary(crate::span::Span::new(0, 0), "in this file")
+        .note("a bug in mpkc, not in the contract: the checker lost the reason it rejected something")
+        .help("please report it with this contract; meanwhile, look for a name that refers to itself or to a rejected declaration"),
+    )
 }
 
 /// Per task, every build of it the contract's text serves ([`CheckOptions::siblings`]): each
@@ -449,5 +482,54 @@ pub fn runtime_params(source: &Source) -> Vec<String> {
             })
             .collect(),
         Err(_) => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rejection_without_a_reported_error_is_e0030_and_one_with_an_error_is_not() {
+        let mut sink = Sink::new();
+        assert!(
+            unexplained_rejection(&sink, 0, 0).is_none(),
+            "nothing rejected"
+        );
+        let Some(d) = unexplained_rejection(&sink, 1, 0) else {
+            panic!("an instance rejected at lowering with no error")
+        };
+        assert_eq!(d.code, "E0030");
+        assert!(
+            d.message
+                .contains("1 task instance rejected and 0 follow-on errors"),
+            "{}",
+            d.message
+        );
+        sink.push(Diagnostic::error(
+            crate::diag::FOLLOW_ON,
+            "tensor `x` was rejected",
+        ));
+        let Some(d) = unexplained_rejection(&sink, 0, 0) else {
+            panic!("a dropped follow-on error with no cause")
+        };
+        assert!(
+            d.message.contains("1 follow-on error dropped"),
+            "{}",
+            d.message
+        );
+        sink.push(Diagnostic::warning(
+            crate::diag::codes::UNJOINED_RANGES,
+            "a warning",
+        ));
+        assert!(
+            unexplained_rejection(&sink, 0, 2).is_some(),
+            "a warning explains no rejection"
+        );
+        sink.push(Diagnostic::error(crate::diag::codes::SYNTAX, "the cause"));
+        assert!(
+            unexplained_rejection(&sink, 3, 2).is_none(),
+            "the cause was reported"
+        );
     }
 }
