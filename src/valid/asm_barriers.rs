@@ -92,10 +92,11 @@ pub(super) fn asm_barriers(ir: &TaskIr, sink: &mut Sink) {
 }
 
 /// I-R2 for the prelude's barrier calls, `mpkc::named_barrier_sync(ID, THREADS)` and
-/// `mpkc::named_barrier_or(ID, THREADS, p)`, in an inline body: an id written as a number or as
-/// a declared barrier's `BAR_<NAME>` must be declared, and a count written as a number or
-/// `kConsumerThreads` (128) must be its declared thread count (E0406). Ids 0 and 8 are the
-/// body rules' (`valid::body`); other expressions are not checked.
+/// `mpkc::named_barrier_or(ID, THREADS, p)`, in an inline body: an id that is a constant
+/// expression of numbers and the body's constants ([`body_constants`]: `BAR_<NAME>`,
+/// `kConsumerThreads`) must be declared, and such a count must be its declared thread count
+/// (E0406). Ids 0 and 8 are the body rules' (`valid::body`); other expressions (a `constexpr`
+/// local, a variable) are not checked.
 pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
     let Some(BodyIr::Cuda {
         code, code_span, ..
@@ -115,9 +116,10 @@ pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
             let len: usize = args.iter().map(|a| a.len() + 1).sum();
             let span = Span::new(code_span.start + i, code_span.start + args_at + len);
             let name = call;
-            let decl = match operand(id_text) {
-                Operand::Literal(0 | 8) => continue,
-                Operand::Literal(id) => match ir.barriers.values().find(|b| b.id == id) {
+            let consts = body_constants(ir);
+            let decl = match const_int_with(id_text, &consts) {
+                Some(0 | 8) | None => continue,
+                Some(id) => match ir.barriers.values().find(|b| b.id == id) {
                     Some(b) => b,
                     None => {
                         let declared: Vec<String> = ir
@@ -125,9 +127,14 @@ pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
                             .values()
                             .map(|b| format!("`{}` = {}", b.name, b.id))
                             .collect();
+                        let written = if id_text == id.to_string() {
+                            String::new()
+                        } else {
+                            format!(" (`{id_text}`)")
+                        };
                         let mut d = Diagnostic::error(
                             codes::BODY_SYNC,
-                            format!("the inline body's `{name}` uses barrier {id}, which no `barrier` of the contract declares"),
+                            format!("the inline body's `{name}` uses barrier {id}{written}, which no `barrier` of the contract declares"),
                         )
                         .primary(span, "here")
                         .note("an undeclared id may be another role's or another task's barrier in the same CTA");
@@ -140,19 +147,9 @@ pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
                         continue;
                     }
                 },
-                Operand::Other => match ir
-                    .barriers
-                    .values()
-                    .find(|b| id_text == format!("BAR_{}", crate::back::names::upper(&b.name)))
-                {
-                    Some(b) => b,
-                    None => continue,
-                },
             };
-            let count = match operand(count_text) {
-                Operand::Literal(n) => n,
-                Operand::Other if count_text == "kConsumerThreads" => 128,
-                Operand::Other => continue,
+            let Some(count) = const_int_with(count_text, &consts) else {
+                continue;
             };
             if count != decl.threads {
                 sink.push(
@@ -282,6 +279,23 @@ fn instruction(lit: &str, start: usize) -> Option<(usize, Found)> {
     ))
 }
 
+/// The constants an inline body may name in a barrier id or thread count, as the generated
+/// kernel defines them: each declared barrier's `BAR_<NAME>` (its id) and `kConsumerThreads`
+/// (128, `back::consumer`).
+pub(super) fn body_constants(ir: &TaskIr) -> impl Fn(&str) -> Option<i64> + '_ {
+    move |name: &str| {
+        if name == "kConsumerThreads" {
+            return Some(128);
+        }
+        // A barrier declared with a reserved id is E0401 already: its uses are not reported again.
+        ir.barriers
+            .values()
+            .filter(|b| b.id != 0 && b.id != 8)
+            .find(|b| name == format!("BAR_{}", crate::back::names::upper(&b.name)))
+            .map(|b| b.id)
+    }
+}
+
 /// An operand: [`Operand::Literal`] where [`const_int`] evaluates it.
 fn operand(s: &str) -> Operand {
     const_int(s).map_or(Operand::Other, Operand::Literal)
@@ -289,13 +303,21 @@ fn operand(s: &str) -> Operand {
 
 /// The value of an integer constant expression written with literals alone: decimal, `0x` hex,
 /// `0b` binary and `0` octal literals (C++ and PTX alike; digit separators `'` and the suffixes
-/// `u`, `l` allowed), unary `+`/`-`, binary `+`, `-`, `*` and parentheses (`1 + 7`, `2 * (3 +
-/// 1)`). `None` for anything else (a name, a register `%0`, another operator) and on overflow.
+/// `u`, `l` allowed), unary `+`/`-`, binary `+`, `-`, `*`, `/` (truncating) and parentheses
+/// (`1 + 7`, `2 * (3 + 1)`). `None` for anything else (a name, a register `%0`, another operator) and on overflow.
 pub(super) fn const_int(s: &str) -> Option<i64> {
+    const_int_with(s, &|_| None)
+}
+
+/// [`const_int`] where a name (an identifier, `::` qualified or not) may also stand for a
+/// constant: `names` gives its value, or `None` to give up (the body's `BAR_<NAME>` ids and
+/// `kConsumerThreads`, which the generated kernel defines: `BAR_SYNC + 6`).
+pub(super) fn const_int_with(s: &str, names: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
     let mut p = ConstParser {
         b: s.as_bytes(),
         i: 0,
         depth: 0,
+        names,
     };
     let v = p.sum()?;
     p.skip_ws();
@@ -308,6 +330,8 @@ struct ConstParser<'a> {
     i: usize,
     /// Parentheses and unary signs open: more than [`MAX_DEPTH`] is no constant we read.
     depth: usize,
+    /// The value of a name, where one is known.
+    names: &'a dyn Fn(&str) -> Option<i64>,
 }
 
 /// How deep [`const_int`] nests before it gives up (no id needs more; the stack stays small).
@@ -343,10 +367,16 @@ impl ConstParser<'_> {
 
     fn product(&mut self) -> Option<i64> {
         let mut v = self.unary()?;
-        while self.eat(b'*') {
-            v = v.checked_mul(self.unary()?)?;
+        loop {
+            if self.eat(b'*') {
+                v = v.checked_mul(self.unary()?)?;
+            } else if self.eat(b'/') {
+                // C++'s integer division, truncating toward zero; `None` dividing by zero.
+                v = v.checked_div(self.unary()?)?;
+            } else {
+                return Some(v);
+            }
         }
-        Some(v)
     }
 
     fn unary(&mut self) -> Option<i64> {
@@ -371,6 +401,13 @@ impl ConstParser<'_> {
     fn literal(&mut self) -> Option<i64> {
         self.skip_ws();
         let start = self.i;
+        if self
+            .b
+            .get(start)
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        {
+            return self.name(start);
+        }
         while self
             .b
             .get(self.i)
@@ -394,6 +431,20 @@ impl ConstParser<'_> {
             _ => (10, digits),
         };
         i64::from_str_radix(body, radix).ok()
+    }
+
+    /// The name starting at `start` (letters, digits, `_` and `::`), looked up in `names`.
+    fn name(&mut self, start: usize) -> Option<i64> {
+        self.i = start;
+        while self
+            .b
+            .get(self.i)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+            || (self.b.get(self.i) == Some(&b':') && self.b.get(self.i + 1) == Some(&b':'))
+        {
+            self.i += if self.b[self.i] == b':' { 2 } else { 1 };
+        }
+        (self.names)(std::str::from_utf8(&self.b[start..self.i]).ok()?)
     }
 }
 
@@ -478,13 +529,32 @@ mod tests {
             ("0", Some(0)),
             ("BAR_X", None),
             ("%0", None),
-            ("8 / 1", None),
+            ("17 / 2", Some(8)),
+            ("-17 / 2", Some(-8)),
+            ("8 / 0", None),
+            ("8 % 3", None),
             ("(1 + 7", None),
             ("1 +", None),
             ("9223372036854775807 + 1", None),
             ("", None),
         ] {
             assert_eq!(const_int(text), v, "{text}");
+        }
+        // With the body's constants: names resolve, unknown names give up.
+        let names = |n: &str| match n {
+            "BAR_X" => Some(2),
+            "kConsumerThreads" => Some(128),
+            _ => None,
+        };
+        for (text, v) in [
+            ("BAR_X + 6", Some(8)),
+            ("kConsumerThreads / 2", Some(64)),
+            ("(BAR_X)*4", Some(8)),
+            ("BAR_Y", None),
+            ("mpkc::kConsumerThreads", None),
+            ("BAR_X +", None),
+        ] {
+            assert_eq!(const_int_with(text, &names), v, "{text}");
         }
         // Nesting past 64 levels is no constant we read (and no deep recursion).
         assert_eq!(
