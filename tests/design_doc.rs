@@ -459,3 +459,50 @@ fn the_region_plan_says_which_pack_the_planner_ignores() {
         doc.text
     );
 }
+
+/// The "Parameters" table: each param's value and where it came from, for one instance built
+/// with a `--param` override and the runtime token count of stdlib/linear_bf16_runtime_m.mpk.
+#[test]
+fn the_parameters_say_where_each_value_came_from() {
+    let text = "task sizes {\n  family consumer-no-smem\n  param n: int in 1..=64 = 8\n  param k: int = 4\n  param scale: f32 = 0.5\n  tensor y: f32[n] out\n  body cuda { if (threadIdx.x < params::n) y[threadIdx.x] = params::scale * params::k; }\n  instance small(n = 2)\n}\n";
+    let source = Source {
+        path: "sizes.mpk".into(),
+        text: text.into(),
+    };
+    let opts = SemaOptions {
+        overrides: vec![("k".into(), "6".into())],
+        ..SemaOptions::default()
+    };
+    let checked = check_sources(&[source], &opts, &CheckOptions::default());
+    assert!(checked[0].diags.is_empty(), "{:#?}", checked[0].diags);
+    let units = generate_all(&checked);
+    let doc = &units[0]
+        .files
+        .iter()
+        .find(|f| f.kind == FileKind::DesignDoc)
+        .expect("a design document")
+        .text;
+    for row in [
+        "| `n` | `int` | 2 | instance `small` | 1..=64 |",
+        "| `k` | `int` | 6 | `--param` | - |",
+        "| `scale` | `f32` | 5e-1 | default | - |",
+    ] {
+        assert!(doc.contains(row), "{row}\n{doc}");
+    }
+    let runtime = stdlib::sources()
+        .into_iter()
+        .find(|s| s.path.ends_with("linear_bf16_runtime_m.mpk"))
+        .expect("the stdlib's run-time token count contract");
+    let checked = check(&[runtime]);
+    let units = generate_all(&checked);
+    let doc = &units[0]
+        .files
+        .iter()
+        .find(|f| f.kind == FileKind::DesignDoc)
+        .expect("a design document")
+        .text;
+    assert!(
+        doc.contains("| `m_real` | `int` | 64 | the runtime's token count, 1..=64 (the kernel is sized for the maximum) | 1..=64 |"),
+        "{doc}"
+    );
+}

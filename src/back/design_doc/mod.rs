@@ -1,6 +1,6 @@
 //! `<unit>.spec.md`: the Stage-1 design document of every task unit, of every family, rendered
 //! from the checked task — its contract, its page plan and its role programs — so that it cannot
-//! disagree with the code: the engine and why, the region plan with the page map and the budget,
+//! disagree with the code: the engine and why, the params it was built with, the region plan with the page map and the budget,
 //! the semaphore table and each role's operations per target (what the model check proved and the
 //! kernels run), who re-inits and releases what on every control path, the granularity, and the
 //! descriptors the kernels use with their decoded fields (the very list the layout header
@@ -10,6 +10,7 @@ mod descriptors;
 mod engine;
 mod granularity;
 mod helpers;
+mod params;
 mod protocol;
 mod regions;
 mod tensors;
@@ -31,6 +32,7 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
         info.hash
     );
     engine::write(&mut s, task);
+    params::write(&mut s, task);
     tensors::write(&mut s, task);
     helpers::write(&mut s, task);
     regions::write(&mut s, task);
