@@ -697,7 +697,7 @@ fn every_mutation_of_a_layout_header_fails_the_oracle() {
 fn fp8_tiles_the_scale_staging_cannot_lower_are_e0013() {
     let lowering = |src: Source| {
         let checked = check_sources(
-            &[src.clone()],
+            std::slice::from_ref(&src),
             &SemaOptions::default(),
             &CheckOptions::default(),
         );

@@ -162,7 +162,7 @@ fn cargo_build_example(
     let mut cmd = Command::new(cargo);
     cmd.current_dir(root.join("examples/rust-build"))
         .args(["build", "--offline", "--message-format", "json"])
-        .env("CARGO_TARGET_DIR", &target_dir);
+        .env("CARGO_TARGET_DIR", target_dir);
     for (k, v) in extra_env {
         cmd.env(k, v);
     }

@@ -104,12 +104,8 @@ fn regions(w: &mut Writer, task: &CheckedTask) {
         "inline constexpr int kPagesUsed = {};",
         task.primary_plan().pages_used
     ));
-    w.line(format!(
-        "static_assert(kRegionBytesTotal <= PLANNER_CAPACITY_BYTES, \"E0103: regions exceed the planner capacity (I-S3)\");"
-    ));
-    w.line(format!(
-        "static_assert(NUM_REGIONS <= 16, \"E0105: at most 16 regions per task (I-S2)\");"
-    ));
+    w.line("static_assert(kRegionBytesTotal <= PLANNER_CAPACITY_BYTES, \"E0103: regions exceed the planner capacity (I-S3)\");");
+    w.line("static_assert(NUM_REGIONS <= 16, \"E0105: at most 16 regions per task (I-S2)\");");
     w.line(format!(
         "static_assert(kPagesUsed <= {NUM_PAGES}, \"E0106: a task has {NUM_PAGES} pages of {PAGE_SIZE} bytes (I-S4)\");"
     ));

@@ -79,9 +79,8 @@ pub fn color_mode(arg: ColorArg) -> ColorMode {
             if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
                 ColorMode::Never
             } else if std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0")
+                || std::io::stderr().is_terminal()
             {
-                ColorMode::Always
-            } else if std::io::stderr().is_terminal() {
                 ColorMode::Always
             } else {
                 ColorMode::Never

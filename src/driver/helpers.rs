@@ -61,7 +61,7 @@ pub fn helper_files(source: &Source, file: &ast::File) -> Found {
                 }),
                 Err(ds) => {
                     let first = ds.first().map_or_else(String::new, |d| {
-                        let at = d.labels.first().map_or(0, |l| l.span.start as usize);
+                        let at = d.labels.first().map_or(0, |l| l.span.start);
                         format!("line {}: {}", super::derived::line_of(&text, at), d.message)
                     });
                     parse_errors.push(HelperParseError {

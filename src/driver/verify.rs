@@ -102,7 +102,7 @@ pub fn reference_of(t: &CheckedTask) -> Option<String> {
     }
 }
 
-fn task<'a>(checked: &'a [Checked], at: (usize, usize)) -> &'a CheckedTask {
+fn task(checked: &[Checked], at: (usize, usize)) -> &CheckedTask {
     &checked[at.0].tasks[at.1]
 }
 

@@ -119,9 +119,10 @@ fn number_end(b: &[u8], i: usize) -> usize {
     let mut j = i + 1;
     while j < b.len() {
         let c = b[j];
-        if matches!(c, b'e' | b'E' | b'p' | b'P') && matches!(b.get(j + 1), Some(b'+' | b'-')) {
-            j += 2;
-        } else if c == b'\'' && b.get(j + 1).is_some_and(|&n| is_ppnum_char(n)) {
+        // An exponent's sign, or a digit separator before a digit: two characters of the number.
+        if (matches!(c, b'e' | b'E' | b'p' | b'P') && matches!(b.get(j + 1), Some(b'+' | b'-')))
+            || (c == b'\'' && b.get(j + 1).is_some_and(|&n| is_ppnum_char(n)))
+        {
             j += 2;
         } else if is_ppnum_char(c) || c == b'.' {
             j += 1;

@@ -89,7 +89,7 @@ mod tests {
             format!("// {open}\ntask t {{}}"),
             format!("/* {open} */ task t {{}}"),
             format!("task t {{ body cuda {{ char const *s = \"{open}\"; }} }}"),
-            format!("task t {{ body cuda {{ char c = '('; char d = '\\''; }} }}"),
+            "task t { body cuda { char c = '('; char d = '\\''; } }".to_string(),
         ] {
             assert!(too_deep(&src).is_none(), "{src:.60}");
         }

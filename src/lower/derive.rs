@@ -674,7 +674,7 @@ impl Cx<'_> {
         for &h in &members {
             let reader = ring_reader(self.ir, h, self.target);
             let frees = empty.as_ref().is_some_and(|(r, _)| *r == role);
-            if reader == role || (frees && reader != role) {
+            if reader == role || frees {
                 if let Some(bar) = self.full(h) {
                     ops.push(Op::Wait {
                         bar: BarRef { bar, index },

@@ -656,7 +656,7 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
     let tmem_cols = ir.tmem_cols.map_or(0, |(c, _)| c);
     let stages = i64::from(ir.stages.map_or(1, |(s, _)| s));
     let operands = if fp8 {
-        match fp8_scales(
+        fp8_scales(
             ir,
             w,
             a,
@@ -669,10 +669,7 @@ pub(crate) fn bind(ir: &TaskIr, sink: &mut Sink) -> Option<LinearMath> {
             acc_slots,
             tmem_cols,
             sink,
-        ) {
-            Some(o) => o,
-            None => return None,
-        }
+        )?
     } else {
         Operands::Bf16
     };

@@ -382,7 +382,7 @@ fn checked_fixes(
                     reqs,
                     &Geometry {
                         capacity_bytes: c,
-                        ..g.clone()
+                        ..*g
                     },
                 )
             });
