@@ -416,8 +416,12 @@ fn design_doc_of(path: &str, text: &str) -> GeneratedFile {
         text: text.into(),
     }]);
     assert!(checked[0].diags.is_empty(), "{:#?}", checked[0].diags);
-    let units = generate_all(&checked);
-    units[0]
+    design_doc_file(&checked)
+}
+
+/// The design document file of the first unit `checked` generates.
+fn design_doc_file(checked: &[Checked]) -> GeneratedFile {
+    generate_all(checked)[0]
         .files
         .iter()
         .find(|f| f.kind == FileKind::DesignDoc)
@@ -475,13 +479,7 @@ fn the_parameters_say_where_each_value_came_from() {
     };
     let checked = check_sources(&[source], &opts, &CheckOptions::default());
     assert!(checked[0].diags.is_empty(), "{:#?}", checked[0].diags);
-    let units = generate_all(&checked);
-    let doc = &units[0]
-        .files
-        .iter()
-        .find(|f| f.kind == FileKind::DesignDoc)
-        .expect("a design document")
-        .text;
+    let doc = &design_doc_file(&checked).text;
     for row in [
         "| `n` | `int` | 2 | instance `small` | 1..=64 |",
         "| `k` | `int` | 6 | `--param` | - |",
@@ -493,14 +491,7 @@ fn the_parameters_say_where_each_value_came_from() {
         .into_iter()
         .find(|s| s.path.ends_with("linear_bf16_runtime_m.mpk"))
         .expect("the stdlib's run-time token count contract");
-    let checked = check(&[runtime]);
-    let units = generate_all(&checked);
-    let doc = &units[0]
-        .files
-        .iter()
-        .find(|f| f.kind == FileKind::DesignDoc)
-        .expect("a design document")
-        .text;
+    let doc = &design_doc_file(&check(&[runtime])).text;
     assert!(
         doc.contains("| `m_real` | `int` | 64 | the runtime's token count, 1..=64 (the kernel is sized for the maximum) | 1..=64 |"),
         "{doc}"

@@ -38,19 +38,10 @@ pub fn cr_in_line_comment(src: &str) -> Option<Diagnostic> {
                 continue;
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
-                    i += 1;
-                }
-                i += 2;
+                i = super::skip::block_comment_end(b, i);
                 continue;
             }
-            q @ (b'"' | b'\'') => {
-                i += 1;
-                while i < b.len() && b[i] != q && b[i] != b'\n' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-            }
+            b'"' | b'\'' => i = super::skip::literal_close(b, i),
             _ => {}
         }
         i += 1;

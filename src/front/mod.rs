@@ -13,6 +13,7 @@ mod nesting;
 mod non_ascii;
 mod parse;
 mod recover;
+mod skip;
 mod value;
 
 pub use build::parse_file;
