@@ -483,7 +483,7 @@ fn the_parameters_say_where_each_value_came_from() {
     for row in [
         "| `n` | `int` | 2 | instance `small` | 1..=64 |",
         "| `k` | `int` | 6 | `--param` | - |",
-        "| `scale` | `f32` | 5e-1 | default | - |",
+        "| `scale` | `f32` | 0.5 | default | - |",
     ] {
         assert!(doc.contains(row), "{row}\n{doc}");
     }

@@ -203,7 +203,8 @@ impl fmt::Display for ParamValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ParamValue::Int(v) => write!(f, "{v}"),
-            ParamValue::Float(v) => write!(f, "{v:e}"),
+            // The shortest text that reads back as the same f64: `0.5`, `-1.0`, `1e-6`.
+            ParamValue::Float(v) => write!(f, "{v:?}"),
             ParamValue::Bool(v) => write!(f, "{v}"),
         }
     }
@@ -231,6 +232,18 @@ pub struct ParamIr {
     /// as `LO..=HI-1`); `None` without a range or for a float range. Helps that offer a new
     /// value for the param (W0116) keep to it.
     pub int_range: Option<(i64, i64)>,
+}
+
+impl ParamIr {
+    /// The value as a contract would write it: an integer or `bool` as is, a float as the
+    /// shortest text that reads back as the same value of the declared type (`f32`: `1.1`, not
+    /// the f64 of its rounding, `1.100000023841858`; `0.5`, `-1.0`, `1e-6`).
+    pub fn value_text(&self) -> String {
+        match (&self.value, self.ty) {
+            (ParamValue::Float(f), ParamType::F32) => format!("{:?}", *f as f32),
+            (v, _) => v.to_string(),
+        }
+    }
 }
 
 /// A param decided at run time (`param m: int in LO..=MAX = runtime`).

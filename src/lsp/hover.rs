@@ -50,14 +50,7 @@ pub fn hover(doc: &Document, offset: usize) -> Option<String> {
                 .chain(rejected.iter().copied())
             {
                 if let Some(p) = ir.params.get(&sym.name) {
-                    // An `f32` value is held rounded to f32: its shortest f32 text (`1e-6`).
-                    let value = match (&p.value, p.ty) {
-                        (crate::ir::ParamValue::Float(f), crate::ir::ParamType::F32) => {
-                            format!("{:e}", *f as f32)
-                        }
-                        (v, _) => v.to_string(),
-                    };
-                    let _ = writeln!(out, "- {}: {value}", inst(ir));
+                    let _ = writeln!(out, "- {}: {}", inst(ir), p.value_text());
                 }
             }
         }

@@ -360,10 +360,11 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
                         codes::BODY_MISMATCH,
                         format!(
                             "scalar `{formal}` of `{}` must be above zero, but `{actual}` is {}",
-                            sig.name, p.value
+                            sig.name,
+                            p.value_text()
                         ),
                     )
-                    .primary(p.value_span, format!("`{actual}` = {}", p.value))
+                    .primary(p.value_span, format!("`{actual}` = {}", p.value_text()))
                     .secondary(*span, "passed here")
                     .note(why)
                     .help(format!("give `{actual}` a small positive value, e.g. 1e-6")),

@@ -103,7 +103,7 @@ impl UnitFacts {
             params: ir
                 .params
                 .values()
-                .map(|p| format!("{}={}", p.name, p.value))
+                .map(|p| format!("{}={}", p.name, p.value_text()))
                 .collect(),
             tasks,
             levers: ir.levers.iter().map(|l| l.name.clone()).collect(),

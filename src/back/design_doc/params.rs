@@ -39,7 +39,7 @@ pub(super) fn write(s: &mut String, task: &CheckedTask) {
             "| `{}` | `{}` | {} | {from} | {range} |",
             p.name,
             p.ty.name(),
-            p.value
+            p.value_text()
         );
     }
     let _ = writeln!(s);
