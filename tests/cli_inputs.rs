@@ -370,6 +370,20 @@ fn a_param_some_inputs_lack_applies_where_declared_and_an_unknown_one_is_one_err
     );
 }
 
+#[test]
+fn a_param_value_a_body_rejects_is_reported_as_the_command_lines() {
+    // rmsnorm's eps must be above zero (E0009): the value is `--param`'s, not the declaration's
+    // default nor an instance's, so the label says so and no "in instances" note follows.
+    let o = run(&["check", "stdlib/rmsnorm_v2.mpk", "--param", "eps=-0.5"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.matches("error[E0009]").count(), 1, "{e}");
+    assert!(e.contains("but `eps` is -0.5"), "{e}");
+    assert!(e.contains("`eps` = -0.5 from `--param`"), "{e}");
+    assert!(e.contains("`--param eps=1e-6`"), "{e}");
+    assert!(!e.contains("in instances"), "{e}");
+}
+
 // 4. JSON mode: stdout holds JSON objects only.
 
 #[test]

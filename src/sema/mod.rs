@@ -20,6 +20,7 @@ mod param_runtime;
 mod param_ty;
 mod param_value;
 mod params;
+pub(crate) use params::{about_cli_value, CLI_VALUE_NOTE};
 mod range_ends;
 mod unused;
 

@@ -136,8 +136,13 @@ const CLI_NOTE: &str = "`--param` values are read as values in a contract are: a
 /// Whether `d` is about a `--param` value: the value is the command line's, not an instance's,
 /// so `sema::lower_file` does not note the instance it was found in.
 pub fn about_cli_value(d: &Diagnostic) -> bool {
-    d.notes.iter().any(|n| n == CLI_NOTE)
+    d.notes.iter().any(|n| n == CLI_NOTE || n == CLI_VALUE_NOTE)
 }
+
+/// The note of a later check's diagnostic on a value `--param` set (E0009's positive scalars):
+/// [`about_cli_value`] reads it, so the diagnostic is not noted with the instances it was found in.
+pub const CLI_VALUE_NOTE: &str =
+    "the value is the command line's `--param`, which every instance takes";
 
 fn missing(p: &ast::Param, instance: Option<&ast::Instance>) -> Diagnostic {
     let mut d = Diagnostic::error(

@@ -355,20 +355,35 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
                 .find(|(f, _)| f == formal)
                 .map(|(_, w)| *w);
             if let (true, true, Some(why)) = (ok, non_positive, why) {
-                errs.push(
-                    Diagnostic::error(
-                        codes::BODY_MISMATCH,
-                        format!(
-                            "scalar `{formal}` of `{}` must be above zero, but `{actual}` is {}",
-                            sig.name,
-                            p.value_text()
-                        ),
+                // A `--param` override's value span is the whole declaration (`sema::params`):
+                // the value is the command line's, which the label and help say.
+                let cli = p.value_span == p.span;
+                let (label, help) = if cli {
+                    (
+                        format!("`{actual}` = {} from `--param`", p.value_text()),
+                        format!("pass a small positive value, e.g. `--param {actual}=1e-6`"),
                     )
-                    .primary(p.value_span, format!("`{actual}` = {}", p.value_text()))
-                    .secondary(*span, "passed here")
-                    .note(why)
-                    .help(format!("give `{actual}` a small positive value, e.g. 1e-6")),
-                );
+                } else {
+                    (
+                        format!("`{actual}` = {}", p.value_text()),
+                        format!("give `{actual}` a small positive value, e.g. 1e-6"),
+                    )
+                };
+                let mut d = Diagnostic::error(
+                    codes::BODY_MISMATCH,
+                    format!(
+                        "scalar `{formal}` of `{}` must be above zero, but `{actual}` is {}",
+                        sig.name,
+                        p.value_text()
+                    ),
+                )
+                .primary(p.value_span, label)
+                .secondary(*span, "passed here")
+                .note(why);
+                if cli {
+                    d = d.note(crate::sema::CLI_VALUE_NOTE);
+                }
+                errs.push(d.help(help));
             }
             scalar_vals.push((*formal, actual.clone(), p.value.clone()));
         }

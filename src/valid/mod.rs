@@ -181,7 +181,12 @@ pub fn check(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Checked
     let instance = ir.instance.clone();
     let checked = check_rules(ir, opts, sink);
     if let Some(inst) = instance {
-        sink.annotate_from(first, &crate::diag::instance_note(&inst));
+        // A `--param` value's error is the command line's, whichever instance found it.
+        sink.annotate_from_except(
+            first,
+            &crate::diag::instance_note(&inst),
+            crate::sema::about_cli_value,
+        );
     }
     checked.ok()
 }
