@@ -149,7 +149,9 @@ fn a_rejected_value_has_no_follow_on_errors() {
     // `p` is pinned to 8 by its range: each end of a range is checked too, and tile M must be
     // 128 (E0013), so a wider range would be an error of its own.
     assert!(!check(&base, &[]).has_errors());
-    let cases: Vec<(String, Vec<(&str, &str)>, Vec<&str>)> = vec![
+    // (contract, `--param` overrides, the codes it must report).
+    type Case<'a> = (String, Vec<(&'a str, &'a str)>, Vec<&'a str>);
+    let cases: Vec<Case> = vec![
         (
             base.replace("in 8..=8 = 8", "in 8..=8 = 100"),
             vec![],

@@ -18,7 +18,9 @@ fn mpkc(args: &[&str], stdin: &[u8]) -> Output {
 }
 
 /// `(input, first invalid sequence's byte range, line, column)`.
-const CASES: &[(&[u8], (usize, usize), usize, usize)] = &[
+type Case = (&'static [u8], (usize, usize), usize, usize);
+
+const CASES: &[Case] = &[
     // The tester's repros: a lone 0xFF inside a word, and a three-byte character cut after two.
     (b"task t1 {\n  fam\xffily consumer\n}\n", (15, 16), 2, 6),
     (b"task t1 {\n  \xe2\x82family consumer\n}\n", (12, 14), 2, 3),

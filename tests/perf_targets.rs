@@ -6,6 +6,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+/// One case of the bench JSON, field by field as the JSON has them.
+#[allow(clippy::too_many_arguments)]
 fn case(
     name: &str,
     n: i64,

@@ -97,12 +97,8 @@ fn linear_plan_is_mpk_linear_spec() {
     assert_eq!(t.ir.region_bytes(), 221_200);
     assert_eq!(p.pages_used, 14);
     let got = placements(&t);
-    for s in 0..6 {
-        assert_eq!(
-            got[s],
-            (format!("W_{s}"), vec![2 * s, 2 * s + 1], 0),
-            "W_{s}"
-        );
+    for (s, g) in got.iter().take(6).enumerate() {
+        assert_eq!(*g, (format!("W_{s}"), vec![2 * s, 2 * s + 1], 0), "W_{s}");
     }
     let a: Vec<_> = got[6..]
         .iter()

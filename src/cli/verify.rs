@@ -259,7 +259,13 @@ pub fn run(common: &CommonArgs, v: &VerifyArgs, color: ColorMode) -> u8 {
             .join(", ")
     );
     drop(gpu);
-    let code = parent(&checked, &all, &dir, target, v, &gpu_line, &devices, json);
+    let run = Run {
+        target,
+        gpu_line: &gpu_line,
+        devices: &devices,
+        json,
+    };
+    let code = parent(&checked, &all, &dir, v, run);
     if temporary {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -341,16 +347,25 @@ fn run_on_devices(
     });
 }
 
-fn parent(
-    checked: &[Checked],
-    all: &[CaseSpec],
-    dir: &Path,
+/// Where the parent runs its cases and how it reports them.
+#[derive(Clone, Copy)]
+struct Run<'a> {
     target: Target,
-    v: &VerifyArgs,
-    gpu_line: &str,
-    devices: &[usize],
+    /// The GPU line of the report (name, compute capability, SMs, devices).
+    gpu_line: &'a str,
+    /// The CUDA devices the cases are spread over.
+    devices: &'a [usize],
+    /// JSON lines instead of text.
     json: bool,
-) -> u8 {
+}
+
+fn parent(checked: &[Checked], all: &[CaseSpec], dir: &Path, v: &VerifyArgs, run: Run<'_>) -> u8 {
+    let Run {
+        target,
+        gpu_line,
+        devices,
+        json,
+    } = run;
     let (defines, not_applicable) = match write_test_build(dir, checked, all, v.inject.as_ref()) {
         Ok(x) => x,
         Err(e) => {

@@ -430,6 +430,10 @@ pub fn apply_inject(
     Ok((t, opts, defines))
 }
 
+/// A test build's nvcc defines (the fault's) and the cases whose fault does not apply, as
+/// `(case name, why)`.
+pub type TestBuild = (Vec<String>, Vec<(String, String)>);
+
 /// Writes the test build of every runnable case into `dir`: the generated files of each unit
 /// (with the fault applied) and the chain harnesses. Returns the nvcc defines of the fault, and
 /// the cases whose fault does not apply, with why.
@@ -438,7 +442,7 @@ pub fn write_test_build(
     checked: &[Checked],
     cases: &[CaseSpec],
     inject: Option<&Inject>,
-) -> std::io::Result<(Vec<String>, Vec<(String, String)>)> {
+) -> std::io::Result<TestBuild> {
     let mut units = Vec::new();
     let mut defines = Vec::new();
     let mut not_applicable = Vec::new();

@@ -39,7 +39,7 @@ pub enum Item {
     /// `param …`.
     Param(Param),
     /// `tensor …`.
-    Tensor(Tensor),
+    Tensor(Box<Tensor>),
     /// `tile M 128, N 16, K 128`.
     Tile(Vec<(Ident, Expr)>, Span),
     /// `stages N`.
@@ -64,7 +64,7 @@ pub enum Item {
     /// (always [`Body::Cuda`]).
     LoaderBody(Body),
     /// `epilogue a | b c | d e with B | …`: kind, type and the named barrier of `with`.
-    Epilogue(Vec<(Ident, Option<Ident>, Option<Ident>)>, Span),
+    Epilogue(Vec<EpilogueAlt>, Span),
     /// `granularity KIND(args)`.
     Granularity(Granularity),
     /// `lever NAME default on|off`.
@@ -80,6 +80,10 @@ pub enum Item {
     /// `route W by IDS per slot | sum slots`.
     Route(Route),
 }
+
+/// One alternative of an `epilogue` line: the epilogue's name, then its optional second word
+/// and `with` operand (`split_k bf16 with B`).
+pub type EpilogueAlt = (Ident, Option<Ident>, Option<Ident>);
 
 impl Item {
     /// The item's keyword, for messages.

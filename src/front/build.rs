@@ -116,7 +116,7 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
         Rule::task_id_decl => Item::TaskId(build_expr(inner.nth(1)?, d), span),
         Rule::reduce_task_id_decl => Item::ReduceTaskId(build_expr(inner.nth(1)?, d), span),
         Rule::param_decl => Item::Param(build_param(inner.skip(1), span, d)),
-        Rule::tensor_decl => Item::Tensor(build_tensor(inner.skip(1), span, d)),
+        Rule::tensor_decl => Item::Tensor(Box::new(build_tensor(inner.skip(1), span, d))),
         Rule::tile_decl => {
             let dims = inner
                 .skip(1)

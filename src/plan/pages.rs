@@ -664,62 +664,63 @@ pub fn search_packing(regions: &[RegionRequest], g: &Geometry) -> Option<Vec<Vec
     let free: Vec<usize> = (0..g.num_pages)
         .filter(|&p| !st.full[p] && g.page_capacity(p) > 0)
         .collect();
-    let mut assign: Vec<Vec<usize>> = vec![Vec::new(); g.num_pages];
-    let mut used: Vec<i64> = vec![0; g.num_pages];
-    let mut budget = 200_000usize;
-    fn dfs(
-        k: usize,
-        packs: &[usize],
-        regions: &[RegionRequest],
-        free: &[usize],
-        g: &Geometry,
-        assign: &mut Vec<Vec<usize>>,
-        used: &mut Vec<i64>,
-        budget: &mut usize,
-    ) -> bool {
-        if k == packs.len() {
-            return true;
-        }
-        if *budget == 0 {
-            return false;
-        }
-        *budget -= 1;
-        let r = &regions[packs[k]];
-        let mut tried_empty = false;
-        for &p in free {
-            // Empty pages of equal capacity are interchangeable: try one of them.
-            if used[p] == 0 && g.page_capacity(p) == g.page_size {
-                if tried_empty {
-                    continue;
-                }
-                tried_empty = true;
-            }
-            let off = align_up(used[p], r.alignment);
-            if off.saturating_add(r.size) > g.page_capacity(p) {
-                continue;
-            }
-            let before = used[p];
-            used[p] = off + r.size;
-            assign[p].push(packs[k]);
-            if dfs(k + 1, packs, regions, free, g, assign, used, budget) {
+    /// The packing search: packed region `packs[k]` and the ones after it onto the `free`
+    /// pages, `used[p]` bytes of page `p` taken, at most `budget` more steps.
+    struct Search<'a> {
+        packs: &'a [usize],
+        regions: &'a [RegionRequest],
+        free: &'a [usize],
+        g: &'a Geometry,
+        assign: Vec<Vec<usize>>,
+        used: Vec<i64>,
+        budget: usize,
+    }
+    impl Search<'_> {
+        fn dfs(&mut self, k: usize) -> bool {
+            if k == self.packs.len() {
                 return true;
             }
-            assign[p].pop();
-            used[p] = before;
+            if self.budget == 0 {
+                return false;
+            }
+            self.budget -= 1;
+            let r = &self.regions[self.packs[k]];
+            let g = self.g;
+            let mut tried_empty = false;
+            for &p in self.free {
+                // Empty pages of equal capacity are interchangeable: try one of them.
+                if self.used[p] == 0 && g.page_capacity(p) == g.page_size {
+                    if tried_empty {
+                        continue;
+                    }
+                    tried_empty = true;
+                }
+                let off = align_up(self.used[p], r.alignment);
+                if off.saturating_add(r.size) > g.page_capacity(p) {
+                    continue;
+                }
+                let before = self.used[p];
+                self.used[p] = off + r.size;
+                self.assign[p].push(self.packs[k]);
+                if self.dfs(k + 1) {
+                    return true;
+                }
+                self.assign[p].pop();
+                self.used[p] = before;
+            }
+            false
         }
-        false
     }
-    dfs(
-        0,
-        &packs,
+    let mut search = Search {
+        packs: &packs,
         regions,
-        &free,
+        free: &free,
         g,
-        &mut assign,
-        &mut used,
-        &mut budget,
-    )
-    .then_some(assign)
+        assign: vec![Vec::new(); g.num_pages],
+        used: vec![0; g.num_pages],
+        budget: 200_000,
+    };
+    search.dfs(0).then_some(search.assign)
 }
 
 #[cfg(test)]

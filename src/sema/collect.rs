@@ -26,10 +26,7 @@ pub struct Collected<'a> {
     pub barriers: Vec<&'a ast::Barrier>,
     pub body: Option<&'a ast::Body>,
     pub loader_body: Option<&'a ast::Body>,
-    pub epilogue: Option<(
-        &'a [(ast::Ident, Option<ast::Ident>, Option<ast::Ident>)],
-        Span,
-    )>,
+    pub epilogue: Option<(&'a [ast::EpilogueAlt], Span)>,
     pub granularity: Option<&'a ast::Granularity>,
     pub levers: Vec<&'a ast::Lever>,
     pub instances: Vec<&'a ast::Instance>,

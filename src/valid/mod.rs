@@ -188,10 +188,11 @@ pub fn check(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Checked
             crate::sema::about_cli_value,
         );
     }
-    checked.ok()
+    checked
 }
 
-fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<CheckedTask, TaskIr> {
+/// Every rule on `ir`; the checked task when no rule reported an error.
+fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<CheckedTask> {
     let before = sink.error_count();
     names::names(&ir, sink);
     body::family_items(&ir, sink);
@@ -276,9 +277,9 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
             // Deliver 3): only a contract the lowering took whole reaches this.
             coverage::check(&ir, binding.as_ref(), &programs, sink);
             if sink.error_count() != before {
-                return Err(ir);
+                return None;
             }
-            Ok(CheckedTask {
+            Some(CheckedTask {
                 ir,
                 binding,
                 ordinals,
@@ -286,6 +287,6 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Result<Check
                 plans,
             })
         }
-        _ => Err(ir),
+        _ => None,
     }
 }

@@ -5,6 +5,10 @@
 use super::SplitSum;
 use crate::ir::*;
 
+/// Why the split-K sum's tensors do not bind: what is missing, in words, and the span of each
+/// tensor of another type or shape with what it is.
+pub(super) type Unbound = (Vec<String>, Vec<(crate::span::Span, String)>);
+
 /// The tensors and barrier of `split_k bf16` and `split_k atomic` ([`SplitSum`]), if the
 /// contract declares them: one `partials` f32 `[splits, m_real, N]` (`atomic`: the accumulator
 /// f32 `[m_real, N]`), one `counters` i32 `[num_tiles]`, `with B` a named
@@ -17,7 +21,7 @@ pub(super) fn bind(
     splits: i64,
     num_tiles: i64,
     atomic: bool,
-) -> Result<SplitSum, (Vec<String>, Vec<(crate::span::Span, String)>)> {
+) -> Result<SplitSum, Unbound> {
     let mut missing = Vec::new();
     let mut labels = Vec::new();
     let mut shaped = |role: TensorRole, dtype: Dtype, dims: Vec<i64>, what: &str| {

@@ -309,7 +309,10 @@ struct Finding {
 /// only says which.
 pub(super) fn check(ir: &TaskIr, ordinals: &[Ordinal], progs: &[RoleProgram], sink: &mut Sink) {
     let mut all: Vec<(Diagnostic, Vec<crate::ir::Target>)> = Vec::new();
-    let mut seen_models: Vec<(Vec<Vec<Op>>, Vec<i64>, u64, Vec<Diagnostic>)> = Vec::new();
+    // Targets whose programs (at three trip counts), init counts and least trip count agree
+    // share one model check: its diagnostics, by that key.
+    type Seen = (Vec<Vec<Op>>, Vec<i64>, u64, Vec<Diagnostic>);
+    let mut seen_models: Vec<Seen> = Vec::new();
     for prog in progs {
         // This target's ordinal table (its init counts: sm_90a's ring empties count 128).
         let table = &crate::lower::target::table(ir, ordinals, prog.target);
