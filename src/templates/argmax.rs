@@ -33,7 +33,8 @@ pub const PARTIAL: Signature = Signature {
         },
     ],
     scalars: &[("chunk", false)],
-    positive: &[],
+    positive: &[("chunk", CHUNK_POSITIVE)],
+    at_most: &[("chunk", i32::MAX as i64, CHUNK_MAX)],
     needs_barrier: true,
     strided: &[],
     in_place: &[],
@@ -65,7 +66,8 @@ pub const REDUCE: Signature = Signature {
         access: Access::Activation,
     }],
     scalars: &[("chunk", false)],
-    positive: &[],
+    positive: &[("chunk", CHUNK_POSITIVE)],
+    at_most: &[("chunk", i32::MAX as i64, CHUNK_MAX)],
     needs_barrier: true,
     strided: &[],
     in_place: &[],
@@ -94,6 +96,12 @@ fn regions() -> Vec<RegionNeed> {
     ]
 }
 
+/// Why `chunk` must be positive (E0009).
+const CHUNK_POSITIVE: &str =
+    "a task scans `chunk` logits of each row: a chunk of none scans nothing";
+/// Why `chunk` must fit in an `int` (E0009).
+const CHUNK_MAX: &str = "the body holds the chunk as `int kChunk` and a logit's index within its chunk in the low 32 bits of the packed candidate (chunk << 32 | index)";
+
 fn chunk_of(scalars: &[(&'static str, ParamValue)]) -> i64 {
     scalars
         .iter()
@@ -110,8 +118,9 @@ pub(super) fn bind_partial(s: &Shapes<'_>, scalars: &[(&'static str, ParamValue)
     let l = s.dims("logits");
     let (rows, vocab) = (l[0], l[1]);
     let mut errs = Vec::new();
-    if chunk <= 0 || chunk > u32::MAX as i64 {
-        errs.push(s.error("logits", format!("chunk {chunk} must be positive and fit in 32 bits (it is packed as chunk << 32 | index)"), "use a chunk of 256 to 65536 logits".into()));
+    // The signature's bounds report a chunk outside 1..=i32::MAX at its param (E0009); the
+    // shapes below are not worked out for one.
+    if chunk <= 0 || chunk > i32::MAX as i64 {
         return Err(errs);
     }
     let chunks = crate::ir::exact::ceil_div(vocab, chunk);
@@ -188,13 +197,7 @@ pub(super) fn bind_reduce(s: &Shapes<'_>, scalars: &[(&'static str, ParamValue)]
             format!("declare `{}` as [{rows}]", s.tensor_name("token")),
         ));
     }
-    if chunk <= 0 {
-        errs.push(s.error(
-            "val",
-            format!("chunk {chunk} must be positive"),
-            "pass the chunk argmax_partial used".into(),
-        ));
-    }
+    // A chunk outside 1..=i32::MAX is the signature's E0009, at its param.
     if !errs.is_empty() {
         return Err(errs);
     }

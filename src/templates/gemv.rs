@@ -57,6 +57,7 @@ pub const SIG: Signature = Signature {
     outputs: OUTPUTS,
     scalars: &[],
     positive: &[],
+    at_most: &[],
     needs_barrier: true,
     strided: &[],
     in_place: &[],

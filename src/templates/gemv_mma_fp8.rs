@@ -25,6 +25,7 @@ pub const SIG: Signature = Signature {
     outputs: super::gemv::OUTPUTS,
     scalars: &[],
     positive: &[],
+    at_most: &[],
     needs_barrier: true,
     strided: &[],
     in_place: &[],

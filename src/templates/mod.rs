@@ -68,6 +68,9 @@ pub struct Signature {
     /// Scalar formals whose value must be above zero (`E0009`), each with the reason (a note):
     /// rmsnorm's `eps`, which keeps `1 / sqrt(mean(x^2) + eps)` finite on an all-zero row.
     pub positive: &'static [(&'static str, &'static str)],
+    /// Integer scalar formals with the largest value the body takes (`E0009`), each with the
+    /// reason (a note): argmax's `chunk`, the body's `int kChunk`.
+    pub at_most: &'static [(&'static str, i64, &'static str)],
     /// Whether the body synchronises the consumer warpgroup with a named barrier.
     pub needs_barrier: bool,
     /// Formals whose rows the body steps by a row-stride constant (`k<F>RowStride`), so that they
@@ -349,41 +352,34 @@ pub fn bind(ir: &TaskIr) -> Result<Option<Binding>, Vec<Diagnostic>> {
                 ParamValue::Float(v) => v <= 0.0,
                 ParamValue::Bool(_) => false,
             };
-            let why = sig
+            let positive = sig
                 .positive
                 .iter()
                 .find(|(f, _)| f == formal)
                 .map(|(_, w)| *w);
-            if let (true, true, Some(why)) = (ok, non_positive, why) {
-                // A `--param` override's value span is the whole declaration (`sema::params`):
-                // the value is the command line's, which the label and help say.
-                let cli = p.value_span == p.span;
-                let (label, help) = if cli {
-                    (
-                        format!("`{actual}` = {} from `--param`", p.value_text()),
-                        format!("pass a small positive value, e.g. `--param {actual}=1e-6`"),
-                    )
-                } else {
-                    (
-                        format!("`{actual}` = {}", p.value_text()),
-                        format!("give `{actual}` a small positive value, e.g. 1e-6"),
-                    )
-                };
-                let mut d = Diagnostic::error(
-                    codes::BODY_MISMATCH,
-                    format!(
-                        "scalar `{formal}` of `{}` must be above zero, but `{actual}` is {}",
-                        sig.name,
-                        p.value_text()
-                    ),
-                )
-                .primary(p.value_span, label)
-                .secondary(*span, "passed here")
-                .note(why);
-                if cli {
-                    d = d.note(crate::sema::CLI_VALUE_NOTE);
+            if let (true, true, Some(why)) = (ok, non_positive, positive) {
+                errs.push(out_of_bounds(
+                    (sig.name, formal, actual),
+                    p,
+                    "above zero".into(),
+                    why,
+                    ("a small positive value", Some("1e-6")),
+                    *span,
+                ));
+            }
+            if let (true, ParamValue::Int(v)) = (ok, &p.value) {
+                if let Some((_, max, why)) = sig.at_most.iter().find(|(f, ..)| f == formal) {
+                    if v > max {
+                        errs.push(out_of_bounds(
+                            (sig.name, formal, actual),
+                            p,
+                            format!("at most {max}"),
+                            why,
+                            (&format!("a value of at most {max}"), None),
+                            *span,
+                        ));
+                    }
                 }
-                errs.push(d.help(help));
             }
             scalar_vals.push((*formal, actual.clone(), p.value.clone()));
         }
@@ -564,6 +560,54 @@ fn kind(is_float: bool) -> &'static str {
     } else {
         "an integer"
     }
+}
+
+/// E0009 for scalar `formal` of body `body` bound to param `actual` (`p`) whose value is not
+/// `bound` ("above zero", "at most 2147483647"), with the reason `why` and a value to suggest
+/// (what it is, and an example where one helps). A `--param` override's
+/// value span is the whole declaration (`sema::params`): the label and help then name the
+/// command line, and the note [`crate::sema::CLI_VALUE_NOTE`] keeps it from being noted with the
+/// instances that found it.
+fn out_of_bounds(
+    (body, formal, actual): (&str, &str, &str),
+    p: &crate::ir::ParamIr,
+    bound: String,
+    why: &str,
+    (suggestion, example): (&str, Option<&str>),
+    call: Span,
+) -> Diagnostic {
+    let cli = p.value_span == p.span;
+    let (label, help) = if cli {
+        (
+            format!("`{actual}` = {} from `--param`", p.value_text()),
+            match example {
+                Some(e) => format!("pass {suggestion}, e.g. `--param {actual}={e}`"),
+                None => format!("pass {suggestion} with `--param {actual}=…`"),
+            },
+        )
+    } else {
+        (
+            format!("`{actual}` = {}", p.value_text()),
+            match example {
+                Some(e) => format!("give `{actual}` {suggestion}, e.g. {e}"),
+                None => format!("give `{actual}` {suggestion}"),
+            },
+        )
+    };
+    let mut d = Diagnostic::error(
+        codes::BODY_MISMATCH,
+        format!(
+            "scalar `{formal}` of `{body}` must be {bound}, but `{actual}` is {}",
+            p.value_text()
+        ),
+    )
+    .primary(p.value_span, label)
+    .secondary(call, "passed here")
+    .note(why);
+    if cli {
+        d = d.note(crate::sema::CLI_VALUE_NOTE);
+    }
+    d.help(help)
 }
 
 fn arity(sig: &Signature, what: &str, want: usize, got: usize, span: Span) -> Diagnostic {

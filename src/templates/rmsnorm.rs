@@ -35,6 +35,7 @@ pub const SIG: Signature = Signature {
         "eps",
         "y = x / sqrt(mean(x^2) + eps) * w: with eps <= 0 an all-zero row of x gives inf or NaN",
     )],
+    at_most: &[],
     needs_barrier: true,
     // Each row is staged whole in `input` before any of it is written: `y` may be `x` itself
     // (an `inout` tensor normalised in place), and both step rows by their own stride.
