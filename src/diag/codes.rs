@@ -57,7 +57,7 @@ registry! {
     UNDECLARED_FP8_SCALES = "W0019", "syntax", None, "an fp8 output has no `scale of` tensor while an f32 or ue8m0 output with no role could be its scales: verify compares its raw fp8 codes";
     TENSOR_VIEW = "E0020", "syntax", None, "a tensor view's row stride or offset does not fit its rows, is not 16-byte aligned, or no generated code reads the tensor through it";
     IN_PLACE = "E0021", "syntax", None, "an `inout` tensor the family, lowering or body cannot read and write in place (a TMA operand, a pipeline, a body without an in-place pair)";
-    RUNTIME_PARAM = "E0022", "syntax", None, "a run-time param (`= runtime`) is not a ranged integer, is set at compile time, is not the only one, or sizes other than a tensor's leading dimension";
+    RUNTIME_PARAM = "E0022", "syntax", None, "a run-time param (`= runtime`) is not a ranged integer from 1, is set at compile time, is not the only one, or sizes other than a tensor's leading dimension";
     RUNTIME_LOWERING = "E0023", "backend", None, "the lowering cannot take the token count at run time (`= runtime`)";
     HELPER_UNKNOWN = "E0024", "syntax", None, "a `use` names no helper: no task of that name in the file it names, a task that is not a helper (family E), or a file that is missing or does not parse";
     HELPER_HOST = "E0025", "syntax", None, "a task that cannot host a helper uses one: a pipeline (its generated roles have no body to call it from; its epilogue map is a per-element function) or a body template (no inline body to call it), a helper (helpers do not nest; one using itself), a family without SMEM using a helper with regions, or a task building for a target the helper does not declare";

@@ -55,6 +55,22 @@ pub(super) fn value(
         );
         return None;
     };
+    if min < 1 {
+        // The lower end is the fewest tokens a step runs, which `mpkc verify` runs first
+        // (docs/runtime-m.md): a step of no tokens runs no task.
+        let lo = p.range.as_ref().map_or(kw, |r| r.lo.span);
+        sink.push(
+            err(format!(
+                "run-time param `{name}` may be {min} tokens: a step runs at least one"
+            ))
+            .primary(lo, format!("the fewest tokens a step runs: {min}"))
+            .secondary(kw, "decided at run time")
+            .help(format!(
+                "start the range at 1: `param {name}: int in 1..={max} = runtime`"
+            )),
+        );
+        return None;
+    }
     if let Some(text) = set.cli {
         sink.push(
             err(format!("`--param {name}={text}`: param `{name}` is decided at run time"))
