@@ -46,6 +46,18 @@ pub enum Tolerance {
     Exact,
 }
 
+impl Tolerance {
+    /// The key as a contract writes it: `rel_l2`, `atol`, `rtol`, `exact`.
+    pub fn key(&self) -> &'static str {
+        match self {
+            Tolerance::RelL2(_) => "rel_l2",
+            Tolerance::Atol(_) => "atol",
+            Tolerance::Rtol(_) => "rtol",
+            Tolerance::Exact => "exact",
+        }
+    }
+}
+
 /// Where a reference's file is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReferenceFile {

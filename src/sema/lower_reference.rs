@@ -127,6 +127,26 @@ fn tolerance(cx: &mut Cx<'_>, key: &ast::Ident, value: &Value) -> Option<Toleran
         };
         match v {
             Some(v) if v.is_finite() && v >= 0.0 => Some(v),
+            Some(v) if !v.is_finite() => {
+                cx.report(
+                    Diagnostic::error(
+                        codes::TYPE_MISMATCH,
+                        format!("`{kind}` takes a finite number"),
+                    )
+                    .primary(value.span(), "beyond the largest f64 (about 1.8e308)")
+                    .help(format!("write e.g. `{kind} = 1e-2`")),
+                );
+                None
+            }
+            // A literal no f64 holds (`1e-400`): its own diagnostic says why.
+            _ if matches!(value, Value::Expr(e) if matches!(&e.kind, ExprKind::BadLit(_))) => {
+                if let Value::Expr(e) = value {
+                    if let ExprKind::BadLit(b) = &e.kind {
+                        cx.report(b.diagnostic(e.span));
+                    }
+                }
+                None
+            }
             _ => {
                 cx.report(
                     Diagnostic::error(
@@ -141,7 +161,19 @@ fn tolerance(cx: &mut Cx<'_>, key: &ast::Ident, value: &Value) -> Option<Toleran
         }
     };
     let kind = match kind {
-        "rel_l2" => Tolerance::RelL2(number(cx)?),
+        "rel_l2" => {
+            let v = number(cx)?;
+            if v == 0.0 {
+                // The comparison is ‖out − ref‖₂ / ‖ref‖₂ < value (docs/references.md).
+                cx.report(
+                    Diagnostic::error(codes::REFERENCE, "`rel_l2 = 0` can never pass")
+                        .primary(value.span(), "no relative L2 error is below 0")
+                        .help("give a bound above zero (`rel_l2 = 1e-3`), or `exact = true` for bit-exact outputs"),
+                );
+                return None;
+            }
+            Tolerance::RelL2(v)
+        }
         "atol" => Tolerance::Atol(number(cx)?),
         "rtol" => Tolerance::Rtol(number(cx)?),
         "exact" => match value {
@@ -191,6 +223,27 @@ fn conflicts(cx: &mut Cx<'_>, ts: &[ToleranceIr]) -> bool {
     };
     let mut clean = true;
     for (i, a) in ts.iter().enumerate() {
+        // The same key twice for one output: which value holds?
+        if let Some(b) = ts[..i].iter().find(|b| {
+            b.output == a.output
+                && std::mem::discriminant(&b.kind) == std::mem::discriminant(&a.kind)
+        }) {
+            clean = false;
+            let key = match &a.output {
+                Some(o) => format!("{o}.{}", a.kind.key()),
+                None => a.kind.key().to_string(),
+            };
+            cx.report(
+                Diagnostic::error(
+                    codes::DUPLICATE,
+                    format!("tolerance `{key}` is given twice"),
+                )
+                .primary(a.span, "given again here")
+                .secondary(b.span, "first given here")
+                .help(format!("keep one `{key} = …`")),
+            );
+            continue;
+        }
         if let Some(b) = ts[..i]
             .iter()
             .find(|b| b.output == a.output && class(&b.kind) != class(&a.kind))
