@@ -126,7 +126,7 @@ pub(super) fn lower_instance(
     if let Some(inst) = instance {
         check_instance_names(c, inst, sink);
     }
-    let (params, poisoned) = params::evaluate(&c.params, instance, &opts.overrides, sink);
+    let (params, poisoned) = params::evaluate(&c.params, instance, opts, sink);
     let (family, family_span) = family(task, c, sink);
     let ir = TaskIr {
         name: task.name.node.clone(),

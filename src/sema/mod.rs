@@ -36,6 +36,11 @@ pub struct SemaOptions {
     /// `--param name=value` overrides, applied to every instance of a task that declares the
     /// param (the others ignore it; `driver::select` reports one naming no param of any input).
     pub overrides: Vec<(String, String)>,
+    /// The names among `overrides` that are not the command line's but an end of the param's
+    /// declared range (`lower_range_ends`): their value's span is the range, not the
+    /// declaration, so a diagnostic on the value points at the range and says nothing of
+    /// `--param`.
+    pub range_end_overrides: Vec<String>,
     /// `--instance NAME`: lower only the instances of this name; a task without instances is
     /// then not lowered (`driver::select` reports a name no input declares).
     pub instance: Option<String>,

@@ -51,6 +51,37 @@ impl Range {
         }
     }
 
+    /// The lowest and highest value inside the range, of the param's kind: an integer range's
+    /// as [`Range::int_ends`]; a float range's lower bound and its upper bound, or where `..`
+    /// excludes it the largest value of the param's type below it (an `f32`'s next f32 down).
+    pub fn ends(&self) -> Option<(ParamValue, ParamValue)> {
+        match self.bounds {
+            Bounds::Int(..) => self
+                .int_ends()
+                .map(|(lo, hi)| (ParamValue::Int(lo), ParamValue::Int(hi))),
+            Bounds::Float(lo, hi) if self.inclusive => {
+                Some((ParamValue::Float(lo), ParamValue::Float(hi)))
+            }
+            Bounds::Float(lo, hi) => {
+                let below = if self.single {
+                    f64::from((hi as f32).next_down())
+                } else {
+                    hi.next_down()
+                };
+                (below >= lo).then_some((ParamValue::Float(lo), ParamValue::Float(below)))
+            }
+        }
+    }
+
+    /// A value of this range's kind as a contract (or `--param`) writes it: an `f32` bound as
+    /// the shortest text that reads back as the same f32.
+    pub fn value_text(&self, v: &ParamValue) -> String {
+        match v {
+            ParamValue::Float(f) => float_text_in(*f, self.single),
+            v => v.to_string(),
+        }
+    }
+
     /// The range as text, bounds printed exactly: `0..=9007199254740992`, `0.0..1.0`.
     pub fn text(&self) -> String {
         let op = if self.inclusive { "..=" } else { ".." };

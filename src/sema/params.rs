@@ -20,7 +20,7 @@ use indexmap::IndexMap;
 pub fn evaluate(
     params: &[&ast::Param],
     instance: Option<&ast::Instance>,
-    overrides: &[(String, String)],
+    opts: &super::SemaOptions,
     sink: &mut Sink,
 ) -> (IndexMap<String, ParamIr>, Vec<String>) {
     let mut out: IndexMap<String, ParamIr> = IndexMap::new();
@@ -37,7 +37,7 @@ pub fn evaluate(
             unevaluated: Some(&declared[i..]),
             ..Env::default()
         };
-        match one_param(p, instance, overrides, &env, sink) {
+        match one_param(p, instance, opts, &env, sink) {
             Some(ir) => {
                 out.insert(p.name.node.clone(), ir);
             }
@@ -51,13 +51,15 @@ pub fn evaluate(
 fn one_param(
     p: &ast::Param,
     instance: Option<&ast::Instance>,
-    overrides: &[(String, String)],
+    opts: &super::SemaOptions,
     env: &Env<'_>,
     sink: &mut Sink,
 ) -> Option<ParamIr> {
     let ty = param_ty::resolve(p, sink)?;
     let range = declared_range(p, ty, env, sink).ok()?;
-    let cli = overrides.iter().rev().find(|(n, _)| *n == p.name.node);
+    let cli = opts.overrides.iter().rev().find(|(n, _)| *n == p.name.node);
+    // An end of the declared range the driver checks (`lower_range_ends`), not the command line.
+    let range_end = opts.range_end_overrides.contains(&p.name.node);
     let inst_set = instance.and_then(|i| i.sets.iter().find(|(n, _)| n.node == p.name.node));
     if let Some(kw) = p.runtime {
         let set = super::param_runtime::Setters {
@@ -93,10 +95,10 @@ fn one_param(
             ty,
             value: v,
             span: p.span,
-            value_span: if from_cli.is_some() {
-                p.span
-            } else {
-                value.span()
+            value_span: match (from_cli, &range) {
+                (Some(_), Some(r)) if range_end => r.span,
+                (Some(_), _) => p.span,
+                (None, _) => value.span(),
             },
             runtime: None,
             int_range: range.as_ref().and_then(|r| r.int_ends()),
@@ -192,7 +194,7 @@ pub fn unread_default_errors(
         return;
     }
     let mut defaults = Sink::new();
-    evaluate(params, None, &[], &mut defaults);
+    evaluate(params, None, &super::SemaOptions::default(), &mut defaults);
     for mut d in defaults.into_sorted() {
         let at = d.main_span();
         let Some((name, _)) = unread

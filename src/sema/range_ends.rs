@@ -1,8 +1,8 @@
-//! Each integer param at both ends of its declared range (issue 11, case 10): a contract that
+//! Each ranged param (integer or float) at both ends of its declared range (issue 11, case 10): a contract that
 //! fits at its default may not fit at `--param hidden=65536`, the top of `in 128..=65536`, which
 //! the declaration promises to accept. The driver checks every instance again with each ranged
-//! integer param moved to its lowest and its highest value, one param at a time, and then, where
-//! a task has 2 to [`MAX_JOINT`] ranged params, at every corner where two or more of them sit at
+//! param moved to its lowest and its highest value, one param at a time, and then, where
+//! a task has 2 to [`MAX_JOINT`] ranged integer params, at every corner where two or more of them sit at
 //! an end together (`--param m=4 --param ring=98304`: each fits alone, the two together may
 //! not; a size that grows or shrinks with each param is largest at a corner).
 
@@ -25,8 +25,9 @@ pub const MAX_JOINT: usize = 3;
 pub struct EndValue {
     /// The param moved to the end.
     pub param: String,
-    /// Its value there.
-    pub value: i64,
+    /// Its value there, as a contract writes it (an `f32`'s shortest f32 text): what the
+    /// diagnostics show and the `--param` value it is lowered with.
+    pub value: String,
     /// True for the highest value of the range, false for the lowest.
     pub top: bool,
     /// The range as written (`128..=65536`).
@@ -78,17 +79,22 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
     if base.instance.is_some() && instance.is_none() {
         return RangeEnds::default();
     }
-    // Each ranged param's ends that differ from its value in `base`.
+    // Each ranged integer param's ends that differ from its value in `base` (`alone`: a float
+    // param's, not joined in corners).
     let mut ranged: Vec<Vec<EndValue>> = Vec::new();
+    let mut alone: Vec<Vec<EndValue>> = Vec::new();
     for p in &c.params {
         let name = &p.name.node;
         if p.range.is_none() || p.runtime.is_some() || opts.overrides.iter().any(|(n, _)| n == name)
         {
             continue;
         }
-        let Some(ParamValue::Int(now)) = base.params.get(name).map(|ir| ir.value.clone()) else {
+        let Some(now) = base.params.get(name).map(|ir| ir.value.clone()) else {
             continue;
         };
+        if matches!(now, ParamValue::Bool(_)) {
+            continue;
+        }
         let Some(ty) = param_ty::resolve(p, &mut Sink::new()) else {
             continue;
         };
@@ -99,28 +105,38 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
         let Ok(Some(range)) = declared_range(p, ty, &env, &mut Sink::new()) else {
             continue;
         };
-        let Some((lo, hi)) = range.int_ends() else {
+        let Some((lo, hi)) = range.ends() else {
             continue;
         };
+        let one = lo == hi;
         let ends: Vec<EndValue> = [(lo, false), (hi, true)]
             .into_iter()
-            .filter(|&(value, top)| value != now && !(top && lo == hi))
+            .filter(|(value, top)| *value != now && !(*top && one))
             .map(|(value, top)| EndValue {
                 param: name.clone(),
-                value,
+                value: range.value_text(&value),
                 top,
                 range_text: range.text(),
                 range_span: range.span,
             })
             .collect();
-        if !ends.is_empty() {
+        if ends.is_empty() {
+            continue;
+        }
+        // A float (an epsilon, a scale) is checked at each end alone: it reaches the scalar
+        // checks of a body, not the sizes that grow together, which the corners are for.
+        if matches!(now, ParamValue::Float(_)) {
+            alone.push(ends);
+        } else {
             ranged.push(ends);
         }
     }
     let lower = |at: Vec<EndValue>| {
         let mut o = opts.clone();
         o.overrides
-            .extend(at.iter().map(|e| (e.param.clone(), e.value.to_string())));
+            .extend(at.iter().map(|e| (e.param.clone(), e.value.clone())));
+        o.range_end_overrides
+            .extend(at.iter().map(|e| e.param.clone()));
         let mut sink = Sink::new();
         let ir = lower_instance(task, &c, instance, &o, &mut sink);
         if sink.error_count() == 0 {
@@ -139,6 +155,7 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
     };
     let mut out: Vec<RangeEnd> = ranged
         .iter()
+        .chain(&alone)
         .flatten()
         .filter_map(|e| lower(vec![e.clone()]))
         .collect();
