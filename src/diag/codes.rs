@@ -61,11 +61,12 @@ registry! {
     RUNTIME_LOWERING = "E0023", "backend", None, "the lowering cannot take the token count at run time (`= runtime`)";
     HELPER_UNKNOWN = "E0024", "syntax", None, "a `use` names no helper: no task of that name in the file it names, a task that is not a helper (family E), or a file that is missing or does not parse";
     HELPER_HOST = "E0025", "syntax", None, "a task that cannot host a helper uses one: a pipeline (its generated roles have no body to call it from; its epilogue map is a per-element function) or a body template (no inline body to call it), a helper (helpers do not nest; one using itself), a family without SMEM using a helper with regions, or a task building for a target the helper does not declare";
-    HELPER_PARAMS = "E0026", "syntax", None, "a `use` binds the helper's params wrongly: an unknown param, a value the helper's type or range rejects, or values at which the helper does not lower";
+    HELPER_PARAMS = "E0026", "syntax", None, "a `use` binds the helper's params wrongly: an unknown param, a value the helper's type or range rejects, or values at which the helper does not lower or its `static_assert` fails";
     HELPER_CALL = "E0027", "syntax", None, "the inline body does not call a helper it uses, calls it with a number of arguments its signature does not take, or the loader body calls it";
     PAGED_KV = "E0028", "syntax", None, "a paged KV cache (`paged(...)`) does not fit its tensor, the page table's request slots or its pool, is written, is not the only one, or no inline body reads it";
     ROUTE = "E0029", "syntax", None, "a `route` the pipeline lowering cannot run: not a pipeline, weights that are not a 3-D `weight` TMA tensor [experts, N, K], ids that are not an int32 `index` input [m_real, slots], operand, output or scale shapes that do not match the mode, an epilogue other than `store bf16` (and `residual add` for `sum slots`), split-K, a run-time token count, or a task count other than the mode's";
     INTERNAL = "E0030", "internal", None, "mpkc rejected a task instance without reporting why: a bug in mpkc, never a fault of the contract";
+    STATIC_ASSERT = "E0031", "syntax", None, "an inline body's `static_assert` over the params fails at the instance's values (nvcc would reject the build)";
 
     REGION_SIZE = "E0101", "smem", Some("I-S1"), "a region size is negative";
     REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two, or is above the 1024 bytes the dynamic SMEM base guarantees";

@@ -244,9 +244,11 @@ fn instruction(lit: &str, start: usize) -> Option<(usize, Found)> {
     if !matches!(kind, "sync" | "arrive" | "red") {
         return None;
     }
-    // Operands up to `;`, a newline, or the end of the literal.
-    let ops_text = &rest[name_len..];
-    // (`\\` starts an escape sequence: `"bar.sync 1, 64\n"` ends at the `\n`.)
+    // Operands up to `;`, a newline, or the end of the literal. A `\t` escape is the tab it
+    // stands for (`"bar.sync\t0;"` is `bar.sync 0`): two spaces, the escape's length.
+    let ops_text = rest[name_len..].replace("\\t", "  ");
+    let ops_text = ops_text.as_str();
+    // (`\\` starts any other escape sequence: `"bar.sync 1, 64\n"` ends at the `\n`.)
     let ops_end = ops_text
         .find([';', '\n', '"', '\\'])
         .unwrap_or(ops_text.len());
@@ -280,12 +282,20 @@ fn instruction(lit: &str, start: usize) -> Option<(usize, Found)> {
 }
 
 /// The constants an inline body may name in a barrier id or thread count, as the generated
-/// kernel defines them: each declared barrier's `BAR_<NAME>` (its id) and `kConsumerThreads`
-/// (128, `back::consumer`).
+/// kernel defines them: each declared barrier's `BAR_<NAME>` (its id), `kConsumerThreads`
+/// (128, `back::consumer`) and `params::NAME` (an integer or `bool` param's value).
 pub(super) fn body_constants(ir: &TaskIr) -> impl Fn(&str) -> Option<i64> + '_ {
     move |name: &str| {
         if name == "kConsumerThreads" {
             return Some(128);
+        }
+        // `params::NAME`: the instance's value of an integer (or `bool`, 0 or 1) param.
+        if let Some(p) = name.strip_prefix("params::") {
+            return match ir.params.get(p).map(|p| &p.value) {
+                Some(crate::ir::ParamValue::Int(v)) => Some(*v),
+                Some(crate::ir::ParamValue::Bool(b)) => Some(i64::from(*b)),
+                _ => None,
+            };
         }
         // A barrier declared with a reserved id is E0401 already: its uses are not reported again.
         ir.barriers
@@ -301,151 +311,18 @@ fn operand(s: &str) -> Operand {
     const_int(s).map_or(Operand::Other, Operand::Literal)
 }
 
-/// The value of an integer constant expression written with literals alone: decimal, `0x` hex,
-/// `0b` binary and `0` octal literals (C++ and PTX alike; digit separators `'` and the suffixes
-/// `u`, `l` allowed), unary `+`/`-`, binary `+`, `-`, `*`, `/` (truncating) and parentheses
-/// (`1 + 7`, `2 * (3 + 1)`). `None` for anything else (a name, a register `%0`, another operator) and on overflow.
+/// The value of an integer constant expression written with literals alone
+/// ([`super::const_expr::eval`]: `1 + 7`, `2 * (3 + 1)`, `1 << 3`). `None` for anything else (a
+/// name, a register `%0`) and on overflow.
 pub(super) fn const_int(s: &str) -> Option<i64> {
-    const_int_with(s, &|_| None)
+    super::const_expr::eval(s, &|_| None)
 }
 
 /// [`const_int`] where a name (an identifier, `::` qualified or not) may also stand for a
 /// constant: `names` gives its value, or `None` to give up (the body's `BAR_<NAME>` ids and
-/// `kConsumerThreads`, which the generated kernel defines: `BAR_SYNC + 6`).
+/// `kConsumerThreads`, which the generated kernel defines: `BAR_SYNC + 6`, `BAR_A << 1 | 2`).
 pub(super) fn const_int_with(s: &str, names: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
-    let mut p = ConstParser {
-        b: s.as_bytes(),
-        i: 0,
-        depth: 0,
-        names,
-    };
-    let v = p.sum()?;
-    p.skip_ws();
-    (p.i == p.b.len()).then_some(v)
-}
-
-/// A recursive-descent reader of [`const_int`]'s expressions.
-struct ConstParser<'a> {
-    b: &'a [u8],
-    i: usize,
-    /// Parentheses and unary signs open: more than [`MAX_DEPTH`] is no constant we read.
-    depth: usize,
-    /// The value of a name, where one is known.
-    names: &'a dyn Fn(&str) -> Option<i64>,
-}
-
-/// How deep [`const_int`] nests before it gives up (no id needs more; the stack stays small).
-const MAX_DEPTH: usize = 64;
-
-impl ConstParser<'_> {
-    fn skip_ws(&mut self) {
-        while self.b.get(self.i).is_some_and(u8::is_ascii_whitespace) {
-            self.i += 1;
-        }
-    }
-
-    /// The next non-space byte, consumed when it is `c`.
-    fn eat(&mut self, c: u8) -> bool {
-        self.skip_ws();
-        let hit = self.b.get(self.i) == Some(&c);
-        self.i += usize::from(hit);
-        hit
-    }
-
-    fn sum(&mut self) -> Option<i64> {
-        let mut v = self.product()?;
-        loop {
-            if self.eat(b'+') {
-                v = v.checked_add(self.product()?)?;
-            } else if self.eat(b'-') {
-                v = v.checked_sub(self.product()?)?;
-            } else {
-                return Some(v);
-            }
-        }
-    }
-
-    fn product(&mut self) -> Option<i64> {
-        let mut v = self.unary()?;
-        loop {
-            if self.eat(b'*') {
-                v = v.checked_mul(self.unary()?)?;
-            } else if self.eat(b'/') {
-                // C++'s integer division, truncating toward zero; `None` dividing by zero.
-                v = v.checked_div(self.unary()?)?;
-            } else {
-                return Some(v);
-            }
-        }
-    }
-
-    fn unary(&mut self) -> Option<i64> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return None;
-        }
-        let v = if self.eat(b'-') {
-            self.unary()?.checked_neg()
-        } else if self.eat(b'+') {
-            self.unary()
-        } else if self.eat(b'(') {
-            let v = self.sum()?;
-            self.eat(b')').then_some(v)
-        } else {
-            self.literal()
-        };
-        self.depth -= 1;
-        v
-    }
-
-    fn literal(&mut self) -> Option<i64> {
-        self.skip_ws();
-        let start = self.i;
-        if self
-            .b
-            .get(start)
-            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
-        {
-            return self.name(start);
-        }
-        while self
-            .b
-            .get(self.i)
-            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'\'')
-        {
-            self.i += 1;
-        }
-        let text: String = std::str::from_utf8(&self.b[start..self.i])
-            .ok()?
-            .chars()
-            .filter(|c| *c != '\'')
-            .collect();
-        let digits = text.trim_end_matches(['u', 'U', 'l', 'L']);
-        if !digits.starts_with(|c: char| c.is_ascii_digit()) {
-            return None;
-        }
-        let (radix, body) = match digits.get(..2) {
-            Some("0x" | "0X") => (16, &digits[2..]),
-            Some("0b" | "0B") => (2, &digits[2..]),
-            _ if digits.len() > 1 && digits.starts_with('0') => (8, &digits[1..]),
-            _ => (10, digits),
-        };
-        i64::from_str_radix(body, radix).ok()
-    }
-
-    /// The name starting at `start` (letters, digits, `_` and `::`), looked up in `names`.
-    fn name(&mut self, start: usize) -> Option<i64> {
-        self.i = start;
-        while self
-            .b
-            .get(self.i)
-            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
-            || (self.b.get(self.i) == Some(&b':') && self.b.get(self.i + 1) == Some(&b':'))
-        {
-            self.i += if self.b[self.i] == b':' { 2 } else { 1 };
-        }
-        (self.names)(std::str::from_utf8(&self.b[start..self.i]).ok()?)
-    }
+    super::const_expr::eval(s, names)
 }
 
 #[cfg(test)]
@@ -514,55 +391,8 @@ mod tests {
     }
 
     #[test]
-    fn constant_expressions_of_literals_evaluate() {
-        for (text, v) in [
-            ("8", Some(8)),
-            (" 1 + 7 ", Some(8)),
-            ("2 * (3 + 1)", Some(8)),
-            ("-(-8)", Some(8)),
-            ("0x8", Some(8)),
-            ("010", Some(8)),
-            ("0b1000", Some(8)),
-            ("8u", Some(8)),
-            ("1'0", Some(10)),
-            ("16 - 4 * 2", Some(8)),
-            ("0", Some(0)),
-            ("BAR_X", None),
-            ("%0", None),
-            ("17 / 2", Some(8)),
-            ("-17 / 2", Some(-8)),
-            ("8 / 0", None),
-            ("8 % 3", None),
-            ("(1 + 7", None),
-            ("1 +", None),
-            ("9223372036854775807 + 1", None),
-            ("", None),
-        ] {
-            assert_eq!(const_int(text), v, "{text}");
-        }
-        // With the body's constants: names resolve, unknown names give up.
-        let names = |n: &str| match n {
-            "BAR_X" => Some(2),
-            "kConsumerThreads" => Some(128),
-            _ => None,
-        };
-        for (text, v) in [
-            ("BAR_X + 6", Some(8)),
-            ("kConsumerThreads / 2", Some(64)),
-            ("(BAR_X)*4", Some(8)),
-            ("BAR_Y", None),
-            ("mpkc::kConsumerThreads", None),
-            ("BAR_X +", None),
-        ] {
-            assert_eq!(const_int_with(text, &names), v, "{text}");
-        }
-        // Nesting past 64 levels is no constant we read (and no deep recursion).
-        assert_eq!(
-            const_int(&format!("{}8{}", "(".repeat(32), ")".repeat(32))),
-            Some(8)
-        );
-        assert_eq!(const_int(&"(".repeat(100_000)), None);
-        assert_eq!(const_int(&"-".repeat(100_000)), None);
+    fn instruction_operands_are_constant_expressions() {
+        // The expressions themselves: `super::const_expr`'s tests.
         assert_eq!(
             ops(r#"asm("bar.sync 4+4, 2*64;");"#),
             vec![(

@@ -469,6 +469,7 @@ pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
     }) = &ir.body
     {
         inline_rules(ir, &strip_comments_and_strings(code), *code_span, sink);
+        ptx_block_index(code, *code_span, sink);
     }
     if let Some(BodyIr::Cuda {
         code, code_span, ..
@@ -477,6 +478,32 @@ pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
         let stripped = strip_comments_and_strings(code);
         inline_rules(ir, &stripped, *code_span, sink);
         loader_rules(code, &stripped, *code_span, sink);
+        ptx_block_index(code, *code_span, sink);
+    }
+}
+
+/// I-R3 in an inline body's `asm` strings: `%ctaid` (and `%clusterid`, `%cluster_ctaid`)
+/// is `blockIdx` read through PTX (PTX ISA, "Special Registers"), the SM's CTA, not the task.
+/// `raw` is the body as written.
+fn ptx_block_index(raw: &str, code_span: crate::span::Span, sink: &mut Sink) {
+    for s in crate::front::cuda::joined_strings(raw) {
+        let t = s.text.as_str();
+        for reg in ["ctaid", "clusterid", "cluster_ctaid"] {
+            for (k, _) in t.match_indices(&format!("%{reg}")) {
+                let end = k + 1 + reg.len();
+                // `%ctaid` itself, not the start of a longer name (`%ctaid_x` is no register).
+                if t[end..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                    continue;
+                }
+                let r = s.source(k..end);
+                sink.push(
+                    Diagnostic::error(codes::BODY_SYNC, format!("the inline body's `asm` reads `%{reg}`"))
+                        .primary(crate::span::Span::new(code_span.start + r.start, code_span.start + r.end), "here")
+                        .note("the PTX special register of the CTA: a persistent worker runs many tasks per CTA, so it is the SM, not the task (I-R3)")
+                        .help("use `task_offset` (task_desc->task_metadata.task_offset)"),
+                );
+            }
+        }
     }
 }
 

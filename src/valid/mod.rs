@@ -37,6 +37,7 @@
 
 mod asm_barriers;
 mod body;
+mod const_expr;
 mod coverage;
 mod group_barriers;
 mod held;
@@ -52,6 +53,7 @@ mod route;
 mod runtime_m;
 mod sems;
 pub mod smem;
+mod static_asserts;
 mod tensor_roles;
 mod tma;
 mod tmem;
@@ -209,6 +211,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Check
     helper_calls::calls(&ir, sink);
     asm_barriers::asm_barriers(&ir, sink);
     asm_barriers::prelude_barrier_calls(&ir, sink);
+    static_asserts::static_asserts(&ir, sink);
     body::tensors_used(&ir, binding.as_ref(), sink);
     roles::roles(&ir, sink);
     roles::barriers(&ir, sink);

@@ -1,0 +1,307 @@
+//! Integer constant expressions in an inline body's C++ (E0406's barrier ids and counts, the
+//! `static_assert`s a body or helper states over its params): literals, names whose value the
+//! caller knows, and C++'s integer operators with C++'s precedence and results (a comparison or
+//! a logical operator gives 0 or 1; `/` and `%` truncate toward zero).
+
+/// The value of `s`, an integer constant expression: decimal, `0x` hex, `0b` binary and `0`
+/// octal literals (digit separators `'`, suffixes `u`, `l`); names (identifiers, `::` qualified
+/// or not) that `names` gives a value, `None` from it giving up; parentheses; unary `+ - ! ~`;
+/// binary `* / %`, `+ -`, `<< >>`, `< <= > >=`, `== !=`, `&`, `^`, `|`, `&&`, `||`. `None` for
+/// anything else (a register `%0`, a call, an assignment, `?:`), on overflow, a division by zero
+/// or a shift outside 0..64, and past [`MAX_DEPTH`] nested operands.
+pub fn eval(s: &str, names: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
+    let mut p = Parser {
+        b: s.as_bytes(),
+        i: 0,
+        depth: 0,
+        names,
+    };
+    let v = p.binary(0)?;
+    p.skip_ws();
+    (p.i == p.b.len()).then_some(v)
+}
+
+/// How deep [`eval`] nests before it gives up (no id or assertion needs more; the stack stays
+/// small).
+pub const MAX_DEPTH: usize = 64;
+
+/// The binary operators by precedence level, loosest first (C++'s table).
+const LEVELS: [&[&str]; 10] = [
+    &["||"],
+    &["&&"],
+    &["|"],
+    &["^"],
+    &["&"],
+    &["==", "!="],
+    &["<=", ">=", "<", ">"],
+    &["<<", ">>"],
+    &["+", "-"],
+    &["*", "/", "%"],
+];
+
+/// Tokens an operator of [`LEVELS`] must not be the start of (`<` of `<<`, `&` of `&&`, `+` of
+/// `+=`): such text is another operator, which [`eval`] does not read.
+const LONGER: [&str; 22] = [
+    "||", "&&", "==", "!=", "<=", ">=", "<<", ">>", "++", "--", "+=", "-=", "*=", "/=", "%=", "&=",
+    "|=", "^=", "->", "<<=", ">>=", "<=>",
+];
+
+/// A recursive-descent reader of [`eval`]'s expressions.
+struct Parser<'a> {
+    b: &'a [u8],
+    i: usize,
+    /// Operands open (parentheses, unary operators, levels): past [`MAX_DEPTH`] it gives up.
+    depth: usize,
+    /// The value of a name, where one is known.
+    names: &'a dyn Fn(&str) -> Option<i64>,
+}
+
+impl Parser<'_> {
+    fn skip_ws(&mut self) {
+        while self.b.get(self.i).is_some_and(u8::is_ascii_whitespace) {
+            self.i += 1;
+        }
+    }
+
+    /// Consumes operator `op` at the next non-space byte, unless the text there is a longer
+    /// token `op` begins ([`LONGER`]).
+    fn eat(&mut self, op: &str) -> bool {
+        self.skip_ws();
+        let rest = &self.b[self.i..];
+        if !rest.starts_with(op.as_bytes()) {
+            return false;
+        }
+        let longer = LONGER
+            .iter()
+            .any(|l| l.len() > op.len() && l.starts_with(op) && rest.starts_with(l.as_bytes()));
+        if longer {
+            return false;
+        }
+        self.i += op.len();
+        true
+    }
+
+    /// The operators of `level` and tighter, left to right.
+    fn binary(&mut self, level: usize) -> Option<i64> {
+        if level == LEVELS.len() {
+            return self.unary();
+        }
+        self.depth += 1;
+        if self.depth > MAX_DEPTH * LEVELS.len() {
+            return None;
+        }
+        let mut v = self.binary(level + 1)?;
+        'ops: loop {
+            for &op in LEVELS[level] {
+                if self.eat(op) {
+                    let r = self.binary(level + 1)?;
+                    v = apply(op, v, r)?;
+                    continue 'ops;
+                }
+            }
+            break;
+        }
+        self.depth -= 1;
+        Some(v)
+    }
+
+    fn unary(&mut self) -> Option<i64> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH * LEVELS.len() {
+            return None;
+        }
+        let v = if self.eat("-") {
+            self.unary()?.checked_neg()
+        } else if self.eat("+") {
+            self.unary()
+        } else if self.eat("!") {
+            self.unary().map(|x| i64::from(x == 0))
+        } else if self.eat("~") {
+            self.unary().map(|x| !x)
+        } else if self.eat("(") {
+            let v = self.binary(0)?;
+            self.eat(")").then_some(v)
+        } else {
+            self.literal()
+        };
+        self.depth -= 1;
+        v
+    }
+
+    fn literal(&mut self) -> Option<i64> {
+        self.skip_ws();
+        let start = self.i;
+        if self
+            .b
+            .get(start)
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        {
+            return self.name(start);
+        }
+        while self
+            .b
+            .get(self.i)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'\'')
+        {
+            self.i += 1;
+        }
+        let text: String = std::str::from_utf8(&self.b[start..self.i])
+            .ok()?
+            .chars()
+            .filter(|c| *c != '\'')
+            .collect();
+        let digits = text.trim_end_matches(['u', 'U', 'l', 'L']);
+        if !digits.starts_with(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
+        let (radix, body) = match digits.get(..2) {
+            Some("0x" | "0X") => (16, &digits[2..]),
+            Some("0b" | "0B") => (2, &digits[2..]),
+            _ if digits.len() > 1 && digits.starts_with('0') => (8, &digits[1..]),
+            _ => (10, digits),
+        };
+        i64::from_str_radix(body, radix).ok()
+    }
+
+    /// The name starting at `start` (letters, digits, `_` and `::`), looked up in `names`.
+    fn name(&mut self, start: usize) -> Option<i64> {
+        self.i = start;
+        while self
+            .b
+            .get(self.i)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+            || (self.b.get(self.i) == Some(&b':') && self.b.get(self.i + 1) == Some(&b':'))
+        {
+            self.i += if self.b[self.i] == b':' { 2 } else { 1 };
+        }
+        (self.names)(std::str::from_utf8(&self.b[start..self.i]).ok()?)
+    }
+}
+
+/// `l op r` as C++ computes it on 64-bit integers; `None` where C++ has no value (overflow, a
+/// division by zero, a shift outside 0..64).
+fn apply(op: &str, l: i64, r: i64) -> Option<i64> {
+    let truth = |b: bool| Some(i64::from(b));
+    match op {
+        "||" => truth(l != 0 || r != 0),
+        "&&" => truth(l != 0 && r != 0),
+        "|" => Some(l | r),
+        "^" => Some(l ^ r),
+        "&" => Some(l & r),
+        "==" => truth(l == r),
+        "!=" => truth(l != r),
+        "<=" => truth(l <= r),
+        ">=" => truth(l >= r),
+        "<" => truth(l < r),
+        ">" => truth(l > r),
+        "<<" => {
+            let s = u32::try_from(r).ok().filter(|s| *s < 64)?;
+            let v = l.checked_shl(s)?;
+            (v >> s == l).then_some(v)
+        }
+        ">>" => l.checked_shr(u32::try_from(r).ok().filter(|s| *s < 64)?),
+        "+" => l.checked_add(r),
+        "-" => l.checked_sub(r),
+        "*" => l.checked_mul(r),
+        "/" => l.checked_div(r),
+        "%" => l.checked_rem(r),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lit(s: &str) -> Option<i64> {
+        eval(s, &|_| None)
+    }
+
+    #[test]
+    fn literals_and_arithmetic() {
+        for (text, v) in [
+            ("8", Some(8)),
+            (" 1 + 7 ", Some(8)),
+            ("2 * (3 + 1)", Some(8)),
+            ("-(-8)", Some(8)),
+            ("0x8", Some(8)),
+            ("010", Some(8)),
+            ("0b1000", Some(8)),
+            ("8u", Some(8)),
+            ("1'0", Some(10)),
+            ("16 - 4 * 2", Some(8)),
+            ("17 / 2", Some(8)),
+            ("-17 / 2", Some(-8)),
+            ("-17 % 5", Some(-2)),
+            ("8 / 0", None),
+            ("8 % 0", None),
+            ("(1 + 7", None),
+            ("1 +", None),
+            ("9223372036854775807 + 1", None),
+            ("", None),
+            ("%0", None),
+        ] {
+            assert_eq!(lit(text), v, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_other_operators_with_cpps_precedence() {
+        for (text, v) in [
+            ("2 << 1 | 2", Some(6)),
+            ("1 << 3", Some(8)),
+            ("1 << 64", None),
+            ("1 << -1", None),
+            ("-1 >> 1", Some(-1)),
+            ("4611686018427387904 << 1", None),
+            ("7168 % 128 == 0", Some(1)),
+            ("7200 % 128 == 0", Some(0)),
+            ("1 + 2 == 3 && 4 > 3", Some(1)),
+            ("0 || 2 < 1", Some(0)),
+            ("!0", Some(1)),
+            ("!(3 != 3)", Some(1)),
+            ("~0", Some(-1)),
+            ("6 & 3 ^ 1", Some(3)),
+            ("1 | 2 & 0", Some(1)),
+            ("2 <= 2 >= 1", Some(1)),
+            // Other C++ tokens are not read as a shorter operator.
+            ("1 <<= 2", None),
+            ("1 += 2", None),
+            ("a -> b", None),
+            ("1 ? 2 : 3", None),
+            ("1 = 1", None),
+        ] {
+            assert_eq!(lit(text), v, "{text}");
+        }
+    }
+
+    #[test]
+    fn names_resolve_or_give_up() {
+        let names = |n: &str| match n {
+            "BAR_X" => Some(2),
+            "params::n" => Some(7200),
+            _ => None,
+        };
+        for (text, v) in [
+            ("BAR_X + 6", Some(8)),
+            ("(BAR_X)*4", Some(8)),
+            ("BAR_X << 1 | 2", Some(6)),
+            ("params::n % 128 == 0", Some(0)),
+            ("params::m > 0", None),
+            ("BAR_X +", None),
+        ] {
+            assert_eq!(eval(text, &names), v, "{text}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_gives_up_without_deep_recursion() {
+        assert_eq!(
+            lit(&format!("{}8{}", "(".repeat(32), ")".repeat(32))),
+            Some(8)
+        );
+        assert_eq!(lit(&"(".repeat(100_000)), None);
+        assert_eq!(lit(&"-".repeat(100_000)), None);
+        assert_eq!(lit(&"!".repeat(100_000)), None);
+    }
+}

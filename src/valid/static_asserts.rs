@@ -1,0 +1,164 @@
+//! The `static_assert`s an inline body states over its params (E0031), and those of the helpers
+//! a task uses, with the values the `use` line binds (E0026): nvcc would reject the build where
+//! one fails, so `check` evaluates each whose condition is an integer constant expression of
+//! literals, `params::NAME` and the body's constants ([`super::const_expr`]) and reports the
+//! ones that fail. A condition it cannot evaluate (a `constexpr` local, a type trait) is left to
+//! nvcc. What check accepts, build then compiles (at every range end too: the ends are checked
+//! with the same rules).
+
+use super::asm_barriers::body_constants;
+use super::body::{call_args, calls_of, strip_comments_and_strings};
+use crate::diag::{codes, Diagnostic, Sink};
+use crate::ir::{BodyIr, TaskIr};
+use crate::span::Span;
+
+/// One `static_assert` whose condition evaluates to false: its byte range in the body's code,
+/// the condition and the message as written.
+#[derive(Debug, PartialEq, Eq)]
+struct Failed {
+    at: std::ops::Range<usize>,
+    condition: String,
+    message: Option<String>,
+}
+
+/// Every `static_assert(COND[, "message"])` of `code` whose `COND` evaluates to 0 with `names`.
+fn failing(code: &str, names: &dyn Fn(&str) -> Option<i64>) -> Vec<Failed> {
+    let stripped = strip_comments_and_strings(code);
+    let mut out = Vec::new();
+    for (i, args_at) in calls_of(&stripped, "static_assert") {
+        let args = call_args(&stripped[args_at..]);
+        let Some(cond) = args.first() else { continue };
+        if super::const_expr::eval(cond, names) != Some(0) {
+            continue;
+        }
+        // The message as written: the second argument's bytes (the stripped copy keeps every
+        // offset; its literal is blanked there).
+        let end = (args_at + args.iter().map(|a| a.len() + 1).sum::<usize>()).min(code.len());
+        let message = args.get(1).and_then(|m| {
+            let from = args_at + args[0].len() + 1;
+            code.get(from..from + m.len()).map(|t| t.trim().to_string())
+        });
+        out.push(Failed {
+            at: i..end,
+            condition: cond.trim().to_string(),
+            message,
+        });
+    }
+    out
+}
+
+/// The values `failed`'s condition reads, as `n = 7200` (the params it names).
+fn values(ir: &TaskIr, condition: &str) -> String {
+    let named: Vec<String> = ir
+        .params
+        .values()
+        .filter(|p| {
+            condition
+                .match_indices(&format!("params::{}", p.name))
+                .any(|(k, w)| {
+                    !condition[k + w.len()..]
+                        .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                })
+        })
+        .map(|p| format!("{} = {}", p.name, p.value_text()))
+        .collect();
+    named.join(", ")
+}
+
+/// E0031 for each failing `static_assert` of the task's inline bodies (the consumer's and the
+/// loader's), E0026 on the `use` line for each of a used helper's (evaluated with the helper's
+/// params as the `use` line binds them).
+pub(super) fn static_asserts(ir: &TaskIr, sink: &mut Sink) {
+    for body in [&ir.body, &ir.loader_body] {
+        let Some(BodyIr::Cuda {
+            code, code_span, ..
+        }) = body
+        else {
+            continue;
+        };
+        for f in failing(code, &body_constants(ir)) {
+            let span = Span::new(code_span.start + f.at.start, code_span.start + f.at.end);
+            let at = values(ir, &f.condition);
+            let mut d = Diagnostic::error(
+                codes::STATIC_ASSERT,
+                format!(
+                    "the inline body's `static_assert({})` fails{}",
+                    f.condition,
+                    if at.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" at {at}")
+                    }
+                ),
+            )
+            .primary(span, "false with the instance's params");
+            if let Some(m) = &f.message {
+                d = d.note(format!("its message: {m}"));
+            }
+            sink.push(d.note("nvcc would reject the build").help(
+                "choose param values the assertion admits (a range on the param states them), or change the body",
+            ));
+        }
+    }
+    for u in &ir.helpers {
+        let Some(BodyIr::Cuda { code, .. }) = &u.helper.body else {
+            continue;
+        };
+        for f in failing(code, &body_constants(&u.helper)) {
+            let at = values(&u.helper, &f.condition);
+            let mut d = Diagnostic::error(
+                codes::HELPER_PARAMS,
+                format!(
+                    "helper `{}`'s `static_assert({})` fails{}",
+                    u.name,
+                    f.condition,
+                    if at.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" at {at}")
+                    }
+                ),
+            )
+            .primary(u.span, "the params this `use` binds");
+            if let Some(m) = &f.message {
+                d = d.note(format!("its message: {m}"));
+            }
+            sink.push(
+                d.note(format!("in the helper's body, {}", u.path))
+                    .note("nvcc would reject the build")
+                    .help("bind values the helper's assertion admits"),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failing_assertions_are_found_with_their_text() {
+        let names = |n: &str| match n {
+            "params::n" => Some(7200),
+            "kConsumerThreads" => Some(128),
+            _ => None,
+        };
+        let code = r#"
+  static_assert(params::n % 128 == 0, "whole groups, of 128");
+  static_assert(params::n > 0);
+  static_assert(kConsumerThreads == 128, "four warps");
+  static_assert(sizeof(float) == 4, "unknown to check");
+  static_assert(params::m % 2 == 0, "an unknown param");
+  // static_assert(params::n == 1, "a comment");
+  constexpr char const *s = "static_assert(params::n == 1)";
+"#;
+        let f = failing(code, &names);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].condition, "params::n % 128 == 0");
+        assert_eq!(f[0].message.as_deref(), Some("\"whole groups, of 128\""));
+        assert_eq!(
+            &code[f[0].at.clone()],
+            r#"static_assert(params::n % 128 == 0, "whole groups, of 128")"#
+        );
+    }
+}
