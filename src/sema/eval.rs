@@ -51,7 +51,12 @@ impl<'a> Env<'a> {
             Num::Int(v) => Ok(v),
             Num::Float(f) => Err(Diagnostic::error(
                 codes::TYPE_MISMATCH,
-                format!("expected an integer, found the float {f:?}"),
+                // An `f32` param's value is held as its f32 rounding: shown as the f32 it is
+                // (`1e-6`, not `9.999999974752427e-7`).
+                format!(
+                    "expected an integer, found the float {}",
+                    super::param_ty::float_text_in(f, f64::from(f as f32) == f)
+                ),
             )
             .primary(e.span, "a float here")
             .help("sizes, counts and extents are integers; write an integer expression")),
