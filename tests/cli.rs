@@ -345,10 +345,12 @@ fn nvcc_errors_in_inline_cuda_map_back_to_the_contract() {
 }
 
 /// An inline body that nvcc rejects in one instance only: the error names that unit and its
-/// target (the contract line alone does not say which build failed).
+/// target (the contract line alone does not say which build failed). The assertion reads
+/// `sizeof`, which check leaves to nvcc (a plain constant expression of the params is E0031 at
+/// check time).
 #[test]
 fn nvcc_errors_name_the_failing_instance() {
-    let text = "task by_inst {\n  family consumer-no-smem\n  param n: int in 1..=1024 = 64\n  tensor y: f32[n] out\n  instance even(n = 64)\n  instance odd(n = 65)\n  body cuda {\n    static_assert(params::n % 2 == 0, \"by_inst takes an even n\");\n    for (int i = threadIdx.x; i < params::n; i += kConsumerThreads) y[i] = 0.f;\n  }\n}\n";
+    let text = "task by_inst {\n  family consumer-no-smem\n  param n: int in 1..=1024 = 64\n  tensor y: f32[n] out\n  instance even(n = 64)\n  instance odd(n = 65)\n  body cuda {\n    static_assert(sizeof(float) * params::n % 8 == 0, \"by_inst takes an even n\");\n    for (int i = threadIdx.x; i < params::n; i += kConsumerThreads) y[i] = 0.f;\n  }\n}\n";
     let e = build_failing("by_inst", text);
     assert!(e.contains("error[E0701]: nvcc:"), "{e}");
     assert!(e.contains("by_inst takes an even n"), "{e}");
@@ -376,10 +378,11 @@ fn build_helper_and_user(name: &str, helper: &str, user: &str) -> (PathBuf, Outp
 
 #[test]
 fn nvcc_errors_in_a_helper_s_body_map_to_its_use() {
-    // The helper's own check (a static_assert on its param) fails for the `use` line's value.
+    // The helper's own check (a static_assert on its param) fails for the `use` line's value;
+    // it reads `sizeof`, which check leaves to nvcc (a plain one is E0026 at check time).
     let (_, o) = build_helper_and_user(
         "helper_nvcc",
-        "task even_row {\n  family helper\n  param n: int in 2..=1024 = 64\n  tensor y: f32[n] out\n  body cuda {\n    static_assert(params::n % 2 == 0, \"even_row takes an even n\");\n    for (int i = threadIdx.x; i < params::n; i += kConsumerThreads) y[i] = 0.f;\n  }\n}\n",
+        "task even_row {\n  family helper\n  param n: int in 2..=1024 = 64\n  tensor y: f32[n] out\n  body cuda {\n    static_assert(sizeof(float) * params::n % 8 == 0, \"even_row takes an even n\");\n    for (int i = threadIdx.x; i < params::n; i += kConsumerThreads) y[i] = 0.f;\n  }\n}\n",
         "task odd_user {\n  family consumer-no-smem\n  tensor y: f32[65] out\n  use even_row from \"h.mpk\" (n = 65)\n  body cuda {\n    even_row(y);\n  }\n}\n",
     );
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));

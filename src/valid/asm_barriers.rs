@@ -9,6 +9,7 @@
 //! for every thread of the CTA. Ids and counts given as `asm` operands (`%0`) are not visible
 //! here and are not checked.
 
+use super::const_expr::Ty;
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::front::cuda::joined_strings;
 use crate::ir::{BodyIr, TaskIr};
@@ -184,11 +185,87 @@ pub(super) fn literal_ids(code: &str) -> Vec<i64> {
 /// found instruction's range is its source text, from its first character to its last.
 fn scan(code: &str) -> Vec<Found> {
     let mut out = Vec::new();
-    for s in joined_strings(code) {
+    for s in asm_strings(code) {
         out.extend(scan_text(&s.text).into_iter().map(|f| Found {
             at: s.source(f.at.clone()),
             ..f
         }));
+    }
+    out
+}
+
+/// The string literals of `code` (joined where adjacent) that are an `asm` statement's: its
+/// PTX template, its operands' constraints (`asm("…" : "=r"(x))`, `asm volatile`, `__asm__`).
+/// A `printf("bar.sync 0")` or a `const char *` holding `%ctaid` is text, not PTX.
+pub(super) fn asm_strings(code: &str) -> Vec<crate::front::cuda::JoinedString> {
+    let stripped = super::body::strip_comments_and_strings(code);
+    let ranges = asm_statements(&stripped);
+    joined_strings(code)
+        .into_iter()
+        .filter(|s| {
+            s.at.first()
+                .is_some_and(|a| ranges.iter().any(|r| r.contains(a)))
+        })
+        .collect()
+}
+
+/// The byte ranges inside the parentheses of each `asm` statement of `stripped` (comments and
+/// literals blanked): `asm`, `__asm` or `__asm__`, then `volatile`, `__volatile__`, `inline` or
+/// `goto` qualifiers, then `(` to its matching `)`.
+fn asm_statements(stripped: &str) -> Vec<std::ops::Range<usize>> {
+    let b = stripped.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let word_at = |i: usize| {
+        let end = (i..b.len()).find(|&k| !ident(b[k])).unwrap_or(b.len());
+        (&stripped[i..end], end)
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !ident(b[i]) || (i > 0 && ident(b[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let (w, mut end) = word_at(i);
+        if !matches!(w, "asm" | "__asm" | "__asm__") {
+            i = end;
+            continue;
+        }
+        // Qualifiers, then the parenthesis.
+        loop {
+            while end < b.len() && b[end].is_ascii_whitespace() {
+                end += 1;
+            }
+            if end < b.len() && ident(b[end]) {
+                let (q, e) = word_at(end);
+                if matches!(q, "volatile" | "__volatile__" | "inline" | "goto") {
+                    end = e;
+                    continue;
+                }
+            }
+            break;
+        }
+        if b.get(end) != Some(&b'(') {
+            i = end.max(i + 1);
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut k = end;
+        while k < b.len() {
+            match b[k] {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+        out.push(end..k);
+        i = k.max(i + 1);
     }
     out
 }
@@ -284,16 +361,19 @@ fn instruction(lit: &str, start: usize) -> Option<(usize, Found)> {
 /// The constants an inline body may name in a barrier id or thread count, as the generated
 /// kernel defines them: each declared barrier's `BAR_<NAME>` (its id), `kConsumerThreads`
 /// (128, `back::consumer`) and `params::NAME` (an integer or `bool` param's value).
-pub(super) fn body_constants(ir: &TaskIr) -> impl Fn(&str) -> Option<i64> + '_ {
+pub(super) fn body_constants(ir: &TaskIr) -> impl Fn(&str) -> Option<(i64, Ty)> + '_ {
     move |name: &str| {
         if name == "kConsumerThreads" {
-            return Some(128);
+            return Some((128, Ty::Int));
         }
-        // `params::NAME`: the instance's value of an integer (or `bool`, 0 or 1) param.
+        // `params::NAME`: the instance's value of an integer or `bool` param, of the C++ type
+        // the generated `params` namespace gives it (`int64_t`, `int32_t`, `bool`).
         if let Some(p) = name.strip_prefix("params::") {
-            return match ir.params.get(p).map(|p| &p.value) {
-                Some(crate::ir::ParamValue::Int(v)) => Some(*v),
-                Some(crate::ir::ParamValue::Bool(b)) => Some(i64::from(*b)),
+            let p = ir.params.get(p)?;
+            return match (&p.value, p.ty) {
+                (crate::ir::ParamValue::Int(v), crate::ir::ParamType::I32) => Some((*v, Ty::Int)),
+                (crate::ir::ParamValue::Int(v), _) => Some((*v, Ty::Long)),
+                (crate::ir::ParamValue::Bool(b), _) => Some((i64::from(*b), Ty::Int)),
                 _ => None,
             };
         }
@@ -302,7 +382,7 @@ pub(super) fn body_constants(ir: &TaskIr) -> impl Fn(&str) -> Option<i64> + '_ {
             .values()
             .filter(|b| b.id != 0 && b.id != 8)
             .find(|b| name == format!("BAR_{}", crate::back::names::upper(&b.name)))
-            .map(|b| b.id)
+            .map(|b| (b.id, Ty::Int))
     }
 }
 
@@ -321,7 +401,7 @@ pub(super) fn const_int(s: &str) -> Option<i64> {
 /// [`const_int`] where a name (an identifier, `::` qualified or not) may also stand for a
 /// constant: `names` gives its value, or `None` to give up (the body's `BAR_<NAME>` ids and
 /// `kConsumerThreads`, which the generated kernel defines: `BAR_SYNC + 6`, `BAR_A << 1 | 2`).
-pub(super) fn const_int_with(s: &str, names: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
+pub(super) fn const_int_with(s: &str, names: &dyn Fn(&str) -> Option<(i64, Ty)>) -> Option<i64> {
     super::const_expr::eval(s, names)
 }
 

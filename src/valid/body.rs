@@ -486,7 +486,7 @@ pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
 /// is `blockIdx` read through PTX (PTX ISA, "Special Registers"), the SM's CTA, not the task.
 /// `raw` is the body as written.
 fn ptx_block_index(raw: &str, code_span: crate::span::Span, sink: &mut Sink) {
-    for s in crate::front::cuda::joined_strings(raw) {
+    for s in super::asm_barriers::asm_strings(raw) {
         let t = s.text.as_str();
         for reg in ["ctaid", "clusterid", "cluster_ctaid"] {
             for (k, _) in t.match_indices(&format!("%{reg}")) {

@@ -1,7 +1,10 @@
 //! Integer constant expressions in an inline body's C++ (E0406's barrier ids and counts, the
 //! `static_assert`s a body or helper states over its params): literals, names whose value the
 //! caller knows, and C++'s integer operators with C++'s precedence and results (a comparison or
-//! a logical operator gives 0 or 1; `/` and `%` truncate toward zero).
+//! a logical operator gives 0 or 1; `/` and `%` truncate toward zero). Values carry C++'s type
+//! as far as it matters: an `int` operation whose result leaves 32 bits, and an unsigned value
+//! that would wrap (below 0 or past `INT_MAX`), are given up (`None`), never guessed, so a value
+//! [`eval`] returns is the one C++ computes.
 
 /// The value of `s`, an integer constant expression: decimal, `0x` hex, `0b` binary and `0`
 /// octal literals (digit separators `'`, suffixes `u`, `l`); names (identifiers, `::` qualified
@@ -9,7 +12,7 @@
 /// binary `* / %`, `+ -`, `<< >>`, `< <= > >=`, `== !=`, `&`, `^`, `|`, `&&`, `||`. `None` for
 /// anything else (a register `%0`, a call, an assignment, `?:`), on overflow, a division by zero
 /// or a shift outside 0..64, and past [`MAX_DEPTH`] nested operands.
-pub fn eval(s: &str, names: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
+pub fn eval(s: &str, names: &dyn Fn(&str) -> Option<(i64, Ty)>) -> Option<i64> {
     let mut p = Parser {
         b: s.as_bytes(),
         i: 0,
@@ -18,8 +21,25 @@ pub fn eval(s: &str, names: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
     };
     let v = p.binary(0)?;
     p.skip_ws();
-    (p.i == p.b.len()).then_some(v)
+    (p.i == p.b.len()).then_some(v.0)
 }
+
+/// The C++ type of a value, as far as [`eval`] tells them apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ty {
+    /// `int` (32-bit): a literal that fits, `kConsumerThreads`, a `BAR_<NAME>` id, an `i32` or
+    /// `bool` param.
+    Int,
+    /// `long` / `int64_t`: an `int` param (`params::NAME` is `int64_t`), a literal past `INT_MAX`
+    /// or with an `l` suffix.
+    Long,
+    /// Unsigned (a `u` suffix, or a hex, octal or binary literal past `INT_MAX`): kept only while
+    /// it lies in `0..=INT_MAX`, where every unsigned width agrees with the signed value.
+    Unsigned,
+}
+
+/// A value and its C++ type.
+type Val = (i64, Ty);
 
 /// How deep [`eval`] nests before it gives up (no id or assertion needs more; the stack stays
 /// small).
@@ -52,8 +72,8 @@ struct Parser<'a> {
     i: usize,
     /// Operands open (parentheses, unary operators, levels): past [`MAX_DEPTH`] it gives up.
     depth: usize,
-    /// The value of a name, where one is known.
-    names: &'a dyn Fn(&str) -> Option<i64>,
+    /// The value and type of a name, where one is known.
+    names: &'a dyn Fn(&str) -> Option<(i64, Ty)>,
 }
 
 impl Parser<'_> {
@@ -82,7 +102,7 @@ impl Parser<'_> {
     }
 
     /// The operators of `level` and tighter, left to right.
-    fn binary(&mut self, level: usize) -> Option<i64> {
+    fn binary(&mut self, level: usize) -> Option<Val> {
         if level == LEVELS.len() {
             return self.unary();
         }
@@ -105,19 +125,21 @@ impl Parser<'_> {
         Some(v)
     }
 
-    fn unary(&mut self) -> Option<i64> {
+    fn unary(&mut self) -> Option<Val> {
         self.depth += 1;
         if self.depth > MAX_DEPTH * LEVELS.len() {
             return None;
         }
         let v = if self.eat("-") {
-            self.unary()?.checked_neg()
+            let (x, t) = self.unary()?;
+            fit(x.checked_neg()?, t)
         } else if self.eat("+") {
             self.unary()
         } else if self.eat("!") {
-            self.unary().map(|x| i64::from(x == 0))
+            self.unary().map(|(x, _)| (i64::from(x == 0), Ty::Int))
         } else if self.eat("~") {
-            self.unary().map(|x| !x)
+            let (x, t) = self.unary()?;
+            fit(!x, t)
         } else if self.eat("(") {
             let v = self.binary(0)?;
             self.eat(")").then_some(v)
@@ -128,7 +150,7 @@ impl Parser<'_> {
         v
     }
 
-    fn literal(&mut self) -> Option<i64> {
+    fn literal(&mut self) -> Option<Val> {
         self.skip_ws();
         let start = self.i;
         if self
@@ -151,6 +173,7 @@ impl Parser<'_> {
             .filter(|c| *c != '\'')
             .collect();
         let digits = text.trim_end_matches(['u', 'U', 'l', 'L']);
+        let suffix = &text[digits.len()..];
         if !digits.starts_with(|c: char| c.is_ascii_digit()) {
             return None;
         }
@@ -160,11 +183,21 @@ impl Parser<'_> {
             _ if digits.len() > 1 && digits.starts_with('0') => (8, &digits[1..]),
             _ => (10, digits),
         };
-        i64::from_str_radix(body, radix).ok()
+        let v = i64::from_str_radix(body, radix).ok()?;
+        // C++'s literal types: `u` unsigned; past INT_MAX a decimal one is `long`, a hex, octal
+        // or binary one `unsigned int` (up to UINT_MAX); `l` long.
+        let ty = if suffix.contains(['u', 'U']) || (radix != 10 && v > i64::from(i32::MAX)) {
+            Ty::Unsigned
+        } else if suffix.contains(['l', 'L']) || v > i64::from(i32::MAX) {
+            Ty::Long
+        } else {
+            Ty::Int
+        };
+        fit(v, ty)
     }
 
     /// The name starting at `start` (letters, digits, `_` and `::`), looked up in `names`.
-    fn name(&mut self, start: usize) -> Option<i64> {
+    fn name(&mut self, start: usize) -> Option<Val> {
         self.i = start;
         while self
             .b
@@ -178,33 +211,63 @@ impl Parser<'_> {
     }
 }
 
-/// `l op r` as C++ computes it on 64-bit integers; `None` where C++ has no value (overflow, a
-/// division by zero, a shift outside 0..64).
-fn apply(op: &str, l: i64, r: i64) -> Option<i64> {
-    let truth = |b: bool| Some(i64::from(b));
+/// `v` as a value of type `t`, or `None` where C++ would not hold it as computed: an `int`
+/// outside 32 bits (overflow), an unsigned value outside `0..=INT_MAX` (wrapped, or of a width
+/// that decides its value).
+fn fit(v: i64, t: Ty) -> Option<Val> {
+    let ok = match t {
+        Ty::Int => i32::try_from(v).is_ok(),
+        Ty::Long => true,
+        Ty::Unsigned => (0..=i64::from(i32::MAX)).contains(&v),
+    };
+    ok.then_some((v, t))
+}
+
+/// `l op r` as C++ computes it; `None` where C++ has no value (overflow, a division by zero, a
+/// shift outside 0..64) or one [`fit`] gives up.
+fn apply(op: &str, (l, lt): Val, (r, rt): Val) -> Option<Val> {
+    let truth = |b: bool| Some((i64::from(b), Ty::Int));
+    // The usual arithmetic conversions: unsigned wins, then long (an unsigned operand here lies
+    // in 0..=INT_MAX, so a comparison reads the same either way).
+    let common = match (lt, rt) {
+        (Ty::Unsigned, _) | (_, Ty::Unsigned) => Ty::Unsigned,
+        (Ty::Long, _) | (_, Ty::Long) => Ty::Long,
+        _ => Ty::Int,
+    };
     match op {
         "||" => truth(l != 0 || r != 0),
         "&&" => truth(l != 0 && r != 0),
-        "|" => Some(l | r),
-        "^" => Some(l ^ r),
-        "&" => Some(l & r),
+        // A negative operand meeting an unsigned one converts (wraps): given up.
+        "==" | "!=" | "<=" | ">=" | "<" | ">" if common == Ty::Unsigned && (l < 0 || r < 0) => None,
         "==" => truth(l == r),
         "!=" => truth(l != r),
         "<=" => truth(l <= r),
         ">=" => truth(l >= r),
         "<" => truth(l < r),
         ">" => truth(l > r),
-        "<<" => {
+        // A shift takes its left operand's type; shifting a negative value is given up.
+        "<<" | ">>" => {
             let s = u32::try_from(r).ok().filter(|s| *s < 64)?;
-            let v = l.checked_shl(s)?;
-            (v >> s == l).then_some(v)
+            if l < 0 {
+                return None;
+            }
+            let v = if op == "<<" {
+                let v = l.checked_shl(s)?;
+                (v >> s == l).then_some(v)?
+            } else {
+                l >> s
+            };
+            fit(v, lt)
         }
-        ">>" => l.checked_shr(u32::try_from(r).ok().filter(|s| *s < 64)?),
-        "+" => l.checked_add(r),
-        "-" => l.checked_sub(r),
-        "*" => l.checked_mul(r),
-        "/" => l.checked_div(r),
-        "%" => l.checked_rem(r),
+        _ if common == Ty::Unsigned && (l < 0 || r < 0) => None,
+        "|" => fit(l | r, common),
+        "^" => fit(l ^ r, common),
+        "&" => fit(l & r, common),
+        "+" => fit(l.checked_add(r)?, common),
+        "-" => fit(l.checked_sub(r)?, common),
+        "*" => fit(l.checked_mul(r)?, common),
+        "/" => fit(l.checked_div(r)?, common),
+        "%" => fit(l.checked_rem(r)?, common),
         _ => None,
     }
 }
@@ -252,8 +315,9 @@ mod tests {
             ("1 << 3", Some(8)),
             ("1 << 64", None),
             ("1 << -1", None),
-            ("-1 >> 1", Some(-1)),
+            ("-1 >> 1", None),
             ("4611686018427387904 << 1", None),
+            ("1073741824l << 1", Some(2147483648)),
             ("7168 % 128 == 0", Some(1)),
             ("7200 % 128 == 0", Some(0)),
             ("1 + 2 == 3 && 4 > 3", Some(1)),
@@ -270,6 +334,25 @@ mod tests {
             ("a -> b", None),
             ("1 ? 2 : 3", None),
             ("1 = 1", None),
+            // Unsigned operands: C++ converts a negative one (wrapping), which is given up.
+            ("8u", Some(8)),
+            ("8u - 1", Some(7)),
+            ("-1 < 0u", None),
+            ("1u - 2", None),
+            ("0u - 1 > 0", None),
+            ("-1u", None),
+            ("~0u", None),
+            ("-1 > 1u", None),
+            ("-1 % 3u", None),
+            ("4294967295u + 1", None),
+            ("0xFFFFFFFF == -1", None),
+            // `int` arithmetic past 32 bits overflows in C++: given up; `long` does not.
+            ("1 << 31", None),
+            ("2147483647 + 1", None),
+            ("2147483648 + 1", Some(2147483649)),
+            ("1l << 40", Some(1 << 40)),
+            ("-1 << 1", None),
+            ("-8 >> 1", None),
         ] {
             assert_eq!(lit(text), v, "{text}");
         }
@@ -278,8 +361,9 @@ mod tests {
     #[test]
     fn names_resolve_or_give_up() {
         let names = |n: &str| match n {
-            "BAR_X" => Some(2),
-            "params::n" => Some(7200),
+            "BAR_X" => Some((2, Ty::Int)),
+            "params::n" => Some((7200, Ty::Long)),
+            "params::k" => Some((1, Ty::Int)),
             _ => None,
         };
         for (text, v) in [
@@ -288,6 +372,9 @@ mod tests {
             ("BAR_X << 1 | 2", Some(6)),
             ("params::n % 128 == 0", Some(0)),
             ("params::m > 0", None),
+            // `params::n` is int64_t: no 32-bit overflow; an i32 param's is.
+            ("params::n * 1000000 > 0", Some(1)),
+            ("params::k << 31 < 0", None),
             ("BAR_X +", None),
         ] {
             assert_eq!(eval(text, &names), v, "{text}");

@@ -8,6 +8,7 @@
 
 use super::asm_barriers::body_constants;
 use super::body::{call_args, calls_of, strip_comments_and_strings};
+use super::const_expr::Ty;
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::{BodyIr, TaskIr};
 use crate::span::Span;
@@ -22,10 +23,14 @@ struct Failed {
 }
 
 /// Every `static_assert(COND[, "message"])` of `code` whose `COND` evaluates to 0 with `names`.
-fn failing(code: &str, names: &dyn Fn(&str) -> Option<i64>) -> Vec<Failed> {
+fn failing(code: &str, names: &dyn Fn(&str) -> Option<(i64, Ty)>) -> Vec<Failed> {
     let stripped = strip_comments_and_strings(code);
+    let skipped = preprocessed(&stripped);
     let mut out = Vec::new();
     for (i, args_at) in calls_of(&stripped, "static_assert") {
+        if skipped.iter().any(|r| r.contains(&i)) {
+            continue;
+        }
         let args = call_args(&stripped[args_at..]);
         let Some(cond) = args.first() else { continue };
         if super::const_expr::eval(cond, names) != Some(0) {
@@ -40,9 +45,57 @@ fn failing(code: &str, names: &dyn Fn(&str) -> Option<i64>) -> Vec<Failed> {
         });
         out.push(Failed {
             at: i..end,
-            condition: cond.trim().to_string(),
+            // One line, as a message shows it.
+            condition: cond.split_whitespace().collect::<Vec<_>>().join(" "),
             message,
         });
+    }
+    out
+}
+
+/// The byte ranges of `stripped` the preprocessor may drop or rewrite: the lines of each
+/// `#if`/`#ifdef`/`#ifndef` … `#endif` block (nested too) and each `#define` with its `\`
+/// continuation lines. An assertion there is left to nvcc (`#if __CUDA_ARCH__ >= 1000`, a macro
+/// never expanded).
+fn preprocessed(stripped: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut block_start = 0usize;
+    let mut continued = false;
+    let mut at = 0usize;
+    for line in stripped.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let t = line.trim_start();
+        let directive = t.strip_prefix('#').map(str::trim_start);
+        let word = directive.map(|d| {
+            d.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .next()
+                .unwrap_or("")
+        });
+        match word {
+            Some("if" | "ifdef" | "ifndef") => {
+                if depth == 0 {
+                    block_start = start;
+                }
+                depth += 1;
+            }
+            Some("endif") if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    out.push(block_start..at);
+                }
+            }
+            _ => {}
+        }
+        // A macro definition and its continuation lines.
+        if continued || word == Some("define") {
+            out.push(start..at);
+        }
+        continued = (continued || word == Some("define")) && line.trim_end().ends_with('\\');
+    }
+    if depth > 0 {
+        out.push(block_start..at);
     }
     out
 }
@@ -139,8 +192,8 @@ mod tests {
     #[test]
     fn failing_assertions_are_found_with_their_text() {
         let names = |n: &str| match n {
-            "params::n" => Some(7200),
-            "kConsumerThreads" => Some(128),
+            "params::n" => Some((7200, Ty::Long)),
+            "kConsumerThreads" => Some((128, Ty::Int)),
             _ => None,
         };
         let code = r#"
@@ -154,6 +207,19 @@ mod tests {
 "#;
         let f = failing(code, &names);
         assert_eq!(f.len(), 1, "{f:?}");
+        // Under a preprocessor condition, or in a macro, the assertion is nvcc's to judge.
+        let pre = r#"
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+  static_assert(params::n % 256 == 0, "the sm_100 path");
+#endif
+#define SA static_assert(params::n == 1, "never expanded")
+#define SB \
+  static_assert(params::n == 2, "continued")
+  static_assert(params::n % 7 == 0, "outside: evaluated");
+"#;
+        let g = failing(pre, &names);
+        assert_eq!(g.len(), 1, "{g:?}");
+        assert_eq!(g[0].condition, "params::n % 7 == 0");
         assert_eq!(f[0].condition, "params::n % 128 == 0");
         assert_eq!(f[0].message.as_deref(), Some("\"whole groups, of 128\""));
         assert_eq!(
