@@ -170,7 +170,26 @@ pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
 
 /// The barrier ids an inline body's raw PTX barrier instructions name as literals (the coverage
 /// check's reading of which declared named barriers the body uses, `valid::coverage`).
-pub(super) fn literal_ids(code: &str) -> Vec<i64> {
+/// Every barrier id an inline body of `ir` names where it can be read: its PTX barriers'
+/// literal ids ([`literal_ids`]) and the ids of its prelude barrier calls
+/// (`mpkc::named_barrier_sync(3, 128)`, `named_barrier_or`) that evaluate over the body's
+/// constants ([`body_constants`]): a barrier used by its number is used (E0014's coverage).
+pub(super) fn body_barrier_ids(ir: &TaskIr, code: &str) -> Vec<i64> {
+    let mut ids = literal_ids(code);
+    let stripped = super::body::strip_comments_and_strings(code);
+    let consts = body_constants(ir);
+    for call in ["named_barrier_sync", "named_barrier_or"] {
+        for (_, args_at) in super::body::calls_of(&stripped, call) {
+            let args = super::body::call_args(&stripped[args_at..]);
+            if let Some(id) = args.first().and_then(|a| const_int_with(a.trim(), &consts)) {
+                ids.push(id);
+            }
+        }
+    }
+    ids
+}
+
+fn literal_ids(code: &str) -> Vec<i64> {
     scan(code)
         .into_iter()
         .filter_map(|f| match f.id {

@@ -505,7 +505,9 @@ impl Walk<'_> {
             }
         }
         let raw = match &ir.body {
-            Some(BodyIr::Cuda { code, .. }) => crate::valid::asm_barriers::literal_ids(code),
+            Some(BodyIr::Cuda { code, .. }) => {
+                crate::valid::asm_barriers::body_barrier_ids(ir, code)
+            }
             _ => Vec::new(),
         };
         let template_bar = self
