@@ -118,6 +118,19 @@ fn extreme_values_are_diagnostics() {
     assert!(c.has_errors());
 }
 
+/// A shrunk case of `edited_stdlib_contracts_never_panic` (2026-12-06): an edit that made a region
+/// size huge overflowed the ring check's sum of the other regions' bytes
+/// (`valid::ring_bytes`, now saturating).
+#[test]
+fn an_edit_to_a_huge_region_size_does_not_panic() {
+    let sources = stdlib::sources();
+    let base = &sources[12 % sources.len()].text;
+    run_all(&mutate(
+        base,
+        &[(43, 6063857970724063519, 0, 3930841269854836234)],
+    ));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 400, .. ProptestConfig::default() })]
 

@@ -79,19 +79,21 @@ impl RingSite<'_> {
     /// The bytes region group `g` may grow to: the smallest target's capacity less the other
     /// regions' bytes (a bound: packing and alignment take more).
     pub(super) fn room(ir: &TaskIr, g: &RegionGroup) -> i64 {
+        // Saturating: region sizes are any i64 the contract evaluates to (E0103 reports a huge
+        // one; the sum must not overflow first).
         let others: i64 = ir
             .regions
             .iter()
             .filter(|(h, _)| !g.members.contains(h))
-            .map(|(_, o)| o.size)
-            .sum();
+            .map(|(_, o)| o.size.max(0))
+            .fold(0i64, i64::saturating_add);
         let capacity = ir
             .targets
             .iter()
             .map(|t| t.smem_capacity_bytes)
             .min()
             .unwrap_or(crate::ir::DEFAULT_SMEM_CAPACITY_BYTES);
-        capacity - others
+        capacity.saturating_sub(others)
     }
 
     /// True where three slots of `r` fit the room: the least ring with a copy in flight.
