@@ -27,6 +27,29 @@ pub(super) struct Range {
     pub span: Span,
 }
 
+/// The largest f64 below finite `x` (`f64::next_down`, stable only since Rust 1.86, after this
+/// crate's MSRV): one step of the bit pattern toward negative infinity.
+fn f64_below(x: f64) -> f64 {
+    if x == 0.0 {
+        -f64::from_bits(1)
+    } else if x > 0.0 {
+        f64::from_bits(x.to_bits() - 1)
+    } else {
+        f64::from_bits(x.to_bits() + 1)
+    }
+}
+
+/// [`f64_below`] for an f32.
+fn f32_below(x: f32) -> f32 {
+    if x == 0.0 {
+        -f32::from_bits(1)
+    } else if x > 0.0 {
+        f32::from_bits(x.to_bits() - 1)
+    } else {
+        f32::from_bits(x.to_bits() + 1)
+    }
+}
+
 impl Range {
     /// True when `v` lies inside (exactly, for integers; a bool is in no range).
     pub fn contains(&self, v: &ParamValue) -> bool {
@@ -64,9 +87,9 @@ impl Range {
             }
             Bounds::Float(lo, hi) => {
                 let below = if self.single {
-                    f64::from((hi as f32).next_down())
+                    f64::from(f32_below(hi as f32))
                 } else {
-                    hi.next_down()
+                    f64_below(hi)
                 };
                 (below >= lo).then_some((ParamValue::Float(lo), ParamValue::Float(below)))
             }
@@ -257,5 +280,20 @@ fn names_a_param(e: &ast::Expr) -> bool {
         ast::ExprKind::Neg(a) => names_a_param(a),
         ast::ExprKind::Binary(_, a, b) => names_a_param(a) || names_a_param(b),
         ast::ExprKind::Call(_, args) => args.iter().any(names_a_param),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_value_below_is_one_step_toward_negative_infinity() {
+        assert_eq!(f64_below(1.0), 1.0 - f64::EPSILON / 2.0);
+        assert_eq!(f64_below(0.0), -f64::from_bits(1));
+        assert_eq!(f64_below(-1.0), -1.0 - f64::EPSILON);
+        assert_eq!(f32_below(1e-5), f32::from_bits(1e-5f32.to_bits() - 1));
+        assert_eq!(f32_below(-2.0), -2.0 - 2.0 * f32::EPSILON);
+        assert!(f32_below(1e-5) < 1e-5);
     }
 }
