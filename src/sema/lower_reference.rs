@@ -118,47 +118,31 @@ fn tolerance(cx: &mut Cx<'_>, key: &ast::Ident, value: &Value) -> Option<Toleran
     }
     let number = |cx: &mut Cx<'_>| -> Option<f64> {
         let v = match value {
-            Value::Expr(e) => match e.kind {
-                ExprKind::Int(i) => Some(i as f64),
-                ExprKind::Float(f) => Some(f),
+            Value::Expr(e) => match &e.kind {
+                ExprKind::Int(i) => Some(*i as f64),
+                ExprKind::Float(f) => Some(*f),
+                // A literal no f64 holds (`1e-400`): its own diagnostic says why.
+                ExprKind::BadLit(b) => {
+                    cx.report(b.diagnostic(e.span));
+                    return None;
+                }
                 _ => None,
             },
             Value::Bool(..) => None,
         };
-        match v {
-            Some(v) if v.is_finite() && v >= 0.0 => Some(v),
+        let (takes, label) = match v {
+            Some(v) if v.is_finite() && v >= 0.0 => return Some(v),
             Some(v) if !v.is_finite() => {
-                cx.report(
-                    Diagnostic::error(
-                        codes::TYPE_MISMATCH,
-                        format!("`{kind}` takes a finite number"),
-                    )
-                    .primary(value.span(), "beyond the largest f64 (about 1.8e308)")
-                    .help(format!("write e.g. `{kind} = 1e-2`")),
-                );
-                None
+                ("finite number", "beyond the largest f64 (about 1.8e308)")
             }
-            // A literal no f64 holds (`1e-400`): its own diagnostic says why.
-            _ if matches!(value, Value::Expr(e) if matches!(&e.kind, ExprKind::BadLit(_))) => {
-                if let Value::Expr(e) = value {
-                    if let ExprKind::BadLit(b) = &e.kind {
-                        cx.report(b.diagnostic(e.span));
-                    }
-                }
-                None
-            }
-            _ => {
-                cx.report(
-                    Diagnostic::error(
-                        codes::TYPE_MISMATCH,
-                        format!("`{kind}` takes a non-negative number"),
-                    )
-                    .primary(value.span(), "not a non-negative number literal")
-                    .help(format!("write e.g. `{kind} = 1e-2`")),
-                );
-                None
-            }
-        }
+            _ => ("non-negative number", "not a non-negative number literal"),
+        };
+        cx.report(
+            Diagnostic::error(codes::TYPE_MISMATCH, format!("`{kind}` takes a {takes}"))
+                .primary(value.span(), label)
+                .help(format!("write e.g. `{kind} = 1e-2`")),
+        );
+        None
     };
     let kind = match kind {
         "rel_l2" => {

@@ -105,55 +105,50 @@ pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
     else {
         return;
     };
-    let code = super::body::strip_comments_and_strings(code);
-    for call in ["named_barrier_sync", "named_barrier_or"] {
-        for (i, args_at) in super::body::calls_of(&code, call) {
-            // The arguments, and the call's end just after its `)`.
-            let args = super::body::call_args(&code[args_at..]);
-            let [id_text, count_text, ..] = &args[..] else {
-                continue;
-            };
-            let (id_text, count_text) = (id_text.trim(), count_text.trim());
-            let len: usize = args.iter().map(|a| a.len() + 1).sum();
-            let span = Span::new(code_span.start + i, code_span.start + args_at + len);
-            let name = call;
-            let consts = body_constants(ir);
-            let decl = match const_int_with(id_text, &consts) {
-                Some(0 | 8) | None => continue,
-                Some(id) => match ir.barriers.values().find(|b| b.id == id) {
-                    Some(b) => b,
-                    None => {
-                        let declared: Vec<String> = ir
-                            .barriers
-                            .values()
-                            .map(|b| format!("`{}` = {}", b.name, b.id))
-                            .collect();
-                        let written = if id_text == id.to_string() {
-                            String::new()
-                        } else {
-                            format!(" (`{id_text}`)")
-                        };
-                        let mut d = Diagnostic::error(
+    let consts = body_constants(ir);
+    for c in prelude_calls(&super::body::strip_comments_and_strings(code)) {
+        let [id_text, count_text, ..] = &c.args[..] else {
+            continue;
+        };
+        let (id_text, count_text) = (id_text.trim(), count_text.trim());
+        let span = Span::new(code_span.start + c.at.start, code_span.start + c.at.end);
+        let name = c.name;
+        let decl = match const_int_with(id_text, &consts) {
+            Some(0 | 8) | None => continue,
+            Some(id) => match ir.barriers.values().find(|b| b.id == id) {
+                Some(b) => b,
+                None => {
+                    let declared: Vec<String> = ir
+                        .barriers
+                        .values()
+                        .map(|b| format!("`{}` = {}", b.name, b.id))
+                        .collect();
+                    let written = if id_text == id.to_string() {
+                        String::new()
+                    } else {
+                        format!(" (`{id_text}`)")
+                    };
+                    let mut d = Diagnostic::error(
                             codes::BODY_SYNC,
                             format!("the inline body's `{name}` uses barrier {id}{written}, which no `barrier` of the contract declares"),
                         )
                         .primary(span, "here")
                         .note("an undeclared id may be another role's or another task's barrier in the same CTA");
-                        if !declared.is_empty() {
-                            d = d.note(format!("declared: {}", declared.join(", ")));
-                        }
-                        sink.push(d.help(format!(
-                            "declare `barrier NAME = named({id}, threads N)` and pass `BAR_NAME`"
-                        )));
-                        continue;
+                    if !declared.is_empty() {
+                        d = d.note(format!("declared: {}", declared.join(", ")));
                     }
-                },
-            };
-            let Some(count) = const_int_with(count_text, &consts) else {
-                continue;
-            };
-            if count != decl.threads {
-                sink.push(
+                    sink.push(d.help(format!(
+                        "declare `barrier NAME = named({id}, threads N)` and pass `BAR_NAME`"
+                    )));
+                    continue;
+                }
+            },
+        };
+        let Some(count) = const_int_with(count_text, &consts) else {
+            continue;
+        };
+        if count != decl.threads {
+            sink.push(
                     Diagnostic::error(
                         codes::BODY_SYNC,
                         format!("the inline body's `{name}` on barrier {} counts {count} threads, but `{}` is declared for {}", decl.id, decl.name, decl.threads),
@@ -163,32 +158,51 @@ pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
                     .note("every use of a barrier id must agree on its thread count, or the barrier completes early or never")
                     .help(format!("pass {} or change the declaration", decl.threads)),
                 );
-            }
         }
     }
 }
 
-/// The barrier ids an inline body's raw PTX barrier instructions name as literals (the coverage
-/// check's reading of which declared named barriers the body uses, `valid::coverage`).
+/// One call of the prelude's named barriers in a body (comments and literals blanked):
+/// `mpkc::named_barrier_sync(ID, THREADS)` or `mpkc::named_barrier_or(ID, THREADS, p)`.
+struct PreludeCall {
+    name: &'static str,
+    /// From the function's name to just past its `)`.
+    at: std::ops::Range<usize>,
+    /// Its top-level arguments, as written.
+    args: Vec<String>,
+}
+
+/// Every prelude barrier call of `stripped`, the body with comments and literals blanked.
+fn prelude_calls(stripped: &str) -> Vec<PreludeCall> {
+    let mut out = Vec::new();
+    for name in ["named_barrier_sync", "named_barrier_or"] {
+        for (i, args_at) in super::body::calls_of(stripped, name) {
+            let args = super::body::call_args(&stripped[args_at..]);
+            let len: usize = args.iter().map(|a| a.len() + 1).sum();
+            out.push(PreludeCall {
+                name,
+                at: i..args_at + len,
+                args,
+            });
+        }
+    }
+    out
+}
+
 /// Every barrier id an inline body of `ir` names where it can be read: its PTX barriers'
 /// literal ids ([`literal_ids`]) and the ids of its prelude barrier calls
 /// (`mpkc::named_barrier_sync(3, 128)`, `named_barrier_or`) that evaluate over the body's
 /// constants ([`body_constants`]): a barrier used by its number is used (E0014's coverage).
 pub(super) fn body_barrier_ids(ir: &TaskIr, code: &str) -> Vec<i64> {
-    let mut ids = literal_ids(code);
-    let stripped = super::body::strip_comments_and_strings(code);
     let consts = body_constants(ir);
-    for call in ["named_barrier_sync", "named_barrier_or"] {
-        for (_, args_at) in super::body::calls_of(&stripped, call) {
-            let args = super::body::call_args(&stripped[args_at..]);
-            if let Some(id) = args.first().and_then(|a| const_int_with(a.trim(), &consts)) {
-                ids.push(id);
-            }
-        }
-    }
-    ids
+    let calls = prelude_calls(&super::body::strip_comments_and_strings(code));
+    let evaluated = calls
+        .iter()
+        .filter_map(|c| const_int_with(c.args.first()?.trim(), &consts));
+    literal_ids(code).into_iter().chain(evaluated).collect()
 }
 
+/// The barrier ids an inline body's raw PTX barrier instructions name as literals.
 fn literal_ids(code: &str) -> Vec<i64> {
     scan(code)
         .into_iter()
