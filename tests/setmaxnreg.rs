@@ -86,6 +86,9 @@ fn without_page_release(t: &str) -> Vec<&str> {
             "// re-init, the tmem_ready handshake",
             "// pages after its K loop).",
             "with auto_consumer_finish = false:",
+            // the sm_90a consumer's page mask, computed before its K loop where it releases
+            "// The pages this task uses, for their release after the K loop",
+            "// here, before the loop, where it costs the next task's loader nothing.",
         ];
         if !release_line.iter().any(|p| l.contains(p)) {
             out.push(l);

@@ -92,16 +92,29 @@ pub(crate) fn launcher_reinit(w: &mut Writer) {
     w.line("__syncwarp();");
 }
 
+/// The launcher's page mask, at its start where its program releases the used pages
+/// ([`Step::PageRelease`]): `mpkc::used_page_mask`, a warp collective (one load and one
+/// reduction, where a per-lane loop over the regions cost about 1 us on the critical path),
+/// computed before anything waits so that the release after `consumer_done` is one step.
+///
+/// [`Step::PageRelease`]: crate::lower::Step::PageRelease
+pub(crate) fn launcher_page_mask(w: &mut Writer, prog: &RoleProgram) {
+    let releases = crate::lower::flatten(super::roles::ops_of(prog, RoleKind::Launcher))
+        .iter()
+        .any(|op| matches!(op, crate::lower::Op::Step(crate::lower::Step::PageRelease)));
+    if releases {
+        w.line("uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective, for the page release");
+    }
+}
+
 /// The launcher's last step on both targets, after `consumer_done`: lane p releases physical page
-/// p once if the task uses it (I-P1, I-P3), from the warp's page mask (`mpkc::used_page_mask`:
-/// one load and one reduction, where a per-lane loop over the regions cost about 1 us on the
-/// critical path). `mma` names the instruction whose completion makes the pages free (`MMA` of
+/// p once if the task uses it (I-P1, I-P3), from the warp's page mask `used_pages`
+/// ([`launcher_page_mask`]). `mma` names the instruction whose completion makes the pages free (`MMA` of
 /// tcgen05, `wgmma`).
 pub(crate) fn release_used_pages(w: &mut Writer, mma: &str) {
     w.comment(format!(
         "Every {mma} completed and the consumers are done: release each used page once (I-P1, I-P3)."
     ));
-    w.line("uint32_t const used_pages = mpkc::used_page_mask(task_desc);");
     w.line("int const page = mpkc::lane_id();");
     w.line("if (page < MAX_SMEM_PAGES_PER_TASK && (used_pages >> page & 1u)) mpkc::rt::finish_page(runtime_smem, page);");
 }
@@ -458,9 +471,14 @@ pub(crate) fn reinit_helpers(w: &mut Writer, prog: &RoleProgram, opts: &GenOptio
     }
 }
 
-/// Loader (W4): one elected lane runs the loader's operations of `prog`: the TMA loads of each
-/// stage after the stage's shared empty barrier frees it (producer cursor from parity 1), the
-/// dependency wait before the first load of data another task wrote. No end-of-task drain (I-M8).
+/// Loader (W4): the whole warp computes the task's addresses and page mask, one elected lane
+/// prefetches the tensor maps and re-inits the loader's barriers, the warp runs the page prefix
+/// ([`Step::PageAcquire`]: the registration leaves it to this body), and then one elected lane
+/// runs the rest of the loader's operations of `prog`: the TMA loads of each stage after the
+/// stage's shared empty barrier frees it (producer cursor from parity 1), the dependency wait
+/// before the first load of data another task wrote. No end-of-task drain (I-M8).
+///
+/// [`Step::PageAcquire`]: crate::lower::Step::PageAcquire
 pub(crate) fn loader(
     w: &mut Writer,
     task: &CheckedTask,
@@ -474,13 +492,12 @@ pub(crate) fn loader(
     ));
     w.line("(void)runtime_config;");
     w.line("(void)iter_num;");
-    w.line(format!("if (!{isa}::elect_one()) return;"));
     w.line("extern __shared__ __align__(1024) char smem[];");
     w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
     w.line("CUtensorMap const *const map_w = task_desc->input_tma_desc_ptrs[IN_W][0];");
     w.line("CUtensorMap const *const map_a = task_desc->input_tma_desc_ptrs[IN_A][0];");
-    w.line(format!("{isa}::prefetch_tensormap(map_w);"));
-    w.line(format!("{isa}::prefetch_tensormap(map_a);"));
+    w.line("uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective, before the page wait");
+    w.line(format!("if ({isa}::elect_one()) {{ {isa}::prefetch_tensormap(map_w); {isa}::prefetch_tensormap(map_a); }}"));
     w.line("int const tile = task_desc->task_metadata.task_offset % NUM_TILES;");
     if super::roles::routed(prog) {
         w.line("int const route = task_desc->task_metadata.task_offset / NUM_TILES;  // route_token(route) is the token");
@@ -500,6 +517,30 @@ pub(crate) fn loader(
     w.blank();
 }
 
+/// The loader's page prefix ([`crate::lower::Step::PageAcquire`], page mode 1 with
+/// `auto_loader_page_lifecycle = false`, contract doc §1.5): after the elected re-inits
+/// (`__syncwarp`, I-P4), lane p waits physical page p with the task's parity, every page of every
+/// task (the loader warp is the pages' dense observer, I-P5), the warp reconverges, and lane p
+/// frees page p at once if the task does not use it (`used_pages`, the warp's mask computed
+/// before the wait; I-P1, I-P2, I-P3). Then only the elected lane goes on, and fences the async
+/// proxy before its first TMA write of the pages ([`pages_fence`]).
+pub(crate) fn page_prefix(w: &mut Writer, isa: &str) {
+    w.comment("The page prefix, this body's (the registration's auto_loader_page_lifecycle = false) so that the");
+    w.comment("re-inits and prefetches above, which need no page, run while the task before this one holds them:");
+    w.comment("lane p waits page p with this task's parity, every page (I-P5), then frees it if the task does not");
+    w.comment("use it (I-P1, I-P2, I-P3). The __syncwarp after the wait orders the elected lane's TMA after every");
+    w.comment("lane's acquire (PTX ISA, bar.warp.sync: memory ordering among the participating threads).");
+    w.line("__syncwarp();");
+    w.line("int const page = mpkc::lane_id();");
+    w.line("if (page < MAX_SMEM_PAGES_PER_TASK) mpkc::rt::wait_page_ready(runtime_smem, page, instruction_index);");
+    w.line("__syncwarp();");
+    w.line("#ifdef MPKC_BENCH_STAMPS");
+    w.line("mpkc_bench_phase(4, instruction_index, 3);  // mpkc bench --timeline: every page waited");
+    w.line("#endif");
+    w.line("if (page < MAX_SMEM_PAGES_PER_TASK && !(used_pages >> page & 1u)) mpkc::rt::finish_page(runtime_smem, page);");
+    w.line(format!("if (!{isa}::elect_one()) return;"));
+}
+
 /// The loader's fence between the generic stores earlier tasks made to this task's pages and the
 /// TMA writes of this task (finding: no proxy fence on that path).
 pub(crate) fn pages_fence(w: &mut Writer, isa: &str) {
@@ -507,7 +548,7 @@ pub(crate) fn pages_fence(w: &mut Writer, isa: &str) {
     w.comment("body's SMEM view, a TMEM-address scratch, an fp8 epilogue's amax); this task's TMA writes them in the");
     w.comment("async proxy. PTX ISA 9.0 §8.6 \"Proxies\" and §9.7.9.25.2 \"Async Proxy\": accesses to one location");
     w.comment("through two proxies need a proxy fence on the causality path between them. The reader fences, here,");
-    w.comment("after the page acquire (the loader prefix before this body) and before the first TMA: a proxy");
+    w.comment("after the page acquire (the page prefix above) and before the first TMA: a proxy");
     w.comment("fence acts within its thread and composes with the release/acquire that ordered the writers");
     w.comment("before it (\"membar/fence\"), and this one fence in the only thread that issues TMA covers every");
     w.comment("earlier writer, generated by mpkc or not, where a writer-side fence would have to be in all of them.");

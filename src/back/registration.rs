@@ -60,11 +60,15 @@ impl Registration {
         inits_semaphores: true,
     };
 
-    /// The pipeline family (A): every body but the storer's, page mode 1, the launcher releases
-    /// the used pages (`auto_consumer_finish = false`) and runs the dependency prefix.
+    /// The pipeline family (A): every body but the storer's, page mode 1 with the loader's page
+    /// prefix in the generated loader body (`auto_loader_page_lifecycle = false`: the loader waits
+    /// every page and frees the unused ones itself, after its page-free setup, so that the re-inits
+    /// and tensor-map prefetches run while the task before computes; issue 12), the launcher (or on
+    /// sm_90a the consumer) releases the used pages (`auto_consumer_finish = false`), the launcher
+    /// runs the dependency prefix.
     pub const PIPELINE: Registration = Registration {
         page_mode: 1,
-        auto_loader_page_lifecycle: true,
+        auto_loader_page_lifecycle: false,
         auto_consumer_finish: false,
         launcher_dep_prefix: true,
         bodies: [true, true, true, false],

@@ -108,6 +108,8 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
         match op {
             Op::Reinit { .. } => match cx.role {
                 RoleKind::Launcher => launcher_reinit(w),
+                // The whole loader warp runs up to its page prefix: one lane re-inits.
+                RoleKind::Loader => w.line(format!("if ({isa}::elect_one()) reinit_loader(sem);")),
                 r => w.line(format!("reinit_{r}(sem);")),
             },
             Op::Wait { bar, start, site } => {
@@ -232,7 +234,10 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 }
                 w.line(format!("mpkc::rt::mbar_arrive({at});"));
             }
-            Op::Step(Step::PageAcquire) => super::pipeline::pages_fence(w, isa),
+            Op::Step(Step::PageAcquire) => {
+                super::pipeline::page_prefix(w, isa);
+                super::pipeline::pages_fence(w, isa);
+            }
             Op::Step(Step::DepWait) => {
                 w.comment("The activations come from the task this one depends on: wait its event once (I-M9).");
                 w.open("if (it == 0)");

@@ -278,14 +278,17 @@ impl Cx<'_> {
             }
             return ops;
         }
-        if self.lowered() && role == RoleKind::Loader {
-            ops.push(Op::Step(Step::PageAcquire));
-        }
         let owned = self.reinit_owned(role);
         if !owned.is_empty()
             || (self.linear.is_some() && role != RoleKind::Consumer && role != RoleKind::Storer)
         {
             ops.push(Op::Reinit { ordinals: owned });
+        }
+        // The loader's page prefix is its own (`auto_loader_page_lifecycle = false`,
+        // `back::registration`): after its re-inits, which need no page, so that they run while
+        // the task before this one still holds the pages.
+        if self.lowered() && role == RoleKind::Loader {
+            ops.push(Op::Step(Step::PageAcquire));
         }
         let tmem: Vec<Handle<ChannelIr>> = self
             .ir

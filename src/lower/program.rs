@@ -280,10 +280,12 @@ pub enum Step {
         /// The `epilogue` item.
         span: Span,
     },
-    /// The loader's page acquire: the runtime's loader prefix (page mode 1, contract doc §3.3)
-    /// has waited every page of the task ready before the role runs (I-P5); the role then fences
-    /// the async proxy once before its first TMA write of them (PTX ISA §8.6 "Proxies": earlier
-    /// tasks may have written the pages with generic stores).
+    /// The loader's page prefix (page mode 1 with `auto_loader_page_lifecycle = false`, contract
+    /// doc §1.5, §3.3): lanes 0..13 wait page = lane with the task's parity, every page of every
+    /// task (I-P5), and free at once each page the task does not use (I-P1, I-P2, I-P3); then one
+    /// elected lane fences the async proxy before its first TMA write of the pages (PTX ISA §8.6
+    /// "Proxies": earlier tasks may have written them with generic stores). It follows the
+    /// loader's re-inits, which need no page.
     PageAcquire,
     /// The launcher's lane-parallel release of each page the task uses, once (I-P1, I-P3).
     PageRelease,

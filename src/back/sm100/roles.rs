@@ -199,6 +199,7 @@ pub(super) fn launcher(w: &mut Writer, e: &Sm100<'_>, prog: &RoleProgram) {
     w.line("(void)iter_num;");
     w.line("extern __shared__ __align__(1024) char smem[];");
     w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
+    crate::back::pipeline::launcher_page_mask(w, prog);
     let cx = RoleCx {
         ir: &e.task.ir,
         prog,

@@ -7,7 +7,7 @@ use crate::back::roles::{ops_of, render, Engine, RoleCx};
 use crate::back::writer::Writer;
 use crate::ir::RoleKind;
 use crate::lower::{LinearMath, MmaShape, Operands};
-use crate::lower::{RoleProgram, Step};
+use crate::lower::{Op, RoleProgram, Step};
 use crate::valid::CheckedTask;
 
 /// The accumulator fragment of a consumer thread on sm_90a: the wgmma m64nN f32 layout of each
@@ -100,7 +100,8 @@ impl Engine for Sm90<'_> {
 /// The consumer's release of the used pages after its K loop ([`Step::ConsumerPageRelease`]),
 /// after the program's sync of the 128 threads on the runtime's page barrier (id 8, contract doc
 /// §3.4: the consumer page claim and suffix, which this task's registration leaves off): warp
-/// 0's lanes release each used page once, as the runtime's consumer suffix would (I-P1, I-P3).
+/// 0's lanes release each used page once, as the runtime's consumer suffix would (I-P1, I-P3),
+/// from `used_pages`, the page mask the consumer computed before its K loop.
 fn consumer_page_release(w: &mut Writer) {
     w.comment("Every consumer thread waited its last wgmma: no SMEM read of the task is left (the epilogue");
     w.comment("reads registers and global memory). Release the used pages now, so that the next task's loader");
@@ -111,7 +112,6 @@ fn consumer_page_release(w: &mut Writer) {
         "mpkc_bench_phase(0, instruction_index, 3);  // mpkc bench --timeline: the K loop's end",
     );
     w.line("#endif");
-    w.line("uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective");
     w.line("if (lane < MAX_SMEM_PAGES_PER_TASK && (used_pages >> lane & 1u)) mpkc::rt::finish_page(runtime_smem, lane);");
     w.close("");
 }
@@ -192,6 +192,7 @@ pub(super) fn launcher(w: &mut Writer, e: &Sm90<'_>, prog: &RoleProgram) {
     w.line("(void)runtime_config;");
     w.line("(void)iter_num;");
     w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
+    crate::back::pipeline::launcher_page_mask(w, prog);
     let cx = RoleCx {
         ir: &e.task.ir,
         prog,
@@ -228,6 +229,14 @@ pub(super) fn consumer(w: &mut Writer, e: &Sm90<'_>, prog: &RoleProgram) {
         Linkage::Inline
     };
     open_consumer(w, linkage);
+    let releases = crate::lower::flatten(ops_of(prog, RoleKind::Consumer))
+        .iter()
+        .any(|op| matches!(op, Op::Step(Step::ConsumerPageRelease)));
+    if releases {
+        w.comment("The pages this task uses, for their release after the K loop: a warp collective, computed");
+        w.comment("here, before the loop, where it costs the next task's loader nothing.");
+        w.line("uint32_t const used_pages = mpkc::used_page_mask(task_desc);");
+    }
     w.line("float acc[HALVES][ACC_REGS];");
     w.line("#pragma unroll");
     w.line("for (int h = 0; h < HALVES; ++h)");
