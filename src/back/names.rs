@@ -223,6 +223,27 @@ pub const MACROS: &[&str] = &[
     "fpclassify",
 ];
 
+/// The object-like macros, named with a letter first, that the preprocessor defines in every
+/// generated kernel: those of nvcc's CUDA headers, the host C library's headers they include
+/// (glibc's `<stdlib.h>`, `<limits.h>`, `<time.h>`, …: `RAND_MAX`, `EXIT_FAILURE`,
+/// `CLOCKS_PER_SEC`), `<cooperative_groups.h>` (which a body may pull in) and mpkc's support and
+/// layout headers (`MPK_MAX_NUM_BATCHED_REQUESTS`, `MPKC_HD`). A contract name equal to one is
+/// expanded inside the generated declaration (`params::RAND_MAX`), which nvcc then rejects.
+/// One name per line in `header_macros.txt`, from `nvcc -E -Xcompiler -dM` over those headers
+/// for sm_90a and sm_100a; tests/header_macros.rs checks it against the installed nvcc.
+pub fn is_header_macro(name: &str) -> bool {
+    static SET: std::sync::OnceLock<std::collections::BTreeSet<&'static str>> =
+        std::sync::OnceLock::new();
+    SET.get_or_init(|| {
+        include_str!("header_macros.txt")
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect()
+    })
+    .contains(name)
+}
+
 /// `w_ring` → `W_RING`; `W_0` → `W_0`.
 pub fn upper(name: &str) -> String {
     name.to_ascii_uppercase()

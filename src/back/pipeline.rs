@@ -529,13 +529,17 @@ pub(crate) fn page_prefix(w: &mut Writer, isa: &str) {
     w.comment("re-inits and prefetches above, which need no page, run while the task before this one holds them:");
     w.comment("lane p waits page p with this task's parity, every page (I-P5), then frees it if the task does not");
     w.comment("use it (I-P1, I-P2, I-P3). The __syncwarp after the wait orders the elected lane's TMA after every");
-    w.comment("lane's acquire (PTX ISA, bar.warp.sync: memory ordering among the participating threads).");
+    w.comment(
+        "lane's acquire (PTX ISA, bar.warp.sync: memory ordering among the participating threads).",
+    );
     w.line("__syncwarp();");
     w.line("int const page = mpkc::lane_id();");
     w.line("if (page < MAX_SMEM_PAGES_PER_TASK) mpkc::rt::wait_page_ready(runtime_smem, page, instruction_index);");
     w.line("__syncwarp();");
     w.line("#ifdef MPKC_BENCH_STAMPS");
-    w.line("mpkc_bench_phase(4, instruction_index, 3);  // mpkc bench --timeline: every page waited");
+    w.line(
+        "mpkc_bench_phase(4, instruction_index, 3);  // mpkc bench --timeline: every page waited",
+    );
     w.line("#endif");
     w.line("if (page < MAX_SMEM_PAGES_PER_TASK && !(used_pages >> page & 1u)) mpkc::rt::finish_page(runtime_smem, page);");
     w.line(format!("if (!{isa}::elect_one()) return;"));

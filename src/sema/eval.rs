@@ -195,6 +195,25 @@ impl<'a> Env<'a> {
             });
         }
         match first.as_str() {
+            // A param may be declared with one of these names, but in an expression the name is
+            // the contract's own: say so, not that nothing of the name exists.
+            word @ ("stage" | "stages") if self.params.is_some_and(|p| p.contains_key(word)) => {
+                Err(Diagnostic::error(
+                    codes::NAME_CLASH,
+                    format!(
+                        "`{word}` in an expression is the contract's own, not the param `{word}`"
+                    ),
+                )
+                .primary(e.span, format!("the task's `{word}`, not the param"))
+                .help(format!(
+                    "rename the param (`{word}` names the {} in every expression)",
+                    if word == "stage" {
+                        "stage index of a stage array `region NAME[stage]`"
+                    } else {
+                        "task's `stages N`"
+                    }
+                )))
+            }
             "stage" => self.stage.map(Num::Int).ok_or_else(|| {
                 unknown(
                     e,

@@ -152,7 +152,7 @@ fn check_one(sink: &mut Sink, kind: &str, name: &str, span: Span) -> bool {
             name,
             format!("the {kind} would be a C++ keyword or CUDA built-in in generated code"),
         ));
-    } else if MACROS.contains(&name) {
+    } else if MACROS.contains(&name) || crate::back::names::is_header_macro(name) {
         sink.push(clash(
             span,
             name,
@@ -175,6 +175,14 @@ fn check_one(sink: &mut Sink, kind: &str, name: &str, span: Span) -> bool {
             span,
             name,
             "names starting with `mpkc` or `__` are reserved for generated code".to_string(),
+        ));
+    } else if name.starts_with('_') && name[1..].starts_with(|c: char| c.is_ascii_uppercase()) {
+        // ISO C++17 [lex.name]/3: reserved to the implementation, which defines many as macros
+        // (`_GNU_SOURCE`, `_POSIX_C_SOURCE`).
+        sink.push(clash(
+            span,
+            name,
+            "names starting with `_` and an upper-case letter are reserved to the C++ implementation (its headers define many as macros)".to_string(),
         ));
     }
     sink.len() > before
