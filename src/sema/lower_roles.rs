@@ -72,6 +72,21 @@ pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
             );
             continue;
         }
+        // `index` is what a route reads (`route W by ids`): without one the role changes nothing
+        // in the generated files, nor the ids `mpkc verify` fills the tensor with (E0014).
+        if lowered == TensorRole::Index && c.route.is_none() {
+            cx.report(
+                Diagnostic::error(
+                    codes::NOT_LOWERED,
+                    format!(
+                        "tensor `{}` has the role `index`, but no `route` reads it",
+                        t.name.node
+                    ),
+                )
+                .primary(role.span, "read only by `route W by ids …`")
+                .help("add the route that reads the ids, or drop the role: an inline body reads an int32 input as it is"),
+            );
+        }
         let scaled_written = match lowered {
             TensorRole::ScaleOf(x) => cx.ir.tensors[x].direction != Direction::In,
             _ => false,
