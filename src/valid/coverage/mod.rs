@@ -46,6 +46,19 @@ pub(super) fn check(
     slots::slots(ir, programs, sink);
 }
 
+/// The name of a lever declared before lever `i` that changes the L2 policy of the same tensor.
+fn earlier_lever_on_same_tensor(ir: &TaskIr, i: usize) -> Option<String> {
+    let tensor_of = |l: &crate::ir::LeverIr| match &l.effect {
+        Some(crate::ir::LeverEffect::L2 { tensor, .. }) => Some(*tensor),
+        _ => None,
+    };
+    let t = tensor_of(ir.levers.get(i)?)?;
+    ir.levers[..i]
+        .iter()
+        .find(|l| tensor_of(l) == Some(t))
+        .map(|l| l.name.clone())
+}
+
 fn unconsumed(ir: &TaskIr, d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
     let targets: Vec<&str> = programs.iter().map(|p| p.target.as_str()).collect();
     let on = targets.join(", ");
@@ -89,6 +102,14 @@ fn unconsumed(ir: &TaskIr, d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
         Item::ReduceTaskId => (
             "no reduce task is derived: the epilogue is not `split_k f32`",
             "remove `reduce_task_id`, or split K (`epilogue split_k f32`), whose derived reduce task takes this TaskType".into(),
+        ),
+        // Another lever on the same tensor: the loads take that one's define (one policy per load).
+        Item::Lever(i) if earlier_lever_on_same_tensor(ir, i).is_some() => (
+            "another lever already switches this tensor's L2 policy",
+            format!(
+                "keep one lever per tensor: `{}` already switches its loads' policy (a load has one)",
+                earlier_lever_on_same_tensor(ir, i).unwrap_or_default()
+            ),
         ),
         Item::Lever(_) => (
             "no TMA load reads its policy",
