@@ -265,6 +265,20 @@ fn usage_errors_exit_2() {
     );
 }
 
+/// An input past 16 MiB (here one without an end) is a usage error, not read until memory runs
+/// out (a break-the-checker helper's `check /dev/zero` ended "out of memory" under a 4 GB limit).
+#[cfg(target_os = "linux")]
+#[test]
+fn an_input_without_an_end_is_refused() {
+    let o = run(&["check", "/dev/zero"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/dev/zero is larger than 16 MiB"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn explain_prints_the_code() {
     let o = run(&["explain", "E0103"]);

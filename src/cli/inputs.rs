@@ -40,8 +40,30 @@ fn contracts_in(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
+/// The most bytes one input may hold (16 MiB): a contract is a text of a few kilobytes, and
+/// an input without an end (`/dev/zero`, `yes | mpkc check -`) is refused once past it instead
+/// of being read until memory runs out.
+pub const MAX_INPUT_BYTES: u64 = 16 << 20;
+
+/// All of `r`, or the usage error for an input past [`MAX_INPUT_BYTES`].
+fn read_capped(r: impl std::io::Read, name: &str) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    r.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(format!(
+            "{name} is larger than {} MiB: a contract is a text of a few kilobytes",
+            MAX_INPUT_BYTES >> 20
+        ));
+    }
+    Ok(bytes)
+}
+
 fn read(path: &Path) -> Result<Loaded, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let bytes = read_capped(file, &name)?;
     Ok(driver::input::decode(display(path), bytes))
 }
 
@@ -75,11 +97,7 @@ pub fn load_files(files: &[PathBuf]) -> Result<Vec<(Option<PathBuf>, Loaded)>, S
                 return Err("`-` (standard input) is given twice: it can be read once".into());
             }
             stdin_read = true;
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut bytes)
-                .map_err(|e| format!("cannot read standard input: {e}"))?;
+            let bytes = read_capped(std::io::stdin().lock(), "standard input")?;
             out.push((
                 Some(f.clone()),
                 driver::input::decode(STDIN_NAME.to_string(), bytes),
