@@ -106,23 +106,42 @@ fn a_generated_file_clash_reaches_the_editor() {
 
 #[test]
 fn derived_reduce_contracts_are_checked_as_the_cli_checks_them() {
-    // A user task named like a derived reduce task (a clash), and an instance whose derived
-    // reduce task takes a TaskType in MPK's TMA range (E0510): the diagnostics the CLI attributes to the
+    // A user task named like a derived reduce task (a clash), and derived reduce tasks that take
+    // a TaskType in MPK's TMA range (E0510): the diagnostics the CLI attributes to the
     // file and the server's agree. (The driver attributes derived diagnostics to the user's file
     // once issue 9's re-attribution lands; until then the CLI names them `derived.mpk#…` and
     // neither side reports them for the file.)
     let splitk = stdlib("linear_bf16_splitk.mpk");
     let anchor = "  instance q_b(N = 3072, K = 1536, splits = 4)\n";
     assert!(splitk.contains(anchor));
-    let text = splitk
-        .replace(
-            "  reduce_task_id 355\n",
-            "  param reduce_id: int = 355\n  reduce_task_id reduce_id\n",
-        )
-        .replace(
-            anchor,
-            &format!("{anchor}  instance big(reduce_id = 247)\n"),
-        )
+    // The E0510 comes from a copy of the split-K linear whose `reduce_task_id` is 247, with one
+    // instance (a `reduce_task_id` that reads a param, one value per instance, is E0605).
+    let mut copy = String::new();
+    let mut placed = false;
+    for line in splitk.lines() {
+        let line = match line {
+            "task linear_bf16_splitk {" => "task linear_bf16_splitk_tma {",
+            "  task_id 246" => "  task_id 250",
+            "  reduce_task_id 355" => "  reduce_task_id 247",
+            l if l.starts_with("  instance ") => {
+                if !placed {
+                    copy.push_str("  instance big(N = 3072, K = 1536, splits = 4)\n");
+                    placed = true;
+                }
+                continue;
+            }
+            l => l,
+        };
+        copy.push_str(line);
+        copy.push('\n');
+    }
+    assert!(
+        placed
+            && copy.contains("task linear_bf16_splitk_tma {")
+            && copy.contains("reduce_task_id 247")
+    );
+    let text = splitk.clone()
+        + &copy
         + &stdlib("silu_mul_v2.mpk")
             .replace("task silu_mul_v2", "task linear_bf16_splitk_qkv_a_reduce");
     let (for_file, all) = cli("derived.mpk", &text);
