@@ -1,26 +1,29 @@
-//! "Tensors": written only for a task that declares a row-strided view, an `inout` tensor or a
-//! paged KV cache (the layouts a reviewer must check against the runtime's tensors): every
-//! tensor with its pointer slot and its memory layout.
+//! "Tensors": every tensor of the task with its type, extents, direction, role, pointer slot and
+//! memory layout (docs/language.md, "Tensor views": the design document lists every tensor's slot
+//! and layout), and for a row-strided view, an `inout` tensor or a paged KV cache what those
+//! layouts mean against the runtime's tensors.
 
 use crate::ir::Direction;
 use crate::valid::CheckedTask;
 use std::fmt::Write;
 
-/// Appends the section to `s` when `task` has a view, an `inout` tensor or a paged KV cache.
+/// Appends the section to `s`.
 pub(super) fn write(s: &mut String, task: &CheckedTask) {
     let ir = &task.ir;
-    if !ir
+    if ir.tensors.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Tensors\n");
+    if ir
         .tensors
         .values()
         .any(|t| t.view.is_some() || t.paged.is_some() || t.direction == Direction::InOut)
     {
-        return;
+        let _ = writeln!(
+            s,
+            "An `inout` tensor is an input slot (`input_ptrs`), read and written in place, as MPK passes the KV cache its attention tasks append to; a view's pointer is its first element, `offset` elements into the first parent row, and its rows are `stride` elements apart.\n"
+        );
     }
-    let _ = writeln!(s, "## Tensors\n");
-    let _ = writeln!(
-        s,
-        "An `inout` tensor is an input slot (`input_ptrs`), read and written in place, as MPK passes the KV cache its attention tasks append to; a view's pointer is its first element, `offset` elements into the first parent row, and its rows are `stride` elements apart.\n"
-    );
     if let Some(t) = ir.tensors.values().find(|t| t.paged.is_some()) {
         let _ = writeln!(
             s,
@@ -28,8 +31,11 @@ pub(super) fn write(s: &mut String, task: &CheckedTask) {
             t.name
         );
     }
-    let _ = writeln!(s, "| tensor | type | extents | direction | slot | layout |");
-    let _ = writeln!(s, "|---|---|---|---|---|---|");
+    let _ = writeln!(
+        s,
+        "| tensor | type | extents | direction | role | slot | layout |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|");
     for (i, (h, t)) in ir.tensors.iter().enumerate() {
         let slot = match t.direction {
             // A helper's tensors are its function's pointer parameters, after its SMEM view.
@@ -69,9 +75,14 @@ pub(super) fn write(s: &mut String, task: &CheckedTask) {
                 None => "contiguous rows".into(),
             },
         };
+        let role = match t.role() {
+            Some(crate::ir::TensorRole::ScaleOf(x)) => format!("scale of `{}`", ir.tensors[x].name),
+            Some(r) => r.word().to_string(),
+            None => "-".to_string(),
+        };
         let _ = writeln!(
             s,
-            "| `{}` | {} | [{}] | {} | {slot} | {layout} |",
+            "| `{}` | {} | [{}] | {} | {role} | {slot} | {layout} |",
             t.name,
             t.dtype,
             dims.join(", "),
