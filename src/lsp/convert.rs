@@ -173,7 +173,12 @@ pub fn diagnostic(
     uri: &Uri,
 ) -> lsp_types::Diagnostic {
     let mut message = d.message.clone();
-    if let Some(l) = d.labels.iter().find(|l| l.primary && !l.message.is_empty()) {
+    // The primary label, unless the message already says it (a syntax error's "expected …").
+    if let Some(l) = d
+        .labels
+        .iter()
+        .find(|l| l.primary && !l.message.is_empty() && !d.message.ends_with(&l.message))
+    {
         message.push_str(&format!("\n{}", l.message));
     }
     for n in &d.notes {
@@ -214,5 +219,31 @@ pub fn diagnostic(
             Some(related)
         },
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A syntax error's message ends with its primary label ("expected …"): the editor shows it
+    /// once (a break-the-checker helper saw "syntax error: expected a token\nexpected a token").
+    #[test]
+    fn a_label_the_message_already_says_is_not_repeated() {
+        let text = "task x {\n  ,\n}\n";
+        let d = Diagnostic::error(crate::diag::codes::SYNTAX, "syntax error: expected a token")
+            .primary(Span { start: 11, end: 12 }, "expected a token");
+        let uri: Uri = "file:///x.mpk".parse().unwrap();
+        let out = diagnostic(&d, text, &LineIndex::new(text), &uri);
+        assert_eq!(
+            out.message.matches("expected a token").count(),
+            1,
+            "{}",
+            out.message
+        );
+        let d = Diagnostic::error(crate::diag::codes::SYNTAX, "a message")
+            .primary(Span { start: 11, end: 12 }, "its label");
+        let out = diagnostic(&d, text, &LineIndex::new(text), &uri);
+        assert_eq!(out.message, "a message\nits label");
     }
 }
