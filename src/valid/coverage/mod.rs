@@ -46,6 +46,22 @@ pub(super) fn check(
     slots::slots(ir, programs, sink);
 }
 
+/// `(what a body writes, the constant)` where an inline body (or a consumer ring's loader body)
+/// names barrier `i`'s constant `BAR_<NAME>` in another case, e.g. `BAR_b1` for `BAR_B1`.
+fn barrier_case_slip(ir: &TaskIr, i: usize) -> Option<(String, String)> {
+    let (_, b) = ir.barriers.iter().find(|(h, _)| h.index() == i)?;
+    let constant = format!("BAR_{}", crate::back::names::upper(&b.name));
+    let bodies = [&ir.body, &ir.loader_body];
+    bodies.into_iter().flatten().find_map(|body| match body {
+        crate::ir::BodyIr::Cuda { code, .. } => crate::front::cuda::identifiers(code)
+            .into_iter()
+            .map(|(_, w)| w)
+            .find(|w| *w != constant && w.eq_ignore_ascii_case(&constant))
+            .map(|w| (w.to_string(), constant.clone())),
+        crate::ir::BodyIr::Template { .. } => None,
+    })
+}
+
 /// The name of a lever declared before lever `i` that changes the L2 policy of the same tensor.
 fn earlier_lever_on_same_tensor(ir: &TaskIr, i: usize) -> Option<String> {
     let tensor_of = |l: &crate::ir::LeverIr| match &l.effect {
@@ -87,6 +103,14 @@ fn unconsumed(ir: &TaskIr, d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
             "initialised and never waited or arrived",
             "remove the sem, or give it a producer and a consumer role the lowering runs".into(),
         ),
+        // The body names the barrier's constant in another case (`BAR_b1` for `BAR_B1`).
+        Item::NamedBarrier(i) if barrier_case_slip(ir, i).is_some() => {
+            let (written, constant) = barrier_case_slip(ir, i).unwrap_or_default();
+            (
+                "the body names it in another case",
+                format!("write `{constant}`: the body's `{written}` is not the barrier's constant (the generated names are upper case)"),
+            )
+        }
         Item::NamedBarrier(_) => (
             "no `bar.sync` of the lowering or the body uses it",
             "remove the barrier, or use it: `threads N after NAME` on an arrival, `epilogue quant e4m3 with NAME`, `epilogue split_k bf16 with NAME`, or `mpkc::named_barrier_sync(BAR_NAME, …)` in the body".into(),
