@@ -56,6 +56,18 @@ pub fn resolve(contract: &str, r: &mut ReferenceIr) -> Result<(), Diagnostic> {
         r.file = ReferenceFile::Embedded { path: p, text };
         return Ok(());
     }
+    // Something is there, but not a regular file (a directory, a FIFO, a device).
+    if path.exists() {
+        return Err(Diagnostic::error(
+            codes::REFERENCE,
+            format!("reference file `{}` is not a regular file", r.path),
+        )
+        .primary(
+            r.path_span,
+            format!("{} is a directory or a special file", path.display()),
+        )
+        .help("name a Python file: verify imports the reference from it"));
+    }
     Err(Diagnostic::error(
         codes::REFERENCE,
         format!("reference file `{}` does not exist", r.path),
