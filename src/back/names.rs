@@ -132,88 +132,10 @@ pub const RESERVED: &[&str] = &[
     "CUtensorMap",
 ];
 
-/// Macros of the C and C++ headers every generated kernel sees through nvcc's CUDA runtime
-/// headers (<cmath>, <cfloat>, <climits>, <cstdint>, <cstddef>, <cstdio>, <cerrno>, <cassert>,
-/// POSIX <math.h>): a contract name equal to one, or whose upper-cased constant is one, is
-/// expanded by the preprocessor inside the generated declaration (`params::INFINITY`).
-pub const MACROS: &[&str] = &[
-    "INFINITY",
-    "NAN",
-    "HUGE_VAL",
-    "HUGE_VALF",
-    "HUGE_VALL",
-    "FP_NAN",
-    "FP_INFINITE",
-    "FP_ZERO",
-    "FP_NORMAL",
-    "FP_SUBNORMAL",
-    "M_E",
-    "M_PI",
-    "M_PI_2",
-    "M_PI_4",
-    "M_1_PI",
-    "M_2_PI",
-    "M_LN2",
-    "M_LN10",
-    "M_LOG2E",
-    "M_LOG10E",
-    "M_SQRT2",
-    "M_SQRT1_2",
-    "M_2_SQRTPI",
-    "FLT_MAX",
-    "FLT_MIN",
-    "FLT_EPSILON",
-    "FLT_DIG",
-    "FLT_MANT_DIG",
-    "DBL_MAX",
-    "DBL_MIN",
-    "DBL_EPSILON",
-    "CHAR_BIT",
-    "CHAR_MAX",
-    "CHAR_MIN",
-    "SCHAR_MAX",
-    "SCHAR_MIN",
-    "UCHAR_MAX",
-    "SHRT_MAX",
-    "SHRT_MIN",
-    "USHRT_MAX",
-    "INT_MAX",
-    "INT_MIN",
-    "UINT_MAX",
-    "LONG_MAX",
-    "LONG_MIN",
-    "ULONG_MAX",
-    "LLONG_MAX",
-    "LLONG_MIN",
-    "ULLONG_MAX",
-    "INT8_MAX",
-    "INT8_MIN",
-    "INT16_MAX",
-    "INT16_MIN",
-    "INT32_MAX",
-    "INT32_MIN",
-    "INT64_MAX",
-    "INT64_MIN",
-    "UINT8_MAX",
-    "UINT16_MAX",
-    "UINT32_MAX",
-    "UINT64_MAX",
-    "SIZE_MAX",
-    "PTRDIFF_MAX",
-    "PTRDIFF_MIN",
-    "NULL",
-    "EOF",
-    "BUFSIZ",
-    "SEEK_SET",
-    "SEEK_CUR",
-    "SEEK_END",
-    "EDOM",
-    "ERANGE",
-    "EINVAL",
-    "errno",
-    "stdin",
-    "stdout",
-    "stderr",
+/// Function-like macros of the C headers every generated kernel sees through nvcc's CUDA runtime
+/// headers (<cassert>, <cstddef>, <cmath>): `header_macros.txt` holds the object-like ones only,
+/// and a contract name equal to one of these is rewritten too where it is followed by `(`.
+const FUNCTION_LIKE_MACROS: &[&str] = &[
     "assert",
     "offsetof",
     "isnan",
@@ -223,8 +145,9 @@ pub const MACROS: &[&str] = &[
     "fpclassify",
 ];
 
-/// The object-like macros, named with a letter first, that the preprocessor defines in every
-/// generated kernel: those of nvcc's CUDA headers, the host C library's headers they include
+/// Whether `name` is a macro of a generated kernel's headers: the function-like ones of the C
+/// headers ([`FUNCTION_LIKE_MACROS`]) and the object-like macros, named with a letter first, that
+/// the preprocessor defines in every generated kernel: those of nvcc's CUDA headers, the host C library's headers they include
 /// (glibc's `<stdlib.h>`, `<limits.h>`, `<time.h>`, …: `RAND_MAX`, `EXIT_FAILURE`,
 /// `CLOCKS_PER_SEC`), `<cooperative_groups.h>` (which a body may pull in) and mpkc's support and
 /// layout headers (`MPK_MAX_NUM_BATCHED_REQUESTS`, `MPKC_HD`). A contract name equal to one is
@@ -232,6 +155,9 @@ pub const MACROS: &[&str] = &[
 /// One name per line in `header_macros.txt`, from `nvcc -E -Xcompiler -dM` over those headers
 /// for sm_90a and sm_100a; tests/header_macros.rs checks it against the installed nvcc.
 pub fn is_header_macro(name: &str) -> bool {
+    if FUNCTION_LIKE_MACROS.contains(&name) {
+        return true;
+    }
     static SET: std::sync::OnceLock<std::collections::BTreeSet<&'static str>> =
         std::sync::OnceLock::new();
     SET.get_or_init(|| {

@@ -99,10 +99,7 @@ pub(crate) fn launcher_reinit(w: &mut Writer) {
 ///
 /// [`Step::PageRelease`]: crate::lower::Step::PageRelease
 pub(crate) fn launcher_page_mask(w: &mut Writer, prog: &RoleProgram) {
-    let releases = crate::lower::flatten(super::roles::ops_of(prog, RoleKind::Launcher))
-        .iter()
-        .any(|op| matches!(op, crate::lower::Op::Step(crate::lower::Step::PageRelease)));
-    if releases {
+    if super::roles::has_step(prog, RoleKind::Launcher, &crate::lower::Step::PageRelease) {
         w.line("uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective, for the page release");
     }
 }

@@ -357,6 +357,13 @@ pub(crate) fn routed(prog: &RoleProgram) -> bool {
     prog.compute.as_ref().is_some_and(|p| p.route.is_some())
 }
 
+/// Whether `role`'s operations in `prog` include `step` (at any loop depth).
+pub(crate) fn has_step(prog: &RoleProgram, role: RoleKind, step: &Step) -> bool {
+    crate::lower::flatten(ops_of(prog, role))
+        .iter()
+        .any(|op| matches!(op, Op::Step(s) if s == step))
+}
+
 /// The role's operations, or none when the program has no such role.
 pub(crate) fn ops_of(prog: &RoleProgram, role: RoleKind) -> &[Op] {
     prog.role(role).map_or(&[], |r| r.ops.as_slice())

@@ -229,11 +229,12 @@ mod tests {
     /// A syntax error's message ends with its primary label ("expected …"): the editor shows it
     /// once (a break-the-checker helper saw "syntax error: expected a token\nexpected a token").
     #[test]
-    fn a_label_the_message_already_says_is_not_repeated() {
+    fn a_label_the_message_already_says_is_not_repeated() -> Result<(), Box<dyn std::error::Error>>
+    {
         let text = "task x {\n  ,\n}\n";
         let d = Diagnostic::error(crate::diag::codes::SYNTAX, "syntax error: expected a token")
             .primary(Span { start: 11, end: 12 }, "expected a token");
-        let uri: Uri = "file:///x.mpk".parse().unwrap();
+        let uri: Uri = "file:///x.mpk".parse()?;
         let out = diagnostic(&d, text, &LineIndex::new(text), &uri);
         assert_eq!(
             out.message.matches("expected a token").count(),
@@ -245,5 +246,6 @@ mod tests {
             .primary(Span { start: 11, end: 12 }, "its label");
         let out = diagnostic(&d, text, &LineIndex::new(text), &uri);
         assert_eq!(out.message, "a message\nits label");
+        Ok(())
     }
 }

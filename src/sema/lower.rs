@@ -177,40 +177,7 @@ pub(super) fn lower_instance(
         rejected_channels: Vec::new(),
     };
     targets(&mut cx, c);
-    task_type_constant(&mut cx, c);
-    if let Some((e, s)) = c.task_id {
-        cx.ir.task_id_span = s;
-        cx.ir.task_id = cx.non_negative(e, "task id");
-        if cx.ir.task_id.is_some_and(|v| v > i64::from(i32::MAX)) {
-            cx.ir.task_id = None;
-            cx.report(
-                Diagnostic::error(
-                    codes::OUT_OF_RANGE,
-                    "`task_id` does not fit MPK's 32-bit TaskType",
-                )
-                .primary(e.span, "too large")
-                .help("MPK task types are small integers, e.g. 326"),
-            );
-        }
-    }
-    if let Some((e, s)) = c.reduce_task_id {
-        cx.ir.reduce_task_id = cx.non_negative(e, "reduce task id").map(|v| (v, s));
-        if cx
-            .ir
-            .reduce_task_id
-            .is_some_and(|(v, _)| v > i64::from(i32::MAX))
-        {
-            cx.ir.reduce_task_id = None;
-            cx.report(
-                Diagnostic::error(
-                    codes::OUT_OF_RANGE,
-                    "`reduce_task_id` does not fit MPK's 32-bit TaskType",
-                )
-                .primary(e.span, "too large")
-                .help("MPK task types are small integers, e.g. 355"),
-            );
-        }
-    }
+    super::lower_task_type::task_types(&mut cx, c);
     // The tile before `stages`: a stage count may read `tile.K` (`stages min(5, ceil_div(K,
     // tile.K * splits))`).
     tile(&mut cx, c);
@@ -773,34 +740,5 @@ fn levers_and_epilogue(cx: &mut Cx<'_>, c: &Collected<'_>) {
                 k.span.to(v.as_ref().map_or(k.span, |x| x.span)),
             ));
         }
-    }
-}
-
-/// E0605: `task_id` and `reduce_task_id` name no param. A task's instances are variants of one
-/// TaskType (contract doc §6.1 step 1: one `enum TaskType` entry, `TASK_<NAME>`): a TaskType
-/// that an instance's values change would give one task several entries, which MPK cannot
-/// register (`mpkc wire` would find the second taken, E0801).
-fn task_type_constant(cx: &mut Cx<'_>, c: &Collected<'_>) {
-    let items = [("task_id", c.task_id), ("reduce_task_id", c.reduce_task_id)];
-    for (what, item) in items {
-        let Some((e, s)) = item else { continue };
-        let Some((p, at)) = c
-            .params
-            .iter()
-            .find_map(|p| super::param_runtime::first_use(e, &p.name.node).map(|at| (p, at)))
-        else {
-            continue;
-        };
-        cx.report(
-            Diagnostic::error(
-                codes::TASK_TYPE_CLASH,
-                format!("`{what}` reads the param `{}`: the task's instances would register different TaskTypes", p.name.node),
-            )
-            .primary(at, "a param")
-            .secondary(s, "one TaskType for every instance of the task")
-            .help(format!(
-                "write `{what}` as a number: the instances of a task are variants of its one TaskType; an op that needs a TaskType of its own is a task of its own"
-            )),
-        );
     }
 }

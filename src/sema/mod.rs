@@ -14,6 +14,7 @@ mod lower_regions;
 mod lower_roles;
 mod lower_stages;
 mod lower_sync;
+mod lower_task_type;
 mod lower_use;
 mod param_range;
 mod param_runtime;

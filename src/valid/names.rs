@@ -3,7 +3,7 @@
 //! may not take a name mpkc generates itself, and may not collide with another name once
 //! upper-cased (`REGION_A` from `a` and `A`).
 
-use crate::back::names::{upper, MACROS, RESERVED};
+use crate::back::names::{is_header_macro, upper, RESERVED};
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::TaskIr;
 use crate::span::Span;
@@ -152,7 +152,7 @@ fn check_one(sink: &mut Sink, kind: &str, name: &str, span: Span) -> bool {
             name,
             format!("the {kind} would be a C++ keyword or CUDA built-in in generated code"),
         ));
-    } else if MACROS.contains(&name) || crate::back::names::is_header_macro(name) {
+    } else if is_header_macro(name) {
         sink.push(clash(
             span,
             name,

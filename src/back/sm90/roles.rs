@@ -3,11 +3,11 @@
 use crate::back::consumer::ROLE_PARAMS;
 use crate::back::epilogue::{self, Fragment};
 use crate::back::pipeline::{open_consumer, region_base, release_used_pages, Linkage};
-use crate::back::roles::{ops_of, render, Engine, RoleCx};
+use crate::back::roles::{has_step, ops_of, render, Engine, RoleCx};
 use crate::back::writer::Writer;
 use crate::ir::RoleKind;
 use crate::lower::{LinearMath, MmaShape, Operands};
-use crate::lower::{Op, RoleProgram, Step};
+use crate::lower::{RoleProgram, Step};
 use crate::valid::CheckedTask;
 
 /// The accumulator fragment of a consumer thread on sm_90a: the wgmma m64nN f32 layout of each
@@ -229,10 +229,7 @@ pub(super) fn consumer(w: &mut Writer, e: &Sm90<'_>, prog: &RoleProgram) {
         Linkage::Inline
     };
     open_consumer(w, linkage);
-    let releases = crate::lower::flatten(ops_of(prog, RoleKind::Consumer))
-        .iter()
-        .any(|op| matches!(op, Op::Step(Step::ConsumerPageRelease)));
-    if releases {
+    if has_step(prog, RoleKind::Consumer, &Step::ConsumerPageRelease) {
         w.comment("The pages this task uses, for their release after the K loop: a warp collective, computed");
         w.comment("here, before the loop, where it costs the next task's loader nothing.");
         w.line("uint32_t const used_pages = mpkc::used_page_mask(task_desc);");

@@ -78,6 +78,15 @@ fn earlier_lever_on_same_tensor(ir: &TaskIr, i: usize) -> Option<String> {
 fn unconsumed(ir: &TaskIr, d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
     let targets: Vec<&str> = programs.iter().map(|p| p.target.as_str()).collect();
     let on = targets.join(", ");
+    // Item-specific findings, each computed once.
+    let lever_twin = match d.item {
+        Item::Lever(i) => earlier_lever_on_same_tensor(ir, i),
+        _ => None,
+    };
+    let case_slip = match d.item {
+        Item::NamedBarrier(i) => barrier_case_slip(ir, i),
+        _ => None,
+    };
     let (label, help): (&str, String) = match d.item {
         Item::Tensor(_) => (
             "no load, step or body reads or writes it",
@@ -104,8 +113,8 @@ fn unconsumed(ir: &TaskIr, d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
             "remove the sem, or give it a producer and a consumer role the lowering runs".into(),
         ),
         // The body names the barrier's constant in another case (`BAR_b1` for `BAR_B1`).
-        Item::NamedBarrier(i) if barrier_case_slip(ir, i).is_some() => {
-            let (written, constant) = barrier_case_slip(ir, i).unwrap_or_default();
+        Item::NamedBarrier(_) if case_slip.is_some() => {
+            let (written, constant) = case_slip.unwrap_or_default();
             (
                 "the body names it in another case",
                 format!("write `{constant}`: the body's `{written}` is not the barrier's constant (the generated names are upper case)"),
@@ -128,11 +137,11 @@ fn unconsumed(ir: &TaskIr, d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
             "remove `reduce_task_id`, or split K (`epilogue split_k f32`), whose derived reduce task takes this TaskType".into(),
         ),
         // Another lever on the same tensor: the loads take that one's define (one policy per load).
-        Item::Lever(i) if earlier_lever_on_same_tensor(ir, i).is_some() => (
+        Item::Lever(_) if lever_twin.is_some() => (
             "another lever already switches this tensor's L2 policy",
             format!(
                 "keep one lever per tensor: `{}` already switches its loads' policy (a load has one)",
-                earlier_lever_on_same_tensor(ir, i).unwrap_or_default()
+                lever_twin.unwrap_or_default()
             ),
         ),
         Item::Lever(_) => (
