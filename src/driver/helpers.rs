@@ -2,13 +2,14 @@
 //! the using file itself, and each `from "FILE"`, relative to the contract's directory, on disk;
 //! failing that, among the embedded stdlib contracts ([`super::stdlib::CONTRACTS`], so that a
 //! stdlib contract finds its helper from any directory). A file in neither, or one that does
-//! not parse, is left out: sema reports the `use` (E0024).
+//! not parse, is not a regular file or cannot be read, is left out: sema reports the `use`
+//! (E0024), saying which.
 
 use super::reference::{joined, normalized};
 use super::stdlib::CONTRACTS;
 use super::Source;
 use crate::front::{self, ast};
-use crate::sema::{HelperFile, HelperParseError};
+use crate::sema::{HelperFile, HelperFileError, HelperFileProblem};
 use std::sync::Arc;
 
 /// What the `use` items of a contract can look helpers up in.
@@ -17,11 +18,12 @@ pub struct Found {
     /// Itself when a `use` has no `from`, and every file a `from` names that can be read and
     /// parsed, once each.
     pub files: Vec<HelperFile>,
-    /// Files a `from` names that were read but do not parse.
-    pub parse_errors: Vec<HelperParseError>,
+    /// Files a `from` names that are there but cannot serve: they do not parse, are not a
+    /// regular file, or cannot be read.
+    pub file_errors: Vec<HelperFileError>,
 }
 
-/// The helper files of `file` (the parse of `source`), and those found that do not parse.
+/// The helper files of `file` (the parse of `source`), and those found that cannot serve.
 pub fn helper_files(source: &Source, file: &ast::File) -> Found {
     let uses: Vec<&ast::Use> = file
         .tasks
@@ -33,7 +35,7 @@ pub fn helper_files(source: &Source, file: &ast::File) -> Found {
         })
         .collect();
     let mut out: Vec<HelperFile> = Vec::new();
-    let mut parse_errors = Vec::new();
+    let mut file_errors = Vec::new();
     if uses.iter().any(|u| u.from.is_none()) {
         out.push(HelperFile {
             from: None,
@@ -46,55 +48,89 @@ pub fn helper_files(source: &Source, file: &ast::File) -> Found {
         let Some(written) = &u.from else { continue };
         let seen = |w: &str| {
             out.iter().any(|f| f.from.as_deref() == Some(w))
-                || parse_errors.iter().any(|e: &HelperParseError| e.from == w)
+                || file_errors.iter().any(|e: &HelperFileError| e.from == w)
         };
         if seen(&written.node) {
             continue;
         }
-        if let Some((path, text)) = read(&source.path, &written.node) {
-            match front::parse_file(&text) {
-                Ok(ast) => out.push(HelperFile {
-                    from: Some(written.node.clone()),
-                    path,
-                    ast: Arc::new(ast),
-                    text: Arc::from(text.as_str()),
-                }),
+        let problem = match read(&source.path, &written.node) {
+            Read::Missing => continue,
+            Read::Text(path, text) => match front::parse_file(&text) {
+                Ok(ast) => {
+                    out.push(HelperFile {
+                        from: Some(written.node.clone()),
+                        path,
+                        ast: Arc::new(ast),
+                        text: Arc::from(text.as_str()),
+                    });
+                    continue;
+                }
                 Err(ds) => {
                     let first = ds.first().map_or_else(String::new, |d| {
                         let at = d.labels.first().map_or(0, |l| l.span.start);
                         format!("line {}: {}", super::derived::line_of(&text, at), d.message)
                     });
-                    parse_errors.push(HelperParseError {
-                        from: written.node.clone(),
-                        path,
-                        first,
-                    });
+                    (path, HelperFileProblem::DoesNotParse(first))
                 }
-            }
-        }
+            },
+            Read::NotAFile(path) => (path, HelperFileProblem::NotAFile),
+            Read::Unreadable(path, why) => (path, HelperFileProblem::Unreadable(why)),
+        };
+        file_errors.push(HelperFileError {
+            from: written.node.clone(),
+            path: problem.0,
+            problem: problem.1,
+        });
     }
     Found {
         files: out,
-        parse_errors,
+        file_errors,
     }
+}
+
+/// What a `from "FILE"` finds.
+#[derive(Debug)]
+enum Read {
+    /// Nothing on disk and no embedded stdlib contract by that path.
+    Missing,
+    /// The display path and the text.
+    Text(String, String),
+    /// On disk, but a directory, a FIFO or a device (display path).
+    NotAFile(String),
+    /// A regular file that could not be read (display path, the reason).
+    Unreadable(String, String),
 }
 
 /// The display path and text of `written`: relative to the contract at `contract` on disk, else
 /// an embedded stdlib contract at that path (a stdlib contract naming its sibling), else an
 /// embedded stdlib contract named by its stdlib path as written (`stdlib/dsv3/…`), so that a
-/// contract anywhere, named by any path, finds a stdlib helper the same way.
-fn read(contract: &str, written: &str) -> Option<(String, String)> {
+/// contract anywhere, named by any path, finds a stdlib helper the same way. Something on disk
+/// that is not a regular file, or a file that cannot be read, is said so (not "missing"), unless
+/// an embedded stdlib contract has that path.
+fn read(contract: &str, written: &str) -> Read {
     let path = joined(contract, written);
     let key = normalized(&path);
     if path.is_file() {
-        return std::fs::read_to_string(&path).ok().map(|t| (key, t));
+        return match std::fs::read_to_string(&path) {
+            Ok(t) => Read::Text(key, t),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                Read::Unreadable(key, "it is not UTF-8 text".to_string())
+            }
+            Err(e) => Read::Unreadable(key, e.to_string()),
+        };
     }
     let as_written = normalized(std::path::Path::new(written));
-    CONTRACTS
+    if let Some((p, t)) = CONTRACTS
         .iter()
         .find(|(p, _)| *p == key)
         .or_else(|| CONTRACTS.iter().find(|(p, _)| *p == as_written))
-        .map(|(p, t)| ((*p).to_string(), (*t).to_string()))
+    {
+        return Read::Text((*p).to_string(), (*t).to_string());
+    }
+    if path.exists() {
+        return Read::NotAFile(key);
+    }
+    Read::Missing
 }
 
 #[cfg(test)]
@@ -105,10 +141,12 @@ mod tests {
     fn a_stdlib_helper_is_found_embedded_when_not_on_disk() {
         // `no_such_dir/..` does not exist on disk, so the file is found among the embedded
         // stdlib contracts by its normalised path.
-        let (path, text) = read("no_such_dir/../stdlib/dsv3/rope.mpk", "rope_yarn.mpk").unwrap();
+        let Read::Text(path, text) = read("no_such_dir/../stdlib/dsv3/rope.mpk", "rope_yarn.mpk") else {
+            panic!("not found")
+        };
         assert_eq!(path, "stdlib/dsv3/rope_yarn.mpk");
         assert!(text.contains("task rope_yarn"));
-        assert!(read("no_such_dir/x.mpk", "missing.mpk").is_none());
+        assert!(matches!(read("no_such_dir/x.mpk", "missing.mpk"), Read::Missing));
     }
 
     #[test]
@@ -119,7 +157,9 @@ mod tests {
             "/nonexistent/dir/emb.mpk",
             "no_such_dir/sub/emb.mpk",
         ] {
-            let (path, text) = read(contract, "stdlib/dsv3/fp8_quant_1x128.mpk").unwrap();
+            let Read::Text(path, text) = read(contract, "stdlib/dsv3/fp8_quant_1x128.mpk") else {
+                panic!("{contract}: not found")
+            };
             assert_eq!(path, "stdlib/dsv3/fp8_quant_1x128.mpk", "{contract}");
             assert!(text.contains("family helper"));
         }

@@ -138,7 +138,7 @@ pub fn check_parsed(
                 let found = helpers::helper_files(source, ast);
                 with_helpers = SemaOptions {
                     helper_files: found.files,
-                    helper_parse_errors: found.parse_errors,
+                    helper_file_errors: found.file_errors,
                     ..sema_opts.clone()
                 };
                 &with_helpers

@@ -9,7 +9,7 @@
 use super::collect::{self, Collected};
 use super::eval::Num;
 use super::lower::{lower_instance, Cx};
-use super::{HelperFile, SemaOptions};
+use super::{HelperFile, HelperFileProblem, SemaOptions};
 use crate::diag::{codes, Diagnostic, Severity, Sink};
 use crate::front::ast;
 use crate::ir::*;
@@ -210,25 +210,36 @@ fn find_file<'o>(
         .iter()
         .find(|f| f.from.as_deref() == written);
     if found.is_none() {
-        let unparsed = opts
-            .helper_parse_errors
+        let faulty = opts
+            .helper_file_errors
             .iter()
             .find(|e| Some(e.from.as_str()) == written);
-        if let (Some(f), Some(e)) = (&u.from, unparsed) {
+        if let (Some(f), Some(e)) = (&u.from, faulty) {
             let path = &e.path;
-            cx.report(
-                Diagnostic::error(
+            let d = match &e.problem {
+                HelperFileProblem::DoesNotParse(first) => Diagnostic::error(
                     codes::HELPER_UNKNOWN,
                     format!("helper file `{}` does not parse", f.node),
                 )
-                .primary(f.span, format!("{path}: {}", e.first))
+                .primary(f.span, format!("{path}: {first}"))
                 .note(format!(
                     "found {path}, but a file that does not parse declares no helper mpkc can read"
                 ))
-                .help(format!(
-                    "fix {path} (`mpkc check {path}` shows every error)"
-                )),
-            );
+                .help(format!("fix {path} (`mpkc check {path}` shows every error)")),
+                HelperFileProblem::NotAFile => Diagnostic::error(
+                    codes::HELPER_UNKNOWN,
+                    format!("helper file `{}` is not a regular file", f.node),
+                )
+                .primary(f.span, format!("{path} is a directory or a special file"))
+                .help("name an `.mpk` file that declares the helper, relative to the contract's directory"),
+                HelperFileProblem::Unreadable(why) => Diagnostic::error(
+                    codes::HELPER_UNKNOWN,
+                    format!("helper file `{}` cannot be read", f.node),
+                )
+                .primary(f.span, format!("{path}: {why}"))
+                .help(format!("make {path} a readable UTF-8 `.mpk` file, or name another")),
+            };
+            cx.report(d);
         } else if let Some(f) = &u.from {
             cx.report(
                 Diagnostic::error(

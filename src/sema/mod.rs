@@ -48,8 +48,9 @@ pub struct SemaOptions {
     /// The contracts `use` items may name helpers of (docs/language.md, "Helpers"): the using
     /// file itself and each file a `use … from "FILE"` names, found and parsed by the driver.
     pub helper_files: Vec<HelperFile>,
-    /// The `from "FILE"` files that were found but do not parse, so that E0024 says which.
-    pub helper_parse_errors: Vec<HelperParseError>,
+    /// The `from "FILE"` files that were found but cannot serve (they do not parse, are not a
+    /// regular file, or cannot be read), so that E0024 says which and why.
+    pub helper_file_errors: Vec<HelperFileError>,
 }
 
 /// A parsed contract `use` items look helpers up in.
@@ -65,15 +66,26 @@ pub struct HelperFile {
     pub text: std::sync::Arc<str>,
 }
 
-/// A file a `use … from "FILE"` names that was found but does not parse.
+/// A file a `use … from "FILE"` names that was found but cannot serve (E0024).
 #[derive(Clone, Debug)]
-pub struct HelperParseError {
+pub struct HelperFileError {
     /// The path as the `from "…"` writes it.
     pub from: String,
     /// The display path of the file.
     pub path: String,
-    /// Its first parse error, as `line N: message`.
-    pub first: String,
+    /// What is wrong with it.
+    pub problem: HelperFileProblem,
+}
+
+/// Why a helper file that is there cannot serve.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HelperFileProblem {
+    /// It does not parse: its first error, as `line N: message`.
+    DoesNotParse(String),
+    /// The path names a directory, a FIFO or a device, not a regular file.
+    NotAFile,
+    /// A regular file that could not be read (permissions, not UTF-8): the reason.
+    Unreadable(String),
 }
 
 /// One lowered instance and whether lowering it reported no error (only clean instances go on
