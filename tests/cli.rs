@@ -280,6 +280,19 @@ fn an_input_without_an_end_is_refused() {
 }
 
 #[test]
+fn an_instance_whose_reference_fails_is_not_counted_clean() {
+    // E0018 (the reference path names a directory): the instance has an error, so the summary
+    // counts no clean instance (it was "1 task instance clean, 1 error").
+    let o = run(&["check", "tests/ui/reference/e0018_reference_not_a_file.mpk"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).ends_with("checked 1 file: 0 task instances clean, 1 error, 0 warnings\n"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn explain_prints_the_code() {
     let o = run(&["explain", "E0103"]);
     assert_eq!(o.status.code(), Some(0));

@@ -255,6 +255,14 @@ fn a_derived_reduces_errors_point_at_the_users_instance() {
             "line {line}: {v}"
         );
     }
+    // The instance whose reduce failed is not counted clean beside the error (it was "1 task
+    // instance clean, 1 error").
+    let o = run(&["check", &user]);
+    assert!(
+        stderr(&o).contains("(and 1 derived contract): 0 task instances clean, 1 error"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -34,7 +34,7 @@ pub use levers::lever_agreement;
 pub use setmaxnreg::setmaxnreg_agreement;
 pub use task_types::task_type_clashes;
 
-use crate::diag::{Diagnostic, Sink};
+use crate::diag::{Diagnostic, Severity, Sink};
 use crate::front;
 use crate::sema::{self, SemaOptions};
 use crate::valid::{self, CheckOptions, CheckedTask};
@@ -173,6 +173,12 @@ pub fn check_parsed(
                 if let Some(r) = &mut lowered.ir.reference {
                     if let Err(d) = reference::resolve(&source.path, r) {
                         sink.push(d);
+                        // Not clean: `verify` has no reference to run it against, and the
+                        // summary must not count it as clean beside its error.
+                        if lowered.clean {
+                            rejected.push(lowered.ir);
+                        }
+                        continue;
                     }
                 }
                 if !lowered.clean {
@@ -430,10 +436,22 @@ pub fn check_sources_with(
             .into_iter()
             .map(|d| c.attribute(d))
             .collect();
+        // A derived reduce with an error leaves its parent instance without a reduce: the parent
+        // is not clean either (the summary does not count it, `build` and `verify` skip it).
+        let failed = diags.iter().any(|d| d.severity == Severity::Error)
+            || (c.tasks.is_empty() && !c.rejected.is_empty());
+        let parent_unit = c.derived.as_ref().map(|o| o.parent_unit.clone());
         if !diags.is_empty() {
             let p = &mut checked[parent];
             p.diags.extend(diags);
             p.diags = sorted(std::mem::take(&mut p.diags));
+        }
+        if let (true, Some(unit)) = (failed, parent_unit) {
+            let p = &mut checked[parent];
+            if let Some(i) = p.tasks.iter().position(|t| t.ir.unit_name() == unit) {
+                let t = p.tasks.remove(i);
+                p.rejected.push(t.ir);
+            }
         }
     }
     task_type_clashes(&mut checked, first_derived, &parents);
