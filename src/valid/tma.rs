@@ -161,6 +161,11 @@ pub(super) fn task_id_range(ir: &TaskIr, sink: &mut Sink) {
         return;
     }
     let uses_tma = ir.tensors.values().any(|t| t.tma.is_some());
+    // A consumer-only task's `tma(...)` is E0011 (only the pipeline's loader loads through
+    // tensor maps): which side of the range its TaskType should be on follows from the fix.
+    if uses_tma && ir.family.is_consumer_only() {
+        return;
+    }
     let inside = id > TMA_TASK_RANGE.0 && id < TMA_TASK_RANGE.1;
     if uses_tma != inside {
         let (what, help) = if uses_tma {
