@@ -444,10 +444,15 @@ pub(super) fn dtype(cx: &mut Cx<'_>, id: &ast::Ident) -> Option<Dtype> {
 
 fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
     let runtime = cx.ir.runtime_tokens().map(|p| p.name.clone());
+    // Only the pipeline lowering and the consumer body templates read the count at run time
+    // (valid::runtime_m, E0023): an inline consumer body or a helper sees compile-time sizes.
+    let family = c.family.map(|f| f.node.as_str());
+    let sizes_fixed = family != Some("pipeline")
+        && (family == Some("helper") || matches!(c.body, Some(ast::Body::Cuda { .. })));
     for t in &c.tensors {
         let runtime_rows = match runtime
             .as_deref()
-            .map(|r| super::param_runtime::leading_only(t, r))
+            .map(|r| super::param_runtime::leading_only(t, r, sizes_fixed))
         {
             Some(Ok(rows)) => rows,
             Some(Err(d)) => {

@@ -147,7 +147,13 @@ fn is_exactly(e: &Expr, param: &str) -> bool {
 /// leading extent is that param alone (its rows are the tokens), `Ok(false)` when no extent names
 /// it, and `Err` (E0022) when an extent names it otherwise (`2 * m`, a column count): such an
 /// extent would be the maximum at run time too, which the generated code cannot honour.
-pub(super) fn leading_only(t: &ast::Tensor, param: &str) -> Result<bool, Diagnostic> {
+/// `sizes_fixed`: the task's body cannot take a run-time count at all (an inline consumer body or
+/// a helper, E0023), so the help says to give the param a value rather than to reshape.
+pub(super) fn leading_only(
+    t: &ast::Tensor,
+    param: &str,
+    sizes_fixed: bool,
+) -> Result<bool, Diagnostic> {
     for (i, e) in t.dims.iter().enumerate() {
         if !mentions(e, param) || (i == 0 && is_exactly(e, param)) {
             continue;
@@ -161,9 +167,15 @@ pub(super) fn leading_only(t: &ast::Tensor, param: &str) -> Result<bool, Diagnos
             ),
         )
         .primary(e.span, "not the leading extent alone")
-        .help(format!(
-            "a run-time token count is a tensor's row count: write it as the whole first extent (`[{param}, K]`), or use a compile-time param here"
-        )));
+        .help(if sizes_fixed {
+            format!(
+                "this task's body sees compile-time sizes only (an inline body or a helper cannot read the run-time count either, E0023): give `{param}` a compile-time value (`= N`, or one per instance)"
+            )
+        } else {
+            format!(
+                "a run-time token count is a tensor's row count: write it as the whole first extent (`[{param}, K]`), or use a compile-time param here"
+            )
+        }));
     }
     Ok(t.dims.first().is_some_and(|e| is_exactly(e, param)))
 }
