@@ -351,11 +351,19 @@ pub fn slot_bytes(ir: &TaskIr, ch: &ChannelIr) -> i64 {
 /// loader body (`code`: comments and strings blanked), for ring `ch`: a tensor it names must be
 /// in the ring's `(bulk …)` list (E0009: the list states what the copies read, and the design
 /// document and coverage take it from there) and be read, not an `out` tensor (E0005). A source
-/// that names no tensor (a pointer the body computed) is not checked.
+/// that names no tensor (a pointer the body computed) is not checked. Where every source names a
+/// tensor, a listed tensor none of them names is E0009 as well: the loader body reads it some
+/// other way (an index, a count), not through the ring's copies.
 fn copy_sources(ir: &TaskIr, ch: &ChannelIr, code: &str, sink: &mut Sink) {
     let ArrivalIr::Bulk(listed) = &ch.full_arrival else {
         return;
     };
+    // Every source argument, and whether one of them names no tensor (then what the copies read
+    // is not known by name, and no listed tensor is blamed for being absent from them).
+    let mut sources: Vec<String> = Vec::new();
+    let mut opaque = false;
+    // A source already reported (an output, an unlisted tensor): the list's fix follows from it.
+    let mut reported = false;
     for (method, arg) in [("copy", 1), ("load", 0)] {
         for args_at in ring_calls(code, &ch.name, method) {
             let Some(src) = super::body::call_args(&code[args_at..])
@@ -364,11 +372,22 @@ fn copy_sources(ir: &TaskIr, ch: &ChannelIr, code: &str, sink: &mut Sink) {
             else {
                 continue;
             };
+            if !ir
+                .tensors
+                .values()
+                .any(|t| super::body::names_word(&src, &t.name))
+            {
+                opaque = true;
+            }
+            if !sources.contains(&src) {
+                sources.push(src.clone());
+            }
             for (h, t) in ir.tensors.iter() {
                 if !super::body::names_word(&src, &t.name) {
                     continue;
                 }
                 if t.direction == Direction::Out {
+                    reported = true;
                     sink.push(
                         Diagnostic::error(
                             codes::TYPE_MISMATCH,
@@ -387,6 +406,7 @@ fn copy_sources(ir: &TaskIr, ch: &ChannelIr, code: &str, sink: &mut Sink) {
                         .help("a ring's bulk copies read an `in` (or `inout`) tensor"),
                     );
                 } else if !listed.contains(&h) {
+                    reported = true;
                     sink.push(
                         Diagnostic::error(
                             codes::BODY_MISMATCH,
@@ -400,6 +420,44 @@ fn copy_sources(ir: &TaskIr, ch: &ChannelIr, code: &str, sink: &mut Sink) {
                 }
             }
         }
+    }
+    if opaque || reported || sources.is_empty() {
+        return;
+    }
+    for h in listed {
+        let t = &ir.tensors[*h];
+        // A listed tensor the loader body never names at all is reported by `check` above.
+        if !super::body::names_word(code, &t.name)
+            || sources.iter().any(|s| super::body::names_word(s, &t.name))
+        {
+            continue;
+        }
+        sink.push(
+            Diagnostic::error(
+                codes::BODY_MISMATCH,
+                format!(
+                    "ring `{}`'s copies never read `{}`, which its `bulk` list names",
+                    ch.name, t.name
+                ),
+            )
+            .primary(ch.span, "the ring")
+            .secondary(t.span, "declared here")
+            .note(format!(
+                "the loader body names `{}` only outside the sources of `{}.copy` / `{}.load` (which read {})",
+                t.name,
+                ch.name,
+                ch.name,
+                sources
+                    .iter()
+                    .map(|s| format!("`{}`", s.trim()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .help(format!(
+                "the `bulk` list states what the copies read: remove `{}` from it (reading it in the loader body needs no list)",
+                t.name
+            )),
+        );
     }
 }
 
