@@ -53,7 +53,7 @@ pub fn helper_files(source: &Source, file: &ast::File) -> Found {
         if seen(&written.node) {
             continue;
         }
-        let problem = match read(&source.path, &written.node) {
+        let (path, problem) = match read(&source.path, &written.node) {
             Read::Missing => continue,
             Read::Text(path, text) => match front::parse_file(&text) {
                 Ok(ast) => {
@@ -78,8 +78,8 @@ pub fn helper_files(source: &Source, file: &ast::File) -> Found {
         };
         file_errors.push(HelperFileError {
             from: written.node.clone(),
-            path: problem.0,
-            problem: problem.1,
+            path,
+            problem,
         });
     }
     Found {
@@ -141,12 +141,16 @@ mod tests {
     fn a_stdlib_helper_is_found_embedded_when_not_on_disk() {
         // `no_such_dir/..` does not exist on disk, so the file is found among the embedded
         // stdlib contracts by its normalised path.
-        let Read::Text(path, text) = read("no_such_dir/../stdlib/dsv3/rope.mpk", "rope_yarn.mpk") else {
+        let Read::Text(path, text) = read("no_such_dir/../stdlib/dsv3/rope.mpk", "rope_yarn.mpk")
+        else {
             panic!("not found")
         };
         assert_eq!(path, "stdlib/dsv3/rope_yarn.mpk");
         assert!(text.contains("task rope_yarn"));
-        assert!(matches!(read("no_such_dir/x.mpk", "missing.mpk"), Read::Missing));
+        assert!(matches!(
+            read("no_such_dir/x.mpk", "missing.mpk"),
+            Read::Missing
+        ));
     }
 
     #[test]

@@ -446,9 +446,11 @@ fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
     let runtime = cx.ir.runtime_tokens().map(|p| p.name.clone());
     // Only the pipeline lowering and the consumer body templates read the count at run time
     // (valid::runtime_m, E0023): an inline consumer body or a helper sees compile-time sizes.
-    let family = c.family.map(|f| f.node.as_str());
-    let sizes_fixed = family != Some("pipeline")
-        && (family == Some("helper") || matches!(c.body, Some(ast::Body::Cuda { .. })));
+    let sizes_fixed = match cx.ir.family {
+        Family::Pipeline => false,
+        Family::Helper => true,
+        _ => matches!(c.body, Some(ast::Body::Cuda { .. })),
+    };
     for t in &c.tensors {
         let runtime_rows = match runtime
             .as_deref()

@@ -358,9 +358,11 @@ fn copy_sources(ir: &TaskIr, ch: &ChannelIr, code: &str, sink: &mut Sink) {
     let ArrivalIr::Bulk(listed) = &ch.full_arrival else {
         return;
     };
-    // Every source argument, and whether one of them names no tensor (then what the copies read
-    // is not known by name, and no listed tensor is blamed for being absent from them).
+    // Every source argument, the tensors they name, and whether one of them names no tensor
+    // (then what the copies read is not known by name, and no listed tensor is blamed for being
+    // absent from them).
     let mut sources: Vec<String> = Vec::new();
+    let mut read = Vec::new();
     let mut opaque = false;
     // A source already reported (an output, an unlisted tensor): the list's fix follows from it.
     let mut reported = false;
@@ -372,20 +374,17 @@ fn copy_sources(ir: &TaskIr, ch: &ChannelIr, code: &str, sink: &mut Sink) {
             else {
                 continue;
             };
-            if !ir
+            let named: Vec<_> = ir
                 .tensors
-                .values()
-                .any(|t| super::body::names_word(&src, &t.name))
-            {
-                opaque = true;
-            }
+                .iter()
+                .filter(|(_, t)| super::body::names_word(&src, &t.name))
+                .collect();
+            opaque |= named.is_empty();
+            read.extend(named.iter().map(|(h, _)| *h));
             if !sources.contains(&src) {
                 sources.push(src.clone());
             }
-            for (h, t) in ir.tensors.iter() {
-                if !super::body::names_word(&src, &t.name) {
-                    continue;
-                }
+            for (h, t) in named {
                 if t.direction == Direction::Out {
                     reported = true;
                     sink.push(
@@ -427,9 +426,7 @@ fn copy_sources(ir: &TaskIr, ch: &ChannelIr, code: &str, sink: &mut Sink) {
     for h in listed {
         let t = &ir.tensors[*h];
         // A listed tensor the loader body never names at all is reported by `check` above.
-        if !super::body::names_word(code, &t.name)
-            || sources.iter().any(|s| super::body::names_word(s, &t.name))
-        {
+        if read.contains(h) || !super::body::names_word(code, &t.name) {
             continue;
         }
         sink.push(
