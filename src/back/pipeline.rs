@@ -469,11 +469,12 @@ pub(crate) fn reinit_helpers(w: &mut Writer, prog: &RoleProgram, opts: &GenOptio
 }
 
 /// Loader (W4): the whole warp computes the task's addresses and page mask, one elected lane
-/// prefetches the tensor maps and re-inits the loader's barriers, the warp runs the page prefix
-/// ([`Step::PageAcquire`]: the registration leaves it to this body), and then one elected lane
-/// runs the rest of the loader's operations of `prog`: the TMA loads of each stage after the
-/// stage's shared empty barrier frees it (producer cursor from parity 1), the dependency wait
-/// before the first load of data another task wrote. No end-of-task drain (I-M8).
+/// prefetches the tensor maps and re-inits the loader's barriers, the warp waits the used pages
+/// ([`Step::PageAcquire`]: the registration leaves the page prefix to this body), one elected
+/// lane runs the loader's operations of `prog` (the TMA loads of each stage after the stage's
+/// shared empty barrier frees it, producer cursor from parity 1; the dependency wait before the
+/// first load of data another task wrote), and the warp then waits and frees the unused pages
+/// ([`Step::PageFreeUnused`]). No end-of-task drain (I-M8).
 ///
 /// [`Step::PageAcquire`]: crate::lower::Step::PageAcquire
 pub(crate) fn loader(
@@ -514,32 +515,45 @@ pub(crate) fn loader(
     w.blank();
 }
 
-/// The loader's page prefix ([`crate::lower::Step::PageAcquire`], page mode 1 with
+/// The loader's page acquire ([`crate::lower::Step::PageAcquire`], page mode 1 with
 /// `auto_loader_page_lifecycle = false`, contract doc §1.5): after the elected re-inits
-/// (`__syncwarp`, I-P4), lane p waits physical page p with the task's parity, every page of every
-/// task (the loader warp is the pages' dense observer, I-P5), the warp reconverges, and lane p
-/// frees page p at once if the task does not use it (`used_pages`, the warp's mask computed
-/// before the wait; I-P1, I-P2, I-P3). Then only the elected lane goes on, and fences the async
-/// proxy before its first TMA write of the pages ([`pages_fence`]).
-pub(crate) fn page_prefix(w: &mut Writer, isa: &str) {
+/// (`__syncwarp`, I-P4), lane p waits physical page p with the task's parity if the task uses it
+/// (`used_pages`, the warp's mask computed before the wait), and the warp reconverges; the
+/// elected lane's loads follow. The pages the task does not use are waited after the loads were
+/// issued ([`page_free_unused`]): where MPK's planner gave this task pages the task before it
+/// leaves unused (I-S12, single-page regions within 7 pages), the loads run while that task
+/// computes, instead of after it releases its pages.
+pub(crate) fn page_acquire(w: &mut Writer) {
     w.comment("The page prefix, this body's (the registration's auto_loader_page_lifecycle = false) so that the");
     w.comment("re-inits and prefetches above, which need no page, run while the task before this one holds them:");
-    w.comment("lane p waits page p with this task's parity, every page (I-P5), then frees it if the task does not");
-    w.comment("use it (I-P1, I-P2, I-P3). The __syncwarp after the wait orders the elected lane's TMA after every");
-    w.comment(
-        "lane's acquire (PTX ISA, bar.warp.sync: memory ordering among the participating threads).",
-    );
+    w.comment("lane p waits page p with this task's parity if the task uses it; the unused pages are waited and");
+    w.comment("freed after the loads were issued, at the end of this body, so that the loads need not wait for");
+    w.comment("the pages of the task before this one where MPK's planner gave this task others (I-S12). The");
+    w.comment("__syncwarp after the wait orders the elected lane's TMA after every lane's acquire (PTX ISA,");
+    w.comment("bar.warp.sync: memory ordering among the participating threads).");
     w.line("__syncwarp();");
     w.line("int const page = mpkc::lane_id();");
-    w.line("if (page < MAX_SMEM_PAGES_PER_TASK) mpkc::rt::wait_page_ready(runtime_smem, page, instruction_index);");
+    w.line("if (page < MAX_SMEM_PAGES_PER_TASK && (used_pages >> page & 1u)) mpkc::rt::wait_page_ready(runtime_smem, page, instruction_index);");
     w.line("__syncwarp();");
     w.line("#ifdef MPKC_BENCH_STAMPS");
     w.line(
-        "mpkc_bench_phase(4, instruction_index, 3);  // mpkc bench --timeline: every page waited",
+        "mpkc_bench_phase(4, instruction_index, 3);  // mpkc bench --timeline: the used pages waited",
     );
     w.line("#endif");
-    w.line("if (page < MAX_SMEM_PAGES_PER_TASK && !(used_pages >> page & 1u)) mpkc::rt::finish_page(runtime_smem, page);");
-    w.line(format!("if (!{isa}::elect_one()) return;"));
+}
+
+/// The loader's last step ([`crate::lower::Step::PageFreeUnused`]): after the elected lane issued
+/// the loads, the warp reconverges and lane p waits physical page p with the task's parity if the
+/// task does not use it, then frees it (I-P1, I-P2, I-P3). With [`page_acquire`] the loader
+/// waits every page of every task, in queue order (the pages' dense observer, I-P5).
+pub(crate) fn page_free_unused(w: &mut Writer) {
+    w.comment("The pages this task does not use: waited with its parity, so that the loader stays every page's");
+    w.comment("observer (I-P5), and freed at once (I-P1, I-P2, I-P3).");
+    w.line("__syncwarp();");
+    w.open("if (page < MAX_SMEM_PAGES_PER_TASK && !(used_pages >> page & 1u))");
+    w.line("mpkc::rt::wait_page_ready(runtime_smem, page, instruction_index);");
+    w.line("mpkc::rt::finish_page(runtime_smem, page);");
+    w.close("");
 }
 
 /// The loader's fence between the generic stores earlier tasks made to this task's pages and the
@@ -549,7 +563,7 @@ pub(crate) fn pages_fence(w: &mut Writer, isa: &str) {
     w.comment("body's SMEM view, a TMEM-address scratch, an fp8 epilogue's amax); this task's TMA writes them in the");
     w.comment("async proxy. PTX ISA 9.0 §8.6 \"Proxies\" and §9.7.9.25.2 \"Async Proxy\": accesses to one location");
     w.comment("through two proxies need a proxy fence on the causality path between them. The reader fences, here,");
-    w.comment("after the page acquire (the page prefix above) and before the first TMA: a proxy");
+    w.comment("after the page acquire (the wait above) and before the first TMA: a proxy");
     w.comment("fence acts within its thread and composes with the release/acquire that ordered the writers");
     w.comment("before it (\"membar/fence\"), and this one fence in the only thread that issues TMA covers every");
     w.comment("earlier writer, generated by mpkc or not, where a writer-side fence would have to be in all of them.");

@@ -116,7 +116,7 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 let (at, slot) = sem_slot(cx.prog, bar);
                 let b = cx.prog.barrier(bar.bar);
                 if site.what.starts_with("waits the first stage") {
-                    w.comment("The first stage landed only after the loader saw every page ready: the scratch page is ours.");
+                    w.comment("The first stage landed only after the loader saw every page the task uses ready: the scratch page is ours.");
                 }
                 w.line(format!(
                     "mpkc::rt::mbar_wait({at}, {}, \"{}\", {slot});",
@@ -234,10 +234,9 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                 }
                 w.line(format!("mpkc::rt::mbar_arrive({at});"));
             }
-            Op::Step(Step::PageAcquire) => {
-                super::pipeline::page_prefix(w, isa);
-                super::pipeline::pages_fence(w, isa);
-            }
+            Op::Step(Step::PageAcquire) => super::pipeline::page_acquire(w),
+            Op::Step(Step::PagesFence) => super::pipeline::pages_fence(w, isa),
+            Op::Step(Step::PageFreeUnused) => super::pipeline::page_free_unused(w),
             Op::Step(Step::DepWait) => {
                 w.comment("The activations come from the task this one depends on: wait its event once (I-M9).");
                 w.open("if (it == 0)");

@@ -309,7 +309,7 @@ impl Cx<'_> {
             .collect();
         let sm100_launcher = self.target == Target::Sm100a && role == RoleKind::Launcher;
         // sm_100a: the launcher allocates TMEM into the scratch region only after the first stage
-        // landed, i.e. after the loader saw every page ready (I-P5).
+        // landed, i.e. after the loader saw every page the task uses ready (I-P5).
         if sm100_launcher && !tmem.is_empty() {
             if let Some((first_ring, bar)) = owners
                 .iter()
@@ -420,6 +420,19 @@ impl Cx<'_> {
             ops.push(Op::Step(Step::PageRelease));
             if sm100_launcher && !tmem.is_empty() {
                 ops.push(Op::Step(Step::TmemDealloc));
+            }
+        }
+        if self.lowered() && role == RoleKind::Loader {
+            // After the used pages' acquire, one elected lane fences and issues the loads; then
+            // the warp waits and frees the unused pages (the dense observer, I-P5).
+            if let Some(at) = ops
+                .iter()
+                .position(|o| matches!(o, Op::Step(Step::PageAcquire)))
+            {
+                let mut body = vec![Op::Step(Step::PagesFence)];
+                body.extend(ops.split_off(at + 1));
+                ops.push(Op::Elect { body });
+                ops.push(Op::Step(Step::PageFreeUnused));
             }
         }
         ops

@@ -156,10 +156,9 @@ fn step(st: &Step) -> String {
             "release the used pages (every consumer thread's wgmmas waited, named barrier 8)"
                 .to_string()
         }
-        Step::PageAcquire => {
-            "page acquire (the loader's prefix: wait every page, free the unused), proxy fence"
-                .to_string()
-        }
+        Step::PageAcquire => "page acquire (the loader's prefix: wait the used pages)".to_string(),
+        Step::PagesFence => "proxy fence (async after generic, the pages)".to_string(),
+        Step::PageFreeUnused => "wait and free the unused pages".to_string(),
         Step::DepWait => "wait the dependency (first K iteration)".to_string(),
         Step::RouteRead => "read the stage's expert from the route's ids".to_string(),
         Step::SyncWarp => "__syncwarp".to_string(),

@@ -280,13 +280,22 @@ pub enum Step {
         /// The `epilogue` item.
         span: Span,
     },
-    /// The loader's page prefix (page mode 1 with `auto_loader_page_lifecycle = false`, contract
-    /// doc §1.5, §3.3): lanes 0..13 wait page = lane with the task's parity, every page of every
-    /// task (I-P5), and free at once each page the task does not use (I-P1, I-P2, I-P3); then one
-    /// elected lane fences the async proxy before its first TMA write of the pages (PTX ISA §8.6
-    /// "Proxies": earlier tasks may have written them with generic stores). It follows the
-    /// loader's re-inits, which need no page.
+    /// The loader's page acquire (page mode 1 with `auto_loader_page_lifecycle = false`, contract
+    /// doc §1.5, §3.3): lanes 0..13 wait page = lane with the task's parity for each page the task
+    /// uses, and the warp reconverges. It follows the loader's re-inits, which need no page; the
+    /// elected lane's loads follow it ([`Step::PagesFence`] first), and [`Step::PageFreeUnused`]
+    /// ends the loader: the used pages first, so that where MPK's planner gave this task pages
+    /// the task before it does not use (I-S12), its loads run while that task computes.
     PageAcquire,
+    /// The elected loader lane's async-proxy fence after the page acquire and before its first
+    /// TMA write of the pages (PTX ISA §8.6 "Proxies": earlier tasks may have written them with
+    /// generic stores).
+    PagesFence,
+    /// The loader's last step, after its loads were issued: lanes 0..13 wait page = lane with the
+    /// task's parity for each page the task does not use and free it at once (I-P1, I-P2, I-P3).
+    /// With [`Step::PageAcquire`] the loader waits every page of every task (the pages' dense
+    /// observer, I-P5).
+    PageFreeUnused,
     /// The launcher's lane-parallel release of each page the task uses, once (I-P1, I-P3).
     PageRelease,
     /// sm_90a consumer, after its K loop: once all 128 consumer threads waited their last wgmma

@@ -6,8 +6,8 @@
 //!
 //! The protocol is the house linear's (contract doc §3.2), with one deliberate change for race
 //! freedom: the launcher allocates TMEM (writing its address into the scratch region) only after
-//! the first stage landed, i.e. after the loader, the pages' dense observer, saw every page
-//! ready (I-P5); and it releases the used pages after `consumer_done`, when every MMA has
+//! the first stage landed, i.e. after the loader, the pages' dense observer, saw every page the
+//! task uses ready (I-P5; the scratch region is on one of them); and it releases the used pages after `consumer_done`, when every MMA has
 //! completed and no role reads SMEM any more.
 
 pub mod desc;

@@ -114,7 +114,13 @@ impl Engine for Sm100<'_> {
             Step::TmemDealloc => w.line("mpkc::sm100::tmem_dealloc(taddr, TMEM_COLS);"),
             // sm_90a only (its consumer waits its own wgmmas): the lowering places none here.
             Step::ConsumerPageRelease => {}
-            Step::PageAcquire | Step::DepWait | Step::RouteRead | Step::SyncWarp | Step::Body => {}
+            Step::PageAcquire
+            | Step::PagesFence
+            | Step::PageFreeUnused
+            | Step::DepWait
+            | Step::RouteRead
+            | Step::SyncWarp
+            | Step::Body => {}
         }
     }
 }

@@ -80,6 +80,8 @@ impl Engine for Sm90<'_> {
             | Step::TmemDealloc
             | Step::AccLoad { .. }
             | Step::PageAcquire
+            | Step::PagesFence
+            | Step::PageFreeUnused
             | Step::DepWait
             | Step::RouteRead
             | Step::SyncWarp

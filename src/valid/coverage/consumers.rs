@@ -441,6 +441,8 @@ impl Walk<'_> {
                 }
             }
             Step::PageAcquire
+            | Step::PagesFence
+            | Step::PageFreeUnused
             | Step::PageRelease
             | Step::ConsumerPageRelease
             | Step::DepWait

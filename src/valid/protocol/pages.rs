@@ -11,11 +11,13 @@
 //! The per-task protocol of a contract's own barriers is `super`'s model check; here the roles
 //! are what the runtime's wrapper and the registration make of each task (`back::registration`).
 //!
-//! It also models a design mpkc does not generate yet (issue 12, the per-task fixed cost): the
-//! storer warp W6 as the one page observer ([`PageRoles::PipelineStorer`],
-//! [`PageRoles::ConsumerStorer`]), which lets the next task's loads start while this task computes
-//! ([`overlaps`]); the tests hold it sound on a queue where every task uses it, and unsound mixed
-//! with the loader-prefix observer.
+//! The pipeline's loader waits the pages its task uses first, issues its loads, then waits and
+//! frees the unused ones ([`PageRoles::Pipeline`]): where MPK's planner alternates a task's pages
+//! (I-S12) the next task's loads start while this task computes ([`overlaps`]; issue 12, the
+//! per-task fixed cost), and the loader stays every page's one observer. The model also holds a
+//! design mpkc does not generate: the storer warp W6 as the one page observer
+//! ([`PageRoles::PipelineStorer`], [`PageRoles::ConsumerStorer`]); the tests hold it sound on a
+//! queue where every task uses it, and unsound mixed with the loader observer.
 
 use std::fmt;
 
@@ -28,9 +30,10 @@ pub const RING: usize = 3;
 /// How a task's pages are waited and released: the registration's page mode and hand-off.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PageRoles {
-    /// Page mode 1, pipeline: the loader prefix waits every page and frees the unused ones; the
-    /// loader's loads feed the consumer; the launcher frees the used pages after the consumer is
-    /// done.
+    /// Page mode 1, pipeline, the loader's own prefix (`auto_loader_page_lifecycle = false`, what
+    /// mpkc generates): the loader waits the used pages, issues the loads that feed the consumer,
+    /// then waits and frees the unused ones; the launcher (or the sm_90a consumer) frees the used
+    /// pages once the consumer is done with them.
     Pipeline,
     /// Page mode 1, consumer-only with the `pages_ready` hand-off (what mpkc generates): the
     /// loader prefix waits every page and frees the unused ones, then arrives `pages_ready`; the
@@ -144,7 +147,19 @@ fn steps(t: QueueTask, warp: Warp) -> Vec<Step> {
         }
         (PageRoles::ConsumerStorer, _) => Vec::new(),
         (_, Warp::Storer) => Vec::new(),
-        (PageRoles::Pipeline | PageRoles::ConsumerHandoff, Warp::Loader) => {
+        // The generated loader's own prefix: the used pages, the loads, then the unused pages.
+        (PageRoles::Pipeline, Warp::Loader) => {
+            let mut s: Vec<Step> = all
+                .clone()
+                .filter(|&p| used(p))
+                .map(Step::WaitPage)
+                .collect();
+            s.push(Arrive(Sig::Handoff));
+            s.extend(all.clone().filter(|&p| !used(p)).map(Step::WaitPage));
+            s.extend(all.filter(|&p| !used(p)).map(Step::Free));
+            s
+        }
+        (PageRoles::ConsumerHandoff, Warp::Loader) => {
             let mut s: Vec<Step> = all.clone().map(Step::WaitPage).collect();
             s.extend(all.filter(|&p| !used(p)).map(Step::Free));
             s.push(Arrive(Sig::Handoff));
@@ -436,11 +451,25 @@ mod tests {
     }
 
     #[test]
-    fn the_storer_observer_overlaps_consecutive_tasks_and_the_loader_prefix_never_does() {
-        // Page mode 1's loader prefix waits all 14 pages before any load: the next task's loads
-        // start only after this task's launcher released, whatever the footprint.
-        let prefix = alternating(PageRoles::Pipeline, PageRoles::ConsumerHandoff);
-        assert_eq!(overlaps(&prefix, 2000), Ok(None));
+    fn the_used_pages_first_loader_overlaps_alternating_tasks_and_the_runtime_prefix_never_does() {
+        // The generated loader waits its used pages first: on alternating pages, the next
+        // task's loads start while this one computes, and every wait stays on its phase.
+        let pipeline = alternating(PageRoles::Pipeline, PageRoles::ConsumerHandoff);
+        assert_eq!(check_queue(&pipeline, 3000), Ok(()));
+        assert!(matches!(overlaps(&pipeline, 2000), Ok(Some(_))));
+        // With every page used it waits for the task ahead's release, as before.
+        assert_eq!(overlaps(&[task(PageRoles::Pipeline, ALL); 5], 500), Ok(None));
+        // The runtime's prefix (consumer-only tasks) waits all 14 pages before its hand-off:
+        // the next task's body starts only after this one released, whatever the footprint.
+        let (lo, hi) = (0b0000_0000_0111_1111, 0b0011_1111_1000_0000);
+        let handoff: Vec<QueueTask> = (0..8)
+            .map(|i| task(PageRoles::ConsumerHandoff, if i % 2 == 0 { lo } else { hi }))
+            .collect();
+        assert_eq!(overlaps(&handoff, 2000), Ok(None));
+    }
+
+    #[test]
+    fn the_storer_observer_overlaps_consecutive_tasks() {
         // The storer hands a task the pages the one ahead does not use at once.
         let storer = alternating(PageRoles::PipelineStorer, PageRoles::ConsumerStorer);
         assert!(matches!(overlaps(&storer, 2000), Ok(Some(_))));
