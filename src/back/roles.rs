@@ -276,8 +276,6 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                     w.line("int const k_first = task_k_first(task_desc);  // this task's first K block (its split's)");
                 }
                 w.line("int const k_iters = task_k_iters(task_desc);  // its K iterations: K_ITERS, or K_ITERS - 1 in a shorter split");
-                // Last before the loop: a `#pragma unroll` the engine writes must precede it directly.
-                cx.engine.before_k_loop(w, cx.role);
                 let ahead = scales && scales_fetched_ahead(cx.prog);
                 if ahead {
                     w.comment("The f32 scales of the next SF_AHEAD K blocks, in flight while the loader waits the ring: one");
@@ -286,16 +284,24 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
                     w.comment("fixed name (no indexed array in local memory).");
                     w.line("constexpr int SF_AHEAD = NUM_STAGES < K_ITERS ? NUM_STAGES : K_ITERS;");
                     w.line("layout::Scales::Raw sf_ahead[SF_AHEAD];");
+                } else if scales {
+                    w.comment("The next K block's f32 scales, fetched one iteration ahead (layout::Scales::fetch).");
+                    w.line("layout::Scales::Raw sf_next;");
+                }
+                // Last before the loop: a `#pragma unroll` must precede it directly.
+                cx.engine.before_k_loop(w, cx.role);
+                if cx.role == RoleKind::Loader {
+                    w.comment("Not unrolled: one lane issues a stage's loads after its empty-barrier wait, and unrolled");
+                    w.comment("copies of that would only hold more registers (the helper warps may have 40, setmaxnreg).");
+                    w.line("#pragma unroll 1");
+                }
+                if ahead {
                     w.open("for (int it0 = 0; it0 < k_iters; it0 += SF_AHEAD)");
                     w.line("#pragma unroll");
                     w.open("for (int ahead = 0; ahead < SF_AHEAD; ++ahead)");
                     w.line("int const it = it0 + ahead;");
                     w.line("if (it >= k_iters) break;");
                 } else {
-                    if scales {
-                        w.comment("The next K block's f32 scales, fetched one iteration ahead (layout::Scales::fetch).");
-                        w.line("layout::Scales::Raw sf_next;");
-                    }
                     w.open("for (int it = 0; it < k_iters; ++it)");
                 }
                 w.line("int const stage = it % NUM_STAGES;");

@@ -34,7 +34,8 @@ const PREFIX_END: usize = 2;
 pub const SPLIT_ISSUED: usize = 1;
 pub const SPLIT_ARRIVED: usize = 2;
 pub const SPLIT_SUMMED: usize = 3;
-/// Loader (W4): every lane's page wait done. Consumer (W0, sm_90a pipelines): the K loop's end,
+/// Loader (W4): every lane's wait of the task's used pages done (the unused ones are waited after
+/// its loads). Consumer (W0, sm_90a pipelines): the K loop's end,
 /// stamped by the generated consumer before it releases the pages.
 pub const EXTRA: usize = 3;
 
