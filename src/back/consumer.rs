@@ -335,20 +335,21 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
     let handoff = crate::plan::sems::needs_page_handoff(ir);
     let ring_loader = super::consumer_ring::loader_fn(w, task, info);
     if handoff && !ring_loader {
-        w.comment("The loader role (W4). The runtime's loader prefix before it has waited every page of the task");
-        w.comment("(lane p page p, then __syncwarp) and freed the unused ones: the one role observing page parity,");
-        w.comment(
-            "on every task of the queue (I-P5). Lane 0 hands the pages to the consumer warpgroup.",
-        );
+        w.comment("The loader role (W4), the page prefix itself (the registration's auto_loader_page_lifecycle =");
+        w.comment("false): lane p waits page p with this task's parity if the task uses it, lane 0 hands the pages to");
+        w.comment("the consumer warpgroup, then lane p waits and frees page p if the task does not use it. The one");
+        w.comment("role observing page parity, on every page of every task of the queue (I-P5); the used pages");
+        w.comment("first, so that where MPK's planner gave this task pages the task before it leaves unused (I-S12)");
+        w.comment("the consumer starts without waiting for that task's release.");
         w.open(format!(
             "__device__ __noinline__ void loader({ROLE_PARAMS})"
         ));
-        w.line("(void)task_desc;");
         w.line("(void)runtime_config;");
         w.line("(void)iter_num;");
-        w.line("if (mpkc::lane_id() != 0) return;");
-        w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
-        w.line("mpkc::rt::mbar_arrive(&sem[SEM_PAGES_READY]);  // pages_ready: 1 arrival");
+        w.line("uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective, before the page wait");
+        super::page_prefix::acquire_used(w);
+        w.line("if (page == 0) mpkc::rt::mbar_arrive(&mpkc::rt::op_sem_base(runtime_smem, instruction_index)[SEM_PAGES_READY]);  // pages_ready: 1 arrival");
+        super::page_prefix::free_unused(w);
         w.close("");
         w.blank();
     }

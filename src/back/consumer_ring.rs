@@ -95,10 +95,13 @@ pub(super) fn consumer_ends(w: &mut Writer, task: &CheckedTask) {
     }
 }
 
-/// The loader role of a task with rings: lane 0 re-initialises the rings' barriers (I-M4),
-/// fences the async proxy before its first bulk copy into the pages (earlier tasks wrote them
-/// with generic stores), hands the pages to the consumer, waits the dependency (the copies read
-/// what other tasks wrote, I-M9), and runs the loader body with each ring's producer end.
+/// The loader role of a task with rings: lane 0 re-initialises the rings' barriers (I-M4); the
+/// warp waits the used pages ([`super::page_prefix::acquire_used`]); lane 0 fences the async
+/// proxy before its first bulk copy into the pages (earlier tasks wrote them with generic
+/// stores), hands the pages to the consumer, waits the dependency (the copies read what other
+/// tasks wrote, I-M9), and runs the loader body with each ring's producer end (in a lambda: a
+/// `return` of the body ends only the body); last, the warp waits and frees the unused pages
+/// ([`super::page_prefix::free_unused`]).
 pub(super) fn loader_fn(
     w: &mut Writer,
     task: &CheckedTask,
@@ -118,18 +121,23 @@ pub(super) fn loader_fn(
     if rs.is_empty() {
         return false;
     }
-    w.comment("The loader role (W4), lane 0: the runtime's loader prefix before it has waited every page of the");
-    w.comment("task (lane p page p, then __syncwarp) and freed the unused ones, the one role observing page parity");
-    w.comment("on every task of the queue (I-P5). It then fills the rings through the contract's loader body.");
+    w.comment("The loader role (W4), the page prefix itself (the registration's auto_loader_page_lifecycle =");
+    w.comment("false): lane p waits page p with this task's parity if the task uses it; lane 0 then hands the");
+    w.comment("pages to the consumer and fills the rings through the contract's loader body; last, lane p waits");
+    w.comment("and frees page p if the task does not use it. The one role observing page parity, on every page of");
+    w.comment("every task of the queue (I-P5); the used pages first, so that where MPK's planner gave this task");
+    w.comment("pages the task before it leaves unused (I-S12) its copies start while that task computes.");
     w.open(format!(
         "__device__ __noinline__ void loader({ROLE_PARAMS})"
     ));
-    w.line("if (mpkc::lane_id() != 0) return;");
     w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
+    w.line("uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective, before the page wait");
     let reinit = super::roles::reinit_of(prog, crate::ir::RoleKind::Loader);
     w.comment("I-M4: the rings' barriers (the full ones completed asynchronously, by the bulk copies) are");
     w.comment("re-initialised at task start, before the hand-off that lets the consumer use them, then the init");
-    w.comment("fence (I-M5). No consumer thread arrives an empty barrier before that hand-off.");
+    w.comment("fence (I-M5). No consumer thread arrives an empty barrier before that hand-off. They need no page:");
+    w.comment("lane 0 re-inits them before the page wait (the ring slot's last task, three before, has finished).");
+    w.open("if (mpkc::lane_id() == 0)");
     for (_, b, slot) in prog.ordinals().filter(|(k, _, _)| reinit.contains(k)) {
         w.line(format!(
             "mpkc::rt::mbar_reinit(&sem[{}], {});  // {}",
@@ -139,9 +147,12 @@ pub(super) fn loader_fn(
         ));
     }
     w.line("mpkc::rt::fence_mbar_init();");
+    w.close("");
+    super::page_prefix::acquire_used(w);
+    w.open("if (page == 0)");
     w.comment("An earlier task on this SM may have read or written these pages with generic accesses; the bulk");
-    w.comment("copies write them in the async proxy: the reader-side proxy fence after the page acquire (the prefix's");
-    w.comment("lane waits, then its __syncwarp), as for a pipeline's first TMA (PTX ISA 9.0 §8.6, \"Proxies\").");
+    w.comment("copies write them in the async proxy: the reader-side proxy fence after the page acquire (the lane");
+    w.comment("waits, then the __syncwarp), as for a pipeline's first TMA (PTX ISA 9.0 §8.6, \"Proxies\").");
     w.line("mpkc::ring::fence_proxy_async_smem();");
     if crate::plan::sems::needs_page_handoff(ir) {
         w.line("mpkc::rt::mbar_arrive(&sem[SEM_PAGES_READY]);  // pages_ready: 1 arrival");
@@ -166,9 +177,14 @@ pub(super) fn loader_fn(
     w.line("(void)runtime_config;");
     w.line("(void)iter_num;");
     w.line("(void)task_offset;");
-    w.comment("---- loader body: inline CUDA from the contract (one thread) ----");
-    w.open("");
+    w.comment("---- loader body: inline CUDA from the contract (one thread), a lambda: its `return` ends the");
+    w.comment("body, not the role, whose unused pages are still to be freed ----");
+    w.open("[&]()");
+    // contract_block closes the lambda's brace itself; the call follows its `#line`.
     super::banner::contract_block(w, info, code, *code_span, &ir.unit_name());
+    w.line("();");
+    w.close("");
+    super::page_prefix::free_unused(w);
     w.close("");
     w.blank();
     true

@@ -11,6 +11,7 @@ mod consumer;
 pub(crate) mod consumer_ring;
 mod design_doc;
 mod epilogue;
+mod page_prefix;
 pub mod files;
 pub mod harness;
 pub mod helper;

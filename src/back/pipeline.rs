@@ -520,7 +520,7 @@ pub(crate) fn loader(
 /// (`__syncwarp`, I-P4), lane p waits physical page p with the task's parity if the task uses it
 /// (`used_pages`, the warp's mask computed before the wait), and the warp reconverges; the
 /// elected lane's loads follow. The pages the task does not use are waited after the loads were
-/// issued ([`page_free_unused`]): where MPK's planner gave this task pages the task before it
+/// issued ([`super::page_prefix::free_unused`]): where MPK's planner gave this task pages the task before it
 /// leaves unused (I-S12, single-page regions within 7 pages), the loads run while that task
 /// computes, instead of after it releases its pages.
 pub(crate) fn page_acquire(w: &mut Writer) {
@@ -531,29 +531,12 @@ pub(crate) fn page_acquire(w: &mut Writer) {
     w.comment("the pages of the task before this one where MPK's planner gave this task others (I-S12). The");
     w.comment("__syncwarp after the wait orders the elected lane's TMA after every lane's acquire (PTX ISA,");
     w.comment("bar.warp.sync: memory ordering among the participating threads).");
-    w.line("__syncwarp();");
-    w.line("int const page = mpkc::lane_id();");
-    w.line("if (page < MAX_SMEM_PAGES_PER_TASK && (used_pages >> page & 1u)) mpkc::rt::wait_page_ready(runtime_smem, page, instruction_index);");
-    w.line("__syncwarp();");
+    super::page_prefix::acquire_used(w);
     w.line("#ifdef MPKC_BENCH_STAMPS");
     w.line(
         "mpkc_bench_phase(4, instruction_index, 3);  // mpkc bench --timeline: the used pages waited",
     );
     w.line("#endif");
-}
-
-/// The loader's last step ([`crate::lower::Step::PageFreeUnused`]): after the elected lane issued
-/// the loads, the warp reconverges and lane p waits physical page p with the task's parity if the
-/// task does not use it, then frees it (I-P1, I-P2, I-P3). With [`page_acquire`] the loader
-/// waits every page of every task, in queue order (the pages' dense observer, I-P5).
-pub(crate) fn page_free_unused(w: &mut Writer) {
-    w.comment("The pages this task does not use: waited with its parity, so that the loader stays every page's");
-    w.comment("observer (I-P5), and freed at once (I-P1, I-P2, I-P3).");
-    w.line("__syncwarp();");
-    w.open("if (page < MAX_SMEM_PAGES_PER_TASK && !(used_pages >> page & 1u))");
-    w.line("mpkc::rt::wait_page_ready(runtime_smem, page, instruction_index);");
-    w.line("mpkc::rt::finish_page(runtime_smem, page);");
-    w.close("");
 }
 
 /// The loader's fence between the generic stores earlier tasks made to this task's pages and the

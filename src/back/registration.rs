@@ -45,15 +45,16 @@ impl Registration {
         inits_semaphores: false,
     };
 
-    /// The consumer-only families with regions: page mode 1 (the runtime's loader prefix waits
-    /// every page, the one role observing page parity, and frees the unused ones; I-P5), a loader
-    /// body that arrives the `pages_ready` hand-off, the consumer body after waiting it, and the
+    /// The consumer-only families with regions: page mode 1 with the loader's page prefix in the
+    /// generated loader body (`auto_loader_page_lifecycle = false`: the loader waits the used
+    /// pages, arrives the `pages_ready` hand-off, then waits and frees the unused ones; the one
+    /// role observing page parity, I-P5), the consumer body after waiting the hand-off, and the
     /// runtime's consumer suffix freeing the used pages. MPK's page mode 2 (the consumer claims
     /// its used pages) is not used: on a queue mixing it with page-mode-1 tasks the loader, a
     /// sparse observer there, can pass a page wait two tasks ahead (`plan::sems::needs_page_handoff`).
     pub const CONSUMER_HANDOFF: Registration = Registration {
         page_mode: 1,
-        auto_loader_page_lifecycle: true,
+        auto_loader_page_lifecycle: false,
         auto_consumer_finish: true,
         launcher_dep_prefix: false,
         bodies: [true, true, false, false],

@@ -236,7 +236,7 @@ pub(crate) fn render(w: &mut Writer, cx: &RoleCx<'_>, ops: &[Op]) {
             }
             Op::Step(Step::PageAcquire) => super::pipeline::page_acquire(w),
             Op::Step(Step::PagesFence) => super::pipeline::pages_fence(w, isa),
-            Op::Step(Step::PageFreeUnused) => super::pipeline::page_free_unused(w),
+            Op::Step(Step::PageFreeUnused) => super::page_prefix::free_unused(w),
             Op::Step(Step::DepWait) => {
                 w.comment("The activations come from the task this one depends on: wait its event once (I-M9).");
                 w.open("if (it == 0)");

@@ -143,6 +143,7 @@ pub fn check_pages_of(
         // Who waits and frees the pages, as the registration says (`back::registration`).
         let roles = match Registration::of(task) {
             Some(r) if r.page_mode == 2 => PageRoles::ConsumerClaim,
+            Some(r) if r.auto_loader_page_lifecycle => PageRoles::RuntimePrefix,
             Some(r) if r.auto_consumer_finish => PageRoles::ConsumerHandoff,
             _ => PageRoles::Pipeline,
         };

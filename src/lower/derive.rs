@@ -239,7 +239,10 @@ impl Cx<'_> {
                     if !owned.is_empty() {
                         ops.push(Op::Reinit { ordinals: owned });
                     }
+                    // With pages to hand off, the loader runs the page prefix itself (the used
+                    // pages first, `back::registration::Registration::CONSUMER_HANDOFF`).
                     if let Some(bar) = handoff {
+                        ops.push(Op::Step(Step::PageAcquire));
                         ops.push(Op::Arrive {
                             bar: BarRef {
                                 bar,
@@ -251,6 +254,9 @@ impl Cx<'_> {
                     }
                     for &h in &rings {
                         self.ring_uses(role, h, &mut ops);
+                    }
+                    if handoff.is_some() {
+                        ops.push(Op::Step(Step::PageFreeUnused));
                     }
                 }
                 (RoleKind::Consumer, _) => {

@@ -283,9 +283,10 @@ pub enum Step {
     /// The loader's page acquire (page mode 1 with `auto_loader_page_lifecycle = false`, contract
     /// doc §1.5, §3.3): lanes 0..13 wait page = lane with the task's parity for each page the task
     /// uses, and the warp reconverges. It follows the loader's re-inits, which need no page; the
-    /// elected lane's loads follow it ([`Step::PagesFence`] first), and [`Step::PageFreeUnused`]
-    /// ends the loader: the used pages first, so that where MPK's planner gave this task pages
-    /// the task before it does not use (I-S12), its loads run while that task computes.
+    /// elected lane's loads follow it ([`Step::PagesFence`] first; a consumer-only loader's
+    /// `pages_ready` hand-off and ring copies), and [`Step::PageFreeUnused`] ends the loader: the
+    /// used pages first, so that where MPK's planner gave this task pages the task before it does
+    /// not use (I-S12), its loads run while that task computes.
     PageAcquire,
     /// The elected loader lane's async-proxy fence after the page acquire and before its first
     /// TMA write of the pages (PTX ISA §8.6 "Proxies": earlier tasks may have written them with

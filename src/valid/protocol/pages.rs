@@ -35,10 +35,16 @@ pub enum PageRoles {
     /// then waits and frees the unused ones; the launcher (or the sm_90a consumer) frees the used
     /// pages once the consumer is done with them.
     Pipeline,
-    /// Page mode 1, consumer-only with the `pages_ready` hand-off (what mpkc generates): the
-    /// loader prefix waits every page and frees the unused ones, then arrives `pages_ready`; the
-    /// consumer waits it, runs the body and frees the used pages.
+    /// Page mode 1, consumer-only with the `pages_ready` hand-off, the loader's own prefix (what
+    /// mpkc generates for a task with regions): the loader waits the used pages, arrives
+    /// `pages_ready`, then waits and frees the unused ones; the consumer waits the hand-off, runs
+    /// the body and frees the used pages.
     ConsumerHandoff,
+    /// Page mode 1 with the runtime's loader prefix (`auto_loader_page_lifecycle = true`; what
+    /// mpkc registers for a region-less consumer-only task, with no page to hand off): the loader
+    /// waits every page and frees the unused ones before its hand-off; the consumer waits the
+    /// hand-off, runs the body and its suffix frees the used ones.
+    RuntimePrefix,
     /// Page mode 2 (MPK's `consumer_owned_page_claim`): the loader prefix waits and frees only the
     /// unused pages; the consumer waits the used ones, runs the body and frees them.
     ConsumerClaim,
@@ -147,8 +153,9 @@ fn steps(t: QueueTask, warp: Warp) -> Vec<Step> {
         }
         (PageRoles::ConsumerStorer, _) => Vec::new(),
         (_, Warp::Storer) => Vec::new(),
-        // The generated loader's own prefix: the used pages, the loads, then the unused pages.
-        (PageRoles::Pipeline, Warp::Loader) => {
+        // The generated loader's own prefix: the used pages, the loads or the hand-off, then the
+        // unused pages.
+        (PageRoles::Pipeline | PageRoles::ConsumerHandoff, Warp::Loader) => {
             let mut s: Vec<Step> = all
                 .clone()
                 .filter(|&p| used(p))
@@ -159,7 +166,7 @@ fn steps(t: QueueTask, warp: Warp) -> Vec<Step> {
             s.extend(all.filter(|&p| !used(p)).map(Step::Free));
             s
         }
-        (PageRoles::ConsumerHandoff, Warp::Loader) => {
+        (PageRoles::RuntimePrefix, Warp::Loader) => {
             let mut s: Vec<Step> = all.clone().map(Step::WaitPage).collect();
             s.extend(all.filter(|&p| !used(p)).map(Step::Free));
             s.push(Arrive(Sig::Handoff));
@@ -177,7 +184,7 @@ fn steps(t: QueueTask, warp: Warp) -> Vec<Step> {
             s.extend(all.filter(|&p| used(p)).map(Step::Free));
             s
         }
-        (PageRoles::ConsumerHandoff, Warp::Consumer) => {
+        (PageRoles::ConsumerHandoff | PageRoles::RuntimePrefix, Warp::Consumer) => {
             let mut s = vec![Wait(Sig::Handoff)];
             s.extend(all.filter(|&p| used(p)).map(Step::Free));
             s
@@ -191,7 +198,10 @@ fn steps(t: QueueTask, warp: Warp) -> Vec<Step> {
             s.extend(all.filter(|&p| used(p)).map(Step::Free));
             s
         }
-        (PageRoles::ConsumerHandoff | PageRoles::ConsumerClaim, Warp::Launcher) => Vec::new(),
+        (
+            PageRoles::ConsumerHandoff | PageRoles::RuntimePrefix | PageRoles::ConsumerClaim,
+            Warp::Launcher,
+        ) => Vec::new(),
     }
 }
 
@@ -451,7 +461,7 @@ mod tests {
     }
 
     #[test]
-    fn the_used_pages_first_loader_overlaps_alternating_tasks_and_the_runtime_prefix_never_does() {
+    fn the_used_pages_first_loaders_overlap_alternating_tasks_and_the_runtime_prefix_never_does() {
         // The generated loader waits its used pages first: on alternating pages, the next
         // task's loads start while this one computes, and every wait stays on its phase.
         let pipeline = alternating(PageRoles::Pipeline, PageRoles::ConsumerHandoff);
@@ -459,13 +469,24 @@ mod tests {
         assert!(matches!(overlaps(&pipeline, 2000), Ok(Some(_))));
         // With every page used it waits for the task ahead's release, as before.
         assert_eq!(overlaps(&[task(PageRoles::Pipeline, ALL); 5], 500), Ok(None));
-        // The runtime's prefix (consumer-only tasks) waits all 14 pages before its hand-off:
-        // the next task's body starts only after this one released, whatever the footprint.
+        // So does the consumer-only loader's hand-off, on its own and mixed with region-less
+        // tasks under the runtime's prefix.
         let (lo, hi) = (0b0000_0000_0111_1111, 0b0011_1111_1000_0000);
-        let handoff: Vec<QueueTask> = (0..8)
-            .map(|i| task(PageRoles::ConsumerHandoff, if i % 2 == 0 { lo } else { hi }))
-            .collect();
-        assert_eq!(overlaps(&handoff, 2000), Ok(None));
+        let handoff = |roles: PageRoles| -> Vec<QueueTask> {
+            (0..8)
+                .map(|i| task(roles, if i % 2 == 0 { lo } else { hi }))
+                .collect()
+        };
+        assert_eq!(check_queue(&handoff(PageRoles::ConsumerHandoff), 3000), Ok(()));
+        assert!(matches!(
+            overlaps(&handoff(PageRoles::ConsumerHandoff), 2000),
+            Ok(Some(_))
+        ));
+        let mixed = alternating(PageRoles::Pipeline, PageRoles::RuntimePrefix);
+        assert_eq!(check_queue(&mixed, 3000), Ok(()));
+        // The runtime's prefix waits all 14 pages before its hand-off: the next task's body
+        // starts only after this one released, whatever the footprint.
+        assert_eq!(overlaps(&handoff(PageRoles::RuntimePrefix), 2000), Ok(None));
     }
 
     #[test]

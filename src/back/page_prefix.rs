@@ -1,0 +1,31 @@
+//! The loader's own page prefix (page mode 1 with `auto_loader_page_lifecycle = false`, contract
+//! doc §1.5), shared by the pipeline loader and the consumer-only families' loaders: the loader
+//! warp waits the pages its task uses, hands them on (its loads, or the `pages_ready` hand-off),
+//! and only then waits and frees the pages the task does not use. It stays every page's one
+//! observer, every task of the queue (I-P5), while a task whose pages MPK's planner took from
+//! those the task before it left unused (I-S12) starts before that task releases its own.
+
+use super::writer::Writer;
+
+/// Lane p waits physical page p with the task's parity if the task uses it (`used_pages`, the
+/// warp's mask, declared before), then the warp reconverges: the `__syncwarp` orders whatever
+/// one lane does next with the pages after every lane's acquire (PTX ISA, `bar.warp.sync`:
+/// memory ordering among the participating threads). Declares `page` (the lane's page).
+pub(crate) fn acquire_used(w: &mut Writer) {
+    w.line("__syncwarp();");
+    w.line("int const page = mpkc::lane_id();");
+    w.line("if (page < MAX_SMEM_PAGES_PER_TASK && (used_pages >> page & 1u)) mpkc::rt::wait_page_ready(runtime_smem, page, instruction_index);");
+    w.line("__syncwarp();");
+}
+
+/// After the hand-off: the warp reconverges and lane p waits physical page p with the task's
+/// parity if the task does not use it, then frees it (I-P1, I-P2, I-P3).
+pub(crate) fn free_unused(w: &mut Writer) {
+    w.comment("The pages this task does not use: waited with its parity, so that the loader stays every page's");
+    w.comment("observer (I-P5), and freed at once (I-P1, I-P2, I-P3).");
+    w.line("__syncwarp();");
+    w.open("if (page < MAX_SMEM_PAGES_PER_TASK && !(used_pages >> page & 1u))");
+    w.line("mpkc::rt::wait_page_ready(runtime_smem, page, instruction_index);");
+    w.line("mpkc::rt::finish_page(runtime_smem, page);");
+    w.close("");
+}
