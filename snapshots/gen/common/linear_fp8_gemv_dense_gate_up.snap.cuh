@@ -42,16 +42,28 @@ struct SmemView {
         partials(smem + task_desc->smem_region_offset(REGION_PARTIALS)) {}
 };
 
-// The loader role (W4). The runtime's loader prefix before it has waited every page of the task
-// (lane p page p, then __syncwarp) and freed the unused ones: the one role observing page parity,
-// on every task of the queue (I-P5). Lane 0 hands the pages to the consumer warpgroup.
+// The loader role (W4), the page prefix itself (the registration's auto_loader_page_lifecycle =
+// false): lane p waits page p with this task's parity if the task uses it, lane 0 hands the pages to
+// the consumer warpgroup, then lane p waits and frees page p if the task does not use it. The one
+// role observing page parity, on every page of every task of the queue (I-P5); the used pages
+// first, so that where MPK's planner gave this task pages the task before it leaves unused (I-S12)
+// the consumer starts without waiting for that task's release.
 __device__ __noinline__ void loader(TaskDesc const *task_desc, RuntimeConfig const &runtime_config, RuntimeSMEM &runtime_smem, int instruction_index, int iter_num) {
-  (void)task_desc;
   (void)runtime_config;
   (void)iter_num;
-  if (mpkc::lane_id() != 0) return;
-  uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);
-  mpkc::rt::mbar_arrive(&sem[SEM_PAGES_READY]);  // pages_ready: 1 arrival
+  uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective, before the page wait
+  __syncwarp();
+  int const page = mpkc::lane_id();
+  if (page < MAX_SMEM_PAGES_PER_TASK && (used_pages >> page & 1u)) mpkc::rt::wait_page_ready(runtime_smem, page, instruction_index);
+  __syncwarp();
+  if (page == 0) mpkc::rt::mbar_arrive(&mpkc::rt::op_sem_base(runtime_smem, instruction_index)[SEM_PAGES_READY]);  // pages_ready: 1 arrival
+  // The pages this task does not use: waited with its parity, so that the loader stays every page's
+  // observer (I-P5), and freed at once (I-P1, I-P2, I-P3).
+  __syncwarp();
+  if (page < MAX_SMEM_PAGES_PER_TASK && !(used_pages >> page & 1u)) {
+    mpkc::rt::wait_page_ready(runtime_smem, page, instruction_index);
+    mpkc::rt::finish_page(runtime_smem, page);
+  }
 }
 
 // The consumer role (W0-3). The runtime runs the dependency prefix before it and the page suffix
@@ -312,7 +324,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
 struct Registration {
   static constexpr int kTaskType = 374;
   static constexpr int kPageMode = 1;
-  static constexpr bool kAutoLoaderPageLifecycle = true;
+  static constexpr bool kAutoLoaderPageLifecycle = false;
   static constexpr bool kAutoConsumerFinish = true;
   static constexpr bool kLauncherDepPrefix = false;
   // No `setmaxnreg` line (0): the task runs under the megakernel's register split (§3.5).

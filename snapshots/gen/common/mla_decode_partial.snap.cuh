@@ -21,47 +21,59 @@ struct SmemView {
       : kv(smem + task_desc->smem_region_offset(REGION_KV)) {}
 };
 
-// The loader role (W4), lane 0: the runtime's loader prefix before it has waited every page of the
-// task (lane p page p, then __syncwarp) and freed the unused ones, the one role observing page parity
-// on every task of the queue (I-P5). It then fills the rings through the contract's loader body.
+// The loader role (W4), the page prefix itself (the registration's auto_loader_page_lifecycle =
+// false): lane p waits page p with this task's parity if the task uses it; lane 0 then hands the
+// pages to the consumer and fills the rings through the contract's loader body; last, lane p waits
+// and frees page p if the task does not use it. The one role observing page parity, on every page of
+// every task of the queue (I-P5); the used pages first, so that where MPK's planner gave this task
+// pages the task before it leaves unused (I-S12) its copies start while that task computes.
 __device__ __noinline__ void loader(TaskDesc const *task_desc, RuntimeConfig const &runtime_config, RuntimeSMEM &runtime_smem, int instruction_index, int iter_num) {
-  if (mpkc::lane_id() != 0) return;
   uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);
+  uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective, before the page wait
   // I-M4: the rings' barriers (the full ones completed asynchronously, by the bulk copies) are
   // re-initialised at task start, before the hand-off that lets the consumer use them, then the init
-  // fence (I-M5). No consumer thread arrives an empty barrier before that hand-off.
-  mpkc::rt::mbar_reinit(&sem[SEM_KV_RING_FULL], 1);  // kv_ring.full[0]
-  mpkc::rt::mbar_reinit(&sem[SEM_KV_RING_FULL + 1], 1);  // kv_ring.full[1]
-  mpkc::rt::mbar_reinit(&sem[SEM_KV_RING_FULL + 2], 1);  // kv_ring.full[2]
-  mpkc::rt::mbar_reinit(&sem[SEM_KV_RING_EMPTY], 128);  // kv_ring.empty[0]
-  mpkc::rt::mbar_reinit(&sem[SEM_KV_RING_EMPTY + 1], 128);  // kv_ring.empty[1]
-  mpkc::rt::mbar_reinit(&sem[SEM_KV_RING_EMPTY + 2], 128);  // kv_ring.empty[2]
-  mpkc::rt::fence_mbar_init();
-  // An earlier task on this SM may have read or written these pages with generic accesses; the bulk
-  // copies write them in the async proxy: the reader-side proxy fence after the page acquire (the prefix's
-  // lane waits, then its __syncwarp), as for a pipeline's first TMA (PTX ISA 9.0 §8.6, "Proxies").
-  mpkc::ring::fence_proxy_async_smem();
-  mpkc::rt::mbar_arrive(&sem[SEM_PAGES_READY]);  // pages_ready: 1 arrival
-  // I-M9: the copies read tensors the tasks this one depends on wrote: wait the dependency, then
-  // order those generic stores before this thread's async-proxy reads of them.
-  mpkc::rt::mbar_wait(&runtime_smem.dynamic_semaphores[instruction_index % INSTRUCTION_RING_SIZE][SEM_DEP_READY], mpkc::rt::ring_phase(instruction_index), "SEM_DEP_READY", instruction_index);
-  mpkc::ring::fence_proxy_async_global();
-  __nv_bfloat16 const *const q = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[0]);  // `q`: bf16[1, 16, 576], written in this launch: coherent loads only
-  __nv_bfloat16 const *const ckv = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[1]);  // `ckv`: bf16[256, 64, 576], written in this launch: coherent loads only
-  constexpr int ckv_page_tokens = 64;  // `ckv` is a pool of pages of 64 tokens, addressed through runtime_config.paged_kv_* (mpkc::paged_kv_request)
-  constexpr int ckv_max_context = 16384;  // tokens of context per request, at most
-  constexpr int ckv_requests = 1;  // requests per step, one token each: token row r is request r
-  float *__restrict__ const o_partial = static_cast<float *>(task_desc->output_ptrs[0]);  // `o_partial`: f32[1, 16, 8, 512]
-  float *__restrict__ const lse_partial = static_cast<float *>(task_desc->output_ptrs[1]);  // `lse_partial`: f32[1, 16, 8]
-  int const task_offset = task_desc->task_metadata.task_offset;
-  extern __shared__ __align__(1024) char smem[];
-  SmemView const buf(smem, task_desc);
-  mpkc::ring::RingProducer<3> kv_ring{&sem[SEM_KV_RING_FULL], &sem[SEM_KV_RING_EMPTY], buf.kv, nullptr, 36864u, "kv_ring"};  // ring `kv_ring`: load(src, bytes) one use, or acquire(bytes) / copy(offset, src, bytes) / commit()
-  (void)runtime_config;
-  (void)iter_num;
-  (void)task_offset;
-  // ---- loader body: inline CUDA from the contract (one thread) ----
-  {
+  // fence (I-M5). No consumer thread arrives an empty barrier before that hand-off. They need no page:
+  // lane 0 re-inits them before the page wait (the ring slot's last task, three before, has finished).
+  if (mpkc::lane_id() == 0) {
+    mpkc::rt::mbar_reinit(&sem[SEM_KV_RING_FULL], 1);  // kv_ring.full[0]
+    mpkc::rt::mbar_reinit(&sem[SEM_KV_RING_FULL + 1], 1);  // kv_ring.full[1]
+    mpkc::rt::mbar_reinit(&sem[SEM_KV_RING_FULL + 2], 1);  // kv_ring.full[2]
+    mpkc::rt::mbar_reinit(&sem[SEM_KV_RING_EMPTY], 128);  // kv_ring.empty[0]
+    mpkc::rt::mbar_reinit(&sem[SEM_KV_RING_EMPTY + 1], 128);  // kv_ring.empty[1]
+    mpkc::rt::mbar_reinit(&sem[SEM_KV_RING_EMPTY + 2], 128);  // kv_ring.empty[2]
+    mpkc::rt::fence_mbar_init();
+  }
+  __syncwarp();
+  int const page = mpkc::lane_id();
+  if (page < MAX_SMEM_PAGES_PER_TASK && (used_pages >> page & 1u)) mpkc::rt::wait_page_ready(runtime_smem, page, instruction_index);
+  __syncwarp();
+  if (page == 0) {
+    // An earlier task on this SM may have read or written these pages with generic accesses; the bulk
+    // copies write them in the async proxy: the reader-side proxy fence after the page acquire (the lane
+    // waits, then the __syncwarp), as for a pipeline's first TMA (PTX ISA 9.0 §8.6, "Proxies").
+    mpkc::ring::fence_proxy_async_smem();
+    mpkc::rt::mbar_arrive(&sem[SEM_PAGES_READY]);  // pages_ready: 1 arrival
+    // I-M9: the copies read tensors the tasks this one depends on wrote: wait the dependency, then
+    // order those generic stores before this thread's async-proxy reads of them.
+    mpkc::rt::mbar_wait(&runtime_smem.dynamic_semaphores[instruction_index % INSTRUCTION_RING_SIZE][SEM_DEP_READY], mpkc::rt::ring_phase(instruction_index), "SEM_DEP_READY", instruction_index);
+    mpkc::ring::fence_proxy_async_global();
+    __nv_bfloat16 const *const q = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[0]);  // `q`: bf16[1, 16, 576], written in this launch: coherent loads only
+    __nv_bfloat16 const *const ckv = static_cast<__nv_bfloat16 const *>(task_desc->input_ptrs[1]);  // `ckv`: bf16[256, 64, 576], written in this launch: coherent loads only
+    constexpr int ckv_page_tokens = 64;  // `ckv` is a pool of pages of 64 tokens, addressed through runtime_config.paged_kv_* (mpkc::paged_kv_request)
+    constexpr int ckv_max_context = 16384;  // tokens of context per request, at most
+    constexpr int ckv_requests = 1;  // requests per step, one token each: token row r is request r
+    float *__restrict__ const o_partial = static_cast<float *>(task_desc->output_ptrs[0]);  // `o_partial`: f32[1, 16, 8, 512]
+    float *__restrict__ const lse_partial = static_cast<float *>(task_desc->output_ptrs[1]);  // `lse_partial`: f32[1, 16, 8]
+    int const task_offset = task_desc->task_metadata.task_offset;
+    extern __shared__ __align__(1024) char smem[];
+    SmemView const buf(smem, task_desc);
+    mpkc::ring::RingProducer<3> kv_ring{&sem[SEM_KV_RING_FULL], &sem[SEM_KV_RING_EMPTY], buf.kv, nullptr, 36864u, "kv_ring"};  // ring `kv_ring`: load(src, bytes) one use, or acquire(bytes) / copy(offset, src, bytes) / commit()
+    (void)runtime_config;
+    (void)iter_num;
+    (void)task_offset;
+    // ---- loader body: inline CUDA from the contract (one thread), a lambda: its `return` ends the
+    // body, not the role, whose unused pages are still to be freed ----
+    [&]() {
 #line 60 "stdlib/dsv3/mla_decode.mpk"
 
     constexpr int kDim = params::kv_lora + params::rope;
@@ -83,7 +95,16 @@ __device__ __noinline__ void loader(TaskDesc const *task_desc, RuntimeConfig con
                    uint32_t(rows) * kDim * sizeof(__nv_bfloat16));
     }
   }
-#line 87 "mla_decode_partial.cuh"
+#line 99 "mla_decode_partial.cuh"
+    ();
+  }
+  // The pages this task does not use: waited with its parity, so that the loader stays every page's
+  // observer (I-P5), and freed at once (I-P1, I-P2, I-P3).
+  __syncwarp();
+  if (page < MAX_SMEM_PAGES_PER_TASK && !(used_pages >> page & 1u)) {
+    mpkc::rt::wait_page_ready(runtime_smem, page, instruction_index);
+    mpkc::rt::finish_page(runtime_smem, page);
+  }
 }
 
 // The consumer role (W0-3). The runtime runs the dependency prefix before it and the page suffix
@@ -243,7 +264,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     // Natural-log log-sum-exp of the split's scaled scores: (m2 + log2 l) * ln 2.
     if (lane == 0) lse_partial[row] = (m2 + __log2f(l)) * 0.6931471805599453f;
   }
-#line 247 "mla_decode_partial.cuh"
+#line 268 "mla_decode_partial.cuh"
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a
@@ -253,7 +274,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
 struct Registration {
   static constexpr int kTaskType = 360;
   static constexpr int kPageMode = 1;
-  static constexpr bool kAutoLoaderPageLifecycle = true;
+  static constexpr bool kAutoLoaderPageLifecycle = false;
   static constexpr bool kAutoConsumerFinish = true;
   static constexpr bool kLauncherDepPrefix = false;
   // No `setmaxnreg` line (0): the task runs under the megakernel's register split (§3.5).

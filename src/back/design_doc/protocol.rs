@@ -162,7 +162,7 @@ fn duties(s: &mut String, p: &RoleProgram, task_roles: &[RoleKind]) {
                 }
                 Op::Step(Step::PageFreeUnused) => push(
                     &mut frees,
-                    "the unused pages, after its loads were issued".into(),
+                    "the unused pages, after its loads or hand-off".into(),
                 ),
                 Op::Step(Step::PageRelease) => push(&mut frees, "the task's used pages".into()),
                 Op::Step(Step::Body) => push(
@@ -253,7 +253,7 @@ role bodies: {}.\n",
     let unused = if reg.auto_loader_page_lifecycle {
         "the runtime's loader prefix frees the pages the task does not use before any role body runs"
     } else {
-        "the loader waits the pages the task uses before its loads and frees the ones it does not use after them"
+        "the loader waits the pages the task uses before its loads or hand-off and frees the ones it does not use after them"
     };
     // Per target: the role whose program releases the used pages (the launcher, or on sm_90a
     // the consumer after its K loop, `Step::ConsumerPageRelease`).
