@@ -126,7 +126,9 @@ pub(super) fn loader_fn(
     w.comment("pages to the consumer and fills the rings through the contract's loader body; last, lane p waits");
     w.comment("and frees page p if the task does not use it. The one role observing page parity, on every page of");
     w.comment("every task of the queue (I-P5); the used pages first, so that where MPK's planner gave this task");
-    w.comment("pages the task before it leaves unused (I-S12) its copies start while that task computes.");
+    w.comment(
+        "pages the task before it leaves unused (I-S12) its copies start while that task computes.",
+    );
     w.open(format!(
         "__device__ __noinline__ void loader({ROLE_PARAMS})"
     ));

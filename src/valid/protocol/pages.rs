@@ -468,7 +468,10 @@ mod tests {
         assert_eq!(check_queue(&pipeline, 3000), Ok(()));
         assert!(matches!(overlaps(&pipeline, 2000), Ok(Some(_))));
         // With every page used it waits for the task ahead's release, as before.
-        assert_eq!(overlaps(&[task(PageRoles::Pipeline, ALL); 5], 500), Ok(None));
+        assert_eq!(
+            overlaps(&[task(PageRoles::Pipeline, ALL); 5], 500),
+            Ok(None)
+        );
         // So does the consumer-only loader's hand-off, on its own and mixed with region-less
         // tasks under the runtime's prefix.
         let (lo, hi) = (0b0000_0000_0111_1111, 0b0011_1111_1000_0000);
@@ -477,7 +480,10 @@ mod tests {
                 .map(|i| task(roles, if i % 2 == 0 { lo } else { hi }))
                 .collect()
         };
-        assert_eq!(check_queue(&handoff(PageRoles::ConsumerHandoff), 3000), Ok(()));
+        assert_eq!(
+            check_queue(&handoff(PageRoles::ConsumerHandoff), 3000),
+            Ok(())
+        );
         assert!(matches!(
             overlaps(&handoff(PageRoles::ConsumerHandoff), 2000),
             Ok(Some(_))
