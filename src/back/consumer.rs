@@ -507,10 +507,16 @@ fn registration(w: &mut Writer, task: &CheckedTask) {
     let reg = super::registration::Registration::of(task)
         .unwrap_or(super::registration::Registration::CONSUMER);
     w.comment("What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a");
-    w.comment("type. Page mode 1: the runtime's loader prefix waits every page and frees the unused ones, and its");
-    w.comment(
-        "consumer suffix frees the used ones (auto_loader_page_lifecycle, auto_consumer_finish).",
-    );
+    if reg.auto_loader_page_lifecycle {
+        w.comment("type. Page mode 1: the runtime's loader prefix waits every page and frees the unused ones, and its");
+        w.comment("consumer suffix frees the used ones (auto_loader_page_lifecycle, auto_consumer_finish).");
+    } else {
+        w.comment(
+            "type. Page mode 1: the loader body waits every page and frees the unused ones itself",
+        );
+        w.comment("(auto_loader_page_lifecycle = false), and the runtime's consumer suffix frees the used ones");
+        w.comment("(auto_consumer_finish).");
+    }
     if reg.bodies[1] {
         w.comment("The loader body hands the pages to the consumer through `pages_ready` (I-P5).");
     } else {

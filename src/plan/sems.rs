@@ -58,9 +58,10 @@ pub struct Ordinal {
 pub const PAGES_READY: &str = "pages_ready";
 
 /// Whether `ir` gets the `pages_ready` hand-off: a consumer-only task that uses pages (it has
-/// regions). The runtime's loader prefix is then the one role that waits page parity, on every
-/// page of every task (a dense observer, I-P5), and the consumer's body and page suffix run after
-/// it. Page mode 2 (the consumer claims the used pages, the loader prefix only the unused ones)
+/// regions). Its loader (the page prefix in the generated body, `back::page_prefix`) is then the
+/// one role that waits page parity, on every page of every task (a dense observer, I-P5): the used
+/// pages, the hand-off, then the unused pages; the consumer's body and page suffix run after the
+/// hand-off. Page mode 2 (the consumer claims the used pages, the loader prefix only the unused ones)
 /// leaves the loader a sparse observer: on a queue mixing it with page-mode-1 tasks, a loader two
 /// tasks ahead passes a page wait on the parity of the phase before (found by `mpkc verify
 /// --chain` on the MoE block, 2026-12-01).

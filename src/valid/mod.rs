@@ -20,8 +20,9 @@
 //!   unused pages; the consumer suffix, or a pipeline's launcher, the used ones), iterating
 //!   physical pages.
 //! - I-P4/I-P5: lane-parallel page release follows a named barrier of all consumer threads; the
-//!   runtime's loader prefix is the one role waiting page parity, on every page of every task
-//!   (a dense observer on any queue), and a consumer-only body runs after its `pages_ready`
+//!   loader warp (the runtime's prefix for a region-less task, else the generated body's, the
+//!   used pages first) is the one role waiting page parity, on every page of every task (a
+//!   dense observer on any queue), and a consumer-only body runs after its `pages_ready`
 //!   hand-off (`plan::sems::needs_page_handoff`).
 //! - mbarriers are 8-byte aligned: op-private ordinals live in the runtime's `uint64_t`
 //!   `dynamic_semaphores` array; tasks declare none in their regions.

@@ -116,8 +116,9 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a
-// type. Page mode 1: the runtime's loader prefix waits every page and frees the unused ones, and its
-// consumer suffix frees the used ones (auto_loader_page_lifecycle, auto_consumer_finish).
+// type. Page mode 1: the loader body waits every page and frees the unused ones itself
+// (auto_loader_page_lifecycle = false), and the runtime's consumer suffix frees the used ones
+// (auto_consumer_finish).
 // The loader body hands the pages to the consumer through `pages_ready` (I-P5).
 struct Registration {
   static constexpr int kTaskType = 351;

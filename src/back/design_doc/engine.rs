@@ -69,7 +69,7 @@ fn consumer_only(s: &mut String, task: &CheckedTask, family: Family) {
         .collect();
     let handoff = crate::plan::sems::needs_page_handoff(ir);
     let others = if rings.is_empty() && handoff {
-        "The loader warp (W4) runs a generated body: after the runtime's loader prefix has waited every page of the task, its lane 0 arrives `pages_ready`, which the consumer body waits before it touches shared memory. No other role has a body.".to_string()
+        "The loader warp (W4) runs a generated body, the page prefix itself: once its lanes have waited the pages the task uses, its lane 0 arrives `pages_ready`, which the consumer body waits before it touches shared memory; then its lanes wait and free the unused pages. No other role has a body.".to_string()
     } else if rings.is_empty() {
         "No other role has a body.".to_string()
     } else {
@@ -95,7 +95,7 @@ between the runtime's page prefix and suffix. {others}\n",
 {}",
             if handoff { " and the loader's page hand-off" } else { " alone" },
             if handoff {
-                "so a launcher would have nothing to do and the consumer-only idiom applies (contract doc §4), with one loader duty: its one ordinal, `pages_ready`, is mpkc's page hand-off, arrived by the loader's generated body once the runtime's loader prefix has waited every page of the task, and waited by the consumer body."
+                "so a launcher would have nothing to do and the consumer-only idiom applies (contract doc §4), with one loader duty: its one ordinal, `pages_ready`, is mpkc's page hand-off, arrived by the loader's generated body once it has waited the pages the task uses (it waits and frees the unused ones after), and waited by the consumer body."
             } else {
                 "so a loader and a launcher would have nothing to do and the consumer-only idiom applies (contract doc §4)."
             }
