@@ -346,7 +346,7 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
         ));
         w.line("(void)runtime_config;");
         w.line("(void)iter_num;");
-        w.line("uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective, before the page wait");
+        super::page_prefix::used_mask(w);
         super::page_prefix::acquire_used(w);
         w.line("if (page == 0) mpkc::rt::mbar_arrive(&mpkc::rt::op_sem_base(runtime_smem, instruction_index)[SEM_PAGES_READY]);  // pages_ready: 1 arrival");
         super::page_prefix::free_unused(w);

@@ -133,7 +133,7 @@ pub(super) fn loader_fn(
         "__device__ __noinline__ void loader({ROLE_PARAMS})"
     ));
     w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
-    w.line("uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective, before the page wait");
+    super::page_prefix::used_mask(w);
     let reinit = super::roles::reinit_of(prog, crate::ir::RoleKind::Loader);
     w.comment("I-M4: the rings' barriers (the full ones completed asynchronously, by the bulk copies) are");
     w.comment("re-initialised at task start, before the hand-off that lets the consumer use them, then the init");

@@ -7,6 +7,12 @@
 
 use super::writer::Writer;
 
+/// The task's used pages as the warp's mask `used_pages` (bit p = page p): `mpkc::used_page_mask`,
+/// a warp collective, so the whole loader warp declares it before anything diverges.
+pub(crate) fn used_mask(w: &mut Writer) {
+    w.line("uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective, before the page wait");
+}
+
 /// Lane p waits physical page p with the task's parity if the task uses it (`used_pages`, the
 /// warp's mask, declared before), then the warp reconverges: the `__syncwarp` orders whatever
 /// one lane does next with the pages after every lane's acquire (PTX ISA, `bar.warp.sync`:

@@ -494,7 +494,7 @@ pub(crate) fn loader(
     w.line("uint64_t *const sem = mpkc::rt::op_sem_base(runtime_smem, instruction_index);");
     w.line("CUtensorMap const *const map_w = task_desc->input_tma_desc_ptrs[IN_W][0];");
     w.line("CUtensorMap const *const map_a = task_desc->input_tma_desc_ptrs[IN_A][0];");
-    w.line("uint32_t const used_pages = mpkc::used_page_mask(task_desc);  // a warp collective, before the page wait");
+    super::page_prefix::used_mask(w);
     w.line(format!("if ({isa}::elect_one()) {{ {isa}::prefetch_tensormap(map_w); {isa}::prefetch_tensormap(map_a); }}"));
     w.line("int const tile = task_desc->task_metadata.task_offset % NUM_TILES;");
     if super::roles::routed(prog) {
@@ -520,9 +520,9 @@ pub(crate) fn loader(
 /// (`__syncwarp`, I-P4), lane p waits physical page p with the task's parity if the task uses it
 /// (`used_pages`, the warp's mask computed before the wait), and the warp reconverges; the
 /// elected lane's loads follow. The pages the task does not use are waited after the loads were
-/// issued ([`super::page_prefix::free_unused`]): where MPK's planner gave this task pages the task before it
-/// leaves unused (I-S12, single-page regions within 7 pages), the loads run while that task
-/// computes, instead of after it releases its pages.
+/// issued ([`super::page_prefix::free_unused`]): where MPK's planner gave this task pages the
+/// task before it leaves unused (I-S12, single-page regions within 7 pages), the loads run while
+/// that task computes, instead of after it releases its pages.
 pub(crate) fn page_acquire(w: &mut Writer) {
     w.comment("The page prefix, this body's (the registration's auto_loader_page_lifecycle = false) so that the");
     w.comment("re-inits and prefetches above, which need no page, run while the task before this one holds them:");

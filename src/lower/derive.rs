@@ -293,9 +293,10 @@ impl Cx<'_> {
         // The loader's page prefix is its own (`auto_loader_page_lifecycle = false`,
         // `back::registration`): after its re-inits, which need no page, so that they run while
         // the task before this one still holds the pages.
-        if self.lowered() && role == RoleKind::Loader {
+        let page_acquire = (self.lowered() && role == RoleKind::Loader).then(|| {
             ops.push(Op::Step(Step::PageAcquire));
-        }
+            ops.len()
+        });
         let tmem: Vec<Handle<ChannelIr>> = self
             .ir
             .channels
@@ -428,18 +429,13 @@ impl Cx<'_> {
                 ops.push(Op::Step(Step::TmemDealloc));
             }
         }
-        if self.lowered() && role == RoleKind::Loader {
-            // After the used pages' acquire, one elected lane fences and issues the loads; then
-            // the warp waits and frees the unused pages (the dense observer, I-P5).
-            if let Some(at) = ops
-                .iter()
-                .position(|o| matches!(o, Op::Step(Step::PageAcquire)))
-            {
-                let mut body = vec![Op::Step(Step::PagesFence)];
-                body.extend(ops.split_off(at + 1));
-                ops.push(Op::Elect { body });
-                ops.push(Op::Step(Step::PageFreeUnused));
-            }
+        // After the used pages' acquire, one elected lane fences and issues the loads; then the
+        // warp waits and frees the unused pages (the dense observer, I-P5).
+        if let Some(after) = page_acquire {
+            let mut body = vec![Op::Step(Step::PagesFence)];
+            body.extend(ops.split_off(after));
+            ops.push(Op::Elect { body });
+            ops.push(Op::Step(Step::PageFreeUnused));
         }
         ops
     }

@@ -35,8 +35,8 @@ pub const SPLIT_ISSUED: usize = 1;
 pub const SPLIT_ARRIVED: usize = 2;
 pub const SPLIT_SUMMED: usize = 3;
 /// Loader (W4): every lane's wait of the task's used pages done (the unused ones are waited after
-/// its loads). Consumer (W0, sm_90a pipelines): the K loop's end,
-/// stamped by the generated consumer before it releases the pages.
+/// its loads). Consumer (W0, sm_90a pipelines): the K loop's end, stamped by the generated
+/// consumer before it releases the pages.
 pub const EXTRA: usize = 3;
 
 /// The timeline of tasks `0..p.min(16)` of CTA 0 in the last stamped launch of `k`: per task,

@@ -124,8 +124,9 @@ fn steps(t: QueueTask, warp: Warp) -> Vec<Step> {
     use Step::{Arrive, Wait};
     let used = |p: usize| t.used >> p & 1 == 1;
     let all = 0..PAGES;
-    // The storer observer: the used pages, the hand-off, then the unused pages.
-    let storer = |to: Sig| {
+    // The used pages, the hand-off, then the unused pages: the generated loaders' own prefix
+    // and the storer observer's.
+    let used_first = |to: Sig| {
         let mut s: Vec<Step> = all
             .clone()
             .filter(|&p| used(p))
@@ -137,7 +138,7 @@ fn steps(t: QueueTask, warp: Warp) -> Vec<Step> {
         s
     };
     match (t.roles, warp) {
-        (PageRoles::PipelineStorer, Warp::Storer) => storer(Sig::Pages),
+        (PageRoles::PipelineStorer, Warp::Storer) => used_first(Sig::Pages),
         (PageRoles::PipelineStorer, Warp::Loader) => vec![Wait(Sig::Pages), Arrive(Sig::Handoff)],
         (PageRoles::PipelineStorer, Warp::Consumer) => vec![Wait(Sig::Handoff), Arrive(Sig::Done)],
         (PageRoles::PipelineStorer, Warp::Launcher) => {
@@ -145,7 +146,7 @@ fn steps(t: QueueTask, warp: Warp) -> Vec<Step> {
             s.extend(all.filter(|&p| used(p)).map(Step::Free));
             s
         }
-        (PageRoles::ConsumerStorer, Warp::Storer) => storer(Sig::Handoff),
+        (PageRoles::ConsumerStorer, Warp::Storer) => used_first(Sig::Handoff),
         (PageRoles::ConsumerStorer, Warp::Consumer) => {
             let mut s = vec![Wait(Sig::Handoff)];
             s.extend(all.filter(|&p| used(p)).map(Step::Free));
@@ -153,18 +154,9 @@ fn steps(t: QueueTask, warp: Warp) -> Vec<Step> {
         }
         (PageRoles::ConsumerStorer, _) => Vec::new(),
         (_, Warp::Storer) => Vec::new(),
-        // The generated loader's own prefix: the used pages, the loads or the hand-off, then the
-        // unused pages.
+        // The hand-off: the loads, or `pages_ready`.
         (PageRoles::Pipeline | PageRoles::ConsumerHandoff, Warp::Loader) => {
-            let mut s: Vec<Step> = all
-                .clone()
-                .filter(|&p| used(p))
-                .map(Step::WaitPage)
-                .collect();
-            s.push(Arrive(Sig::Handoff));
-            s.extend(all.clone().filter(|&p| !used(p)).map(Step::WaitPage));
-            s.extend(all.filter(|&p| !used(p)).map(Step::Free));
-            s
+            used_first(Sig::Handoff)
         }
         (PageRoles::RuntimePrefix, Warp::Loader) => {
             let mut s: Vec<Step> = all.clone().map(Step::WaitPage).collect();
