@@ -126,7 +126,20 @@ pub(super) fn linear_limits(ir: &TaskIr, sink: &mut Sink) {
 ///
 /// A consumer-only task's body runs once per task and takes its share from `task_offset`: a
 /// `tiles_per_task` other than 1 would change nothing in its kernel (E0014).
+///
+/// A grid-wide pipeline is the same fault: one task per worker (the runtime's count, I-H4) is
+/// not one task per output tile, and the lowering's tile index (`task_offset` over the tiles of
+/// N) would have every worker compute the tiles its index names, none of them the grid's.
 pub(super) fn tiles_per_task(ir: &TaskIr, sink: &mut Sink) {
+    if let (Family::Pipeline, GranularityIr::GridWide { span, .. }) = (ir.family, &ir.granularity) {
+        sink.push(
+            Diagnostic::error(codes::TILES_PER_TASK, "a pipeline task covers one output tile, but a grid-wide granularity gives one task per worker")
+                .primary(*span, "one task per worker, not per tile")
+                .note("the pipeline lowering indexes its tile by `task_offset` over the tiles of N (I-P6); a grid-wide op runs `num_workers` tasks whatever N is (I-H4), so tiles would be computed twice or not at all")
+                .help("write `granularity per_tile(tasks ceil_div(N, tile.M))`, one task per tile of N (stdlib/linear_sm100_v2.mpk)"),
+        );
+        return;
+    }
     let GranularityIr::PerTile {
         tiles_per_task,
         span,
