@@ -232,6 +232,9 @@ pub struct ParamIr {
     /// as `LO..=HI-1`); `None` without a range or for a float range. Helps that offer a new
     /// value for the param (W0116) keep to it.
     pub int_range: Option<(i64, i64)>,
+    /// The declared range as text with its bounds exact (`128..=8192`, `0.0..=4.0`), integer or
+    /// float; `None` without a range. The design document's "declared range" column.
+    pub range_text: Option<String>,
 }
 
 impl ParamIr {

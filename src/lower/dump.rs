@@ -93,7 +93,12 @@ fn ops(p: &RoleProgram, ir: &TaskIr, list: &[Op], depth: usize, s: &mut String) 
                 l2.default,
                 l2.lever
                     .as_ref()
-                    .map_or(String::new(), |(n, h)| format!(" ({h:?} with {n} on)"))
+                    .map_or(String::new(), |(n, h)| {
+                        // A lever that defaults on (W0603) sets the default build's policy.
+                        let default_on = ir.levers.iter().any(|l| &l.name == n && l.default_on);
+                        let default = if default_on { ", the default build: on" } else { "" };
+                        format!(" ({h:?} with {n} on{default})")
+                    })
             ),
             Op::StageScales { bar: b, group } => {
                 writeln!(

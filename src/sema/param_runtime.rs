@@ -97,6 +97,7 @@ pub(super) fn value(
         value_span: kw,
         runtime: Some(RuntimeTokens { span: kw, min }),
         int_range: Some((min, max)),
+        range_text: range.map(Range::text),
     })
 }
 

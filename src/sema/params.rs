@@ -102,6 +102,7 @@ fn one_param(
             },
             runtime: None,
             int_range: range.as_ref().and_then(|r| r.int_ends()),
+            range_text: range.as_ref().map(|r| r.text()),
         }),
         Err(d) => {
             sink.push(match from_cli {

@@ -30,10 +30,7 @@ pub(super) fn write(s: &mut String, task: &CheckedTask) {
             _ if p.value_span == p.span => "`--param`".to_string(),
             _ => "default".to_string(),
         };
-        let range = match p.int_range {
-            Some((lo, hi)) => format!("{lo}..={hi}"),
-            None => "-".to_string(),
-        };
+        let range = p.range_text.as_deref().unwrap_or("-");
         let _ = writeln!(
             s,
             "| `{}` | `{}` | {} | {from} | {range} |",

@@ -164,6 +164,7 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
             runtime: _,
             // What the range allows is checked where the value is read (E0006); helps read it.
             int_range: _,
+            range_text: _,
         } = p;
         push(Item::Param(i), *span, format!("param `{name}`"));
     }
