@@ -346,6 +346,21 @@ fn out_is_replaced_whole_and_a_foreign_folder_is_refused() {
         text(&o.stderr)
     );
     assert_eq!(tree(&foreign).len(), 1, "left alone");
+
+    // A contract inside a folder an earlier build wrote: building it into that folder would
+    // replace the folder, the contract with it. Refused (exit 2) before anything is written.
+    let input = out.join("mine.mpk");
+    std::fs::copy(root().join("stdlib/silu_mul_v2.mpk"), &input).unwrap();
+    let before = tree(&out);
+    let o = build(&[input.to_str().unwrap()], &out, Some(&cache), None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("an input of this build"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(input.is_file(), "the input is kept");
+    assert_eq!(tree(&out), before, "--out left as it was");
 }
 
 /// Without nvcc `build` writes the sources, exits 4 and, under `--message-format json`, still

@@ -40,6 +40,12 @@ pub fn run(common: &CommonArgs, opts: BuildOptions, color: ColorMode) -> u8 {
         super::report::summary(&checked, common.message_format);
         return exit::ERRORS;
     }
+    // Before anything is printed or written: the build would delete an input in --out.
+    let inputs = checked.iter().map(|c| Path::new(&c.source.path));
+    if let Err(e) = crate::driver::outdir::refuse_inputs(out, inputs) {
+        errln!("error: {e}");
+        return out_error_status(&e);
+    }
     if !json {
         print_budget_table(&checked);
     }

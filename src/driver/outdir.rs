@@ -11,7 +11,8 @@
 //!
 //! The output folder is mpkc's: it holds [`STAMP`], and each build replaces all of it, so files
 //! of a previous build that this build does not write (a renamed task, a dropped target) are
-//! gone afterwards, and so is anything else put into it. A folder that exists, is not empty and
+//! gone afterwards, and so is anything else put into it (but a contract the build reads: the build
+//! is refused, [`refuse_inputs`]). A folder that exists, is not empty and
 //! has no stamp is refused rather than replaced. On Linux the swap is one `renameat2`
 //! `RENAME_EXCHANGE` (a reader sees the old set or the new one, never neither); where the file
 //! system does not support it, the old folder is renamed aside first (a moment without
@@ -36,6 +37,15 @@ pub enum OutError {
     /// `--out` is a non-empty folder that `mpkc build` did not write.
     #[error("--out {0} is a folder that `mpkc build` did not write (it is not empty and has no {STAMP}); a build replaces its --out whole, so name a new or empty folder, or remove this one")]
     NotOurs(PathBuf),
+    /// `--out` holds a file the build reads (a contract in the folder an earlier build wrote):
+    /// replacing the folder would delete it.
+    #[error("--out {out} holds {input}, an input of this build; a build replaces its --out whole, which would delete it: name another folder, or move the input out")]
+    HoldsInput {
+        /// `--out`.
+        out: PathBuf,
+        /// The input inside it.
+        input: PathBuf,
+    },
     /// The staging folder could not be made.
     #[error("cannot create a staging folder in {folder}: {source}")]
     Staging {
@@ -75,8 +85,39 @@ impl OutError {
     /// exit 2) rather than the environment (a folder or file that cannot be created, written or
     /// renamed: no permission, no space, a file-size limit; exit 4, docs/design.md "Conventions").
     pub fn is_usage(&self) -> bool {
-        matches!(self, OutError::NotAFolder(_) | OutError::NotOurs(_))
+        matches!(
+            self,
+            OutError::NotAFolder(_) | OutError::NotOurs(_) | OutError::HoldsInput { .. }
+        )
     }
+}
+
+/// Refuses an `out` that holds one of `inputs` (the contracts the build read): the build replaces
+/// `out` whole and would delete them. An `out` that does not exist yet holds nothing; an input
+/// that is not a file (the embedded stdlib's display paths) is skipped.
+///
+/// # Errors
+///
+/// [`OutError::HoldsInput`] naming the first such input.
+pub fn refuse_inputs<'a>(
+    out: &Path,
+    inputs: impl IntoIterator<Item = &'a Path>,
+) -> Result<(), OutError> {
+    let Ok(folder) = out.canonicalize() else {
+        return Ok(());
+    };
+    for input in inputs {
+        if input
+            .canonicalize()
+            .is_ok_and(|real| real.starts_with(&folder))
+        {
+            return Err(OutError::HoldsInput {
+                out: out.to_path_buf(),
+                input: input.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A build's staging folder for `--out`, and the lock that keeps other builds of the same
