@@ -42,6 +42,13 @@ struct Site {
 
 impl Site {
     /// "`linear_bf16_tail`", or "the reduce task `x_reduce` mpkc derives from `x`".
+    /// Whether `other` is an instance of the same task: the same name, both declared or both
+    /// derived (a task named `foo_reduce` is not the reduce mpkc derives from a pipeline `foo`,
+    /// though both are `TASK_FOO_REDUCE_V2`).
+    fn same_task(&self, other: &Site) -> bool {
+        self.owner == other.owner && self.derived_from == other.derived_from
+    }
+
     fn describe(&self) -> String {
         match &self.derived_from {
             Some(parent) => format!(
@@ -119,7 +126,7 @@ pub fn task_type_clashes(checked: &mut [Checked], first_derived: usize, parents:
     let mut found: Vec<(usize, Diagnostic, (usize, Option<usize>))> = Vec::new();
     for (k, s) in sites.iter().enumerate() {
         let f = &sites[*first.entry(s.id).or_insert(k)];
-        if f.owner == s.owner {
+        if f.same_task(s) {
             continue;
         }
         let free = *offered.entry((s.shown, s.span.start)).or_insert_with(|| {
@@ -135,7 +142,7 @@ pub fn task_type_clashes(checked: &mut [Checked], first_derived: usize, parents:
     for (k, s) in sites.iter().enumerate() {
         let e = crate::wire::facts::enum_name(&s.owner);
         let f = &sites[*named.entry(e.clone()).or_insert(k)];
-        if f.owner == s.owner || found.iter().any(|(_, _, r)| *r == (s.ci, s.ti)) {
+        if f.same_task(s) || found.iter().any(|(_, _, r)| *r == (s.ci, s.ti)) {
             continue;
         }
         found.push((s.shown, enum_diagnostic(checked, s, f, &e), (s.ci, s.ti)));
@@ -256,10 +263,18 @@ fn enum_diagnostic(checked: &[Checked], me: &Site, first: &Site, enum_name: &str
         format!("{} is declared", first.describe()),
     )
     .note("a task's enum name is `TASK_<NAME>`, with `_V2` added unless the name ends in `_v2` (contract doc §6.1 step 1), so `foo` and `foo_v2` are one name: `mpkc wire` would enter it twice")
-        .help(format!(
-            "rename {} (its `task`) so that its enum name differs from `{enum_name}`",
-            me.describe()
-        ))
+        .help(match (&me.derived_from, &first.derived_from) {
+            // A derived reduce is named after its pipeline: rename the declared task, or the
+            // pipeline.
+            (Some(parent), None) => format!(
+                "rename {} (its `task`), or the pipeline `{parent}`, whose derived reduce is `{parent}_reduce`",
+                first.describe()
+            ),
+            _ => format!(
+                "rename {} (its `task`) so that its enum name differs from `{enum_name}`",
+                me.describe()
+            ),
+        })
 }
 
 /// Points `d` at `first`'s item `at`: a secondary label `here` when it is in the file `me` is
