@@ -16,12 +16,19 @@ pub(crate) fn used_mask(w: &mut Writer) {
 /// Lane p waits physical page p with the task's parity if the task uses it (`used_pages`, the
 /// warp's mask, declared before), then the warp reconverges: the `__syncwarp` orders whatever
 /// one lane does next with the pages after every lane's acquire (PTX ISA, `bar.warp.sync`:
-/// memory ordering among the participating threads). Declares `page` (the lane's page).
+/// memory ordering among the participating threads). Declares `page` (the lane's page). In a
+/// `mpkc bench --timeline` build the loader warp stamps the wait's end (slot 3 of W4,
+/// `gpu::bench::timeline::EXTRA`), for the pipeline and the consumer-only loaders alike.
 pub(crate) fn acquire_used(w: &mut Writer) {
     w.line("__syncwarp();");
     w.line("int const page = mpkc::lane_id();");
     w.line("if (page < MAX_SMEM_PAGES_PER_TASK && (used_pages >> page & 1u)) mpkc::rt::wait_page_ready(runtime_smem, page, instruction_index);");
     w.line("__syncwarp();");
+    w.line("#ifdef MPKC_BENCH_STAMPS");
+    w.line(
+        "mpkc_bench_phase(4, instruction_index, 3);  // mpkc bench --timeline: the used pages waited",
+    );
+    w.line("#endif");
 }
 
 /// After the hand-off: the warp reconverges and lane p waits physical page p with the task's

@@ -532,11 +532,6 @@ pub(crate) fn page_acquire(w: &mut Writer) {
     w.comment("__syncwarp after the wait orders the elected lane's TMA after every lane's acquire (PTX ISA,");
     w.comment("bar.warp.sync: memory ordering among the participating threads).");
     super::page_prefix::acquire_used(w);
-    w.line("#ifdef MPKC_BENCH_STAMPS");
-    w.line(
-        "mpkc_bench_phase(4, instruction_index, 3);  // mpkc bench --timeline: the used pages waited",
-    );
-    w.line("#endif");
 }
 
 /// The loader's fence between the generic stores earlier tasks made to this task's pages and the

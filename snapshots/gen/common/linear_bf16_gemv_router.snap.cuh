@@ -51,6 +51,9 @@ __device__ __noinline__ void loader(TaskDesc const *task_desc, RuntimeConfig con
   int const page = mpkc::lane_id();
   if (page < MAX_SMEM_PAGES_PER_TASK && (used_pages >> page & 1u)) mpkc::rt::wait_page_ready(runtime_smem, page, instruction_index);
   __syncwarp();
+  #ifdef MPKC_BENCH_STAMPS
+  mpkc_bench_phase(4, instruction_index, 3);  // mpkc bench --timeline: the used pages waited
+  #endif
   if (page == 0) mpkc::rt::mbar_arrive(&mpkc::rt::op_sem_base(runtime_smem, instruction_index)[SEM_PAGES_READY]);  // pages_ready: 1 arrival
   // The pages this task does not use: waited with its parity, so that the loader stays every page's
   // observer (I-P5), and freed at once (I-P1, I-P2, I-P3).

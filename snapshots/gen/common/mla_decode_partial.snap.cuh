@@ -47,6 +47,9 @@ __device__ __noinline__ void loader(TaskDesc const *task_desc, RuntimeConfig con
   int const page = mpkc::lane_id();
   if (page < MAX_SMEM_PAGES_PER_TASK && (used_pages >> page & 1u)) mpkc::rt::wait_page_ready(runtime_smem, page, instruction_index);
   __syncwarp();
+  #ifdef MPKC_BENCH_STAMPS
+  mpkc_bench_phase(4, instruction_index, 3);  // mpkc bench --timeline: the used pages waited
+  #endif
   if (page == 0) {
     // An earlier task on this SM may have read or written these pages with generic accesses; the bulk
     // copies write them in the async proxy: the reader-side proxy fence after the page acquire (the lane
@@ -95,7 +98,7 @@ __device__ __noinline__ void loader(TaskDesc const *task_desc, RuntimeConfig con
                    uint32_t(rows) * kDim * sizeof(__nv_bfloat16));
     }
   }
-#line 99 "mla_decode_partial.cuh"
+#line 102 "mla_decode_partial.cuh"
     ();
   }
   // The pages this task does not use: waited with its parity, so that the loader stays every page's
@@ -264,7 +267,7 @@ __device__ __noinline__ void consumer(TaskDesc const *task_desc, RuntimeConfig c
     // Natural-log log-sum-exp of the split's scaled scores: (m2 + log2 l) * ln 2.
     if (lane == 0) lse_partial[row] = (m2 + __log2f(l)) * 0.6931471805599453f;
   }
-#line 268 "mla_decode_partial.cuh"
+#line 271 "mla_decode_partial.cuh"
 }
 
 // What task_register.cc registers for this variant (TaskRoleVariantCode, contract doc §3.3), as a
