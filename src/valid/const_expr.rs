@@ -13,15 +13,41 @@
 /// anything else (a register `%0`, a call, an assignment, `?:`), on overflow, a division by zero
 /// or a shift outside 0..64, and past [`MAX_DEPTH`] nested operands.
 pub fn eval(s: &str, names: &dyn Fn(&str) -> Option<(i64, Ty)>) -> Option<i64> {
+    eval_or_fault(s, names).ok()
+}
+
+/// [`eval`], telling apart why there is no value: `Err(Some(why))` where C++ gives the
+/// expression none although every operand of the faulting operation is known, so that it is not
+/// a constant expression and nvcc rejects it ("a division by zero", "a signed overflow": of an
+/// `int` or `long` `+ - * / %`, both undefined behaviour); `Err(None)` where [`eval`] gives up
+/// (an unknown name, an operator it does not read, an unsigned wrap, a shift). An operand that
+/// C++ does not evaluate (the right of `0 && …`, `1 || …`) reports no fault.
+///
+/// # Errors
+///
+/// As above.
+pub fn eval_or_fault(
+    s: &str,
+    names: &dyn Fn(&str) -> Option<(i64, Ty)>,
+) -> Result<i64, Option<&'static str>> {
     let mut p = Parser {
         b: s.as_bytes(),
         i: 0,
         depth: 0,
         names,
+        fault: None,
     };
-    let v = p.binary(0)?;
+    let v = p.binary(0);
+    if let Some(why) = p.fault {
+        return Err(Some(why));
+    }
+    let v = v.ok_or(None)?;
     p.skip_ws();
-    (p.i == p.b.len()).then_some(v.0)
+    if p.i == p.b.len() {
+        Ok(v.0)
+    } else {
+        Err(None)
+    }
 }
 
 /// The C++ type of a value, as far as [`eval`] tells them apart.
@@ -74,6 +100,9 @@ struct Parser<'a> {
     depth: usize,
     /// The value and type of a name, where one is known.
     names: &'a dyn Fn(&str) -> Option<(i64, Ty)>,
+    /// The first operation C++ gives no value although its operands are known
+    /// ([`eval_or_fault`]).
+    fault: Option<&'static str>,
 }
 
 impl Parser<'_> {
@@ -114,8 +143,20 @@ impl Parser<'_> {
         'ops: loop {
             for &op in LEVELS[level] {
                 if self.eat(op) {
-                    let r = self.binary(level + 1)?;
-                    v = apply(op, v, r)?;
+                    // The right of `0 && …` and `1 || …` is not evaluated: no fault of its
+                    // counts.
+                    let skipped = (op == "&&" && v.0 == 0) || (op == "||" && v.0 != 0);
+                    let before = self.fault;
+                    let r = self.binary(level + 1);
+                    if skipped {
+                        self.fault = before;
+                    }
+                    let r = r?;
+                    let out = apply(op, v, r);
+                    if out.is_none() && self.fault.is_none() {
+                        self.fault = fault(op, v, r);
+                    }
+                    v = out?;
                     continue 'ops;
                 }
             }
@@ -223,6 +264,35 @@ fn fit(v: i64, t: Ty) -> Option<Val> {
     ok.then_some((v, t))
 }
 
+/// Why C++ gives `l op r` no value, where it is undefined behaviour rather than something
+/// [`apply`] gives up on: a division or remainder by zero, and a signed (`int` or `long`) `+ - *
+/// /` or `%` outside its type (`INT_MIN / -1` too). `None` otherwise.
+fn fault(op: &str, (l, lt): Val, (r, rt): Val) -> Option<&'static str> {
+    if matches!(op, "/" | "%") && r == 0 {
+        return Some("a division by zero");
+    }
+    let signed = lt != Ty::Unsigned && rt != Ty::Unsigned;
+    if !signed || !matches!(op, "+" | "-" | "*" | "/" | "%") {
+        return None;
+    }
+    let (wide, rw) = (i128::from(l), i128::from(r));
+    let exact = match op {
+        "+" => wide + rw,
+        "-" => wide - rw,
+        "*" => wide * rw,
+        "/" => wide / rw,
+        _ => wide % rw,
+    };
+    let bounds = if lt == Ty::Long || rt == Ty::Long {
+        (i128::from(i64::MIN), i128::from(i64::MAX))
+    } else {
+        (i128::from(i32::MIN), i128::from(i32::MAX))
+    };
+    // `INT_MIN % -1` is undefined too (its quotient overflows).
+    let quotient_overflows = op == "%" && wide == bounds.0 && rw == -1;
+    (exact < bounds.0 || exact > bounds.1 || quotient_overflows).then_some("a signed overflow")
+}
+
 /// `l op r` as C++ computes it; `None` where C++ has no value (overflow, a division by zero, a
 /// shift outside 0..64) or one [`fit`] gives up.
 fn apply(op: &str, (l, lt): Val, (r, rt): Val) -> Option<Val> {
@@ -267,6 +337,8 @@ fn apply(op: &str, (l, lt): Val, (r, rt): Val) -> Option<Val> {
         "-" => fit(l.checked_sub(r)?, common),
         "*" => fit(l.checked_mul(r)?, common),
         "/" => fit(l.checked_div(r)?, common),
+        // `INT_MIN % -1` has no value in C++ (its quotient overflows), though i64's is 0.
+        "%" if common == Ty::Int && l == i64::from(i32::MIN) && r == -1 => None,
         "%" => fit(l.checked_rem(r)?, common),
         _ => None,
     }
@@ -275,6 +347,35 @@ fn apply(op: &str, (l, lt): Val, (r, rt): Val) -> Option<Val> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn faults_are_told_apart_from_giving_up() {
+        let f = |s: &str| eval_or_fault(s, &|n| (n == "params::m").then_some((1, Ty::Long)));
+        for (text, want) in [
+            ("16 / (params::m - 1) > 0", Err(Some("a division by zero"))),
+            ("8 % 0", Err(Some("a division by zero"))),
+            ("2147483647 + 1", Err(Some("a signed overflow"))),
+            ("(-2147483647 - 1) / -1", Err(Some("a signed overflow"))),
+            ("(-2147483647 - 1) % -1", Err(Some("a signed overflow"))),
+            (
+                "9223372036854775807 + params::m",
+                Err(Some("a signed overflow")),
+            ),
+            // Not evaluated by C++: no fault.
+            ("0 && 1 / 0", Err(None)),
+            ("1 || 1 / 0", Err(None)),
+            ("params::m > 0 || 1 / 0", Err(None)),
+            // Given up, not faulted: unknown names, unsigned wraps, shifts.
+            ("x / 0", Err(None)),
+            ("x + 1", Err(None)),
+            ("0u - 1 > 0", Err(None)),
+            ("1 << 31", Err(None)),
+            ("2147483647 + 0", Ok(2147483647)),
+            ("16 / params::m", Ok(16)),
+        ] {
+            assert_eq!(f(text), want, "{text}");
+        }
+    }
 
     fn lit(s: &str) -> Option<i64> {
         eval(s, &|_| None)

@@ -20,6 +20,9 @@ struct Failed {
     at: std::ops::Range<usize>,
     condition: String,
     message: Option<String>,
+    /// Why the condition has no value (`a division by zero`), where it has none rather than
+    /// being false ([`super::const_expr::eval_or_fault`]).
+    fault: Option<&'static str>,
 }
 
 /// Every `static_assert(COND[, "message"])` of `code` whose `COND` evaluates to 0 with `names`.
@@ -33,9 +36,11 @@ fn failing(code: &str, names: &dyn Fn(&str) -> Option<(i64, Ty)>) -> Vec<Failed>
         }
         let args = call_args(&stripped[args_at..]);
         let Some(cond) = args.first() else { continue };
-        if super::const_expr::eval(cond, names) != Some(0) {
-            continue;
-        }
+        let fault = match super::const_expr::eval_or_fault(cond, names) {
+            Ok(0) => None,
+            Err(Some(why)) => Some(why),
+            Ok(_) | Err(None) => continue,
+        };
         // The message as written: the second argument's bytes (the stripped copy keeps every
         // offset; its literal is blanked there).
         let end = (args_at + args.iter().map(|a| a.len() + 1).sum::<usize>()).min(code.len());
@@ -48,6 +53,7 @@ fn failing(code: &str, names: &dyn Fn(&str) -> Option<(i64, Ty)>) -> Vec<Failed>
             // One line, as a message shows it.
             condition: cond.split_whitespace().collect::<Vec<_>>().join(" "),
             message,
+            fault,
         });
     }
     out
@@ -132,19 +138,24 @@ pub(super) fn static_asserts(ir: &TaskIr, sink: &mut Sink) {
         for f in failing(code, &body_constants(ir)) {
             let span = Span::new(code_span.start + f.at.start, code_span.start + f.at.end);
             let at = values(ir, &f.condition);
-            let mut d = Diagnostic::error(
-                codes::STATIC_ASSERT,
-                format!(
-                    "the inline body's `static_assert({})` fails{}",
-                    f.condition,
-                    if at.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" at {at}")
-                    }
-                ),
-            )
-            .primary(span, "false with the instance's params");
+            let at = if at.is_empty() {
+                String::new()
+            } else {
+                format!(" at {at}")
+            };
+            let mut d = match f.fault {
+                None => Diagnostic::error(
+                    codes::STATIC_ASSERT,
+                    format!("the inline body's `static_assert({})` fails{at}", f.condition),
+                )
+                .primary(span, "false with the instance's params"),
+                Some(why) => Diagnostic::error(
+                    codes::STATIC_ASSERT,
+                    format!("the inline body's `static_assert({})` is not a constant expression{at}: {why}", f.condition),
+                )
+                .primary(span, format!("{why} with the instance's params"))
+                .note("C++ gives the operation no value (undefined behaviour), so the condition is not a constant expression"),
+            };
             if let Some(m) = &f.message {
                 d = d.note(format!("its message: {m}"));
             }
@@ -159,10 +170,13 @@ pub(super) fn static_asserts(ir: &TaskIr, sink: &mut Sink) {
         };
         for f in failing(code, &body_constants(&u.helper)) {
             let at = values(&u.helper, &f.condition);
+            let what = f.fault.map_or("fails".to_string(), |why| {
+                format!("is not a constant expression ({why})")
+            });
             let mut d = Diagnostic::error(
                 codes::HELPER_PARAMS,
                 format!(
-                    "helper `{}`'s `static_assert({})` fails{}",
+                    "helper `{}`'s `static_assert({})` {what}{}",
                     u.name,
                     f.condition,
                     if at.is_empty() {
