@@ -132,7 +132,7 @@ pub fn barriers(ir: &TaskIr, ordinals: &[Ordinal], target: Target) -> Vec<Barrie
             },
             reinit: o.reinit,
             used,
-            c_name: format!("SEM_{}", label.replace('.', "_").to_ascii_uppercase()),
+            c_name: crate::plan::sems::constant(&label),
             label,
             source,
             span: o.span,

@@ -57,6 +57,18 @@ pub struct Ordinal {
 /// The name of the page hand-off barrier ([`OrdinalSource::PagesReady`]).
 pub const PAGES_READY: &str = "pages_ready";
 
+/// The spec header's constant of the ordinal family `label` ([`Ordinal::name`] without its slot):
+/// `w_ring.full` → `SEM_W_RING_FULL`, `tmem_ready` → `SEM_TMEM_READY`. `valid::names` keeps a
+/// contract's constants off the runtime's and each other's (E0012).
+pub fn constant(label: &str) -> String {
+    format!("SEM_{}", label.replace('.', "_").to_ascii_uppercase())
+}
+
+/// The family of channel `channel`'s barriers at `end` (`full` or `empty`): `w_ring.full`.
+pub fn channel_family(channel: &str, end: &str) -> String {
+    format!("{channel}.{end}")
+}
+
 /// Whether `ir` gets the `pages_ready` hand-off: a consumer-only task that uses pages (it has
 /// regions). Its loader (the page prefix in the generated body, `back::page_prefix`) is then the
 /// one role that waits page parity, on every page of every task (a dense observer, I-P5): the used
@@ -86,7 +98,7 @@ pub fn allocate(ir: &TaskIr) -> Vec<Ordinal> {
         for s in 0..ch.depth {
             out.push(Ordinal {
                 ordinal: 0,
-                name: format!("{}.full[{s}]", ch.name),
+                name: format!("{}[{s}]", channel_family(&ch.name, "full")),
                 count: ch.full_arrival.init_count(),
                 producer: ch.producer,
                 consumer: ch.consumer,
@@ -146,7 +158,7 @@ fn push_empties(ir: &TaskIr, h: Handle<ChannelIr>, out: &mut Vec<Ordinal>) {
     for s in 0..ch.depth {
         out.push(Ordinal {
             ordinal: 0,
-            name: format!("{}.empty[{s}]", ch.name),
+            name: format!("{}[{s}]", channel_family(&ch.name, "empty")),
             count: arrival.init_count(),
             producer: *role,
             consumer: ch.producer,

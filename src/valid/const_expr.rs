@@ -152,11 +152,13 @@ impl Parser<'_> {
                         self.fault = before;
                     }
                     let r = r?;
-                    let out = apply(op, v, r);
-                    if out.is_none() && self.fault.is_none() {
-                        self.fault = fault(op, v, r);
+                    match apply(op, v, r) {
+                        Ok(x) => v = x,
+                        Err(why) => {
+                            self.fault = self.fault.or(why);
+                            return None;
+                        }
                     }
-                    v = out?;
                     continue 'ops;
                 }
             }
@@ -264,39 +266,15 @@ fn fit(v: i64, t: Ty) -> Option<Val> {
     ok.then_some((v, t))
 }
 
-/// Why C++ gives `l op r` no value, where it is undefined behaviour rather than something
-/// [`apply`] gives up on: a division or remainder by zero, and a signed (`int` or `long`) `+ - *
-/// /` or `%` outside its type (`INT_MIN / -1` too). `None` otherwise.
-fn fault(op: &str, (l, lt): Val, (r, rt): Val) -> Option<&'static str> {
-    if matches!(op, "/" | "%") && r == 0 {
-        return Some("a division by zero");
-    }
-    let signed = lt != Ty::Unsigned && rt != Ty::Unsigned;
-    if !signed || !matches!(op, "+" | "-" | "*" | "/" | "%") {
-        return None;
-    }
-    let (wide, rw) = (i128::from(l), i128::from(r));
-    let exact = match op {
-        "+" => wide + rw,
-        "-" => wide - rw,
-        "*" => wide * rw,
-        "/" => wide / rw,
-        _ => wide % rw,
-    };
-    let bounds = if lt == Ty::Long || rt == Ty::Long {
-        (i128::from(i64::MIN), i128::from(i64::MAX))
-    } else {
-        (i128::from(i32::MIN), i128::from(i32::MAX))
-    };
-    // `INT_MIN % -1` is undefined too (its quotient overflows).
-    let quotient_overflows = op == "%" && wide == bounds.0 && rw == -1;
-    (exact < bounds.0 || exact > bounds.1 || quotient_overflows).then_some("a signed overflow")
-}
+/// Why an operation has no value: `Some(why)` where C++ gives it none (undefined behaviour, so
+/// the expression is not a constant expression), `None` where [`eval`] gives up.
+type Fault = Option<&'static str>;
 
-/// `l op r` as C++ computes it; `None` where C++ has no value (overflow, a division by zero, a
-/// shift outside 0..64) or one [`fit`] gives up.
-fn apply(op: &str, (l, lt): Val, (r, rt): Val) -> Option<Val> {
-    let truth = |b: bool| Some((i64::from(b), Ty::Int));
+/// `l op r` as C++ computes it; `Err` where C++ has no value (a division by zero, a signed
+/// overflow: `Err(Some(why))`) or where [`eval`] gives up (a shift outside 0..64, an unsigned
+/// wrap, a negative operand meeting an unsigned one: `Err(None)`).
+fn apply(op: &str, (l, lt): Val, (r, rt): Val) -> Result<Val, Fault> {
+    let truth = |b: bool| Ok((i64::from(b), Ty::Int));
     // The usual arithmetic conversions: unsigned wins, then long (an unsigned operand here lies
     // in 0..=INT_MAX, so a comparison reads the same either way).
     let common = match (lt, rt) {
@@ -304,11 +282,12 @@ fn apply(op: &str, (l, lt): Val, (r, rt): Val) -> Option<Val> {
         (Ty::Long, _) | (_, Ty::Long) => Ty::Long,
         _ => Ty::Int,
     };
+    let wraps = common == Ty::Unsigned && (l < 0 || r < 0);
     match op {
         "||" => truth(l != 0 || r != 0),
         "&&" => truth(l != 0 && r != 0),
         // A negative operand meeting an unsigned one converts (wraps): given up.
-        "==" | "!=" | "<=" | ">=" | "<" | ">" if common == Ty::Unsigned && (l < 0 || r < 0) => None,
+        "==" | "!=" | "<=" | ">=" | "<" | ">" if wraps => Err(None),
         "==" => truth(l == r),
         "!=" => truth(l != r),
         "<=" => truth(l <= r),
@@ -317,30 +296,45 @@ fn apply(op: &str, (l, lt): Val, (r, rt): Val) -> Option<Val> {
         ">" => truth(l > r),
         // A shift takes its left operand's type; shifting a negative value is given up.
         "<<" | ">>" => {
-            let s = u32::try_from(r).ok().filter(|s| *s < 64)?;
+            let s = u32::try_from(r).ok().filter(|s| *s < 64).ok_or(None)?;
             if l < 0 {
-                return None;
+                return Err(None);
             }
             let v = if op == "<<" {
-                let v = l.checked_shl(s)?;
-                (v >> s == l).then_some(v)?
+                l.checked_shl(s).filter(|v| v >> s == l).ok_or(None)?
             } else {
                 l >> s
             };
-            fit(v, lt)
+            fit(v, lt).ok_or(None)
         }
-        _ if common == Ty::Unsigned && (l < 0 || r < 0) => None,
-        "|" => fit(l | r, common),
-        "^" => fit(l ^ r, common),
-        "&" => fit(l & r, common),
-        "+" => fit(l.checked_add(r)?, common),
-        "-" => fit(l.checked_sub(r)?, common),
-        "*" => fit(l.checked_mul(r)?, common),
-        "/" => fit(l.checked_div(r)?, common),
-        // `INT_MIN % -1` has no value in C++ (its quotient overflows), though i64's is 0.
-        "%" if common == Ty::Int && l == i64::from(i32::MIN) && r == -1 => None,
-        "%" => fit(l.checked_rem(r)?, common),
-        _ => None,
+        _ if wraps => Err(None),
+        "|" => fit(l | r, common).ok_or(None),
+        "^" => fit(l ^ r, common).ok_or(None),
+        "&" => fit(l & r, common).ok_or(None),
+        "+" | "-" | "*" | "/" | "%" => {
+            if matches!(op, "/" | "%") && r == 0 {
+                return Err(Some("a division by zero"));
+            }
+            // `INT_MIN % -1` has no value in C++ (its quotient overflows), though i64's is 0.
+            let min = if common == Ty::Int {
+                i64::from(i32::MIN)
+            } else {
+                i64::MIN
+            };
+            let v = match op {
+                "+" => l.checked_add(r),
+                "-" => l.checked_sub(r),
+                "*" => l.checked_mul(r),
+                "/" => l.checked_div(r),
+                _ if l == min && r == -1 => None,
+                _ => l.checked_rem(r),
+            };
+            // Outside its type: a signed result overflowed (undefined), an unsigned one wrapped
+            // (defined, but of a width `eval` does not know: given up).
+            let overflow = (common != Ty::Unsigned).then_some("a signed overflow");
+            v.and_then(|v| fit(v, common)).ok_or(overflow)
+        }
+        _ => Err(None),
     }
 }
 

@@ -274,34 +274,35 @@ fn body_scope(ir: &TaskIr, sink: &mut Sink) {
     }
 }
 
-/// The `SEM_<NAME>` ordinal constants of the spec header (`lower::target`'s `c_name`: a sem `s`
-/// is `SEM_S`, a channel `c`'s barriers `SEM_C_FULL` and `SEM_C_EMPTY`) against the runtime's
-/// own (`SEM_DEP_READY`, ordinal 0 of every task, I-M1; `SEM_OP_BASE`), the page hand-off's
+/// The `SEM_<NAME>` ordinal constants of the spec header ([`crate::plan::sems::constant`] of a
+/// sem's name and of each channel's `full` and `empty` families) against the runtime's own
+/// (`SEM_DEP_READY`, ordinal 0 of every task, I-M1; `SEM_OP_BASE`), the page hand-off's
 /// `SEM_PAGES_READY` and each other. A sem named `dep_ready` would declare `SEM_DEP_READY` in the
 /// task's namespace, hiding the runtime's: the dependency wait would wait the sem's ordinal.
 /// Reported on the later declaration.
 fn sem_constants(ir: &TaskIr, sink: &mut Sink) {
+    use crate::plan::sems::{channel_family, constant, PAGES_READY};
     // constant -> (what it already is, the contract name that took it)
     let mut seen: BTreeMap<String, (String, Option<&str>)> = [
         (
-            "SEM_DEP_READY",
+            "SEM_DEP_READY".to_string(),
             "the runtime's dependency barrier (ordinal 0 of every task, I-M1)",
         ),
-        ("SEM_OP_BASE", "the runtime's first op ordinal"),
+        ("SEM_OP_BASE".to_string(), "the runtime's first op ordinal"),
         (
-            "SEM_PAGES_READY",
+            constant(PAGES_READY),
             "the page hand-off's, which mpkc generates for a consumer-only task's loader",
         ),
     ]
     .into_iter()
-    .map(|(c, w)| (c.to_string(), (w.to_string(), None)))
+    .map(|(c, w)| (c, (w.to_string(), None)))
     .collect();
     let mut items: Vec<(String, String, &str, Span)> = Vec::new();
     for c in ir.channels.values() {
-        for (suffix, what) in [("FULL", "full"), ("EMPTY", "empty")] {
+        for end in ["full", "empty"] {
             items.push((
-                format!("SEM_{}_{suffix}", upper(&c.name)),
-                format!("the constant of channel `{}`'s {what} barriers", c.name),
+                constant(&channel_family(&c.name, end)),
+                format!("the constant of channel `{}`'s {end} barriers", c.name),
                 &c.name,
                 c.span,
             ));
@@ -309,23 +310,23 @@ fn sem_constants(ir: &TaskIr, sink: &mut Sink) {
     }
     for x in ir.sems.values() {
         items.push((
-            format!("SEM_{}", upper(&x.name)),
+            constant(&x.name),
             format!("the constant of sem `{}`", x.name),
             &x.name,
             x.span,
         ));
     }
-    for (constant, what, name, span) in items {
-        match seen.get(&constant) {
+    for (c_name, what, name, span) in items {
+        match seen.get(&c_name) {
             // Two spellings of one name are `upper_unique`'s report.
             Some((_, Some(by))) if *by != name && upper(by) == upper(name) => {}
             Some((first, _)) => sink.push(clash(
                 span,
                 name,
-                format!("the spec header would name its ordinal `{constant}`, which is {first}"),
+                format!("the spec header would name its ordinal `{c_name}`, which is {first}"),
             )),
             None => {
-                seen.insert(constant, (what, Some(name)));
+                seen.insert(c_name, (what, Some(name)));
             }
         }
     }

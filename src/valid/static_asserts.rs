@@ -106,8 +106,9 @@ fn preprocessed(stripped: &str) -> Vec<std::ops::Range<usize>> {
     out
 }
 
-/// The values `failed`'s condition reads, as `n = 7200` (the params it names).
-fn values(ir: &TaskIr, condition: &str) -> String {
+/// The values `failed`'s condition reads, as a message's suffix ` at n = 7200` (the params it
+/// names; empty where it names none).
+fn at_values(ir: &TaskIr, condition: &str) -> String {
     let named: Vec<String> = ir
         .params
         .values()
@@ -121,7 +122,11 @@ fn values(ir: &TaskIr, condition: &str) -> String {
         })
         .map(|p| format!("{} = {}", p.name, p.value_text()))
         .collect();
-    named.join(", ")
+    if named.is_empty() {
+        String::new()
+    } else {
+        format!(" at {}", named.join(", "))
+    }
 }
 
 /// E0031 for each failing `static_assert` of the task's inline bodies (the consumer's and the
@@ -137,12 +142,7 @@ pub(super) fn static_asserts(ir: &TaskIr, sink: &mut Sink) {
         };
         for f in failing(code, &body_constants(ir)) {
             let span = Span::new(code_span.start + f.at.start, code_span.start + f.at.end);
-            let at = values(ir, &f.condition);
-            let at = if at.is_empty() {
-                String::new()
-            } else {
-                format!(" at {at}")
-            };
+            let at = at_values(ir, &f.condition);
             let mut d = match f.fault {
                 None => Diagnostic::error(
                     codes::STATIC_ASSERT,
@@ -169,21 +169,15 @@ pub(super) fn static_asserts(ir: &TaskIr, sink: &mut Sink) {
             continue;
         };
         for f in failing(code, &body_constants(&u.helper)) {
-            let at = values(&u.helper, &f.condition);
+            let at = at_values(&u.helper, &f.condition);
             let what = f.fault.map_or("fails".to_string(), |why| {
                 format!("is not a constant expression ({why})")
             });
             let mut d = Diagnostic::error(
                 codes::HELPER_PARAMS,
                 format!(
-                    "helper `{}`'s `static_assert({})` {what}{}",
-                    u.name,
-                    f.condition,
-                    if at.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" at {at}")
-                    }
+                    "helper `{}`'s `static_assert({})` {what}{at}",
+                    u.name, f.condition,
                 ),
             )
             .primary(u.span, "the params this `use` binds");
