@@ -146,7 +146,8 @@ pub fn check_parsed(
                 sema_opts
             };
             // Instances of one contract often share their protocol (only sizes differ): one
-            // that passed the model check proves the others with the same key.
+            // that passed the model check proves the others with the same key, and so do the
+            // values of its param ranges checked after it.
             let mut proven: Vec<String> = Vec::new();
             // Tasks already warned of ranges past the corners checked (W0016), once each.
             let mut unjoined_warned: Vec<String> = Vec::new();
@@ -186,7 +187,7 @@ pub fn check_parsed(
                 }
                 let key = valid::model_key(&lowered.ir);
                 let opts = CheckOptions {
-                    proven_model: proven.contains(&key).then(|| key.clone()),
+                    proven_models: std::sync::Arc::new(proven.clone()),
                     siblings: siblings.get(&lowered.ir.name).cloned().unwrap_or_default(),
                     ..check_opts.clone()
                 };
@@ -196,7 +197,14 @@ pub fn check_parsed(
                 }
                 match checked {
                     Some(t)
-                        if range_ends_hold(ends, &opts, &t.ir, &mut unjoined_warned, &mut sink) =>
+                        if range_ends_hold(
+                            ends,
+                            &opts,
+                            &t.ir,
+                            &mut proven,
+                            &mut unjoined_warned,
+                            &mut sink,
+                        ) =>
                     {
                         tasks.push(t)
                     }
@@ -278,23 +286,23 @@ fn siblings_by_task(
 
 /// Checks `ir` (an instance that checked clean) again at `range_ends`, its lowerings with each
 /// ranged integer param at each end of its declared range and at the corners where ranged params
-/// sit at ends together (issue 11, case 10; [`sema::lower_range_ends`]): what the ranges admit
+/// sit at ends together, and at every value of a range of at most [`sema::MAX_INSIDE`] values
+/// (issue 11, case 10; [`sema::lower_range_ends`]): what the ranges admit
 /// must fit, not only the default. Each new error is reported once per item, with a note
 /// naming the param's value and a label on its range. Returns false when any was reported.
+/// `proven` holds the [`valid::model_key`]s already model-checked clean (`ir`'s among them):
+/// a value with one of those protocols skips the model check, and each value that passes it
+/// adds its own.
 fn range_ends_hold(
     range_ends: sema::RangeEnds,
     check_opts: &CheckOptions,
     ir: &crate::ir::TaskIr,
+    proven: &mut Vec<String>,
     unjoined_warned: &mut Vec<String>,
     sink: &mut Sink,
 ) -> bool {
     let mut seen: Vec<(&'static str, Option<crate::span::Span>)> = Vec::new();
     let mut held = true;
-    // `ir` passed the model check: an end with the same protocol need not repeat it.
-    let opts = CheckOptions {
-        proven_model: Some(valid::model_key(ir)),
-        ..check_opts.clone()
-    };
     let sema::RangeEnds { ends, unjoined } = range_ends;
     if !unjoined.is_empty() && !unjoined_warned.contains(&ir.name) {
         unjoined_warned.push(ir.name.clone());
@@ -328,7 +336,15 @@ fn range_ends_hold(
         // checker's.
         let diags = if end.lowering.is_empty() {
             let mut scratch = Sink::new();
+            let key = valid::model_key(&end.ir);
+            let opts = CheckOptions {
+                proven_models: std::sync::Arc::new(proven.clone()),
+                ..check_opts.clone()
+            };
             if valid::check(end.ir, &opts, &mut scratch).is_some() {
+                if !proven.contains(&key) {
+                    proven.push(key);
+                }
                 continue;
             }
             scratch.into_sorted()
@@ -343,10 +359,14 @@ fn range_ends_hold(
             .join(", ");
         let note = match end.at.as_slice() {
             [e] => format!(
-                "with `{} = {}`, the {} value its declared range `{}` admits: a range promises that every value in it checks",
+                "with `{} = {}`, {} its declared range `{}` admits: a range promises that every value in it checks",
                 e.param,
                 e.value,
-                if e.top { "highest" } else { "lowest" },
+                match e.point {
+                    sema::RangePoint::Lowest => "the lowest value",
+                    sema::RangePoint::Highest => "the highest value",
+                    sema::RangePoint::Inside => "a value",
+                },
                 e.range_text
             ),
             ends => format!(

@@ -25,7 +25,9 @@ pub(crate) use params::{about_cli_value, CLI_VALUE_NOTE};
 mod range_ends;
 mod unused;
 
-pub use range_ends::{lower_range_ends, EndValue, RangeEnd, RangeEnds, MAX_JOINT};
+pub use range_ends::{
+    lower_range_ends, EndValue, RangeEnd, RangeEnds, RangePoint, MAX_INSIDE, MAX_JOINT,
+};
 
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::front::ast;

@@ -4,7 +4,11 @@
 //! param moved to its lowest and its highest value, one param at a time, and then, where
 //! a task has 2 to [`MAX_JOINT`] ranged integer params, at every corner where two or more of them sit at
 //! an end together (`--param m=4 --param ring=98304`: each fits alone, the two together may
-//! not; a size that grows or shrinks with each param is largest at a corner).
+//! not; a size that grows or shrinks with each param is largest at a corner). A small integer
+//! range (at most [`MAX_INSIDE`] values) is also checked at every value inside it, one param at
+//! a time: MPK's page plan is not monotone in a region's size (a 17..=32-token A stage can land a
+//! page past the pool where 1 and 64 tokens fit), and a divisibility rule (short tiles of a
+//! multiple of 8 rows, E0013) fails between ends that keep it.
 
 use super::collect::collect;
 use super::lower::lower_instance;
@@ -20,7 +24,23 @@ use crate::span::Span;
 /// of its ends, 3^3 - 1 - 6 = 20 corners an instance at most.
 pub const MAX_JOINT: usize = 3;
 
-/// One param at one end of its declared range.
+/// Integer ranges of at most this many values are checked at every value, not only at their
+/// ends: a token count `in 1..=64`, a tile's rows `in 8..=64`. Larger ranges (a hidden size
+/// `in 128..=65536`) are checked at their ends and corners only.
+pub const MAX_INSIDE: i64 = 64;
+
+/// Where in its declared range a checked value lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RangePoint {
+    /// The lowest value the range admits.
+    Lowest,
+    /// The highest value the range admits.
+    Highest,
+    /// A value strictly between the ends (a range of at most [`MAX_INSIDE`] values).
+    Inside,
+}
+
+/// One param at one value of its declared range: an end, or a value inside a small range.
 #[derive(Clone, Debug)]
 pub struct EndValue {
     /// The param moved to the end.
@@ -28,8 +48,8 @@ pub struct EndValue {
     /// Its value there, as a contract writes it (an `f32`'s shortest f32 text): what the
     /// diagnostics show and the `--param` value it is lowered with.
     pub value: String,
-    /// True for the highest value of the range, false for the lowest.
-    pub top: bool,
+    /// Where in the range the value lies.
+    pub point: RangePoint,
     /// The range as written (`128..=65536`).
     pub range_text: String,
     /// The range in the declaration.
@@ -39,7 +59,8 @@ pub struct EndValue {
 /// One instance lowered with one or more params at ends of their declared ranges.
 #[derive(Clone, Debug)]
 pub struct RangeEnd {
-    /// The params moved, each to one end (one for a single end, two or more for a corner).
+    /// The params moved, each to one value of its range (one for a single end or inside value,
+    /// two or more for a corner).
     pub at: Vec<EndValue>,
     /// The instance lowered with those values.
     pub ir: TaskIr,
@@ -54,15 +75,17 @@ pub struct RangeEnd {
 /// ranges left out of the corners.
 #[derive(Clone, Debug, Default)]
 pub struct RangeEnds {
-    /// Each end (and, with 2 to [`MAX_JOINT`] ranged params, each corner) lowered.
+    /// Each end (and, with 2 to [`MAX_JOINT`] ranged params, each corner, then each value inside
+    /// a range of at most [`MAX_INSIDE`] values) lowered.
     pub ends: Vec<RangeEnd>,
     /// Where the task has more than [`MAX_JOINT`] ranged params (so no corner is lowered:
     /// W0016), their ranges, as (param, range span); empty otherwise.
     pub unjoined: Vec<(String, Span)>,
 }
 
-/// The instance `base` (a clean lowering of a task of `file`) with each ranged integer param
-/// at each end of its range that differs from its value in `base`. Params set by `--param` are
+/// The instance `base` (a clean lowering of a task of `file`) with each ranged param at each
+/// end of its range that differs from its value in `base`, the ranged integer params' corners,
+/// and each value inside an integer range of at most [`MAX_INSIDE`] values. Params set by `--param` are
 /// left alone: the command line already chose their value. An end that does not lower cleanly
 /// comes with lowering's errors ([`RangeEnd::lowering`]), unless the only ones are another
 /// param's range (a dependent param's own range excludes that end): such an end is skipped.
@@ -83,6 +106,9 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
     // param's, not joined in corners).
     let mut ranged: Vec<Vec<EndValue>> = Vec::new();
     let mut alone: Vec<Vec<EndValue>> = Vec::new();
+    // Each small integer range's values strictly between its ends (but `base`'s), lowered alone
+    // after the ends and corners, so that an end reports a fault the two share.
+    let mut inside: Vec<EndValue> = Vec::new();
     for p in &c.params {
         let name = &p.name.node;
         if p.range.is_none() || p.runtime.is_some() || opts.overrides.iter().any(|(n, _)| n == name)
@@ -109,16 +135,27 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
             continue;
         };
         let one = lo == hi;
-        let ends: Vec<EndValue> = [(lo, false), (hi, true)]
+        let at = |value: &ParamValue, point: RangePoint| EndValue {
+            param: name.clone(),
+            value: range.value_text(value),
+            point,
+            range_text: range.text(),
+            range_span: range.span,
+        };
+        if let Some((a, b)) = range.int_ends() {
+            if b.saturating_sub(a) < MAX_INSIDE {
+                inside.extend(
+                    (a.saturating_add(1)..b)
+                        .map(ParamValue::Int)
+                        .filter(|v| *v != now)
+                        .map(|v| at(&v, RangePoint::Inside)),
+                );
+            }
+        }
+        let ends: Vec<EndValue> = [(lo, RangePoint::Lowest), (hi, RangePoint::Highest)]
             .into_iter()
-            .filter(|(value, top)| *value != now && !(*top && one))
-            .map(|(value, top)| EndValue {
-                param: name.clone(),
-                value: range.value_text(&value),
-                top,
-                range_text: range.text(),
-                range_span: range.span,
-            })
+            .filter(|(value, point)| *value != now && !(*point == RangePoint::Highest && one))
+            .map(|(value, point)| at(&value, point))
             .collect();
         if ends.is_empty() {
             continue;
@@ -162,6 +199,7 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
     if (2..=MAX_JOINT).contains(&ranged.len()) {
         out.extend(corners(&ranged).into_iter().filter_map(lower));
     }
+    out.extend(inside.into_iter().filter_map(|e| lower(vec![e])));
     let unjoined = if ranged.len() > MAX_JOINT {
         ranged
             .iter()

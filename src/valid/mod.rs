@@ -90,12 +90,14 @@ pub use tma::{FIRST_COMPUTE_TASK_ID, TMA_TASK_RANGE};
 pub struct CheckOptions {
     /// The predecessor's release order to plan after (`--preferred`); identity when absent.
     pub preferred: Option<Vec<usize>>,
-    /// The [`model_key`] of a protocol already model-checked clean: a task with the same key
-    /// skips the model check, whose result it would repeat (an instance checked again at the
-    /// ends of a param range that does not change its channels, sems or stages).
-    pub proven_model: Option<String>,
+    /// The [`model_key`]s of protocols already model-checked clean: a task with one of these
+    /// keys skips the model check, whose result it would repeat (another instance, or an
+    /// instance checked again at a value of a param range that does not change its channels,
+    /// sems or stages).
+    pub proven_models: std::sync::Arc<Vec<String>>,
     /// The other builds of the same task the contract's text must also serve: its other
-    /// instances and each instance at the ends of its param ranges. A fix the checker suggests
+    /// instances and each instance at the checked values of its param ranges (their ends, and
+    /// every value of a small range, [`crate::sema::MAX_INSIDE`]). A fix the checker suggests
     /// for the contract's text (E0107's "declare `X` first") is offered only when it holds for
     /// every one of them, so that applying it cannot break another instance.
     pub siblings: std::sync::Arc<Vec<crate::ir::TaskIr>>,
@@ -241,10 +243,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Check
     held::declared(&ir, sink);
     let ordinals = crate::plan::sems::allocate(&ir);
     sems::ordinal_budget(&ir, &ordinals, sink);
-    let proven = opts
-        .proven_model
-        .as_ref()
-        .is_some_and(|k| *k == model_key(&ir));
+    let proven = !opts.proven_models.is_empty() && opts.proven_models.contains(&model_key(&ir));
     // The linear lowering's binding, where the contract has one: the model check runs on the
     // program the kernels render (its engine steps' reads included). Its diagnostics (E0013) are
     // reported only for an otherwise clean task, after the SMEM budget.
