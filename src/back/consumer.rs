@@ -530,7 +530,38 @@ fn registration(w: &mut Writer, task: &CheckedTask) {
     reg.flag_members(w);
     super::setmaxnreg::registration_members(w, ir);
     match task.programs.first().filter(|p| p.ordinal_count() > 0) {
-        Some(prog) => super::registration::semaphore_members(w, prog),
+        // One kernel serves every declared target: their tables agree (a consumer-only role
+        // program does not depend on the target), else each target gets its own under its
+        // architecture's guard.
+        Some(prog)
+            if task
+                .programs
+                .iter()
+                .all(|p| super::registration::same_ordinals(prog, p)) =>
+        {
+            let also: Vec<crate::ir::Target> =
+                task.programs[1..].iter().map(|p| p.target).collect();
+            super::registration::semaphore_members(w, prog, &also)
+        }
+        Some(_) => {
+            for (i, p) in task.programs.iter().enumerate() {
+                let guard = match p.target {
+                    crate::ir::Target::Sm100a => "defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000",
+                    crate::ir::Target::Sm90a => "defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 1000",
+                };
+                // The last target takes whatever the guards before it leave (nvcc's host pass
+                // too, which defines no `__CUDA_ARCH__`).
+                if i == 0 {
+                    w.line(format!("#if {guard}"));
+                } else if i + 1 == task.programs.len() {
+                    w.line("#else");
+                } else {
+                    w.line(format!("#elif {guard}"));
+                }
+                super::registration::semaphore_members(w, p, &[]);
+            }
+            w.line("#endif");
+        }
         None => {
             // No region, hence no hand-off: the role program has no barrier.
             w.line("__device__ static void init_semaphores(uint64_t *) {}");

@@ -582,7 +582,7 @@ pub(crate) fn registration(w: &mut Writer, task: &CheckedTask, prog: &RoleProgra
     let reg = super::registration::Registration::PIPELINE;
     reg.flag_members(w);
     super::setmaxnreg::registration_members(w, ir);
-    super::registration::semaphore_members(w, prog);
+    super::registration::semaphore_members(w, prog, &[]);
     reg.role_members(w, &ir.unit_name());
     w.close(";");
     w.blank();

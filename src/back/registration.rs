@@ -136,10 +136,25 @@ impl Registration {
 /// The semaphore members of the generated `Registration` struct for `prog`'s target:
 /// `init_semaphores` (every ordinal with its count from spec.h's table of that target, then the
 /// init fence; I-M2), `kReinitOrdinals` and the ordinal names the harness's checks print (I-M4).
-pub(crate) fn semaphore_members(w: &mut Writer, prog: &RoleProgram) {
+///
+/// `also` names the other targets whose role programs have the same ordinal table (one
+/// consumer-only `.cuh` serves every target it declares; [`same_ordinals`]).
+pub(crate) fn semaphore_members(w: &mut Writer, prog: &RoleProgram, also: &[crate::ir::Target]) {
     let table = super::spec_h::sem_table_name(prog.target);
-    w.comment(format!("init_semaphores: every ordinal with its arrival count from spec.h's {table} (the table of this"));
-    w.comment("target's lowering), then the init fence (I-M2).");
+    w.comment(format!(
+        "init_semaphores: every ordinal with its arrival count from spec.h's {table} (the table of"
+    ));
+    if also.is_empty() {
+        w.comment("this target's lowering), then the init fence (I-M2).");
+    } else {
+        let others: Vec<String> = also.iter().map(|t| t.to_string()).collect();
+        w.comment(format!(
+            "{}'s lowering; {}'s has the same ordinals, counts and re-init owners, so this one kernel",
+            prog.target,
+            others.join(" and ")
+        ));
+        w.comment("serves every target), then the init fence (I-M2).");
+    }
     w.open("__device__ static void init_semaphores(uint64_t *sem)");
     for (k, b, slot) in prog.ordinals() {
         w.line(format!(
@@ -176,4 +191,15 @@ pub(crate) fn semaphore_members(w: &mut Writer, prog: &RoleProgram) {
     w.line("default: return \"none\";");
     w.close("");
     w.close("");
+}
+
+/// Whether `a` and `b` (the role programs of two targets) have the same semaphore table: each
+/// ordinal's barrier slot, arrival count and re-init owner, in order.
+pub(crate) fn same_ordinals(a: &RoleProgram, b: &RoleProgram) -> bool {
+    let key = |p: &RoleProgram| -> Vec<(usize, String, i64, Option<crate::ir::RoleKind>)> {
+        p.ordinals()
+            .map(|(k, bar, slot)| (k, bar.slot_name(slot), bar.count(slot), bar.reinit))
+            .collect()
+    };
+    key(a) == key(b)
 }

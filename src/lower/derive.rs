@@ -241,8 +241,16 @@ impl Cx<'_> {
                     }
                     // With pages to hand off, the loader runs the page prefix itself (the used
                     // pages first, `back::registration::Registration::CONSUMER_HANDOFF`).
+                    // A ring's copies write the pages in the async proxy and read what the
+                    // tasks this one depends on wrote: the proxy fence after the page acquire
+                    // and before the hand-off, then the dependency wait (I-M9), before the
+                    // loader body (`back::consumer_ring`). Neither moves a barrier the model
+                    // tracks.
                     if let Some(bar) = handoff {
                         ops.push(Op::Step(Step::PageAcquire));
+                        if !rings.is_empty() {
+                            ops.push(Op::Step(Step::PagesFence));
+                        }
                         ops.push(Op::Arrive {
                             bar: BarRef {
                                 bar,
@@ -251,6 +259,9 @@ impl Cx<'_> {
                             by: ThreadSet::Lane0,
                             threads: 1,
                         });
+                    }
+                    if !rings.is_empty() {
+                        ops.push(Op::Step(Step::DepWait));
                     }
                     for &h in &rings {
                         self.ring_uses(role, h, &mut ops);

@@ -62,6 +62,9 @@ fn bar(p: &RoleProgram, b: &BarRef) -> String {
 
 fn ops(p: &RoleProgram, ir: &TaskIr, list: &[Op], depth: usize, s: &mut String) {
     let pad = "  ".repeat(depth);
+    // A consumer-only role's ring uses follow its body step in the program, but the body makes
+    // them (`ring.wait()` / `ring.release()` inside it).
+    let mut after_body = false;
     for op in list {
         let _ = match op {
             Op::Reinit { ordinals } => writeln!(s, "{pad}reinit {ordinals:?}"),
@@ -107,13 +110,23 @@ fn ops(p: &RoleProgram, ir: &TaskIr, list: &[Op], depth: usize, s: &mut String) 
                     bar(p, b)
                 )
             }
-            Op::Commit { bar: b } => writeln!(s, "{pad}commit {}", bar(p, b)),
+            Op::Commit { bar: b } => match p.barrier(b.bar).arrival {
+                // A consumer ring's full barrier: the loader body's expect_tx arrive, completed
+                // by its bulk copies (`mpkc_ring.cuh`).
+                crate::ir::ArrivalIr::Bulk(_) | crate::ir::ArrivalIr::Tma(_) => writeln!(
+                    s,
+                    "{pad}arrive.expect_tx {} (completed by the bulk copies)",
+                    bar(p, b)
+                ),
+                _ => writeln!(s, "{pad}commit {}", bar(p, b)),
+            },
             Op::NamedSync { id, threads, .. } => {
                 writeln!(s, "{pad}bar.sync {id}, {threads}")
             }
             Op::Step(st) => writeln!(s, "{pad}{}", step(st)),
             Op::Loop { kind, body } => {
-                let _ = writeln!(s, "{pad}loop {kind:?}:");
+                let within = if after_body { " (in the body)" } else { "" };
+                let _ = writeln!(s, "{pad}loop {kind:?}{within}:");
                 ops(p, ir, body, depth + 1, s);
                 Ok(())
             }
@@ -127,6 +140,7 @@ fn ops(p: &RoleProgram, ir: &TaskIr, list: &[Op], depth: usize, s: &mut String) 
             }
             Op::Drain { bar: b, .. } => writeln!(s, "{pad}drain {}", p.barrier(*b).label),
         };
+        after_body |= matches!(op, Op::Step(Step::Body));
     }
 }
 
@@ -164,9 +178,14 @@ fn step(st: &Step) -> String {
         Step::PageAcquire => "page acquire (the loader's prefix: wait the used pages)".to_string(),
         Step::PagesFence => "proxy fence (async after generic, the pages)".to_string(),
         Step::PageFreeUnused => "wait and free the unused pages".to_string(),
-        Step::DepWait => "wait the dependency (first K iteration)".to_string(),
+        Step::DepWait => {
+            "wait the dependency (`SEM_DEP_READY`, once: a K loop's first iteration)".to_string()
+        }
         Step::RouteRead => "read the stage's expert from the route's ids".to_string(),
         Step::SyncWarp => "__syncwarp".to_string(),
-        Step::Body => "the body (runtime page prefix and suffix around it)".to_string(),
+        Step::Body => {
+            "the body (the runtime's dependency prefix before it, its page suffix after it)"
+                .to_string()
+        }
     }
 }

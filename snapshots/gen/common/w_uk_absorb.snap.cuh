@@ -161,8 +161,9 @@ struct Registration {
   // No `setmaxnreg` line (0): the task runs under the megakernel's register split (§3.5).
   static constexpr int kSetMaxNRegConsumer = 0;
   static constexpr int kSetMaxNRegHelpers = 0;
-  // init_semaphores: every ordinal with its arrival count from spec.h's kSems_sm100a (the table of this
-  // target's lowering), then the init fence (I-M2).
+  // init_semaphores: every ordinal with its arrival count from spec.h's kSems_sm100a (the table of
+  // sm_100a's lowering; sm_90a's has the same ordinals, counts and re-init owners, so this one kernel
+  // serves every target), then the init fence (I-M2).
   __device__ static void init_semaphores(uint64_t *sem) {
     mpkc::rt::mbar_init(&sem[kSems_sm100a[0].ordinal], kSems_sm100a[0].count);  // pages_ready: 1
     mpkc::rt::fence_mbar_init();

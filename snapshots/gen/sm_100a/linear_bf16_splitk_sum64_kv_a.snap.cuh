@@ -352,8 +352,8 @@ struct Registration {
   // No `setmaxnreg` line (0): the task runs under the megakernel's register split (§3.5).
   static constexpr int kSetMaxNRegConsumer = 0;
   static constexpr int kSetMaxNRegHelpers = 0;
-  // init_semaphores: every ordinal with its arrival count from spec.h's kSems_sm100a (the table of this
-  // target's lowering), then the init fence (I-M2).
+  // init_semaphores: every ordinal with its arrival count from spec.h's kSems_sm100a (the table of
+  // this target's lowering), then the init fence (I-M2).
   __device__ static void init_semaphores(uint64_t *sem) {
     mpkc::rt::mbar_init(&sem[kSems_sm100a[0].ordinal], kSems_sm100a[0].count);  // w_ring.full[0]: 1
     mpkc::rt::mbar_init(&sem[kSems_sm100a[1].ordinal], kSems_sm100a[1].count);  // w_ring.full[1]: 1

@@ -71,10 +71,10 @@ fn consumer_only(s: &mut String, task: &CheckedTask, family: Family) {
     let others = if rings.is_empty() && handoff {
         "The loader warp (W4) runs a generated body, the page prefix itself: once its lanes have waited the pages the task uses, its lane 0 arrives `pages_ready`, which the consumer body waits before it touches shared memory; then its lanes wait and free the unused pages. No other role has a body.".to_string()
     } else if rings.is_empty() {
-        "No other role has a body.".to_string()
+        "No other role has a body: the runtime's loader prefix waits every page and frees them all, the task using none.".to_string()
     } else {
         format!(
-            "The loader warp's lane 0 runs the contract's loader body, which fills the consumer ring{} {} with TMA bulk copies.",
+            "The loader warp (W4) runs a generated body, the page prefix itself: once its lanes have waited the pages the task uses, its lane 0 arrives `pages_ready`, waits the task's dependency (`SEM_DEP_READY`, then the async-proxy fence) and runs the contract's loader body, which fills the consumer ring{} {} with TMA bulk copies; then its lanes wait and free the unused pages.",
             if rings.len() == 1 { "" } else { "s" },
             rings.join(", ")
         )
@@ -82,7 +82,7 @@ fn consumer_only(s: &mut String, task: &CheckedTask, family: Family) {
     let _ = writeln!(
         s,
         "Family {} ({}) on {}: one `<unit>.cuh` for every target; {body} runs on the consumer warpgroup (W0-W3, threads 0..127), \
-between the runtime's page prefix and suffix. {others}\n",
+after the runtime's dependency prefix and before its page suffix, which frees the pages the task uses. {others}\n",
         family.letter(),
         family.as_str(),
         targets.join(" and ")

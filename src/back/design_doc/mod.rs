@@ -1,7 +1,7 @@
 //! `<unit>.spec.md`: the Stage-1 design document of every task unit, of every family, rendered
 //! from the checked task — its contract, its page plan and its role programs — so that it cannot
 //! disagree with the code: the engine and why, the params it was built with, the region plan with the page map and the budget,
-//! the semaphore table and each role's operations per target (what the model check proved and the
+//! the semaphore table, the named barriers, and each role's operations per target (what the model check proved and the
 //! kernels run), who re-inits and releases what on every control path, the granularity, and the
 //! descriptors the kernels use with their decoded fields (the very list the layout header
 //! renders, `back::layout::descriptors`), or why there are none.
@@ -40,6 +40,7 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
         caller_owned(&mut s, task);
     } else {
         protocol::sems(&mut s, task);
+        protocol::named_barriers(&mut s, task);
         protocol::roles(&mut s, task);
         granularity::write(&mut s, task);
     }

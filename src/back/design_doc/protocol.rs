@@ -12,6 +12,42 @@ fn role_name(r: Option<RoleKind>) -> String {
     r.map_or("none".to_string(), |r| r.to_string())
 }
 
+/// Writes the "Named barriers" section: each `barrier` of the contract (its helpers' included)
+/// as `spec.h` enumerates it, `bar.sync` id and threads. Ids are megakernel-wide: 0 and 8 are
+/// the runtime's (contract doc §3.4), and two tasks' barriers meet only inside one task.
+pub(super) fn named_barriers(s: &mut String, task: &CheckedTask) {
+    let _ = writeln!(
+        s,
+        "## Named barriers
+"
+    );
+    if task.ir.barriers.is_empty() {
+        let _ = writeln!(
+            s,
+            "None declared: the kernels use only the runtime's (0 and 8, contract doc §3.4).\n"
+        );
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "As `spec.h` enumerates them (`enum NamedBarrier`); 0 and 8 are the runtime's (contract doc §3.4).\n"
+    );
+    let _ = writeln!(s, "| barrier | C name | bar.sync id | threads | warps of |");
+    let _ = writeln!(s, "|---|---|---|---|---|");
+    for b in task.ir.barriers.values() {
+        let _ = writeln!(
+            s,
+            "| `{}` | `BAR_{}` | {} | {} | {} |",
+            b.name,
+            crate::back::names::upper(&b.name),
+            b.id,
+            b.threads,
+            b.by
+        );
+    }
+    let _ = writeln!(s);
+}
+
 /// Writes the "Semaphore ordinals" section: one table per target.
 pub(super) fn sems(s: &mut String, task: &CheckedTask) {
     let _ = writeln!(s, "## Semaphore ordinals\n");
@@ -284,7 +320,23 @@ role bodies: {}.\n",
         GranularityIr::PerTile { tiles_per_task, .. } => *tiles_per_task,
         GranularityIr::GridWide { .. } => 1,
     };
-    let bounds = if reg.auto_consumer_finish {
+    let rings: Vec<String> = task
+        .ir
+        .channels
+        .values()
+        .filter(|c| crate::valid::rings::is_consumer_ring(c))
+        .map(|c| format!("`{}`", c.name))
+        .collect();
+    let bounds = if reg.auto_consumer_finish && !rings.is_empty() {
+        format!(
+            "a `return` of the body (a task index past the data) leaves the consumer function and still reaches the runtime's suffix, \
+so every used page is released once (I-P1), provided the loader body makes no more uses of {} than the consumer body waits and \
+releases before it returns: a fill past the consumer's last release waits an empty slot that never frees, and the loader hangs \
+before it frees the unused pages (the model check takes both bodies to make the same number of uses; only `mpkc verify`'s \
+bounded waits see a mismatch)",
+            rings.join(", ")
+        )
+    } else if reg.auto_consumer_finish {
         "a `return` of the body (a task index past the data) leaves the consumer function and still reaches the runtime's suffix, \
 so every used page is released exactly once (I-P1)"
             .to_string()
