@@ -105,7 +105,7 @@ pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
     else {
         return;
     };
-    let consts = body_constants(ir);
+    let consts = body_constants(ir, code);
     for c in prelude_calls(&super::body::strip_comments_and_strings(code)) {
         let [id_text, count_text, ..] = &c.args[..] else {
             continue;
@@ -194,7 +194,7 @@ fn prelude_calls(stripped: &str) -> Vec<PreludeCall> {
 /// (`mpkc::named_barrier_sync(3, 128)`, `named_barrier_or`) that evaluate over the body's
 /// constants ([`body_constants`]): a barrier used by its number is used (E0014's coverage).
 pub(super) fn body_barrier_ids(ir: &TaskIr, code: &str) -> Vec<i64> {
-    let consts = body_constants(ir);
+    let consts = body_constants(ir, code);
     let calls = prelude_calls(&super::body::strip_comments_and_strings(code));
     let evaluated = calls
         .iter()
@@ -394,8 +394,25 @@ fn instruction(lit: &str, start: usize) -> Option<(usize, Found)> {
 /// The constants an inline body may name in a barrier id or thread count, as the generated
 /// kernel defines them: each declared barrier's `BAR_<NAME>` (its id), `kConsumerThreads`
 /// (128, `back::consumer`) and `params::NAME` (an integer or `bool` param's value).
-pub(super) fn body_constants(ir: &TaskIr) -> impl Fn(&str) -> Option<(i64, Ty)> + '_ {
+pub(super) fn body_constants<'a>(
+    ir: &'a TaskIr,
+    code: &str,
+) -> impl Fn(&str) -> Option<(i64, Ty)> + 'a {
+    // A local of the body named like a generated constant (`constexpr int kConsumerThreads =
+    // 64;` in a block) may hide it where the expression stands: such names are given up.
+    let stripped = super::body::strip_comments_and_strings(code);
+    let shadowed: Vec<String> = std::iter::once("kConsumerThreads".to_string())
+        .chain(
+            ir.barriers
+                .values()
+                .map(|b| format!("BAR_{}", crate::back::names::upper(&b.name))),
+        )
+        .filter(|n| declares(&stripped, n))
+        .collect();
     move |name: &str| {
+        if shadowed.iter().any(|n| n == name) {
+            return None;
+        }
         if name == "kConsumerThreads" {
             return Some((128, Ty::Int));
         }
@@ -419,6 +436,54 @@ pub(super) fn body_constants(ir: &TaskIr) -> impl Fn(&str) -> Option<(i64, Ty)> 
     }
 }
 
+/// Whether `code` (comments and strings stripped) declares `name` itself: the identifier right
+/// after a word that is not an expression keyword (`int kConsumerThreads`, `auto const BAR_X`,
+/// `#define kConsumerThreads`), or after a `*` or `&` declarator that follows such a word.
+fn declares(code: &str, name: &str) -> bool {
+    const NOT_A_TYPE: &[&str] = &[
+        "return",
+        "case",
+        "else",
+        "do",
+        "throw",
+        "sizeof",
+        "alignof",
+        "goto",
+        "co_return",
+        "co_yield",
+        "co_await",
+        "new",
+        "delete",
+        "if",
+        "while",
+        "for",
+        "switch",
+    ];
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    code.match_indices(name).any(|(at, _)| {
+        let whole = !code[..at].ends_with(ident) && !code[at + name.len()..].starts_with(ident);
+        if !whole {
+            return false;
+        }
+        let before = code[..at].trim_end();
+        let before = before.trim_end_matches(['*', '&']).trim_end();
+        if before.ends_with("::") {
+            return false;
+        }
+        let word: String = before
+            .chars()
+            .rev()
+            .take_while(|c| ident(*c))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        !word.is_empty()
+            && !word.starts_with(|c: char| c.is_ascii_digit())
+            && !NOT_A_TYPE.contains(&word.as_str())
+    })
+}
+
 /// An operand: [`Operand::Literal`] where [`const_int`] evaluates it.
 fn operand(s: &str) -> Operand {
     const_int(s).map_or(Operand::Other, Operand::Literal)
@@ -440,6 +505,36 @@ pub(super) fn const_int_with(s: &str, names: &dyn Fn(&str) -> Option<(i64, Ty)>)
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_declaration_of_the_name_hides_the_generated_constant() {
+        for (code, hides) in [
+            ("constexpr int kConsumerThreads = 64;", true),
+            ("int const *kConsumerThreads = p;", true),
+            ("#define kConsumerThreads 64", true),
+            ("auto const BAR_X = 3;", true),
+            ("return kConsumerThreads / 32;", false),
+            ("x = kConsumerThreads;", false),
+            ("f(kConsumerThreads, 2)", false),
+            ("int n = 4 * kConsumerThreads;", false),
+            ("case kConsumerThreads: break;", false),
+            ("mpkc::kConsumerThreads", false),
+            ("int kConsumerThreadsX = 1;", false),
+        ] {
+            assert_eq!(
+                super::declares(
+                    code,
+                    if code.contains("BAR_X") {
+                        "BAR_X"
+                    } else {
+                        "kConsumerThreads"
+                    }
+                ),
+                hides,
+                "{code}"
+            );
+        }
+    }
     use super::*;
 
     fn ops(code: &str) -> Vec<(String, Operand, Option<Operand>)> {

@@ -614,8 +614,10 @@ fn inline_rules(ir: &TaskIr, code: &str, code_span: crate::span::Span, sink: &mu
         for (i, args) in calls_of(code, call) {
             // The id: a literal or a constant expression (`1 + 7`, `BAR_SYNC + 6`).
             let arg = call_args(&code[args..]).swap_remove(0);
-            let id =
-                super::asm_barriers::const_int_with(&arg, &super::asm_barriers::body_constants(ir));
+            let id = super::asm_barriers::const_int_with(
+                &arg,
+                &super::asm_barriers::body_constants(ir, code),
+            );
             if let Some(id @ (0 | 8)) = id {
                 let shown = arg.trim();
                 let written = if shown == id.to_string() {

@@ -11,16 +11,19 @@
 /// or not) that `names` gives a value, `None` from it giving up; parentheses; unary `+ - ! ~`;
 /// binary `* / %`, `+ -`, `<< >>`, `< <= > >=`, `== !=`, `&`, `^`, `|`, `&&`, `||`. `None` for
 /// anything else (a register `%0`, a call, an assignment, `?:`), on overflow, a division by zero
-/// or a shift outside 0..64, and past [`MAX_DEPTH`] nested operands.
+/// or a shift C++ gives no value (a count outside the operand's width, a negative operand), and
+/// past [`MAX_DEPTH`] nested operands.
 pub fn eval(s: &str, names: &dyn Fn(&str) -> Option<(i64, Ty)>) -> Option<i64> {
     eval_or_fault(s, names).ok()
 }
 
 /// [`eval`], telling apart why there is no value: `Err(Some(why))` where C++ gives the
 /// expression none although every operand of the faulting operation is known, so that it is not
-/// a constant expression and nvcc rejects it ("a division by zero", "a signed overflow": of an
-/// `int` or `long` `+ - * / %`, both undefined behaviour); `Err(None)` where [`eval`] gives up
-/// (an unknown name, an operator it does not read, an unsigned wrap, a shift). An operand that
+/// a constant expression and nvcc rejects it ("a division by zero", "a signed overflow" of an
+/// `int` or `long` `+ - * / % <<` or unary `-`, a shift count negative or past the operand's
+/// width, a left shift of a negative value: all undefined behaviour); `Err(None)` where [`eval`]
+/// gives up (an unknown name, an operator it does not read, an unsigned wrap, a shift of an
+/// unsigned operand past 31 bits or of a negative one to the right). An operand that
 /// C++ does not evaluate (the right of `0 && …`, `1 || …`) reports no fault.
 ///
 /// # Errors
@@ -175,7 +178,16 @@ impl Parser<'_> {
         }
         let v = if self.eat("-") {
             let (x, t) = self.unary()?;
-            fit(x.checked_neg()?, t)
+            match x.checked_neg().and_then(|n| fit(n, t)) {
+                Some(v) => Some(v),
+                // An unsigned negation wraps (defined, of a width not known here): given up.
+                None if t == Ty::Unsigned => None,
+                // `-INT_MIN`: a signed overflow, no value in C++.
+                None => {
+                    self.fault = self.fault.or(Some("a signed overflow"));
+                    None
+                }
+            }
         } else if self.eat("+") {
             self.unary()
         } else if self.eat("!") {
@@ -271,7 +283,7 @@ fn fit(v: i64, t: Ty) -> Option<Val> {
 type Fault = Option<&'static str>;
 
 /// `l op r` as C++ computes it; `Err` where C++ has no value (a division by zero, a signed
-/// overflow: `Err(Some(why))`) or where [`eval`] gives up (a shift outside 0..64, an unsigned
+/// overflow, a shift C++17 gives no value: `Err(Some(why))`) or where [`eval`] gives up (an unsigned shift past 31 bits, an unsigned
 /// wrap, a negative operand meeting an unsigned one: `Err(None)`).
 fn apply(op: &str, (l, lt): Val, (r, rt): Val) -> Result<Val, Fault> {
     let truth = |b: bool| Ok((i64::from(b), Ty::Int));
@@ -294,18 +306,53 @@ fn apply(op: &str, (l, lt): Val, (r, rt): Val) -> Result<Val, Fault> {
         ">=" => truth(l >= r),
         "<" => truth(l < r),
         ">" => truth(l > r),
-        // A shift takes its left operand's type; shifting a negative value is given up.
+        // A shift takes its left operand's (promoted) type. C++17 [expr.shift]: a negative count,
+        // or one of at least the operand's width in bits, has no value; so has `E1 << E2` of a
+        // signed E1 that is negative, or whose E1 x 2^E2 the unsigned type of that width does not
+        // hold; where it does, the value converted to the signed type (`1 << 31` is INT_MIN). A
+        // negative E1 of `>>` is implementation-defined, and an unsigned operand's width is not
+        // known here: both given up.
         "<<" | ">>" => {
-            let s = u32::try_from(r).ok().filter(|s| *s < 64).ok_or(None)?;
-            if l < 0 {
-                return Err(None);
-            }
-            let v = if op == "<<" {
-                l.checked_shl(s).filter(|v| v >> s == l).ok_or(None)?
-            } else {
-                l >> s
+            let width: i64 = match lt {
+                Ty::Int => 32,
+                Ty::Long => 64,
+                Ty::Unsigned => 0,
             };
-            fit(v, lt).ok_or(None)
+            if r < 0 {
+                return Err(Some("a negative shift count"));
+            }
+            if width > 0 && r >= width {
+                return Err(Some("a shift count past its operand's width"));
+            }
+            let s = u32::try_from(r).ok().filter(|s| *s < 64).ok_or(None)?;
+            if op == ">>" {
+                return if l < 0 {
+                    Err(None)
+                } else {
+                    fit(l >> s, lt).ok_or(None)
+                };
+            }
+            match lt {
+                Ty::Unsigned => {
+                    let v = l.checked_shl(s).filter(|v| v >> s == l).ok_or(None)?;
+                    fit(v, lt).ok_or(None)
+                }
+                _ if l < 0 => Err(Some("a left shift of a negative value")),
+                _ => {
+                    // l < 2^63 and s < 64: exact in u128.
+                    let v = u128::try_from(l).map_err(|_| None)? << s;
+                    if v >> width != 0 {
+                        return Err(Some("a signed overflow"));
+                    }
+                    // Converted to the signed type of `width` bits (two's complement).
+                    let v = if width == 32 {
+                        i64::from(u32::try_from(v).map_err(|_| None)? as i32)
+                    } else {
+                        u64::try_from(v).map_err(|_| None)? as i64
+                    };
+                    Ok((v, lt))
+                }
+            }
         }
         _ if wraps => Err(None),
         "|" => fit(l | r, common).ok_or(None),
@@ -359,11 +406,40 @@ mod tests {
             ("0 && 1 / 0", Err(None)),
             ("1 || 1 / 0", Err(None)),
             ("params::m > 0 || 1 / 0", Err(None)),
-            // Given up, not faulted: unknown names, unsigned wraps, shifts.
+            // C++17's shifts: a count past the width, a negative count or operand, a value the
+            // unsigned type of the width does not hold; `1 << 31` is INT_MIN.
+            (
+                "1 << 32",
+                Err(Some("a shift count past its operand's width")),
+            ),
+            (
+                "1 << params::m * 40",
+                Err(Some("a shift count past its operand's width")),
+            ),
+            (
+                "1l << 64",
+                Err(Some("a shift count past its operand's width")),
+            ),
+            ("1 << -1", Err(Some("a negative shift count"))),
+            ("-1 << 1", Err(Some("a left shift of a negative value"))),
+            ("2 << 31", Err(Some("a signed overflow"))),
+            ("(1 << 31) > 0", Ok(0)),
+            ("1 << 31", Ok(i64::from(i32::MIN))),
+            ("3 << 30", Ok(i64::from(i32::MIN) + (1 << 30))),
+            ("4611686018427387904 << 1", Ok(i64::MIN)),
+            ("-(-2147483647 - 1)", Err(Some("a signed overflow"))),
+            (
+                "-(-9223372036854775807 - 1)",
+                Err(Some("a signed overflow")),
+            ),
+            ("-2147483648 == -2147483647 - 1", Ok(1)),
+            // Given up, not faulted: unknown names, unsigned wraps, negative `>>`.
             ("x / 0", Err(None)),
             ("x + 1", Err(None)),
             ("0u - 1 > 0", Err(None)),
-            ("1 << 31", Err(None)),
+            ("-1u", Err(None)),
+            ("-8 >> 1", Err(None)),
+            ("1u << 40", Err(None)),
             ("2147483647 + 0", Ok(2147483647)),
             ("16 / params::m", Ok(16)),
         ] {
@@ -411,7 +487,7 @@ mod tests {
             ("1 << 64", None),
             ("1 << -1", None),
             ("-1 >> 1", None),
-            ("4611686018427387904 << 1", None),
+            ("4611686018427387904 << 1", Some(i64::MIN)),
             ("1073741824l << 1", Some(2147483648)),
             ("7168 % 128 == 0", Some(1)),
             ("7200 % 128 == 0", Some(0)),
@@ -441,8 +517,9 @@ mod tests {
             ("-1 % 3u", None),
             ("4294967295u + 1", None),
             ("0xFFFFFFFF == -1", None),
-            // `int` arithmetic past 32 bits overflows in C++: given up; `long` does not.
-            ("1 << 31", None),
+            // `int` arithmetic past 32 bits overflows in C++ (no value); `long` does not; `1 << 31`
+            // is INT_MIN (C++17: 2^31 fits the unsigned int, converted).
+            ("1 << 31", Some(i64::from(i32::MIN))),
             ("2147483647 + 1", None),
             ("2147483648 + 1", Some(2147483649)),
             ("1l << 40", Some(1 << 40)),
@@ -469,7 +546,8 @@ mod tests {
             ("params::m > 0", None),
             // `params::n` is int64_t: no 32-bit overflow; an i32 param's is.
             ("params::n * 1000000 > 0", Some(1)),
-            ("params::k << 31 < 0", None),
+            ("params::k << 31 < 0", Some(1)),
+            ("params::k << 32 < 0", None),
             ("BAR_X +", None),
         ] {
             assert_eq!(eval(text, &names), v, "{text}");

@@ -140,7 +140,7 @@ pub(super) fn static_asserts(ir: &TaskIr, sink: &mut Sink) {
         else {
             continue;
         };
-        for f in failing(code, &body_constants(ir)) {
+        for f in failing(code, &body_constants(ir, code)) {
             let span = Span::new(code_span.start + f.at.start, code_span.start + f.at.end);
             let at = at_values(ir, &f.condition);
             let mut d = match f.fault {
@@ -168,7 +168,7 @@ pub(super) fn static_asserts(ir: &TaskIr, sink: &mut Sink) {
         let Some(BodyIr::Cuda { code, .. }) = &u.helper.body else {
             continue;
         };
-        for f in failing(code, &body_constants(&u.helper)) {
+        for f in failing(code, &body_constants(&u.helper, code)) {
             let at = at_values(&u.helper, &f.condition);
             let what = f.fault.map_or("fails".to_string(), |why| {
                 format!("is not a constant expression ({why})")
