@@ -156,6 +156,8 @@ pub struct ParamRange {
     pub hi: Expr,
     /// True for `..=`.
     pub inclusive: bool,
+    /// `step S`: only `lo + k * S` lies in the range (integer ranges).
+    pub step: Option<Expr>,
     /// Whole range.
     pub span: Span,
 }

@@ -355,10 +355,13 @@ fn build_param<'a>(
                 let lo = build_expr(j.next().unwrap_or_else(|| unreachable!("range lo")), d);
                 let op = j.next().unwrap_or_else(|| unreachable!("range op"));
                 let hi = build_expr(j.next().unwrap_or_else(|| unreachable!("range hi")), d);
+                let _step_kw = j.next();
+                let step = j.next().map(|e| build_expr(e, d));
                 range = Some(ParamRange {
                     lo,
                     hi,
                     inclusive: op.as_rule() == Rule::range_incl,
+                    step,
                     span: rspan,
                 });
             }

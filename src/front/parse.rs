@@ -83,6 +83,7 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
             "a tensor role (`weight`, `activation`, `residual`, `output`, `partials`, `counters`, `index`, `scale of T`)"
         }
         Rule::param_range | Rule::kw_in => "`in LO..=HI`",
+        Rule::kw_step => "`step S`",
         Rule::tma_spec | Rule::kw_tma => "`tma(...)`",
         Rule::paged_spec | Rule::kw_paged => "`paged(...)`",
         Rule::paged_opt

@@ -21,6 +21,8 @@ enum Bounds {
 pub(super) struct Range {
     bounds: Bounds,
     inclusive: bool,
+    /// `step S` of an integer range (1 without one): only `lo + k * S` lies inside.
+    step: i64,
     /// `f32` bounds (rounded to single precision) print as the shortest f32 text.
     single: bool,
     /// The range as written (`in` excluded).
@@ -55,7 +57,9 @@ impl Range {
     pub fn contains(&self, v: &ParamValue) -> bool {
         match (self.bounds, v) {
             (Bounds::Int(lo, hi), ParamValue::Int(x)) => {
-                *x >= lo && if self.inclusive { *x <= hi } else { *x < hi }
+                *x >= lo
+                    && (if self.inclusive { *x <= hi } else { *x < hi })
+                    && (i128::from(*x) - i128::from(lo)) % i128::from(self.step) == 0
             }
             (Bounds::Float(lo, hi), ParamValue::Float(x)) => {
                 *x >= lo && if self.inclusive { *x <= hi } else { *x < hi }
@@ -67,11 +71,20 @@ impl Range {
     /// The lowest and highest integer inside an integer range (`..` excludes its upper bound);
     /// `None` for a float range.
     pub fn int_ends(&self) -> Option<(i64, i64)> {
-        match self.bounds {
-            Bounds::Int(lo, hi) if self.inclusive => Some((lo, hi)),
-            Bounds::Int(lo, hi) => Some((lo, hi.checked_sub(1)?)),
-            Bounds::Float(..) => None,
-        }
+        let (lo, hi) = match self.bounds {
+            Bounds::Int(lo, hi) if self.inclusive => (lo, hi),
+            Bounds::Int(lo, hi) => (lo, hi.checked_sub(1)?),
+            Bounds::Float(..) => return None,
+        };
+        // The highest `lo + k * step` at most `hi`.
+        let span = i128::from(hi) - i128::from(lo);
+        let top = i128::from(lo) + span - span % i128::from(self.step);
+        Some((lo, i64::try_from(top).ok()?))
+    }
+
+    /// The distance between two values of the range: its `step`, 1 without one.
+    pub fn step(&self) -> i64 {
+        self.step
     }
 
     /// The lowest and highest value inside the range, of the param's kind: an integer range's
@@ -109,6 +122,7 @@ impl Range {
     pub fn text(&self) -> String {
         let op = if self.inclusive { "..=" } else { ".." };
         match self.bounds {
+            Bounds::Int(lo, hi) if self.step > 1 => format!("{lo}{op}{hi} step {}", self.step),
             Bounds::Int(lo, hi) => format!("{lo}{op}{hi}"),
             Bounds::Float(lo, hi) => format!(
                 "{}{op}{}",
@@ -152,9 +166,51 @@ pub(super) fn declared_range(
         (Some(Num::Float(lo)), Some(Num::Float(hi))) => Bounds::Float(lo, hi),
         _ => return Err(()),
     };
+    let step = match (&r.step, bounds) {
+        (None, _) => 1,
+        (Some(e), Bounds::Float(..)) => {
+            sink.push(
+                Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    format!(
+                        "param `{}` is `{}`, whose range takes no `step`",
+                        p.name.node, p.ty.node
+                    ),
+                )
+                .primary(e.span, "a step on a float range")
+                .help("drop the `step`: a float range admits every value between its bounds"),
+            );
+            return Err(());
+        }
+        (Some(e), Bounds::Int(..)) => {
+            match env.num(e) {
+                Ok(Num::Int(s)) if s >= 1 => s,
+                Ok(n) => {
+                    let shown = match n {
+                        Num::Int(s) => s.to_string(),
+                        Num::Float(f) => float_text(f),
+                    };
+                    sink.push(
+                    Diagnostic::error(
+                        codes::OUT_OF_RANGE,
+                        format!("the step of `{}`'s range is {shown}, but a step is a positive integer", p.name.node),
+                    )
+                    .primary(e.span, "not a positive integer")
+                    .help("write `step S` with S >= 1: the range admits LO, LO + S, LO + 2S, ..."),
+                );
+                    return Err(());
+                }
+                Err(d) => {
+                    sink.push(d);
+                    return Err(());
+                }
+            }
+        }
+    };
     let range = Range {
         bounds,
         inclusive: r.inclusive,
+        step,
         single: limits.single(),
         span: r.span,
     };

@@ -143,9 +143,13 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
             range_span: range.span,
         };
         if let Some((a, b)) = range.int_ends() {
-            if b.saturating_sub(a) < MAX_INSIDE {
+            let step = range.step();
+            // Values a + k * step strictly between the ends, if the range has at most
+            // MAX_INSIDE values (`(b - a) / step + 1`; `int_ends` puts b on the step).
+            if (i128::from(b) - i128::from(a)) / i128::from(step) < i128::from(MAX_INSIDE) {
                 inside.extend(
-                    (a.saturating_add(1)..b)
+                    (a.saturating_add(step)..b)
+                        .step_by(usize::try_from(step).unwrap_or(usize::MAX))
                         .map(ParamValue::Int)
                         .filter(|v| *v != now)
                         .map(|v| at(&v, RangePoint::Inside)),
