@@ -48,6 +48,7 @@ mod names;
 pub mod paged;
 pub mod protocol;
 mod ring_bytes;
+mod ring_copies;
 pub mod rings;
 mod roles;
 mod route;
@@ -215,6 +216,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Check
     asm_barriers::asm_barriers(&ir, sink);
     asm_barriers::prelude_barrier_calls(&ir, sink);
     static_asserts::static_asserts(&ir, sink);
+    ring_copies::ring_copies(&ir, sink);
     body::tensors_used(&ir, binding.as_ref(), sink);
     roles::roles(&ir, sink);
     roles::barriers(&ir, sink);

@@ -1,0 +1,214 @@
+//! E0110 for a consumer ring's copies that do not fit its slot: the loader body's
+//! `RING.load(src, BYTES)`, `RING.acquire(BYTES)` and `RING.copy(OFFSET, src, BYTES)` calls
+//! (`mpkc_ring.cuh`) whose byte counts are constant expressions at the instance's params. A bulk
+//! copy writes `BYTES` at byte `OFFSET` of the slot: past its end it overwrites the next slot (or,
+//! from the last slot, the next region), and the production kernel does not check it (only
+//! `mpkc verify`'s test build traps it, `report_bad_copy`). `cp.async.bulk` also moves multiples
+//! of 16 bytes at 16-byte aligned offsets (PTX ISA 9.0, "cp.async.bulk"): a count or offset off
+//! that grain has no defined effect.
+//!
+//! A byte count is read with [`super::const_expr`] over the body's constants
+//! ([`super::asm_barriers::body_constants`]: `params::NAME`, …), after two rewrites of the C++
+//! the bodies write: `sizeof(T)` of a CUDA scalar or vector type becomes its size, and a cast to
+//! an integer type (`uint32_t(x)`, `static_cast<uint32_t>(x)`, `(uint32_t)x`) becomes its
+//! operand in parentheses (so a value the cast would wrap is not read: a negative one is given
+//! up). Anything else (a local, a run-time value) is left alone: the copy is not checked.
+
+use super::asm_barriers::body_constants;
+use super::body::{call_args, calls_of, strip_comments_and_strings};
+use crate::diag::{codes, Diagnostic, Sink};
+use crate::ir::{BodyIr, TaskIr};
+use crate::span::Span;
+
+/// The bulk-copy grain of `cp.async.bulk`: sizes and shared-memory offsets in multiples of it.
+const BULK_ALIGN: i64 = 16;
+
+/// Sizes in bytes of the types a body's `sizeof` names.
+const SIZES: &[(&str, i64)] = &[
+    ("__nv_bfloat16", 2),
+    ("nv_bfloat16", 2),
+    ("__half", 2),
+    ("half", 2),
+    ("__nv_bfloat162", 4),
+    ("__half2", 4),
+    ("half2", 4),
+    ("__nv_fp8_e4m3", 1),
+    ("__nv_fp8_e5m2", 1),
+    ("__nv_fp8_e8m0", 1),
+    ("float", 4),
+    ("double", 8),
+    ("float2", 8),
+    ("float4", 16),
+    ("int4", 16),
+    ("uint4", 16),
+    ("char", 1),
+    ("int8_t", 1),
+    ("uint8_t", 1),
+    ("int16_t", 2),
+    ("uint16_t", 2),
+    ("int", 4),
+    ("unsigned", 4),
+    ("int32_t", 4),
+    ("uint32_t", 4),
+    ("int64_t", 8),
+    ("uint64_t", 8),
+    ("size_t", 8),
+    ("mpkc::Bf16x8", 16),
+];
+
+/// Integer types a cast may name.
+const INT_TYPES: &[&str] = &[
+    "int", "unsigned", "int32_t", "uint32_t", "int64_t", "uint64_t", "size_t", "long",
+];
+
+/// `text` with `sizeof(T)` of a known type replaced by its size and integer casts by their
+/// operand in parentheses; `None` where a `sizeof` names a type not in [`SIZES`].
+fn rewrite(text: &str) -> Option<String> {
+    let mut s = text.to_string();
+    while let Some(at) = s.find("sizeof") {
+        let rest = s[at + 6..].trim_start();
+        let inner = rest.strip_prefix('(')?;
+        let close = inner.find(')')?;
+        let ty = inner[..close].trim();
+        let (_, size) = SIZES.iter().find(|(t, _)| *t == ty)?;
+        let end = s.len() - inner.len() + close + 1;
+        s.replace_range(at..end, &size.to_string());
+    }
+    for t in INT_TYPES {
+        s = s.replace(&format!("static_cast<{t}>"), "");
+        s = s.replace(&format!("({t})"), "");
+        // `uint32_t(x)`: the type name before `(`, not the tail of a longer name.
+        let mut out = String::with_capacity(s.len());
+        let mut rest = s.as_str();
+        while let Some(i) = rest.find(t) {
+            let before_ok = !rest[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':');
+            let after = &rest[i + t.len()..];
+            let after_ok = after.trim_start().starts_with('(');
+            out.push_str(&rest[..i]);
+            if !(before_ok && after_ok) {
+                out.push_str(t);
+            }
+            rest = after;
+        }
+        out.push_str(rest);
+        s = out;
+    }
+    Some(s)
+}
+
+/// The value of a byte argument, where it is a constant expression (see the module doc) in
+/// `0..=u32::MAX`.
+fn bytes_of(
+    arg: &str,
+    names: &dyn Fn(&str) -> Option<(i64, super::const_expr::Ty)>,
+) -> Option<i64> {
+    let text = rewrite(arg.trim())?;
+    super::const_expr::eval(&text, names).filter(|v| (0..=i64::from(u32::MAX)).contains(v))
+}
+
+/// E0110 for each copy of a consumer ring in the loader body whose constant byte count (and
+/// offset) does not fit the ring's slot, or is not a multiple of 16 bytes.
+pub(super) fn ring_copies(ir: &TaskIr, sink: &mut Sink) {
+    let Some(BodyIr::Cuda {
+        code, code_span, ..
+    }) = &ir.loader_body
+    else {
+        return;
+    };
+    let names = body_constants(ir, code);
+    let text = strip_comments_and_strings(code);
+    for ch in ir
+        .channels
+        .values()
+        .filter(|c| super::rings::is_consumer_ring(c))
+    {
+        let slot = super::rings::slot_bytes(ir, ch);
+        // A slot that is no whole number of 16-byte units is E0306's already.
+        if slot < BULK_ALIGN || slot % BULK_ALIGN != 0 {
+            continue;
+        }
+        // (method, index of the byte count, index of the offset) in its arguments.
+        for (method, n, off) in [
+            ("load", 1, None),
+            ("acquire", 0, None),
+            ("copy", 2, Some(0)),
+        ] {
+            let call = format!("{}.{method}", ch.name);
+            for (at, args_at) in calls_of(&text, &call) {
+                let args = call_args(&text[args_at..]);
+                let Some(bytes) = args.get(n).and_then(|a| bytes_of(a, &names)) else {
+                    continue;
+                };
+                let offset = match off {
+                    Some(k) => match args.get(k).and_then(|a| bytes_of(a, &names)) {
+                        Some(o) => o,
+                        None => continue,
+                    },
+                    None => 0,
+                };
+                let close = args_at + args.iter().map(|a| a.len() + 1).sum::<usize>();
+                let span = Span::new(
+                    code_span.start + at,
+                    code_span.start + close.min(text.len()),
+                );
+                let shown = args.get(n).map_or("", |a| a.trim());
+                let problem = if offset + bytes > slot {
+                    Some(format!(
+                        "writes bytes {offset}..{} of a {slot}-byte slot",
+                        offset + bytes
+                    ))
+                } else if bytes % BULK_ALIGN != 0 || offset % BULK_ALIGN != 0 {
+                    Some(format!(
+                        "copies {bytes} bytes at offset {offset}, not multiples of {BULK_ALIGN}"
+                    ))
+                } else {
+                    None
+                };
+                let Some(problem) = problem else { continue };
+                sink.push(
+                    Diagnostic::error(
+                        codes::REGION_USE,
+                        format!(
+                            "ring `{}`'s `{method}` {problem}",
+                            ch.name
+                        ),
+                    )
+                    .primary(span, format!("`{shown}` is {bytes} bytes with the instance's params"))
+                    .note(format!(
+                        "ring `{}` has {} slots of {slot} bytes (its region's bytes / depth); a bulk copy past its slot overwrites the next one, and `cp.async.bulk` moves multiples of {BULK_ALIGN} bytes at {BULK_ALIGN}-byte offsets (PTX ISA, cp.async.bulk); the production kernel does not check it",
+                        ch.name, ch.depth
+                    ))
+                    .help("size the region to depth x the largest use, or copy less per use (several `copy` calls of one `acquire`, or more uses)"),
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizeof_and_casts_are_read() {
+        let names =
+            |n: &str| (n == "params::cols").then_some((1024, super::super::const_expr::Ty::Long));
+        for (arg, want) in [
+            ("uint32_t(params::cols) * sizeof(__nv_bfloat16)", Some(2048)),
+            (
+                "static_cast<uint32_t>(params::cols) * sizeof(float)",
+                Some(4096),
+            ),
+            ("(uint32_t)params::cols * 2", Some(2048)),
+            ("params::cols * sizeof(mpkc::Bf16x8)", Some(16384)),
+            ("row_bytes", None),
+            ("sizeof(MyType) * 4", None),
+            ("uint32_t(-1)", None),
+        ] {
+            assert_eq!(bytes_of(arg, &names), want, "{arg}");
+        }
+    }
+}
