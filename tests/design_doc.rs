@@ -447,7 +447,8 @@ fn the_region_plan_states_each_target_s_capacity() {
 /// that shares its page.
 #[test]
 fn the_region_plan_says_which_pack_the_planner_ignores() {
-    let text = "task packs {\n  family consumer\n  tensor y: f32[32] out\n  region whole { bytes 16384; align 16; pack }\n  region small { bytes 256; align 16; pack }\n  body cuda { if (threadIdx.x < 32) y[threadIdx.x] = reinterpret_cast<float *>(buf.whole)[0] + reinterpret_cast<float *>(buf.small)[0]; }\n}\n";
+    // `whole` is a page at n = 4 and packable below (so its `pack` is no W0118).
+    let text = "task packs {\n  family consumer\n  param n: int in 1..=4 = 4\n  tensor y: f32[32] out\n  region whole { bytes 4096 * n; align 16; pack }\n  region small { bytes 256; align 16; pack }\n  body cuda { if (threadIdx.x < 32) y[threadIdx.x] = reinterpret_cast<float *>(buf.whole)[0] + reinterpret_cast<float *>(buf.small)[0]; }\n}\n";
     let doc = design_doc_of("packs.mpk", text);
     assert!(
         doc.text.contains(

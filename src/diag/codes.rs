@@ -85,6 +85,7 @@ registry! {
     HELD_ALIGN = "E0115", "smem", Some("I-S1"), "a region holding typed members (mbarriers, the TMEM address) is aligned or planned below what they need";
     RING_TAIL = "W0116", "smem", Some("I-S9"), "a ring region holds a page or more past the whole slots its body uses";
     RING_SHALLOW = "W0117", "smem", Some("I-S9"), "a ring region holds two slots only: each copy is waited for before its group computes, none in flight behind it";
+    PACK_NO_EFFECT = "W0118", "smem", Some("I-S12"), "`pack` on a region that is a page or more in every build of the contract: MPK's planner packs only regions smaller than a page";
 
     TILES_PER_TASK = "E0201", "pages", Some("I-P6"), "a pipeline task covers more than one tile, so a bounds-fail return would skip the page release";
 

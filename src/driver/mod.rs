@@ -167,6 +167,12 @@ pub fn check_parsed(
                 })
                 .collect();
             let siblings = siblings_by_task(&lowered_all, &range_ends);
+            // W0118: a `pack` no build of a task packs (its instances, its range values).
+            let mut tasks_built: Vec<&String> = siblings.keys().collect();
+            tasks_built.sort();
+            for t in tasks_built {
+                sink.extend(valid::pack_no_effect(&siblings[t]));
+            }
             for (mut lowered, ends) in lowered_all.into_iter().zip(range_ends) {
                 if cancel::requested() {
                     break;

@@ -83,7 +83,7 @@ pub fn names_word(code: &str, name: &str) -> bool {
     body::names_word(code, name)
 }
 pub use protocol::{check_one as model_check, model_text};
-pub use smem::{raw_plans, request_list};
+pub use smem::{pack_no_effect, raw_plans, request_list};
 pub use tma::{FIRST_COMPUTE_TASK_ID, TMA_TASK_RANGE};
 
 /// Options of a check run.

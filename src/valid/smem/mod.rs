@@ -244,6 +244,68 @@ pub(super) fn budget(
     (plans.len() == ir.targets.len()).then_some(plans)
 }
 
+/// Whether MPK's planner packs `r`: `pack` declared, at most one page and smaller than one
+/// (`plan::pages`, contract doc §1.4).
+fn packable(r: &RegionIr) -> bool {
+    let page = crate::plan::pages::PAGE_SIZE;
+    let pages = if r.page_count < 0 {
+        r.size / page + i64::from(r.size % page != 0)
+    } else {
+        r.page_count
+    };
+    r.can_pack && pages <= 1 && r.size < page
+}
+
+/// W0118 for each region group of a task that declares `pack` but that MPK's planner packs in
+/// none of `builds` (every instance of the task and each at the checked values of its param
+/// ranges, `CheckOptions::siblings`): a page or more everywhere, so the flag reaches `spec.h`
+/// and changes no plan. A group small in some build (an A stage at one token) is not reported.
+pub fn pack_no_effect(builds: &[TaskIr]) -> Vec<Diagnostic> {
+    let Some(first) = builds.first() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for g in &first.region_groups {
+        let Some(&head) = g.members.first() else {
+            continue;
+        };
+        let r = &first.regions[head];
+        // A helper's region (`<helper>_<name>`) is the helper file's to declare: its `pack` may
+        // take effect with another `use` binding.
+        let placed = first.helpers.iter().any(|u| {
+            u.helper
+                .region_groups
+                .iter()
+                .any(|h| format!("{}_{}", u.helper.name, h.name) == g.name)
+        });
+        if !r.can_pack || placed {
+            continue;
+        }
+        let packed_somewhere = builds.iter().any(|b| {
+            b.region_groups
+                .iter()
+                .find(|h| h.name == g.name)
+                .is_some_and(|h| h.members.iter().any(|m| packable(&b.regions[*m])))
+        });
+        if packed_somewhere {
+            continue;
+        }
+        out.push(
+            Diagnostic::warning(
+                codes::PACK_NO_EFFECT,
+                format!(
+                    "`pack` on region `{}` has no effect: it is a page or more ({} bytes here) in every build of the contract",
+                    g.name, r.size
+                ),
+            )
+            .primary(r.span, "packed, but never smaller than a page")
+            .note("MPK's planner packs only regions smaller than one 16384-byte page (contract doc §1.4): this one gets whole pages of its own in every instance and at every checked value of the param ranges, and `spec.h`'s pack flag changes nothing")
+            .help("drop `pack` from this region"),
+        );
+    }
+    out
+}
+
 fn to_req(r: &RegionIr) -> RegionRequest {
     RegionRequest {
         name: r.name.clone(),
