@@ -105,6 +105,7 @@ const KEYWORDS: &[&str] = &[
     "bool",
     "runtime",
     "in",
+    "step",
     "out",
     "inout",
     "view",
