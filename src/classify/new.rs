@@ -347,7 +347,15 @@ fn bf16_split_sum(w: &mut Writer, (n, k, m): (i64, i64, i64), ab: &str) {
         w.line(scratch.clone());
     }
     w.line("region W[stage] { bytes tile.M * tile.K * 2; align 1024; release stage + 1 }");
-    w.line("region A[stage] { bytes tile.N * tile.K * 2; align 1024; pack; release stage + 1 }");
+    // `pack` only where a stage is below a page: MPK's planner packs nothing larger (W0118).
+    let pack = if tile_n * tk * 2 < crate::plan::pages::PAGE_SIZE {
+        " pack;"
+    } else {
+        ""
+    };
+    w.line(format!(
+        "region A[stage] {{ bytes tile.N * tile.K * 2; align 1024;{pack} release stage + 1 }}"
+    ));
     if !scratch_first {
         w.line(scratch);
     }
@@ -458,7 +466,9 @@ fn gemv_template(w: &mut Writer, n: i64, k: i64, m: i64) {
     );
     w.comment("(staged once per task) and one f32 partial per K group, row and token:");
     w.comment("a K of 256 is one K group, whose sums need none (16 * m * rows when K splits).");
-    w.line("region w_ring { bytes ring; align 1024; pack; release 1 }");
+    // No `pack`: the ring is two slots of the largest group or more, 32 KB at least, and MPK's
+    // planner packs nothing of a page or more (W0118).
+    w.line("region w_ring { bytes ring; align 1024; release 1 }");
     w.line("region x_rows { bytes align_up(2 * m * K, 1024); align 1024; pack; release 1 }");
     w.line("region partials { bytes 16; align 16; pack; release 1 }");
     w.line("barrier task_sync = named(3, threads 128)");
