@@ -334,6 +334,8 @@ fn range_ends_hold(
             sema::MAX_JOINT
         )));
     }
+    // The proven keys as the checks read them, copied again only when one is added.
+    let mut shared = std::sync::Arc::new(proven.clone());
     for end in ends {
         if cancel::requested() {
             break;
@@ -344,12 +346,13 @@ fn range_ends_hold(
             let mut scratch = Sink::new();
             let key = valid::model_key(&end.ir);
             let opts = CheckOptions {
-                proven_models: std::sync::Arc::new(proven.clone()),
+                proven_models: shared.clone(),
                 ..check_opts.clone()
             };
             if valid::check(end.ir, &opts, &mut scratch).is_some() {
                 if !proven.contains(&key) {
                     proven.push(key);
+                    shared = std::sync::Arc::new(proven.clone());
                 }
                 continue;
             }

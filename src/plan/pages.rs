@@ -244,15 +244,9 @@ fn validate(regions: &[RegionRequest], g: &Geometry) -> Result<Vec<Parsed>, Plan
                 size: r.size,
             });
         }
-        let pages = if r.size == 0 {
-            0
-        } else if r.page_count < 0 {
-            usize::try_from(r.size / g.page_size + i64::from(r.size % g.page_size != 0))
-                .unwrap_or(usize::MAX)
-        } else {
-            usize::try_from(r.page_count).unwrap_or(usize::MAX)
-        };
-        let packable = r.can_pack && pages <= 1 && r.size < g.page_size;
+        let pages =
+            usize::try_from(page_span(r.size, r.page_count, g.page_size)).unwrap_or(usize::MAX);
+        let packable = is_packable(r, g.page_size);
         out.push(Parsed {
             index,
             pages,
@@ -264,6 +258,24 @@ fn validate(regions: &[RegionRequest], g: &Geometry) -> Result<Vec<Parsed>, Plan
 
 fn align_up(x: i64, a: i64) -> i64 {
     (x + a - 1) / a * a
+}
+
+/// The pages a region of `size` bytes takes: its explicit `page_count`, or (`-1`)
+/// `ceil(size / page_size)`; 0 for an empty region.
+pub fn page_span(size: i64, page_count: i64, page_size: i64) -> i64 {
+    if size == 0 {
+        0
+    } else if page_count < 0 {
+        size / page_size + i64::from(size % page_size != 0)
+    } else {
+        page_count
+    }
+}
+
+/// Whether MPK's planner packs `r` into a page other regions share: declared `pack`, at most
+/// one page and smaller than one (step 2's `packable`, contract doc §1.4).
+pub fn is_packable(r: &RegionRequest, page_size: i64) -> bool {
+    r.can_pack && page_span(r.size, r.page_count, page_size) <= 1 && r.size < page_size
 }
 
 /// Logical allocation state: per page, fully taken by a page run, or the packed sub-ranges.

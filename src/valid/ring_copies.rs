@@ -23,19 +23,15 @@ use crate::span::Span;
 /// The bulk-copy grain of `cp.async.bulk`: sizes and shared-memory offsets in multiples of it.
 const BULK_ALIGN: i64 = 16;
 
-/// Sizes in bytes of the types a body's `sizeof` names.
-const SIZES: &[(&str, i64)] = &[
-    ("__nv_bfloat16", 2),
+/// Sizes in bytes of the types a body's `sizeof` names besides the contract's element types
+/// (whose CUDA names and sizes are [`crate::ir::Dtype::cuda_type`] and [`crate::ir::Dtype::bytes`]): aliases, vector
+/// types and the integer types.
+const OTHER_SIZES: &[(&str, i64)] = &[
     ("nv_bfloat16", 2),
-    ("__half", 2),
     ("half", 2),
     ("__nv_bfloat162", 4),
     ("__half2", 4),
     ("half2", 4),
-    ("__nv_fp8_e4m3", 1),
-    ("__nv_fp8_e5m2", 1),
-    ("__nv_fp8_e8m0", 1),
-    ("float", 4),
     ("double", 8),
     ("float2", 8),
     ("float4", 16),
@@ -43,18 +39,35 @@ const SIZES: &[(&str, i64)] = &[
     ("uint4", 16),
     ("char", 1),
     ("int8_t", 1),
-    ("uint8_t", 1),
     ("int16_t", 2),
     ("uint16_t", 2),
     ("int", 4),
     ("unsigned", 4),
-    ("int32_t", 4),
     ("uint32_t", 4),
-    ("int64_t", 8),
     ("uint64_t", 8),
     ("size_t", 8),
     ("mpkc::Bf16x8", 16),
 ];
+
+/// `sizeof(ty)` where `ty` names an element type or one of [`OTHER_SIZES`].
+fn size_of(ty: &str) -> Option<i64> {
+    use crate::ir::Dtype;
+    [
+        Dtype::Bf16,
+        Dtype::F16,
+        Dtype::F32,
+        Dtype::E4m3,
+        Dtype::E5m2,
+        Dtype::Ue8m0,
+        Dtype::U8,
+        Dtype::I32,
+        Dtype::I64,
+    ]
+    .into_iter()
+    .find(|d| d.cuda_type() == ty)
+    .map(Dtype::bytes)
+    .or_else(|| OTHER_SIZES.iter().find(|(t, _)| *t == ty).map(|(_, n)| *n))
+}
 
 /// Integer types a cast may name.
 const INT_TYPES: &[&str] = &[
@@ -62,7 +75,7 @@ const INT_TYPES: &[&str] = &[
 ];
 
 /// `text` with `sizeof(T)` of a known type replaced by its size and integer casts by their
-/// operand in parentheses; `None` where a `sizeof` names a type not in [`SIZES`].
+/// operand in parentheses; `None` where a `sizeof` names a type [`size_of`] does not know.
 fn rewrite(text: &str) -> Option<String> {
     let mut s = text.to_string();
     while let Some(at) = s.find("sizeof") {
@@ -70,7 +83,7 @@ fn rewrite(text: &str) -> Option<String> {
         let inner = rest.strip_prefix('(')?;
         let close = inner.find(')')?;
         let ty = inner[..close].trim();
-        let (_, size) = SIZES.iter().find(|(t, _)| *t == ty)?;
+        let size = size_of(ty)?;
         let end = s.len() - inner.len() + close + 1;
         s.replace_range(at..end, &size.to_string());
     }

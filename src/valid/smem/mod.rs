@@ -244,18 +244,6 @@ pub(super) fn budget(
     (plans.len() == ir.targets.len()).then_some(plans)
 }
 
-/// Whether MPK's planner packs `r`: `pack` declared, at most one page and smaller than one
-/// (`plan::pages`, contract doc §1.4).
-fn packable(r: &RegionIr) -> bool {
-    let page = crate::plan::pages::PAGE_SIZE;
-    let pages = if r.page_count < 0 {
-        r.size / page + i64::from(r.size % page != 0)
-    } else {
-        r.page_count
-    };
-    r.can_pack && pages <= 1 && r.size < page
-}
-
 /// W0118 for each region group of a task that declares `pack` but that MPK's planner packs in
 /// none of `builds` (every instance of the task and each at the checked values of its param
 /// ranges, `CheckOptions::siblings`): a page or more everywhere, so the flag reaches `spec.h`
@@ -285,7 +273,14 @@ pub fn pack_no_effect(builds: &[TaskIr]) -> Vec<Diagnostic> {
             b.region_groups
                 .iter()
                 .find(|h| h.name == g.name)
-                .is_some_and(|h| h.members.iter().any(|m| packable(&b.regions[*m])))
+                .is_some_and(|h| {
+                    h.members.iter().any(|m| {
+                        crate::plan::pages::is_packable(
+                            &to_req(&b.regions[*m]),
+                            crate::plan::pages::PAGE_SIZE,
+                        )
+                    })
+                })
         });
         if packed_somewhere {
             continue;
