@@ -546,9 +546,15 @@ fn a_grid_wide_task_asserts_one_task_per_worker() {
     let d = fixture("grid_wide");
     status(&mpkc(&["tests/fixtures/wire/grid_wide.mpk"], &d), 0);
     let py = file(&d, anchors::PERSISTENT_KERNEL_PY);
-    assert!(py.contains("    def fused_barrier_layer(\n        self,\n        x: DTensor,\n        y: DTensor,\n        grid_dim: tuple,\n    ):"), "{py}");
+    assert!(py.contains("    def fused_barrier_layer(\n        self,\n        x: DTensor,\n        bar: DTensor,\n        y: DTensor,\n        grid_dim: tuple,\n    ):"), "{py}");
     assert!(
         py.contains("        assert num_tasks == self.num_workers, "),
+        "{py}"
+    );
+    // The barrier counters: seeded zero at step 0 only (I-H4).
+    assert!(
+        py.contains("        # `bar`: the grid barrier's monotonic counters, one i64 per site: seed them zero at step 0")
+            && py.contains("skip_after_step0=True (v2_params=[1])"),
         "{py}"
     );
     // A per-tile task computes its grid and has no such assertion.

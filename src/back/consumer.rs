@@ -62,13 +62,18 @@ fn constants(w: &mut Writer, task: &CheckedTask) {
         "Threads of the consumer warpgroup (W0-3); the body runs on threads 0..127 only (I-R1).",
     );
     w.line("constexpr int kConsumerThreads = 128;");
-    w.comment(
-        "Tasks of this op per step (granularity); a task's index is task_metadata.task_offset.",
-    );
-    w.line(format!(
-        "constexpr int kNumTasks = {};",
-        ir.granularity.tasks()
-    ));
+    if super::grid::is_grid_wide(ir) {
+        w.comment("Grid-wide (I-H4): one task per worker, so the task count is the runtime's worker count,");
+        w.comment("`kNumTasks` in each role function (runtime_config.num_workers); a task's index is task_offset.");
+    } else {
+        w.comment(
+            "Tasks of this op per step (granularity); a task's index is task_metadata.task_offset.",
+        );
+        w.line(format!(
+            "constexpr int kNumTasks = {};",
+            ir.granularity.tasks()
+        ));
+    }
     if let Some(b) = &task.binding {
         let runtime = ir.runtime_tokens().is_some();
         for c in &b.constants {
@@ -425,6 +430,7 @@ fn consumer_fn(w: &mut Writer, task: &CheckedTask, info: &ContractInfo) {
         }
     }
     w.line("int const task_offset = task_desc->task_metadata.task_offset;");
+    super::grid::consumer_locals(w, ir);
     super::helper::bind_all(w, ir);
     super::consumer_ring::consumer_ends(w, task);
     runtime_rows(w, task);

@@ -165,6 +165,7 @@ pub(super) fn loader_fn(
     w.line("mpkc::ring::fence_proxy_async_global();");
     super::consumer::inline_tensor_decls(w, ir);
     w.line("int const task_offset = task_desc->task_metadata.task_offset;");
+    super::grid::task_count(w, ir);
     w.line("extern __shared__ __align__(1024) char smem[];");
     w.line("SmemView const buf(smem, task_desc);");
     for r in &rs {

@@ -12,6 +12,7 @@ pub(crate) mod consumer_ring;
 mod design_doc;
 mod epilogue;
 pub mod files;
+mod grid;
 pub mod harness;
 pub mod helper;
 pub mod layout;

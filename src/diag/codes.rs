@@ -118,7 +118,7 @@ registry! {
     TMA_TASK_ID = "E0510", "tmem", Some("I-T6"), "a task's TaskType is one of the runtime's own (below 100), or outside MPK's TMA range iff it loads through TMA";
 
     LINEAR_LIMITS = "E0601", "wiring", Some("I-H5"), "a pipeline exceeds the linear family's limits (tokens up to tile N, N a multiple of 128, a tail tile only for bf16) or its epilogue map cannot be applied";
-    GRID_WIDE = "E0602", "wiring", Some("I-H4"), "grid-wide granularity lacks skip_after_step0 or a written justification";
+    GRID_WIDE = "E0602", "wiring", Some("I-H4"), "a grid-wide task lacks what its in-op grid barrier needs (skip_after_step0, a justification, the barrier, its counters, a grid_sync), or a per-tile task declares grid barrier counters";
     LEVER_DEFAULT_ON = "W0603", "wiring", Some("I-H7"), "a lever defaults on, which changes the default build";
     TASK_SLOTS = "E0604", "wiring", Some("I-H1"), "a task has more input or output tensors than the TaskDesc has pointer slots";
     TASK_TYPE_CLASH = "E0605", "wiring", None, "two tasks checked or built together declare one TaskType (`task_id`, or a split-K pipeline's `reduce_task_id`), or take one enum name in MPK's `enum TaskType` (`foo` and `foo_v2`)";

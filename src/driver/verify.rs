@@ -8,7 +8,7 @@ use super::nvcc::{self, CompileFailure, Toolchain};
 use super::Checked;
 use crate::back::{self, ContractInfo, GenOptions};
 use crate::gpu::run::Link;
-use crate::ir::{Family, GranularityIr, Target};
+use crate::ir::{Family, Target};
 use crate::valid::CheckedTask;
 use std::path::{Path, PathBuf};
 
@@ -74,7 +74,7 @@ pub struct CaseSpec {
     pub file: String,
     /// Kernel symbol.
     pub entry: String,
-    /// Why it cannot run (no reference, target not declared, grid-wide granularity).
+    /// Why it cannot run (no reference, target not declared, a helper).
     pub skip: Option<String>,
     /// The token count of this run where a task's count is decided at run time (`= runtime`,
     /// docs/runtime-m.md): such a case runs once per count, every run on the one build of its
@@ -113,9 +113,6 @@ fn not_runnable(t: &CheckedTask, target: Target) -> Option<String> {
     }
     if t.ir.family == Family::Helper {
         return Some("helper family: no kernel of its own".into());
-    }
-    if matches!(t.ir.granularity, GranularityIr::GridWide { .. }) {
-        return Some("grid-wide granularity: the harness runs per-tile tasks".into());
     }
     crate::gpu::reference::semantics(t).err()
 }

@@ -231,6 +231,10 @@ pub enum TensorRole {
     Counters,
     /// `index`: int32 expert ids a `route` reads at run time.
     Index,
+    /// `grid_barrier`: the i64 counters of a grid-wide task's in-op grid barriers.
+    GridBarrier,
+    /// `scratch`: GMEM the op writes and reads for itself; no result.
+    Scratch,
     /// `scale of T`: the block scales of tensor `T`.
     ScaleOf(Ident),
 }
@@ -246,6 +250,8 @@ impl TensorRole {
             TensorRole::Partials => "partials".into(),
             TensorRole::Counters => "counters".into(),
             TensorRole::Index => "index".into(),
+            TensorRole::GridBarrier => "grid_barrier".into(),
+            TensorRole::Scratch => "scratch".into(),
             TensorRole::ScaleOf(t) => format!("scale of {}", t.node),
         }
     }

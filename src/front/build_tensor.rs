@@ -144,6 +144,8 @@ fn build_tensor_role(p: Pair<'_, Rule>) -> Spanned<TensorRole> {
             "output" => TensorRole::Output,
             "index" => TensorRole::Index,
             "counters" => TensorRole::Counters,
+            "grid_barrier" => TensorRole::GridBarrier,
+            "scratch" => TensorRole::Scratch,
             _ => TensorRole::Partials,
         },
         Rule::role_scale => TensorRole::ScaleOf(ident(

@@ -111,6 +111,9 @@ pub struct RuntimeConfig {
     pub paged_kv_indices_buffer: DevPtr,
     /// `int *paged_kv_last_page_len_buffer`: per request, the tokens of its last page (1..=page).
     pub paged_kv_last_page_len_buffer: DevPtr,
+    /// `int num_workers`: the CTAs of the launch (MPK's worker count), a grid-wide task's task
+    /// count (I-H4).
+    pub num_workers: i32,
 }
 
 /// `MPK_MAX_NUM_BATCHED_REQUESTS` as the harness compiles it (the header's default).
@@ -125,7 +128,7 @@ pub fn qo_indptr(tokens: i32) -> [i32; MAX_NUM_BATCHED_REQUESTS + 1] {
     b
 }
 
-/// `mpkc::rt::WorkerArgs`, passed by value to the harness kernel (80 bytes).
+/// `mpkc::rt::WorkerArgs`, passed by value to the harness kernel (88 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WorkerArgs {
@@ -161,12 +164,13 @@ mod tests {
         assert_eq!(offset_of!(TaskDesc, smem_regions), 312);
         assert_eq!(offset_of!(TaskDesc, dependent_event), 504);
         assert_eq!(offset_of!(TaskDesc, registration), 516);
-        assert_eq!(size_of::<RuntimeConfig>(), 48);
+        assert_eq!(size_of::<RuntimeConfig>(), 56);
+        assert_eq!(offset_of!(RuntimeConfig, num_workers), 48);
         assert_eq!(offset_of!(RuntimeConfig, qo_indptr_buffer), 16);
         assert_eq!(offset_of!(RuntimeConfig, paged_kv_indptr_buffer), 24);
         assert_eq!(offset_of!(RuntimeConfig, paged_kv_last_page_len_buffer), 40);
-        assert_eq!(size_of::<WorkerArgs>(), 80);
-        assert_eq!(offset_of!(WorkerArgs, iter_num), 72);
+        assert_eq!(size_of::<WorkerArgs>(), 88);
+        assert_eq!(offset_of!(WorkerArgs, iter_num), 80);
     }
 
     /// The header's `static_assert`s state the same layout, and its default request count is
@@ -175,7 +179,7 @@ mod tests {
     fn the_header_states_the_runtime_config_layout() {
         let h = include_str!("../../stdlib/include/mpkc_runtime.cuh");
         assert!(h.contains(
-            "sizeof(RuntimeConfig) == 48 && offsetof(RuntimeConfig, qo_indptr_buffer) == 16"
+            "sizeof(RuntimeConfig) == 56 && offsetof(RuntimeConfig, qo_indptr_buffer) == 16"
         ));
         assert!(h.contains(&format!(
             "#define MPK_MAX_NUM_BATCHED_REQUESTS {MAX_NUM_BATCHED_REQUESTS}"

@@ -19,7 +19,7 @@ pub(super) fn check_outputs(
     (inputs, original): (&[Vec<HostTensor>], &[Vec<HostTensor>]),
     (finals, outputs): (&[Vec<HostTensor>], &[Vec<HostTensor>]),
     table: Option<&super::paged::PagedRun>,
-    run_m: i64,
+    (run_m, workers): (i64, usize),
     opts: &RunOptions,
 ) -> Result<Vec<OutputResult>, GpuError> {
     let mut results = Vec::new();
@@ -33,6 +33,11 @@ pub(super) fn check_outputs(
         }
         let unit = t.ir.unit_name();
         let finals = &finals[ti];
+        results.extend(
+            grid_barrier_counts(t, workers)
+                .iter()
+                .map(|e| compare(&unit, finals, e)),
+        );
         let scratch = opts.scratch.join(format!("{ti}_{unit}"));
         match tokens_of(t, run_m) {
             None => {
@@ -81,6 +86,25 @@ pub(super) fn check_outputs(
         ));
     }
     Ok(results)
+}
+
+/// What a grid-wide task's `grid_barrier` counters hold after one step on `workers` workers:
+/// every site passed once by each of the `workers` tasks (seeded zero, `need = workers x
+/// (iter_num + 1)` at step 0), compared exactly; a site the body never passes stays 0 and fails.
+/// Nothing for a per-tile task.
+fn grid_barrier_counts(t: &CheckedTask, workers: usize) -> Vec<super::reference::Expected> {
+    if !matches!(t.ir.granularity, crate::ir::GranularityIr::GridWide { .. }) {
+        return Vec::new();
+    }
+    t.ir.written()
+        .enumerate()
+        .filter(|(_, (_, x))| x.role() == Some(crate::ir::TensorRole::GridBarrier))
+        .map(|(o, (_, x))| super::reference::Expected {
+            output: o,
+            values: vec![workers as f64; x.elements().unwrap_or(0).max(0) as usize],
+            check: super::reference::Check::Exact,
+        })
+        .collect()
 }
 
 /// The token count task `t` runs at in a run whose `qo_indptr_buffer` states `run_m`, if its

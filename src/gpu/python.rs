@@ -116,7 +116,12 @@ pub fn write_exchange(
     std::fs::create_dir_all(dir)?;
     let module = module_path(dir, r)?;
     let mut ins = Vec::new();
+    // The op's own state (`grid_barrier` counters) is no operand of the math: not passed.
+    let state: Vec<bool> = task.ir.inputs().map(|(_, t)| t.is_state()).collect();
     for (i, x) in inputs.iter().enumerate() {
+        if state.get(i).copied().unwrap_or(false) {
+            continue;
+        }
         let f = file_name("in", i, &x.name);
         std::fs::write(dir.join(&f), &x.bytes)?;
         ins.push(json!({"name": x.name, "dtype": x.dtype.as_str(), "shape": x.dims, "file": f}));
@@ -125,6 +130,8 @@ pub fn write_exchange(
         .ir
         .written()
         .enumerate()
+        // The op's own state (`scratch`, `grid_barrier`) is no result: the reference returns none.
+        .filter(|(_, (_, t))| !t.is_state())
         .map(|(i, (_, t))| {
             let stored = match stored(t.dtype) {
                 Stored::F64 => "f64",
@@ -201,13 +208,17 @@ pub fn run(python: &str, manifest: &Path, cuda_device: usize) -> Result<(), Stri
 }
 
 /// The values the runner wrote for each tensor `task` writes (its `out` and `inout` tensors, in
-/// declaration order: `ir.written()`, which [`Expected::output`] indexes), as f64. Errors: a file
-/// missing or of the wrong size.
+/// declaration order: `ir.written()`, which [`Expected::output`] indexes), as f64; none for the
+/// op's own state ([`crate::ir::TensorIr::is_state`]). Errors: a file missing or of the wrong
+/// size.
 pub fn read_outputs(dir: &Path, task: &CheckedTask) -> Result<Vec<Vec<f64>>, String> {
     task.ir
         .written()
         .enumerate()
         .map(|(i, (_, t))| {
+            if t.is_state() {
+                return Ok(Vec::new()); // no result: the reference wrote none
+            }
             let p = dir.join(file_name("out", i, &t.name));
             let bytes = std::fs::read(&p)
                 .map_err(|e| format!("the reference wrote no output `{}` ({e})", t.name))?;
@@ -251,7 +262,11 @@ pub fn expected(
     })?;
     run(&python(), &manifest, cuda_device)?;
     let values = read_outputs(dir, task)?;
-    Ok(expectations(task, r, values))
+    let state: Vec<bool> = task.ir.written().map(|(_, t)| t.is_state()).collect();
+    Ok(expectations(task, r, values)
+        .into_iter()
+        .filter(|e| !state.get(e.output).copied().unwrap_or(false))
+        .collect())
 }
 
 #[cfg(test)]

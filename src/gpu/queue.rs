@@ -9,19 +9,33 @@ use super::run::Case;
 /// Per task type: (task offset, registration) lists per CTA: `per_cta` tasks at least in each
 /// queue, a single task type's tasks dealt round-robin and repeated to fill them (each once for
 /// an op with an `inout` tensor, a repeat would update its own output again, or `counters`, a
-/// repeat would arrive twice), a chain's
+/// repeat would arrive twice; a grid-wide task once on every SM: one task per worker), a chain's
 /// stages once each, in order, every stage's tasks dealt round-robin behind the previous stage's.
 pub fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i32)>> {
     let per_cta = per_cta.max(1);
-    let counts: Vec<usize> = case
+    let grid_wide = |t: &crate::valid::CheckedTask| {
+        matches!(t.ir.granularity, crate::ir::GranularityIr::GridWide { .. })
+    };
+    let per_tile: Vec<usize> = case
         .tasks
         .iter()
         .map(|t| t.ir.granularity.tasks().max(1) as usize)
         .collect();
+    // A chain spreads over as many CTAs as its widest stage fills; a grid-wide task runs one
+    // task per worker (I-H4), on every SM, whatever `per_cta` says.
+    let widest = per_tile.iter().copied().max().unwrap_or(1);
+    let ctas = if case.tasks.iter().any(|t| grid_wide(t)) {
+        sms.max(1)
+    } else {
+        widest.div_ceil(per_cta).clamp(1, sms.max(1))
+    };
+    let counts: Vec<usize> = case
+        .tasks
+        .iter()
+        .zip(&per_tile)
+        .map(|(t, n)| if grid_wide(t) { ctas } else { *n })
+        .collect();
     let first = counts[0];
-    // A chain spreads over as many CTAs as its widest stage fills.
-    let widest = counts.iter().copied().max().unwrap_or(first);
-    let ctas = widest.div_ceil(per_cta).clamp(1, sms.max(1));
     let mut q: Vec<Vec<(usize, i32)>> = vec![Vec::new(); ctas];
     if case.tasks.len() == 1 {
         // Deal the op's tasks round-robin and repeat them until every queue holds per_cta; an
@@ -194,8 +208,10 @@ pub struct StageEvents {
     pub triggers: i32,
 }
 
-/// The events of stage `stage` of `case`.
-pub fn stage_events(case: &Case<'_>, stage: usize) -> StageEvents {
+/// The events of stage `stage` of `case` queued as `queues` ([`queues`]): the waited event
+/// completes after every queued task of the previous stage triggered it (its per-tile count, or
+/// one per worker for a grid-wide stage).
+pub fn stage_events(case: &Case<'_>, queues: &[Vec<(usize, i32)>], stage: usize) -> StageEvents {
     let n = case.tasks.len();
     let mut ev = StageEvents {
         trigger: -1,
@@ -208,7 +224,13 @@ pub fn stage_events(case: &Case<'_>, stage: usize) -> StageEvents {
         }
         if stage > 0 {
             ev.waits = stage as i32 - 1;
-            ev.triggers = case.tasks[stage - 1].ir.granularity.tasks().max(1) as i32;
+            let prev = stage as i32 - 1;
+            ev.triggers = queues
+                .iter()
+                .flatten()
+                .filter(|(_, r)| *r == prev)
+                .count()
+                .max(1) as i32;
         }
     }
     ev
@@ -253,6 +275,27 @@ mod tests {
         let mut seen: Vec<usize> = q.iter().flatten().map(|(o, _)| *o).collect();
         seen.sort_unstable();
         assert_eq!(seen, (0..n).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_grid_wide_op_runs_one_task_on_every_sm() {
+        // One task per worker (I-H4), whatever tasks per CTA were asked for.
+        let c = crate::driver::check_sources(
+            &[crate::driver::Source {
+                path: "examples/softmax_grid.mpk".into(),
+                text: include_str!("../../examples/softmax_grid.mpk").into(),
+            }],
+            &Default::default(),
+            &Default::default(),
+        );
+        let t = &c[0].tasks[0];
+        let case = case_of(vec![t]);
+        let q = queues(&case, 4, 132);
+        assert_eq!(q.len(), 132);
+        assert!(
+            q.iter().enumerate().all(|(c, x)| x == &vec![(c, 0)]),
+            "{q:?}"
+        );
     }
 
     #[test]
@@ -308,7 +351,7 @@ mod tests {
                 .count();
             assert_eq!(n as i64, t.ir.granularity.tasks());
         }
-        let ev: Vec<StageEvents> = (0..3).map(|s| stage_events(&case, s)).collect();
+        let ev: Vec<StageEvents> = (0..3).map(|s| stage_events(&case, &q, s)).collect();
         assert_eq!((ev[0].trigger, ev[0].waits), (0, -1));
         assert_eq!(
             (ev[1].trigger, ev[1].waits, ev[1].triggers as i64),

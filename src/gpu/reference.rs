@@ -195,6 +195,11 @@ pub fn make_inputs(task: &CheckedTask, sem: &Semantics, fill: &mut Fill) -> Vec<
     let mut out = Vec::new();
     for (h, t) in ir.inputs() {
         let mut x = HostTensor::filled(&t.name, t.dtype, &t.dims, 0);
+        // Grid barrier counters start at zero, as `tensor_init` seeds them at step 0 (I-H4).
+        if t.role() == Some(crate::ir::TensorRole::GridBarrier) {
+            out.push(x);
+            continue;
+        }
         match (sem, formal(task, &t.name)) {
             (Semantics::Embedding, Some("ids")) => {
                 let vocab = ir

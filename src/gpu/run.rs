@@ -299,7 +299,7 @@ pub fn task_tables(
             let mut d = base[*reg as usize];
             d.task_offset = *off as i32;
             (d.num_smem_regions, d.smem_regions) = region_table(plan);
-            let ev = super::queue::stage_events(case, *reg as usize);
+            let ev = super::queue::stage_events(case, queues, *reg as usize);
             d.trigger_event = ev.trigger;
             d.dependent_event = ev.waits;
             d.dependent_triggers = ev.triggers;
@@ -322,6 +322,7 @@ pub fn task_tables(
             paged_kv_indptr_buffer: at.paged_kv[0],
             paged_kv_indices_buffer: at.paged_kv[1],
             paged_kv_last_page_len_buffer: at.paged_kv[2],
+            num_workers: queues.len() as i32,
         },
         iter_num: 0,
     };
@@ -599,7 +600,7 @@ pub fn run_case(
         (&inputs, &original_inputs),
         (&finals_of, &outputs),
         table.as_ref(),
-        run_m,
+        (run_m, q.len()),
         opts,
     )?;
     Ok(CaseRun {

@@ -376,6 +376,16 @@ pub enum TensorRole {
     Counters,
     /// `index`: int32 expert ids that a `route` reads at run time (`[m_real, slots]`).
     Index,
+    /// `grid_barrier`: the monotonic counters of a grid-wide task's in-op grid barriers, one
+    /// i64 per barrier site (`[sites]`, declared `inout`): site `s` of the task of step
+    /// `iter_num` waits until its counter reaches `num_workers * (iter_num + 1)`, so the
+    /// counters are zeroed once, at step 0 (`skip_after_step0`), and never reset (contract doc
+    /// §5, I-H4).
+    GridBarrier,
+    /// `scratch`: global memory the op writes and reads for itself (a grid-wide task's
+    /// per-task partials between two grid barriers): written, but not a result, so `mpkc
+    /// verify` does not compare it and a reference does not return it.
+    Scratch,
     /// `scale of T`: the block scales of tensor `T` (an input's scales are read, an output's
     /// written).
     ScaleOf(Handle<TensorIr>),
@@ -388,7 +398,11 @@ impl TensorRole {
         match self {
             TensorRole::Weight | TensorRole::Activation | TensorRole::Residual => false,
             TensorRole::Index => false,
-            TensorRole::Output | TensorRole::Partials | TensorRole::Counters => true,
+            TensorRole::Output
+            | TensorRole::Partials
+            | TensorRole::Counters
+            | TensorRole::GridBarrier
+            | TensorRole::Scratch => true,
             TensorRole::ScaleOf(_) => scaled_is_written,
         }
     }
@@ -403,6 +417,8 @@ impl TensorRole {
             TensorRole::Partials => "partials",
             TensorRole::Counters => "counters",
             TensorRole::Index => "index",
+            TensorRole::GridBarrier => "grid_barrier",
+            TensorRole::Scratch => "scratch",
             TensorRole::ScaleOf(_) => "scale of",
         }
     }
@@ -412,6 +428,16 @@ impl TensorIr {
     /// The stated role, without its span.
     pub fn role(&self) -> Option<TensorRole> {
         self.role.map(|(r, _)| r)
+    }
+
+    /// Whether the tensor is the op's own state, written but not a result: `scratch` and
+    /// `grid_barrier` ([`TensorRole`]). A reference does not return it, and `mpkc verify` does
+    /// not compare it with one (a grid barrier's counters are checked against the task count).
+    pub fn is_state(&self) -> bool {
+        matches!(
+            self.role(),
+            Some(TensorRole::Scratch | TensorRole::GridBarrier)
+        )
     }
     /// Number of elements (checked).
     pub fn elements(&self) -> Option<i64> {
@@ -605,6 +631,10 @@ pub enum GranularityIr {
     GridWide {
         /// `skip_after_step0` seeding of the barrier scratch (I-H4).
         skip_after_step0: bool,
+        /// `barrier NAME`: the consumer named barrier (128 threads) the generated
+        /// `grid_sync(site)` gathers the warpgroup on around thread 0's counter update, with the
+        /// name's span; `None` when not written (E0602).
+        barrier: Option<(String, Span)>,
         /// Written justification.
         justification: Option<String>,
         /// Declaration.

@@ -122,6 +122,8 @@ const KEYWORDS: &[&str] = &[
     "partials",
     "counters",
     "index",
+    "grid_barrier",
+    "scratch",
     "per",
     "slot",
     "sum",

@@ -3,7 +3,7 @@
 use super::collect::Collected;
 use super::lower::Cx;
 use crate::diag::{codes, Diagnostic};
-use crate::front::ast::{self, GranValue};
+use crate::front::ast::{self, ExprKind, GranValue};
 use crate::ir::*;
 
 /// Resolves the body's tensors and scalars. Template-specific checks (arity, dtypes, shapes,
@@ -89,7 +89,7 @@ fn cuda(b: &ast::Body) -> Option<BodyIr> {
 }
 
 /// `per_tile(tasks N, tiles_per_task T)` (both default 1) or
-/// `grid_wide(skip_after_step0, justification "…")`.
+/// `grid_wide(barrier NAME, skip_after_step0, justification "…")`.
 pub(super) fn granularity(cx: &mut Cx<'_>, c: &Collected<'_>) {
     let Some(g) = c.granularity else { return };
     match g.kind.node.as_str() {
@@ -131,19 +131,25 @@ pub(super) fn granularity(cx: &mut Cx<'_>, c: &Collected<'_>) {
         "grid_wide" => {
             let mut skip = false;
             let mut just = None;
+            let mut barrier = None;
             for a in &g.args {
                 match (a.key.node.as_str(), &a.value) {
                     ("skip_after_step0", None) => skip = true,
                     ("justification", Some(GranValue::Str(s))) => just = Some(s.node.clone()),
-                    _ => cx.report(bad_arg(a, "`grid_wide` takes `skip_after_step0` and `justification \"…\"`")),
+                    ("barrier", Some(GranValue::Expr(e))) if matches!(&e.kind, ExprKind::Path(p) if p.len() == 1) => {
+                        if let ExprKind::Path(p) = &e.kind {
+                            barrier = Some((p[0].node.clone(), e.span));
+                        }
+                    }
+                    _ => cx.report(bad_arg(a, "`grid_wide` takes `barrier NAME`, `skip_after_step0` and `justification \"…\"`")),
                 }
             }
-            cx.ir.granularity = GranularityIr::GridWide { skip_after_step0: skip, justification: just, span: g.span };
+            cx.ir.granularity = GranularityIr::GridWide { skip_after_step0: skip, barrier, justification: just, span: g.span };
         }
         other => cx.report(
             Diagnostic::error(codes::BAD_KEYWORD, format!("unknown granularity `{other}`"))
                 .primary(g.kind.span, "not a granularity")
-                .help("granularities are `per_tile(tasks N)` and `grid_wide(skip_after_step0, justification \"…\")`"),
+                .help("granularities are `per_tile(tasks N)` and `grid_wide(barrier NAME, skip_after_step0, justification \"…\")`"),
         ),
     }
 }

@@ -25,6 +25,8 @@ pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
             ast::TensorRole::Partials => TensorRole::Partials,
             ast::TensorRole::Counters => TensorRole::Counters,
             ast::TensorRole::Index => TensorRole::Index,
+            ast::TensorRole::GridBarrier => TensorRole::GridBarrier,
+            ast::TensorRole::Scratch => TensorRole::Scratch,
             ast::TensorRole::ScaleOf(of) => {
                 let Some(x) = cx.tensor(of) else { continue };
                 if x == h {
@@ -47,6 +49,7 @@ pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
         let wants = match lowered {
             TensorRole::Partials => Some(Dtype::F32),
             TensorRole::Counters => Some(Dtype::I32),
+            TensorRole::GridBarrier => Some(Dtype::I64),
             TensorRole::Index if c.route.is_none() => Some(Dtype::I32),
             _ => None,
         };

@@ -268,13 +268,6 @@ pub(super) fn linear_shapes(
             tokens_help.to_string(),
         ));
     }
-    if s.grid_wide() {
-        errs.push(s.error(
-            "W",
-            format!("the GEMV gives each task `ceil(N / tasks)` rows of `{}`, but a grid-wide granularity is one task per worker whose count the contract does not know: one task would stream all {n} rows on one SM", s.tensor_name("W")),
-            "use `granularity per_tile(tasks ceil_div(N, rows))` (stdlib/linear_bf16_gemv.mpk)".to_string(),
-        ));
-    }
     if errs.is_empty() {
         Ok((m, n, k))
     } else {

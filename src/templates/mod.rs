@@ -242,14 +242,6 @@ impl Shapes<'_> {
         g.members.first().map(|h| self.ir.regions[*h].size)
     }
 
-    /// Whether the granularity is grid-wide (one task per worker, not per tile).
-    pub fn grid_wide(&self) -> bool {
-        matches!(
-            self.ir.granularity,
-            crate::ir::GranularityIr::GridWide { .. }
-        )
-    }
-
     /// Number of tasks of the task's granularity.
     pub fn tasks(&self) -> i64 {
         self.ir.granularity.tasks()

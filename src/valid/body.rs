@@ -391,7 +391,13 @@ pub(super) fn tensors_used(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Si
         }
         (c, _) => c,
     };
+    // A grid-wide task's counters are taken by the generated `grid_sync` (`valid::grid` asks
+    // for its calls).
+    let grid_wide = matches!(ir.granularity, crate::ir::GranularityIr::GridWide { .. });
     for (h, t) in ir.tensors.iter() {
+        if grid_wide && t.role() == Some(crate::ir::TensorRole::GridBarrier) {
+            continue;
+        }
         if !body_takes(code.as_deref(), binding, h, &t.name) {
             sink.push(
                 Diagnostic::error(codes::BODY_MISMATCH, format!("tensor `{}` is declared but the body never takes it", t.name))

@@ -40,6 +40,7 @@ mod asm_barriers;
 mod body;
 mod const_expr;
 mod coverage;
+mod grid;
 mod group_barriers;
 mod held;
 mod helper_calls;
@@ -238,7 +239,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Check
     sems::roles_bound(&ir, sink);
     wiring::linear_limits(&ir, sink);
     wiring::tiles_per_task(&ir, sink);
-    wiring::grid_wide(&ir, sink);
+    grid::grid_wide(&ir, sink);
     wiring::levers(&ir, sink);
     wiring::task_slots(&ir, sink);
     smem::target_capacity(&ir, sink);

@@ -165,48 +165,6 @@ pub(super) fn tiles_per_task(ir: &TaskIr, sink: &mut Sink) {
     sink.push(d.primary(*span, format!("tiles_per_task {tiles_per_task}")));
 }
 
-/// I-H4: grid-wide tasks seed their barrier scratch with `skip_after_step0` and carry a written
-/// justification (the runtime asserts `num_tasks == num_workers` in the generated layer).
-pub(super) fn grid_wide(ir: &TaskIr, sink: &mut Sink) {
-    let GranularityIr::GridWide {
-        skip_after_step0,
-        justification,
-        span,
-    } = &ir.granularity
-    else {
-        return;
-    };
-    if !skip_after_step0 {
-        sink.push(
-            Diagnostic::error(codes::GRID_WIDE, "a grid-wide task needs `skip_after_step0` for its monotonic barrier scratch")
-                .primary(*span, "no skip_after_step0")
-                .note("the barrier counters are monotonic (need = num_tasks x (iter + 1)); re-zeroing them every step hangs step 1")
-                .help("add `skip_after_step0` to `grid_wide(...)`"),
-        );
-    }
-    if justification
-        .as_deref()
-        .is_none_or(|j| j.trim().chars().count() < 20)
-    {
-        let (message, label) = match justification.as_deref().map(str::trim) {
-            Some(j) => (
-                format!("a grid-wide task needs a written justification of a sentence, but this one is {} characters", j.chars().count()),
-                format!("justification of {} characters", j.chars().count()),
-            ),
-            None => (
-                "a grid-wide task needs a written justification".to_string(),
-                "no justification".to_string(),
-            ),
-        };
-        sink.push(
-            Diagnostic::error(codes::GRID_WIDE, message)
-                .primary(*span, label)
-                .note("per-tile tasks are the default; grid-wide ops pin one task per worker and an in-op grid barrier (contract doc §5)")
-                .help("add `justification \"why per-tile tasks cannot do this\"` (a sentence, at least 20 characters)"),
-        );
-    }
-}
-
 /// I-H7: levers default off, so the default build is byte-identical; and a lever says what it
 /// changes (E0014), which the lowering then emits under its define: today the L2 policy of a
 /// TMA tensor's loads.

@@ -36,6 +36,9 @@ pub struct UnitFacts {
     /// [`CheckedTask::zero_between_runs`] (`split_k bf16`'s and `split_k atomic`'s counters, the
     /// latter's accumulator).
     pub zeroed: Vec<(String, &'static str)>,
+    /// The grid barrier counters (`grid_barrier`) of a grid-wide task: seeded zero once, at
+    /// step 0 (`tensor_init(..., skip_after_step0=True)`, I-H4).
+    pub seeded_once: Vec<String>,
     /// `name=value` of every param of this instance, in declaration order: the plain variant
     /// string lists them all (I-H3).
     pub params: Vec<String>,
@@ -99,6 +102,12 @@ impl UnitFacts {
                     };
                     (t.name.clone(), what)
                 })
+                .collect(),
+            seeded_once: ir
+                .tensors
+                .values()
+                .filter(|t| t.role() == Some(TensorRole::GridBarrier))
+                .map(|t| t.name.clone())
                 .collect(),
             params: ir
                 .params

@@ -243,6 +243,13 @@ pub fn layer(f: &UnitFacts) -> String {
         l("        # the last split of each tile resets it, so every run leaves it zero. Give each op");
         l("        # instance its own counters and partials: two ops that may run at once must not share them.");
     }
+    for t in &f.seeded_once {
+        l(&format!(
+            "        # `{t}`: the grid barrier's monotonic counters, one i64 per site: seed them zero at step 0"
+        ));
+        l("        # only, with a tensor_init task registered with skip_after_step0=True (v2_params=[1]); zeroed");
+        l("        # every step, they restart while the count each step waits for grows, and step 1 hangs (I-H4).");
+    }
     l(&format!(
         "        assert self.use_v2_runtime, \"{} is a Runtime-V2 task\"",
         f.unit

@@ -28,6 +28,39 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+/// The in-op grid barrier of a grid-wide task (contract doc §5, I-H4), called by the `threads`
+/// consumer threads of every task of the op (one per worker) at the same site: each thread fences
+/// its global writes (`__threadfence`), the warpgroup gathers on named barrier `bar`, thread 0 adds
+/// 1 to `*counter` (`red.release.gpu`) and waits until it reaches `need` (`ld.acquire.gpu`), and the
+/// warpgroup gathers again, so every thread then sees what every task wrote before the barrier.
+/// `need` is `num_tasks * (iter_num + 1)`: the counter is monotonic, seeded zero at step 0 only
+/// (skip_after_step0) and never reset. A test build (MPKC_BOUNDED_WAITS) traps after
+/// MPKC_WAIT_TIMEOUT_NS instead of hanging, naming the counter's count and `need`.
+__device__ __forceinline__ void grid_barrier(unsigned long long *counter, unsigned long long need, int bar,
+                                             int threads) {
+  __threadfence();
+  named_barrier_sync(bar, threads);
+  if (threadIdx.x == 0) {
+    asm volatile("red.release.gpu.global.add.u64 [%0], 1;" ::"l"(counter) : "memory");
+    unsigned long long seen;
+#ifdef MPKC_BOUNDED_WAITS
+    uint64_t const t0 = mpkc::rt::globaltimer();
+#endif
+    do {
+      asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(counter) : "memory");
+#ifdef MPKC_BOUNDED_WAITS
+      if (seen < need && mpkc::rt::globaltimer() - t0 > MPKC_WAIT_TIMEOUT_NS) {
+        printf("mpkc: hang: CTA %d grid barrier at %p: %llu of %llu arrivals after %llu ms\n",
+               static_cast<int>(blockIdx.x), static_cast<void *>(counter), seen, need,
+               static_cast<unsigned long long>(MPKC_WAIT_TIMEOUT_NS / 1000000ull));
+        __trap();
+      }
+#endif
+    } while (seen < need);
+  }
+  named_barrier_sync(bar, threads);
+}
+
 /// `atom.acq_rel.gpu.global.add.s32`: adds `v` to `*p` and returns the old value, with release
 /// semantics (the stores ordered before it, this CTA's included through a barrier, are visible
 /// to whoever acquires the new value) and acquire semantics (what the releasers of the old

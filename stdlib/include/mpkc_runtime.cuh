@@ -105,6 +105,9 @@ struct RuntimeConfig {
   int *paged_kv_indptr_buffer;
   int *paged_kv_indices_buffer;
   int *paged_kv_last_page_len_buffer;
+  /// The persistent kernel's workers (CTAs), MPK's `num_workers`: a grid-wide task runs one task
+  /// per worker, so its task count (`kNumTasks`, I-H4).
+  int num_workers;
 };
 
 /// The runtime's static shared state of one CTA (contract doc §2.1).
@@ -434,9 +437,9 @@ static_assert(offsetof(TaskDesc, input_ptrs) == 16 && offsetof(TaskDesc, output_
 static_assert(offsetof(TaskDesc, input_tma_desc_ptrs) == 112 && offsetof(TaskDesc, task_metadata) == 304, "TaskDesc layout");
 static_assert(offsetof(TaskDesc, smem_regions) == 312 && offsetof(TaskDesc, dependent_event) == 504, "TaskDesc layout");
 static_assert(offsetof(TaskDesc, registration) == 516, "TaskDesc layout");
-static_assert(sizeof(RuntimeConfig) == 48 && offsetof(RuntimeConfig, qo_indptr_buffer) == 16,
+static_assert(sizeof(RuntimeConfig) == 56 && offsetof(RuntimeConfig, qo_indptr_buffer) == 16,
               "RuntimeConfig layout (mirrored by mpkc::gpu::abi::RuntimeConfig)");
-static_assert(offsetof(RuntimeConfig, paged_kv_indptr_buffer) == 24 && offsetof(RuntimeConfig, paged_kv_last_page_len_buffer) == 40,
+static_assert(offsetof(RuntimeConfig, paged_kv_indptr_buffer) == 24 && offsetof(RuntimeConfig, paged_kv_last_page_len_buffer) == 40 && offsetof(RuntimeConfig, num_workers) == 48,
               "RuntimeConfig layout (mirrored by mpkc::gpu::abi::RuntimeConfig)");
 
 #endif  // MPKC_IN_MPK

@@ -398,6 +398,6 @@ __device__ void worker(WorkerArgs const &args) {
 }  // namespace mpkc::rt
 
 static_assert(sizeof(TaskDesc) % 16 == 0, "TaskDesc is copied in 16-byte chunks");
-static_assert(sizeof(mpkc::rt::WorkerArgs) == 80 && offsetof(mpkc::rt::WorkerArgs, iter_num) == 72, "WorkerArgs layout (mirrored by mpkc::gpu::abi::WorkerArgs)");
+static_assert(sizeof(mpkc::rt::WorkerArgs) == 88 && offsetof(mpkc::rt::WorkerArgs, iter_num) == 80, "WorkerArgs layout (mirrored by mpkc::gpu::abi::WorkerArgs)");
 
 #endif  // MPKC_IN_MPK

@@ -121,10 +121,13 @@ every number of uses from 0."
         ),
     };
     let _ = writeln!(s, "2. {smem}");
+    let tasks = match ir.granularity {
+        crate::ir::GranularityIr::GridWide { .. } => "One task per worker (grid-wide)".to_string(),
+        crate::ir::GranularityIr::PerTile { tasks, .. } => format!("{tasks} task(s)"),
+    };
     let _ = writeln!(
         s,
-        "3. {} task(s) per step, each one slice of the op (see Granularity).\n",
-        ir.granularity.tasks()
+        "3. {tasks} per step, each one slice of the op (see Granularity).\n"
     );
 }
 

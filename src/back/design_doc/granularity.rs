@@ -46,21 +46,40 @@ pub(super) fn write(s: &mut String, task: &CheckedTask) {
         }
         GranularityIr::GridWide {
             skip_after_step0,
+            barrier,
             justification,
             ..
         } => {
+            let counters = task
+                .ir
+                .tensors
+                .values()
+                .find(|t| t.role() == Some(crate::ir::TensorRole::GridBarrier));
             let _ = writeln!(
                 s,
-                "Grid-wide: one task per worker (`num_tasks == num_workers`){}{}.\n",
-                if *skip_after_step0 {
-                    ", skipped after step 0"
-                } else {
-                    ""
-                },
+                "Grid-wide: one task per worker (`num_tasks == num_workers`, asserted by the generated layer); \
+`kNumTasks` is read at run time from `runtime_config.num_workers` and `task_offset` is the task index, 0 to \
+`kNumTasks - 1`.{}\n",
                 justification
                     .as_ref()
-                    .map_or(String::new(), |j| format!("; why: {j}"))
+                    .map_or(String::new(), |j| format!(" Why not per-tile tasks: {j}."))
             );
+            if let (Some(c), Some((bar, _))) = (counters, barrier) {
+                let _ = writeln!(
+                    s,
+                    "The body's `grid_sync(site)` is the in-op grid barrier (contract doc §5): the 128 consumer threads fence \
+their writes and gather on named barrier `{bar}`, thread 0 adds 1 to counter `site` of `{}` ({} site(s), i64) and \
+waits until it reaches `kNumTasks * (iter_num + 1)`, and the threads gather again. The counters are monotonic: \
+seeded zero at step 0 only{} and never reset (I-H4), so each site is passed once per step.\n",
+                    c.name,
+                    c.dims.first().copied().unwrap_or(1),
+                    if *skip_after_step0 {
+                        " (`skip_after_step0`: the wiring's `tensor_init` runs at step 0 alone)"
+                    } else {
+                        ""
+                    }
+                );
+            }
         }
     }
 }

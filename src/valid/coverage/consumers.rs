@@ -517,7 +517,26 @@ impl Walk<'_> {
             .filter(|b| b.sig.needs_barrier)
             .and_then(|_| ir.barriers.iter().find(|(_, b)| b.by == RoleKind::Consumer))
             .map(|(h, _)| h);
+        // A grid-wide task's generated `grid_sync(site)` adds to the `grid_barrier` counters and
+        // gathers the warpgroup on the granularity's `barrier` (`back/consumer.rs`).
+        let grid_bar = match &ir.granularity {
+            crate::ir::GranularityIr::GridWide {
+                barrier: Some((name, _)),
+                ..
+            } => Some(name.as_str()),
+            _ => None,
+        };
+        if grid_bar.is_some() {
+            for (h, t) in ir.tensors.iter() {
+                if t.role() == Some(crate::ir::TensorRole::GridBarrier) {
+                    self.found.insert(Item::Tensor(h.index()));
+                }
+            }
+        }
         for (h, b) in ir.barriers.iter() {
+            if grid_bar == Some(b.name.as_str()) {
+                self.found.insert(Item::NamedBarrier(h.index()));
+            }
             let constant = format!("BAR_{}", b.name.to_ascii_uppercase());
             let named = code
                 .as_deref()

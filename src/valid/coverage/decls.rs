@@ -403,6 +403,9 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
         }
         | GranularityIr::GridWide {
             skip_after_step0: _,
+            // The barrier and the `grid_barrier` tensor are used by the generated `grid_sync`
+            // (`coverage::consumers`, `back/consumer.rs`).
+            barrier: _,
             justification: _,
             span,
         } => push(Item::Granularity, *span, "`granularity`".into()),
