@@ -52,9 +52,9 @@ pub(super) fn consumer_locals(w: &mut Writer, ir: &TaskIr) {
     ));
     w.comment("(acquire): the counters are seeded zero at step 0 only (skip_after_step0) and never reset. Each");
     w.comment("site is passed once per step.");
-    w.open("auto const grid_sync = [&](int site)");
+    w.open("auto const grid_sync = [&](int mpkc_site)");
     w.line(format!(
-        "mpkc::grid_barrier(reinterpret_cast<unsigned long long *>({}) + site, static_cast<unsigned long long>(kNumTasks) * static_cast<unsigned long long>(iter_num + 1), BAR_{}, kConsumerThreads);",
+        "mpkc::grid_barrier(reinterpret_cast<unsigned long long *>({}) + mpkc_site, static_cast<unsigned long long>(kNumTasks) * static_cast<unsigned long long>(iter_num + 1), BAR_{}, kConsumerThreads);",
         counters.name,
         super::names::upper(bar)
     ));

@@ -95,6 +95,7 @@ pub(super) fn granularity(cx: &mut Cx<'_>, c: &Collected<'_>) {
     match g.kind.node.as_str() {
         "per_tile" => {
             let (mut tasks, mut tpt) = (1, 1);
+            repeated_args(cx, g);
             for a in &g.args {
                 let v = match (&a.value, a.key.node.as_str()) {
                     // Any integer: below 1 is E0006 below, one message for 0 and negatives.
@@ -132,6 +133,7 @@ pub(super) fn granularity(cx: &mut Cx<'_>, c: &Collected<'_>) {
             let mut skip = false;
             let mut just = None;
             let mut barrier = None;
+            repeated_args(cx, g);
             for a in &g.args {
                 match (a.key.node.as_str(), &a.value) {
                     ("skip_after_step0", None) => skip = true,
@@ -141,6 +143,11 @@ pub(super) fn granularity(cx: &mut Cx<'_>, c: &Collected<'_>) {
                             barrier = Some((p[0].node.clone(), e.span));
                         }
                     }
+                    ("barrier", _) => cx.report(
+                        Diagnostic::error(codes::BAD_KEYWORD, "`barrier` takes the name of a declared named barrier")
+                            .primary(a.span, "not a barrier's name")
+                            .help("declare `barrier grid = named(ID, threads 128)` and write `barrier grid`"),
+                    ),
                     _ => cx.report(bad_arg(a, "`grid_wide` takes `barrier NAME`, `skip_after_step0` and `justification \"…\"`")),
                 }
             }
@@ -151,6 +158,23 @@ pub(super) fn granularity(cx: &mut Cx<'_>, c: &Collected<'_>) {
                 .primary(g.kind.span, "not a granularity")
                 .help("granularities are `per_tile(tasks N)` and `grid_wide(barrier NAME, skip_after_step0, justification \"…\")`"),
         ),
+    }
+}
+
+/// E0003: a granularity argument written twice (the last would silently win).
+fn repeated_args(cx: &mut Cx<'_>, g: &ast::Granularity) {
+    for (i, a) in g.args.iter().enumerate() {
+        if let Some(first) = g.args[..i].iter().find(|b| b.key.node == a.key.node) {
+            cx.report(
+                Diagnostic::error(
+                    codes::DUPLICATE,
+                    format!("granularity argument `{}` is given twice", a.key.node),
+                )
+                .primary(a.span, "again here")
+                .secondary(first.span, "first here")
+                .help("write each argument once"),
+            );
+        }
     }
 }
 

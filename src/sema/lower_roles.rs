@@ -118,10 +118,12 @@ pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
             continue;
         }
         if written != want && !in_place {
-            let (dir, want_dir) = if written {
-                ("out", "in")
-            } else {
-                ("in", "out")
+            let (dir, want_dir) = match (written, lowered) {
+                (true, _) => ("out", "in"),
+                // Grid barrier counters carry over from step to step: read and written (E0602
+                // for `out`).
+                (false, TensorRole::GridBarrier) => ("in", "inout"),
+                (false, _) => ("in", "out"),
             };
             let why = match lowered {
                 TensorRole::ScaleOf(x) => format!(

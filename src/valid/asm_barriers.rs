@@ -401,7 +401,9 @@ pub(super) fn body_constants<'a>(
     // A local of the body named like a generated constant (`constexpr int kConsumerThreads =
     // 64;` in a block) may hide it where the expression stands: such names are given up.
     let stripped = super::body::strip_comments_and_strings(code);
-    let shadowed: Vec<String> = std::iter::once("kConsumerThreads".to_string())
+    let shadowed: Vec<String> = ["kConsumerThreads", "kNumTasks"]
+        .into_iter()
+        .map(str::to_string)
         .chain(
             ir.barriers
                 .values()
@@ -415,6 +417,16 @@ pub(super) fn body_constants<'a>(
         }
         if name == "kConsumerThreads" {
             return Some((128, Ty::Int));
+        }
+        // A per-tile task's count (`constexpr int kNumTasks`, back/consumer.rs); a grid-wide
+        // task's is the runtime's worker count, no constant.
+        if name == "kNumTasks" {
+            return match ir.granularity {
+                crate::ir::GranularityIr::PerTile { tasks, .. } => {
+                    i32::try_from(tasks).ok().map(|t| (i64::from(t), Ty::Int))
+                }
+                crate::ir::GranularityIr::GridWide { .. } => None,
+            };
         }
         // `params::NAME`: the instance's value of an integer or `bool` param, of the C++ type
         // the generated `params` namespace gives it (`int64_t`, `int32_t`, `bool`).

@@ -21,6 +21,9 @@ const GENERATED: &[&str] = &[
     "kConsumerThreads",
     "kNumTasks",
     "kSyncBarrier",
+    // A grid-wide consumer's barrier and its parameter (`back::grid`).
+    "grid_sync",
+    "mpkc_site",
     "make_smem_info",
     "kSems_sm100a",
     "kSems_sm90a",
