@@ -224,6 +224,8 @@ fn sync_calls(
     }
     let consts = super::asm_barriers::body_constants(ir, code);
     let mut seen: Vec<(i64, Span)> = Vec::new();
+    // Whether every call was read (placed, one constant site): only then are unpassed sites known.
+    let mut complete = true;
     for (call_at, args_at) in calls {
         let args = super::body::call_args(&stripped[args_at..]);
         let len: usize = args.iter().map(|a| a.len() + 1).sum();
@@ -236,6 +238,7 @@ fn sync_calls(
                     .note("every one of the 128 threads of every task passes each site exactly once per step; inside a branch, loop, lambda, macro or expression mpkc cannot see that it does, and a site passed twice or skipped releases early or hangs")
                     .help("write `grid_sync(SITE);` as a statement of the body itself, outside any block"),
             );
+            complete = false;
             continue;
         }
         let site = match &args[..] {
@@ -252,6 +255,7 @@ fn sync_calls(
                         "write `grid_sync(SITE)` with SITE a constant in 0..the counters' extent",
                     ),
                 );
+                complete = false;
                 continue;
             }
         };
@@ -262,6 +266,7 @@ fn sync_calls(
                     .note("a site computed at run time may differ between tasks (each would wait at its own counter: a hang) or repeat in a step; mpkc checks constant sites only")
                     .help("write the site as an integer constant expression of numbers, `params::`, `kConsumerThreads` and `BAR_` names: `grid_sync(0)`"),
             );
+            complete = false;
             continue;
         };
         if let Some(n) = sites.filter(|n| k < 0 || k >= *n) {
@@ -270,6 +275,7 @@ fn sync_calls(
             } else {
                 format!("use a site in 0..{n}, or declare {} counters", k + 1)
             };
+            complete = false;
             sink.push(
                 Diagnostic::error(
                     codes::GRID_WIDE,
@@ -291,6 +297,22 @@ fn sync_calls(
             );
         } else {
             seen.push((k, call));
+        }
+    }
+    // Every counter is passed (verify checks each reached the task count): a site never passed
+    // is a counter the wiring seeds for nothing, or a call the body lost.
+    if let Some(n) = sites.filter(|_| complete) {
+        let missing: Vec<String> = (0..n.min(64))
+            .filter(|k| !seen.iter().any(|(s, _)| s == k))
+            .map(|k| k.to_string())
+            .collect();
+        if !missing.is_empty() {
+            sink.push(
+                Diagnostic::error(codes::GRID_WIDE, format!("grid barrier counter(s) {} of {n} are never passed", missing.join(", ")))
+                    .primary(span, format!("{n} site(s) declared"))
+                    .note("each counter is one barrier of the step; one no `grid_sync` passes stays 0, and a later change to the body would find it unseeded")
+                    .help(format!("declare {} counter(s), one per `grid_sync` site, or pass the missing sites", seen.len())),
+            );
         }
     }
 }
