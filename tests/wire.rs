@@ -551,6 +551,11 @@ fn a_grid_wide_task_asserts_one_task_per_worker() {
         py.contains("        assert num_tasks == self.num_workers, "),
         "{py}"
     );
+    // task_offset is bid.x: the grid is one-dimensional.
+    assert!(
+        py.contains("        assert grid_dim[1] == 1 and grid_dim[2] == 1, "),
+        "{py}"
+    );
     // The barrier counters: seeded zero at step 0 only (I-H4).
     assert!(
         py.contains("        # `bar`: the grid barrier's monotonic counters, one i64 per site: seed them zero at step 0")

@@ -262,6 +262,14 @@ fn pointer_decl(t: &TensorIr, name: &str, slot: Slot) -> String {
     let ty = t.dtype.cuda_type();
     let dims: Vec<String> = t.dims.iter().map(|d| d.to_string()).collect();
     match slot {
+        // The op's scratch is read back after a grid barrier, written by other tasks: no
+        // `__restrict__` promise about it.
+        Slot::Output(index) if t.role() == Some(crate::ir::TensorRole::Scratch) => format!(
+            "{ty} *const {name} = static_cast<{ty} *>(task_desc->output_ptrs[{index}]);  // `{}`: {}[{}], scratch: written and read by the op's tasks",
+            t.name,
+            t.dtype,
+            dims.join(", ")
+        ),
         Slot::Output(index) => format!(
             "{ty} *__restrict__ const {name} = static_cast<{ty} *>(task_desc->output_ptrs[{index}]);  // `{}`: {}[{}]",
             t.name,

@@ -391,11 +391,10 @@ pub(super) fn tensors_used(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Si
         }
         (c, _) => c,
     };
-    // A grid-wide task's counters are taken by the generated `grid_sync` (`valid::grid` asks
-    // for its calls).
-    let grid_wide = matches!(ir.granularity, crate::ir::GranularityIr::GridWide { .. });
+    // Grid barrier counters are taken by the generated `grid_sync` (`valid::grid` asks for its
+    // calls, and rejects the counters on a per-tile task).
     for (h, t) in ir.tensors.iter() {
-        if grid_wide && t.role() == Some(crate::ir::TensorRole::GridBarrier) {
+        if t.role() == Some(crate::ir::TensorRole::GridBarrier) {
             continue;
         }
         if !body_takes(code.as_deref(), binding, h, &t.name) {

@@ -98,7 +98,7 @@ pub(super) fn grid_wide(ir: &TaskIr, sink: &mut Sink) {
         code, code_span, ..
     }) = &ir.body
     {
-        let counters = counters.first().map(|(_, t)| t.name.as_str());
+        let counters = counters.first().map(|(_, t)| (t.name.as_str(), t.span));
         sync_calls(ir, code, *code_span, (sites, counters), *span, sink);
     }
 }
@@ -169,7 +169,7 @@ fn sync_calls(
     ir: &TaskIr,
     code: &str,
     code_span: Span,
-    (sites, counters): (Option<i64>, Option<&str>),
+    (sites, counters): (Option<i64>, Option<(&str, Span)>),
     span: Span,
     sink: &mut Sink,
 ) {
@@ -183,7 +183,8 @@ fn sync_calls(
                 && !is_word(stripped[i + name.len()..].chars().next())
         })
     };
-    if let Some((name, i)) = counters.and_then(|n| word_at(n).map(|i| (n, i))) {
+    let counters_span = counters.map(|(_, s)| s);
+    if let Some((name, i)) = counters.and_then(|(n, _)| word_at(n).map(|i| (n, i))) {
         sink.push(
             Diagnostic::error(codes::GRID_WIDE, format!("the body names the grid barrier counters `{name}`, which are `grid_sync`'s"))
                 .primary(at(i..i + name.len()), format!("`{name}` read or written here"))
@@ -211,15 +212,15 @@ fn sync_calls(
         );
         return;
     }
-    if let Some(r) = calls
+    if let Some((r, w)) = calls
         .last()
         .and_then(|(last, _)| early_return(&stripped, *last))
     {
         sink.push(
-            Diagnostic::error(codes::GRID_WIDE, "the body may `return` before a `grid_sync`")
-                .primary(at(r..r + "return".len()), "a task leaving here skips the grid barrier after it")
-                .note("every task of the op passes every site: one that returned early leaves the others waiting for its arrival, a hang")
-                .help("let every task reach each `grid_sync` (skip its work with a condition instead of returning), or return after the last one"),
+            Diagnostic::error(codes::GRID_WIDE, format!("the body may leave by `{w}` before a `grid_sync`"))
+                .primary(at(r..r + w.len()), "a task leaving here skips the grid barrier after it")
+                .note("every task of the op passes every site: one that left early leaves the others waiting for its arrival, a hang")
+                .help("let every task reach each `grid_sync` (skip its work with a condition instead of leaving), or leave after the last one"),
         );
     }
     let consts = super::asm_barriers::body_constants(ir, code);
@@ -308,9 +309,9 @@ fn sync_calls(
             .collect();
         if !missing.is_empty() {
             sink.push(
-                Diagnostic::error(codes::GRID_WIDE, format!("grid barrier counter(s) {} of {n} are never passed", missing.join(", ")))
-                    .primary(span, format!("{n} site(s) declared"))
-                    .note("each counter is one barrier of the step; one no `grid_sync` passes stays 0, and a later change to the body would find it unseeded")
+                Diagnostic::error(codes::GRID_WIDE, format!("no `grid_sync` passes site(s) {} of the {n} grid barrier counters", missing.join(", ")))
+                    .primary(counters_span.unwrap_or(span), format!("{n} site(s) declared"))
+                    .note("each counter is one barrier of the step: a counter no `grid_sync` passes is seeded and checked for nothing (verify expects every counter at the task count)")
                     .help(format!("declare {} counter(s), one per `grid_sync` site, or pass the missing sites", seen.len())),
             );
         }
@@ -443,15 +444,17 @@ fn array_bound(statement: &str) -> bool {
 
 /// The first `return` of the body that is not inside a lambda and comes before its last
 /// `grid_sync` call (at `last`): the task would leave before a barrier the others wait at.
-fn early_return(stripped: &str, last: usize) -> Option<usize> {
-    stripped[..last]
-        .match_indices("return")
-        .map(|(i, _)| i)
-        .filter(|&i| {
+fn early_return(stripped: &str, last: usize) -> Option<(usize, &'static str)> {
+    ["return", "goto"]
+        .into_iter()
+        .flat_map(|w| stripped[..last].match_indices(w).map(move |(i, _)| (i, w)))
+        .filter(|&(i, w)| {
             let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-            !word(stripped[..i].chars().next_back()) && !word(stripped[i + 6..].chars().next())
+            !word(stripped[..i].chars().next_back())
+                && !word(stripped[i + w.len()..].chars().next())
         })
-        .find(|&i| !in_lambda(stripped, i))
+        .filter(|&(i, _)| !in_lambda(stripped, i))
+        .min_by_key(|&(i, _)| i)
 }
 
 /// Whether byte `i` of `stripped` lies in a lambda's body: one of its enclosing `{` follows a
@@ -536,11 +539,16 @@ pub(super) fn reserved_calls(ir: &TaskIr, sink: &mut Sink) {
             Span::new(code_span.start + r.start, code_span.start + r.end)
         };
         for (i, _) in super::body::calls_of(&stripped, "grid_barrier") {
+            let help = if grid_wide {
+                "call `grid_sync(site)`, the generated barrier over the task's counters"
+            } else {
+                "declare the task `granularity grid_wide(barrier NAME, skip_after_step0, justification \"…\")` with an `i64[SITES] inout grid_barrier` tensor and call `grid_sync(site)`"
+            };
             sink.push(
                 Diagnostic::error(codes::GRID_WIDE, "the body calls `grid_barrier`, the prelude's barrier behind the generated `grid_sync`")
                     .primary(at(i..i + "grid_barrier".len()), "called directly")
                     .note("a grid barrier needs every task of the op resident at once and counters seeded once (I-H4): only a grid-wide task's `grid_sync(site)` is checked for that")
-                    .help("declare the task `granularity grid_wide(barrier NAME, skip_after_step0, justification \"…\")` with an `i64[SITES] inout grid_barrier` tensor and call `grid_sync(site)`"),
+                    .help(help),
             );
         }
         if grid_wide && !loader {

@@ -259,6 +259,8 @@ pub fn layer(f: &UnitFacts) -> String {
         None => {
             l("        num_tasks = grid_dim[0] * grid_dim[1] * grid_dim[2]");
             l("        assert num_tasks == self.num_workers, \"a grid-wide task runs one task per worker\"");
+            l("        # runtime.cc sets task_offset = bid.x: a 2-D or 3-D grid would repeat task indices.");
+            l("        assert grid_dim[1] == 1 and grid_dim[2] == 1, \"a grid-wide task's grid is (num_workers, 1, 1)\"");
         }
     }
     // The logical body width (contract doc §3.1; the worker launches 256 threads whatever it

@@ -327,7 +327,16 @@ role bodies: {}.\n",
         .filter(|c| crate::valid::rings::is_consumer_ring(c))
         .map(|c| format!("`{}`", c.name))
         .collect();
-    let bounds = if reg.auto_consumer_finish && !rings.is_empty() {
+    let grid_wide = matches!(
+        task.ir.granularity,
+        crate::ir::GranularityIr::GridWide { .. }
+    );
+    let bounds = if grid_wide {
+        "none before the last `grid_sync`: every task of a grid-wide op passes every site (a `return` or `goto` before one \
+is E0602); after it, a `return` of the body leaves the consumer function and still reaches the runtime's suffix, so every \
+used page is released exactly once (I-P1)"
+            .to_string()
+    } else if reg.auto_consumer_finish && !rings.is_empty() {
         format!(
             "a `return` of the body (a task index past the data) leaves the consumer function and still reaches the runtime's suffix, \
 so every used page is released once (I-P1), provided the loader body makes no more uses of {} than the consumer body waits and \
