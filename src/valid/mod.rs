@@ -41,6 +41,7 @@ mod body;
 mod const_expr;
 mod coverage;
 mod grid;
+mod grid_sync;
 mod group_barriers;
 mod held;
 mod helper_calls;
@@ -240,7 +241,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Check
     wiring::linear_limits(&ir, sink);
     wiring::tiles_per_task(&ir, sink);
     grid::grid_wide(&ir, sink);
-    grid::reserved_calls(&ir, sink);
+    grid_sync::reserved_calls(&ir, sink);
     wiring::levers(&ir, sink);
     wiring::task_slots(&ir, sink);
     smem::target_capacity(&ir, sink);
