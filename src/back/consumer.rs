@@ -62,7 +62,7 @@ fn constants(w: &mut Writer, task: &CheckedTask) {
         "Threads of the consumer warpgroup (W0-3); the body runs on threads 0..127 only (I-R1).",
     );
     w.line("constexpr int kConsumerThreads = 128;");
-    if super::grid::is_grid_wide(ir) {
+    if ir.granularity.is_grid_wide() {
         w.comment("Grid-wide (I-H4): one task per worker, so the task count is the runtime's worker count,");
         w.comment("`kNumTasks` in each role function (runtime_config.num_workers); a task's index is task_offset.");
     } else {

@@ -5,16 +5,11 @@
 use super::writer::Writer;
 use crate::ir::{GranularityIr, TaskIr, TensorRole};
 
-/// Whether `ir` is grid-wide.
-pub(super) fn is_grid_wide(ir: &TaskIr) -> bool {
-    matches!(ir.granularity, GranularityIr::GridWide { .. })
-}
-
 /// `int const kNumTasks = runtime_config.num_workers;` in a role function of a grid-wide task
 /// (its count is the runtime's: the generated layer asserts `num_tasks == num_workers`, I-H4);
 /// nothing for a per-tile task, whose `kNumTasks` is the namespace's constant.
 pub(super) fn task_count(w: &mut Writer, ir: &TaskIr) {
-    if is_grid_wide(ir) {
+    if ir.granularity.is_grid_wide() {
         w.line("int const kNumTasks = runtime_config.num_workers;  // grid-wide: one task per worker (I-H4)");
         w.line("(void)kNumTasks;");
     }
@@ -35,11 +30,7 @@ pub(super) fn consumer_locals(w: &mut Writer, ir: &TaskIr) {
     else {
         return;
     };
-    let Some((_, counters)) = ir
-        .tensors
-        .iter()
-        .find(|(_, t)| t.role() == Some(TensorRole::GridBarrier))
-    else {
+    let Some((_, counters)) = ir.tensor_with_role(TensorRole::GridBarrier) else {
         return;
     };
     task_count(w, ir);

@@ -93,7 +93,7 @@ pub(super) fn check_outputs(
 /// (iter_num + 1)` at step 0), compared exactly; a site the body never passes stays 0 and fails.
 /// Nothing for a per-tile task.
 fn grid_barrier_counts(t: &CheckedTask, workers: usize) -> Vec<super::reference::Expected> {
-    if !matches!(t.ir.granularity, crate::ir::GranularityIr::GridWide { .. }) {
+    if !t.ir.granularity.is_grid_wide() {
         return Vec::new();
     }
     t.ir.written()

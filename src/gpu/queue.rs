@@ -13,9 +13,7 @@ use super::run::Case;
 /// stages once each, in order, every stage's tasks dealt round-robin behind the previous stage's.
 pub fn queues(case: &Case<'_>, per_cta: usize, sms: usize) -> Vec<Vec<(usize, i32)>> {
     let per_cta = per_cta.max(1);
-    let grid_wide = |t: &crate::valid::CheckedTask| {
-        matches!(t.ir.granularity, crate::ir::GranularityIr::GridWide { .. })
-    };
+    let grid_wide = |t: &crate::valid::CheckedTask| t.ir.granularity.is_grid_wide();
     let per_tile: Vec<usize> = case
         .tasks
         .iter()

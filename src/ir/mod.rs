@@ -122,6 +122,12 @@ impl TaskIr {
         self.instance_span.unwrap_or(self.name_span)
     }
 
+    /// The first tensor that states `role`, if any (a role a lowering binds once: a pipeline's
+    /// operands, a grid-wide task's `grid_barrier` counters).
+    pub fn tensor_with_role(&self, role: TensorRole) -> Option<(Handle<TensorIr>, &TensorIr)> {
+        self.tensors.iter().find(|(_, t)| t.role() == Some(role))
+    }
+
     /// Input tensors in `input_ptrs` order, `inout` tensors included: MPK passes a tensor a task
     /// updates in place among its inputs (its attention tasks register the KV cache they append
     /// to as inputs 1 and 2 of 7, `task_register.cc`), so `num_inputs` counts it.

@@ -650,6 +650,12 @@ impl GranularityIr {
         }
     }
 
+    /// Whether the task is grid-wide: one task per worker, its count the runtime's
+    /// (`num_workers`), synchronised by in-op grid barriers (contract doc §5, I-H4).
+    pub fn is_grid_wide(&self) -> bool {
+        matches!(self, GranularityIr::GridWide { .. })
+    }
+
     /// Number of tasks (1 for grid-wide, per worker).
     pub fn tasks(&self) -> i64 {
         match self {

@@ -426,13 +426,19 @@ pub(super) fn body_takes(
 
 /// Whether `code` names `name` as a word (not a member `.name`, not part of a longer name).
 pub(super) fn names_word(code: &str, name: &str) -> bool {
-    !name.is_empty()
-        && code.match_indices(name).any(|(i, _)| {
-            let before = code[..i].chars().next_back();
-            let after = code[i + name.len()..].chars().next();
-            !before.is_some_and(|x| x.is_ascii_alphanumeric() || x == '_' || x == '.')
-                && !after.is_some_and(|x| x.is_ascii_alphanumeric() || x == '_')
-        })
+    word_offsets(code, name).next().is_some()
+}
+
+/// The byte offsets in `code` where `name` stands as a word, in order: the rule of
+/// [`names_word`] (not a member `.name`, not part of a longer name).
+pub(super) fn word_offsets<'a>(code: &'a str, name: &'a str) -> impl Iterator<Item = usize> + 'a {
+    code.match_indices(name).map(|(i, _)| i).filter(move |&i| {
+        let before = code[..i].chars().next_back();
+        let after = code[i + name.len()..].chars().next();
+        !name.is_empty()
+            && !before.is_some_and(|x| x.is_ascii_alphanumeric() || x == '_' || x == '.')
+            && !after.is_some_and(|x| x.is_ascii_alphanumeric() || x == '_')
+    })
 }
 
 /// Whether the body addresses region group `name`: a template's binding needs it, or inline
@@ -650,7 +656,7 @@ fn inline_rules(ir: &TaskIr, code: &str, code_span: crate::span::Span, sink: &mu
         let (scope, note, help) = match b.group {
             "this_thread_block" => ("a block-wide barrier", "the other warps of the CTA run other tasks' roles: a block-wide barrier deadlocks them (I-R2)", "synchronise the 128 consumer threads with a named barrier: `mpkc::named_barrier_sync(BAR_<NAME>, kConsumerThreads)`"),
             "this_cluster" => ("a cluster-wide barrier", "the other warps of the CTA and the other CTAs run other tasks' roles: a cluster barrier deadlocks them (I-R2)", "synchronise the 128 consumer threads with a named barrier: `mpkc::named_barrier_sync(BAR_<NAME>, kConsumerThreads)`"),
-            _ if matches!(ir.granularity, crate::ir::GranularityIr::GridWide { .. }) => ("a grid-wide barrier", "every CTA of the persistent worker runs other tasks' roles, and a cooperative grid sync needs a cooperative launch the runtime does not make: it deadlocks (I-R2)", "call the generated in-op grid barrier instead: `grid_sync(site);` (docs/language.md, \"granularity\")"),
+            _ if ir.granularity.is_grid_wide() => ("a grid-wide barrier", "every CTA of the persistent worker runs other tasks' roles, and a cooperative grid sync needs a cooperative launch the runtime does not make: it deadlocks (I-R2)", "call the generated in-op grid barrier instead: `grid_sync(site);` (docs/language.md, \"granularity\")"),
             _ => ("a grid-wide barrier", "every CTA of the persistent worker runs other tasks' roles, and a grid barrier needs a cooperative launch the runtime does not make: it deadlocks (I-R2)", "order tasks through the runtime's events (a task that reads another's output depends on it), and synchronise the 128 consumer threads with a named barrier: `mpkc::named_barrier_sync(BAR_<NAME>, kConsumerThreads)`"),
         };
         let msg = format!("the inline body calls `{}`, {scope}", b.call);

@@ -5,7 +5,7 @@
 //! and the prelude's `mpkc::grid_barrier` are reserved calls (`reserved_calls`, every task).
 
 use crate::diag::{codes, Diagnostic, Sink};
-use crate::ir::{BodyIr, GranularityIr, TaskIr};
+use crate::ir::{BodyIr, TaskIr};
 use crate::span::Span;
 
 /// The body's `grid_sync(site)` calls: at least one; each a statement of the body's top level
@@ -26,15 +26,12 @@ pub(super) fn sync_calls(
     let stripped = super::body::strip_comments_and_strings(code);
     let at =
         |r: std::ops::Range<usize>| Span::new(code_span.start + r.start, code_span.start + r.end);
-    let word_at = |name: &str| {
-        let is_word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        stripped.match_indices(name).map(|(i, _)| i).find(|&i| {
-            !is_word(stripped[..i].chars().next_back())
-                && !is_word(stripped[i + name.len()..].chars().next())
-        })
-    };
     let counters_span = counters.map(|(_, s)| s);
-    if let Some((name, i)) = counters.and_then(|(n, _)| word_at(n).map(|i| (n, i))) {
+    if let Some((name, i)) = counters.and_then(|(n, _)| {
+        super::body::word_offsets(&stripped, n)
+            .next()
+            .map(|i| (n, i))
+    }) {
         sink.push(
             Diagnostic::error(codes::GRID_WIDE, format!("the body names the grid barrier counters `{name}`, which are `grid_sync`'s"))
                 .primary(at(i..i + name.len()), format!("`{name}` read or written here"))
@@ -42,7 +39,7 @@ pub(super) fn sync_calls(
                 .help("synchronise with `grid_sync(site)` only; keep the body's own data in other tensors (a `scratch` one for partials)"),
         );
     }
-    for (i, _) in stripped.match_indices("kNumTasks") {
+    for i in super::body::word_offsets(&stripped, "kNumTasks") {
         if let Some(what) = compile_time_context(&stripped, i) {
             sink.push(
                 Diagnostic::error(codes::GRID_WIDE, format!("`kNumTasks` in {what}, but a grid-wide task's count is known at run time only"))
@@ -292,17 +289,12 @@ fn array_bound(statement: &str) -> bool {
         )
 }
 
-/// The first `return` of the body that is not inside a lambda and comes before its last
-/// `grid_sync` call (at `last`): the task would leave before a barrier the others wait at.
+/// The first `return` or `goto` of the body that is not inside a lambda and comes before its
+/// last `grid_sync` call (at `last`): the task would leave before a barrier the others wait at.
 fn early_return(stripped: &str, last: usize) -> Option<(usize, &'static str)> {
     ["return", "goto"]
         .into_iter()
-        .flat_map(|w| stripped[..last].match_indices(w).map(move |(i, _)| (i, w)))
-        .filter(|&(i, w)| {
-            let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-            !word(stripped[..i].chars().next_back())
-                && !word(stripped[i + w.len()..].chars().next())
-        })
+        .flat_map(|w| super::body::word_offsets(&stripped[..last], w).map(move |i| (i, w)))
         .filter(|&(i, _)| !in_lambda(stripped, i))
         .min_by_key(|&(i, _)| i)
 }
@@ -357,7 +349,7 @@ fn in_lambda(stripped: &str, i: usize) -> bool {
 /// task a deadlock); `grid_sync` exists only in the consumer body of a grid-wide task (a loader
 /// body, a helper and a per-tile task have none: nvcc would reject the call).
 pub(super) fn reserved_calls(ir: &TaskIr, sink: &mut Sink) {
-    let grid_wide = matches!(ir.granularity, GranularityIr::GridWide { .. });
+    let grid_wide = ir.granularity.is_grid_wide();
     // A helper's function is emitted outside the consumer, where no `grid_sync` is in scope.
     for h in &ir.helpers {
         let Some(BodyIr::Cuda { code, .. }) = &h.helper.body else {

@@ -52,9 +52,8 @@ pub(super) fn write(s: &mut String, task: &CheckedTask) {
         } => {
             let counters = task
                 .ir
-                .tensors
-                .values()
-                .find(|t| t.role() == Some(crate::ir::TensorRole::GridBarrier));
+                .tensor_with_role(crate::ir::TensorRole::GridBarrier)
+                .map(|(_, t)| t);
             let _ = writeln!(
                 s,
                 "Grid-wide: one task per worker (`num_tasks == num_workers`, asserted by the generated layer); \

@@ -327,10 +327,7 @@ role bodies: {}.\n",
         .filter(|c| crate::valid::rings::is_consumer_ring(c))
         .map(|c| format!("`{}`", c.name))
         .collect();
-    let grid_wide = matches!(
-        task.ir.granularity,
-        crate::ir::GranularityIr::GridWide { .. }
-    );
+    let grid_wide = task.ir.granularity.is_grid_wide();
     let bounds = if grid_wide {
         "none before the last `grid_sync`: every task of a grid-wide op passes every site (a `return` or `goto` before one \
 is E0602); after it, a `return` of the body leaves the consumer function and still reaches the runtime's suffix, so every \

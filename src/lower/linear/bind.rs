@@ -67,10 +67,7 @@ fn missing_sync(ir: &TaskIr, no_acc: bool, no_ready: bool, no_done: bool) -> Dia
 
 /// The one tensor that states `role`, if any.
 pub(super) fn role_tensor(ir: &TaskIr, role: TensorRole) -> Option<TensorHandle> {
-    ir.tensors
-        .iter()
-        .find(|(_, t)| t.role() == Some(role))
-        .map(|(h, _)| h)
+    ir.tensor_with_role(role).map(|(h, _)| h)
 }
 
 /// Recognises the house pipeline in `ir`, or reports why not.
