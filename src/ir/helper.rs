@@ -18,6 +18,9 @@ pub struct HelperUseIr {
     pub path: String,
     /// The 1-based line of that file where the helper's inline body starts (its `#line`).
     pub body_line: usize,
+    /// The text of that file: the spans of `helper` are offsets into it (the lines a helper's
+    /// own diagnostic names when the using task reports it, E0026).
+    pub text: std::sync::Arc<str>,
     /// The helper lowered with the params the `use` line binds (its regions, barriers,
     /// tensors, params and body as its own file declares them).
     pub helper: Box<TaskIr>,

@@ -418,6 +418,7 @@ fn place(cx: &mut Cx<'_>, u: &ast::Use, file: &HelperFile, helper: TaskIr) -> He
         span: u.span,
         path: file.path.clone(),
         body_line,
+        text: file.text.clone(),
         helper: Box::new(helper),
         regions,
         region_groups,

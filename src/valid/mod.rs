@@ -45,6 +45,7 @@ mod grid_sync;
 mod group_barriers;
 mod held;
 mod helper_calls;
+mod helper_rules;
 mod mma;
 mod names;
 pub mod paged;
@@ -215,6 +216,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Check
     body::region_use(&ir, binding.as_ref(), sink);
     body::inline_body_rules(&ir, sink);
     helper_calls::calls(&ir, sink);
+    helper_rules::checked(&ir, opts, sink);
     asm_barriers::asm_barriers(&ir, sink);
     asm_barriers::prelude_barrier_calls(&ir, sink);
     static_asserts::static_asserts(&ir, sink);

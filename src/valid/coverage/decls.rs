@@ -441,6 +441,8 @@ pub fn declarations(ir: &TaskIr) -> Vec<Decl> {
             // The helper's own file: its code goes into the caller's kernel with it.
             path: _,
             body_line: _,
+            // The helper's own text and lowering: its rules are checked on them (E0026).
+            text: _,
             helper: _,
             // Placed in `region_groups` and `barriers`: items of their own.
             regions: _,
