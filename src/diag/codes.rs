@@ -53,7 +53,7 @@ registry! {
     UNREACHED_STAGES = "W0015", "wiring", None, "ring stages past the task's K iterations are never filled";
     UNJOINED_RANGES = "W0016", "syntax", None, "more than three ranged params: their ends are checked one at a time, not together";
     UNUSED_PARAM = "W0017", "syntax", None, "a declared param is used nowhere: no expression, body scalar or inline body names it";
-    REFERENCE = "E0018", "syntax", None, "a `reference` cannot be used: its file is missing or not Python, a tolerance key is unknown or two disagree, or the task already has mpkc's reference (a body template, a pipeline without an epilogue map) or no kernel (a helper)";
+    REFERENCE = "E0018", "syntax", None, "a `reference` cannot be used: its file is missing or not Python, binds no such function or its `def` cannot take verify's call, a tolerance key is unknown or two disagree, or the task already has mpkc's reference (a body template, a pipeline without an epilogue map) or no kernel (a helper)";
     UNDECLARED_FP8_SCALES = "W0019", "syntax", None, "an fp8 output has no `scale of` tensor while an f32 or ue8m0 output with no role could be its scales: verify compares its raw fp8 codes";
     TENSOR_VIEW = "E0020", "syntax", None, "a tensor view's row stride or offset does not fit its rows, is not 16-byte aligned, or no generated code reads the tensor through it";
     IN_PLACE = "E0021", "syntax", None, "an `inout` tensor the family, lowering or body cannot read and write in place (a TMA operand, a pipeline, a body without an in-place pair)";

@@ -17,6 +17,7 @@ pub mod nvcc;
 pub mod outdir;
 pub mod plan_view;
 pub mod predecessors;
+mod ref_signature;
 pub mod reference;
 mod reject;
 pub mod sass;
@@ -177,8 +178,25 @@ pub fn check_parsed(
                 if cancel::requested() {
                     break;
                 }
+                // What verify passes the reference: the inputs the kernel reads, the op's own
+                // state left out, and `paged_kv=` for a paged KV cache.
+                let call = reference::Call {
+                    inputs: lowered
+                        .ir
+                        .inputs()
+                        .filter(|(_, t)| !t.is_state())
+                        .map(|(_, t)| t.name.clone())
+                        .collect(),
+                    left_out: lowered
+                        .ir
+                        .inputs()
+                        .filter(|(_, t)| t.is_state())
+                        .map(|(_, t)| t.name.clone())
+                        .collect(),
+                    paged: lowered.ir.tensors.values().any(|t| t.paged.is_some()),
+                };
                 if let Some(r) = &mut lowered.ir.reference {
-                    if let Err(d) = reference::resolve(&source.path, r) {
+                    if let Err(d) = reference::resolve(&source.path, r, &call) {
                         sink.push(d);
                         // Not clean: `verify` has no reference to run it against, and the
                         // summary must not count it as clean beside its error.

@@ -38,14 +38,28 @@ pub fn normalized(p: &Path) -> String {
     root + &parts.join("/")
 }
 
+/// How `mpkc verify` calls a task's reference (docs/references.md).
+#[derive(Clone, Debug, Default)]
+pub struct Call {
+    /// The positional arguments: the names of the inputs the kernel reads (`in` and `inout`
+    /// tensors, the op's own state left out), in declaration order.
+    pub inputs: Vec<String>,
+    /// The op's own state (`grid_barrier`, `scratch` tensors) it reads: not passed.
+    pub left_out: Vec<String>,
+    /// The task has a paged KV cache: `paged_kv=` is passed where the function names it.
+    pub paged: bool,
+}
+
 /// Sets `r.file`: the file on disk, else the embedded one of that stdlib path. Errors: E0018
-/// naming where it looked.
-pub fn resolve(contract: &str, r: &mut ReferenceIr) -> Result<(), Diagnostic> {
+/// naming where it looked, a file that binds no function of that name, or a plain `def` that
+/// cannot take `call` ([`super::ref_signature`]).
+pub fn resolve(contract: &str, r: &mut ReferenceIr, call: &Call) -> Result<(), Diagnostic> {
     let path = joined(contract, &r.path);
     if path.is_file() {
         // A file that cannot be read here is verify's to report, when it imports it.
         if let Ok(text) = std::fs::read_to_string(&path) {
             defines(&text, r)?;
+            super::ref_signature::check(&text, r, &call.inputs, &call.left_out, call.paged)?;
         }
         r.file = ReferenceFile::Disk(path);
         return Ok(());
@@ -53,6 +67,7 @@ pub fn resolve(contract: &str, r: &mut ReferenceIr) -> Result<(), Diagnostic> {
     let key = normalized(&path);
     if let Some((p, text)) = REFERENCES.iter().find(|(p, _)| *p == key) {
         defines(text, r)?;
+        super::ref_signature::check(text, r, &call.inputs, &call.left_out, call.paged)?;
         r.file = ReferenceFile::Embedded { path: p, text };
         return Ok(());
     }
