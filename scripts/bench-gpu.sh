@@ -64,7 +64,11 @@ for M in 1 16 64; do
   # examples/linear_bf16_residual_tile64.mpk: the residual linears on 64-row tiles (sm_90a);
   # examples/linear_bf16_splitk_atomic.mpk: `split_k atomic` at 1 and 16 tokens;
   # examples/linear_bf16_short_tile.mpk: short tiles (sm_90a) at every M, no K split.
+  # At M = 16 lm_head also runs on the 64-token tiles of examples/linear_bf16_tail_m64.mpk
+  # (tile N 64, tile K 256, 253 tasks; its m_real range admits 16): the weight stream is the
+  # same, the wider tile K halves the stage waits per byte.
   if [ "$M" = 64 ]; then files=(examples/linear_bf16_m64.mpk examples/linear_bf16_residual_m64.mpk examples/linear_bf16_splitk_sum_m64.mpk examples/linear_bf16_tail_m64.mpk examples/linear_bf16_gemv_mma_m64.mpk examples/linear_bf16_splitk_atomic_m64.mpk examples/linear_bf16_short_tile.mpk); else files=(stdlib examples/linear_bf16_tail.mpk examples/linear_bf16_residual_tile64.mpk examples/linear_bf16_splitk_atomic.mpk examples/linear_bf16_short_tile.mpk); fi
+  [ "$M" = 16 ] && files+=(examples/linear_bf16_tail_m64.mpk)
   timeout "$STEP_TIMEOUT" "$MPKC" bench "${files[@]}" --m "$M" --save-json "$base.json" --out "$BUILD/build-m$M" \
     >"$base.txt" 2>"$base.log"
   rc=$?

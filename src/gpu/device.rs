@@ -142,6 +142,18 @@ impl Gpu {
         driver("cuMemcpyHtoD", self.stream.clone_htod(&data))
     }
 
+    /// Copies `bytes` into `buf` (its first `bytes.len()` bytes; `buf` is at least that long).
+    pub fn write(&self, buf: &mut CudaSlice<u8>, bytes: &[u8]) -> Result<(), GpuError> {
+        if bytes.len() > buf.len() {
+            return Err(GpuError::Kernel(format!(
+                "write of {} bytes into a buffer of {}",
+                bytes.len(),
+                buf.len()
+            )));
+        }
+        driver("cuMemcpyHtoD", self.stream.memcpy_htod(bytes, buf))
+    }
+
     /// The device address of `buf`.
     pub fn addr(&self, buf: &CudaSlice<u8>) -> DevPtr {
         let (p, _guard) = buf.device_ptr(&self.stream);

@@ -19,6 +19,7 @@ mod ref_compare;
 pub mod reference;
 pub mod routed;
 pub mod run;
+mod step1;
 pub mod tokens;
 
 pub use device::{Gpu, GpuError};

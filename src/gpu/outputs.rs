@@ -19,7 +19,7 @@ pub(super) fn check_outputs(
     (inputs, original): (&[Vec<HostTensor>], &[Vec<HostTensor>]),
     (finals, outputs): (&[Vec<HostTensor>], &[Vec<HostTensor>]),
     table: Option<&super::paged::PagedRun>,
-    (run_m, workers): (i64, usize),
+    (run_m, passes): (i64, usize),
     opts: &RunOptions,
 ) -> Result<Vec<OutputResult>, GpuError> {
     let mut results = Vec::new();
@@ -34,7 +34,7 @@ pub(super) fn check_outputs(
         let unit = t.ir.unit_name();
         let finals = &finals[ti];
         results.extend(
-            grid_barrier_counts(t, workers)
+            grid_barrier_counts(t, passes)
                 .iter()
                 .map(|e| compare(&unit, finals, e)),
         );
@@ -88,11 +88,11 @@ pub(super) fn check_outputs(
     Ok(results)
 }
 
-/// What a grid-wide task's `grid_barrier` counters hold after one step on `workers` workers:
-/// every site passed once by each of the `workers` tasks (seeded zero, `need = workers x
-/// (iter_num + 1)` at step 0), compared exactly; a site the body never passes stays 0 and fails.
-/// Nothing for a per-tile task.
-fn grid_barrier_counts(t: &CheckedTask, workers: usize) -> Vec<super::reference::Expected> {
+/// What a grid-wide task's `grid_barrier` counters hold after `passes` = workers x steps:
+/// every site passed once by each of the workers' tasks in each step (seeded zero at step 0
+/// only, `need = workers x (iter_num + 1)`), compared exactly; a site the body never passes
+/// stays 0 and fails. Nothing for a per-tile task.
+fn grid_barrier_counts(t: &CheckedTask, passes: usize) -> Vec<super::reference::Expected> {
     if !t.ir.granularity.is_grid_wide() {
         return Vec::new();
     }
@@ -101,7 +101,7 @@ fn grid_barrier_counts(t: &CheckedTask, workers: usize) -> Vec<super::reference:
         .filter(|(_, (_, x))| x.role() == Some(crate::ir::TensorRole::GridBarrier))
         .map(|(o, (_, x))| super::reference::Expected {
             output: o,
-            values: vec![workers as f64; x.elements().unwrap_or(0).max(0) as usize],
+            values: vec![passes as f64; x.elements().unwrap_or(0).max(0) as usize],
             check: super::reference::Check::Exact,
         })
         .collect()

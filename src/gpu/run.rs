@@ -350,6 +350,8 @@ pub fn run_case(
         .collect::<Result<_, _>>()?;
     let run_m = case.runtime_tokens();
     let (mut inputs, mut outputs) = host_tensors(case, &sems, opts.seed, run_m);
+    // A grid-wide op runs a second step (`step1`) on the inputs and poisoned outputs step 0 got.
+    let before = super::step1::applies(case).then(|| (inputs[0].clone(), outputs[0].clone()));
     // Device buffers: outputs first (a linked input is its producer's output buffer). A view
     // (`view(stride, offset)`) gets its whole parent, poisoned but for the view's elements, and
     // its address is the view's first element.
@@ -373,7 +375,7 @@ pub fn run_case(
         Some((v, dt)) => base + (v.offset * dt.bytes()) as u64,
         None => base,
     };
-    let mut out_bufs = Vec::new();
+    let mut out_bufs: Vec<Vec<cudarc::driver::CudaSlice<u8>>> = Vec::new();
     for (ti, outs) in outputs.iter().enumerate() {
         out_bufs.push(
             outs.iter()
@@ -442,7 +444,7 @@ pub fn run_case(
     let plans = super::queue::plans(case, opts.target, &q).map_err(GpuError::Kernel)?;
     super::queue::check_pages_of(case, &q, &plans, 64).map_err(GpuError::Kernel)?;
     let events = gpu.upload(&vec![0u8; 8 * super::queue::event_count(case)])?;
-    let step = gpu.upload(&[0u8; 16])?;
+    let mut step = gpu.upload(&[0u8; 16])?;
     // A paged KV cache's page table (one token per request: its qo_indptr too); without one,
     // an empty table (every request holds no page).
     let table = case.page_table(opts.seed);
@@ -594,7 +596,7 @@ pub fn run_case(
         }
         finals_of.push(finals);
     }
-    let results = super::outputs::check_outputs(
+    let mut results = super::outputs::check_outputs(
         case,
         &sems,
         (&inputs, &original_inputs),
@@ -603,6 +605,27 @@ pub fn run_case(
         (run_m, q.len()),
         opts,
     )?;
+    if let Some((ins, outs)) = &before {
+        let launched = super::step1::Launched {
+            kernel: &kernel,
+            grid: q.len() as u32,
+            smem,
+            args,
+            step: &mut step,
+            outputs: &mut out_bufs[0],
+            inputs: &mut in_bufs[0],
+        };
+        results.extend(super::step1::run(
+            gpu,
+            case,
+            &sems,
+            launched,
+            (ins, outs),
+            table.as_ref(),
+            (run_m, q.len()),
+            opts,
+        )?);
+    }
     Ok(CaseRun {
         ctas: q.len() as u32,
         tasks: total,
