@@ -640,3 +640,33 @@ fn a_directory_stands_for_its_own_mpk_files_sorted() {
         stderr(&o)
     );
 }
+
+/// A stdlib path that is not on disk (here: run from a directory without `stdlib/`) names the
+/// embedded contract: the path E0026's help gives for a stdlib helper works from anywhere. A
+/// path neither on disk nor in the stdlib is still a usage error.
+#[test]
+fn a_stdlib_path_checks_the_embedded_contract_from_any_directory() {
+    let dir = std::env::temp_dir().join(format!("mpkc_embedded_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_mpkc"))
+        .current_dir(&dir)
+        .args([
+            "check",
+            "stdlib/dsv3/fp8_quant_1x128.mpk",
+            "./stdlib/dsv3/../dsv3/rmsnorm_fp8.mpk",
+            "stdlib/dsv3/fp8_quant_1x128.mpk",
+        ])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("checked 2 files"), "{err}");
+    let missing = Command::new(env!("CARGO_BIN_EXE_mpkc"))
+        .current_dir(&dir)
+        .args(["check", "stdlib/dsv3/no_such_op.mpk"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}

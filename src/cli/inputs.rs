@@ -1,6 +1,7 @@
 //! The inputs of `check`, `plan`, `build`, `verify` and `fmt`: files, `-` for stdin, directories (their
 //! own `*.mpk` files, sorted by name, not their subdirectories'), or the embedded stdlib when
-//! none is given. A file that is not UTF-8 becomes a diagnostic of that file
+//! none is given; a stdlib path (`stdlib/dsv3/rope.mpk`) not on disk names the embedded
+//! contract. A file that is not UTF-8 becomes a diagnostic of that file
 //! ([`driver::input::decode`]); a file or directory that cannot be read is a usage error.
 
 use crate::driver::{self, Checked, Source};
@@ -108,6 +109,12 @@ pub fn load_files(files: &[PathBuf]) -> Result<Vec<(Option<PathBuf>, Loaded)>, S
                     let l = read(&p)?;
                     out.push((Some(p), l));
                 }
+            }
+        } else if !f.exists() && driver::stdlib::embedded(f).is_some() {
+            // An embedded stdlib contract by its stdlib path, from any directory (what `fmt`
+            // would write back to is not on disk: none).
+            if let Some(s) = driver::stdlib::embedded(f).filter(|s| first(Path::new(&s.path))) {
+                out.push((None, Ok(s)));
             }
         } else if first(f) {
             out.push((Some(f.clone()), read(f)?));

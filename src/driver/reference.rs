@@ -91,23 +91,19 @@ pub fn resolve(contract: &str, r: &mut ReferenceIr, call: &Call) -> Result<(), D
     .help("the path is relative to the contract's directory; create the file or correct the path"))
 }
 
-/// The reference's function is bound at the top level of its file, where verify calls it: a
-/// `def NAME(`, an assignment `NAME = …`, or an import naming it (E0018 when none is; whether
-/// the binding is callable is the run's to say).
+/// The reference's function is named in its file, where verify imports it and calls it: by a
+/// `def`, a `class`, an assignment, an import (one over several lines included), at the top
+/// level or in a block. E0018 when the name appears nowhere outside comments (a misspelt or
+/// missing function); whether the binding is callable at the top level is the run's to say.
 fn defines(text: &str, r: &ReferenceIr) -> Result<(), Diagnostic> {
     let name = r.function.as_str();
-    let word = |l: &str| {
-        l.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .any(|w| w == name)
-    };
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
     let bound = text.lines().any(|l| {
-        let rest = l.strip_prefix("async ").unwrap_or(l);
-        rest.strip_prefix("def ")
-            .is_some_and(|d| d.trim_start().starts_with(&format!("{name}(")))
-            || l.strip_prefix(name).is_some_and(|t| {
-                t.trim_start().starts_with('=') && !t.trim_start().starts_with("==")
-            })
-            || ((l.starts_with("from ") || l.starts_with("import ")) && word(l))
+        let code = l.split('#').next().unwrap_or("");
+        code.match_indices(name).any(|(i, _)| {
+            !code[..i].chars().next_back().is_some_and(ident)
+                && !code[i + name.len()..].chars().next().is_some_and(ident)
+        })
     });
     if bound {
         return Ok(());

@@ -201,6 +201,20 @@ pub const REFERENCES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The embedded stdlib contract at `path` (`stdlib/dsv3/fp8_quant_1x128.mpk`, `./` and `..`
+/// resolved), so that a path the diagnostics name (a helper's file, E0026) can be checked from
+/// any directory. `None` for a path the stdlib does not have.
+pub fn embedded(path: &std::path::Path) -> Option<Source> {
+    let key = super::reference::normalized(path);
+    CONTRACTS
+        .iter()
+        .find(|(p, _)| *p == key)
+        .map(|(p, t)| Source {
+            path: (*p).to_string(),
+            text: (*t).to_string(),
+        })
+}
+
 /// The stdlib as sources.
 pub fn sources() -> Vec<Source> {
     CONTRACTS

@@ -46,6 +46,7 @@ mod group_barriers;
 mod held;
 mod helper_calls;
 mod helper_rules;
+mod helper_scope;
 mod mma;
 mod names;
 pub mod paged;
@@ -203,6 +204,7 @@ pub fn check(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Checked
 /// Every rule on `ir`; the checked task when no rule reported an error.
 fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<CheckedTask> {
     let before = sink.error_count();
+    let first = sink.len();
     names::names(&ir, sink);
     body::family_items(&ir, sink);
     tensor_roles::pipeline_roles(&ir, sink);
@@ -216,7 +218,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Check
     body::region_use(&ir, binding.as_ref(), sink);
     body::inline_body_rules(&ir, sink);
     helper_calls::calls(&ir, sink);
-    helper_rules::checked(&ir, opts, sink);
+    helper_scope::helper_scope(&ir, sink);
     asm_barriers::asm_barriers(&ir, sink);
     asm_barriers::prelude_barrier_calls(&ir, sink);
     static_asserts::static_asserts(&ir, sink);
@@ -276,6 +278,9 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Check
         smem::swizzle_alignment(&ir, plans, sink);
         held::planned(&ir, plans, sink);
     }
+    // Last of the rules: a used helper's own (E0026), less what this task reports of it already
+    // on the `use` line (its placed regions' budget, a reserved call).
+    helper_rules::checked(&ir, opts, sink, first);
     // What the backends cannot lower is an error of `check` (E0013), so that what check accepts is
     // what build generates. Only a contract that keeps every rule is lowered.
     if sink.error_count() == before {
