@@ -194,6 +194,7 @@ pub fn check_parsed(
                         .map(|(_, t)| t.name.clone())
                         .collect(),
                     paged: lowered.ir.tensors.values().any(|t| t.paged.is_some()),
+                    known: lowered.clean,
                 };
                 if let Some(r) = &mut lowered.ir.reference {
                     if let Err(d) = reference::resolve(&source.path, r, &call) {

@@ -72,7 +72,7 @@ pub(super) fn reference(cx: &mut Cx<'_>, c: &Collected<'_>) {
     }
     let mut tolerances = Vec::new();
     for (key, value) in &r.tolerances {
-        if let Some(t) = tolerance(cx, key, value) {
+        if let Some(t) = tolerance(cx, c, key, value) {
             tolerances.push(t);
         } else {
             ok = false;
@@ -92,18 +92,30 @@ pub(super) fn reference(cx: &mut Cx<'_>, c: &Collected<'_>) {
 }
 
 /// One `KEY = VALUE`.
-fn tolerance(cx: &mut Cx<'_>, key: &ast::Ident, value: &Value) -> Option<ToleranceIr> {
+fn tolerance(
+    cx: &mut Cx<'_>,
+    c: &Collected<'_>,
+    key: &ast::Ident,
+    value: &Value,
+) -> Option<ToleranceIr> {
     let (output, kind) = match key.node.split_once('.') {
         Some((o, k)) => (Some(o), k),
         None => (None, key.node.as_str()),
     };
     if let Some(o) = output {
-        // What the reference returns: the tensors the task writes, `out` and `inout`.
-        if !cx.ir.written().any(|(_, t)| t.name == o) {
-            let outs: Vec<String> = cx
-                .ir
-                .written()
-                .map(|(_, t)| format!("`{}`", t.name))
+        // What the reference returns: the tensors the task writes, `out` and `inout`, as
+        // declared (one whose extents did not lower, at a rejected param value, is still
+        // declared: its own diagnostic says why).
+        let declared = c
+            .tensors
+            .iter()
+            .any(|t| t.name.node == o && t.direction.node != ast::Direction::In);
+        if !declared && !cx.ir.written().any(|(_, t)| t.name == o) {
+            let outs: Vec<String> = c
+                .tensors
+                .iter()
+                .filter(|t| t.direction.node != ast::Direction::In)
+                .map(|t| format!("`{}`", t.name.node))
                 .collect();
             cx.report(
                 Diagnostic::error(codes::UNKNOWN_NAME, format!("cannot find output tensor `{o}`"))
