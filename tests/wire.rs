@@ -780,3 +780,54 @@ fn setmaxnreg_names_the_megakernel_defines() {
     );
     assert_eq!(defines("rmsnorm_v2_h7168"), serde_json::json!([]));
 }
+
+/// `mpkc build`'s `<unit>_register.cc` holds every piece `mpkc wire` places, the same text
+/// (one renderer on the same facts; a derived reduce under its parent's reduce TaskType), for
+/// every stdlib unit wire registers; helpers and derived reduces without a TaskType get none.
+#[test]
+fn the_build_s_wiring_snippet_holds_the_pieces_wire_places() {
+    use mpkc::wire::pieces;
+    let checked = stdlib_checked();
+    let outputs = generate_all(&checked);
+    let units = stdlib_units();
+    for u in &units {
+        let out = outputs
+            .iter()
+            .find(|o| o.unit == u.unit)
+            .unwrap_or_else(|| panic!("{}: not generated", u.unit));
+        let snippet = out
+            .files
+            .iter()
+            .find(|f| f.name == format!("{}_register.cc", u.unit))
+            .unwrap_or_else(|| panic!("{}: no _register.cc", u.unit));
+        for (what, piece) in [
+            ("enum", pieces::enum_line(u)),
+            ("declaration", pieces::declaration(u)),
+            ("include", pieces::include(u)),
+            ("definition", pieces::definition(u)),
+            ("graph", pieces::graph_branch(u)),
+            ("task_offset", pieces::task_offset(u, "      ")),
+            ("name", pieces::name_entry(u)),
+            ("layer", pieces::layer(u)),
+        ] {
+            assert!(
+                snippet.text.contains(&piece),
+                "{}: the {what} piece is not in the snippet:\n{piece}\n---\n{}",
+                u.unit,
+                snippet.text
+            );
+        }
+    }
+    // No snippet where wire registers nothing.
+    for o in &outputs {
+        let t = &checked[o.source].tasks[o.task];
+        let wired = units.iter().any(|u| u.unit == o.unit);
+        let has = o.files.iter().any(|f| f.name.ends_with("_register.cc"));
+        if t.ir.family == mpkc::ir::Family::Helper || t.ir.task_id.is_none() {
+            assert!(!has, "{}", o.unit);
+        }
+        if has {
+            assert!(wired, "{}: a snippet for a unit wire leaves out", o.unit);
+        }
+    }
+}

@@ -12,6 +12,10 @@ pub struct ContractInfo {
     pub hash: String,
     /// Byte offset of the start of each line of the contract.
     line_starts: Vec<usize>,
+    /// For a contract mpkc derives (a split-K reduce), the task its units register under in MPK
+    /// (`linear_bf16_splitk_reduce`: one TaskType for the reduces of all the parent's
+    /// instances), which the wiring snippet names as `mpkc wire` does.
+    pub derived_task: Option<String>,
 }
 
 impl ContractInfo {
@@ -31,6 +35,7 @@ impl ContractInfo {
             path,
             hash,
             line_starts,
+            derived_task: None,
         }
     }
 

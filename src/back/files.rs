@@ -25,6 +25,8 @@ pub enum Emitter {
     Consumer,
     /// `<unit>_harness.cu`: the translation unit nvcc compiles per target.
     Harness,
+    /// `<unit>_register.cc`: the wiring snippet (a unit with a `task_id` and a registration).
+    Wiring,
 }
 
 impl Emitter {
@@ -38,6 +40,7 @@ impl Emitter {
             Emitter::DesignDoc => "the design document",
             Emitter::Consumer => "the kernel",
             Emitter::Harness => "the nvcc translation unit",
+            Emitter::Wiring => "the wiring snippet",
         }
     }
 
@@ -60,7 +63,8 @@ impl Emitter {
             | Emitter::LayoutHeader
             | Emitter::DesignDoc
             | Emitter::Consumer
-            | Emitter::Harness => None,
+            | Emitter::Harness
+            | Emitter::Wiring => None,
         }
     }
 
@@ -72,6 +76,7 @@ impl Emitter {
             Emitter::PipelineSm100 | Emitter::PipelineSm90 | Emitter::Consumer => FileKind::Kernel,
             Emitter::DesignDoc => FileKind::DesignDoc,
             Emitter::Harness => FileKind::Harness,
+            Emitter::Wiring => FileKind::Wiring,
         }
     }
 }
@@ -88,7 +93,8 @@ pub struct PlannedFile {
 /// The source files `build` writes for `task`, in write order: the spec header; for a pipeline
 /// that lowers the layout header, the sm_100a kernel, the sm_90a kernel where sm_90a is
 /// declared, the design document and the harness; for any other task the design document, then
-/// for a consumer-only family the kernel and the harness.
+/// for a consumer-only family the kernel and the harness; last, for a unit with a `task_id` and
+/// a registration, the wiring snippet.
 pub fn sources(task: &CheckedTask) -> Vec<PlannedFile> {
     let unit = task.ir.unit_name();
     let file = |name: String, emitter| PlannedFile { name, emitter };
@@ -111,6 +117,9 @@ pub fn sources(task: &CheckedTask) -> Vec<PlannedFile> {
     if task.ir.family.is_consumer_only() {
         out.push(file(format!("{unit}.cuh"), Emitter::Consumer));
         out.push(file(format!("{unit}_harness.cu"), Emitter::Harness));
+    }
+    if super::wiring::has_snippet(task) {
+        out.push(file(format!("{unit}_register.cc"), Emitter::Wiring));
     }
     out
 }

@@ -25,6 +25,7 @@ pub mod setmaxnreg;
 pub mod sm100;
 pub mod sm90;
 mod spec_h;
+mod wiring;
 pub mod writer;
 
 pub use banner::ContractInfo;
@@ -47,6 +48,8 @@ pub enum FileKind {
     Harness,
     /// `<unit>.spec.md`: the design document.
     DesignDoc,
+    /// `<unit>_register.cc`: the wiring snippet (what `mpkc wire` places in an MPK tree).
+    Wiring,
 }
 
 /// One generated file.
@@ -98,6 +101,7 @@ pub fn generate_with(
                 Emitter::DesignDoc => design_doc::emit(task, info),
                 Emitter::Consumer => consumer::emit(task, info),
                 Emitter::Harness => harness::emit(task, info),
+                Emitter::Wiring => wiring::emit(task, info)?,
             };
             Some(GeneratedFile {
                 kind: f.emitter.kind(),

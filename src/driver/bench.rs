@@ -299,7 +299,7 @@ pub fn write_production(dir: &Path, set: &MSet, timeline: bool) -> std::io::Resu
             }
             done.push(u);
             let src = &set.checked[u.0];
-            let info = ContractInfo::new(&src.source.path, &src.source.text);
+            let info = src.contract_info();
             let t = &src.tasks[u.1];
             units.push(UnitOutput {
                 source: u.0,

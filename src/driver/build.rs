@@ -5,7 +5,7 @@ use super::cache::{Cache, Entry, Lookup};
 use super::nvcc::{self, CompileFailure, PtxasReport, Toolchain};
 use super::outdir::{OutError, Staging};
 use super::{fingerprint, Checked};
-use crate::back::{self, ContractInfo, FileKind, GeneratedFile};
+use crate::back::{self, FileKind, GeneratedFile};
 use crate::diag::{codes, Diagnostic};
 use crate::ir::Target;
 use crate::span::Span;
@@ -28,7 +28,7 @@ pub struct UnitOutput {
 pub fn generate_all(checked: &[Checked]) -> Vec<UnitOutput> {
     let mut out = Vec::new();
     for (si, c) in checked.iter().enumerate() {
-        let info = ContractInfo::new(&c.source.path, &c.source.text);
+        let info = c.contract_info();
         for (ti, t) in c.tasks.iter().enumerate() {
             out.push(UnitOutput {
                 source: si,

@@ -66,6 +66,14 @@ pub struct Checked {
 }
 
 impl Checked {
+    /// What the generated files say of this contract: its path, hash and lines, and, for a
+    /// derived contract, the task its units register under in MPK (the wiring snippet's).
+    pub fn contract_info(&self) -> crate::back::ContractInfo {
+        let mut info = crate::back::ContractInfo::new(&self.source.path, &self.source.text);
+        info.derived_task = self.derived.as_ref().map(|d| d.task.clone());
+        info
+    }
+
     /// True when any diagnostic is an error.
     pub fn has_errors(&self) -> bool {
         self.diags.iter().any(Diagnostic::is_error)

@@ -450,7 +450,7 @@ pub fn write_test_build(
                 continue;
             }
             done.push(u);
-            let info = ContractInfo::new(&checked[u.0].source.path, &checked[u.0].source.text);
+            let info = checked[u.0].contract_info();
             match apply_inject(task(checked, u), inject) {
                 Ok((t, opts, d)) => {
                     for x in d {
