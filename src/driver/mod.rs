@@ -393,11 +393,20 @@ fn range_ends_hold(
             .map(|e| format!("`{} = {}`", e.param, e.value))
             .collect::<Vec<_>>()
             .join(", ");
+        // The value the checked build itself has (its instance's, or the default), which the
+        // end replaces: the instance note below names that build.
+        let own = |p: &str| {
+            ir.params
+                .get(p)
+                .map(|x| format!(" in place of its {}", x.value))
+                .unwrap_or_default()
+        };
         let note = match end.at.as_slice() {
             [e] => format!(
-                "with `{} = {}`, {} its declared range `{}` admits: a range promises that every value in it checks",
+                "with `{} = {}`{}, {} its declared range `{}` admits: a range promises that every value in it checks",
                 e.param,
                 e.value,
+                own(&e.param),
                 match e.point {
                     sema::RangePoint::Lowest => "the lowest value",
                     sema::RangePoint::Highest => "the highest value",
