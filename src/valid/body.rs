@@ -604,6 +604,17 @@ fn inline_rules(ir: &TaskIr, code: &str, code_span: crate::span::Span, sink: &mu
                 .help(help.to_string()),
         );
     };
+    // Token pasting builds names the rules below read as words (`__sync ## threads`,
+    // `block ## Idx`, `grid_ ## barrier`): what it makes is the preprocessor's, past the check.
+    for (i, _) in code.match_indices("##") {
+        report(
+            i,
+            2,
+            "the inline body pastes tokens (`##`)".to_string(),
+            "a pasted name is made by the preprocessor, where the body's rules cannot see it: a block-wide barrier or `blockIdx` built so would pass check and deadlock or misindex the persistent worker (I-R2, I-R3)",
+            "write the names out, or use a constexpr function or a template instead of the macro",
+        );
+    }
     // `__barrier_sync(id)` is `barrier.sync id` without a count: every thread of the CTA.
     for w in [
         "__syncthreads",
