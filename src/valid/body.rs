@@ -615,6 +615,26 @@ fn inline_rules(ir: &TaskIr, code: &str, code_span: crate::span::Span, sink: &mu
             "write the names out, or use a constexpr function or a template instead of the macro",
         );
     }
+    // An `#include` lands inside the generated function, and the code it brings is outside
+    // every rule here (and found, if at all, beside the generated file, not the contract).
+    let mut line_start = 0;
+    for line in code.split_inclusive('\n') {
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix('#') {
+            let d = rest.trim_start();
+            if d.starts_with("include") || d.starts_with("import") {
+                let i = line_start + (line.len() - t.len());
+                report(
+                    i,
+                    t.trim_end().len(),
+                    "the inline body includes a file".to_string(),
+                    "the body is pasted inside a generated function: an `#include` there brings code the body's rules never see (a block-wide barrier in it deadlocks the persistent worker, I-R2), resolved beside the generated files rather than the contract",
+                    "write the code in the body, or make it a helper (`family helper`, `use`) whose body mpkc checks",
+                );
+            }
+        }
+        line_start += line.len();
+    }
     // `__barrier_sync(id)` is `barrier.sync id` without a count: every thread of the CTA.
     for w in [
         "__syncthreads",
