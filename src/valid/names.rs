@@ -92,6 +92,8 @@ const GENERATED_MACROS: &[&str] = &[
     "SPLITS",
     "SUB_BLOCKS",
     "SWIZZLE_BYTES",
+    // MPK's operator type the wiring's registrar asserts (`mirage::type::TB_INPUT_OP`).
+    "TB_INPUT_OP",
     "TMEM_COLS",
     "TMEM_END",
     "TOKENS",
@@ -100,12 +102,15 @@ const GENERATED_MACROS: &[&str] = &[
 /// Whether `name` may not be a lever of `ir`: a lever is a macro, so it may not be any identifier
 /// of mpkc's support headers ([`crate::back::SUPPORT_HEADERS`]), a name of [`GENERATED_MACROS`],
 /// a name starting with `MPKC` in any case (the build's and `verify`'s own defines, e.g.
-/// `MPKC_BOUNDED_WAITS`), `IN_` or `OUT_` (the slot constants of tensors and body formals), or a
+/// `MPKC_BOUNDED_WAITS`), `TASK_` (MPK's TaskType names, which the wiring names), `IN_` or `OUT_` (the slot constants of tensors and body formals), or a
 /// constant derived from the task's own names: `<TENSOR>_BOX`, `<TENSOR>_L2_POLICY`, `<TENSOR>_STAGE_TX_BYTES`,
 /// `<TENSOR>_K_BLOCKS` and the upper-cased params.
 pub fn lever_name_taken(ir: &TaskIr, name: &str) -> bool {
     // `IN_X` / `OUT_X`: the slot constants of the body's formals and the tensors.
     if name.to_ascii_uppercase().starts_with("MPKC")
+        // MPK's `enum TaskType` names (`TASK_<TASK>_V2`, the wiring snippet's and the
+        // megakernel build's, where a lever is defined).
+        || name.starts_with("TASK_")
         || name.starts_with("IN_")
         || name.starts_with("OUT_")
         || GENERATED_MACROS.contains(&name)
