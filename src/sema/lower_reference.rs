@@ -117,9 +117,27 @@ fn tolerance(
                 .filter(|t| t.direction.node != ast::Direction::In)
                 .map(|t| format!("`{}`", t.name.node))
                 .collect();
+            let input = c
+                .tensors
+                .iter()
+                .any(|t| t.name.node == o && t.direction.node == ast::Direction::In);
             cx.report(
-                Diagnostic::error(codes::UNKNOWN_NAME, format!("cannot find output tensor `{o}`"))
-                    .primary(key.span, "no output of this name")
+                Diagnostic::error(
+                    codes::UNKNOWN_NAME,
+                    if input {
+                        format!("`{o}` is an input: a tolerance compares an output")
+                    } else {
+                        format!("cannot find output tensor `{o}`")
+                    },
+                )
+                .primary(
+                    key.span,
+                    if input {
+                        "the reference returns the outputs, not this input"
+                    } else {
+                        "no output of this name"
+                    },
+                )
                     .help(format!(
                         "a tolerance names an output of the task ({}), or none to apply to every output",
                         if outs.is_empty() { "none declared".into() } else { outs.join(", ") }

@@ -248,11 +248,24 @@ fn find_file<'o>(
                 )
                 .primary(f.span, "no contract here")
                 .note("looked for it relative to the contract's directory, then among the embedded stdlib contracts by that path and as written")
-                .help("name an `.mpk` file that declares the helper, relative to the contract's directory, or a stdlib one by its stdlib path (`stdlib/dsv3/fp8_quant_1x128.mpk`)"),
+                .help(match stdlib_helper_path(&u.name.node) {
+                    Some(p) => format!("`{}` is a stdlib helper: `from \"{p}\"` finds it from any directory", u.name.node),
+                    None => "name an `.mpk` file that declares the helper, relative to the contract's directory, or a stdlib one by its stdlib path (e.g. `stdlib/dsv3/fp8_quant_1x128.mpk`)".to_string(),
+                }),
             );
         }
     }
     found
+}
+
+/// The stdlib path of the embedded contract declaring helper `name` (`task NAME {` with
+/// `family helper`), if one does.
+fn stdlib_helper_path(name: &str) -> Option<&'static str> {
+    let head = format!("task {name} {{");
+    crate::driver::stdlib::CONTRACTS
+        .iter()
+        .find(|(_, t)| t.contains(&head) && t.contains("family helper"))
+        .map(|(p, _)| *p)
 }
 
 fn find_task<'f>(cx: &mut Cx<'_>, u: &ast::Use, file: &'f HelperFile) -> Option<&'f ast::Task> {

@@ -451,7 +451,7 @@ pub(super) fn body_constants<'a>(
 /// Whether `code` (comments and strings stripped) declares `name` itself: the identifier right
 /// after a word that is not an expression keyword (`int kConsumerThreads`, `auto const BAR_X`,
 /// `#define kConsumerThreads`), or after a `*` or `&` declarator that follows such a word.
-fn declares(code: &str, name: &str) -> bool {
+pub(super) fn declares(code: &str, name: &str) -> bool {
     const NOT_A_TYPE: &[&str] = &[
         "return",
         "case",

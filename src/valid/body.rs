@@ -644,7 +644,7 @@ fn inline_rules(ir: &TaskIr, code: &str, code_span: crate::span::Span, sink: &mu
         "__barrier_sync",
     ] {
         for (i, _) in code.match_indices(w).filter(|(i, _)| word_at(*i, w)) {
-            report(i, w.len(), format!("the inline body calls `{w}`, a block-wide barrier"), "the other warps of the CTA run other tasks' roles: a block-wide barrier deadlocks them (I-R2)", "synchronise the 128 consumer threads with a named barrier: `mpkc::named_barrier_sync(BAR_<NAME>, kConsumerThreads)`");
+            report(i, w.len(), format!("the inline body calls `{w}`, a block-wide barrier"), "the other warps of the CTA run other tasks' roles: a block-wide barrier deadlocks them (I-R2)", "declare `barrier NAME = named(ID, threads 128)` (an id in 1-15 other than 8) and synchronise the 128 consumer threads on it: `mpkc::named_barrier_sync(BAR_<NAME>, kConsumerThreads)`");
         }
     }
     // Raw PTX barriers live in string literals, blanked here: `asm_barriers` reads them.
@@ -685,10 +685,10 @@ fn inline_rules(ir: &TaskIr, code: &str, code_span: crate::span::Span, sink: &mu
     }
     for b in super::group_barriers::group_barriers(code) {
         let (scope, note, help) = match b.group {
-            "this_thread_block" => ("a block-wide barrier", "the other warps of the CTA run other tasks' roles: a block-wide barrier deadlocks them (I-R2)", "synchronise the 128 consumer threads with a named barrier: `mpkc::named_barrier_sync(BAR_<NAME>, kConsumerThreads)`"),
-            "this_cluster" => ("a cluster-wide barrier", "the other warps of the CTA and the other CTAs run other tasks' roles: a cluster barrier deadlocks them (I-R2)", "synchronise the 128 consumer threads with a named barrier: `mpkc::named_barrier_sync(BAR_<NAME>, kConsumerThreads)`"),
+            "this_thread_block" => ("a block-wide barrier", "the other warps of the CTA run other tasks' roles: a block-wide barrier deadlocks them (I-R2)", "declare `barrier NAME = named(ID, threads 128)` (an id in 1-15 other than 8) and synchronise the 128 consumer threads on it: `mpkc::named_barrier_sync(BAR_<NAME>, kConsumerThreads)`"),
+            "this_cluster" => ("a cluster-wide barrier", "the other warps of the CTA and the other CTAs run other tasks' roles: a cluster barrier deadlocks them (I-R2)", "declare `barrier NAME = named(ID, threads 128)` (an id in 1-15 other than 8) and synchronise the 128 consumer threads on it: `mpkc::named_barrier_sync(BAR_<NAME>, kConsumerThreads)`"),
             _ if ir.granularity.is_grid_wide() => ("a grid-wide barrier", "every CTA of the persistent worker runs other tasks' roles, and a cooperative grid sync needs a cooperative launch the runtime does not make: it deadlocks (I-R2)", "call the generated in-op grid barrier instead: `grid_sync(site);` (docs/language.md, \"granularity\")"),
-            _ => ("a grid-wide barrier", "every CTA of the persistent worker runs other tasks' roles, and a grid barrier needs a cooperative launch the runtime does not make: it deadlocks (I-R2)", "order tasks through the runtime's events (a task that reads another's output depends on it), and synchronise the 128 consumer threads with a named barrier: `mpkc::named_barrier_sync(BAR_<NAME>, kConsumerThreads)`"),
+            _ => ("a grid-wide barrier", "every CTA of the persistent worker runs other tasks' roles, and a grid barrier needs a cooperative launch the runtime does not make: it deadlocks (I-R2)", "order tasks through the runtime's events (a task that reads another's output depends on it), and declare `barrier NAME = named(ID, threads 128)` (an id in 1-15 other than 8) and synchronise the 128 consumer threads on it: `mpkc::named_barrier_sync(BAR_<NAME>, kConsumerThreads)`"),
         };
         let msg = format!("the inline body calls `{}`, {scope}", b.call);
         let mut d =

@@ -37,6 +37,7 @@
 //!   headers are host-safe (tested with the host compiler).
 
 mod asm_barriers;
+mod barrier_names;
 mod body;
 mod const_expr;
 mod coverage;
@@ -219,6 +220,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Check
     body::inline_body_rules(&ir, sink);
     helper_calls::calls(&ir, sink);
     helper_scope::helper_scope(&ir, sink);
+    barrier_names::undeclared(&ir, sink);
     asm_barriers::asm_barriers(&ir, sink);
     asm_barriers::prelude_barrier_calls(&ir, sink);
     static_asserts::static_asserts(&ir, sink);
