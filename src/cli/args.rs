@@ -450,8 +450,9 @@ fn parse_gpus(s: &str) -> Result<GpuSelection, String> {
 /// Options shared by `check`, `plan`, `build`, `verify` and `wire`.
 #[derive(Clone, Debug, Args)]
 pub struct CommonArgs {
-    /// Contract files; `-` reads one from stdin (not for `verify`); a directory stands for its
-    /// own `*.mpk` files, sorted by name (subdirectories are not searched); none means the
+    /// Contract files; `-` reads one from stdin (`verify`, `bench` and `tune` need a file); a
+    /// directory stands for its own `*.mpk` files, sorted by name (subdirectories are not
+    /// searched); a stdlib path not on disk names the embedded contract; none means the
     /// embedded stdlib.
     pub files: Vec<PathBuf>,
     /// Override a param for every instance: `--param hidden=4096`.

@@ -195,6 +195,12 @@ pub fn check_parsed(
                         .filter(|(_, t)| !t.is_state())
                         .map(|(_, t)| t.name.clone())
                         .collect(),
+                    outputs: lowered
+                        .ir
+                        .written()
+                        .filter(|(_, t)| !t.is_state())
+                        .map(|(_, t)| t.name.clone())
+                        .collect(),
                     left_out: lowered
                         .ir
                         .inputs()

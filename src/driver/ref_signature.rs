@@ -32,16 +32,11 @@ struct Signature {
     required_keywords: Vec<String>,
 }
 
-/// E0018 when the last plain top-level `def NAME(` of `text` cannot take verify's call with
-/// `inputs` positional arguments (`paged`: the task has a paged KV cache, so `paged_kv=` is
+/// E0018 when the last plain top-level `def NAME(` of `text` cannot take verify's `call`: its
+/// inputs as positional arguments (`paged`: the task has a paged KV cache, so `paged_kv=` is
 /// passed when named). `Ok` when the function is bound otherwise or decorated.
-pub fn check(
-    text: &str,
-    r: &ReferenceIr,
-    inputs: &[String],
-    left_out: &[String],
-    paged: bool,
-) -> Result<(), Diagnostic> {
+pub fn check(text: &str, r: &ReferenceIr, call: &super::reference::Call) -> Result<(), Diagnostic> {
+    let (inputs, left_out, paged) = (&call.inputs, &call.left_out, call.paged);
     let Some(sig) = signature(text, &r.function) else {
         return Ok(());
     };
@@ -89,9 +84,14 @@ pub fn check(
         .find(|(p, default, _)| !default && !passed_kw(p))
     {
         Some(format!(
-            "`{}`'s parameter `{name}` has no default and no input fills it: verify passes {n} input{}",
+            "`{}`'s parameter `{name}` has no default and no input fills it: verify passes {n} input{}{}",
             r.function,
-            plural(n)
+            plural(n),
+            if call.outputs.iter().any(|o| o == name) {
+                format!(" (`{name}` is an output: the function returns it)")
+            } else {
+                String::new()
+            }
         ))
     } else {
         sig.required_keywords
@@ -597,11 +597,20 @@ mod tests {
         }
     }
 
+    fn call(n: usize, paged: bool) -> super::super::reference::Call {
+        super::super::reference::Call {
+            inputs: (0..n).map(|i| format!("t{i}")).collect(),
+            outputs: vec!["y".to_string()],
+            paged,
+            known: true,
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn the_call_verify_makes_is_checked_against_the_def() {
         let r = reference();
-        let ins = |n: usize| (0..n).map(|i| format!("t{i}")).collect::<Vec<_>>();
-        let ok = |text: &str, n: usize, paged: bool| check(text, &r, &ins(n), &[], paged).is_ok();
+        let ok = |text: &str, n: usize, paged: bool| check(text, &r, &call(n, paged)).is_ok();
         assert!(ok("def f(x, w):\n  pass\n", 2, false));
         assert!(ok("def f(x, w, params):\n  pass\n", 2, false));
         assert!(ok("def f(x, w, eps=1e-6):\n  pass\n", 2, false));
@@ -609,7 +618,7 @@ mod tests {
         assert!(ok("def f(q, k, paged_kv):\n  pass\n", 2, true));
         assert!(ok("def f(x, w, *, params):\n  pass\n", 2, false));
         assert!(ok("def f(x, /, w, params=None):\n  pass\n", 2, false));
-        let too_few = check("def f(x):\n  pass\n", &r, &ins(2), &[], false).unwrap_err();
+        let too_few = check("def f(x):\n  pass\n", &r, &call(2, false)).unwrap_err();
         assert!(
             too_few
                 .message
@@ -617,7 +626,7 @@ mod tests {
             "{}",
             too_few.message
         );
-        let missing = check("def f(x, w, b):\n  pass\n", &r, &ins(2), &[], false).unwrap_err();
+        let missing = check("def f(x, w, b):\n  pass\n", &r, &call(2, false)).unwrap_err();
         assert!(
             missing.message.contains("`b` has no default"),
             "{}",
@@ -653,7 +662,7 @@ mod tests {
         ) {
             let text: String = parts.concat();
             let _ = signature(&text, "f");
-            let _ = check(&text, &reference(), &["a".to_string()], &[], true);
+            let _ = check(&text, &reference(), &call(1, true));
         }
     }
 }

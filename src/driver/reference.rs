@@ -44,6 +44,9 @@ pub struct Call {
     /// The positional arguments: the names of the inputs the kernel reads (`in` and `inout`
     /// tensors, the op's own state left out), in declaration order.
     pub inputs: Vec<String>,
+    /// What the function returns: the tensors the task writes (`out`, `inout`), its own state
+    /// left out.
+    pub outputs: Vec<String>,
     /// The op's own state (`grid_barrier`, `scratch` tensors) it reads: not passed.
     pub left_out: Vec<String>,
     /// The task has a paged KV cache: `paged_kv=` is passed where the function names it.
@@ -64,7 +67,7 @@ pub fn resolve(contract: &str, r: &mut ReferenceIr, call: &Call) -> Result<(), D
         if let Ok(text) = std::fs::read_to_string(&path) {
             defines(&text, r)?;
             if call.known {
-                super::ref_signature::check(&text, r, &call.inputs, &call.left_out, call.paged)?;
+                super::ref_signature::check(&text, r, call)?;
             }
         }
         r.file = ReferenceFile::Disk(path);
@@ -74,7 +77,7 @@ pub fn resolve(contract: &str, r: &mut ReferenceIr, call: &Call) -> Result<(), D
     if let Some((p, text)) = REFERENCES.iter().find(|(p, _)| *p == key) {
         defines(text, r)?;
         if call.known {
-            super::ref_signature::check(text, r, &call.inputs, &call.left_out, call.paged)?;
+            super::ref_signature::check(text, r, call)?;
         }
         r.file = ReferenceFile::Embedded { path: p, text };
         return Ok(());
@@ -122,7 +125,19 @@ fn defines(text: &str, r: &ReferenceIr) -> Result<(), Diagnostic> {
     )
     .primary(r.span, format!("verify would call `{}`", r.function))
     .note("verify imports the file and calls the named top-level function on the kernel's inputs (docs/references.md)")
-    .help(format!("define `def {}(...)` at the top level of `{}`, or name the function it defines", r.function, r.path)))
+    .help({
+        // The top-level `def`s of the file, for a misspelt name.
+        let defs: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("async ").unwrap_or(l).strip_prefix("def "))
+            .filter_map(|d| d.trim_start().split('(').next())
+            .map(str::trim)
+            .collect();
+        match crate::diag::suggest(name, defs.iter().copied()) {
+            Some(c) => format!("did you mean `{c}`? `{}` defines `def {c}(…)`", r.path),
+            None => format!("define `def {}(...)` at the top level of `{}`, or name the function it defines", r.function, r.path),
+        }
+    }))
 }
 
 #[cfg(test)]
