@@ -39,6 +39,7 @@
 mod asm_barriers;
 mod barrier_names;
 mod body;
+mod body_sync;
 mod const_expr;
 mod coverage;
 mod grid;
@@ -217,7 +218,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Check
     let binding = body::template(&ir, sink);
     runtime_m::check(&ir, binding.as_ref(), sink);
     body::region_use(&ir, binding.as_ref(), sink);
-    body::inline_body_rules(&ir, sink);
+    body_sync::inline_body_rules(&ir, sink);
     helper_calls::calls(&ir, sink);
     helper_scope::helper_scope(&ir, sink);
     barrier_names::undeclared(&ir, sink);
