@@ -110,10 +110,10 @@ pub fn load_files(files: &[PathBuf]) -> Result<Vec<(Option<PathBuf>, Loaded)>, S
                     out.push((Some(p), l));
                 }
             }
-        } else if !f.exists() && driver::stdlib::embedded(f).is_some() {
+        } else if let Some(s) = (!f.exists()).then(|| driver::stdlib::embedded(f)).flatten() {
             // An embedded stdlib contract by its stdlib path, from any directory (what `fmt`
             // would write back to is not on disk: none).
-            if let Some(s) = driver::stdlib::embedded(f).filter(|s| first(Path::new(&s.path))) {
+            if first(Path::new(&s.path)) {
                 out.push((None, Ok(s)));
             }
         } else if first(f) {

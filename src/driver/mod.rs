@@ -186,30 +186,7 @@ pub fn check_parsed(
                 if cancel::requested() {
                     break;
                 }
-                // What verify passes the reference: the inputs the kernel reads, the op's own
-                // state left out, and `paged_kv=` for a paged KV cache.
-                let call = reference::Call {
-                    inputs: lowered
-                        .ir
-                        .inputs()
-                        .filter(|(_, t)| !t.is_state())
-                        .map(|(_, t)| t.name.clone())
-                        .collect(),
-                    outputs: lowered
-                        .ir
-                        .written()
-                        .filter(|(_, t)| !t.is_state())
-                        .map(|(_, t)| t.name.clone())
-                        .collect(),
-                    left_out: lowered
-                        .ir
-                        .inputs()
-                        .filter(|(_, t)| t.is_state())
-                        .map(|(_, t)| t.name.clone())
-                        .collect(),
-                    paged: lowered.ir.tensors.values().any(|t| t.paged.is_some()),
-                    known: lowered.clean,
-                };
+                let call = reference::Call::of(&lowered.ir, lowered.clean);
                 if let Some(r) = &mut lowered.ir.reference {
                     if let Err(d) = reference::resolve(&source.path, r, &call) {
                         sink.push(d);

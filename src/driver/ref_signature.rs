@@ -233,8 +233,8 @@ fn ident(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// Whether `line` holds `name` as a whole identifier.
-fn has_word(line: &str, name: &str) -> bool {
+/// Whether `line` holds `name` as a whole identifier (ASCII or not).
+pub(super) fn has_word(line: &str, name: &str) -> bool {
     line.match_indices(name).any(|(i, _)| {
         !line[..i].chars().next_back().is_some_and(ident)
             && !line[i + name.len()..].chars().next().is_some_and(ident)

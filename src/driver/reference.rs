@@ -57,6 +57,27 @@ pub struct Call {
     pub known: bool,
 }
 
+impl Call {
+    /// The call verify makes of `ir`'s reference; `known`: `ir` lowered whole.
+    pub fn of(ir: &crate::ir::TaskIr, known: bool) -> Call {
+        fn names<'a>(
+            ts: impl Iterator<Item = (crate::ir::TensorHandle, &'a crate::ir::TensorIr)>,
+            state: bool,
+        ) -> Vec<String> {
+            ts.filter(|(_, t)| t.is_state() == state)
+                .map(|(_, t)| t.name.clone())
+                .collect()
+        }
+        Call {
+            inputs: names(ir.inputs(), false),
+            outputs: names(ir.written(), false),
+            left_out: names(ir.inputs(), true),
+            paged: ir.tensors.values().any(|t| t.paged.is_some()),
+            known,
+        }
+    }
+}
+
 /// Sets `r.file`: the file on disk, else the embedded one of that stdlib path. Errors: E0018
 /// naming where it looked, a file that binds no function of that name, or a plain `def` that
 /// cannot take `call` ([`super::ref_signature`]).
@@ -108,14 +129,9 @@ pub fn resolve(contract: &str, r: &mut ReferenceIr, call: &Call) -> Result<(), D
 /// missing function); whether the binding is callable at the top level is the run's to say.
 fn defines(text: &str, r: &ReferenceIr) -> Result<(), Diagnostic> {
     let name = r.function.as_str();
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    let bound = text.lines().any(|l| {
-        let code = l.split('#').next().unwrap_or("");
-        code.match_indices(name).any(|(i, _)| {
-            !code[..i].chars().next_back().is_some_and(ident)
-                && !code[i + name.len()..].chars().next().is_some_and(ident)
-        })
-    });
+    let bound = text
+        .lines()
+        .any(|l| super::ref_signature::has_word(l.split('#').next().unwrap_or(""), name));
     if bound {
         return Ok(());
     }

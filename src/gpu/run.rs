@@ -364,11 +364,6 @@ pub fn run_case(
         };
         t.map(|(_, t)| t)
     };
-    let device_bytes =
-        |x: &HostTensor, t: Option<&crate::ir::TensorIr>| match t.and_then(|t| t.view) {
-            Some(v) => x.to_parent(v.row_stride, v.offset),
-            None => x.bytes.clone(),
-        };
     let view_addr = |base: u64, t: Option<&crate::ir::TensorIr>| match t
         .and_then(|t| t.view.map(|v| (v, t.dtype)))
     {
@@ -502,20 +497,9 @@ pub fn run_case(
     gpu.run(&kernel, q.len() as u32, smem, &args)?;
     // Results, and the references (a dependent's on its producer's actual outputs). A view is
     // read back from its parent; only the view's elements are compared.
-    let read_back = |x: &mut HostTensor,
-                     buf: &cudarc::driver::CudaSlice<u8>,
-                     t: Option<&crate::ir::TensorIr>|
-     -> Result<(), GpuError> {
-        let bytes = gpu.download(buf)?;
-        match t.and_then(|t| t.view) {
-            Some(v) => x.from_parent(&bytes, v.row_stride, v.offset),
-            None => x.bytes = bytes,
-        }
-        Ok(())
-    };
     for (ti, outs) in outputs.iter_mut().enumerate() {
         for (oi, o) in outs.iter_mut().enumerate() {
-            read_back(o, &out_bufs[ti][oi], tensor_of(ti, true, oi))?;
+            read_back(gpu, o, &out_bufs[ti][oi], tensor_of(ti, true, oi))?;
         }
     }
     // The chain reference reads the random inputs as generated (the linked ones are replaced
@@ -545,7 +529,7 @@ pub fn run_case(
         ) {
             if let Some(b) = &in_bufs[st][si] {
                 let t = tensor_of(l.to_task, false, l.to_input);
-                read_back(&mut inputs[l.to_task][l.to_input], b, t)?;
+                read_back(gpu, &mut inputs[l.to_task][l.to_input], b, t)?;
             }
         }
     }
@@ -581,7 +565,7 @@ pub fn run_case(
                     )
                     .and_then(|(st, si)| in_bufs[st][si].as_ref());
                     match in_bufs[ti][ii].as_ref().or(linked).or(shared) {
-                        Some(b) => read_back(&mut fin, b, Some(x))?,
+                        Some(b) => read_back(gpu, &mut fin, b, Some(x))?,
                         None => {
                             return Err(GpuError::Kernel(format!(
                                 "{unit}: `inout` tensor `{}` has no buffer",
@@ -632,6 +616,30 @@ pub fn run_case(
         max_queue: q.iter().map(Vec::len).max().unwrap_or(0),
         outputs: results,
     })
+}
+
+/// The bytes of `x` as its device buffer holds them: a view's (`view(stride, offset)`) parent,
+/// poisoned but for the view's elements, else `x`'s own.
+pub(super) fn device_bytes(x: &HostTensor, t: Option<&crate::ir::TensorIr>) -> Vec<u8> {
+    match t.and_then(|t| t.view) {
+        Some(v) => x.to_parent(v.row_stride, v.offset),
+        None => x.bytes.clone(),
+    }
+}
+
+/// Reads `buf` back into `x`: a view from its parent (only the view's elements), else whole.
+pub(super) fn read_back(
+    gpu: &Gpu,
+    x: &mut HostTensor,
+    buf: &cudarc::driver::CudaSlice<u8>,
+    t: Option<&crate::ir::TensorIr>,
+) -> Result<(), GpuError> {
+    let bytes = gpu.download(buf)?;
+    match t.and_then(|t| t.view) {
+        Some(v) => x.from_parent(&bytes, v.row_stride, v.offset),
+        None => x.bytes = bytes,
+    }
+    Ok(())
 }
 
 /// The host tensors of `case`: per task, its inputs (random, seeded by `seed` and the task's

@@ -16,7 +16,7 @@ use super::compare::OutputResult;
 use super::data::HostTensor;
 use super::device::{Gpu, GpuError, Kernel};
 use super::reference::Semantics;
-use super::run::{Case, RunOptions};
+use super::run::{device_bytes, read_back, Case, RunOptions};
 use crate::ir::{Direction, TensorIr};
 use cudarc::driver::CudaSlice;
 
@@ -60,10 +60,6 @@ pub(super) fn run(
     opts: &RunOptions,
 ) -> Result<Vec<OutputResult>, GpuError> {
     let task = case.tasks[0];
-    let parent = |x: &HostTensor, t: &TensorIr| match t.view {
-        Some(v) => x.to_parent(v.row_stride, v.offset),
-        None => x.bytes.clone(),
-    };
     // Poison the outputs again and restore the op's `inout` operands: step 1 reads what step 0
     // read and must write every element itself. The op's own state keeps what step 0 left.
     for ((buf, x), (_, t)) in dev
@@ -72,12 +68,12 @@ pub(super) fn run(
         .zip(outputs_before)
         .zip(task.ir.outputs())
     {
-        gpu.write(buf, &parent(x, t))?;
+        gpu.write(buf, &device_bytes(x, Some(t)))?;
     }
     for ((buf, x), (_, t)) in dev.inputs.iter_mut().zip(inputs).zip(task.ir.inputs()) {
         if t.direction == Direction::InOut && !t.is_state() {
             if let Some(b) = buf.as_mut() {
-                gpu.write(b, &parent(x, t))?;
+                gpu.write(b, &device_bytes(x, Some(t)))?;
             }
         }
     }
@@ -86,16 +82,10 @@ pub(super) fn run(
     args.iter_num = 1;
     gpu.run(dev.kernel, dev.grid, dev.smem, &args)?;
     // What the step wrote, in `written()` order.
-    let read =
-        |x: &HostTensor, buf: &CudaSlice<u8>, t: &TensorIr| -> Result<HostTensor, GpuError> {
-            let bytes = gpu.download(buf)?;
-            let mut x = x.clone();
-            match t.view {
-                Some(v) => x.from_parent(&bytes, v.row_stride, v.offset),
-                None => x.bytes = bytes,
-            }
-            Ok(x)
-        };
+    let read = |x: &HostTensor, buf: &CudaSlice<u8>, t: &TensorIr| {
+        let mut x = x.clone();
+        read_back(gpu, &mut x, buf, Some(t)).map(|()| x)
+    };
     let mut outputs = Vec::new();
     for ((buf, x), (_, t)) in dev
         .outputs

@@ -5,7 +5,7 @@
 //! `barrier` item).
 
 use super::asm_barriers::declares;
-use super::body::{strip_comments_and_strings, word_offsets};
+use super::body::{strip_comments_and_strings, unqualified_offsets, word_offsets};
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::{BodyIr, TaskIr};
 use crate::span::Span;
@@ -32,9 +32,7 @@ pub(super) fn undeclared(ir: &TaskIr, sink: &mut Sink) {
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                 .collect();
-            let whole = word_offsets(&code, &name).any(|j| j == i)
-                && !code[..i].ends_with("::")
-                && !code[..i].ends_with("->");
+            let whole = unqualified_offsets(&code, &name).any(|j| j == i);
             if !whole
                 || name.len() == 4
                 || known.contains(&name)

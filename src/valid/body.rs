@@ -441,6 +441,16 @@ pub(super) fn word_offsets<'a>(code: &'a str, name: &'a str) -> impl Iterator<It
     })
 }
 
+/// [`word_offsets`] of `name` that are no member of something else (`x->name`, `ns::name`):
+/// the uses of a name in the body's own scope.
+pub(super) fn unqualified_offsets<'a>(
+    code: &'a str,
+    name: &'a str,
+) -> impl Iterator<Item = usize> + 'a {
+    word_offsets(code, name)
+        .filter(move |&i| !code[..i].ends_with("->") && !code[..i].ends_with("::"))
+}
+
 /// Whether the body addresses region group `name`: a template's binding needs it, or inline
 /// CUDA (`code`, comments and strings blanked) writes `buf.NAME`. The rule of [`region_use`]'s
 /// unaddressed regions and of the coverage check (`valid::coverage`).

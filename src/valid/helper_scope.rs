@@ -6,7 +6,7 @@
 //! namespace declares it, silently the caller's value; E0002 at check. A helper calling its own
 //! function (which takes the SMEM view the generated code binds) is E0025: helpers do not nest.
 
-use super::body::{strip_comments_and_strings, word_offsets};
+use super::body::{strip_comments_and_strings, unqualified_offsets};
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::{BodyIr, Family, TaskIr};
 use crate::span::Span;
@@ -39,9 +39,7 @@ pub(super) fn helper_scope(ir: &TaskIr, sink: &mut Sink) {
     let help = "pass what the helper needs as a tensor or bind it as a param on the `use` line (`use NAME (p = …)`)";
     for name in CONSUMER_NAMES {
         // A member of something else (`x->task_offset`, `ns::kNumTasks`) is not the name.
-        let uses = word_offsets(&code, name)
-            .filter(|&i| !code[..i].ends_with("->") && !code[..i].ends_with("::"));
-        if let Some(i) = uses.into_iter().next() {
+        if let Some(i) = unqualified_offsets(&code, name).next() {
             sink.push(
                 Diagnostic::error(
                     codes::UNKNOWN_NAME,
@@ -83,9 +81,8 @@ pub(super) fn helper_scope(ir: &TaskIr, sink: &mut Sink) {
             )),
         );
     }
-    let own = word_offsets(&code, &ir.name).find(|&i| {
-        !code[..i].ends_with("::") && code[i + ir.name.len()..].trim_start().starts_with('(')
-    });
+    let own = unqualified_offsets(&code, &ir.name)
+        .find(|&i| code[i + ir.name.len()..].trim_start().starts_with('('));
     if let Some(i) = own {
         sink.push(
             Diagnostic::error(
