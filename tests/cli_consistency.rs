@@ -42,7 +42,7 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-const MESSY: &str = "task t {\n      family consumer-no-smem\n  param m: int in 1..=16 = 1\n  tensor y: f32[m] out\n  granularity per_tile(tasks m)\n  body cuda { y[0] = 0.f; }\n}\n";
+const MESSY: &str = "task t {\n      family consumer-no-smem\n  param m: int in 1..=16 = 1\n  tensor y: f32[m] out\n  granularity per_tile(tasks m)\n  body cuda { y[task_offset] = 0.f; }\n}\n";
 
 #[test]
 fn fmt_reads_stdin_once_like_check() {
@@ -185,7 +185,7 @@ fn a_failed_write_exits_4_and_leaves_the_file_alone() {
 }
 
 fn contract_with(at_start: &str, inside: &str) -> String {
-    format!("{at_start}task t {{\n  family consumer-no-smem\n  param m: int in 1..=16 = 1{inside}\n  tensor y: f32[m] out // \u{feff} in a comment\n  granularity per_tile(tasks m)\n  body cuda {{ y[0] = 0.f; /* \u{feff} */ }}\n}}\n")
+    format!("{at_start}task t {{\n  family consumer-no-smem\n  param m: int in 1..=16 = 1{inside}\n  tensor y: f32[m] out // \u{feff} in a comment\n  granularity per_tile(tasks m)\n  body cuda {{ y[task_offset] = 0.f; /* \u{feff} */ }}\n}}\n")
 }
 
 #[test]

@@ -44,7 +44,7 @@ fn codes(c: &Checked) -> Vec<&'static str> {
 /// A consumer task with `params` (one per line) and a clean body.
 fn task(name: &str, params: &str, extra: &str) -> String {
     format!(
-        "task {name} {{\n  family consumer-no-smem\n{params}\n  param m: int in 1..=16 = 1\n  tensor y: bf16[m] out\n  granularity per_tile(tasks m)\n  body cuda {{ y[0] = 0; }}\n{extra}}}\n"
+        "task {name} {{\n  family consumer-no-smem\n{params}\n  param m: int in 1..=16 = 1\n  tensor y: bf16[m] out\n  granularity per_tile(tasks m)\n  body cuda {{ y[task_offset] = 0; }}\n{extra}}}\n"
     )
 }
 

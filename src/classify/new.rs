@@ -385,6 +385,9 @@ fn body(w: &mut Writer, uses: &[&str], sync: bool) {
     w.open("body cuda");
     w.comment("Stage 2: the op's code. In scope: the tensors as typed pointers, the params under");
     w.comment("`params::`, `task_offset`, `kNumTasks`, `kConsumerThreads` and the regions as `buf.<name>`.");
+    w.comment("This task's tile, 0 .. kNumTasks - 1: what tells the step's tasks apart (E0406).");
+    w.line("int64_t const tile = task_offset;");
+    w.line("(void)tile;");
     for u in uses {
         w.line(format!("(void){u};"));
     }

@@ -55,7 +55,7 @@ registry! {
     UNUSED_PARAM = "W0017", "syntax", None, "a declared param is used nowhere: no expression, body scalar or inline body names it";
     REFERENCE = "E0018", "syntax", None, "a `reference` cannot be used: its file is missing or not Python, binds no such function or its `def` cannot take verify's call, a tolerance key is unknown or two disagree, or the task already has mpkc's reference (a body template, a pipeline without an epilogue map) or no kernel (a helper)";
     UNDECLARED_FP8_SCALES = "W0019", "syntax", None, "an fp8 output has no `scale of` tensor while an f32 or ue8m0 output with no role could be its scales: verify compares its raw fp8 codes";
-    TENSOR_VIEW = "E0020", "syntax", None, "a tensor view's row stride or offset does not fit its rows, is not 16-byte aligned, or no generated code reads the tensor through it";
+    TENSOR_VIEW = "E0020", "syntax", None, "a tensor view's row stride or offset does not fit its rows, is not 16-byte aligned, or no generated code reads the tensor through it (an inline body that never names `<name>_row_stride`)";
     IN_PLACE = "E0021", "syntax", None, "an `inout` tensor the family, lowering or body cannot read and write in place (a TMA operand, a pipeline, a body without an in-place pair)";
     RUNTIME_PARAM = "E0022", "syntax", None, "a run-time param (`= runtime`) is not a ranged integer from 1, is set at compile time, is not the only one, or sizes other than a tensor's leading dimension";
     RUNTIME_LOWERING = "E0023", "backend", None, "the lowering cannot take the token count at run time (`= runtime`)";
@@ -104,7 +104,7 @@ registry! {
     ROLE_WARPS = "E0403", "roles", Some("I-R1"), "a role is bound to warps other than the runtime's layout";
     SETMAXNREG = "E0404", "roles", None, "setmaxnreg targets are illegal or exceed the register file";
     ROLE_UNBOUND = "E0405", "roles", Some("I-R1"), "a channel or sem names a role the task does not bind, or a consumer-only task's `roles` leaves out the consumer its body runs on or the loader of its page hand-off";
-    BODY_SYNC = "E0406", "roles", Some("I-R2"), "an inline body synchronises the whole block, uses a reserved barrier id, or identifies its task by blockIdx";
+    BODY_SYNC = "E0406", "roles", Some("I-R2"), "an inline body synchronises the whole block, uses a reserved barrier id, identifies its task by blockIdx, or (one of several tasks per step) never reads `task_offset`";
 
     TMEM_COLS = "E0501", "tmem", Some("I-T1"), "the TMEM column count is not a power of two in [32, 512]";
     TMEM_FOOTPRINT = "E0502", "tmem", Some("I-T2"), "the accumulator slots need more TMEM columns than the task allocates";

@@ -398,10 +398,15 @@ pub(super) fn tensors_used(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Si
             continue;
         }
         if !body_takes(code.as_deref(), binding, h, &t.name) {
+            let note = if ir.family == crate::ir::Family::Helper {
+                "a helper's tensor is a parameter of its function: every caller passes a pointer the function never reads or writes"
+            } else {
+                "every tensor is an input_ptrs/output_ptrs slot of the registration: an unused one still costs a pointer and wiring (I-H1)"
+            };
             sink.push(
                 Diagnostic::error(codes::BODY_MISMATCH, format!("tensor `{}` is declared but the body never takes it", t.name))
                     .primary(t.span, "unused")
-                    .note("every tensor is an input_ptrs/output_ptrs slot of the registration: an unused one still costs a pointer and wiring (I-H1)")
+                    .note(note)
                     .help("pass it to the body, or remove it"),
             );
         }

@@ -18,6 +18,7 @@ pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
     {
         inline_rules(ir, &strip_comments_and_strings(code), *code_span, sink);
         ptx_block_index(code, *code_span, sink);
+        unidentified_task(ir, sink);
     }
     if let Some(BodyIr::Cuda {
         code, code_span, ..
@@ -28,6 +29,52 @@ pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
         loader_rules(code, &stripped, *code_span, sink);
         ptx_block_index(code, *code_span, sink);
     }
+}
+
+/// I-R3: a consumer-only task of several tasks per step whose inline body (and loader body)
+/// never reads `task_offset`, the one value that tells its tasks apart (the runtime's
+/// `task_metadata.task_offset`, `back/consumer.rs`): every task then computes and writes the
+/// same tile, and the rest of the outputs stay unwritten (found by `mpkc verify`, or never).
+fn unidentified_task(ir: &TaskIr, sink: &mut Sink) {
+    let crate::ir::GranularityIr::PerTile { tasks, span, .. } = &ir.granularity else {
+        return;
+    };
+    if *tasks <= 1 || !ir.family.is_consumer_only() {
+        return;
+    }
+    let reads = [&ir.body, &ir.loader_body]
+        .into_iter()
+        .flatten()
+        .any(|b| match b {
+            BodyIr::Cuda { code, .. } => super::body::names_word(
+                &strip_comments_and_strings(code),
+                "task_offset",
+            ),
+            BodyIr::Template { .. } => true,
+        });
+    if reads {
+        return;
+    }
+    let (body_span, label) = match &ir.body {
+        // The body's opening (`body cuda {`), not its whole text.
+        Some(BodyIr::Cuda {
+            span, code_span, ..
+        }) => (
+            crate::span::Span::new(span.start, code_span.start.max(span.start)),
+            "never reads `task_offset`",
+        ),
+        _ => return,
+    };
+    sink.push(
+        Diagnostic::error(
+            codes::BODY_SYNC,
+            format!("the granularity makes {tasks} tasks per step, but the inline body never reads `task_offset`, so every task does the same work"),
+        )
+        .primary(body_span, label)
+        .secondary(*span, format!("{tasks} tasks"))
+        .note("`task_offset` is the only value that tells a step's tasks apart (the runtime's task_metadata.task_offset, 0..tasks): without it each task computes and writes the same tile, and the rest of the outputs stay unwritten (I-R3)")
+        .help("index the task's tile by `task_offset` (e.g. `int64_t const row = task_offset;`), or declare `granularity per_tile(tasks 1)` if one task covers the whole op"),
+    );
 }
 
 /// I-R3 in an inline body's `asm` strings: `%ctaid` (and `%clusterid`, `%cluster_ctaid`)

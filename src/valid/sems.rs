@@ -370,7 +370,7 @@ fn implicit_roles_bound(ir: &TaskIr, sink: &mut Sink) {
         needed.push((
             RoleKind::Loader,
             format!("the page hand-off `{}` is arrived by the loader", crate::plan::sems::PAGES_READY),
-            "a consumer-only task with regions gets mpkc's page hand-off: the loader warp (W4) arrives `pages_ready` after the runtime's page prefix, the consumer waits it before the body (docs/language.md, \"Pages of a consumer-only task\")",
+            "a consumer-only task with regions gets mpkc's page hand-off: the loader warp (W4) runs the page prefix itself and arrives `pages_ready` once the task's used pages are waited, the consumer waits it before the body (docs/language.md, \"Pages of a consumer-only task\")",
         ));
     }
     for (role, what, note) in needed {

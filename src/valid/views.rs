@@ -23,6 +23,7 @@ use crate::ir::{exact, Direction, Family, TaskIr};
 pub(super) fn views(ir: &TaskIr, sink: &mut Sink) {
     for t in ir.tensors.values() {
         let Some(v) = &t.view else { continue };
+        let before = sink.error_count();
         let eb = t.dtype.bytes();
         let err = |msg: String| Diagnostic::error(codes::TENSOR_VIEW, msg);
         if t.dims.len() < 2 {
@@ -85,6 +86,12 @@ pub(super) fn views(ir: &TaskIr, sink: &mut Sink) {
                 .help("declare views in pipeline or consumer tasks"),
             );
         }
+        // Only a view whose shape holds: a stride that overlaps rows is the first thing to fix.
+        if sink.error_count() == before {
+            if let Some(d) = unstepped_view(ir, t, v.span) {
+                sink.push(d);
+            }
+        }
     }
 }
 
@@ -111,4 +118,51 @@ pub(super) fn in_place(ir: &TaskIr, sink: &mut Sink) {
             );
         }
     }
+}
+
+/// `E0020`: a view of several rows that an inline body never steps by its `<name>_row_stride`
+/// (`back/consumer.rs` emits the constant): the body then steps rows by their length, and reads
+/// or writes every row after the first at the wrong address. A view of one row, or one a
+/// template binds (its formal takes the stride, `templates::Signature::strided`), is not one.
+fn unstepped_view(
+    ir: &TaskIr,
+    t: &crate::ir::TensorIr,
+    view: crate::span::Span,
+) -> Option<Diagnostic> {
+    use crate::ir::BodyIr;
+    let rows = t.dims[..t.dims.len().saturating_sub(1)]
+        .iter()
+        .try_fold(1i64, |a, d| a.checked_mul(*d))?;
+    // A paged view is E0028 (a pool has no parent rows).
+    if rows <= 1 || !ir.family.is_consumer_only() || t.paged.is_some() {
+        return None;
+    }
+    let bodies: Vec<&str> = [&ir.body, &ir.loader_body]
+        .into_iter()
+        .flatten()
+        .filter_map(|b| match b {
+            BodyIr::Cuda { code, .. } => Some(code.as_str()),
+            BodyIr::Template { .. } => None,
+        })
+        .collect();
+    if bodies.is_empty() {
+        return None;
+    }
+    let constant = format!("{}_row_stride", t.name);
+    let steps = bodies.iter().any(|code| {
+        crate::valid::body::names_word(&crate::valid::body::strip_comments_and_strings(code), &constant)
+    });
+    if steps {
+        return None;
+    }
+    Some(
+        Diagnostic::error(
+            codes::TENSOR_VIEW,
+            format!("`{}` is a view of {rows} rows, but the body never steps its rows by `{constant}`", t.name),
+        )
+        .primary(view, "a row-strided view")
+        .secondary(t.span, format!("{rows} rows"))
+        .note("the kernel's pointer is the view's first element; row r starts `r * STRIDE` elements after it, not `r * (row length)`: every row after the first would be read or written at the wrong address")
+        .help(format!("index rows as `{}[r * {constant} + c]`, or drop `view(...)` if the tensor is contiguous", t.name)),
+    )
 }

@@ -133,6 +133,20 @@ pub fn consumers(
     out
 }
 
+/// Whether a helper's inline body synchronises on its barrier `b` (by `BAR_NAME` or its id).
+fn helper_names_barrier(ir: &TaskIr, b: usize) -> bool {
+    let Some((_, bar)) = ir.barriers.iter().find(|(h, _)| h.index() == b) else {
+        return false;
+    };
+    let Some(BodyIr::Cuda { code, .. }) = &ir.body else {
+        return false;
+    };
+    let stripped = crate::valid::body::strip_comments_and_strings(code);
+    let constant = format!("BAR_{}", bar.name.to_ascii_uppercase());
+    crate::valid::body::names_word(&stripped, &constant)
+        || crate::valid::asm_barriers::body_barrier_ids(ir, code).contains(&bar.id)
+}
+
 /// Items consumed outside the role program, with where (None: only an operation consumes it).
 fn elsewhere(
     ir: &TaskIr,
@@ -183,9 +197,13 @@ fn elsewhere(
         // A helper's tensors, regions and barriers are its function's parameters, SMEM view and
         // barrier enum, emitted into each caller's kernel (`back/helper.rs`) and documented in
         // its spec header and design document.
-        Item::Tensor(_) | Item::Group(_) | Item::NamedBarrier(_) | Item::Held { .. }
-            if ir.family == Family::Helper =>
-        {
+        // Its tensors and regions are E0009 / E0110 where its body does not take them; a named
+        // barrier is consumed where the body synchronises on it (`BAR_NAME` or its raw id), as
+        // a consumer body's (`Walk::body`): one it never names is reserved for nothing.
+        Item::Tensor(_) | Item::Group(_) | Item::Held { .. } if ir.family == Family::Helper => {
+            Some("the helper's function, emitted into its callers' kernels (`back/helper.rs`)")
+        }
+        Item::NamedBarrier(b) if ir.family == Family::Helper && helper_names_barrier(ir, b) => {
             Some("the helper's function, emitted into its callers' kernels (`back/helper.rs`)")
         }
         // The helper's code in this kernel, which the body calls (E0027 when it does not).

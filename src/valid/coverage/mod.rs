@@ -120,6 +120,11 @@ fn unconsumed(ir: &TaskIr, d: &Decl, programs: &[RoleProgram]) -> Diagnostic {
                 format!("write `{constant}`: the body's `{written}` is not the barrier's constant (the generated names are upper case)"),
             )
         }
+        // A helper's barrier id is reserved in every caller's kernel for its body's `bar.sync`.
+        Item::NamedBarrier(_) if ir.family == crate::ir::Family::Helper => (
+            "the helper's body never synchronises on it",
+            "remove the barrier, or synchronise on it in the body: `mpkc::named_barrier_sync(BAR_NAME, kConsumerThreads)` (its id stays reserved in every caller's kernel)".into(),
+        ),
         Item::NamedBarrier(_) => (
             "no `bar.sync` of the lowering or the body uses it",
             "remove the barrier, or use it: `threads N after NAME` on an arrival, `epilogue quant e4m3 with NAME`, `epilogue split_k bf16 with NAME`, or `mpkc::named_barrier_sync(BAR_NAME, …)` in the body".into(),
