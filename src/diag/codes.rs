@@ -57,7 +57,7 @@ registry! {
     UNDECLARED_FP8_SCALES = "W0019", "syntax", None, "an fp8 output has no `scale of` tensor while an f32 or ue8m0 output with no role could be its scales: verify compares its raw fp8 codes";
     TENSOR_VIEW = "E0020", "syntax", None, "a tensor view's row stride or offset does not fit its rows, is not 16-byte aligned, or no generated code reads the tensor through it (an inline body that never names `<name>_row_stride`)";
     IN_PLACE = "E0021", "syntax", None, "an `inout` tensor the family, lowering or body cannot read and write in place (a TMA operand, a pipeline, a body without an in-place pair)";
-    RUNTIME_PARAM = "E0022", "syntax", None, "a run-time param (`= runtime`) is not a ranged integer from 1, is set at compile time, is not the only one, or sizes other than a tensor's leading dimension";
+    RUNTIME_PARAM = "E0022", "syntax", None, "a run-time param (`= runtime`) is not a ranged integer from 1 or more without a step, is set at compile time, is not the only one, or sizes other than a tensor's leading dimension";
     RUNTIME_LOWERING = "E0023", "backend", None, "the lowering cannot take the token count at run time (`= runtime`)";
     HELPER_UNKNOWN = "E0024", "syntax", None, "a `use` names no helper: no task of that name in the file it names, a task that is not a helper (family E), or a file that is missing or does not parse";
     HELPER_HOST = "E0025", "syntax", None, "a task that cannot host a helper uses one: a pipeline (its generated roles have no body to call it from; its epilogue map is a per-element function) or a body template (no inline body to call it), a helper (helpers do not nest; one using itself), a family without SMEM using a helper with regions, or a task building for a target the helper does not declare";
@@ -77,7 +77,7 @@ registry! {
     REMAP_OVERFLOW = "E0107", "smem", Some("I-S5"), "the physical page remap puts a region past the capacity (page 13 is partial)";
     NONCONTIGUOUS = "E0108", "smem", Some("I-S1"), "a region is declared non-contiguous";
     SWIZZLE_ALIGN = "E0109", "smem", Some("I-S8"), "a TMA or UMMA target region is under-aligned for its swizzle";
-    REGION_USE = "E0110", "smem", Some("I-S9"), "the body addresses a region the contract does not declare, or is too small for it";
+    REGION_USE = "E0110", "smem", Some("I-S9"), "the body addresses a region the contract does not declare, or is too small for it, or declares shared memory of its own (`__shared__`)";
     MONOLITH_REGIONS = "E0111", "smem", Some("I-S10"), "a monolithic consumer declares other than exactly one region";
     NO_SMEM_REGIONS = "E0112", "smem", Some("I-S11"), "a consumer-no-smem task declares regions";
     TARGET_CAPACITY = "E0113", "smem", Some("I-S6"), "a target's SMEM capacity exceeds what the hardware lets a block opt into";

@@ -187,15 +187,14 @@ pub fn check_parsed(
                     break;
                 }
                 let call = reference::Call::of(&lowered.ir, lowered.clean);
+                // A reference that cannot be used (E0018) rejects the instance (`verify` has
+                // nothing to run it against, and the summary must not count it as clean beside
+                // its error), but the rules still run: its other errors are reported with it.
+                let mut unusable_reference = false;
                 if let Some(r) = &mut lowered.ir.reference {
                     if let Err(d) = reference::resolve(&source.path, r, &call) {
                         sink.push(d);
-                        // Not clean: `verify` has no reference to run it against, and the
-                        // summary must not count it as clean beside its error.
-                        if lowered.clean {
-                            rejected.push(lowered.ir);
-                        }
-                        continue;
+                        unusable_reference = true;
                     }
                 }
                 if !lowered.clean {
@@ -212,6 +211,7 @@ pub fn check_parsed(
                     proven.push(key);
                 }
                 match checked {
+                    Some(t) if unusable_reference => rejected.push(t.ir),
                     Some(t)
                         if range_ends_hold(
                             ends,

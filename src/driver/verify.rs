@@ -610,7 +610,11 @@ mod tests {
         let producer = "task p {\n  family consumer-no-smem\n  targets sm_90a\n  tensor x: bf16[2, 64] out\n  body cuda { x[0] = x[1]; }\n}\n";
         let consumer = |decl: &str| {
             // A view's second row is `x_row_stride` elements on (E0020 without it).
-            let row = if decl.contains("view") { "x_row_stride" } else { "64" };
+            let row = if decl.contains("view") {
+                "x_row_stride"
+            } else {
+                "64"
+            };
             format!("task c {{\n  family consumer-no-smem\n  targets sm_90a\n  tensor x: bf16[2, 64] {decl}\n  tensor y: bf16[2] out\n  body cuda {{ y[0] = x[0]; y[1] = x[{row}]; }}\n}}\n")
         };
         for (decl, want) in [("in", 1), ("inout", 0), ("in view(stride 128)", 0)] {

@@ -43,8 +43,8 @@ pub fn written(task: &CheckedTask) -> Vec<Written> {
 }
 
 /// The scale output an fp8 output `o` is quantised with: the output declared `scale of` it
-/// (f32 or ue8m0, E0005 otherwise), when its extents group the fp8 output's rows: the same rank
-/// and leading extents, a last extent that divides the fp8 output's. Returns (scale output
+/// (f32 or ue8m0, E0005 otherwise), when its extents group the fp8 output's rows
+/// ([`crate::ir::scale_group`]). Returns (scale output
 /// index, elements per scale along the row). An fp8 output without such a declared scale has
 /// none: tensors that merely have a fitting shape are not its scales.
 pub fn scale_pair(outs: &[Written], o: usize) -> Option<(usize, usize)> {
@@ -52,16 +52,10 @@ pub fn scale_pair(outs: &[Written], o: usize) -> Option<(usize, usize)> {
     if !matches!(out.dtype, Dtype::E4m3 | Dtype::E5m2) || out.dims.is_empty() {
         return None;
     }
-    let n = *out.dims.last()?;
     outs.iter().enumerate().find_map(|(i, s)| {
-        let last = *s.dims.last()?;
-        let fits = s.scale_of == Some(o)
-            && matches!(s.dtype, Dtype::F32 | Dtype::Ue8m0)
-            && s.dims.len() == out.dims.len()
-            && s.dims[..s.dims.len() - 1] == out.dims[..out.dims.len() - 1]
-            && last > 0
-            && n % last == 0;
-        fits.then(|| (i, (n / last) as usize))
+        let fits = s.scale_of == Some(o) && matches!(s.dtype, Dtype::F32 | Dtype::Ue8m0);
+        fits.then(|| crate::ir::scale_group(&s.dims, &out.dims).map(|g| (i, g as usize)))
+            .flatten()
     })
 }
 

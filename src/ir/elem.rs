@@ -187,3 +187,36 @@ impl L2Hint {
         }
     }
 }
+
+/// Elements per scale along a row where scales of extents `scale` group the rows of a tensor of
+/// extents `out`: the same rank, the same leading extents and a last extent dividing the row
+/// (`[m, hidden / 128]` of `[m, hidden]`: 128), or one rank less with the leading extents (`[m]`:
+/// one scale per row, the whole row). `None`: they group no rows (E0005 at check,
+/// `sema::lower_roles`; `mpkc verify` pairs an fp8 output's scales so, `gpu::ref_compare`).
+pub fn scale_group(scale: &[i64], out: &[i64]) -> Option<i64> {
+    let (&n, lead) = out.split_last()?;
+    if scale == lead {
+        return (n > 0).then_some(n);
+    }
+    let (&last, s_lead) = scale.split_last()?;
+    (s_lead == lead && last > 0 && n % last == 0).then(|| n / last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scale_group;
+
+    #[test]
+    fn scales_group_a_row_by_blocks_or_whole() {
+        // Per 128-element block, per token, and per group of a 2-D row-major tensor.
+        assert_eq!(scale_group(&[4, 56], &[4, 7168]), Some(128));
+        assert_eq!(scale_group(&[4], &[4, 7168]), Some(7168));
+        assert_eq!(scale_group(&[2, 3, 4], &[2, 3, 512]), Some(128));
+        // No grouping: a last extent that does not divide the row, other leading extents, a
+        // rank two below.
+        assert_eq!(scale_group(&[4, 3], &[4, 512]), None);
+        assert_eq!(scale_group(&[2, 4], &[4, 512]), None);
+        assert_eq!(scale_group(&[4], &[4, 2, 512]), None);
+        assert_eq!(scale_group(&[], &[]), None);
+    }
+}

@@ -517,6 +517,29 @@ fn tensors(cx: &mut Cx<'_>, c: &Collected<'_>) {
             cx.rejected_tensors.push(t.name.node.clone());
             continue;
         };
+        // Its size in bytes must be a number: every allocation, offset and byte count the
+        // generated code, the harness and `roofline` take of it is an `int64_t`.
+        let bytes = dims
+            .iter()
+            .try_fold(1i64, |a, d| a.checked_mul(*d))
+            .and_then(|e| e.checked_mul(dtype.bytes()));
+        if bytes.is_none() {
+            cx.report(
+                Diagnostic::error(
+                    codes::ARITH,
+                    format!(
+                        "tensor `{}` holds more than {} bytes",
+                        t.name.node,
+                        i64::MAX
+                    ),
+                )
+                .primary(t.span, format!("{} x {} bytes", dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(" x "), dtype.bytes()))
+                .note("the generated code, the harness and `mpkc roofline` take a tensor's elements and bytes as 64-bit integers")
+                .help("check the extents: no device holds a tensor of this size"),
+            );
+            cx.rejected_tensors.push(t.name.node.clone());
+            continue;
+        }
         cx.ir.tensors.append(TensorIr {
             name: t.name.node.clone(),
             dtype,

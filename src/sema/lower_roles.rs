@@ -54,7 +54,7 @@ pub(super) fn roles(cx: &mut Cx<'_>, c: &Collected<'_>) {
             _ => None,
         };
         if let TensorRole::ScaleOf(x) = lowered {
-            if !scaled_role_holds(cx, t, role, x, dtype) {
+            if !scaled_role_holds(cx, t, role, x, dtype) || !scale_groups_rows(cx, t, role, h, x) {
                 continue;
             }
         }
@@ -210,6 +210,57 @@ fn scaled_role_holds(
         Diagnostic::error(codes::TYPE_MISMATCH, problem)
             .primary(role.span, "scale role")
             .help(help),
+    );
+    false
+}
+
+/// E0005 for the scales of a written fp8 tensor whose extents group no rows of it: `mpkc
+/// verify` dequantizes an fp8 output with its declared scales ([`crate::ir::scale_group`]),
+/// which pairs them by shape, one scale per group of a row's last elements: the same rank with
+/// the same leading extents and a last extent dividing the output's (`[m, hidden / 128]`), or one
+/// rank less with the output's leading extents (`[m]`: one scale per row). Other shapes would
+/// leave the fp8 values compared raw. (The block scales of an fp8 input are the pipeline's,
+/// checked where the linear engine binds them.)
+fn scale_groups_rows(
+    cx: &mut Cx<'_>,
+    t: &ast::Tensor,
+    role: &crate::span::Spanned<ast::TensorRole>,
+    h: Handle<TensorIr>,
+    x: Handle<TensorIr>,
+) -> bool {
+    let (scale, out) = (&cx.ir.tensors[h], &cx.ir.tensors[x]);
+    if out.direction == Direction::In || scale.direction == Direction::In {
+        return true;
+    }
+    if crate::ir::scale_group(&scale.dims, &out.dims).is_some() {
+        return true;
+    }
+    let shape = |d: &[i64]| {
+        format!(
+            "[{}]",
+            d.iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let (s_shape, o_shape, o_name) = (shape(&scale.dims), shape(&out.dims), out.name.clone());
+    let lead = shape(&out.dims[..out.dims.len().saturating_sub(1)]);
+    cx.report(
+        Diagnostic::error(
+            codes::TYPE_MISMATCH,
+            format!(
+                "the scales `{}` {s_shape} do not group the rows of `{o_name}` {o_shape}",
+                t.name.node
+            ),
+        )
+        .primary(role.span, "scale role")
+        .secondary(t.span, s_shape.clone())
+        .note("each scale covers a group of consecutive elements of one row: `mpkc verify` dequantizes the output with them, and a shape that groups no rows leaves its fp8 values compared raw")
+        .help(format!(
+            "declare the scales with the output's leading extents {lead} and a last extent dividing {}: one scale per row drops the last extent",
+            out.dims.last().copied().unwrap_or(1)
+        )),
     );
     false
 }

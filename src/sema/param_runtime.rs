@@ -3,7 +3,8 @@
 //! compile-time value is the range's upper end, the maximum every extent, plan and budget takes;
 //! the generated code reads the count at run time and clamps it to that maximum.
 //!
-//! Misuse is E0022: a type other than an integer, no range (no maximum), a value set by an
+//! Misuse is E0022: a type other than an integer, no range (no maximum), a range from below 1 or
+//! with a `step` (the runtime decides any count up to the maximum), a value set by an
 //! instance or `--param` (one build serves every count), a second run-time param in a task, and
 //! (checked where tensors lower, [`leading_only`]) a use in an extent other than a tensor's whole
 //! leading dimension.
@@ -68,6 +69,26 @@ pub(super) fn value(
             .help(format!(
                 "start the range at 1: `param {name}: int in 1..={max} = runtime`"
             )),
+        );
+        return None;
+    }
+    if let Some(r) = range.filter(|r| r.step() > 1) {
+        // The runtime decides each step's count (`qo_indptr_buffer`); nothing keeps it to a
+        // step, and the generated code takes any count up to the maximum.
+        let at = p
+            .range
+            .as_ref()
+            .and_then(|r| r.step.as_ref())
+            .map_or(kw, |e| e.span);
+        sink.push(
+            err(format!(
+                "run-time param `{name}` has `step {}`, but MPK's runtime decides each step's count",
+                r.step()
+            ))
+            .primary(at, "a promise the runtime does not keep")
+            .secondary(kw, "decided at run time")
+            .note("the generated code reads the count per step and takes any value from 1 to the maximum; a step would claim counts it never sees")
+            .help(format!("drop the `step`: `param {name}: int in {min}..={max} = runtime`")),
         );
         return None;
     }

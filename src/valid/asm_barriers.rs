@@ -6,8 +6,9 @@
 //! other tasks' roles, so every id and count an inline body uses must be one the contract
 //! declares (`barrier NAME = named(ID, threads N)`): id 0 is the block-wide barrier, id 8 the
 //! runtime's consumer page claim (contract doc §3.4), and an instruction without a count waits
-//! for every thread of the CTA. Ids and counts given as `asm` operands (`%0`) are not visible
-//! here and are not checked.
+//! for every thread of the CTA. An id or count given as an `asm` operand (`%0`) is read through
+//! the operand's expression (`"r"(BAR_ROWMAX)`, `"n"(3)`); one check cannot evaluate is an error
+//! (it could be 0, 8 or another count).
 
 use super::const_expr::Ty;
 use crate::diag::{codes, Diagnostic, Sink};
@@ -25,10 +26,15 @@ struct Found {
     count: Option<Operand>,
 }
 
-/// An instruction operand: a decimal or hex literal, or anything else (a `%n` register).
+/// What evaluates a body's named constants ([`body_constants`]): a name's value and C++ type.
+type Names<'a> = dyn Fn(&str) -> Option<(i64, Ty)> + 'a;
+
+/// An instruction operand: a decimal or hex literal, an `asm` operand `%N` (its number), or
+/// anything else.
 #[derive(Debug, PartialEq, Eq)]
 enum Operand {
     Literal(i64),
+    Asm(usize),
     Other,
 }
 
@@ -43,10 +49,18 @@ pub(super) fn asm_barriers(ir: &TaskIr, sink: &mut Sink) {
     };
     let at =
         |r: &std::ops::Range<usize>| Span::new(code_span.start + r.start, code_span.start + r.end);
-    for f in scan(code) {
+    let consts = body_constants(ir, code);
+    for f in scan_with(code, Some(&consts)) {
         let span = at(&f.at);
-        let Operand::Literal(id) = f.id else { continue };
         let error = |msg: String| Diagnostic::error(codes::BODY_SYNC, msg).primary(span, "here");
+        let Operand::Literal(id) = f.id else {
+            sink.push(
+                error(format!("the inline body's `{}` takes its barrier id from an `asm` operand check cannot evaluate", f.op))
+                    .note("a raw PTX barrier's id and thread count are checked against the declared barriers (an undeclared id, 0, 8 or another count deadlocks the worker, I-R2): an operand (`%0`) hides them")
+                    .help("use the prelude: `mpkc::named_barrier_sync(BAR_NAME, kConsumerThreads)`, or write the declared id and count as numbers in the instruction"),
+            );
+            continue;
+        };
         if id == 0 || id == 8 {
             sink.push(
                 error(format!("the inline body's `{}` uses hardware barrier {id}, which the runtime reserves", f.op))
@@ -81,6 +95,12 @@ pub(super) fn asm_barriers(ir: &TaskIr, sink: &mut Sink) {
                     .note("without a count, bar.sync/bar.arrive expect all 256 threads of the worker; the other warps run other roles and never arrive")
                     .help(format!("write the count: `bar.sync {id}, {};`", decl.threads)),
             ),
+            Some(Operand::Asm(_) | Operand::Other) => sink.push(
+                error(format!("the inline body's `{}` on barrier {id} takes its thread count from an `asm` operand check cannot evaluate", f.op))
+                    .secondary(decl.span, format!("`{}` has {} threads", decl.name, decl.threads))
+                    .note("every use of a barrier id must agree on its thread count, or the barrier completes early or never (I-R2)")
+                    .help(format!("write the count: `{} {id}, {};`", f.op, decl.threads)),
+            ),
             Some(Operand::Literal(n)) if n != decl.threads => sink.push(
                 error(format!("the inline body's `{}` on barrier {id} counts {n} threads, but `{}` is declared for {}", f.op, decl.name, decl.threads))
                     .secondary(decl.threads_span, format!("threads {}", decl.threads))
@@ -96,8 +116,8 @@ pub(super) fn asm_barriers(ir: &TaskIr, sink: &mut Sink) {
 /// `mpkc::named_barrier_or(ID, THREADS, p)`, in an inline body: an id that is a constant
 /// expression of numbers and the body's constants ([`body_constants`]: `BAR_<NAME>`,
 /// `kConsumerThreads`) must be declared, and such a count must be its declared thread count
-/// (E0406). Ids 0 and 8 are the body rules' (`valid::body`); other expressions (a `constexpr`
-/// local, a variable) are not checked.
+/// (E0406). Ids 0 and 8 are the body rules' (`valid::body`); an id or count check cannot
+/// evaluate (a `constexpr` local, a variable, a macro) is E0406 too.
 pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
     let Some(BodyIr::Cuda {
         code, code_span, ..
@@ -106,7 +126,8 @@ pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
         return;
     };
     let consts = body_constants(ir, code);
-    for c in prelude_calls(&super::body::strip_comments_and_strings(code)) {
+    let stripped = super::body::strip_comments_and_strings(code);
+    for c in prelude_calls(&stripped) {
         let [id_text, count_text, ..] = &c.args[..] else {
             continue;
         };
@@ -114,7 +135,13 @@ pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
         let span = Span::new(code_span.start + c.at.start, code_span.start + c.at.end);
         let name = c.name;
         let decl = match const_int_with(id_text, &consts) {
-            Some(0 | 8) | None => continue,
+            Some(0 | 8) => continue,
+            // An undeclared `BAR_<NAME>` is E0002's (`valid::barrier_names`), reported once.
+            None if is_undeclared_barrier(ir, &stripped, id_text) => continue,
+            None => {
+                sink.push(unchecked(name, "id", id_text, span));
+                continue;
+            }
             Some(id) => match ir.barriers.values().find(|b| b.id == id) {
                 Some(b) => b,
                 None => {
@@ -145,6 +172,7 @@ pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
             },
         };
         let Some(count) = const_int_with(count_text, &consts) else {
+            sink.push(unchecked(name, "thread count", count_text, span));
             continue;
         };
         if count != decl.threads {
@@ -160,6 +188,36 @@ pub(super) fn prelude_barrier_calls(ir: &TaskIr, sink: &mut Sink) {
                 );
         }
     }
+}
+
+/// Whether `text` is a `BAR_<NAME>` constant whose error is another rule's: one no barrier of
+/// `ir` declares and the body does not declare itself (E0002, `valid::barrier_names`), or one of
+/// a barrier declared on a reserved id (E0401).
+fn is_undeclared_barrier(ir: &TaskIr, stripped: &str, text: &str) -> bool {
+    if !text.starts_with("BAR_") || !text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return false;
+    }
+    match ir
+        .barriers
+        .values()
+        .find(|b| text == format!("BAR_{}", crate::back::names::upper(&b.name)))
+    {
+        Some(b) => (b.id == 0 || b.id == 8) && !declares(stripped, text),
+        None => !declares(stripped, text),
+    }
+}
+
+/// E0406 for a barrier id or thread count the check cannot read (a variable, a `constexpr`
+/// local, a macro, an `asm` operand): id 0 or 8, or a count other than the barrier's, would
+/// pass it and hang the worker (I-R2).
+fn unchecked(what: &str, part: &str, text: &str, span: Span) -> Diagnostic {
+    Diagnostic::error(
+        codes::BODY_SYNC,
+        format!("the inline body's `{what}` takes its barrier {part} from `{text}`, which check cannot evaluate"),
+    )
+    .primary(span, "here")
+    .note("a barrier's id and thread count are checked against the declared barriers (an undeclared id, 0, 8 or another count deadlocks the worker, I-R2): they must be written so that check can read them")
+    .help("pass the declared barrier's constant and its count: `mpkc::named_barrier_sync(BAR_NAME, kConsumerThreads)` (or a constant expression of numbers, `BAR_<NAME>`, `kConsumerThreads` and `params::`)")
 }
 
 /// One call of the prelude's named barriers in a body (comments and literals blanked):
@@ -208,7 +266,7 @@ fn literal_ids(code: &str) -> Vec<i64> {
         .into_iter()
         .filter_map(|f| match f.id {
             Operand::Literal(id) => Some(id),
-            Operand::Other => None,
+            Operand::Asm(_) | Operand::Other => None,
         })
         .collect()
 }
@@ -217,14 +275,90 @@ fn literal_ids(code: &str) -> Vec<i64> {
 /// C++ concatenates them (`"bar" ".sync 0;"` is `bar.sync 0;`, [`joined_strings`]); each
 /// found instruction's range is its source text, from its first character to its last.
 fn scan(code: &str) -> Vec<Found> {
+    scan_with(code, None)
+}
+
+/// [`scan`], with an id or count written as an `asm` operand (`%N`) read through that operand's
+/// expression (`"r"(BAR_ROWMAX)`) where `names` evaluates it ([`body_constants`]).
+fn scan_with(code: &str, names: Option<&Names<'_>>) -> Vec<Found> {
+    let stripped = super::body::strip_comments_and_strings(code);
+    let statements = asm_statements(&stripped);
     let mut out = Vec::new();
     for s in asm_strings(code) {
+        let operands =
+            s.at.first()
+                .and_then(|a| statements.iter().find(|r| r.contains(a)))
+                .map(|r| asm_operands(&stripped, r))
+                .unwrap_or_default();
+        let resolve = |o: Operand| match (o, names) {
+            (Operand::Asm(n), Some(names)) => operands
+                .get(n)
+                .and_then(|e| const_int_with(e.trim(), names))
+                .map_or(Operand::Asm(n), Operand::Literal),
+            (o, _) => o,
+        };
         out.extend(scan_text(&s.text).into_iter().map(|f| Found {
             at: s.source(f.at.clone()),
-            ..f
+            id: resolve(f.id),
+            count: f.count.map(resolve),
+            op: f.op,
         }));
     }
     out
+}
+
+/// The operand expressions of the `asm` statement whose parentheses are `r` in `stripped`
+/// (comments and literals blanked), numbered as PTX's `%N` numbers them: the outputs, then the
+/// inputs (`asm("…" : "=r"(a) : "r"(b), "n"(3))`: `a`, `b`, `3`).
+fn asm_operands(stripped: &str, r: &std::ops::Range<usize>) -> Vec<String> {
+    let inner = &stripped[(r.start + 1).min(r.end)..r.end];
+    let b = inner.as_bytes();
+    // Top-level `:` (not `::`) ends a section, `,` an operand.
+    let mut sections: Vec<Vec<&str>> = vec![Vec::new()];
+    let (mut start, mut depth, mut k) = (0usize, 0i32, 0usize);
+    while k < b.len() {
+        match b[k] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            // `params::n` is a scope; `"…" :: "r"(x)` is an empty output section.
+            b':' if depth == 0
+                && b.get(k + 1) == Some(&b':')
+                && k > 0
+                && (b[k - 1].is_ascii_alphanumeric() || b[k - 1] == b'_')
+                && b.get(k + 2)
+                    .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') =>
+            {
+                k += 2;
+                continue;
+            }
+            b':' | b',' if depth == 0 => {
+                if let Some(v) = sections.last_mut() {
+                    v.push(&inner[start..k]);
+                }
+                if b[k] == b':' {
+                    sections.push(Vec::new());
+                }
+                start = k + 1;
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    if let Some(v) = sections.last_mut() {
+        v.push(&inner[start..]);
+    }
+    sections
+        .iter()
+        .skip(1)
+        .take(2)
+        .flatten()
+        .filter(|item| !item.trim().is_empty())
+        .map(|item| {
+            let open = item.find('(').map_or(item.len(), |i| i + 1);
+            let close = item.rfind(')').unwrap_or(item.len()).max(open);
+            item[open..close].to_string()
+        })
+        .collect()
 }
 
 /// The string literals of `code` (joined where adjacent) that are an `asm` statement's: its
@@ -478,10 +612,18 @@ pub(super) fn declares(code: &str, name: &str) -> bool {
             return false;
         }
         let before = code[..at].trim_end();
-        let before = before.trim_end_matches(['*', '&']).trim_end();
         if before.ends_with("::") {
             return false;
         }
+        // After `*` or `&`, a declarator (`int const *kConsumerThreads = p;`) is followed by an
+        // initialiser or the declaration's end; `v * kConsumerThreads + tid` is a product.
+        if before.ends_with(['*', '&']) {
+            let after = code[at + name.len()..].trim_start();
+            if !after.starts_with(['=', ';', ',', '{', '[']) || after.starts_with("==") {
+                return false;
+            }
+        }
+        let before = before.trim_end_matches(['*', '&']).trim_end();
         let word: String = before
             .chars()
             .rev()
@@ -498,6 +640,9 @@ pub(super) fn declares(code: &str, name: &str) -> bool {
 
 /// An operand: [`Operand::Literal`] where [`const_int`] evaluates it.
 fn operand(s: &str) -> Operand {
+    if let Some(n) = s.strip_prefix('%').and_then(|n| n.parse::<usize>().ok()) {
+        return Operand::Asm(n);
+    }
     const_int(s).map_or(Operand::Other, Operand::Literal)
 }
 
@@ -532,6 +677,9 @@ mod tests {
             ("case kConsumerThreads: break;", false),
             ("mpkc::kConsumerThreads", false),
             ("int kConsumerThreadsX = 1;", false),
+            ("s[(v * kConsumerThreads + tid) * 8] = 0;", false),
+            ("int const n = (v * kConsumerThreads);", false),
+            ("bool b = a & kConsumerThreads == 128;", false),
         ] {
             assert_eq!(
                 super::declares(
@@ -573,9 +721,32 @@ mod tests {
                     Some(Literal(128))
                 ),
                 ("bar.red.popc.u32".into(), Literal(7), Some(Literal(128))),
-                ("barrier.sync".into(), Other, Some(Literal(128))),
+                ("barrier.sync".into(), Asm(0), Some(Literal(128))),
                 ("bar.sync".into(), Literal(9), None),
             ]
+        );
+    }
+
+    /// An `asm` operand (`%N`) is read through its expression, numbered outputs first: `%1` of
+    /// `asm("…" : "=r"(d) : "r"(BAR_X), "n"(128))` is `BAR_X`; a scope (`params::n`) is no
+    /// section break, an empty output section (`::`) is.
+    #[test]
+    fn asm_operands_resolve_through_their_expressions() {
+        use Operand::*;
+        let names = |n: &str| match n {
+            "BAR_X" => Some((3, super::Ty::Int)),
+            "params::n" => Some((128, super::Ty::Long)),
+            _ => None,
+        };
+        let code = r#"asm volatile("bar.red.or.pred %0, %1, %2, p;" : "=r"(d) : "r"(BAR_X), "n"(params::n));
+            asm volatile("barrier.sync %0, %1;" :: "r"(BAR_X), "r"(count));"#;
+        let found: Vec<_> = scan_with(code, Some(&names))
+            .into_iter()
+            .map(|f| (f.id, f.count))
+            .collect();
+        assert_eq!(
+            found,
+            vec![(Literal(3), Some(Literal(128))), (Literal(3), Some(Asm(1)))]
         );
     }
 

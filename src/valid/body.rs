@@ -404,10 +404,16 @@ pub(super) fn tensors_used(ir: &TaskIr, binding: Option<&Binding>, sink: &mut Si
                 "every tensor is an input_ptrs/output_ptrs slot of the registration: an unused one still costs a pointer and wiring (I-H1)"
             };
             sink.push(
-                Diagnostic::error(codes::BODY_MISMATCH, format!("tensor `{}` is declared but the body never takes it", t.name))
-                    .primary(t.span, "unused")
-                    .note(note)
-                    .help("pass it to the body, or remove it"),
+                Diagnostic::error(
+                    codes::BODY_MISMATCH,
+                    format!(
+                        "tensor `{}` is declared but the body never takes it",
+                        t.name
+                    ),
+                )
+                .primary(t.span, "unused")
+                .note(note)
+                .help("pass it to the body, or remove it"),
             );
         }
     }

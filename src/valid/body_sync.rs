@@ -1,8 +1,9 @@
 //! E0406, the synchronisation and identity rules of inline bodies (I-R2, I-R3, I-S11): no
 //! block-wide barrier (`__syncthreads`, cooperative groups' `sync()`, `bar.sync 0`), no named
 //! barrier on a reserved id or with another thread count, no `blockIdx` (or `%ctaid`) for task
-//! identity, nothing the preprocessor builds or brings past these rules (`##`, `#include`), and
-//! a consumer ring's loader body on its one lane.
+//! identity, nothing the preprocessor builds, hides or brings past these rules (`##`, `#include`,
+//! `#define`, `#if`, `#line`, `#error`; `#pragma` is the compiler's and allowed), no `exit`
+//! instruction in an `asm` string, and a consumer ring's loader body on its one lane.
 
 use super::body::{call_args, calls_of, strip_comments_and_strings};
 use crate::diag::{codes, Diagnostic, Sink};
@@ -18,6 +19,7 @@ pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
     {
         inline_rules(ir, &strip_comments_and_strings(code), *code_span, sink);
         ptx_block_index(code, *code_span, sink);
+        ptx_exit(code, *code_span, sink);
         unidentified_task(ir, sink);
     }
     if let Some(BodyIr::Cuda {
@@ -28,6 +30,38 @@ pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
         inline_rules(ir, &stripped, *code_span, sink);
         loader_rules(code, &stripped, *code_span, sink);
         ptx_block_index(code, *code_span, sink);
+        ptx_exit(code, *code_span, sink);
+    }
+}
+
+/// I-R1 in an inline body's `asm` strings: PTX `exit` (PTX ISA, "Control Flow Instructions:
+/// exit") ends the thread, not the task: the persistent worker's warp loses its lanes for every
+/// later task, and the named barriers, `grid_sync` and the runtime's page and event protocol
+/// that count them wait forever.
+fn ptx_exit(raw: &str, code_span: crate::span::Span, sink: &mut Sink) {
+    for s in super::asm_barriers::asm_strings(raw) {
+        let text = &s.text;
+        let mut i = 0;
+        while let Some(k) = text[i..].find("exit") {
+            let start = i + k;
+            i = start + 4;
+            let after = text[i..].chars().next();
+            if !super::asm_barriers::starts_instruction(text, start)
+                || after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            {
+                continue;
+            }
+            let r = s.source(start..i);
+            sink.push(
+                Diagnostic::error(codes::BODY_SYNC, "the inline body's `asm` executes `exit`")
+                    .primary(
+                        crate::span::Span::new(code_span.start + r.start, code_span.start + r.end),
+                        "ends the thread",
+                    )
+                    .note("the thread belongs to the persistent worker, which runs every later task of its CTA on it: after `exit` the named barriers, `grid_sync` and the runtime's page and event waits count arrivals that never come (I-R1)")
+                    .help("let the thread reach the end of the body: guard the work it must skip with `if`"),
+            );
+        }
     }
 }
 
@@ -46,10 +80,9 @@ fn unidentified_task(ir: &TaskIr, sink: &mut Sink) {
         .into_iter()
         .flatten()
         .any(|b| match b {
-            BodyIr::Cuda { code, .. } => super::body::names_word(
-                &strip_comments_and_strings(code),
-                "task_offset",
-            ),
+            BodyIr::Cuda { code, .. } => {
+                super::body::names_word(&strip_comments_and_strings(code), "task_offset")
+            }
             BodyIr::Template { .. } => true,
         });
     if reads {
@@ -229,12 +262,17 @@ fn inline_rules(ir: &TaskIr, code: &str, code_span: crate::span::Span, sink: &mu
         .match_indices("blockIdx")
         .filter(|(i, _)| word_at(*i, "blockIdx"))
     {
+        let help = if ir.family == Family::Pipeline {
+            "use the map's arguments: `n` (the element's token) and `row` (its output column)"
+        } else {
+            "use `task_offset` (task_desc->task_metadata.task_offset)"
+        };
         report(
             i,
             8,
             "the inline body reads `blockIdx`".to_string(),
             "a persistent worker runs many tasks per CTA: blockIdx is the SM, not the task (I-R3)",
-            "use `task_offset` (task_desc->task_metadata.task_offset)",
+            help,
         );
     }
     for b in super::group_barriers::group_barriers(code) {
@@ -259,26 +297,35 @@ fn inline_rules(ir: &TaskIr, code: &str, code_span: crate::span::Span, sink: &mu
         }
         sink.push(d.note(note).help(help));
     }
-    if ir.family == Family::ConsumerNoSmem {
-        for (i, _) in code
-            .match_indices("__shared__")
-            .filter(|(i, _)| word_at(*i, "__shared__"))
-        {
-            sink.push(
-                Diagnostic::error(codes::NO_SMEM_REGIONS, "a `consumer-no-smem` body declares shared memory of its own")
-                    .primary(at(i, 10), "here")
-                    .note("region-less tasks use no dynamic SMEM at all; the pages belong to other tasks (I-S11)")
-                    .help("declare `family consumer` with a region and address it as `buf.<name>`"),
-            );
-        }
+    for (i, _) in code
+        .match_indices("__shared__")
+        .filter(|(i, _)| word_at(*i, "__shared__"))
+    {
+        let d = if ir.family == Family::ConsumerNoSmem {
+            Diagnostic::error(codes::NO_SMEM_REGIONS, "a `consumer-no-smem` body declares shared memory of its own")
+                .primary(at(i, 10), "here")
+                .note("region-less tasks use no dynamic SMEM at all; the pages belong to other tasks (I-S11)")
+                .help("declare `family consumer` with a region and address it as `buf.<name>`")
+        } else {
+            // The worker's dynamic SMEM is the planner's 14 pages (I-S3): static `__shared__`
+            // comes on top of it, past what a block may hold, and `extern __shared__` is the
+            // pages themselves, which other tasks own.
+            Diagnostic::error(codes::REGION_USE, "the inline body declares shared memory of its own")
+                .primary(at(i, 10), "not a region")
+                .note("the worker's dynamic SMEM is the 14 pages MPK's planner hands out (I-S3): a static `__shared__` array comes on top of them, past the 227 KB a block may hold, so the megakernel fails to launch, and `extern __shared__` is those pages themselves, which other tasks' regions hold")
+                .help("declare a region (`region NAME { bytes N; align A }`) and address it as `buf.NAME`")
+        };
+        sink.push(d);
     }
 }
 
 /// What the preprocessor builds or brings past the rules (`code` with comments and literals
 /// blanked; `report(offset, len, message, note, help)`): token pasting (`##`), which makes
-/// names the rules read as words (`__sync ## threads`, `block ## Idx`), and `#include`, which
+/// names the rules read as words (`__sync ## threads`, `block ## Idx`), `#include`, which
 /// lands inside the generated function with code no rule sees, resolved beside the generated
-/// files rather than the contract.
+/// files rather than the contract, `#define` / `#undef` (a macro outlives the body),
+/// conditional compilation (what check reads is not what nvcc compiles), `#line` (it unmaps
+/// nvcc's errors) and `#error` / `#warning` (`static_assert` is checked).
 fn preprocessed(code: &str, report: &mut impl FnMut(usize, usize, String, &str, &str)) {
     for (i, _) in code.match_indices("##") {
         report(
@@ -293,14 +340,50 @@ fn preprocessed(code: &str, report: &mut impl FnMut(usize, usize, String, &str, 
     for line in code.split_inclusive('\n') {
         let t = line.trim_start();
         let directive = t.strip_prefix('#').map(str::trim_start);
-        if directive.is_some_and(|d| d.starts_with("include") || d.starts_with("import")) {
-            report(
-                line_start + (line.len() - t.len()),
-                t.trim_end().len(),
+        let word: String = directive
+            .unwrap_or("")
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect();
+        let at = line_start + (line.len() - t.len());
+        let len = t.trim_end().len();
+        match word.as_str() {
+            "include" | "import" => report(
+                at,
+                len,
                 "the inline body includes a file".to_string(),
                 "the body is pasted inside a generated function: an `#include` there brings code the body's rules never see (a block-wide barrier in it deadlocks the persistent worker, I-R2), resolved beside the generated files rather than the contract",
                 "write the code in the body, or make it a helper (`family helper`, `use`) whose body mpkc checks",
-            );
+            ),
+            "define" | "undef" => report(
+                at,
+                len,
+                format!("the inline body {} a macro", if word == "define" { "defines" } else { "undefines" }),
+                "a macro is the preprocessor's, not the function's: it stays defined past the body, through the rest of the generated kernel and every header the MPK build includes after it (`#define false true` turns the Registration's constants), and its expansions are made where the body's rules cannot see them",
+                "use a `constexpr` variable or function, or a lambda, inside the body",
+            ),
+            "if" | "ifdef" | "ifndef" | "elif" | "elifdef" | "elifndef" | "else" | "endif" => report(
+                at,
+                len,
+                format!("the inline body compiles conditionally (`#{word}`)"),
+                "mpkc reads the body as written, the preprocessor as its conditions leave it: a branch `#if` drops can hold the brace that closes the body, or the code a rule is about, so what check accepts would not be what nvcc compiles",
+                "branch on the params with `if constexpr (params::NAME …)`, or declare an instance per variant",
+            ),
+            "line" => report(
+                at,
+                len,
+                "the inline body sets nvcc's line numbers (`#line`)".to_string(),
+                "mpkc writes the `#line` directives that map nvcc's errors in the body to the contract's lines; another moves them to lines that do not exist",
+                "remove the directive",
+            ),
+            "error" | "warning" => report(
+                at,
+                len,
+                format!("the inline body stops or warns the preprocessor (`#{word}`)"),
+                "mpkc evaluates a body's `static_assert` over the params at check time (E0031); a preprocessor diagnostic is seen by nvcc only",
+                "write the condition as `static_assert(COND, \"why\")` over `params::` values",
+            ),
+            _ => {}
         }
         line_start += line.len();
     }

@@ -12,7 +12,7 @@ use crate::ir::{BodyIr, Family, TaskIr};
 use crate::span::Span;
 
 /// The consumer function's own names, which a helper's function does not have.
-const CONSUMER_NAMES: [&str; 7] = [
+pub(super) const CONSUMER_NAMES: [&str; 7] = [
     "task_offset",
     "kNumTasks",
     "iter_num",
@@ -51,23 +51,7 @@ pub(super) fn helper_scope(ir: &TaskIr, sink: &mut Sink) {
             );
         }
     }
-    for (i, _) in code.match_indices("params::") {
-        if i > 0
-            && code[..i]
-                .chars()
-                .next_back()
-                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
-        {
-            continue;
-        }
-        let rest = &code[i + "params::".len()..];
-        let p: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        if p.is_empty() || ir.params.contains_key(&p) {
-            continue;
-        }
+    for (i, p) in super::task_scope::unknown_params(ir, &code) {
         sink.push(
             Diagnostic::error(
                 codes::UNKNOWN_NAME,

@@ -62,6 +62,7 @@ mod runtime_m;
 mod sems;
 pub mod smem;
 mod static_asserts;
+mod task_scope;
 mod tensor_roles;
 mod tma;
 mod tmem;
@@ -221,6 +222,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Check
     body_sync::inline_body_rules(&ir, sink);
     helper_calls::calls(&ir, sink);
     helper_scope::helper_scope(&ir, sink);
+    task_scope::task_scope(&ir, sink);
     barrier_names::undeclared(&ir, sink);
     asm_barriers::asm_barriers(&ir, sink);
     asm_barriers::prelude_barrier_calls(&ir, sink);

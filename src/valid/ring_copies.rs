@@ -122,6 +122,20 @@ fn bytes_of(
     super::const_expr::eval(&text, names).filter(|v| (0..=i64::from(u32::MAX)).contains(v))
 }
 
+/// The value of a byte argument written without a cast to an integer type, where it is a
+/// constant expression outside `0..=u32::MAX` (what the `uint32_t` parameter wraps).
+fn wrapping(
+    arg: &str,
+    names: &dyn Fn(&str) -> Option<(i64, super::const_expr::Ty)>,
+) -> Option<i64> {
+    let arg = arg.trim();
+    if arg.contains("_cast") || arg.contains("int") || arg.contains("unsigned") {
+        return None;
+    }
+    let text = rewrite(arg)?;
+    super::const_expr::eval(&text, names).filter(|v| !(0..=i64::from(u32::MAX)).contains(v))
+}
+
 /// E0110 for each copy of a consumer ring in the loader body whose constant byte count (and
 /// offset) does not fit the ring's slot, or is not a multiple of 16 bytes.
 pub(super) fn ring_copies(ir: &TaskIr, sink: &mut Sink) {
@@ -152,6 +166,35 @@ pub(super) fn ring_copies(ir: &TaskIr, sink: &mut Sink) {
             let call = format!("{}.{method}", ch.name);
             for (at, args_at) in calls_of(&text, &call) {
                 let args = call_args(&text[args_at..]);
+                let close = args_at + args.iter().map(|a| a.len() + 1).sum::<usize>();
+                let span = Span::new(
+                    code_span.start + at,
+                    code_span.start + close.min(text.len()),
+                );
+                // A constant outside the `uint32_t` the ring's calls take, passed as it is: the
+                // conversion wraps it (-16 becomes 4,294,967,280 bytes).
+                let mut wrapped = false;
+                for k in std::iter::once(n).chain(off) {
+                    let Some((a, v)) = args
+                        .get(k)
+                        .and_then(|a| Some((a.trim(), wrapping(a, &names)?)))
+                    else {
+                        continue;
+                    };
+                    wrapped = true;
+                    sink.push(
+                        Diagnostic::error(
+                            codes::REGION_USE,
+                            format!("ring `{}`'s `{method}` passes `{a}` = {v}, which its `uint32_t` {} wraps to {}", ch.name, if Some(k) == off { "offset" } else { "byte count" }, v as u32),
+                        )
+                        .primary(span, format!("`{a}` is {v} with the instance's params"))
+                        .note("the ring's `load`, `acquire` and `copy` take byte counts and offsets as `uint32_t`: a negative or oversized constant becomes a copy of gigabytes into the slot, which the production kernel does not check")
+                        .help(format!("pass a count in 0..={} that fits the slot", u32::MAX)),
+                    );
+                }
+                if wrapped {
+                    continue;
+                }
                 let Some(bytes) = args.get(n).and_then(|a| bytes_of(a, &names)) else {
                     continue;
                 };
@@ -162,11 +205,6 @@ pub(super) fn ring_copies(ir: &TaskIr, sink: &mut Sink) {
                     },
                     None => 0,
                 };
-                let close = args_at + args.iter().map(|a| a.len() + 1).sum::<usize>();
-                let span = Span::new(
-                    code_span.start + at,
-                    code_span.start + close.min(text.len()),
-                );
                 let shown = args.get(n).map_or("", |a| a.trim());
                 let problem = if offset + bytes > slot {
                     Some(format!(

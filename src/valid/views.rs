@@ -150,7 +150,10 @@ fn unstepped_view(
     }
     let constant = format!("{}_row_stride", t.name);
     let steps = bodies.iter().any(|code| {
-        crate::valid::body::names_word(&crate::valid::body::strip_comments_and_strings(code), &constant)
+        crate::valid::body::names_word(
+            &crate::valid::body::strip_comments_and_strings(code),
+            &constant,
+        )
     });
     if steps {
         return None;

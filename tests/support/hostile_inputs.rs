@@ -3,7 +3,7 @@
 //! with regions for `--predecessors all`. Used by tests/linear_time.rs and the benchmarks.
 #![allow(dead_code)]
 
-const TAIL: &str = "\n  param m: int in 1..=16 = 1\n  tensor y: bf16[m] out\n  granularity per_tile(tasks m)\n  body cuda { y[0] = 0; }\n}\n";
+const TAIL: &str = "\n  param m: int in 1..=16 = 1\n  tensor y: bf16[m] out\n  granularity per_tile(tasks m)\n  body cuda { y[task_offset] = 0; }\n}\n";
 
 /// `n` valid `param qI: int = I` items on one line of one task.
 pub fn many_params_line(n: usize) -> String {
@@ -28,7 +28,7 @@ pub fn tasks_one_line(n: usize) -> String {
     let tasks: Vec<String> = (0..n)
         .map(|i| {
             format!(
-                "task t{i} {{ family consumer-no-smem; param m: int in 1..=16 = 1; tensor y: bf16[m] out; granularity per_tile(tasks m); body cuda {{ y[0] = 0; }} }}"
+                "task t{i} {{ family consumer-no-smem; param m: int in 1..=16 = 1; tensor y: bf16[m] out; granularity per_tile(tasks m); body cuda {{ y[task_offset] = 0; }} }}"
             )
         })
         .collect();
@@ -65,7 +65,10 @@ pub fn region_tasks(n: usize) -> String {
             );
         }
         let uses: Vec<String> = (0..6).map(|j| format!("(void)buf.g{j};")).collect();
-        out += &format!("  body cuda {{ (void)y; {} }}\n}}\n", uses.join(" "));
+        out += &format!(
+            "  body cuda {{ y[task_offset] = 0; {} }}\n}}\n",
+            uses.join(" ")
+        );
     }
     out
 }
