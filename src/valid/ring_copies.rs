@@ -206,19 +206,34 @@ pub(super) fn ring_copies(ir: &TaskIr, sink: &mut Sink) {
                     None => 0,
                 };
                 let shown = args.get(n).map_or("", |a| a.trim());
-                let problem = if offset + bytes > slot {
-                    Some(format!(
-                        "writes bytes {offset}..{} of a {slot}-byte slot",
-                        offset + bytes
-                    ))
+                let size_help = "size the region to depth x the largest use, or copy less per use (several `copy` calls of one `acquire`, or more uses)".to_string();
+                let (problem, help) = if offset + bytes > slot {
+                    (
+                        format!(
+                            "writes bytes {offset}..{} of a {slot}-byte slot",
+                            offset + bytes
+                        ),
+                        size_help,
+                    )
                 } else if bytes % BULK_ALIGN != 0 || offset % BULK_ALIGN != 0 {
-                    Some(format!(
-                        "copies {bytes} bytes at offset {offset}, not multiples of {BULK_ALIGN}"
-                    ))
+                    // Rows per copy that make whole units: 16 / gcd(bytes, 16).
+                    let gcd = |mut a: i64, mut b: i64| {
+                        while b != 0 {
+                            (a, b) = (b, a % b);
+                        }
+                        a.max(1)
+                    };
+                    let rows = BULK_ALIGN / gcd(bytes.max(1), BULK_ALIGN);
+                    (
+                        format!("copies {bytes} bytes at offset {offset}, not multiples of {BULK_ALIGN}"),
+                        format!(
+                            "copy whole {BULK_ALIGN}-byte units at {BULK_ALIGN}-byte offsets: join {rows} copies of {bytes} bytes into one of {} (contiguous in the source), or stage data of this size through registers; rounding the count up would read past the source",
+                            rows * bytes
+                        ),
+                    )
                 } else {
-                    None
+                    continue;
                 };
-                let Some(problem) = problem else { continue };
                 sink.push(
                     Diagnostic::error(
                         codes::REGION_USE,
@@ -232,7 +247,7 @@ pub(super) fn ring_copies(ir: &TaskIr, sink: &mut Sink) {
                         "ring `{}` has {} slots of {slot} bytes (its region's bytes / depth); a bulk copy past its slot overwrites the next one, and `cp.async.bulk` moves multiples of {BULK_ALIGN} bytes at {BULK_ALIGN}-byte offsets (PTX ISA, cp.async.bulk); the production kernel does not check it",
                         ch.name, ch.depth
                     ))
-                    .help("size the region to depth x the largest use, or copy less per use (several `copy` calls of one `acquire`, or more uses)"),
+                    .help(help),
                 );
             }
         }

@@ -193,6 +193,19 @@ pub(super) fn remap_overflow(
         (None, Some(n)) => format!(
             "use `stages {n}`: with {n} stages the task's plans fit, its first and those after itself"
         ),
+        // A capacity the target declares below the runtime's default leaves pages with no
+        // bytes at all: the declared capacity is the likelier fault than the regions.
+        (None, None)
+            if g.page_capacity(page) == 0
+                && g.capacity_bytes < crate::ir::DEFAULT_SMEM_CAPACITY_BYTES =>
+        {
+            format!(
+                "`{}(smem {})` leaves physical page {page} no bytes: MPK's runtime gives every task {} bytes (`smem 224256`, the default, or `smem 227328`); drop the `smem` setting, or declare fewer or smaller regions",
+                t.target,
+                g.capacity_bytes,
+                crate::ir::DEFAULT_SMEM_CAPACITY_BYTES
+            )
+        }
         (None, None) if g.page_capacity(page) == 0 => format!(
             "physical page {page} holds no bytes of the {}-byte SMEM: declare fewer or smaller regions, so that no page is remapped onto it",
             g.capacity_bytes
