@@ -10,9 +10,9 @@
 //! the operand's expression (`"r"(BAR_ROWMAX)`, `"n"(3)`); one check cannot evaluate is an error
 //! (it could be 0, 8 or another count).
 
-use super::const_expr::Ty;
+use super::asm_text::{asm_operands, asm_statements, asm_strings, starts_instruction};
+use super::body_constants::{body_constants, const_int, const_int_with, declares, Names};
 use crate::diag::{codes, Diagnostic, Sink};
-use crate::front::cuda::joined_strings;
 use crate::ir::{BodyIr, TaskIr};
 use crate::span::Span;
 
@@ -25,9 +25,6 @@ struct Found {
     id: Operand,
     count: Option<Operand>,
 }
-
-/// What evaluates a body's named constants ([`body_constants`]): a name's value and C++ type.
-type Names<'a> = dyn Fn(&str) -> Option<(i64, Ty)> + 'a;
 
 /// An instruction operand: a decimal or hex literal, an `asm` operand `%N` (its number), or
 /// anything else.
@@ -307,146 +304,6 @@ fn scan_with(code: &str, names: Option<&Names<'_>>) -> Vec<Found> {
     out
 }
 
-/// The operand expressions of the `asm` statement whose parentheses are `r` in `stripped`
-/// (comments and literals blanked), numbered as PTX's `%N` numbers them: the outputs, then the
-/// inputs (`asm("…" : "=r"(a) : "r"(b), "n"(3))`: `a`, `b`, `3`).
-fn asm_operands(stripped: &str, r: &std::ops::Range<usize>) -> Vec<String> {
-    let inner = &stripped[(r.start + 1).min(r.end)..r.end];
-    let b = inner.as_bytes();
-    // Top-level `:` (not `::`) ends a section, `,` an operand.
-    let mut sections: Vec<Vec<&str>> = vec![Vec::new()];
-    let (mut start, mut depth, mut k) = (0usize, 0i32, 0usize);
-    while k < b.len() {
-        match b[k] {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth -= 1,
-            // `params::n` is a scope; `"…" :: "r"(x)` is an empty output section.
-            b':' if depth == 0
-                && b.get(k + 1) == Some(&b':')
-                && k > 0
-                && (b[k - 1].is_ascii_alphanumeric() || b[k - 1] == b'_')
-                && b.get(k + 2)
-                    .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') =>
-            {
-                k += 2;
-                continue;
-            }
-            b':' | b',' if depth == 0 => {
-                if let Some(v) = sections.last_mut() {
-                    v.push(&inner[start..k]);
-                }
-                if b[k] == b':' {
-                    sections.push(Vec::new());
-                }
-                start = k + 1;
-            }
-            _ => {}
-        }
-        k += 1;
-    }
-    if let Some(v) = sections.last_mut() {
-        v.push(&inner[start..]);
-    }
-    sections
-        .iter()
-        .skip(1)
-        .take(2)
-        .flatten()
-        .filter(|item| !item.trim().is_empty())
-        .map(|item| {
-            let open = item.find('(').map_or(item.len(), |i| i + 1);
-            let close = item.rfind(')').unwrap_or(item.len()).max(open);
-            item[open..close].to_string()
-        })
-        .collect()
-}
-
-/// The string literals of `code` (joined where adjacent) that are an `asm` statement's: its
-/// PTX template, its operands' constraints (`asm("…" : "=r"(x))`, `asm volatile`, `__asm__`).
-/// A `printf("bar.sync 0")` or a `const char *` holding `%ctaid` is text, not PTX.
-pub(super) fn asm_strings(code: &str) -> Vec<crate::front::cuda::JoinedString> {
-    let stripped = super::body::strip_comments_and_strings(code);
-    let ranges = asm_statements(&stripped);
-    joined_strings(code)
-        .into_iter()
-        .filter(|s| {
-            s.at.first()
-                .is_some_and(|a| ranges.iter().any(|r| r.contains(a)))
-        })
-        .collect()
-}
-
-/// The byte ranges inside the parentheses of each `asm` statement of `stripped` (comments and
-/// literals blanked): `asm`, `__asm` or `__asm__`, then `volatile`, `__volatile__`, `inline` or
-/// `goto` qualifiers, then `(` to its matching `)`.
-fn asm_statements(stripped: &str) -> Vec<std::ops::Range<usize>> {
-    let b = stripped.as_bytes();
-    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    let word_at = |i: usize| {
-        let end = (i..b.len()).find(|&k| !ident(b[k])).unwrap_or(b.len());
-        (&stripped[i..end], end)
-    };
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if !ident(b[i]) || (i > 0 && ident(b[i - 1])) {
-            i += 1;
-            continue;
-        }
-        let (w, mut end) = word_at(i);
-        if !matches!(w, "asm" | "__asm" | "__asm__") {
-            i = end;
-            continue;
-        }
-        // Qualifiers, then the parenthesis.
-        loop {
-            while end < b.len() && b[end].is_ascii_whitespace() {
-                end += 1;
-            }
-            if end < b.len() && ident(b[end]) {
-                let (q, e) = word_at(end);
-                if matches!(q, "volatile" | "__volatile__" | "inline" | "goto") {
-                    end = e;
-                    continue;
-                }
-            }
-            break;
-        }
-        if b.get(end) != Some(&b'(') {
-            i = end.max(i + 1);
-            continue;
-        }
-        let mut depth = 0usize;
-        let mut k = end;
-        while k < b.len() {
-            match b[k] {
-                b'(' => depth += 1,
-                b')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                _ => {}
-            }
-            k += 1;
-        }
-        out.push(end..k);
-        i = k.max(i + 1);
-    }
-    out
-}
-
-/// Whether an instruction name can start at byte `k` of a string literal's text: at its start,
-/// or after a character that is no part of a name (a letter, digit, `_` or `.`). An escape
-/// sequence (`\t`, `\n` in the source text) separates instructions as the character it stands
-/// for does: `"\tbar.sync 0;"` is a barrier.
-pub(super) fn starts_instruction(lit: &str, k: usize) -> bool {
-    let b = lit.as_bytes();
-    let escaped = k >= 2 && b[k - 2] == b'\\' && b[k - 1].is_ascii_alphabetic();
-    k == 0 || escaped || !(b[k - 1].is_ascii_alphanumeric() || b[k - 1] == b'_' || b[k - 1] == b'.')
-}
-
 /// The barrier instructions of one string's text, each with its byte range in it.
 fn scan_text(lit: &str) -> Vec<Found> {
     let mut out = Vec::new();
@@ -525,119 +382,6 @@ fn instruction(lit: &str, start: usize) -> Option<(usize, Found)> {
     ))
 }
 
-/// The constants an inline body may name in a barrier id or thread count, as the generated
-/// kernel defines them: each declared barrier's `BAR_<NAME>` (its id), `kConsumerThreads`
-/// (128, `back::consumer`) and `params::NAME` (an integer or `bool` param's value).
-pub(super) fn body_constants<'a>(
-    ir: &'a TaskIr,
-    code: &str,
-) -> impl Fn(&str) -> Option<(i64, Ty)> + 'a {
-    // A local of the body named like a generated constant (`constexpr int kConsumerThreads =
-    // 64;` in a block) may hide it where the expression stands: such names are given up.
-    let stripped = super::body::strip_comments_and_strings(code);
-    let shadowed: Vec<String> = ["kConsumerThreads", "kNumTasks"]
-        .into_iter()
-        .map(str::to_string)
-        .chain(
-            ir.barriers
-                .values()
-                .map(|b| format!("BAR_{}", crate::back::names::upper(&b.name))),
-        )
-        .filter(|n| declares(&stripped, n))
-        .collect();
-    move |name: &str| {
-        if shadowed.iter().any(|n| n == name) {
-            return None;
-        }
-        if name == "kConsumerThreads" {
-            return Some((128, Ty::Int));
-        }
-        // A per-tile task's count (`constexpr int kNumTasks`, back/consumer.rs); a grid-wide
-        // task's is the runtime's worker count, no constant.
-        if name == "kNumTasks" {
-            return match ir.granularity {
-                crate::ir::GranularityIr::PerTile { tasks, .. } => {
-                    i32::try_from(tasks).ok().map(|t| (i64::from(t), Ty::Int))
-                }
-                crate::ir::GranularityIr::GridWide { .. } => None,
-            };
-        }
-        // `params::NAME`: the instance's value of an integer or `bool` param, of the C++ type
-        // the generated `params` namespace gives it (`int64_t`, `int32_t`, `bool`).
-        if let Some(p) = name.strip_prefix("params::") {
-            let p = ir.params.get(p)?;
-            return match (&p.value, p.ty) {
-                (crate::ir::ParamValue::Int(v), crate::ir::ParamType::I32) => Some((*v, Ty::Int)),
-                (crate::ir::ParamValue::Int(v), _) => Some((*v, Ty::Long)),
-                (crate::ir::ParamValue::Bool(b), _) => Some((i64::from(*b), Ty::Int)),
-                _ => None,
-            };
-        }
-        // A barrier declared with a reserved id is E0401 already: its uses are not reported again.
-        ir.barriers
-            .values()
-            .filter(|b| b.id != 0 && b.id != 8)
-            .find(|b| name == format!("BAR_{}", crate::back::names::upper(&b.name)))
-            .map(|b| (b.id, Ty::Int))
-    }
-}
-
-/// Whether `code` (comments and strings stripped) declares `name` itself: the identifier right
-/// after a word that is not an expression keyword (`int kConsumerThreads`, `auto const BAR_X`,
-/// `#define kConsumerThreads`), or after a `*` or `&` declarator that follows such a word.
-pub(super) fn declares(code: &str, name: &str) -> bool {
-    const NOT_A_TYPE: &[&str] = &[
-        "return",
-        "case",
-        "else",
-        "do",
-        "throw",
-        "sizeof",
-        "alignof",
-        "goto",
-        "co_return",
-        "co_yield",
-        "co_await",
-        "new",
-        "delete",
-        "if",
-        "while",
-        "for",
-        "switch",
-    ];
-    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    code.match_indices(name).any(|(at, _)| {
-        let whole = !code[..at].ends_with(ident) && !code[at + name.len()..].starts_with(ident);
-        if !whole {
-            return false;
-        }
-        let before = code[..at].trim_end();
-        if before.ends_with("::") {
-            return false;
-        }
-        // After `*` or `&`, a declarator (`int const *kConsumerThreads = p;`) is followed by an
-        // initialiser or the declaration's end; `v * kConsumerThreads + tid` is a product.
-        if before.ends_with(['*', '&']) {
-            let after = code[at + name.len()..].trim_start();
-            if !after.starts_with(['=', ';', ',', '{', '[']) || after.starts_with("==") {
-                return false;
-            }
-        }
-        let before = before.trim_end_matches(['*', '&']).trim_end();
-        let word: String = before
-            .chars()
-            .rev()
-            .take_while(|c| ident(*c))
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        !word.is_empty()
-            && !word.starts_with(|c: char| c.is_ascii_digit())
-            && !NOT_A_TYPE.contains(&word.as_str())
-    })
-}
-
 /// An operand: [`Operand::Literal`] where [`const_int`] evaluates it.
 fn operand(s: &str) -> Operand {
     if let Some(n) = s.strip_prefix('%').and_then(|n| n.parse::<usize>().ok()) {
@@ -646,55 +390,9 @@ fn operand(s: &str) -> Operand {
     const_int(s).map_or(Operand::Other, Operand::Literal)
 }
 
-/// The value of an integer constant expression written with literals alone
-/// ([`super::const_expr::eval`]: `1 + 7`, `2 * (3 + 1)`, `1 << 3`). `None` for anything else (a
-/// name, a register `%0`) and on overflow.
-pub(super) fn const_int(s: &str) -> Option<i64> {
-    super::const_expr::eval(s, &|_| None)
-}
-
-/// [`const_int`] where a name (an identifier, `::` qualified or not) may also stand for a
-/// constant: `names` gives its value, or `None` to give up (the body's `BAR_<NAME>` ids and
-/// `kConsumerThreads`, which the generated kernel defines: `BAR_SYNC + 6`, `BAR_A << 1 | 2`).
-pub(super) fn const_int_with(s: &str, names: &dyn Fn(&str) -> Option<(i64, Ty)>) -> Option<i64> {
-    super::const_expr::eval(s, names)
-}
-
 #[cfg(test)]
 mod tests {
 
-    #[test]
-    fn a_declaration_of_the_name_hides_the_generated_constant() {
-        for (code, hides) in [
-            ("constexpr int kConsumerThreads = 64;", true),
-            ("int const *kConsumerThreads = p;", true),
-            ("#define kConsumerThreads 64", true),
-            ("auto const BAR_X = 3;", true),
-            ("return kConsumerThreads / 32;", false),
-            ("x = kConsumerThreads;", false),
-            ("f(kConsumerThreads, 2)", false),
-            ("int n = 4 * kConsumerThreads;", false),
-            ("case kConsumerThreads: break;", false),
-            ("mpkc::kConsumerThreads", false),
-            ("int kConsumerThreadsX = 1;", false),
-            ("s[(v * kConsumerThreads + tid) * 8] = 0;", false),
-            ("int const n = (v * kConsumerThreads);", false),
-            ("bool b = a & kConsumerThreads == 128;", false),
-        ] {
-            assert_eq!(
-                super::declares(
-                    code,
-                    if code.contains("BAR_X") {
-                        "BAR_X"
-                    } else {
-                        "kConsumerThreads"
-                    }
-                ),
-                hides,
-                "{code}"
-            );
-        }
-    }
     use super::*;
 
     fn ops(code: &str) -> Vec<(String, Operand, Option<Operand>)> {
@@ -734,8 +432,8 @@ mod tests {
     fn asm_operands_resolve_through_their_expressions() {
         use Operand::*;
         let names = |n: &str| match n {
-            "BAR_X" => Some((3, super::Ty::Int)),
-            "params::n" => Some((128, super::Ty::Long)),
+            "BAR_X" => Some((3, crate::valid::const_expr::Ty::Int)),
+            "params::n" => Some((128, crate::valid::const_expr::Ty::Long)),
             _ => None,
         };
         let code = r#"asm volatile("bar.red.or.pred %0, %1, %2, p;" : "=r"(d) : "r"(BAR_X), "n"(params::n));

@@ -4,8 +4,8 @@
 //! (E0406's help names `named_barrier_sync(BAR_<NAME>, …)`, and a newcomer writes it before the
 //! `barrier` item).
 
-use super::asm_barriers::declares;
 use super::body::{strip_comments_and_strings, unqualified_offsets, word_offsets};
+use super::body_constants::declares;
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::{BodyIr, TaskIr};
 use crate::span::Span;

@@ -435,6 +435,26 @@ pub(super) fn body_takes(
     }
 }
 
+/// The inline CUDA bodies of `ir` (its `body cuda`, a consumer ring's `body loader cuda`): each
+/// one's text and that text's span. A body template is none.
+pub(super) fn inline_bodies(ir: &TaskIr) -> impl Iterator<Item = (&str, crate::span::Span)> {
+    [&ir.body, &ir.loader_body]
+        .into_iter()
+        .flatten()
+        .filter_map(|b| match b {
+            BodyIr::Cuda {
+                code, code_span, ..
+            } => Some((code.as_str(), *code_span)),
+            BodyIr::Template { .. } => None,
+        })
+}
+
+/// Whether an inline body of `ir` names `name` as a word ([`names_word`]; comments and
+/// literals excluded).
+pub(super) fn bodies_name(ir: &TaskIr, name: &str) -> bool {
+    inline_bodies(ir).any(|(code, _)| names_word(&strip_comments_and_strings(code), name))
+}
+
 /// Whether `code` names `name` as a word (not a member `.name`, not part of a longer name).
 pub(super) fn names_word(code: &str, name: &str) -> bool {
     word_offsets(code, name).next().is_some()

@@ -39,19 +39,9 @@ pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
 /// later task, and the named barriers, `grid_sync` and the runtime's page and event protocol
 /// that count them wait forever.
 fn ptx_exit(raw: &str, code_span: crate::span::Span, sink: &mut Sink) {
-    for s in super::asm_barriers::asm_strings(raw) {
-        let text = &s.text;
-        let mut i = 0;
-        while let Some(k) = text[i..].find("exit") {
-            let start = i + k;
-            i = start + 4;
-            let after = text[i..].chars().next();
-            if !super::asm_barriers::starts_instruction(text, start)
-                || after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-            {
-                continue;
-            }
-            let r = s.source(start..i);
+    for s in super::asm_text::asm_strings(raw) {
+        for start in super::asm_text::instruction_starts(&s.text, "exit") {
+            let r = s.source(start..start + 4);
             sink.push(
                 Diagnostic::error(codes::BODY_SYNC, "the inline body's `asm` executes `exit`")
                     .primary(
@@ -76,16 +66,7 @@ fn unidentified_task(ir: &TaskIr, sink: &mut Sink) {
     if *tasks <= 1 || !ir.family.is_consumer_only() {
         return;
     }
-    let reads = [&ir.body, &ir.loader_body]
-        .into_iter()
-        .flatten()
-        .any(|b| match b {
-            BodyIr::Cuda { code, .. } => {
-                super::body::names_word(&strip_comments_and_strings(code), "task_offset")
-            }
-            BodyIr::Template { .. } => true,
-        });
-    if reads {
+    if super::body::bodies_name(ir, "task_offset") {
         return;
     }
     let (body_span, label) = match &ir.body {
@@ -114,7 +95,7 @@ fn unidentified_task(ir: &TaskIr, sink: &mut Sink) {
 /// is `blockIdx` read through PTX (PTX ISA, "Special Registers"), the SM's CTA, not the task.
 /// `raw` is the body as written.
 fn ptx_block_index(raw: &str, code_span: crate::span::Span, sink: &mut Sink) {
-    for s in super::asm_barriers::asm_strings(raw) {
+    for s in super::asm_text::asm_strings(raw) {
         let t = s.text.as_str();
         for reg in ["ctaid", "clusterid", "cluster_ctaid"] {
             for (k, _) in t.match_indices(&format!("%{reg}")) {
@@ -188,7 +169,7 @@ fn loader_rules(raw: &str, code: &str, code_span: crate::span::Span, sink: &mut 
             "bar.warp.sync",
         ] {
             for (k, _) in s.text.match_indices(pat) {
-                if super::asm_barriers::starts_instruction(&s.text, k) {
+                if super::asm_text::starts_instruction(&s.text, k) {
                     let r = s.source(k..k + pat.len());
                     report(
                         r.start,
@@ -243,9 +224,9 @@ fn inline_rules(ir: &TaskIr, code: &str, code_span: crate::span::Span, sink: &mu
         for (i, args) in calls_of(code, call) {
             // The id: a literal or a constant expression (`1 + 7`, `BAR_SYNC + 6`).
             let arg = call_args(&code[args..]).swap_remove(0);
-            let id = super::asm_barriers::const_int_with(
+            let id = super::body_constants::const_int_with(
                 &arg,
-                &super::asm_barriers::body_constants(ir, code),
+                &super::body_constants::body_constants(ir, code),
             );
             if let Some(id @ (0 | 8)) = id {
                 let shown = arg.trim();

@@ -70,7 +70,7 @@ pub(super) fn sync_calls(
                 .help("let every task reach each `grid_sync` (skip its work with a condition instead of leaving), or leave after the last one"),
         );
     }
-    let consts = super::asm_barriers::body_constants(ir, code);
+    let consts = super::body_constants::body_constants(ir, code);
     let mut seen: Vec<(i64, Span)> = Vec::new();
     // Whether every call was read (placed, one constant site): only then are unpassed sites known.
     let mut complete = true;
@@ -107,7 +107,7 @@ pub(super) fn sync_calls(
                 continue;
             }
         };
-        let Some(k) = super::asm_barriers::const_int_with(site, &consts) else {
+        let Some(k) = super::body_constants::const_int_with(site, &consts) else {
             sink.push(
                 Diagnostic::error(codes::GRID_WIDE, format!("the site of `grid_sync({site})` is not a constant mpkc can evaluate"))
                     .primary(call, "the site")

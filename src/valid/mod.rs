@@ -37,8 +37,10 @@
 //!   headers are host-safe (tested with the host compiler).
 
 mod asm_barriers;
+mod asm_text;
 mod barrier_names;
 mod body;
+mod body_constants;
 mod body_sync;
 mod const_expr;
 mod coverage;

@@ -8,14 +8,14 @@
 //! that grain has no defined effect.
 //!
 //! A byte count is read with [`super::const_expr`] over the body's constants
-//! ([`super::asm_barriers::body_constants`]: `params::NAME`, …), after two rewrites of the C++
+//! ([`super::body_constants::body_constants`]: `params::NAME`, …), after two rewrites of the C++
 //! the bodies write: `sizeof(T)` of a CUDA scalar or vector type becomes its size, and a cast to
 //! an integer type (`uint32_t(x)`, `static_cast<uint32_t>(x)`, `(uint32_t)x`) becomes its
 //! operand in parentheses (so a value the cast would wrap is not read: a negative one is given
 //! up). Anything else (a local, a run-time value) is left alone: the copy is not checked.
 
-use super::asm_barriers::body_constants;
 use super::body::{call_args, calls_of, strip_comments_and_strings};
+use super::body_constants::{body_constants, Names};
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::{BodyIr, TaskIr};
 use crate::span::Span;
@@ -114,26 +114,27 @@ fn rewrite(text: &str) -> Option<String> {
 
 /// The value of a byte argument, where it is a constant expression (see the module doc) in
 /// `0..=u32::MAX`.
-fn bytes_of(
-    arg: &str,
-    names: &dyn Fn(&str) -> Option<(i64, super::const_expr::Ty)>,
-) -> Option<i64> {
-    let text = rewrite(arg.trim())?;
-    super::const_expr::eval(&text, names).filter(|v| (0..=i64::from(u32::MAX)).contains(v))
+fn bytes_of(arg: &str, names: &Names<'_>) -> Option<i64> {
+    value_of(arg, names).filter(|v| UINT32.contains(v))
 }
 
 /// The value of a byte argument written without a cast to an integer type, where it is a
 /// constant expression outside `0..=u32::MAX` (what the `uint32_t` parameter wraps).
-fn wrapping(
-    arg: &str,
-    names: &dyn Fn(&str) -> Option<(i64, super::const_expr::Ty)>,
-) -> Option<i64> {
+fn wrapping(arg: &str, names: &Names<'_>) -> Option<i64> {
     let arg = arg.trim();
     if arg.contains("_cast") || arg.contains("int") || arg.contains("unsigned") {
         return None;
     }
-    let text = rewrite(arg)?;
-    super::const_expr::eval(&text, names).filter(|v| !(0..=i64::from(u32::MAX)).contains(v))
+    value_of(arg, names).filter(|v| !UINT32.contains(v))
+}
+
+/// The values the ring's `uint32_t` byte counts and offsets take as they are.
+const UINT32: std::ops::RangeInclusive<i64> = 0..=u32::MAX as i64;
+
+/// The value of a byte argument as a constant expression at the instance's params (after the
+/// rewrites of the module doc), whatever its range.
+fn value_of(arg: &str, names: &Names<'_>) -> Option<i64> {
+    super::const_expr::eval(&rewrite(arg.trim())?, names)
 }
 
 /// E0110 for each copy of a consumer ring in the loader body whose constant byte count (and

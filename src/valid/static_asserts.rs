@@ -6,8 +6,8 @@
 //! nvcc. What check accepts, build then compiles (at every range end too: the ends are checked
 //! with the same rules).
 
-use super::asm_barriers::body_constants;
 use super::body::{call_args, calls_of, strip_comments_and_strings};
+use super::body_constants::body_constants;
 use super::const_expr::Ty;
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::{BodyIr, TaskIr};

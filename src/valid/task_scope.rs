@@ -9,7 +9,7 @@
 
 use super::body::{strip_comments_and_strings, unqualified_offsets};
 use crate::diag::{codes, Diagnostic, Sink};
-use crate::ir::{BodyIr, Family, TaskIr};
+use crate::ir::{Family, TaskIr};
 use crate::span::Span;
 
 /// The per-tensor constants of an inline body: `(suffix, what declares it)`.
@@ -26,13 +26,7 @@ pub(super) fn task_scope(ir: &TaskIr, sink: &mut Sink) {
     if ir.family == Family::Helper {
         return;
     }
-    for body in [&ir.body, &ir.loader_body].into_iter().flatten() {
-        let BodyIr::Cuda {
-            code, code_span, ..
-        } = body
-        else {
-            continue;
-        };
+    for (code, code_span) in super::body::inline_bodies(ir) {
         let code = strip_comments_and_strings(code);
         let at = |i: usize, len: usize| Span::new(code_span.start + i, code_span.start + i + len);
         // A pipeline's body is its epilogue map, `epilogue_map(float acc, int n, int row)`:

@@ -129,7 +129,6 @@ fn unstepped_view(
     t: &crate::ir::TensorIr,
     view: crate::span::Span,
 ) -> Option<Diagnostic> {
-    use crate::ir::BodyIr;
     let rows = t.dims[..t.dims.len().saturating_sub(1)]
         .iter()
         .try_fold(1i64, |a, d| a.checked_mul(*d))?;
@@ -137,25 +136,8 @@ fn unstepped_view(
     if rows <= 1 || !ir.family.is_consumer_only() || t.paged.is_some() {
         return None;
     }
-    let bodies: Vec<&str> = [&ir.body, &ir.loader_body]
-        .into_iter()
-        .flatten()
-        .filter_map(|b| match b {
-            BodyIr::Cuda { code, .. } => Some(code.as_str()),
-            BodyIr::Template { .. } => None,
-        })
-        .collect();
-    if bodies.is_empty() {
-        return None;
-    }
     let constant = format!("{}_row_stride", t.name);
-    let steps = bodies.iter().any(|code| {
-        crate::valid::body::names_word(
-            &crate::valid::body::strip_comments_and_strings(code),
-            &constant,
-        )
-    });
-    if steps {
+    if super::body::inline_bodies(ir).next().is_none() || super::body::bodies_name(ir, &constant) {
         return None;
     }
     Some(

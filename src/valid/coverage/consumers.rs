@@ -138,13 +138,11 @@ fn helper_names_barrier(ir: &TaskIr, b: usize) -> bool {
     let Some((_, bar)) = ir.barriers.iter().find(|(h, _)| h.index() == b) else {
         return false;
     };
-    let Some(BodyIr::Cuda { code, .. }) = &ir.body else {
-        return false;
-    };
-    let stripped = crate::valid::body::strip_comments_and_strings(code);
     let constant = format!("BAR_{}", bar.name.to_ascii_uppercase());
-    crate::valid::body::names_word(&stripped, &constant)
-        || crate::valid::asm_barriers::body_barrier_ids(ir, code).contains(&bar.id)
+    crate::valid::body::bodies_name(ir, &constant)
+        || crate::valid::body::inline_bodies(ir).any(|(code, _)| {
+            crate::valid::asm_barriers::body_barrier_ids(ir, code).contains(&bar.id)
+        })
 }
 
 /// Items consumed outside the role program, with where (None: only an operation consumes it).
