@@ -591,11 +591,12 @@ fn registration(w: &mut Writer, task: &CheckedTask) {
     super::setmaxnreg::cuh_guard(w, ir);
 }
 
-/// Whether the task's inline body, or a helper's it uses, names `cooperative_groups` (a warp
+/// Whether one of the task's inline bodies (the consumer's or a ring loader's), or a helper's it
+/// uses, names `cooperative_groups` (a warp
 /// tile's `shfl` or `sync`, a group's `size`): the kernel then includes `<cooperative_groups.h>`,
 /// which neither mpkc's prelude nor the harness does, so that what check accepts builds. The
 /// barriers that would synchronise the block are E0406 at check (`valid::group_barriers`).
 fn uses_cooperative_groups(ir: &crate::ir::TaskIr) -> bool {
     let names = |b: &Option<BodyIr>| matches!(b, Some(BodyIr::Cuda { code, .. }) if code.contains("cooperative_groups"));
-    names(&ir.body) || ir.helpers.iter().any(|h| names(&h.helper.body))
+    names(&ir.body) || names(&ir.loader_body) || ir.helpers.iter().any(|h| names(&h.helper.body))
 }

@@ -92,7 +92,7 @@ registry! {
     TOO_MANY_ORDINALS = "E0301", "sems", Some("I-M1"), "the task needs more than 31 op-private semaphore ordinals";
     SEM_COUNT = "E0302", "sems", Some("I-M2"), "an mbarrier's init count differs from the number of arrivals per phase";
     REINIT = "E0303", "sems", Some("I-M4"), "an mbarrier lacks the start-of-task re-init it needs, or has one that races its waiter";
-    EXPECT_TX = "E0304", "sems", Some("I-M6"), "the TMA boxes landing on a full barrier do not fit the stage they land in";
+    EXPECT_TX = "E0304", "sems", Some("I-M6"), "the bytes landing on a full barrier do not fit the stage they land in, or do not add up to the expect_tx it is armed with";
     SHARED_EMPTY = "E0305", "sems", Some("I-M3"), "a channel shares an empty edge it cannot share";
     CHANNEL_SHAPE = "E0306", "sems", Some("I-M3"), "a channel's depth differs from its ring's stages, or a ring has no empty edge";
     DEADLOCK = "E0310", "sems", Some("I-M8"), "the protocol model check finds a wait that can never complete";

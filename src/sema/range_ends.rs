@@ -8,7 +8,9 @@
 //! range (at most [`MAX_INSIDE`] values) is also checked at every value inside it, one param at
 //! a time: MPK's page plan is not monotone in a region's size (a 17..=32-token A stage can land a
 //! page past the pool where 1 and 64 tokens fit), and a divisibility rule (short tiles of a
-//! multiple of 8 rows, E0013) fails between ends that keep it.
+//! multiple of 8 rows, E0013) fails between ends that keep it. A larger range is also checked
+//! one step inside each end, which is enough for a divisibility rule of an affine function of
+//! the param (a body's `static_assert(params::n % 8 == 0)`) to fail where any value breaks it.
 
 use super::collect::collect;
 use super::lower::lower_instance;
@@ -36,7 +38,8 @@ pub enum RangePoint {
     Lowest,
     /// The highest value the range admits.
     Highest,
-    /// A value strictly between the ends (a range of at most [`MAX_INSIDE`] values).
+    /// A value strictly between the ends: every one of a range of at most [`MAX_INSIDE`]
+    /// values, one step inside each end of a larger range.
     Inside,
 }
 
@@ -150,6 +153,19 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
                 inside.extend(
                     (a.saturating_add(step)..b)
                         .step_by(usize::try_from(step).unwrap_or(usize::MAX))
+                        .map(ParamValue::Int)
+                        .filter(|v| *v != now)
+                        .map(|v| at(&v, RangePoint::Inside)),
+                );
+            } else {
+                // A larger range at the value one step inside each end: a rule that holds at an
+                // end and one step from it holds at every value of the range if it is a
+                // divisibility of an affine function of the param (`c | f(LO)` and
+                // `c | f(LO + S)` give `c | f(LO + k * S)`), as a body's or helper's
+                // `static_assert(n % 8 == 0)` is, which `in 128..=8192 step 4` breaks at 132.
+                inside.extend(
+                    [a.saturating_add(step), b.saturating_sub(step)]
+                        .into_iter()
                         .map(ParamValue::Int)
                         .filter(|v| *v != now)
                         .map(|v| at(&v, RangePoint::Inside)),

@@ -109,8 +109,9 @@ pub(super) fn asm_barriers(ir: &TaskIr, sink: &mut Sink) {
     }
 }
 
-/// I-R2 for the prelude's barrier calls, `mpkc::named_barrier_sync(ID, THREADS)` and
-/// `mpkc::named_barrier_or(ID, THREADS, p)`, in an inline body: an id that is a constant
+/// I-R2 for the named barrier calls, the prelude's `mpkc::named_barrier_sync(ID, THREADS)` and
+/// `mpkc::named_barrier_or(ID, THREADS, p)` and CUDA's `__barrier_sync_count(ID, THREADS)`, in
+/// an inline body: an id that is a constant
 /// expression of numbers and the body's constants ([`body_constants`]: `BAR_<NAME>`,
 /// `kConsumerThreads`) must be declared, and such a count must be its declared thread count
 /// (E0406). Ids 0 and 8 are the body rules' (`valid::body`); an id or count check cannot
@@ -217,8 +218,9 @@ fn unchecked(what: &str, part: &str, text: &str, span: Span) -> Diagnostic {
     .help("pass the declared barrier's constant and its count: `mpkc::named_barrier_sync(BAR_NAME, kConsumerThreads)` (or a constant expression of numbers, `BAR_<NAME>`, `kConsumerThreads` and `params::`)")
 }
 
-/// One call of the prelude's named barriers in a body (comments and literals blanked):
-/// `mpkc::named_barrier_sync(ID, THREADS)` or `mpkc::named_barrier_or(ID, THREADS, p)`.
+/// One call of a named barrier in a body (comments and literals blanked): the prelude's
+/// `mpkc::named_barrier_sync(ID, THREADS)` or `mpkc::named_barrier_or(ID, THREADS, p)`, or
+/// CUDA's `__barrier_sync_count(ID, THREADS)` (`barrier.sync ID, THREADS`).
 struct PreludeCall {
     name: &'static str,
     /// From the function's name to just past its `)`.
@@ -230,7 +232,11 @@ struct PreludeCall {
 /// Every prelude barrier call of `stripped`, the body with comments and literals blanked.
 fn prelude_calls(stripped: &str) -> Vec<PreludeCall> {
     let mut out = Vec::new();
-    for name in ["named_barrier_sync", "named_barrier_or"] {
+    for name in [
+        "named_barrier_sync",
+        "named_barrier_or",
+        "__barrier_sync_count",
+    ] {
         for (i, args_at) in super::body::calls_of(stripped, name) {
             let args = super::body::call_args(&stripped[args_at..]);
             let len: usize = args.iter().map(|a| a.len() + 1).sum();
@@ -255,6 +261,12 @@ pub(super) fn body_barrier_ids(ir: &TaskIr, code: &str) -> Vec<i64> {
         .iter()
         .filter_map(|c| const_int_with(c.args.first()?.trim(), &consts));
     literal_ids(code).into_iter().chain(evaluated).collect()
+}
+
+/// The byte ranges (in `code`) of an inline body's raw PTX barrier instructions
+/// (`bar.sync`, `barrier.sync`, `bar.arrive`, `bar.red`, with their operands).
+pub(super) fn barrier_instructions(code: &str) -> Vec<std::ops::Range<usize>> {
+    scan(code).into_iter().map(|f| f.at).collect()
 }
 
 /// The barrier ids an inline body's raw PTX barrier instructions name as literals.

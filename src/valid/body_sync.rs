@@ -17,10 +17,15 @@ pub(super) fn inline_body_rules(ir: &TaskIr, sink: &mut Sink) {
         code, code_span, ..
     }) = &ir.body
     {
-        inline_rules(ir, &strip_comments_and_strings(code), *code_span, sink);
+        let stripped = strip_comments_and_strings(code);
+        inline_rules(ir, &stripped, *code_span, sink);
         ptx_block_index(code, *code_span, sink);
         ptx_exit(code, *code_span, sink);
+        ptx_cluster_barrier(code, *code_span, sink);
         unidentified_task(ir, sink);
+        if ir.family == Family::Pipeline {
+            epilogue_map_collectives(code, &stripped, *code_span, sink);
+        }
     }
     if let Some(BodyIr::Cuda {
         code, code_span, ..
@@ -52,6 +57,60 @@ fn ptx_exit(raw: &str, code_span: crate::span::Span, sink: &mut Sink) {
                     .help("let the thread reach the end of the body: guard the work it must skip with `if`"),
             );
         }
+    }
+}
+
+/// I-R2 in an inline body's `asm` strings: PTX `barrier.cluster.arrive` / `.wait` (PTX ISA,
+/// "barrier.cluster") waits for every thread of every CTA of the cluster, the asm form of
+/// cooperative groups' `this_cluster().sync()`: the worker's other warps run other roles and
+/// never arrive. (A ring loader body's are reported with its other PTX barriers.)
+fn ptx_cluster_barrier(raw: &str, code_span: crate::span::Span, sink: &mut Sink) {
+    for s in super::asm_text::asm_strings(raw) {
+        let t = s.text.as_str();
+        let starts = t
+            .match_indices("barrier.cluster")
+            .map(|(k, _)| k)
+            .filter(|&k| {
+                super::asm_text::starts_instruction(t, k)
+                    && !t[k + 15..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            });
+        for start in starts {
+            let r = s.source(start..start + "barrier.cluster".len());
+            sink.push(
+                Diagnostic::error(codes::BODY_SYNC, "the inline body's `asm` issues `barrier.cluster`, a cluster-wide barrier")
+                    .primary(
+                        crate::span::Span::new(code_span.start + r.start, code_span.start + r.end),
+                        "here",
+                    )
+                    .note("`barrier.cluster` waits for every thread of every CTA in the cluster (a CTA alone is a cluster of one): the worker's other warps run other tasks' roles and never arrive (I-R2)")
+                    .help("declare `barrier NAME = named(ID, threads 128)` (an id in 1-15 other than 8) and synchronise the 128 consumer threads on it: `mpkc::named_barrier_sync(BAR_<NAME>, kConsumerThreads)`"),
+            );
+        }
+    }
+}
+
+/// A pipeline's epilogue map (its `body cuda`) is called once per stored element, under the
+/// consumer's `n < M_REAL && row < N` guard: on sm_90a a lane's accumulator columns are its own
+/// (`layout::Sm90::acc_col(lane, i)`), so lanes of one warp take the guard differently at a
+/// token count below the tile's, and a tail tile's rows do on either target. A warp-collective
+/// there ([`super::warp_collectives`]) runs with lanes missing: undefined (E0406).
+fn epilogue_map_collectives(
+    raw: &str,
+    stripped: &str,
+    code_span: crate::span::Span,
+    sink: &mut Sink,
+) {
+    let mut lines = std::collections::BTreeSet::new();
+    for c in super::warp_collectives::collectives(raw, stripped) {
+        if !lines.insert(raw[..c.at.start].matches('\n').count()) {
+            continue;
+        }
+        sink.push(
+            Diagnostic::error(codes::BODY_SYNC, format!("the epilogue map {}", c.what))
+                .primary(crate::span::Span::new(code_span.start + c.at.start, code_span.start + c.at.end), "here")
+                .note("the map is called once per stored element under the consumer's `n < M_REAL && row < N` guard, which splits a warp's lanes (sm_90a's accumulator columns are per lane; a tail tile's rows): a collective there runs with lanes missing, which is undefined")
+                .help("compute the element from `acc`, `n`, `row` and `params::` alone; a reduction across elements is a task of its own"),
+        );
     }
 }
 
@@ -150,10 +209,6 @@ fn loader_rules(raw: &str, code: &str, code_span: crate::span::Span, sink: &mut 
         let w = &code[i..end];
         if w == "named_barrier_sync" || w.starts_with("BAR_") {
             report(i, w.len(), &format!("uses a named barrier (`{w}`)"));
-        } else if w == "__syncwarp"
-            || (w.starts_with("__") && w.ends_with("_sync") && w != "__syncthreads")
-        {
-            report(i, w.len(), &format!("calls the warp-collective `{w}`"));
         }
         i = end;
     }
@@ -179,6 +234,11 @@ fn loader_rules(raw: &str, code: &str, code_span: crate::span::Span, sink: &mut 
                 }
             }
         }
+    }
+    // Warp intrinsics, the prelude's collectives, PTX `.sync` / `.aligned` instructions: the
+    // other 31 lanes are waiting at the role's end, not here.
+    for c in super::warp_collectives::collectives(raw, code) {
+        report(c.at.start, c.at.len(), &c.what);
     }
 }
 

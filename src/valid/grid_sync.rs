@@ -301,7 +301,7 @@ fn early_return(stripped: &str, last: usize) -> Option<(usize, &'static str)> {
 
 /// Whether byte `i` of `stripped` lies in a lambda's body: one of its enclosing `{` follows a
 /// lambda introducer (`]`, `](…)`, `](…) mutable`, `](…) -> T`).
-fn in_lambda(stripped: &str, i: usize) -> bool {
+pub(super) fn in_lambda(stripped: &str, i: usize) -> bool {
     let mut opens = Vec::new();
     for (j, c) in stripped[..i].char_indices() {
         match c {

@@ -126,6 +126,28 @@ pub fn lever_name_taken(ir: &TaskIr, name: &str) -> bool {
     derived || header_identifiers().contains(name)
 }
 
+/// The first place an inline body the task compiles (its consumer body or epilogue map, its
+/// ring loader's, a used helper's) names `lever` as a word, with whose body it is: the lever's
+/// `-D` would rewrite it (a body's local of that name stops compiling once the lever is on,
+/// and a body reading the macro does not compile with it off, its default, I-H7). A helper's
+/// body lies in another file: its `use` line stands for it.
+fn lever_in_bodies(ir: &TaskIr, lever: &str) -> Option<(Span, String)> {
+    use super::body::{strip_comments_and_strings, word_offsets};
+    let first = |code: &str| word_offsets(&strip_comments_and_strings(code), lever).next();
+    for (code, code_span) in super::body::inline_bodies(ir) {
+        if let Some(k) = first(code) {
+            let at = Span::new(code_span.start + k, code_span.start + k + lever.len());
+            return Some((at, "an inline body".to_string()));
+        }
+    }
+    ir.helpers.iter().find_map(|u| match &u.helper.body {
+        Some(crate::ir::BodyIr::Cuda { code, .. }) if first(code).is_some() => {
+            Some((u.span, format!("helper `{}`'s body", u.name)))
+        }
+        _ => None,
+    })
+}
+
 /// Every identifier of the support headers (outside comments and literals), read once.
 fn header_identifiers() -> &'static std::collections::BTreeSet<String> {
     static IDS: std::sync::OnceLock<std::collections::BTreeSet<String>> =
@@ -386,6 +408,16 @@ pub(super) fn names(ir: &TaskIr, sink: &mut Sink) {
                 &l.name,
                 "a lever is a macro (`#define`, `-D`), and the generated code or mpkc's headers use this name: the define would rewrite it (names starting with `MPKC` are mpkc's own defines)".to_string(),
             ));
+        } else if let Some((at, whose)) = lever_in_bodies(ir, &l.name) {
+            sink.push(
+                clash(
+                    l.span,
+                    &l.name,
+                    format!("a lever is a macro (`#define`, `-D`), and {whose} names `{}`: with the lever on, the define would rewrite it", l.name),
+                )
+                .secondary(at, "named here")
+                .help("rename the lever, or the body's name"),
+            );
         }
     }
     for p in ir.params.values() {

@@ -118,6 +118,13 @@ fn bytes_of(arg: &str, names: &Names<'_>) -> Option<i64> {
     value_of(arg, names).filter(|v| UINT32.contains(v))
 }
 
+/// The value of a ring call's byte argument `arg` where it is a constant expression over the
+/// body's constants `names`, in `0..=u32::MAX` (the rewrites of the module doc): what
+/// `valid::ring_uses` adds up.
+pub(super) fn constant_bytes(arg: &str, names: &Names<'_>) -> Option<i64> {
+    bytes_of(arg, names)
+}
+
 /// The value of a byte argument written without a cast to an integer type, where it is a
 /// constant expression outside `0..=u32::MAX` (what the `uint32_t` parameter wraps).
 fn wrapping(arg: &str, names: &Names<'_>) -> Option<i64> {

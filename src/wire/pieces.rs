@@ -194,13 +194,39 @@ const PY_RESERVED: &[&str] = &[
     "while", "with", "yield",
 ];
 
-/// The Python parameter name of tensor `t`: its name, with `_` added where it is reserved.
-fn py_name(t: &str) -> String {
-    if PY_RESERVED.contains(&t) {
-        format!("{t}_")
-    } else {
-        t.to_string()
+/// The names the layer method binds or reads besides its tensor parameters: a parameter of one
+/// of these names would shadow it (`tb_graph = TBGraph(...)` rebinding a tensor, a tensor named
+/// `CyTBGraph` called).
+const LAYER_NAMES: &[&str] = &[
+    "CyTBGraph",
+    "DTensor",
+    "TBGraph",
+    "grid_dim",
+    "num_tasks",
+    "tb_graph",
+    "tuple",
+];
+
+/// The Python parameter names of the tensors `ts`, in order: each tensor's name, with `_` added
+/// while it is a Python keyword, `self`, a name the layer itself uses ([`LAYER_NAMES`]), another
+/// tensor's name or one given before it (`lambda` and `lambda_` become `lambda_` and
+/// `lambda__`): distinct parameters that shadow nothing.
+fn py_names(ts: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(ts.len());
+    for t in ts {
+        let mut name = t.clone();
+        let taken = |n: &str, out: &[String]| {
+            PY_RESERVED.contains(&n)
+                || LAYER_NAMES.contains(&n)
+                || out.iter().any(|o| o == n)
+                || (n != t && ts.iter().any(|o| o == n))
+        };
+        while taken(&name, &out) {
+            name.push('_');
+        }
+        out.push(name);
     }
+    out
 }
 
 /// The layer method of `PersistentKernel` (§6.1 step 7): asserts the v2 runtime, builds the
@@ -208,12 +234,13 @@ fn py_name(t: &str) -> String {
 /// (inputs, then outputs) and registers the task. A grid-wide task takes its grid from the
 /// builder and asserts one task per worker (I-H4).
 pub fn layer(f: &UnitFacts) -> String {
-    let tensors: Vec<String> = f
-        .inputs
-        .iter()
-        .chain(&f.outputs)
-        .map(|t| py_name(t))
-        .collect();
+    let tensors = py_names(
+        &f.inputs
+            .iter()
+            .chain(&f.outputs)
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
     let mut s = String::new();
     let mut l = |t: &str| {
         s.push_str(t);
@@ -290,4 +317,26 @@ pub fn layer(f: &UnitFacts) -> String {
     ));
     l("");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::py_names;
+
+    fn names(ts: &[&str]) -> Vec<String> {
+        py_names(&ts.iter().map(|t| t.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn python_parameters_are_distinct_and_shadow_nothing() {
+        assert_eq!(names(&["x", "w", "y"]), ["x", "w", "y"]);
+        // A keyword takes `_`; a tensor already named so takes another.
+        assert_eq!(names(&["lambda", "lambda_"]), ["lambda__", "lambda_"]);
+        assert_eq!(names(&["lambda_", "lambda"]), ["lambda_", "lambda__"]);
+        // The layer's own locals and the names it calls.
+        assert_eq!(
+            names(&["tb_graph", "CyTBGraph", "grid_dim", "self"]),
+            ["tb_graph_", "CyTBGraph_", "grid_dim_", "self_"]
+        );
+    }
 }
