@@ -285,17 +285,37 @@ pub fn pack_no_effect(builds: &[TaskIr]) -> Vec<Diagnostic> {
         if packed_somewhere {
             continue;
         }
+        // A region under a page whose `pages N` (N > 1) makes it a page run: the count is why.
+        let (why, label, help) = if r.size < crate::plan::pages::PAGE_SIZE && r.page_count > 1 {
+            (
+                format!(
+                    "its `pages {}` makes it a run of whole pages ({} bytes here)",
+                    r.page_count, r.size
+                ),
+                format!("packed, but `pages {}` reserves whole pages", r.page_count),
+                format!(
+                    "drop `pages {}` to let it share a page, or drop `pack`",
+                    r.page_count
+                ),
+            )
+        } else {
+            (
+                format!("it is a page or more ({} bytes here)", r.size),
+                "packed, but never smaller than a page".to_string(),
+                "drop `pack` from this region".to_string(),
+            )
+        };
         out.push(
             Diagnostic::warning(
                 codes::PACK_NO_EFFECT,
                 format!(
-                    "`pack` on region `{}` has no effect: it is a page or more ({} bytes here) in every build of the contract",
-                    g.name, r.size
+                    "`pack` on region `{}` has no effect: {why} in every build of the contract",
+                    g.name
                 ),
             )
-            .primary(r.span, "packed, but never smaller than a page")
-            .note("MPK's planner packs only regions smaller than one 16384-byte page (contract doc §1.4): this one gets whole pages of its own in every instance and at every checked value of the param ranges, and `spec.h`'s pack flag changes nothing")
-            .help("drop `pack` from this region"),
+            .primary(r.span, label)
+            .note("MPK's planner packs only regions smaller than one 16384-byte page that take at most one page (contract doc §1.4): this one gets whole pages of its own in every instance and at every checked value of the param ranges, and `spec.h`'s pack flag changes nothing")
+            .help(help),
         );
     }
     out
