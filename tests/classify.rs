@@ -101,15 +101,47 @@ fn the_19_dsv3_ops_classify_into_their_stdlib_family() {
 }
 
 /// Descriptions beyond the 19 that reach the other starting contracts: bf16 at 64 tokens, a
-/// tail tile (N = 576), a short-K GEMV, a softmax-like reduction, a small attention.
+/// tail tile (N = 576), a short-K GEMV, a softmax-like reduction, batched elementwise and
+/// reduction ops, a small attention.
 const MORE: &[(&str, &str)] = &[
     ("m64", "kind = \"gemm\"\n[shape]\nM = 64\nN = 7168\nK = 512\n[dtype]\ninput = \"bf16\"\nweight = \"bf16\"\noutput = \"bf16\"\n"),
     ("kv_a_tail", "kind = \"gemm\"\n[shape]\nM = 4\nN = 576\nK = 7168\n[dtype]\ninput = \"bf16\"\nweight = \"bf16\"\noutput = \"bf16\"\n"),
     ("short_k_bf16", "kind = \"gemv\"\n[shape]\nM = 1\nN = 2048\nK = 256\n[dtype]\ninput = \"bf16\"\nweight = \"bf16\"\noutput = \"bf16\"\n"),
     ("short_k", "kind = \"gemm\"\n[shape]\nM = 2\nN = 384\nK = 256\n[dtype]\ninput = \"f32\"\nweight = \"bf16\"\noutput = \"f32\"\n"),
     ("softmax", "kind = \"reduction\"\n[shape]\nM = 4\nN = 4096\nout_n = 4096\n[dtype]\ninput = \"f32\"\noutput = \"f32\"\n"),
+    ("batched_weighted", "kind = \"elementwise\"\n[shape]\nM = 1\nN = 7168\nbatch = 8\n[dtype]\ninput = \"bf16\"\nweight = \"f32\"\noutput = \"bf16\"\n"),
+    ("batched_rows", "kind = \"reduction\"\n[shape]\nM = 2\nN = 1024\nbatch = 4\n[dtype]\ninput = \"f32\"\noutput = \"f32\"\n"),
     ("kv_c", "kind = \"attention\"\n[shape]\nM = 2\nheads = 8\nqk = 128\nv = 128\nkv_len = 1024\n[dtype]\ninput = \"bf16\"\noutput = \"bf16\"\n"),
 ];
+
+/// `batch` (independent problems of the shape) is the leading extent of each per-problem tensor
+/// of a consumer starting contract and a factor of its task count; a weight the description
+/// names reaches an elementwise contract (new-op pass 88: both were dropped without a word).
+#[test]
+fn batch_and_weight_reach_the_starting_contract() {
+    let w_uk = std::fs::read_to_string("tests/classify/07_w_uk_absorb.toml").unwrap();
+    let c = new_contract(&w_uk, "w_uk_absorb").unwrap();
+    for line in [
+        "param batch: int = 16",
+        "tensor x: bf16[batch, m, K] in activation",
+        "tensor W: bf16[batch, N, K] in weight",
+        "tensor y: bf16[batch, m, N] out output",
+        "granularity per_tile(tasks batch * ceil_div(N, 128))",
+    ] {
+        assert!(c.contains(line), "{line}:\n{c}");
+    }
+    let combine = "kind = \"elementwise\"\n[shape]\nM = 1\nN = 7168\nbatch = 8\n[dtype]\ninput = \"bf16\"\nweight = \"f32\"\noutput = \"bf16\"\n";
+    let c = new_contract(combine, "combine").unwrap();
+    for line in [
+        "tensor x: bf16[batch, m, n] in",
+        "tensor w: f32[n] in weight",
+        "tensor y: bf16[batch, m, n] out",
+    ] {
+        assert!(c.contains(line), "{line}:\n{c}");
+    }
+    let one = combine.replace("batch = 8\n", "");
+    assert!(!new_contract(&one, "combine").unwrap().contains("batch"));
+}
 
 #[test]
 fn every_starting_contract_checks_with_no_diagnostic() {

@@ -77,6 +77,20 @@ fn tokens_param(w: &mut Writer, name: &str, m: i64) {
     w.line(format!("param {name}: int in 1..={} = {m}", m.max(16)));
 }
 
+/// The description's `batch` (independent problems of its shape) as the leading extent of a
+/// consumer's per-problem tensors: with `batch` > 1, `param batch` and the prefix `"batch, "`
+/// its tensors' shapes start with, and the factor `"batch * "` of its task count; with none (or
+/// 1), empty strings: the contract of one problem.
+fn batch_param(w: &mut Writer, d: &Description) -> (&'static str, &'static str) {
+    let b = d.extent_or("batch", 1);
+    if b > 1 {
+        w.line(format!("param batch: int = {b}"));
+        ("batch, ", "batch * ")
+    } else {
+        ("", "")
+    }
+}
+
 fn pipeline(w: &mut Writer, d: &Description) -> Result<(), Diagnostic> {
     let (n, k, m) = (
         d.extent_or("N", 1),
@@ -419,10 +433,11 @@ fn consumer_gemv(w: &mut Writer, d: &Description) {
     w.line(format!("param N: int = {n}"));
     w.line(format!("param K: int = {k}"));
     tokens_param(w, "m", m);
+    let (b, bt) = batch_param(w, d);
     w.blank();
-    w.line(format!("tensor x: {}[m, K] in activation", it.as_str()));
-    w.line(format!("tensor W: {}[N, K] in weight", wt.as_str()));
-    w.line(format!("tensor y: {}[m, N] out output", ot.as_str()));
+    w.line(format!("tensor x: {}[{b}m, K] in activation", it.as_str()));
+    w.line(format!("tensor W: {}[{b}N, K] in weight", wt.as_str()));
+    w.line(format!("tensor y: {}[{b}m, N] out output", ot.as_str()));
     w.blank();
     w.comment("The activation rows, staged once per task and read by every warp.");
     w.line(format!(
@@ -430,8 +445,12 @@ fn consumer_gemv(w: &mut Writer, d: &Description) {
         esize(it)
     ));
     w.line("barrier sync = named(3, threads 128)");
-    w.comment("One task per 128 weight rows; nwarps by the wave-quant tie (design.md rule 4).");
-    w.line("granularity per_tile(tasks ceil_div(N, 128))");
+    if b.is_empty() {
+        w.comment("One task per 128 weight rows; nwarps by the wave-quant tie (design.md rule 4).");
+    } else {
+        w.comment("One task per problem and 128 of its weight rows; nwarps by the wave-quant tie (design.md rule 4).");
+    }
+    w.line(format!("granularity per_tile(tasks {bt}ceil_div(N, 128))"));
     body(w, &["x", "W", "y", "buf.x_rows"], true);
 }
 
@@ -494,17 +513,18 @@ fn consumer_rows(w: &mut Writer, d: &Description) {
     w.line(format!("param n: int = {n}"));
     w.line(format!("param out_n: int = {out_n}"));
     tokens_param(w, "m", m);
+    let (b, bt) = batch_param(w, d);
     w.blank();
-    w.line(format!("tensor x: {}[m, n] in", it.as_str()));
+    w.line(format!("tensor x: {}[{b}m, n] in", it.as_str()));
     if let Some(wt) = d.dtype("weight") {
         w.line(format!("tensor w: {}[n] in weight", wt.as_str()));
     }
-    w.line(format!("tensor y: {}[m, out_n] out", ot.as_str()));
+    w.line(format!("tensor y: {}[{b}m, out_n] out", ot.as_str()));
     w.blank();
     w.comment("Per-warp partial results (4 consumer warps x 8 bytes), combined after a barrier.");
     w.line("region partials { bytes 4 * 8; align 16; pack; release 1 }");
     w.line("barrier sync = named(3, threads 128)");
-    w.line("granularity per_tile(tasks m)");
+    w.line(format!("granularity per_tile(tasks {bt}m)"));
     let mut uses = vec!["x", "y", "buf.partials"];
     if d.dtype("weight").is_some() {
         uses.insert(1, "w");
@@ -528,10 +548,11 @@ fn attention(w: &mut Writer, d: &Description) {
     w.line(format!("param v: int = {v}"));
     w.line(format!("param kv_len: int = {kv}"));
     tokens_param(w, "m", m);
+    let (b, bt) = batch_param(w, d);
     w.blank();
-    w.line(format!("tensor q: {}[m, heads, qk] in", it.as_str()));
-    w.line(format!("tensor kv: {}[kv_len, qk] in", it.as_str()));
-    w.line(format!("tensor o: {}[m, heads, v] out", ot.as_str()));
+    w.line(format!("tensor q: {}[{b}m, heads, qk] in", it.as_str()));
+    w.line(format!("tensor kv: {}[{b}kv_len, qk] in", it.as_str()));
+    w.line(format!("tensor o: {}[{b}m, heads, v] out", ot.as_str()));
     w.blank();
     w.comment(format!(
         "One monolithic region: the queries of a head and a block of {KV_BLOCK} KV tokens, at the kernel's own offsets."
@@ -540,7 +561,7 @@ fn attention(w: &mut Writer, d: &Description) {
         "region attention_smem {{ bytes (m + {KV_BLOCK}) * qk * {e}; align 1024 }}"
     ));
     w.line("barrier sync = named(3, threads 128)");
-    w.line("granularity per_tile(tasks heads)");
+    w.line(format!("granularity per_tile(tasks {bt}heads)"));
     body(w, &["q", "kv", "o", "buf.attention_smem"], true);
 }
 
@@ -553,21 +574,32 @@ fn no_smem(w: &mut Writer, d: &Description) {
         w.line(format!("param rows: int = {}", d.extent_or("rows", 1)));
     }
     tokens_param(w, "m", m);
+    let (b, _) = batch_param(w, d);
     w.line("param tasks: int in 1..=1024 = 8");
     w.blank();
-    let uses: &[&str] = if d.kind.value == super::desc::Kind::Gather {
-        w.line(format!("tensor ids: {}[m] in", it.as_str()));
+    let uses: Vec<&str> = if d.kind.value == super::desc::Kind::Gather {
+        w.line(format!("tensor ids: {}[{b}m] in", it.as_str()));
         w.line(format!("tensor table: {}[rows, n] in weight", wt.as_str()));
-        w.line(format!("tensor y: {}[m, n] out", ot.as_str()));
-        &["ids", "table", "y"]
+        w.line(format!("tensor y: {}[{b}m, n] out", ot.as_str()));
+        vec!["ids", "table", "y"]
     } else {
-        w.line(format!("tensor x: {}[m, n] in", it.as_str()));
-        w.line(format!("tensor y: {}[m, n] out", ot.as_str()));
-        &["x", "y"]
+        w.line(format!("tensor x: {}[{b}m, n] in", it.as_str()));
+        // A weight the description names (a per-column scale, a bias): one row shared by every
+        // row of x.
+        let weighted = d.dtype("weight").is_some();
+        if weighted {
+            w.line(format!("tensor w: {}[n] in weight", wt.as_str()));
+        }
+        w.line(format!("tensor y: {}[{b}m, n] out", ot.as_str()));
+        if weighted {
+            vec!["x", "w", "y"]
+        } else {
+            vec!["x", "y"]
+        }
     };
     w.blank();
     w.line("granularity per_tile(tasks tasks)");
-    body(w, uses, false);
+    body(w, &uses, false);
 }
 
 fn helper(w: &mut Writer, d: &Description) {
@@ -583,9 +615,10 @@ fn helper(w: &mut Writer, d: &Description) {
     w.line(format!("param n: int = {n}"));
     w.line(format!("param out_n: int = {out_n}"));
     tokens_param(w, "m", m);
+    let (b, _) = batch_param(w, d);
     w.blank();
-    w.line(format!("tensor x: {}[m, n] in", it.as_str()));
-    w.line(format!("tensor y: {}[m, out_n] out", ot.as_str()));
+    w.line(format!("tensor x: {}[{b}m, n] in", it.as_str()));
+    w.line(format!("tensor y: {}[{b}m, out_n] out", ot.as_str()));
     w.blank();
     w.comment(
         "Stage 2: the function's code, run by the caller's 128 consumer threads with one pointer",
