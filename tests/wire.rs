@@ -202,7 +202,7 @@ fn every_stdlib_unit_wires_into_a_fresh_copy_with_each_piece_once() {
             &format!(
                 "std::make_tuple({}, {}, {}, variant_id)",
                 u.inputs.len(),
-                u.outputs.len(),
+                u.mpk_outputs().len(),
                 u.enum_name
             ),
         );

@@ -1,5 +1,6 @@
 //! What `mpkc wire` renders, against the generated files and without an MPK tree: the
-//! registration it writes states what the unit's `.cuh` states, an `inout` tensor is an input,
+//! registration it writes states what the unit's `.cuh` states, an `inout` tensor is an input
+//! (and again an output of MPK's graph),
 //! the outputs a layer allocates zeroed, and `mpkc build`'s wiring snippet holds every piece.
 
 use mpkc::driver::build::generate_all;
@@ -70,20 +71,44 @@ fn the_wired_registration_matches_the_generated_registration_struct() {
     assert!(seen > 0);
 }
 
-/// An `inout` tensor is an input of the registration's split (MPK's convention: the KV cache its
-/// attention tasks update in place is among their inputs): the in-place q_a/kv_a norms register
-/// two inputs and no output.
+/// An `inout` tensor is an input of the registration's split (the kernel reads and writes it
+/// through `input_ptrs`) and, for MPK's graph, an output again after the `out` tensors: MPK's
+/// annotated graph binds an edge from the most recent task with a tensor among its *outputs*
+/// (src/kernel/annotated_graph.cc, "most-recent-writer rule"), so an in-place update through an
+/// input slot alone would leave a later reader racing it. The in-place kv_a norm registers two
+/// inputs and its `x` again as its one output; `add_rmsnorm` its `y`, then its residual.
 #[test]
-fn an_inout_tensor_counts_as_an_input() {
-    let u = stdlib_units()
-        .into_iter()
+fn an_inout_tensor_is_an_input_and_again_an_output_of_the_graph() {
+    let units = stdlib_units();
+    let u = units
+        .iter()
         .find(|u| u.unit == "qkv_a_norm_kv_a")
         .expect("the dsv3 kv_a norm is wired");
     assert_eq!(u.inputs, ["x", "w"]);
     assert!(u.outputs.is_empty(), "{:?}", u.outputs);
-    let def = mpkc::wire::pieces::definition(&u);
+    assert_eq!(u.written_inputs, ["x"]);
+    assert_eq!(u.mpk_outputs(), ["x"]);
+    let def = mpkc::wire::pieces::definition(u);
     assert!(def.contains("int num_inputs = 2;"), "{def}");
-    assert!(def.contains("int num_outputs = 0;"), "{def}");
+    assert!(def.contains("int num_outputs = 1;"), "{def}");
+    assert!(mpkc::wire::pieces::graph_branch(u).contains("std::make_tuple(2, 1, "));
+    let py = mpkc::wire::pieces::layer(u);
+    assert!(
+        py.contains("self.kn_graph.customized([x, w, x], tb_graph)"),
+        "{py}"
+    );
+    assert_eq!(py.matches("tb_graph.new_input(x, ").count(), 2, "{py}");
+    // The method takes each tensor once.
+    assert_eq!(py.matches("        x: DTensor,").count(), 1, "{py}");
+    let add = units
+        .iter()
+        .find(|u| u.unit == "add_rmsnorm")
+        .expect("add_rmsnorm is wired");
+    assert_eq!(
+        add.mpk_outputs().last().map(String::as_str),
+        Some("residual")
+    );
+    assert_eq!(add.mpk_outputs().len(), add.outputs.len() + 1);
 }
 
 /// The outputs a layer method says to allocate zeroed: `split_k bf16`'s counters (not its

@@ -14,14 +14,25 @@ pub const MAX_INPUTS: usize = 8;
 pub const MAX_OUTPUTS: usize = 4;
 
 /// I-H1: the registration maps the contract's inputs onto `input_ptrs[0..]` and its outputs onto
-/// `output_ptrs[0..]` in declaration order; a task with more tensors than slots would index past
-/// them (E0604).
+/// `output_ptrs[0..]` in declaration order, then each `inout` tensor onto an output slot again
+/// (MPK's graph: `wire::UnitFacts::mpk_outputs`); a task with more tensors than slots would
+/// index past them (E0604).
 pub(super) fn task_slots(ir: &TaskIr, sink: &mut Sink) {
     if ir.family == Family::Helper {
         return; // a helper is called with its caller's pointers, it has no TaskDesc
     }
     let inputs: Vec<&TensorIr> = ir.inputs().map(|(_, t)| t).collect();
-    let outputs: Vec<&TensorIr> = ir.outputs().map(|(_, t)| t).collect();
+    // MPK's graph takes each `inout` tensor as an output too, after the `out` ones
+    // (`wire::UnitFacts::mpk_outputs`): it fills an `output_ptrs` slot.
+    let outputs: Vec<&TensorIr> = ir
+        .outputs()
+        .map(|(_, t)| t)
+        .chain(
+            ir.inputs()
+                .filter(|(_, t)| t.direction == crate::front::ast::Direction::InOut)
+                .map(|(_, t)| t),
+        )
+        .collect();
     for (list, max, what, field) in [
         (&inputs, MAX_INPUTS, "input", "input_ptrs"),
         (&outputs, MAX_OUTPUTS, "output", "output_ptrs"),
@@ -52,7 +63,7 @@ pub(super) fn task_slots(ir: &TaskIr, sink: &mut Sink) {
         }
         sink.push(
             d.note(format!(
-                "{what}s take `{field}[0..]` in declaration order (`inout` tensors count as inputs)"
+                "{what}s take `{field}[0..]` in declaration order (`inout` tensors count as inputs, and again as outputs after the `out` ones: MPK's graph makes a task a tensor's writer through its output slots only)"
             ))
             .help(format!(
                 "at most {max} {what} tensors: pack tensors that share a dtype into one buffer and index it, or split the task"

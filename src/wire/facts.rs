@@ -32,6 +32,11 @@ pub struct UnitFacts {
     pub inputs: Vec<String>,
     /// Output tensor names (the `out` tensors; an `inout` one is an input), in `output_ptrs` order.
     pub outputs: Vec<String>,
+    /// The `inout` tensors (each also among [`UnitFacts::inputs`]), in input order: MPK's graph
+    /// also gets each as an output slot after [`UnitFacts::outputs`] (the same buffer), since
+    /// its annotated graph makes a task the writer of a tensor through its output slots only
+    /// ([`UnitFacts::mpk_outputs`]).
+    pub written_inputs: Vec<String>,
     /// The outputs allocated zero and left zero by every run, each with what it is:
     /// [`CheckedTask::zero_between_runs`] (`split_k bf16`'s and `split_k atomic`'s counters, the
     /// latter's accumulator).
@@ -52,6 +57,22 @@ pub struct UnitFacts {
 }
 
 impl UnitFacts {
+    /// The tensors MPK's graph takes as this task's outputs, in slot order: the `out` tensors,
+    /// then each `inout` one again. MPK binds an edge of its task graph from the most recent
+    /// task that has a tensor among its *outputs* to each later task that reads it
+    /// (`build_annotated_graph`, src/kernel/annotated_graph.cc at de8745d9, "most-recent-writer
+    /// rule"): a task that updates a tensor in place through an input slot alone is no writer of
+    /// it, and a later task of the same step that reads the tensor would not wait for it. The
+    /// kernel reads and writes an `inout` tensor through its `input_ptrs` slot; the output slot
+    /// that repeats it is for the graph.
+    pub fn mpk_outputs(&self) -> Vec<String> {
+        self.outputs
+            .iter()
+            .chain(&self.written_inputs)
+            .cloned()
+            .collect()
+    }
+
     /// The facts of `task`. Errors (diagnostics in `task`'s contract): no `task_id` (E0007), or
     /// a task with no registration to wire, such as a helper (E0803).
     pub fn of(task: &CheckedTask) -> Result<UnitFacts, Diagnostic> {
@@ -91,6 +112,11 @@ impl UnitFacts {
             registration,
             inputs: ir.inputs().map(|(_, t)| t.name.clone()).collect(),
             outputs: ir.outputs().map(|(_, t)| t.name.clone()).collect(),
+            written_inputs: ir
+                .inputs()
+                .filter(|(_, t)| t.direction == crate::front::ast::Direction::InOut)
+                .map(|(_, t)| t.name.clone())
+                .collect(),
             zeroed: ir
                 .outputs()
                 .filter(|(h, _)| task.zero_between_runs(*h))

@@ -67,7 +67,7 @@ fn bodies(f: &UnitFacts, reg: &Registration) -> Vec<(&'static str, String)> {
 /// generated `Registration`, and the SMEM declaration of the spec header.
 pub fn definition(f: &UnitFacts) -> String {
     let reg = &f.registration;
-    let (ni, no) = (f.inputs.len(), f.outputs.len());
+    let (ni, no) = (f.inputs.len(), f.mpk_outputs().len());
     let mut s = String::new();
     let mut l = |t: &str| {
         s.push_str(t);
@@ -79,7 +79,7 @@ pub fn definition(f: &UnitFacts) -> String {
         f.enum_name,
         f.task_id,
         names(&f.inputs),
-        names(&f.outputs)
+        outputs_text(f)
     ));
     l(&format!(
         "int TaskRegister::register_{}_task(threadblock::Graph const &bgraph,",
@@ -160,6 +160,18 @@ fn names(v: &[String]) -> String {
     }
 }
 
+/// The outputs as the graph takes them ([`UnitFacts::mpk_outputs`]): the `out` tensors, then
+/// each `inout` one marked as written in place (`y, residual (in place)`).
+fn outputs_text(f: &UnitFacts) -> String {
+    let v: Vec<String> = f
+        .outputs
+        .iter()
+        .cloned()
+        .chain(f.written_inputs.iter().map(|t| format!("{t} (in place)")))
+        .collect();
+    names(&v)
+}
+
 /// The graph.cc branch mapping the op name to the registrar and the tuple
 /// `(NUM_IN, NUM_OUT, TaskType, variant)` (§6.1 step 5; I-H1: the registration's split).
 pub fn graph_branch(f: &UnitFacts) -> String {
@@ -167,7 +179,7 @@ pub fn graph_branch(f: &UnitFacts) -> String {
         "  else if (name == \"{u}\") {{\n    int variant_id =\n        task_register->register_{u}_task(customized->bgraph, params);\n    task_config[op] =\n        std::make_tuple({ni}, {no}, {e}, variant_id);\n  }}\n",
         u = f.unit,
         ni = f.inputs.len(),
-        no = f.outputs.len(),
+        no = f.mpk_outputs().len(),
         e = f.enum_name
     )
 }
@@ -231,7 +243,8 @@ fn py_names(ts: &[String]) -> Vec<String> {
 
 /// The layer method of `PersistentKernel` (§6.1 step 7): asserts the v2 runtime, builds the
 /// TB graph over the grid of the contract's granularity, passes the tensors unpartitioned
-/// (inputs, then outputs) and registers the task. A grid-wide task takes its grid from the
+/// (inputs, then outputs, then each `inout` input again: [`UnitFacts::mpk_outputs`]) and
+/// registers the task. A grid-wide task takes its grid from the
 /// builder and asserts one task per worker (I-H4).
 pub fn layer(f: &UnitFacts) -> String {
     let tensors = py_names(
@@ -241,6 +254,19 @@ pub fn layer(f: &UnitFacts) -> String {
             .cloned()
             .collect::<Vec<_>>(),
     );
+    // The graph's operands: the inputs, the outputs, then each `inout` input again as an output
+    // (the same parameter): MPK's graph makes a task a tensor's writer through its output slots
+    // only ([`UnitFacts::mpk_outputs`]).
+    let operands: Vec<String> = tensors
+        .iter()
+        .cloned()
+        .chain(f.written_inputs.iter().filter_map(|w| {
+            f.inputs
+                .iter()
+                .position(|i| i == w)
+                .map(|k| tensors[k].clone())
+        }))
+        .collect();
     let mut s = String::new();
     let mut l = |t: &str| {
         s.push_str(t);
@@ -261,8 +287,14 @@ pub fn layer(f: &UnitFacts) -> String {
         f.enum_name,
         f.task_id,
         names(&f.inputs),
-        names(&f.outputs)
+        outputs_text(f)
     ));
+    for t in &f.written_inputs {
+        l(&format!(
+            "        # `{t}` is updated in place: an input, and again an output so that MPK's graph makes this task"
+        ));
+        l("        # its writer (a later op reading it waits for this one); the kernel uses its input slot.");
+    }
     for (t, what) in &f.zeroed {
         l(&format!(
             "        # `{t}`: {what}: allocate it zeroed (torch.zeros) once;"
@@ -302,14 +334,14 @@ pub fn layer(f: &UnitFacts) -> String {
     l(&format!(
         "        tb_graph = TBGraph(CyTBGraph(grid_dim, ({block}, 1, 1), 1, 64))"
     ));
-    for t in &tensors {
+    for t in &operands {
         l(&format!(
             "        tb_graph.new_input({t}, (-1, -1, -1), -1, True)"
         ));
     }
     l(&format!(
         "        self.kn_graph.customized([{}], tb_graph)",
-        tensors.join(", ")
+        operands.join(", ")
     ));
     l(&format!(
         "        self.kn_graph.register_task(tb_graph, \"{}\", [])",

@@ -14,13 +14,13 @@
 #include "mirage/persistent_kernel/tasks/blackwell_v2/add_rmsnorm_spec.h"
 
 // ---- src/kernel/task_register.cc: before the last `} // namespace runtime`
-// mpkc wire: `add_rmsnorm` (TASK_ADD_RMSNORM_V2 = 366). Inputs: x, residual, w; outputs: y.
+// mpkc wire: `add_rmsnorm` (TASK_ADD_RMSNORM_V2 = 366). Inputs: x, residual, w; outputs: y, residual (in place).
 int TaskRegister::register_add_rmsnorm_task(threadblock::Graph const &bgraph,
     std::vector<int> const &params) {
   // Every shape and param is compiled into the generated kernel: no runtime params.
   assert(params.size() == 0);
   int num_inputs = 3;
-  int num_outputs = 1;
+  int num_outputs = 2;
   assert(bgraph.operators.size() == (size_t)num_inputs + num_outputs);
   for (auto const &op : bgraph.operators) {
     assert(op->op_type == mirage::type::TB_INPUT_OP);
@@ -54,7 +54,7 @@ int TaskRegister::register_add_rmsnorm_task(threadblock::Graph const &bgraph,
     int variant_id =
         task_register->register_add_rmsnorm_task(customized->bgraph, params);
     task_config[op] =
-        std::make_tuple(3, 1, TASK_ADD_RMSNORM_V2, variant_id);
+        std::make_tuple(3, 2, TASK_ADD_RMSNORM_V2, variant_id);
   }
 
 // ---- src/kernel/runtime.cc: before `// Initialize input tensors to the task`, at its indentation
@@ -74,7 +74,9 @@ int TaskRegister::register_add_rmsnorm_task(threadblock::Graph const &bgraph,
         w: DTensor,
         y: DTensor,
     ):
-        """mpkc wire: `add_rmsnorm` (TASK_ADD_RMSNORM_V2 = 366); inputs x, residual, w, outputs y."""
+        """mpkc wire: `add_rmsnorm` (TASK_ADD_RMSNORM_V2 = 366); inputs x, residual, w, outputs y, residual (in place)."""
+        # `residual` is updated in place: an input, and again an output so that MPK's graph makes this task
+        # its writer (a later op reading it waits for this one); the kernel uses its input slot.
         assert self.use_v2_runtime, "add_rmsnorm is a Runtime-V2 task"
         grid_dim = (1, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
@@ -82,7 +84,8 @@ int TaskRegister::register_add_rmsnorm_task(threadblock::Graph const &bgraph,
         tb_graph.new_input(residual, (-1, -1, -1), -1, True)
         tb_graph.new_input(w, (-1, -1, -1), -1, True)
         tb_graph.new_input(y, (-1, -1, -1), -1, True)
-        self.kn_graph.customized([x, residual, w, y], tb_graph)
+        tb_graph.new_input(residual, (-1, -1, -1), -1, True)
+        self.kn_graph.customized([x, residual, w, y, residual], tb_graph)
         self.kn_graph.register_task(tb_graph, "add_rmsnorm", [])
 
 #endif

@@ -14,13 +14,13 @@
 #include "mirage/persistent_kernel/tasks/blackwell_v2/kv_append_spec.h"
 
 // ---- src/kernel/task_register.cc: before the last `} // namespace runtime`
-// mpkc wire: `kv_append` (TASK_KV_APPEND_V2 = 362). Inputs: kv, ckv; outputs: none.
+// mpkc wire: `kv_append` (TASK_KV_APPEND_V2 = 362). Inputs: kv, ckv; outputs: ckv (in place).
 int TaskRegister::register_kv_append_task(threadblock::Graph const &bgraph,
     std::vector<int> const &params) {
   // Every shape and param is compiled into the generated kernel: no runtime params.
   assert(params.size() == 0);
   int num_inputs = 2;
-  int num_outputs = 0;
+  int num_outputs = 1;
   assert(bgraph.operators.size() == (size_t)num_inputs + num_outputs);
   for (auto const &op : bgraph.operators) {
     assert(op->op_type == mirage::type::TB_INPUT_OP);
@@ -54,7 +54,7 @@ int TaskRegister::register_kv_append_task(threadblock::Graph const &bgraph,
     int variant_id =
         task_register->register_kv_append_task(customized->bgraph, params);
     task_config[op] =
-        std::make_tuple(2, 0, TASK_KV_APPEND_V2, variant_id);
+        std::make_tuple(2, 1, TASK_KV_APPEND_V2, variant_id);
   }
 
 // ---- src/kernel/runtime.cc: before `// Initialize input tensors to the task`, at its indentation
@@ -72,13 +72,16 @@ int TaskRegister::register_kv_append_task(threadblock::Graph const &bgraph,
         kv: DTensor,
         ckv: DTensor,
     ):
-        """mpkc wire: `kv_append` (TASK_KV_APPEND_V2 = 362); inputs kv, ckv, outputs none."""
+        """mpkc wire: `kv_append` (TASK_KV_APPEND_V2 = 362); inputs kv, ckv, outputs ckv (in place)."""
+        # `ckv` is updated in place: an input, and again an output so that MPK's graph makes this task
+        # its writer (a later op reading it waits for this one); the kernel uses its input slot.
         assert self.use_v2_runtime, "kv_append is a Runtime-V2 task"
         grid_dim = (1, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (128, 1, 1), 1, 64))
         tb_graph.new_input(kv, (-1, -1, -1), -1, True)
         tb_graph.new_input(ckv, (-1, -1, -1), -1, True)
-        self.kn_graph.customized([kv, ckv], tb_graph)
+        tb_graph.new_input(ckv, (-1, -1, -1), -1, True)
+        self.kn_graph.customized([kv, ckv, ckv], tb_graph)
         self.kn_graph.register_task(tb_graph, "kv_append", [])
 
 #endif

@@ -14,13 +14,13 @@
 #include "mirage/persistent_kernel/tasks/blackwell_v2/qkv_a_norm_kv_a_spec.h"
 
 // ---- src/kernel/task_register.cc: before the last `} // namespace runtime`
-// mpkc wire: `qkv_a_norm_kv_a` (TASK_QKV_A_NORM_V2 = 328). Inputs: x, w; outputs: none.
+// mpkc wire: `qkv_a_norm_kv_a` (TASK_QKV_A_NORM_V2 = 328). Inputs: x, w; outputs: x (in place).
 int TaskRegister::register_qkv_a_norm_kv_a_task(threadblock::Graph const &bgraph,
     std::vector<int> const &params) {
   // Every shape and param is compiled into the generated kernel: no runtime params.
   assert(params.size() == 0);
   int num_inputs = 2;
-  int num_outputs = 0;
+  int num_outputs = 1;
   assert(bgraph.operators.size() == (size_t)num_inputs + num_outputs);
   for (auto const &op : bgraph.operators) {
     assert(op->op_type == mirage::type::TB_INPUT_OP);
@@ -54,7 +54,7 @@ int TaskRegister::register_qkv_a_norm_kv_a_task(threadblock::Graph const &bgraph
     int variant_id =
         task_register->register_qkv_a_norm_kv_a_task(customized->bgraph, params);
     task_config[op] =
-        std::make_tuple(2, 0, TASK_QKV_A_NORM_V2, variant_id);
+        std::make_tuple(2, 1, TASK_QKV_A_NORM_V2, variant_id);
   }
 
 // ---- src/kernel/runtime.cc: before `// Initialize input tensors to the task`, at its indentation
@@ -72,13 +72,16 @@ int TaskRegister::register_qkv_a_norm_kv_a_task(threadblock::Graph const &bgraph
         x: DTensor,
         w: DTensor,
     ):
-        """mpkc wire: `qkv_a_norm_kv_a` (TASK_QKV_A_NORM_V2 = 328); inputs x, w, outputs none."""
+        """mpkc wire: `qkv_a_norm_kv_a` (TASK_QKV_A_NORM_V2 = 328); inputs x, w, outputs x (in place)."""
+        # `x` is updated in place: an input, and again an output so that MPK's graph makes this task
+        # its writer (a later op reading it waits for this one); the kernel uses its input slot.
         assert self.use_v2_runtime, "qkv_a_norm_kv_a is a Runtime-V2 task"
         grid_dim = (1, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(x, (-1, -1, -1), -1, True)
         tb_graph.new_input(w, (-1, -1, -1), -1, True)
-        self.kn_graph.customized([x, w], tb_graph)
+        tb_graph.new_input(x, (-1, -1, -1), -1, True)
+        self.kn_graph.customized([x, w, x], tb_graph)
         self.kn_graph.register_task(tb_graph, "qkv_a_norm_kv_a", [])
 
 #endif

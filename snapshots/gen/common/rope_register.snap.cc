@@ -14,13 +14,13 @@
 #include "mirage/persistent_kernel/tasks/blackwell_v2/rope_spec.h"
 
 // ---- src/kernel/task_register.cc: before the last `} // namespace runtime`
-// mpkc wire: `rope` (TASK_ROPE_V2 = 357). Inputs: q_pe, k_pe, positions; outputs: none.
+// mpkc wire: `rope` (TASK_ROPE_V2 = 357). Inputs: q_pe, k_pe, positions; outputs: q_pe (in place), k_pe (in place).
 int TaskRegister::register_rope_task(threadblock::Graph const &bgraph,
     std::vector<int> const &params) {
   // Every shape and param is compiled into the generated kernel: no runtime params.
   assert(params.size() == 0);
   int num_inputs = 3;
-  int num_outputs = 0;
+  int num_outputs = 2;
   assert(bgraph.operators.size() == (size_t)num_inputs + num_outputs);
   for (auto const &op : bgraph.operators) {
     assert(op->op_type == mirage::type::TB_INPUT_OP);
@@ -54,7 +54,7 @@ int TaskRegister::register_rope_task(threadblock::Graph const &bgraph,
     int variant_id =
         task_register->register_rope_task(customized->bgraph, params);
     task_config[op] =
-        std::make_tuple(3, 0, TASK_ROPE_V2, variant_id);
+        std::make_tuple(3, 2, TASK_ROPE_V2, variant_id);
   }
 
 // ---- src/kernel/runtime.cc: before `// Initialize input tensors to the task`, at its indentation
@@ -73,14 +73,20 @@ int TaskRegister::register_rope_task(threadblock::Graph const &bgraph,
         k_pe: DTensor,
         positions: DTensor,
     ):
-        """mpkc wire: `rope` (TASK_ROPE_V2 = 357); inputs q_pe, k_pe, positions, outputs none."""
+        """mpkc wire: `rope` (TASK_ROPE_V2 = 357); inputs q_pe, k_pe, positions, outputs q_pe (in place), k_pe (in place)."""
+        # `q_pe` is updated in place: an input, and again an output so that MPK's graph makes this task
+        # its writer (a later op reading it waits for this one); the kernel uses its input slot.
+        # `k_pe` is updated in place: an input, and again an output so that MPK's graph makes this task
+        # its writer (a later op reading it waits for this one); the kernel uses its input slot.
         assert self.use_v2_runtime, "rope is a Runtime-V2 task"
         grid_dim = (1, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(q_pe, (-1, -1, -1), -1, True)
         tb_graph.new_input(k_pe, (-1, -1, -1), -1, True)
         tb_graph.new_input(positions, (-1, -1, -1), -1, True)
-        self.kn_graph.customized([q_pe, k_pe, positions], tb_graph)
+        tb_graph.new_input(q_pe, (-1, -1, -1), -1, True)
+        tb_graph.new_input(k_pe, (-1, -1, -1), -1, True)
+        self.kn_graph.customized([q_pe, k_pe, positions, q_pe, k_pe], tb_graph)
         self.kn_graph.register_task(tb_graph, "rope", [])
 
 #endif
