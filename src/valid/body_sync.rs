@@ -207,15 +207,19 @@ fn loader_rules(raw: &str, code: &str, code_span: crate::span::Span, sink: &mut 
             .find(|&j| !ident(bytes[j]))
             .unwrap_or(bytes.len());
         let w = &code[i..end];
-        if w == "named_barrier_sync" || w.starts_with("BAR_") {
+        if matches!(
+            w,
+            "named_barrier_sync" | "named_barrier_or" | "__barrier_sync_count"
+        ) || w.starts_with("BAR_")
+        {
             report(i, w.len(), &format!("uses a named barrier (`{w}`)"));
         }
         i = end;
     }
-    // Raw PTX barriers sit in the asm strings, which the scan above blanked: read the strings
-    // alone (a comment that mentions `bar.sync` issues nothing), adjacent literals joined as
-    // C++ concatenates them (`"bar" ".sync 0;"`).
-    for s in crate::front::cuda::joined_strings(raw) {
+    // Raw PTX barriers sit in the asm strings, which the scan above blanked: read the `asm`
+    // statements' strings alone (a comment or a `static_assert` message that mentions `bar.sync`
+    // issues nothing), adjacent literals joined as C++ concatenates them (`"bar" ".sync 0;"`).
+    for s in super::asm_text::asm_strings(raw) {
         for pat in [
             "bar.sync",
             "bar.arrive",

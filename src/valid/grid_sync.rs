@@ -300,7 +300,8 @@ fn early_return(stripped: &str, last: usize) -> Option<(usize, &'static str)> {
 }
 
 /// Whether byte `i` of `stripped` lies in a lambda's body: one of its enclosing `{` follows a
-/// lambda introducer (`]`, `](…)`, `](…) mutable`, `](…) -> T`).
+/// lambda introducer (`]`, `](…)`, `](…) mutable`, `](…) noexcept`, `](…) -> T`,
+/// `](…) __device__ -> decltype(…)`).
 pub(super) fn in_lambda(stripped: &str, i: usize) -> bool {
     let mut opens = Vec::new();
     for (j, c) in stripped[..i].char_indices() {
@@ -313,13 +314,29 @@ pub(super) fn in_lambda(stripped: &str, i: usize) -> bool {
         }
     }
     opens.iter().any(|&o| {
-        let head = stripped[..o].trim_end();
-        let head = head.strip_suffix("mutable").map_or(head, str::trim_end);
-        // `-> T`: the return type is a few words after the `)`.
-        let head = match head.rfind("->") {
-            Some(a) if !head[a..].contains([')', ';', '{', '}']) => head[..a].trim_end(),
-            _ => head,
-        };
+        let mut head = stripped[..o].trim_end();
+        // `-> T`: the return type after the `)` (`-> float`, `-> decltype(a + b)`: balanced
+        // parentheses, no statement between).
+        if let Some(a) = head.rfind("->") {
+            let ret = &head[a..];
+            let balanced = ret.matches('(').count() == ret.matches(')').count();
+            if balanced && !ret.contains([';', '{', '}']) {
+                head = head[..a].trim_end();
+            }
+        }
+        // The specifiers between the parameter list and the body.
+        loop {
+            let stripped_spec = ["mutable", "noexcept", "constexpr", "__device__", "__host__"]
+                .iter()
+                .find_map(|w| {
+                    head.strip_suffix(w)
+                        .filter(|h| !h.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+                });
+            match stripped_spec {
+                Some(h) => head = h.trim_end(),
+                None => break,
+            }
+        }
         if head.ends_with(']') {
             return true;
         }

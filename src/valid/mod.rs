@@ -67,6 +67,7 @@ mod sems;
 pub mod smem;
 mod static_asserts;
 mod task_scope;
+mod tensor_access;
 mod tensor_roles;
 mod tma;
 mod tmem;
@@ -236,6 +237,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Check
     ring_copies::ring_copies(&ir, sink);
     ring_uses::ring_uses(&ir, sink);
     body::tensors_used(&ir, binding.as_ref(), sink);
+    tensor_access::tensor_access(&ir, sink);
     roles::roles(&ir, sink);
     roles::barriers(&ir, sink);
     roles::setmaxnreg(&ir, sink);

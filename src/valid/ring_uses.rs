@@ -15,9 +15,13 @@
 //!   complete it early (the consumer reads a slot still being written).
 //!
 //! The calls are read in the order the body's text gives them, which is the order they run
-//! for straight-line code and for a loop whose body is a whole use. The byte balance is checked
-//! only where the use's text between `acquire` and `commit` has no branch or loop (its copies
-//! then run once each) and every count is a constant expression ([`super::ring_copies`]).
+//! for straight-line code and for a loop whose body is a whole use. A call that would be out of
+//! order just after a branch or loop keyword is taken for another branch's (`if (p) { copy;
+//! commit(); } else { copy; commit(); }` is one use), and calls inside a lambda are left out
+//! (they run where the lambda is called). The byte balance is checked only where the use's text
+//! between `acquire` and `commit` has no branch or loop (its copies then run once each), no copy
+//! of the ring lies in a lambda, and every count is a constant expression
+//! ([`super::ring_copies`]).
 
 use super::body::{call_args, calls_of, strip_comments_and_strings};
 use super::body_constants::body_constants;
@@ -71,6 +75,12 @@ pub(super) fn ring_uses(ir: &TaskIr, sink: &mut Sink) {
                 });
             }
         }
+        // A call inside a lambda runs where the lambda is called, which the text order does not
+        // show: such calls are left out, and a ring whose copies one makes gets no balance check.
+        let copies_in_lambdas = calls
+            .iter()
+            .any(|c| c.method == "copy" && super::grid_sync::in_lambda(&text, c.at.start));
+        calls.retain(|c| !super::grid_sync::in_lambda(&text, c.at.start));
         calls.sort_by_key(|c| c.at.start);
         let error = |msg: String, at: &std::ops::Range<usize>, label: &str| {
             Diagnostic::error(codes::ARRIVALS, msg)
@@ -80,20 +90,32 @@ pub(super) fn ring_uses(ir: &TaskIr, sink: &mut Sink) {
         // The open use: its `acquire` and the sum of its copies' constant bytes (`None` once one
         // is not constant).
         let mut open: Option<(&Call, Option<i64>)> = None;
+        // The use the last `commit` closed, and where the previous call ended: a call that
+        // would be out of order after a branch (`} else {`, `; else`) is the other branch's
+        // (`if (p) { copy; commit(); } else { copy; commit(); }`), not an error.
+        let mut closed: Option<&Call> = None;
+        let mut prev_end = 0usize;
         for c in &calls {
+            let branched = !straight(&text[prev_end.min(c.at.start)..c.at.start]);
+            prev_end = c.at.end;
             match c.method {
                 "acquire" | "load" => {
                     if let Some((a, _)) = open {
-                        sink.push(
-                            error(format!("ring `{}`'s `{}` begins a use while the one its `acquire` began is not committed", ch.name, c.method), &c.at, "a second use begins here")
-                                .secondary(span(&a.at), "the open use")
-                                .help(format!("call `{}.commit()` after the open use's copies", ch.name)),
-                        );
+                        if !branched {
+                            sink.push(
+                                error(format!("ring `{}`'s `{}` begins a use while the one its `acquire` began is not committed", ch.name, c.method), &c.at, "a second use begins here")
+                                    .secondary(span(&a.at), "the open use")
+                                    .help(format!("call `{}.commit()` after the open use's copies", ch.name)),
+                            );
+                        }
                     }
-                    open = (c.method == "acquire").then_some((c, Some(0)));
+                    // After a branch the bytes armed are one branch's: no balance to check.
+                    let bytes = if branched && open.is_some() { None } else { Some(0) };
+                    open = (c.method == "acquire").then_some((c, bytes));
                 }
                 "copy" => match &mut open {
                     Some((_, sum)) => *sum = sum.zip(c.bytes).map(|(s, b)| s + b),
+                    None if branched => open = closed.map(|a| (a, None)),
                     None => sink.push(
                         error(format!("ring `{}`'s `copy` lies outside a use", ch.name), &c.at, "no `acquire` before it")
                             .help(format!("begin the use with `{}.acquire(bytes)` (the sum of its copies) and end it with `commit()`", ch.name)),
@@ -101,15 +123,18 @@ pub(super) fn ring_uses(ir: &TaskIr, sink: &mut Sink) {
                 },
                 _ => {
                     let Some((a, sum)) = open.take() else {
-                        sink.push(
-                            error(format!("ring `{}`'s `commit` ends no use", ch.name), &c.at, "no open `acquire` before it")
-                                .note("a `commit` advances the ring to the next slot: one that ends no use skips a slot no copy filled, whose `wait` never completes")
-                                .help("call `commit()` once per `acquire`"),
-                        );
+                        if !branched {
+                            sink.push(
+                                error(format!("ring `{}`'s `commit` ends no use", ch.name), &c.at, "no open `acquire` before it")
+                                    .note("a `commit` advances the ring to the next slot: one that ends no use skips a slot no copy filled, whose `wait` never completes")
+                                    .help("call `commit()` once per `acquire`"),
+                            );
+                        }
                         continue;
                     };
+                    closed = Some(a);
                     let between = &text[a.at.end..c.at.start];
-                    if let (Some(armed), Some(sum)) = (a.bytes, sum) {
+                    if let (Some(armed), Some(sum), false) = (a.bytes, sum, copies_in_lambdas) {
                         if armed != sum && straight(between) {
                             let fate = if sum < armed {
                                 "the phase never completes and the consumer's `wait` hangs"
@@ -155,7 +180,17 @@ fn straight(between: &str) -> bool {
         .any(|(_, w)| {
             matches!(
                 *w,
-                "if" | "for" | "while" | "do" | "switch" | "goto" | "return" | "break" | "continue"
+                "if" | "else"
+                    | "for"
+                    | "while"
+                    | "do"
+                    | "switch"
+                    | "case"
+                    | "default"
+                    | "goto"
+                    | "return"
+                    | "break"
+                    | "continue"
             )
         })
         && !between.contains('?')

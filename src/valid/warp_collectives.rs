@@ -108,6 +108,39 @@ pub(super) fn prelude_collectives() -> &'static BTreeSet<String> {
     })
 }
 
+/// The functions of mpkc's prelude that sync on a named barrier: each `__device__` function
+/// whose body issues a PTX `bar`/`barrier` instruction, or calls such a function of the prelude
+/// (to a fixed point): `named_barrier_sync`, `named_barrier_or`, `batch_argmax`, `grid_barrier`.
+/// Read once; `valid::divergent_barriers` takes their calls for barrier uses.
+pub(super) fn prelude_barrier_functions() -> &'static BTreeSet<String> {
+    static SET: std::sync::OnceLock<BTreeSet<String>> = std::sync::OnceLock::new();
+    SET.get_or_init(|| {
+        let text = crate::back::SUPPORT_HEADERS
+            .iter()
+            .find(|(n, _)| *n == "mpkc_prelude.cuh")
+            .map_or("", |(_, t)| t);
+        let bodies = device_functions(text);
+        let mut set: BTreeSet<String> = bodies
+            .iter()
+            .filter(|(_, body)| !super::asm_barriers::barrier_instructions(body).is_empty())
+            .map(|(name, _)| name.clone())
+            .collect();
+        loop {
+            let more: Vec<String> = bodies
+                .iter()
+                .filter(|(name, body)| {
+                    !set.contains(name) && identifiers(body).iter().any(|(_, w)| set.contains(*w))
+                })
+                .map(|(name, _)| name.clone())
+                .collect();
+            if more.is_empty() {
+                break set;
+            }
+            set.extend(more);
+        }
+    })
+}
+
 /// Each `__device__` function defined in `text`: its name and its body's text (`{ … }`).
 fn device_functions(text: &str) -> Vec<(String, &str)> {
     let ids = identifiers(text);
@@ -192,6 +225,15 @@ mod tests {
         for f in ["lane_id", "warp_id", "ld_global_nc_v8", "cp_async_commit"] {
             assert!(!set.contains(f), "{f} taken for a collective");
         }
+    }
+
+    #[test]
+    fn the_prelude_barrier_functions_are_read_from_the_prelude() {
+        let set = prelude_barrier_functions();
+        for f in ["named_barrier_sync", "named_barrier_or", "batch_argmax"] {
+            assert!(set.contains(f), "{f} missing from {set:?}");
+        }
+        assert!(!set.contains("warp_sum"), "{set:?}");
     }
 
     #[test]

@@ -291,7 +291,7 @@ pub fn layer(f: &UnitFacts) -> String {
     ));
     for t in &f.written_inputs {
         l(&format!(
-            "        # `{t}` is updated in place: an input, and again an output so that MPK's graph makes this task"
+            "        # `{t}` is updated in place: an input, and again an output so that the task graph makes this task"
         ));
         l("        # its writer (a later op reading it waits for this one); the kernel uses its input slot.");
     }

@@ -75,7 +75,7 @@ int TaskRegister::register_add_rmsnorm_task(threadblock::Graph const &bgraph,
         y: DTensor,
     ):
         """mpkc wire: `add_rmsnorm` (TASK_ADD_RMSNORM_V2 = 366); inputs x, residual, w, outputs y, residual (in place)."""
-        # `residual` is updated in place: an input, and again an output so that MPK's graph makes this task
+        # `residual` is updated in place: an input, and again an output so that the task graph makes this task
         # its writer (a later op reading it waits for this one); the kernel uses its input slot.
         assert self.use_v2_runtime, "add_rmsnorm is a Runtime-V2 task"
         grid_dim = (1, 1, 1)

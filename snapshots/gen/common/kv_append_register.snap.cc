@@ -73,7 +73,7 @@ int TaskRegister::register_kv_append_task(threadblock::Graph const &bgraph,
         ckv: DTensor,
     ):
         """mpkc wire: `kv_append` (TASK_KV_APPEND_V2 = 362); inputs kv, ckv, outputs ckv (in place)."""
-        # `ckv` is updated in place: an input, and again an output so that MPK's graph makes this task
+        # `ckv` is updated in place: an input, and again an output so that the task graph makes this task
         # its writer (a later op reading it waits for this one); the kernel uses its input slot.
         assert self.use_v2_runtime, "kv_append is a Runtime-V2 task"
         grid_dim = (1, 1, 1)

@@ -73,7 +73,7 @@ int TaskRegister::register_qkv_a_norm_kv_a_task(threadblock::Graph const &bgraph
         w: DTensor,
     ):
         """mpkc wire: `qkv_a_norm_kv_a` (TASK_QKV_A_NORM_V2 = 328); inputs x, w, outputs x (in place)."""
-        # `x` is updated in place: an input, and again an output so that MPK's graph makes this task
+        # `x` is updated in place: an input, and again an output so that the task graph makes this task
         # its writer (a later op reading it waits for this one); the kernel uses its input slot.
         assert self.use_v2_runtime, "qkv_a_norm_kv_a is a Runtime-V2 task"
         grid_dim = (1, 1, 1)

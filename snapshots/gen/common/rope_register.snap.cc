@@ -74,9 +74,9 @@ int TaskRegister::register_rope_task(threadblock::Graph const &bgraph,
         positions: DTensor,
     ):
         """mpkc wire: `rope` (TASK_ROPE_V2 = 357); inputs q_pe, k_pe, positions, outputs q_pe (in place), k_pe (in place)."""
-        # `q_pe` is updated in place: an input, and again an output so that MPK's graph makes this task
+        # `q_pe` is updated in place: an input, and again an output so that the task graph makes this task
         # its writer (a later op reading it waits for this one); the kernel uses its input slot.
-        # `k_pe` is updated in place: an input, and again an output so that MPK's graph makes this task
+        # `k_pe` is updated in place: an input, and again an output so that the task graph makes this task
         # its writer (a later op reading it waits for this one); the kernel uses its input slot.
         assert self.use_v2_runtime, "rope is a Runtime-V2 task"
         grid_dim = (1, 1, 1)
