@@ -17,8 +17,9 @@
 //! unless the `goto` jumps to a label before it, or the exit lies in a fast path (a block entered
 //! alike by every thread that ends in its own `return`).
 //!
-//! Not read (known limits, each a hang the rule does not report): `break` / `continue` under a
-//! thread-dependent condition in a loop holding a barrier, a `do … while` condition, the earlier
+//! A thread-dependent `break` or `continue` counts for the barriers of its loop.
+//!
+//! Not read (known limits, each a hang the rule does not report): a `do … while` condition, the earlier
 //! conditions of an `else if` chain, an `else` without braces, a barrier inside a local lambda
 //! called under a condition, a lane read through `asm` (`%laneid`), a prelude function called
 //! unqualified after `using namespace mpkc`.
@@ -75,15 +76,24 @@ pub(super) fn divergent_barriers(ir: &TaskIr, sink: &mut Sink) {
         }
         if let Some((exit, word, cond)) = exits
             .iter()
-            .find(|(r, w, _)| {
-                r.start < site.start && exit_skips(&stripped, r, w, site.start, &tainted)
+            .find(|(r, w, _)| match *w {
+                // A `break` leaves the loop's later iterations too; a `continue` the rest of this
+                // one: barriers of the loop the exit belongs to.
+                "break" | "continue" => loop_block(&stripped, r.start).is_some_and(|l| {
+                    l.contains(&site.start) && (*w == "break" || r.start < site.start)
+                }),
+                _ => r.start < site.start && exit_skips(&stripped, r, w, site.start, &tainted),
             })
             .filter(|(r, _, _)| reported_exits.insert(r.start))
         {
             sink.push(
                 Diagnostic::error(
                     codes::BODY_SYNC,
-                    format!("a thread may leave the inline body by `{word}` before its {what}"),
+                    match *word {
+                        "break" => format!("a thread may leave its loop by `break` and miss the inline body's {what}"),
+                        "continue" => format!("a thread may skip the rest of its loop iteration by `continue` and miss the inline body's {what}"),
+                        _ => format!("a thread may leave the inline body by `{word}` before its {what}"),
+                    },
                 )
                 .primary(at(&site), "the threads that left never arrive here")
                 .secondary(at(exit), format!("`{word}` here"))
@@ -556,14 +566,14 @@ fn matching_open(s: &str, close: usize) -> Option<usize> {
     None
 }
 
-/// Each `return` or `goto` of the body (outside lambdas) taken under a condition that depends
-/// on the thread: its range, its word, and that condition's range.
+/// Each `return`, `goto`, `break` or `continue` of the body (outside lambdas) taken under a
+/// condition that depends on the thread: its range, its word, and that condition's range.
 fn thread_exits(
     stripped: &str,
     tainted: &Tainted,
 ) -> Vec<(Range<usize>, &'static str, Range<usize>)> {
     let mut out = Vec::new();
-    for word in ["return", "goto"] {
+    for word in ["return", "goto", "break", "continue"] {
         for i in super::body::word_offsets(stripped, word) {
             if super::grid_sync::in_lambda(stripped, i) {
                 continue;
@@ -578,6 +588,37 @@ fn thread_exits(
     }
     out.sort_by_key(|(r, _, _)| r.start);
     out
+}
+
+/// The block of the innermost loop (`for`, `while`, `do`) holding position `i`, where no
+/// `switch` lies between (a `break` there leaves the `switch`): from its `{` to past its `}`.
+fn loop_block(s: &str, i: usize) -> Option<Range<usize>> {
+    let mut opens: Vec<usize> = Vec::new();
+    for (j, c) in s[..i].char_indices() {
+        match c {
+            '{' => opens.push(j),
+            '}' => {
+                opens.pop();
+            }
+            _ => {}
+        }
+    }
+    for &o in opens.iter().rev() {
+        let head = s[statement_start(s, o)..o].trim_start();
+        let head = head.strip_prefix("else").map_or(head, str::trim_start);
+        let word: String = head
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        match word.as_str() {
+            "for" | "while" | "do" => {
+                return Some(o..crate::front::cuda::block_end(s, o).unwrap_or(s.len()))
+            }
+            "switch" => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Whether a thread that takes the exit at `exit` (a `return` or `goto` of [`thread_exits`])
