@@ -135,6 +135,13 @@ impl TaskIr {
         self.tensors.iter().filter(|(_, t)| t.direction.is_read())
     }
 
+    /// The `inout` tensors, in `input_ptrs` order: the tensors the task updates in place, which
+    /// MPK's graph takes again as outputs after the `out` ones (`wire::UnitFacts::mpk_outputs`).
+    pub fn in_place(&self) -> impl Iterator<Item = (Handle<TensorIr>, &TensorIr)> {
+        self.inputs()
+            .filter(|(_, t)| t.direction == crate::front::ast::Direction::InOut)
+    }
+
     /// Output tensors in `output_ptrs` order: the `out` tensors (an `inout` tensor is an input).
     pub fn outputs(&self) -> impl Iterator<Item = (Handle<TensorIr>, &TensorIr)> {
         self.tensors

@@ -25,6 +25,10 @@
 //! unqualified after `using namespace mpkc`.
 
 use super::body::{call_args, calls_of, strip_comments_and_strings};
+use super::cxx_scan::{
+    enclosing_opens, end_at, is_member_or_qualified, matching_backward, matching_forward,
+    statement_start,
+};
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::ir::{BodyIr, TaskIr};
 use crate::span::Span;
@@ -136,22 +140,10 @@ fn barrier_sites(ir: &TaskIr, code: &str, stripped: &str) -> Vec<(Range<usize>, 
             let rest = stripped[j..].trim_start();
             j += stripped[j..].len() - rest.len();
             if rest.starts_with('<') {
-                let mut depth = 0i32;
-                let close = rest.char_indices().find_map(|(k, c)| {
-                    match c {
-                        '<' => depth += 1,
-                        '>' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                return Some(k);
-                            }
-                        }
-                        _ => {}
-                    }
-                    None
-                });
-                let Some(k) = close else { continue };
-                j += k + 1;
+                let Some(close) = matching_forward(stripped, j, '<', '>') else {
+                    continue;
+                };
+                j = close + 1;
             }
             if stripped[j..].trim_start().starts_with('(') {
                 out.push((
@@ -227,7 +219,7 @@ fn thread_locals(stripped: &str) -> Tainted {
         let op_at = after_at + (stripped[after_at..].len() - after.len());
         let before = stripped[..i].trim_end();
         // Not a member or a qualified name (`p.x = …`, `ns::x = …`).
-        if before.ends_with('.') || before.ends_with("->") || before.ends_with("::") {
+        if is_member_or_qualified(stripped, i) {
             continue;
         }
         let compound = ["+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="]
@@ -252,7 +244,7 @@ fn thread_locals(stripped: &str) -> Tainted {
             name: w.to_string(),
             at: i,
             scope: i..scope_end(stripped, i),
-            value: value_from..value_end(stripped, value_from),
+            value: value_from..end_at(stripped, value_from, &[';', ',']),
             compound: compound.is_some(),
             tainted: false,
         });
@@ -300,7 +292,7 @@ fn scope_end(s: &str, i: usize) -> usize {
             '(' if depth > 0 => depth -= 1,
             '(' => {
                 if s[..j].trim_end().ends_with("for") {
-                    let Some(close) = matching_close(s, j) else {
+                    let Some(close) = matching_forward(s, j, '(', ')') else {
                         return s.len();
                     };
                     let rest = &s[close + 1..];
@@ -308,7 +300,7 @@ fn scope_end(s: &str, i: usize) -> usize {
                     return if s[body..].starts_with('{') {
                         crate::front::cuda::block_end(s, body).unwrap_or(s.len())
                     } else {
-                        statement_end(s, body)
+                        end_at(s, body, &[';'])
                     };
                 }
                 break;
@@ -329,37 +321,6 @@ fn scope_end(s: &str, i: usize) -> usize {
     s.len()
 }
 
-/// The end of the value bound at `from`: the first `;` or `,` outside parentheses, brackets and
-/// braces, or an unmatched closing one (`int s = 0, i = threadIdx.x;` binds `s` to `0` alone).
-fn value_end(s: &str, from: usize) -> usize {
-    let mut depth = 0i32;
-    for (j, c) in s[from..].char_indices() {
-        match c {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' if depth > 0 => depth -= 1,
-            ')' | ']' | '}' | ';' | ',' if depth == 0 => return from + j,
-            _ => {}
-        }
-    }
-    s.len()
-}
-
-/// The end of the statement that continues at `from`: the first `;` (or an unmatched `}`)
-/// outside parentheses, brackets and braces.
-fn statement_end(s: &str, from: usize) -> usize {
-    let mut depth = 0i32;
-    for (j, c) in s[from..].char_indices() {
-        match c {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' if depth > 0 => depth -= 1,
-            '}' => return from + j,
-            ';' if depth == 0 => return from + j,
-            _ => {}
-        }
-    }
-    s.len()
-}
-
 /// Whether the text of `stripped` at `r` names one of [`THREAD_NAMES`] (also as a member or a
 /// qualified name: `mpkc::lane_id()`, `tile.thread_rank()`) or a local whose binding in force
 /// there depends on the thread (a member `p.x` or a qualified `params::x` is no local).
@@ -371,11 +332,7 @@ fn depends_on_thread(stripped: &str, r: Range<usize>, tainted: &Tainted) -> bool
                 return true;
             }
             let q = r.start + k;
-            let before = stripped[..q].trim_end();
-            if before.ends_with('.') || before.ends_with("->") || before.ends_with("::") {
-                return false;
-            }
-            binding_tainted(tainted, w, q)
+            !is_member_or_qualified(stripped, q) && binding_tainted(tainted, w, q)
         })
 }
 
@@ -404,16 +361,7 @@ fn governing_conditions(stripped: &str, p: usize) -> Vec<Range<usize>> {
     let start = statement_start(stripped, p);
     out.extend(head_condition(stripped, start, p));
     // The enclosing blocks.
-    let mut opens: Vec<usize> = Vec::new();
-    for (j, c) in stripped[..p].char_indices() {
-        match c {
-            '{' => opens.push(j),
-            '}' => {
-                opens.pop();
-            }
-            _ => {}
-        }
-    }
+    let opens = enclosing_opens(stripped, p);
     for &o in opens.iter().rev() {
         let head_start = statement_start(stripped, o);
         if let Some(c) = head_condition(stripped, head_start, o) {
@@ -426,7 +374,7 @@ fn governing_conditions(stripped: &str, p: usize) -> Vec<Range<usize>> {
             let close = stripped[..head_start].trim_end();
             if close.ends_with('}') {
                 let close_at = close.len() - 1;
-                if let Some(open) = matching_open(stripped, close_at) {
+                if let Some(open) = matching_backward(stripped, close_at, '{', '}') {
                     let s = statement_start(stripped, open);
                     out.extend(head_condition(stripped, s, open));
                 }
@@ -434,21 +382,6 @@ fn governing_conditions(stripped: &str, p: usize) -> Vec<Range<usize>> {
         }
     }
     out
-}
-
-/// The start of the statement that holds position `p`: just past the last `;`, `{` or `}`
-/// before `p` outside parentheses (a `for` header's `;` is inside them).
-fn statement_start(s: &str, p: usize) -> usize {
-    let mut depth = 0i32;
-    for (j, c) in s[..p].char_indices().rev() {
-        match c {
-            ')' | ']' => depth += 1,
-            '(' | '[' => depth -= 1,
-            ';' | '{' | '}' if depth <= 0 => return j + 1,
-            _ => {}
-        }
-    }
-    0
 }
 
 /// The condition of the control statement that starts at `start` (after optional `else`) and
@@ -503,7 +436,7 @@ fn head_condition(s: &str, start: usize, upto: usize) -> Option<Range<usize>> {
     if !s[open..].starts_with('(') {
         return None;
     }
-    let close = matching_close(s, open)?;
+    let close = matching_forward(s, open, '(', ')')?;
     if close >= upto {
         return None;
     }
@@ -528,42 +461,6 @@ fn head_condition(s: &str, start: usize, upto: usize) -> Option<Range<usize>> {
         }
     }
     Some(open + 1..close)
-}
-
-/// The `)` matching the `(` at `open`.
-fn matching_close(s: &str, open: usize) -> Option<usize> {
-    let mut depth = 0i32;
-    for (j, c) in s[open..].char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(open + j);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// The `{` matching the `}` at `close`.
-fn matching_open(s: &str, close: usize) -> Option<usize> {
-    let mut depth = 0i32;
-    for (j, c) in s[..=close].char_indices().rev() {
-        match c {
-            '}' => depth += 1,
-            '{' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(j);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// Each `return`, `goto`, `break` or `continue` of the body (outside lambdas) taken under a
@@ -593,16 +490,7 @@ fn thread_exits(
 /// The block of the innermost loop (`for`, `while`, `do`) holding position `i`, where no
 /// `switch` lies between (a `break` there leaves the `switch`): from its `{` to past its `}`.
 fn loop_block(s: &str, i: usize) -> Option<Range<usize>> {
-    let mut opens: Vec<usize> = Vec::new();
-    for (j, c) in s[..i].char_indices() {
-        match c {
-            '{' => opens.push(j),
-            '}' => {
-                opens.pop();
-            }
-            _ => {}
-        }
-    }
+    let opens = enclosing_opens(s, i);
     for &o in opens.iter().rev() {
         let head = s[statement_start(s, o)..o].trim_start();
         let head = head.strip_prefix("else").map_or(head, str::trim_start);
@@ -649,16 +537,7 @@ fn exit_skips(
         }
     }
     // The blocks holding the exit, innermost first.
-    let mut opens: Vec<usize> = Vec::new();
-    for (j, c) in stripped[..exit.start].char_indices() {
-        match c {
-            '{' => opens.push(j),
-            '}' => {
-                opens.pop();
-            }
-            _ => {}
-        }
-    }
+    let opens = enclosing_opens(stripped, exit.start);
     for &o in opens.iter().rev() {
         let Some(close) = crate::front::cuda::block_end(stripped, o) else {
             continue;
@@ -686,7 +565,9 @@ mod tests {
     use super::*;
 
     fn conds(code: &str, marker: &str) -> Vec<String> {
-        let p = code.find(marker).unwrap();
+        let Some(p) = code.find(marker) else {
+            panic!("the test's code has no `{marker}`: {code}")
+        };
         governing_conditions(code, p)
             .into_iter()
             .map(|r| code[r].to_string())
@@ -731,7 +612,9 @@ mod tests {
         // A loop counter's scope is its loop: the second loop's `i` starts at 0.
         let loops = "for (int i = threadIdx.x; i < 64; i += 32) { y[i] = 0; } for (int i = 0; i < 2; ++i) X();";
         let t = thread_locals(loops);
-        let p = loops.find("X()").unwrap();
+        let Some(p) = loops.find("X()") else {
+            panic!("the test's code has no `X()`: {loops}")
+        };
         assert_eq!(
             governing_conditions(loops, p)
                 .into_iter()

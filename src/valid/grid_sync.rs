@@ -303,62 +303,43 @@ fn early_return(stripped: &str, last: usize) -> Option<(usize, &'static str)> {
 /// lambda introducer (`]`, `](…)`, `](…) mutable`, `](…) noexcept`, `](…) -> T`,
 /// `](…) __device__ -> decltype(…)`).
 pub(super) fn in_lambda(stripped: &str, i: usize) -> bool {
-    let mut opens = Vec::new();
-    for (j, c) in stripped[..i].char_indices() {
-        match c {
-            '{' => opens.push(j),
-            '}' => {
-                opens.pop();
-            }
-            _ => {}
-        }
-    }
-    opens.iter().any(|&o| {
-        let mut head = stripped[..o].trim_end();
-        // `-> T`: the return type after the `)` (`-> float`, `-> decltype(a + b)`: balanced
-        // parentheses, no statement between).
-        if let Some(a) = head.rfind("->") {
-            let ret = &head[a..];
-            let balanced = ret.matches('(').count() == ret.matches(')').count();
-            if balanced && !ret.contains([';', '{', '}']) {
-                head = head[..a].trim_end();
-            }
-        }
-        // The specifiers between the parameter list and the body.
-        loop {
-            let stripped_spec = ["mutable", "noexcept", "constexpr", "__device__", "__host__"]
-                .iter()
-                .find_map(|w| {
-                    head.strip_suffix(w)
-                        .filter(|h| !h.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
-                });
-            match stripped_spec {
-                Some(h) => head = h.trim_end(),
-                None => break,
-            }
-        }
-        if head.ends_with(']') {
-            return true;
-        }
-        if !head.ends_with(')') {
-            return false;
-        }
-        // The matching `(` of the parameter list, then `]` before it.
-        let mut depth = 0i32;
-        for (k, c) in head.char_indices().rev() {
-            match c {
-                ')' => depth += 1,
-                '(' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return head[..k].trim_end().ends_with(']');
-                    }
+    super::cxx_scan::enclosing_opens(stripped, i)
+        .iter()
+        .any(|&o| {
+            let mut head = stripped[..o].trim_end();
+            // `-> T`: the return type after the `)` (`-> float`, `-> decltype(a + b)`: balanced
+            // parentheses, no statement between).
+            if let Some(a) = head.rfind("->") {
+                let ret = &head[a..];
+                let balanced = ret.matches('(').count() == ret.matches(')').count();
+                if balanced && !ret.contains([';', '{', '}']) {
+                    head = head[..a].trim_end();
                 }
-                _ => {}
             }
-        }
-        false
-    })
+            // The specifiers between the parameter list and the body.
+            loop {
+                let stripped_spec = ["mutable", "noexcept", "constexpr", "__device__", "__host__"]
+                    .iter()
+                    .find_map(|w| {
+                        head.strip_suffix(w).filter(|h| {
+                            !h.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                        })
+                    });
+                match stripped_spec {
+                    Some(h) => head = h.trim_end(),
+                    None => break,
+                }
+            }
+            if head.ends_with(']') {
+                return true;
+            }
+            if !head.ends_with(')') {
+                return false;
+            }
+            // The matching `(` of the parameter list, then `]` before it.
+            super::cxx_scan::matching_backward(head, head.len() - 1, '(', ')')
+                .is_some_and(|k| head[..k].trim_end().ends_with(']'))
+        })
 }
 
 /// E0602 for the reserved calls outside their place, in every task: `mpkc::grid_barrier` is the

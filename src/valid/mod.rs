@@ -44,6 +44,7 @@ mod body_constants;
 mod body_sync;
 mod const_expr;
 mod coverage;
+mod cxx_scan;
 mod divergent_barriers;
 mod grid;
 mod grid_sync;

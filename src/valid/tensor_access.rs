@@ -11,18 +11,12 @@
 use super::body::{strip_comments_and_strings, word_offsets};
 use crate::diag::{codes, Diagnostic, Sink};
 use crate::front::ast::Direction;
-use crate::ir::{BodyIr, TaskIr};
+use crate::ir::TaskIr;
 use crate::span::Span;
 
 /// The rules of the module doc on the task's consumer and loader bodies.
 pub(super) fn tensor_access(ir: &TaskIr, sink: &mut Sink) {
-    for body in [&ir.body, &ir.loader_body] {
-        let Some(BodyIr::Cuda {
-            code, code_span, ..
-        }) = body
-        else {
-            continue;
-        };
+    for (code, code_span) in super::body::inline_bodies(ir) {
         let stripped = strip_comments_and_strings(code);
         let at = |r: std::ops::Range<usize>| {
             Span::new(code_span.start + r.start, code_span.start + r.end)
@@ -87,10 +81,10 @@ pub(super) fn tensor_access(ir: &TaskIr, sink: &mut Sink) {
 /// `--`, or `*name` followed by an assignment. The range runs from the name to the operator.
 fn write_at(code: &str, i: usize, name: &str) -> Option<std::ops::Range<usize>> {
     // Not a member (`p.x`, `p->x`) or a qualified name (`ns::x`).
-    let before = code[..i].trim_end();
-    if before.ends_with('.') || before.ends_with("->") || before.ends_with("::") {
+    if super::cxx_scan::is_member_or_qualified(code, i) {
         return None;
     }
+    let before = code[..i].trim_end();
     let mut j = i + name.len();
     let after = &code[j..];
     let ws = after.len() - after.trim_start().len();
@@ -102,22 +96,7 @@ fn write_at(code: &str, i: usize, name: &str) -> Option<std::ops::Range<usize>> 
         b.is_empty() || b.ends_with(['(', ';', '{', '}', '=', ',', '?', ':']) || closes_head(b)
     };
     if code[j..].starts_with('[') {
-        let mut depth = 0i32;
-        let mut end = None;
-        for (k, c) in code[j..].char_indices() {
-            match c {
-                '[' => depth += 1,
-                ']' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = Some(j + k + 1);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        j = end?;
+        j = super::cxx_scan::matching_forward(code, j, '[', ']')? + 1;
     } else if !deref {
         return None;
     }
@@ -149,25 +128,14 @@ fn closes_head(b: &str) -> bool {
     if !b.ends_with(')') {
         return false;
     }
-    let mut depth = 0i32;
-    for (k, c) in b.char_indices().rev() {
-        match c {
-            ')' => depth += 1,
-            '(' => {
-                depth -= 1;
-                if depth == 0 {
-                    let w = b[..k].trim_end();
-                    return ["if", "while", "for"].iter().any(|kw| {
-                        w.ends_with(kw)
-                            && !w[..w.len() - kw.len()]
-                                .ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
-                    });
-                }
-            }
-            _ => {}
-        }
-    }
-    false
+    super::cxx_scan::matching_backward(b, b.len() - 1, '(', ')').is_some_and(|k| {
+        let w = b[..k].trim_end();
+        ["if", "while", "for"].iter().any(|kw| {
+            w.ends_with(kw)
+                && !w[..w.len() - kw.len()]
+                    .ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        })
+    })
 }
 
 #[cfg(test)]

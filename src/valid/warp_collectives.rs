@@ -77,34 +77,12 @@ fn collective_instructions(lit: &str) -> Vec<(Range<usize>, &str)> {
 pub(super) fn prelude_collectives() -> &'static BTreeSet<String> {
     static SET: std::sync::OnceLock<BTreeSet<String>> = std::sync::OnceLock::new();
     SET.get_or_init(|| {
-        let text = crate::back::SUPPORT_HEADERS
-            .iter()
-            .find(|(n, _)| *n == "mpkc_prelude.cuh")
-            .map_or("", |(_, t)| t);
-        let bodies = device_functions(text);
-        let mut set: BTreeSet<String> = bodies
-            .iter()
-            .filter(|(_, body)| {
-                identifiers(body).iter().any(|(_, w)| is_warp_intrinsic(w))
-                    || crate::front::cuda::joined_strings(body)
-                        .iter()
-                        .any(|s| !collective_instructions(&s.text).is_empty())
-            })
-            .map(|(name, _)| name.clone())
-            .collect();
-        loop {
-            let more: Vec<String> = bodies
-                .iter()
-                .filter(|(name, body)| {
-                    !set.contains(name) && identifiers(body).iter().any(|(_, w)| set.contains(*w))
-                })
-                .map(|(name, _)| name.clone())
-                .collect();
-            if more.is_empty() {
-                break set;
-            }
-            set.extend(more);
-        }
+        prelude_closure(|body| {
+            identifiers(body).iter().any(|(_, w)| is_warp_intrinsic(w))
+                || crate::front::cuda::joined_strings(body)
+                    .iter()
+                    .any(|s| !collective_instructions(&s.text).is_empty())
+        })
     })
 }
 
@@ -115,30 +93,36 @@ pub(super) fn prelude_collectives() -> &'static BTreeSet<String> {
 pub(super) fn prelude_barrier_functions() -> &'static BTreeSet<String> {
     static SET: std::sync::OnceLock<BTreeSet<String>> = std::sync::OnceLock::new();
     SET.get_or_init(|| {
-        let text = crate::back::SUPPORT_HEADERS
+        prelude_closure(|body| !super::asm_barriers::barrier_instructions(body).is_empty())
+    })
+}
+
+/// The `__device__` functions of mpkc's prelude whose body `seed` accepts, and every function of
+/// the prelude that calls one of them, to a fixed point.
+fn prelude_closure(seed: impl Fn(&str) -> bool) -> BTreeSet<String> {
+    let text = crate::back::SUPPORT_HEADERS
+        .iter()
+        .find(|(n, _)| *n == "mpkc_prelude.cuh")
+        .map_or("", |(_, t)| t);
+    let bodies = device_functions(text);
+    let mut set: BTreeSet<String> = bodies
+        .iter()
+        .filter(|(_, body)| seed(body))
+        .map(|(name, _)| name.clone())
+        .collect();
+    loop {
+        let more: Vec<String> = bodies
             .iter()
-            .find(|(n, _)| *n == "mpkc_prelude.cuh")
-            .map_or("", |(_, t)| t);
-        let bodies = device_functions(text);
-        let mut set: BTreeSet<String> = bodies
-            .iter()
-            .filter(|(_, body)| !super::asm_barriers::barrier_instructions(body).is_empty())
+            .filter(|(name, body)| {
+                !set.contains(name) && identifiers(body).iter().any(|(_, w)| set.contains(*w))
+            })
             .map(|(name, _)| name.clone())
             .collect();
-        loop {
-            let more: Vec<String> = bodies
-                .iter()
-                .filter(|(name, body)| {
-                    !set.contains(name) && identifiers(body).iter().any(|(_, w)| set.contains(*w))
-                })
-                .map(|(name, _)| name.clone())
-                .collect();
-            if more.is_empty() {
-                break set;
-            }
-            set.extend(more);
+        if more.is_empty() {
+            break set;
         }
-    })
+        set.extend(more);
+    }
 }
 
 /// Each `__device__` function defined in `text`: its name and its body's text (`{ … }`).

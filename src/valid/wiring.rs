@@ -24,15 +24,7 @@ pub(super) fn task_slots(ir: &TaskIr, sink: &mut Sink) {
     let inputs: Vec<&TensorIr> = ir.inputs().map(|(_, t)| t).collect();
     // MPK's graph takes each `inout` tensor as an output too, after the `out` ones
     // (`wire::UnitFacts::mpk_outputs`): it fills an `output_ptrs` slot.
-    let outputs: Vec<&TensorIr> = ir
-        .outputs()
-        .map(|(_, t)| t)
-        .chain(
-            ir.inputs()
-                .filter(|(_, t)| t.direction == crate::front::ast::Direction::InOut)
-                .map(|(_, t)| t),
-        )
-        .collect();
+    let outputs: Vec<&TensorIr> = ir.outputs().chain(ir.in_place()).map(|(_, t)| t).collect();
     for (list, max, what, field) in [
         (&inputs, MAX_INPUTS, "input", "input_ptrs"),
         (&outputs, MAX_OUTPUTS, "output", "output_ptrs"),

@@ -112,11 +112,7 @@ impl UnitFacts {
             registration,
             inputs: ir.inputs().map(|(_, t)| t.name.clone()).collect(),
             outputs: ir.outputs().map(|(_, t)| t.name.clone()).collect(),
-            written_inputs: ir
-                .inputs()
-                .filter(|(_, t)| t.direction == crate::front::ast::Direction::InOut)
-                .map(|(_, t)| t.name.clone())
-                .collect(),
+            written_inputs: ir.in_place().map(|(_, t)| t.name.clone()).collect(),
             zeroed: ir
                 .outputs()
                 .filter(|(h, _)| task.zero_between_runs(*h))
