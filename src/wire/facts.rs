@@ -5,7 +5,7 @@
 use crate::back::registration::Registration;
 use crate::diag::{codes, Diagnostic};
 use crate::driver::Checked;
-use crate::ir::{GranularityIr, TensorRole};
+use crate::ir::{Dtype, GranularityIr, TensorIr, TensorRole};
 use crate::span::Span;
 use crate::valid::CheckedTask;
 
@@ -54,6 +54,57 @@ pub struct UnitFacts {
     /// `setmaxnreg consumer C, helpers H` (registers per thread), if declared: megakernel-wide
     /// build defines (contract doc §3.5) that wire reports but does not set.
     pub setmaxnreg: Option<(i64, i64)>,
+    /// What the Python layer asserts of each DTensor it takes: [`UnitFacts::inputs`] then
+    /// [`UnitFacts::outputs`], in that order.
+    pub shapes: Vec<LayerTensor>,
+}
+
+/// The dtype and extents one DTensor handed to the Python layer must have: the generated kernel
+/// compiles every extent in (no runtime params, I-H3), so a DTensor of another shape or element
+/// type is read or written out of its bounds, silently. MPK's own layers assert `num_dims`
+/// (python/mirage/mpk/persistent_kernel.py at de8745d9); mpkc asserts each extent too.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayerTensor {
+    /// The contract's tensor name.
+    pub name: String,
+    /// Its element type.
+    pub dtype: Dtype,
+    /// Its extents, outermost first (elements).
+    pub dims: Vec<i64>,
+    /// How the leading extent is held to `dims[0]`.
+    pub leading: Leading,
+}
+
+/// How the layer compares a DTensor's leading extent with the contract's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leading {
+    /// Equal, as every other extent.
+    Exact,
+    /// At least `dims[0]`: the run-time token count's rows (`m_real = runtime`), whose buffer
+    /// MPK may size for more tokens than the contract's maximum; the kernel touches rows below
+    /// the step's count only, at most `dims[0]`.
+    AtLeast,
+    /// Any: a paged KV pool (`paged(...)`), whose page count is the allocation's, reached
+    /// through MPK's page table.
+    Any,
+}
+
+impl LayerTensor {
+    fn of(t: &TensorIr) -> LayerTensor {
+        let leading = if t.paged.is_some() {
+            Leading::Any
+        } else if t.runtime_rows {
+            Leading::AtLeast
+        } else {
+            Leading::Exact
+        };
+        LayerTensor {
+            name: t.name.clone(),
+            dtype: t.dtype,
+            dims: t.dims.clone(),
+            leading,
+        }
+    }
 }
 
 impl UnitFacts {
@@ -139,6 +190,11 @@ impl UnitFacts {
             tasks,
             levers: ir.levers.iter().map(|l| l.name.clone()).collect(),
             setmaxnreg: crate::back::setmaxnreg::targets(ir),
+            shapes: ir
+                .inputs()
+                .chain(ir.outputs())
+                .map(|(_, t)| LayerTensor::of(t))
+                .collect(),
         })
     }
 

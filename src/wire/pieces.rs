@@ -2,8 +2,9 @@
 //! Indentation follows MPK's files (two spaces in C++, four in Python); every piece is a whole
 //! block of lines, so that its presence is a plain text test.
 
-use super::facts::UnitFacts;
+use super::facts::{LayerTensor, Leading, UnitFacts};
 use crate::back::registration::Registration;
+use crate::ir::Dtype;
 
 /// The role-body argument list MPK's dispatchers pass (contract doc §3.3).
 const ROLE_ARGS: &str = "task_desc, runtime_config, runtime_smem, instruction_index, iter_num";
@@ -213,11 +214,76 @@ const LAYER_NAMES: &[&str] = &[
     "CyTBGraph",
     "DTensor",
     "TBGraph",
+    "bfloat16",
+    "float16",
+    "float32",
+    "float8",
+    "float8_e4m3",
     "grid_dim",
+    "int32",
+    "int64",
     "num_tasks",
     "tb_graph",
     "tuple",
+    "uint8",
 ];
+
+/// The Python condition that DTensor `p`'s element type is `d`, in mirage's dtype objects
+/// (python/mirage/_cython/core.pyx at de8745d9: `DTensor.dtype` maps the graph's data type back
+/// through `convert_ctype_to_dtype`). `attach_input` gives every torch 8-bit float (e4m3, e5m2,
+/// e8m0) the one `float8`, so an fp8 tensor is checked for one byte of float, not its format; a
+/// `ue8m0` scale may also be attached as `uint8`.
+fn dtype_condition(p: &str, d: Dtype) -> String {
+    let one = |name: &str| format!("{p}.dtype == {name}");
+    match d {
+        Dtype::Bf16 => one("bfloat16"),
+        Dtype::F16 => one("float16"),
+        Dtype::F32 => one("float32"),
+        Dtype::I32 => one("int32"),
+        Dtype::I64 => one("int64"),
+        Dtype::U8 => one("uint8"),
+        Dtype::E4m3 | Dtype::E5m2 => format!("{p}.dtype in (float8, float8_e4m3)"),
+        Dtype::Ue8m0 => format!("{p}.dtype in (float8, uint8)"),
+    }
+}
+
+/// The layer's assertions on DTensor `p` (contract tensor `t`): its element type, its number of
+/// extents and each extent ([`LayerTensor`]: the kernel compiles them in). Two lines of Python,
+/// indented for the method body.
+fn shape_asserts(unit: &str, p: &str, t: &LayerTensor) -> [String; 2] {
+    let mut conds = vec![format!("{p}.num_dims == {}", t.dims.len())];
+    for (k, d) in t.dims.iter().enumerate() {
+        match (k, t.leading) {
+            (0, Leading::Any) => {}
+            (0, Leading::AtLeast) => conds.push(format!("{p}.dim(0) >= {d}")),
+            _ => conds.push(format!("{p}.dim({k}) == {d}")),
+        }
+    }
+    let extents: Vec<String> = t
+        .dims
+        .iter()
+        .enumerate()
+        .map(|(k, d)| match (k, t.leading) {
+            (0, Leading::Any) => "pages".to_string(),
+            (0, Leading::AtLeast) => format!(">= {d}"),
+            _ => d.to_string(),
+        })
+        .collect();
+    let want = format!("{}[{}]", t.dtype.as_str(), extents.join(", "));
+    [
+        format!(
+            "        assert {}, \"{unit}: `{}` must be {want} (compiled into the kernel)\"",
+            conds.join(" and "),
+            t.name,
+        ),
+        format!(
+            "        assert {}, \"{unit}: `{}` must be {}\"",
+            dtype_condition(p, t.dtype),
+            t.name,
+            t.dtype.as_str(),
+        ),
+    ]
+}
 
 /// The Python parameter names of the tensors `ts`, in order: each tensor's name, with `_` added
 /// while it is a Python keyword, `self`, a name the layer itself uses ([`LAYER_NAMES`]), another
@@ -313,6 +379,11 @@ pub fn layer(f: &UnitFacts) -> String {
         "        assert self.use_v2_runtime, \"{} is a Runtime-V2 task\"",
         f.unit
     ));
+    for (p, t) in tensors.iter().zip(&f.shapes) {
+        for line in shape_asserts(&f.unit, p, t) {
+            l(&line);
+        }
+    }
     match f.tasks {
         Some(n) => l(&format!("        grid_dim = ({n}, 1, 1)")),
         None => {

@@ -78,6 +78,14 @@ int TaskRegister::register_add_rmsnorm_task(threadblock::Graph const &bgraph,
         # `residual` is updated in place: an input, and again an output so that the task graph makes this task
         # its writer (a later op reading it waits for this one); the kernel uses its input slot.
         assert self.use_v2_runtime, "add_rmsnorm is a Runtime-V2 task"
+        assert x.num_dims == 2 and x.dim(0) == 1 and x.dim(1) == 7168, "add_rmsnorm: `x` must be bf16[1, 7168] (compiled into the kernel)"
+        assert x.dtype == bfloat16, "add_rmsnorm: `x` must be bf16"
+        assert residual.num_dims == 2 and residual.dim(0) == 1 and residual.dim(1) == 7168, "add_rmsnorm: `residual` must be bf16[1, 7168] (compiled into the kernel)"
+        assert residual.dtype == bfloat16, "add_rmsnorm: `residual` must be bf16"
+        assert w.num_dims == 1 and w.dim(0) == 7168, "add_rmsnorm: `w` must be bf16[7168] (compiled into the kernel)"
+        assert w.dtype == bfloat16, "add_rmsnorm: `w` must be bf16"
+        assert y.num_dims == 2 and y.dim(0) == 1 and y.dim(1) == 7168, "add_rmsnorm: `y` must be bf16[1, 7168] (compiled into the kernel)"
+        assert y.dtype == bfloat16, "add_rmsnorm: `y` must be bf16"
         grid_dim = (1, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(x, (-1, -1, -1), -1, True)

@@ -75,6 +75,12 @@ int TaskRegister::register_argmax_partial_v2_task(threadblock::Graph const &bgra
     ):
         """mpkc wire: `argmax_partial_v2` (TASK_ARGMAX_PARTIAL_V2 = 350); inputs logits, outputs part_val, part_idx."""
         assert self.use_v2_runtime, "argmax_partial_v2 is a Runtime-V2 task"
+        assert logits.num_dims == 2 and logits.dim(0) == 1 and logits.dim(1) == 129280, "argmax_partial_v2: `logits` must be bf16[1, 129280] (compiled into the kernel)"
+        assert logits.dtype == bfloat16, "argmax_partial_v2: `logits` must be bf16"
+        assert part_val.num_dims == 2 and part_val.dim(0) == 1 and part_val.dim(1) == 64, "argmax_partial_v2: `part_val` must be bf16[1, 64] (compiled into the kernel)"
+        assert part_val.dtype == bfloat16, "argmax_partial_v2: `part_val` must be bf16"
+        assert part_idx.num_dims == 2 and part_idx.dim(0) == 1 and part_idx.dim(1) == 64, "argmax_partial_v2: `part_idx` must be i64[1, 64] (compiled into the kernel)"
+        assert part_idx.dtype == int64, "argmax_partial_v2: `part_idx` must be i64"
         grid_dim = (64, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(logits, (-1, -1, -1), -1, True)

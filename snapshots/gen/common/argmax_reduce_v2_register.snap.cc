@@ -75,6 +75,12 @@ int TaskRegister::register_argmax_reduce_v2_task(threadblock::Graph const &bgrap
     ):
         """mpkc wire: `argmax_reduce_v2` (TASK_ARGMAX_REDUCE_V2 = 351); inputs part_val, part_idx, outputs token."""
         assert self.use_v2_runtime, "argmax_reduce_v2 is a Runtime-V2 task"
+        assert part_val.num_dims == 2 and part_val.dim(0) == 1 and part_val.dim(1) == 64, "argmax_reduce_v2: `part_val` must be bf16[1, 64] (compiled into the kernel)"
+        assert part_val.dtype == bfloat16, "argmax_reduce_v2: `part_val` must be bf16"
+        assert part_idx.num_dims == 2 and part_idx.dim(0) == 1 and part_idx.dim(1) == 64, "argmax_reduce_v2: `part_idx` must be i64[1, 64] (compiled into the kernel)"
+        assert part_idx.dtype == int64, "argmax_reduce_v2: `part_idx` must be i64"
+        assert token.num_dims == 1 and token.dim(0) == 1, "argmax_reduce_v2: `token` must be i64[1] (compiled into the kernel)"
+        assert token.dtype == int64, "argmax_reduce_v2: `token` must be i64"
         grid_dim = (1, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(part_val, (-1, -1, -1), -1, True)

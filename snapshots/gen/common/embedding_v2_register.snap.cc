@@ -75,6 +75,12 @@ int TaskRegister::register_embedding_v2_task(threadblock::Graph const &bgraph,
     ):
         """mpkc wire: `embedding_v2` (TASK_EMBEDDING_V2 = 353); inputs ids, table, outputs y."""
         assert self.use_v2_runtime, "embedding_v2 is a Runtime-V2 task"
+        assert ids.num_dims == 1 and ids.dim(0) == 1, "embedding_v2: `ids` must be i32[1] (compiled into the kernel)"
+        assert ids.dtype == int32, "embedding_v2: `ids` must be i32"
+        assert table.num_dims == 2 and table.dim(0) == 16160 and table.dim(1) == 7168, "embedding_v2: `table` must be bf16[16160, 7168] (compiled into the kernel)"
+        assert table.dtype == bfloat16, "embedding_v2: `table` must be bf16"
+        assert y.num_dims == 2 and y.dim(0) == 1 and y.dim(1) == 7168, "embedding_v2: `y` must be bf16[1, 7168] (compiled into the kernel)"
+        assert y.dtype == bfloat16, "embedding_v2: `y` must be bf16"
         grid_dim = (8, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (128, 1, 1), 1, 64))
         tb_graph.new_input(ids, (-1, -1, -1), -1, True)

@@ -75,6 +75,12 @@ int TaskRegister::register_fp8_quant_q_a_task(threadblock::Graph const &bgraph,
     ):
         """mpkc wire: `fp8_quant_q_a` (TASK_FP8_QUANT_V2 = 382); inputs x, outputs y, y_scale."""
         assert self.use_v2_runtime, "fp8_quant_q_a is a Runtime-V2 task"
+        assert x.num_dims == 2 and x.dim(0) == 1 and x.dim(1) == 1536, "fp8_quant_q_a: `x` must be bf16[1, 1536] (compiled into the kernel)"
+        assert x.dtype == bfloat16, "fp8_quant_q_a: `x` must be bf16"
+        assert y.num_dims == 2 and y.dim(0) == 1 and y.dim(1) == 1536, "fp8_quant_q_a: `y` must be e4m3[1, 1536] (compiled into the kernel)"
+        assert y.dtype in (float8, float8_e4m3), "fp8_quant_q_a: `y` must be e4m3"
+        assert y_scale.num_dims == 2 and y_scale.dim(0) == 1 and y_scale.dim(1) == 12, "fp8_quant_q_a: `y_scale` must be f32[1, 12] (compiled into the kernel)"
+        assert y_scale.dtype == float32, "fp8_quant_q_a: `y_scale` must be f32"
         grid_dim = (1, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (128, 1, 1), 1, 64))
         tb_graph.new_input(x, (-1, -1, -1), -1, True)

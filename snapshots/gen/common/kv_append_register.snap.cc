@@ -76,6 +76,10 @@ int TaskRegister::register_kv_append_task(threadblock::Graph const &bgraph,
         # `ckv` is updated in place: an input, and again an output so that the task graph makes this task
         # its writer (a later op reading it waits for this one); the kernel uses its input slot.
         assert self.use_v2_runtime, "kv_append is a Runtime-V2 task"
+        assert kv.num_dims == 2 and kv.dim(0) == 1 and kv.dim(1) == 576, "kv_append: `kv` must be bf16[1, 576] (compiled into the kernel)"
+        assert kv.dtype == bfloat16, "kv_append: `kv` must be bf16"
+        assert ckv.num_dims == 3 and ckv.dim(1) == 64 and ckv.dim(2) == 576, "kv_append: `ckv` must be bf16[pages, 64, 576] (compiled into the kernel)"
+        assert ckv.dtype == bfloat16, "kv_append: `ckv` must be bf16"
         grid_dim = (1, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (128, 1, 1), 1, 64))
         tb_graph.new_input(kv, (-1, -1, -1), -1, True)

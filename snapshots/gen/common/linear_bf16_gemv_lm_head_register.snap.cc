@@ -75,6 +75,12 @@ int TaskRegister::register_linear_bf16_gemv_lm_head_task(threadblock::Graph cons
     ):
         """mpkc wire: `linear_bf16_gemv_lm_head` (TASK_LINEAR_BF16_GEMV_V2 = 370); inputs x, W, outputs y."""
         assert self.use_v2_runtime, "linear_bf16_gemv_lm_head is a Runtime-V2 task"
+        assert x.num_dims == 2 and x.dim(0) == 1 and x.dim(1) == 7168, "linear_bf16_gemv_lm_head: `x` must be bf16[1, 7168] (compiled into the kernel)"
+        assert x.dtype == bfloat16, "linear_bf16_gemv_lm_head: `x` must be bf16"
+        assert W.num_dims == 2 and W.dim(0) == 16160 and W.dim(1) == 7168, "linear_bf16_gemv_lm_head: `W` must be bf16[16160, 7168] (compiled into the kernel)"
+        assert W.dtype == bfloat16, "linear_bf16_gemv_lm_head: `W` must be bf16"
+        assert y.num_dims == 2 and y.dim(0) == 1 and y.dim(1) == 16160, "linear_bf16_gemv_lm_head: `y` must be bf16[1, 16160] (compiled into the kernel)"
+        assert y.dtype == bfloat16, "linear_bf16_gemv_lm_head: `y` must be bf16"
         grid_dim = (132, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(x, (-1, -1, -1), -1, True)

@@ -75,6 +75,12 @@ int TaskRegister::register_linear_bf16_gemv_mma_q_b_task(threadblock::Graph cons
     ):
         """mpkc wire: `linear_bf16_gemv_mma_q_b` (TASK_LINEAR_BF16_GEMV_MMA_V2 = 371); inputs x, W, outputs y."""
         assert self.use_v2_runtime, "linear_bf16_gemv_mma_q_b is a Runtime-V2 task"
+        assert x.num_dims == 2 and x.dim(0) == 16 and x.dim(1) == 1536, "linear_bf16_gemv_mma_q_b: `x` must be bf16[16, 1536] (compiled into the kernel)"
+        assert x.dtype == bfloat16, "linear_bf16_gemv_mma_q_b: `x` must be bf16"
+        assert W.num_dims == 2 and W.dim(0) == 3072 and W.dim(1) == 1536, "linear_bf16_gemv_mma_q_b: `W` must be bf16[3072, 1536] (compiled into the kernel)"
+        assert W.dtype == bfloat16, "linear_bf16_gemv_mma_q_b: `W` must be bf16"
+        assert y.num_dims == 2 and y.dim(0) == 16 and y.dim(1) == 3072, "linear_bf16_gemv_mma_q_b: `y` must be bf16[16, 3072] (compiled into the kernel)"
+        assert y.dtype == bfloat16, "linear_bf16_gemv_mma_q_b: `y` must be bf16"
         grid_dim = (128, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(x, (-1, -1, -1), -1, True)

@@ -76,6 +76,14 @@ int TaskRegister::register_linear_bf16_residual_expert_down_task(threadblock::Gr
     ):
         """mpkc wire: `linear_bf16_residual_expert_down` (TASK_LINEAR_BF16_RESIDUAL_V2 = 245); inputs A, W, R, outputs C."""
         assert self.use_v2_runtime, "linear_bf16_residual_expert_down is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 512, "linear_bf16_residual_expert_down: `A` must be bf16[16, 512] (compiled into the kernel)"
+        assert A.dtype == bfloat16, "linear_bf16_residual_expert_down: `A` must be bf16"
+        assert W.num_dims == 2 and W.dim(0) == 7168 and W.dim(1) == 512, "linear_bf16_residual_expert_down: `W` must be bf16[7168, 512] (compiled into the kernel)"
+        assert W.dtype == bfloat16, "linear_bf16_residual_expert_down: `W` must be bf16"
+        assert R.num_dims == 2 and R.dim(0) == 16 and R.dim(1) == 7168, "linear_bf16_residual_expert_down: `R` must be bf16[16, 7168] (compiled into the kernel)"
+        assert R.dtype == bfloat16, "linear_bf16_residual_expert_down: `R` must be bf16"
+        assert C.num_dims == 2 and C.dim(0) == 16 and C.dim(1) == 7168, "linear_bf16_residual_expert_down: `C` must be bf16[16, 7168] (compiled into the kernel)"
+        assert C.dtype == bfloat16, "linear_bf16_residual_expert_down: `C` must be bf16"
         grid_dim = (56, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

@@ -76,6 +76,14 @@ int TaskRegister::register_linear_bf16_runtime_m_o_proj_task(threadblock::Graph 
     ):
         """mpkc wire: `linear_bf16_runtime_m_o_proj` (TASK_LINEAR_BF16_RUNTIME_M_V2 = 242); inputs A, W, R, outputs C."""
         assert self.use_v2_runtime, "linear_bf16_runtime_m_o_proj is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) >= 64 and A.dim(1) == 2048, "linear_bf16_runtime_m_o_proj: `A` must be bf16[>= 64, 2048] (compiled into the kernel)"
+        assert A.dtype == bfloat16, "linear_bf16_runtime_m_o_proj: `A` must be bf16"
+        assert W.num_dims == 2 and W.dim(0) == 7168 and W.dim(1) == 2048, "linear_bf16_runtime_m_o_proj: `W` must be bf16[7168, 2048] (compiled into the kernel)"
+        assert W.dtype == bfloat16, "linear_bf16_runtime_m_o_proj: `W` must be bf16"
+        assert R.num_dims == 2 and R.dim(0) >= 64 and R.dim(1) == 7168, "linear_bf16_runtime_m_o_proj: `R` must be bf16[>= 64, 7168] (compiled into the kernel)"
+        assert R.dtype == bfloat16, "linear_bf16_runtime_m_o_proj: `R` must be bf16"
+        assert C.num_dims == 2 and C.dim(0) >= 64 and C.dim(1) == 7168, "linear_bf16_runtime_m_o_proj: `C` must be bf16[>= 64, 7168] (compiled into the kernel)"
+        assert C.dtype == bfloat16, "linear_bf16_runtime_m_o_proj: `C` must be bf16"
         grid_dim = (56, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

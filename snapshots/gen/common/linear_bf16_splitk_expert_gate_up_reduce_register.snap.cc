@@ -74,6 +74,10 @@ int TaskRegister::register_linear_bf16_splitk_expert_gate_up_reduce_task(threadb
     ):
         """mpkc wire: `linear_bf16_splitk_expert_gate_up_reduce` (TASK_LINEAR_BF16_SPLITK_REDUCE_V2 = 355); inputs partials, outputs y."""
         assert self.use_v2_runtime, "linear_bf16_splitk_expert_gate_up_reduce is a Runtime-V2 task"
+        assert partials.num_dims == 3 and partials.dim(0) == 14 and partials.dim(1) == 16 and partials.dim(2) == 1024, "linear_bf16_splitk_expert_gate_up_reduce: `partials` must be f32[14, 16, 1024] (compiled into the kernel)"
+        assert partials.dtype == float32, "linear_bf16_splitk_expert_gate_up_reduce: `partials` must be f32"
+        assert y.num_dims == 2 and y.dim(0) == 16 and y.dim(1) == 1024, "linear_bf16_splitk_expert_gate_up_reduce: `y` must be bf16[16, 1024] (compiled into the kernel)"
+        assert y.dtype == bfloat16, "linear_bf16_splitk_expert_gate_up_reduce: `y` must be bf16"
         grid_dim = (128, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (128, 1, 1), 1, 64))
         tb_graph.new_input(partials, (-1, -1, -1), -1, True)

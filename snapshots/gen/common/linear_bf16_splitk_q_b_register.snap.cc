@@ -75,6 +75,12 @@ int TaskRegister::register_linear_bf16_splitk_q_b_task(threadblock::Graph const 
     ):
         """mpkc wire: `linear_bf16_splitk_q_b` (TASK_LINEAR_BF16_SPLITK_V2 = 246); inputs A, W, outputs P."""
         assert self.use_v2_runtime, "linear_bf16_splitk_q_b is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 1536, "linear_bf16_splitk_q_b: `A` must be bf16[16, 1536] (compiled into the kernel)"
+        assert A.dtype == bfloat16, "linear_bf16_splitk_q_b: `A` must be bf16"
+        assert W.num_dims == 2 and W.dim(0) == 3072 and W.dim(1) == 1536, "linear_bf16_splitk_q_b: `W` must be bf16[3072, 1536] (compiled into the kernel)"
+        assert W.dtype == bfloat16, "linear_bf16_splitk_q_b: `W` must be bf16"
+        assert P.num_dims == 3 and P.dim(0) == 4 and P.dim(1) == 16 and P.dim(2) == 3072, "linear_bf16_splitk_q_b: `P` must be f32[4, 16, 3072] (compiled into the kernel)"
+        assert P.dtype == float32, "linear_bf16_splitk_q_b: `P` must be f32"
         grid_dim = (96, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

@@ -75,6 +75,12 @@ int TaskRegister::register_linear_bf16_splitk_qkv_a_task(threadblock::Graph cons
     ):
         """mpkc wire: `linear_bf16_splitk_qkv_a` (TASK_LINEAR_BF16_SPLITK_V2 = 246); inputs A, W, outputs P."""
         assert self.use_v2_runtime, "linear_bf16_splitk_qkv_a is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 7168, "linear_bf16_splitk_qkv_a: `A` must be bf16[16, 7168] (compiled into the kernel)"
+        assert A.dtype == bfloat16, "linear_bf16_splitk_qkv_a: `A` must be bf16"
+        assert W.num_dims == 2 and W.dim(0) == 2176 and W.dim(1) == 7168, "linear_bf16_splitk_qkv_a: `W` must be bf16[2176, 7168] (compiled into the kernel)"
+        assert W.dtype == bfloat16, "linear_bf16_splitk_qkv_a: `W` must be bf16"
+        assert P.num_dims == 3 and P.dim(0) == 7 and P.dim(1) == 16 and P.dim(2) == 2176, "linear_bf16_splitk_qkv_a: `P` must be f32[7, 16, 2176] (compiled into the kernel)"
+        assert P.dtype == float32, "linear_bf16_splitk_qkv_a: `P` must be f32"
         grid_dim = (119, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

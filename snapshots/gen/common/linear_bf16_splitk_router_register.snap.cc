@@ -75,6 +75,12 @@ int TaskRegister::register_linear_bf16_splitk_router_task(threadblock::Graph con
     ):
         """mpkc wire: `linear_bf16_splitk_router` (TASK_LINEAR_BF16_SPLITK_V2 = 246); inputs A, W, outputs P."""
         assert self.use_v2_runtime, "linear_bf16_splitk_router is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 7168, "linear_bf16_splitk_router: `A` must be bf16[16, 7168] (compiled into the kernel)"
+        assert A.dtype == bfloat16, "linear_bf16_splitk_router: `A` must be bf16"
+        assert W.num_dims == 2 and W.dim(0) == 256 and W.dim(1) == 7168, "linear_bf16_splitk_router: `W` must be bf16[256, 7168] (compiled into the kernel)"
+        assert W.dtype == bfloat16, "linear_bf16_splitk_router: `W` must be bf16"
+        assert P.num_dims == 3 and P.dim(0) == 28 and P.dim(1) == 16 and P.dim(2) == 256, "linear_bf16_splitk_router: `P` must be f32[28, 16, 256] (compiled into the kernel)"
+        assert P.dtype == float32, "linear_bf16_splitk_router: `P` must be f32"
         grid_dim = (56, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

@@ -80,6 +80,16 @@ int TaskRegister::register_linear_bf16_splitk_sum64_expert_gate_up_task(threadbl
         # the last split of each tile resets it, so every run leaves it zero. Give each op
         # instance its own counters and partials: two ops that may run at once must not share them.
         assert self.use_v2_runtime, "linear_bf16_splitk_sum64_expert_gate_up is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 7168, "linear_bf16_splitk_sum64_expert_gate_up: `A` must be bf16[16, 7168] (compiled into the kernel)"
+        assert A.dtype == bfloat16, "linear_bf16_splitk_sum64_expert_gate_up: `A` must be bf16"
+        assert W.num_dims == 2 and W.dim(0) == 1024 and W.dim(1) == 7168, "linear_bf16_splitk_sum64_expert_gate_up: `W` must be bf16[1024, 7168] (compiled into the kernel)"
+        assert W.dtype == bfloat16, "linear_bf16_splitk_sum64_expert_gate_up: `W` must be bf16"
+        assert Y.num_dims == 2 and Y.dim(0) == 16 and Y.dim(1) == 1024, "linear_bf16_splitk_sum64_expert_gate_up: `Y` must be bf16[16, 1024] (compiled into the kernel)"
+        assert Y.dtype == bfloat16, "linear_bf16_splitk_sum64_expert_gate_up: `Y` must be bf16"
+        assert P.num_dims == 3 and P.dim(0) == 7 and P.dim(1) == 16 and P.dim(2) == 1024, "linear_bf16_splitk_sum64_expert_gate_up: `P` must be f32[7, 16, 1024] (compiled into the kernel)"
+        assert P.dtype == float32, "linear_bf16_splitk_sum64_expert_gate_up: `P` must be f32"
+        assert T.num_dims == 1 and T.dim(0) == 16, "linear_bf16_splitk_sum64_expert_gate_up: `T` must be i32[16] (compiled into the kernel)"
+        assert T.dtype == int32, "linear_bf16_splitk_sum64_expert_gate_up: `T` must be i32"
         grid_dim = (112, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

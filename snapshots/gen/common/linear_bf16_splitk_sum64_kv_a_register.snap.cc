@@ -80,6 +80,16 @@ int TaskRegister::register_linear_bf16_splitk_sum64_kv_a_task(threadblock::Graph
         # the last split of each tile resets it, so every run leaves it zero. Give each op
         # instance its own counters and partials: two ops that may run at once must not share them.
         assert self.use_v2_runtime, "linear_bf16_splitk_sum64_kv_a is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 7168, "linear_bf16_splitk_sum64_kv_a: `A` must be bf16[16, 7168] (compiled into the kernel)"
+        assert A.dtype == bfloat16, "linear_bf16_splitk_sum64_kv_a: `A` must be bf16"
+        assert W.num_dims == 2 and W.dim(0) == 576 and W.dim(1) == 7168, "linear_bf16_splitk_sum64_kv_a: `W` must be bf16[576, 7168] (compiled into the kernel)"
+        assert W.dtype == bfloat16, "linear_bf16_splitk_sum64_kv_a: `W` must be bf16"
+        assert Y.num_dims == 2 and Y.dim(0) == 16 and Y.dim(1) == 576, "linear_bf16_splitk_sum64_kv_a: `Y` must be bf16[16, 576] (compiled into the kernel)"
+        assert Y.dtype == bfloat16, "linear_bf16_splitk_sum64_kv_a: `Y` must be bf16"
+        assert P.num_dims == 3 and P.dim(0) == 14 and P.dim(1) == 16 and P.dim(2) == 576, "linear_bf16_splitk_sum64_kv_a: `P` must be f32[14, 16, 576] (compiled into the kernel)"
+        assert P.dtype == float32, "linear_bf16_splitk_sum64_kv_a: `P` must be f32"
+        assert T.num_dims == 1 and T.dim(0) == 9, "linear_bf16_splitk_sum64_kv_a: `T` must be i32[9] (compiled into the kernel)"
+        assert T.dtype == int32, "linear_bf16_splitk_sum64_kv_a: `T` must be i32"
         grid_dim = (126, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

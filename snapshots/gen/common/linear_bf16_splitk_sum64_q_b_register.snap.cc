@@ -80,6 +80,16 @@ int TaskRegister::register_linear_bf16_splitk_sum64_q_b_task(threadblock::Graph 
         # the last split of each tile resets it, so every run leaves it zero. Give each op
         # instance its own counters and partials: two ops that may run at once must not share them.
         assert self.use_v2_runtime, "linear_bf16_splitk_sum64_q_b is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 1536, "linear_bf16_splitk_sum64_q_b: `A` must be bf16[16, 1536] (compiled into the kernel)"
+        assert A.dtype == bfloat16, "linear_bf16_splitk_sum64_q_b: `A` must be bf16"
+        assert W.num_dims == 2 and W.dim(0) == 3072 and W.dim(1) == 1536, "linear_bf16_splitk_sum64_q_b: `W` must be bf16[3072, 1536] (compiled into the kernel)"
+        assert W.dtype == bfloat16, "linear_bf16_splitk_sum64_q_b: `W` must be bf16"
+        assert Y.num_dims == 2 and Y.dim(0) == 16 and Y.dim(1) == 3072, "linear_bf16_splitk_sum64_q_b: `Y` must be bf16[16, 3072] (compiled into the kernel)"
+        assert Y.dtype == bfloat16, "linear_bf16_splitk_sum64_q_b: `Y` must be bf16"
+        assert P.num_dims == 3 and P.dim(0) == 2 and P.dim(1) == 16 and P.dim(2) == 3072, "linear_bf16_splitk_sum64_q_b: `P` must be f32[2, 16, 3072] (compiled into the kernel)"
+        assert P.dtype == float32, "linear_bf16_splitk_sum64_q_b: `P` must be f32"
+        assert T.num_dims == 1 and T.dim(0) == 48, "linear_bf16_splitk_sum64_q_b: `T` must be i32[48] (compiled into the kernel)"
+        assert T.dtype == int32, "linear_bf16_splitk_sum64_q_b: `T` must be i32"
         grid_dim = (96, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

@@ -77,6 +77,16 @@ int TaskRegister::register_linear_fp8_blockscale_dense_down_task(threadblock::Gr
     ):
         """mpkc wire: `linear_fp8_blockscale_dense_down` (TASK_LINEAR_FP8_BLOCKSCALE_V2 = 247); inputs A, W, A_scale, W_scale, outputs C."""
         assert self.use_v2_runtime, "linear_fp8_blockscale_dense_down is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 2304, "linear_fp8_blockscale_dense_down: `A` must be e4m3[16, 2304] (compiled into the kernel)"
+        assert A.dtype in (float8, float8_e4m3), "linear_fp8_blockscale_dense_down: `A` must be e4m3"
+        assert W.num_dims == 2 and W.dim(0) == 7168 and W.dim(1) == 2304, "linear_fp8_blockscale_dense_down: `W` must be e4m3[7168, 2304] (compiled into the kernel)"
+        assert W.dtype in (float8, float8_e4m3), "linear_fp8_blockscale_dense_down: `W` must be e4m3"
+        assert A_scale.num_dims == 2 and A_scale.dim(0) == 16 and A_scale.dim(1) == 18, "linear_fp8_blockscale_dense_down: `A_scale` must be f32[16, 18] (compiled into the kernel)"
+        assert A_scale.dtype == float32, "linear_fp8_blockscale_dense_down: `A_scale` must be f32"
+        assert W_scale.num_dims == 2 and W_scale.dim(0) == 56 and W_scale.dim(1) == 18, "linear_fp8_blockscale_dense_down: `W_scale` must be f32[56, 18] (compiled into the kernel)"
+        assert W_scale.dtype == float32, "linear_fp8_blockscale_dense_down: `W_scale` must be f32"
+        assert C.num_dims == 2 and C.dim(0) == 16 and C.dim(1) == 7168, "linear_fp8_blockscale_dense_down: `C` must be bf16[16, 7168] (compiled into the kernel)"
+        assert C.dtype == bfloat16, "linear_fp8_blockscale_dense_down: `C` must be bf16"
         grid_dim = (56, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

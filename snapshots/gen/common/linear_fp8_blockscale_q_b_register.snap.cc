@@ -77,6 +77,16 @@ int TaskRegister::register_linear_fp8_blockscale_q_b_task(threadblock::Graph con
     ):
         """mpkc wire: `linear_fp8_blockscale_q_b` (TASK_LINEAR_FP8_BLOCKSCALE_V2 = 247); inputs A, W, A_scale, W_scale, outputs C."""
         assert self.use_v2_runtime, "linear_fp8_blockscale_q_b is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 1536, "linear_fp8_blockscale_q_b: `A` must be e4m3[16, 1536] (compiled into the kernel)"
+        assert A.dtype in (float8, float8_e4m3), "linear_fp8_blockscale_q_b: `A` must be e4m3"
+        assert W.num_dims == 2 and W.dim(0) == 3072 and W.dim(1) == 1536, "linear_fp8_blockscale_q_b: `W` must be e4m3[3072, 1536] (compiled into the kernel)"
+        assert W.dtype in (float8, float8_e4m3), "linear_fp8_blockscale_q_b: `W` must be e4m3"
+        assert A_scale.num_dims == 2 and A_scale.dim(0) == 16 and A_scale.dim(1) == 12, "linear_fp8_blockscale_q_b: `A_scale` must be f32[16, 12] (compiled into the kernel)"
+        assert A_scale.dtype == float32, "linear_fp8_blockscale_q_b: `A_scale` must be f32"
+        assert W_scale.num_dims == 2 and W_scale.dim(0) == 24 and W_scale.dim(1) == 12, "linear_fp8_blockscale_q_b: `W_scale` must be f32[24, 12] (compiled into the kernel)"
+        assert W_scale.dtype == float32, "linear_fp8_blockscale_q_b: `W_scale` must be f32"
+        assert C.num_dims == 2 and C.dim(0) == 16 and C.dim(1) == 3072, "linear_fp8_blockscale_q_b: `C` must be bf16[16, 3072] (compiled into the kernel)"
+        assert C.dtype == bfloat16, "linear_fp8_blockscale_q_b: `C` must be bf16"
         grid_dim = (24, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

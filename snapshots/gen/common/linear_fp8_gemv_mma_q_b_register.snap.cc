@@ -77,6 +77,16 @@ int TaskRegister::register_linear_fp8_gemv_mma_q_b_task(threadblock::Graph const
     ):
         """mpkc wire: `linear_fp8_gemv_mma_q_b` (TASK_LINEAR_FP8_GEMV_MMA_V2 = 375); inputs x, x_scale, W, W_scale, outputs y."""
         assert self.use_v2_runtime, "linear_fp8_gemv_mma_q_b is a Runtime-V2 task"
+        assert x.num_dims == 2 and x.dim(0) == 16 and x.dim(1) == 1536, "linear_fp8_gemv_mma_q_b: `x` must be e4m3[16, 1536] (compiled into the kernel)"
+        assert x.dtype in (float8, float8_e4m3), "linear_fp8_gemv_mma_q_b: `x` must be e4m3"
+        assert x_scale.num_dims == 2 and x_scale.dim(0) == 16 and x_scale.dim(1) == 12, "linear_fp8_gemv_mma_q_b: `x_scale` must be f32[16, 12] (compiled into the kernel)"
+        assert x_scale.dtype == float32, "linear_fp8_gemv_mma_q_b: `x_scale` must be f32"
+        assert W.num_dims == 2 and W.dim(0) == 3072 and W.dim(1) == 1536, "linear_fp8_gemv_mma_q_b: `W` must be e4m3[3072, 1536] (compiled into the kernel)"
+        assert W.dtype in (float8, float8_e4m3), "linear_fp8_gemv_mma_q_b: `W` must be e4m3"
+        assert W_scale.num_dims == 2 and W_scale.dim(0) == 24 and W_scale.dim(1) == 12, "linear_fp8_gemv_mma_q_b: `W_scale` must be f32[24, 12] (compiled into the kernel)"
+        assert W_scale.dtype == float32, "linear_fp8_gemv_mma_q_b: `W_scale` must be f32"
+        assert y.num_dims == 2 and y.dim(0) == 16 and y.dim(1) == 3072, "linear_fp8_gemv_mma_q_b: `y` must be bf16[16, 3072] (compiled into the kernel)"
+        assert y.dtype == bfloat16, "linear_fp8_gemv_mma_q_b: `y` must be bf16"
         grid_dim = (128, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(x, (-1, -1, -1), -1, True)

@@ -77,6 +77,16 @@ int TaskRegister::register_linear_fp8_gemv_mma_shared_gate_up_task(threadblock::
     ):
         """mpkc wire: `linear_fp8_gemv_mma_shared_gate_up` (TASK_LINEAR_FP8_GEMV_MMA_V2 = 375); inputs x, x_scale, W, W_scale, outputs y."""
         assert self.use_v2_runtime, "linear_fp8_gemv_mma_shared_gate_up is a Runtime-V2 task"
+        assert x.num_dims == 2 and x.dim(0) == 16 and x.dim(1) == 7168, "linear_fp8_gemv_mma_shared_gate_up: `x` must be e4m3[16, 7168] (compiled into the kernel)"
+        assert x.dtype in (float8, float8_e4m3), "linear_fp8_gemv_mma_shared_gate_up: `x` must be e4m3"
+        assert x_scale.num_dims == 2 and x_scale.dim(0) == 16 and x_scale.dim(1) == 56, "linear_fp8_gemv_mma_shared_gate_up: `x_scale` must be f32[16, 56] (compiled into the kernel)"
+        assert x_scale.dtype == float32, "linear_fp8_gemv_mma_shared_gate_up: `x_scale` must be f32"
+        assert W.num_dims == 2 and W.dim(0) == 512 and W.dim(1) == 7168, "linear_fp8_gemv_mma_shared_gate_up: `W` must be e4m3[512, 7168] (compiled into the kernel)"
+        assert W.dtype in (float8, float8_e4m3), "linear_fp8_gemv_mma_shared_gate_up: `W` must be e4m3"
+        assert W_scale.num_dims == 2 and W_scale.dim(0) == 4 and W_scale.dim(1) == 56, "linear_fp8_gemv_mma_shared_gate_up: `W_scale` must be f32[4, 56] (compiled into the kernel)"
+        assert W_scale.dtype == float32, "linear_fp8_gemv_mma_shared_gate_up: `W_scale` must be f32"
+        assert y.num_dims == 2 and y.dim(0) == 16 and y.dim(1) == 512, "linear_fp8_gemv_mma_shared_gate_up: `y` must be bf16[16, 512] (compiled into the kernel)"
+        assert y.dtype == bfloat16, "linear_fp8_gemv_mma_shared_gate_up: `y` must be bf16"
         grid_dim = (128, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(x, (-1, -1, -1), -1, True)

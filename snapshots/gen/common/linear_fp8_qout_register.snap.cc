@@ -78,6 +78,18 @@ int TaskRegister::register_linear_fp8_qout_task(threadblock::Graph const &bgraph
     ):
         """mpkc wire: `linear_fp8_qout` (TASK_LINEAR_FP8_QOUT_V2 = 243); inputs A, W, A_scale, W_scale, outputs Y, Y_scale."""
         assert self.use_v2_runtime, "linear_fp8_qout is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 7168, "linear_fp8_qout: `A` must be e4m3[16, 7168] (compiled into the kernel)"
+        assert A.dtype in (float8, float8_e4m3), "linear_fp8_qout: `A` must be e4m3"
+        assert W.num_dims == 2 and W.dim(0) == 1024 and W.dim(1) == 7168, "linear_fp8_qout: `W` must be e4m3[1024, 7168] (compiled into the kernel)"
+        assert W.dtype in (float8, float8_e4m3), "linear_fp8_qout: `W` must be e4m3"
+        assert A_scale.num_dims == 2 and A_scale.dim(0) == 16 and A_scale.dim(1) == 56, "linear_fp8_qout: `A_scale` must be f32[16, 56] (compiled into the kernel)"
+        assert A_scale.dtype == float32, "linear_fp8_qout: `A_scale` must be f32"
+        assert W_scale.num_dims == 2 and W_scale.dim(0) == 8 and W_scale.dim(1) == 56, "linear_fp8_qout: `W_scale` must be f32[8, 56] (compiled into the kernel)"
+        assert W_scale.dtype == float32, "linear_fp8_qout: `W_scale` must be f32"
+        assert Y.num_dims == 2 and Y.dim(0) == 16 and Y.dim(1) == 1024, "linear_fp8_qout: `Y` must be e4m3[16, 1024] (compiled into the kernel)"
+        assert Y.dtype in (float8, float8_e4m3), "linear_fp8_qout: `Y` must be e4m3"
+        assert Y_scale.num_dims == 2 and Y_scale.dim(0) == 16 and Y_scale.dim(1) == 8, "linear_fp8_qout: `Y_scale` must be f32[16, 8] (compiled into the kernel)"
+        assert Y_scale.dtype == float32, "linear_fp8_qout: `Y_scale` must be f32"
         grid_dim = (8, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

@@ -74,6 +74,10 @@ int TaskRegister::register_linear_fp8_splitk_dense_gate_up_reduce_task(threadblo
     ):
         """mpkc wire: `linear_fp8_splitk_dense_gate_up_reduce` (TASK_LINEAR_FP8_SPLITK_REDUCE_V2 = 383); inputs partials, outputs y."""
         assert self.use_v2_runtime, "linear_fp8_splitk_dense_gate_up_reduce is a Runtime-V2 task"
+        assert partials.num_dims == 3 and partials.dim(0) == 2 and partials.dim(1) == 16 and partials.dim(2) == 4608, "linear_fp8_splitk_dense_gate_up_reduce: `partials` must be f32[2, 16, 4608] (compiled into the kernel)"
+        assert partials.dtype == float32, "linear_fp8_splitk_dense_gate_up_reduce: `partials` must be f32"
+        assert y.num_dims == 2 and y.dim(0) == 16 and y.dim(1) == 4608, "linear_fp8_splitk_dense_gate_up_reduce: `y` must be bf16[16, 4608] (compiled into the kernel)"
+        assert y.dtype == bfloat16, "linear_fp8_splitk_dense_gate_up_reduce: `y` must be bf16"
         grid_dim = (108, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (128, 1, 1), 1, 64))
         tb_graph.new_input(partials, (-1, -1, -1), -1, True)

@@ -77,6 +77,16 @@ int TaskRegister::register_linear_fp8_splitk_shared_gate_up_task(threadblock::Gr
     ):
         """mpkc wire: `linear_fp8_splitk_shared_gate_up` (TASK_LINEAR_FP8_SPLITK_V2 = 237); inputs A, W, A_scale, W_scale, outputs P."""
         assert self.use_v2_runtime, "linear_fp8_splitk_shared_gate_up is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 7168, "linear_fp8_splitk_shared_gate_up: `A` must be e4m3[16, 7168] (compiled into the kernel)"
+        assert A.dtype in (float8, float8_e4m3), "linear_fp8_splitk_shared_gate_up: `A` must be e4m3"
+        assert W.num_dims == 2 and W.dim(0) == 512 and W.dim(1) == 7168, "linear_fp8_splitk_shared_gate_up: `W` must be e4m3[512, 7168] (compiled into the kernel)"
+        assert W.dtype in (float8, float8_e4m3), "linear_fp8_splitk_shared_gate_up: `W` must be e4m3"
+        assert A_scale.num_dims == 2 and A_scale.dim(0) == 16 and A_scale.dim(1) == 56, "linear_fp8_splitk_shared_gate_up: `A_scale` must be f32[16, 56] (compiled into the kernel)"
+        assert A_scale.dtype == float32, "linear_fp8_splitk_shared_gate_up: `A_scale` must be f32"
+        assert W_scale.num_dims == 2 and W_scale.dim(0) == 4 and W_scale.dim(1) == 56, "linear_fp8_splitk_shared_gate_up: `W_scale` must be f32[4, 56] (compiled into the kernel)"
+        assert W_scale.dtype == float32, "linear_fp8_splitk_shared_gate_up: `W_scale` must be f32"
+        assert P.num_dims == 3 and P.dim(0) == 28 and P.dim(1) == 16 and P.dim(2) == 512, "linear_fp8_splitk_shared_gate_up: `P` must be f32[28, 16, 512] (compiled into the kernel)"
+        assert P.dtype == float32, "linear_fp8_splitk_shared_gate_up: `P` must be f32"
         grid_dim = (112, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

@@ -82,6 +82,20 @@ int TaskRegister::register_linear_fp8_splitk_sum_q_b_task(threadblock::Graph con
         # the last split of each tile resets it, so every run leaves it zero. Give each op
         # instance its own counters and partials: two ops that may run at once must not share them.
         assert self.use_v2_runtime, "linear_fp8_splitk_sum_q_b is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 1536, "linear_fp8_splitk_sum_q_b: `A` must be e4m3[16, 1536] (compiled into the kernel)"
+        assert A.dtype in (float8, float8_e4m3), "linear_fp8_splitk_sum_q_b: `A` must be e4m3"
+        assert W.num_dims == 2 and W.dim(0) == 3072 and W.dim(1) == 1536, "linear_fp8_splitk_sum_q_b: `W` must be e4m3[3072, 1536] (compiled into the kernel)"
+        assert W.dtype in (float8, float8_e4m3), "linear_fp8_splitk_sum_q_b: `W` must be e4m3"
+        assert A_scale.num_dims == 2 and A_scale.dim(0) == 16 and A_scale.dim(1) == 12, "linear_fp8_splitk_sum_q_b: `A_scale` must be f32[16, 12] (compiled into the kernel)"
+        assert A_scale.dtype == float32, "linear_fp8_splitk_sum_q_b: `A_scale` must be f32"
+        assert W_scale.num_dims == 2 and W_scale.dim(0) == 24 and W_scale.dim(1) == 12, "linear_fp8_splitk_sum_q_b: `W_scale` must be f32[24, 12] (compiled into the kernel)"
+        assert W_scale.dtype == float32, "linear_fp8_splitk_sum_q_b: `W_scale` must be f32"
+        assert Y.num_dims == 2 and Y.dim(0) == 16 and Y.dim(1) == 3072, "linear_fp8_splitk_sum_q_b: `Y` must be bf16[16, 3072] (compiled into the kernel)"
+        assert Y.dtype == bfloat16, "linear_fp8_splitk_sum_q_b: `Y` must be bf16"
+        assert P.num_dims == 3 and P.dim(0) == 4 and P.dim(1) == 16 and P.dim(2) == 3072, "linear_fp8_splitk_sum_q_b: `P` must be f32[4, 16, 3072] (compiled into the kernel)"
+        assert P.dtype == float32, "linear_fp8_splitk_sum_q_b: `P` must be f32"
+        assert T.num_dims == 1 and T.dim(0) == 24, "linear_fp8_splitk_sum_q_b: `T` must be i32[24] (compiled into the kernel)"
+        assert T.dtype == int32, "linear_fp8_splitk_sum_q_b: `T` must be i32"
         grid_dim = (96, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

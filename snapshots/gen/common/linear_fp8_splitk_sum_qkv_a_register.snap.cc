@@ -82,6 +82,20 @@ int TaskRegister::register_linear_fp8_splitk_sum_qkv_a_task(threadblock::Graph c
         # the last split of each tile resets it, so every run leaves it zero. Give each op
         # instance its own counters and partials: two ops that may run at once must not share them.
         assert self.use_v2_runtime, "linear_fp8_splitk_sum_qkv_a is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 7168, "linear_fp8_splitk_sum_qkv_a: `A` must be e4m3[16, 7168] (compiled into the kernel)"
+        assert A.dtype in (float8, float8_e4m3), "linear_fp8_splitk_sum_qkv_a: `A` must be e4m3"
+        assert W.num_dims == 2 and W.dim(0) == 2176 and W.dim(1) == 7168, "linear_fp8_splitk_sum_qkv_a: `W` must be e4m3[2176, 7168] (compiled into the kernel)"
+        assert W.dtype in (float8, float8_e4m3), "linear_fp8_splitk_sum_qkv_a: `W` must be e4m3"
+        assert A_scale.num_dims == 2 and A_scale.dim(0) == 16 and A_scale.dim(1) == 56, "linear_fp8_splitk_sum_qkv_a: `A_scale` must be f32[16, 56] (compiled into the kernel)"
+        assert A_scale.dtype == float32, "linear_fp8_splitk_sum_qkv_a: `A_scale` must be f32"
+        assert W_scale.num_dims == 2 and W_scale.dim(0) == 17 and W_scale.dim(1) == 56, "linear_fp8_splitk_sum_qkv_a: `W_scale` must be f32[17, 56] (compiled into the kernel)"
+        assert W_scale.dtype == float32, "linear_fp8_splitk_sum_qkv_a: `W_scale` must be f32"
+        assert Y.num_dims == 2 and Y.dim(0) == 16 and Y.dim(1) == 2176, "linear_fp8_splitk_sum_qkv_a: `Y` must be bf16[16, 2176] (compiled into the kernel)"
+        assert Y.dtype == bfloat16, "linear_fp8_splitk_sum_qkv_a: `Y` must be bf16"
+        assert P.num_dims == 3 and P.dim(0) == 7 and P.dim(1) == 16 and P.dim(2) == 2176, "linear_fp8_splitk_sum_qkv_a: `P` must be f32[7, 16, 2176] (compiled into the kernel)"
+        assert P.dtype == float32, "linear_fp8_splitk_sum_qkv_a: `P` must be f32"
+        assert T.num_dims == 1 and T.dim(0) == 17, "linear_fp8_splitk_sum_qkv_a: `T` must be i32[17] (compiled into the kernel)"
+        assert T.dtype == int32, "linear_fp8_splitk_sum_qkv_a: `T` must be i32"
         grid_dim = (119, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

@@ -75,6 +75,12 @@ int TaskRegister::register_linear_sm100_v2_task(threadblock::Graph const &bgraph
     ):
         """mpkc wire: `linear_sm100_v2` (TASK_LINEAR_SM100_V2 = 244); inputs A, W, outputs C."""
         assert self.use_v2_runtime, "linear_sm100_v2 is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 2048, "linear_sm100_v2: `A` must be bf16[16, 2048] (compiled into the kernel)"
+        assert A.dtype == bfloat16, "linear_sm100_v2: `A` must be bf16"
+        assert W.num_dims == 2 and W.dim(0) == 7168 and W.dim(1) == 2048, "linear_sm100_v2: `W` must be bf16[7168, 2048] (compiled into the kernel)"
+        assert W.dtype == bfloat16, "linear_sm100_v2: `W` must be bf16"
+        assert C.num_dims == 2 and C.dim(0) == 16 and C.dim(1) == 7168, "linear_sm100_v2: `C` must be bf16[16, 7168] (compiled into the kernel)"
+        assert C.dtype == bfloat16, "linear_sm100_v2: `C` must be bf16"
         grid_dim = (56, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

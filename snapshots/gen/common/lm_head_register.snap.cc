@@ -75,6 +75,12 @@ int TaskRegister::register_lm_head_task(threadblock::Graph const &bgraph,
     ):
         """mpkc wire: `lm_head` (TASK_LM_HEAD_V2 = 241); inputs A, W, outputs C."""
         assert self.use_v2_runtime, "lm_head is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 7168, "lm_head: `A` must be bf16[16, 7168] (compiled into the kernel)"
+        assert A.dtype == bfloat16, "lm_head: `A` must be bf16"
+        assert W.num_dims == 2 and W.dim(0) == 16160 and W.dim(1) == 7168, "lm_head: `W` must be bf16[16160, 7168] (compiled into the kernel)"
+        assert W.dtype == bfloat16, "lm_head: `W` must be bf16"
+        assert C.num_dims == 2 and C.dim(0) == 16 and C.dim(1) == 16160, "lm_head: `C` must be bf16[16, 16160] (compiled into the kernel)"
+        assert C.dtype == bfloat16, "lm_head: `C` must be bf16"
         grid_dim = (127, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

@@ -75,6 +75,12 @@ int TaskRegister::register_mla_decode_merge_task(threadblock::Graph const &bgrap
     ):
         """mpkc wire: `mla_decode_merge` (TASK_MLA_DECODE_MERGE_V2 = 361); inputs o_partial, lse_partial, outputs o."""
         assert self.use_v2_runtime, "mla_decode_merge is a Runtime-V2 task"
+        assert o_partial.num_dims == 4 and o_partial.dim(0) == 1 and o_partial.dim(1) == 16 and o_partial.dim(2) == 8 and o_partial.dim(3) == 512, "mla_decode_merge: `o_partial` must be f32[1, 16, 8, 512] (compiled into the kernel)"
+        assert o_partial.dtype == float32, "mla_decode_merge: `o_partial` must be f32"
+        assert lse_partial.num_dims == 3 and lse_partial.dim(0) == 1 and lse_partial.dim(1) == 16 and lse_partial.dim(2) == 8, "mla_decode_merge: `lse_partial` must be f32[1, 16, 8] (compiled into the kernel)"
+        assert lse_partial.dtype == float32, "mla_decode_merge: `lse_partial` must be f32"
+        assert o.num_dims == 3 and o.dim(0) == 1 and o.dim(1) == 16 and o.dim(2) == 512, "mla_decode_merge: `o` must be bf16[1, 16, 512] (compiled into the kernel)"
+        assert o.dtype == bfloat16, "mla_decode_merge: `o` must be bf16"
         grid_dim = (4, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (128, 1, 1), 1, 64))
         tb_graph.new_input(o_partial, (-1, -1, -1), -1, True)

@@ -76,6 +76,14 @@ int TaskRegister::register_mla_decode_partial_task(threadblock::Graph const &bgr
     ):
         """mpkc wire: `mla_decode_partial` (TASK_MLA_DECODE_PARTIAL_V2 = 360); inputs q, ckv, outputs o_partial, lse_partial."""
         assert self.use_v2_runtime, "mla_decode_partial is a Runtime-V2 task"
+        assert q.num_dims == 3 and q.dim(0) == 1 and q.dim(1) == 16 and q.dim(2) == 576, "mla_decode_partial: `q` must be bf16[1, 16, 576] (compiled into the kernel)"
+        assert q.dtype == bfloat16, "mla_decode_partial: `q` must be bf16"
+        assert ckv.num_dims == 3 and ckv.dim(1) == 64 and ckv.dim(2) == 576, "mla_decode_partial: `ckv` must be bf16[pages, 64, 576] (compiled into the kernel)"
+        assert ckv.dtype == bfloat16, "mla_decode_partial: `ckv` must be bf16"
+        assert o_partial.num_dims == 4 and o_partial.dim(0) == 1 and o_partial.dim(1) == 16 and o_partial.dim(2) == 8 and o_partial.dim(3) == 512, "mla_decode_partial: `o_partial` must be f32[1, 16, 8, 512] (compiled into the kernel)"
+        assert o_partial.dtype == float32, "mla_decode_partial: `o_partial` must be f32"
+        assert lse_partial.num_dims == 3 and lse_partial.dim(0) == 1 and lse_partial.dim(1) == 16 and lse_partial.dim(2) == 8, "mla_decode_partial: `lse_partial` must be f32[1, 16, 8] (compiled into the kernel)"
+        assert lse_partial.dtype == float32, "mla_decode_partial: `lse_partial` must be f32"
         grid_dim = (32, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(q, (-1, -1, -1), -1, True)

@@ -79,6 +79,20 @@ int TaskRegister::register_moe_w2_dsv3_m16_task(threadblock::Graph const &bgraph
     ):
         """mpkc wire: `moe_w2_dsv3_m16` (TASK_MOE_W2_V2 = 239); inputs A, W, A_scale, W_scale, ids, shared, outputs C."""
         assert self.use_v2_runtime, "moe_w2_dsv3_m16 is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 4096, "moe_w2_dsv3_m16: `A` must be e4m3[16, 4096] (compiled into the kernel)"
+        assert A.dtype in (float8, float8_e4m3), "moe_w2_dsv3_m16: `A` must be e4m3"
+        assert W.num_dims == 3 and W.dim(0) == 128 and W.dim(1) == 7168 and W.dim(2) == 512, "moe_w2_dsv3_m16: `W` must be e4m3[128, 7168, 512] (compiled into the kernel)"
+        assert W.dtype in (float8, float8_e4m3), "moe_w2_dsv3_m16: `W` must be e4m3"
+        assert A_scale.num_dims == 2 and A_scale.dim(0) == 16 and A_scale.dim(1) == 32, "moe_w2_dsv3_m16: `A_scale` must be f32[16, 32] (compiled into the kernel)"
+        assert A_scale.dtype == float32, "moe_w2_dsv3_m16: `A_scale` must be f32"
+        assert W_scale.num_dims == 3 and W_scale.dim(0) == 128 and W_scale.dim(1) == 56 and W_scale.dim(2) == 4, "moe_w2_dsv3_m16: `W_scale` must be f32[128, 56, 4] (compiled into the kernel)"
+        assert W_scale.dtype == float32, "moe_w2_dsv3_m16: `W_scale` must be f32"
+        assert ids.num_dims == 2 and ids.dim(0) == 16 and ids.dim(1) == 8, "moe_w2_dsv3_m16: `ids` must be i32[16, 8] (compiled into the kernel)"
+        assert ids.dtype == int32, "moe_w2_dsv3_m16: `ids` must be i32"
+        assert shared.num_dims == 2 and shared.dim(0) == 16 and shared.dim(1) == 7168, "moe_w2_dsv3_m16: `shared` must be bf16[16, 7168] (compiled into the kernel)"
+        assert shared.dtype == bfloat16, "moe_w2_dsv3_m16: `shared` must be bf16"
+        assert C.num_dims == 2 and C.dim(0) == 16 and C.dim(1) == 7168, "moe_w2_dsv3_m16: `C` must be bf16[16, 7168] (compiled into the kernel)"
+        assert C.dtype == bfloat16, "moe_w2_dsv3_m16: `C` must be bf16"
         grid_dim = (896, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

@@ -75,6 +75,12 @@ int TaskRegister::register_q_b_strided_task(threadblock::Graph const &bgraph,
     ):
         """mpkc wire: `q_b_strided` (TASK_Q_B_STRIDED_V2 = 250); inputs A, W, outputs C."""
         assert self.use_v2_runtime, "q_b_strided is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 1536, "q_b_strided: `A` must be bf16[16, 1536] (compiled into the kernel)"
+        assert A.dtype == bfloat16, "q_b_strided: `A` must be bf16"
+        assert W.num_dims == 2 and W.dim(0) == 3072 and W.dim(1) == 1536, "q_b_strided: `W` must be bf16[3072, 1536] (compiled into the kernel)"
+        assert W.dtype == bfloat16, "q_b_strided: `W` must be bf16"
+        assert C.num_dims == 2 and C.dim(0) == 16 and C.dim(1) == 3072, "q_b_strided: `C` must be bf16[16, 3072] (compiled into the kernel)"
+        assert C.dtype == bfloat16, "q_b_strided: `C` must be bf16"
         grid_dim = (24, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

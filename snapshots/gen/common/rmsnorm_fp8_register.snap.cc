@@ -76,6 +76,14 @@ int TaskRegister::register_rmsnorm_fp8_task(threadblock::Graph const &bgraph,
     ):
         """mpkc wire: `rmsnorm_fp8` (TASK_RMSNORM_FP8_V2 = 356); inputs x, w, outputs y, y_scale."""
         assert self.use_v2_runtime, "rmsnorm_fp8 is a Runtime-V2 task"
+        assert x.num_dims == 2 and x.dim(0) == 1 and x.dim(1) == 7168, "rmsnorm_fp8: `x` must be bf16[1, 7168] (compiled into the kernel)"
+        assert x.dtype == bfloat16, "rmsnorm_fp8: `x` must be bf16"
+        assert w.num_dims == 1 and w.dim(0) == 7168, "rmsnorm_fp8: `w` must be bf16[7168] (compiled into the kernel)"
+        assert w.dtype == bfloat16, "rmsnorm_fp8: `w` must be bf16"
+        assert y.num_dims == 2 and y.dim(0) == 1 and y.dim(1) == 7168, "rmsnorm_fp8: `y` must be e4m3[1, 7168] (compiled into the kernel)"
+        assert y.dtype in (float8, float8_e4m3), "rmsnorm_fp8: `y` must be e4m3"
+        assert y_scale.num_dims == 2 and y_scale.dim(0) == 1 and y_scale.dim(1) == 56, "rmsnorm_fp8: `y_scale` must be f32[1, 56] (compiled into the kernel)"
+        assert y_scale.dtype == float32, "rmsnorm_fp8: `y_scale` must be f32"
         grid_dim = (1, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(x, (-1, -1, -1), -1, True)

@@ -75,6 +75,12 @@ int TaskRegister::register_rmsnorm_v2_h7168_task(threadblock::Graph const &bgrap
     ):
         """mpkc wire: `rmsnorm_v2_h7168` (TASK_RMSNORM_V2 = 354); inputs x, w, outputs y."""
         assert self.use_v2_runtime, "rmsnorm_v2_h7168 is a Runtime-V2 task"
+        assert x.num_dims == 2 and x.dim(0) == 1 and x.dim(1) == 7168, "rmsnorm_v2_h7168: `x` must be bf16[1, 7168] (compiled into the kernel)"
+        assert x.dtype == bfloat16, "rmsnorm_v2_h7168: `x` must be bf16"
+        assert w.num_dims == 1 and w.dim(0) == 7168, "rmsnorm_v2_h7168: `w` must be bf16[7168] (compiled into the kernel)"
+        assert w.dtype == bfloat16, "rmsnorm_v2_h7168: `w` must be bf16"
+        assert y.num_dims == 2 and y.dim(0) == 1 and y.dim(1) == 7168, "rmsnorm_v2_h7168: `y` must be bf16[1, 7168] (compiled into the kernel)"
+        assert y.dtype == bfloat16, "rmsnorm_v2_h7168: `y` must be bf16"
         grid_dim = (1, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(x, (-1, -1, -1), -1, True)

@@ -75,6 +75,12 @@ int TaskRegister::register_router_gate_task(threadblock::Graph const &bgraph,
     ):
         """mpkc wire: `router_gate` (TASK_ROUTER_GATE_V2 = 240); inputs A, W, outputs scores."""
         assert self.use_v2_runtime, "router_gate is a Runtime-V2 task"
+        assert A.num_dims == 2 and A.dim(0) == 1 and A.dim(1) == 7168, "router_gate: `A` must be bf16[1, 7168] (compiled into the kernel)"
+        assert A.dtype == bfloat16, "router_gate: `A` must be bf16"
+        assert W.num_dims == 2 and W.dim(0) == 256 and W.dim(1) == 7168, "router_gate: `W` must be bf16[256, 7168] (compiled into the kernel)"
+        assert W.dtype == bfloat16, "router_gate: `W` must be bf16"
+        assert scores.num_dims == 2 and scores.dim(0) == 1 and scores.dim(1) == 256, "router_gate: `scores` must be bf16[1, 256] (compiled into the kernel)"
+        assert scores.dtype == bfloat16, "router_gate: `scores` must be bf16"
         grid_dim = (2, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(A, (-1, -1, -1), -1, True)

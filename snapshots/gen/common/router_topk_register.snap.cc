@@ -76,6 +76,14 @@ int TaskRegister::register_router_topk_task(threadblock::Graph const &bgraph,
     ):
         """mpkc wire: `router_topk` (TASK_ROUTER_TOPK_V2 = 367); inputs logits, bias, outputs ids, weights."""
         assert self.use_v2_runtime, "router_topk is a Runtime-V2 task"
+        assert logits.num_dims == 2 and logits.dim(0) == 1 and logits.dim(1) == 256, "router_topk: `logits` must be bf16[1, 256] (compiled into the kernel)"
+        assert logits.dtype == bfloat16, "router_topk: `logits` must be bf16"
+        assert bias.num_dims == 1 and bias.dim(0) == 256, "router_topk: `bias` must be f32[256] (compiled into the kernel)"
+        assert bias.dtype == float32, "router_topk: `bias` must be f32"
+        assert ids.num_dims == 2 and ids.dim(0) == 1 and ids.dim(1) == 8, "router_topk: `ids` must be i32[1, 8] (compiled into the kernel)"
+        assert ids.dtype == int32, "router_topk: `ids` must be i32"
+        assert weights.num_dims == 2 and weights.dim(0) == 1 and weights.dim(1) == 8, "router_topk: `weights` must be f32[1, 8] (compiled into the kernel)"
+        assert weights.dtype == float32, "router_topk: `weights` must be f32"
         grid_dim = (1, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (128, 1, 1), 1, 64))
         tb_graph.new_input(logits, (-1, -1, -1), -1, True)

@@ -76,6 +76,14 @@ int TaskRegister::register_silu_mul_fp8_weighted_routed_task(threadblock::Graph 
     ):
         """mpkc wire: `silu_mul_fp8_weighted_routed` (TASK_SILU_MUL_FP8_WEIGHTED_V2 = 381); inputs x, w, outputs y, y_scale."""
         assert self.use_v2_runtime, "silu_mul_fp8_weighted_routed is a Runtime-V2 task"
+        assert x.num_dims == 2 and x.dim(0) == 8 and x.dim(1) == 1024, "silu_mul_fp8_weighted_routed: `x` must be bf16[8, 1024] (compiled into the kernel)"
+        assert x.dtype == bfloat16, "silu_mul_fp8_weighted_routed: `x` must be bf16"
+        assert w.num_dims == 2 and w.dim(0) == 1 and w.dim(1) == 8, "silu_mul_fp8_weighted_routed: `w` must be f32[1, 8] (compiled into the kernel)"
+        assert w.dtype == float32, "silu_mul_fp8_weighted_routed: `w` must be f32"
+        assert y.num_dims == 2 and y.dim(0) == 8 and y.dim(1) == 512, "silu_mul_fp8_weighted_routed: `y` must be e4m3[8, 512] (compiled into the kernel)"
+        assert y.dtype in (float8, float8_e4m3), "silu_mul_fp8_weighted_routed: `y` must be e4m3"
+        assert y_scale.num_dims == 2 and y_scale.dim(0) == 8 and y_scale.dim(1) == 4, "silu_mul_fp8_weighted_routed: `y_scale` must be f32[8, 4] (compiled into the kernel)"
+        assert y_scale.dtype == float32, "silu_mul_fp8_weighted_routed: `y_scale` must be f32"
         grid_dim = (8, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (128, 1, 1), 1, 64))
         tb_graph.new_input(x, (-1, -1, -1), -1, True)

@@ -74,6 +74,10 @@ int TaskRegister::register_silu_mul_v2_task(threadblock::Graph const &bgraph,
     ):
         """mpkc wire: `silu_mul_v2` (TASK_SILU_MUL_V2 = 352); inputs x, outputs y."""
         assert self.use_v2_runtime, "silu_mul_v2 is a Runtime-V2 task"
+        assert x.num_dims == 2 and x.dim(0) == 1 and x.dim(1) == 4096, "silu_mul_v2: `x` must be bf16[1, 4096] (compiled into the kernel)"
+        assert x.dtype == bfloat16, "silu_mul_v2: `x` must be bf16"
+        assert y.num_dims == 2 and y.dim(0) == 1 and y.dim(1) == 2048, "silu_mul_v2: `y` must be bf16[1, 2048] (compiled into the kernel)"
+        assert y.dtype == bfloat16, "silu_mul_v2: `y` must be bf16"
         grid_dim = (16, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (128, 1, 1), 1, 64))
         tb_graph.new_input(x, (-1, -1, -1), -1, True)

@@ -75,6 +75,12 @@ int TaskRegister::register_w_uv_absorb_task(threadblock::Graph const &bgraph,
     ):
         """mpkc wire: `w_uv_absorb` (TASK_W_UV_ABSORB_V2 = 365); inputs o_latent, w_uv, outputs out."""
         assert self.use_v2_runtime, "w_uv_absorb is a Runtime-V2 task"
+        assert o_latent.num_dims == 3 and o_latent.dim(0) == 1 and o_latent.dim(1) == 16 and o_latent.dim(2) == 512, "w_uv_absorb: `o_latent` must be bf16[1, 16, 512] (compiled into the kernel)"
+        assert o_latent.dtype == bfloat16, "w_uv_absorb: `o_latent` must be bf16"
+        assert w_uv.num_dims == 3 and w_uv.dim(0) == 16 and w_uv.dim(1) == 128 and w_uv.dim(2) == 512, "w_uv_absorb: `w_uv` must be bf16[16, 128, 512] (compiled into the kernel)"
+        assert w_uv.dtype == bfloat16, "w_uv_absorb: `w_uv` must be bf16"
+        assert out.num_dims == 3 and out.dim(0) == 1 and out.dim(1) == 16 and out.dim(2) == 128, "w_uv_absorb: `out` must be bf16[1, 16, 128] (compiled into the kernel)"
+        assert out.dtype == bfloat16, "w_uv_absorb: `out` must be bf16"
         grid_dim = (64, 1, 1)
         tb_graph = TBGraph(CyTBGraph(grid_dim, (256, 1, 1), 1, 64))
         tb_graph.new_input(o_latent, (-1, -1, -1), -1, True)
