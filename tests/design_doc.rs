@@ -331,6 +331,11 @@ fn every_unit_of_every_family_has_a_whole_document() {
             }
             assert!(doc.text.contains("- Bounds-fail path: "), "{}", doc.name);
             assert!(
+                doc.text.contains("\n## Verification\n\n`mpkc verify` "),
+                "{}: no Verification section",
+                doc.name
+            );
+            assert!(
                 doc.text.contains(&format!("({})", t.ir.family.as_str()))
                     || t.ir.family.as_str() == "pipeline",
                 "{}",
@@ -496,5 +501,47 @@ fn the_parameters_say_where_each_value_came_from() {
     assert!(
         doc.contains("| `m_real` | `int` | 64 | the runtime's token count, 1..=64 (the kernel is sized for the maximum) | 1..=64 |"),
         "{doc}"
+    );
+}
+
+/// The Verification section states the comparison `mpkc verify` makes of each output: the
+/// reference's tolerances per output (mla_decode_partial: `o_partial.rel_l2 = 1e-3`,
+/// `lse_partial.atol = 1e-3, lse_partial.rtol = 1e-4`), and where the reference declares none,
+/// the dtype's default; an inline body without a reference says verify cannot run it.
+#[test]
+fn the_verification_section_states_each_output_s_comparison() {
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("stdlib/dsv3/mla_decode.mpk"),
+    )
+    .unwrap();
+    let checked = check(&[Source {
+        path: "stdlib/dsv3/mla_decode.mpk".into(),
+        text,
+    }]);
+    assert!(
+        checked[0].diags.iter().all(|d| !d.is_error()),
+        "{:#?}",
+        checked[0].diags
+    );
+    let doc = design_doc_file(&checked);
+    for row in [
+        "| `o_partial` | f32 | relative L2 below 1e-3 |",
+        "| `lse_partial` | f32 | every \\|out - ref\\| <= 1e-3 + 1e-4 \\|ref\\| |",
+    ] {
+        assert!(doc.text.contains(row), "no {row}:\n{}", doc.text);
+    }
+    assert!(
+        doc.text
+            .contains("`python stdlib/dsv3/mla_decode.ref.py:mla_decode_partial`"),
+        "{}",
+        doc.text
+    );
+    let text = "task no_ref {\n  family consumer\n  targets sm_90a\n  tensor y: f32[32] out\n  body cuda { if (threadIdx.x < 32) y[threadIdx.x] = 1.0f; }\n}\n";
+    let doc = design_doc_of("no_ref.mpk", text);
+    assert!(
+        doc.text
+            .contains("`mpkc verify` cannot run this unit: inline CUDA body without a reference"),
+        "{}",
+        doc.text
     );
 }

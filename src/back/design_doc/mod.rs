@@ -4,7 +4,8 @@
 //! the semaphore table, the named barriers, and each role's operations per target (what the model check proved and the
 //! kernels run), who re-inits and releases what on every control path, the granularity, and the
 //! descriptors the kernels use with their decoded fields (the very list the layout header
-//! renders, `back::layout::descriptors`), or why there are none.
+//! renders, `back::layout::descriptors`), or why there are none, and what `mpkc verify` compares
+//! its outputs with.
 
 mod descriptors;
 mod engine;
@@ -14,6 +15,7 @@ mod params;
 mod protocol;
 mod regions;
 mod tensors;
+mod verification;
 
 use super::banner::ContractInfo;
 use crate::valid::CheckedTask;
@@ -45,6 +47,7 @@ pub fn emit(task: &CheckedTask, info: &ContractInfo) -> String {
         granularity::write(&mut s, task);
     }
     descriptors::write(&mut s, task);
+    verification::write(&mut s, task);
     s
 }
 
