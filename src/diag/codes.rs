@@ -67,6 +67,7 @@ registry! {
     ROUTE = "E0029", "syntax", None, "a `route` the pipeline lowering cannot run: not a pipeline, weights that are not a 3-D `weight` TMA tensor [experts, N, K], ids that are not an int32 `index` input [m_real, slots], operand, output or scale shapes that do not match the mode, an epilogue other than `store bf16` (and `residual add` for `sum slots`), split-K, a run-time token count, or a task count other than the mode's";
     INTERNAL = "E0030", "internal", None, "mpkc rejected a task instance without reporting why: a bug in mpkc, never a fault of the contract";
     STATIC_ASSERT = "E0031", "syntax", None, "an inline body's `static_assert` over the params fails at the instance's values (nvcc would reject the build)";
+    REQUIREMENT = "E0032", "syntax", None, "a `require` relation between the params does not hold at an instance's values, its defaults or a `--param` value";
 
     REGION_SIZE = "E0101", "smem", Some("I-S1"), "a region size is negative";
     REGION_ALIGN = "E0102", "smem", Some("I-S1"), "a region alignment is not a power of two, or is above the 1024 bytes the dynamic SMEM base guarantees";

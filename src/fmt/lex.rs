@@ -34,7 +34,7 @@ pub struct Token {
 }
 
 const PUNCT3: &[&str] = &["..="];
-const PUNCT2: &[&str] = &["->", ".."];
+const PUNCT2: &[&str] = &["->", "..", "==", "!=", "<=", ">="];
 
 fn is_word_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'

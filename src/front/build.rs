@@ -300,6 +300,28 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
                 span,
             })
         }
+        Rule::require_decl => {
+            let lhs = build_expr(inner.nth(1)?, d);
+            let op_pair = inner.next()?;
+            let op_span = span_of(&op_pair);
+            let op = CmpOp::parse(op_pair.as_str())?;
+            let rhs = build_expr(inner.next()?, d);
+            let message = inner.find(|c| c.as_rule() == Rule::string_lit).map(|c| {
+                let text = c.as_str();
+                let m = text[1..text.len() - 1]
+                    .replace("\\\"", "\"")
+                    .replace("\\\\", "\\");
+                Spanned::new(m, span_of(&c))
+            });
+            Item::Require(Require {
+                lhs,
+                op,
+                op_span,
+                rhs,
+                message,
+                span,
+            })
+        }
         r => unreachable!("{r:?} in build_item"),
     })
 }

@@ -45,5 +45,6 @@ pub const ITEM_KEYWORDS: &[&str] = &[
     "reference",
     "use",
     "route",
+    "require",
 ];
 pub use value::parse_value;

@@ -69,6 +69,8 @@ pub(crate) fn rule_phrase(rule: Rule) -> &'static str {
         Rule::use_decl | Rule::kw_use => "`use`",
         Rule::kw_from => "`from`",
         Rule::route_decl | Rule::kw_route => "`route`",
+        Rule::require_decl | Rule::kw_require => "`require`",
+        Rule::cmp_op => "a comparison (`==`, `!=`, `<`, `<=`, `>`, `>=`)",
         Rule::kw_by => "`by`",
         Rule::route_mode
         | Rule::route_per_slot
@@ -227,6 +229,7 @@ const ITEM_KEYWORDS: &[&str] = &[
     "`reference`",
     "`use`",
     "`route`",
+    "`require`",
 ];
 
 fn join_or(items: &[&str]) -> String {

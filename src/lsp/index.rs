@@ -236,6 +236,10 @@ impl Resolver<'_> {
                     b.node.iter().for_each(|d| self.expr(d));
                 }
             }
+            Item::Require(r) => {
+                self.expr(&r.lhs);
+                self.expr(&r.rhs);
+            }
             Item::Route(r) => {
                 self.name(&r.weights, &[SymKind::Tensor]);
                 self.name(&r.ids, &[SymKind::Tensor]);

@@ -34,6 +34,7 @@ pub struct Collected<'a> {
     pub reference: Option<&'a ast::Reference>,
     pub uses: Vec<&'a ast::Use>,
     pub route: Option<&'a ast::Route>,
+    pub requires: Vec<&'a ast::Require>,
 }
 
 fn item_span(item: &Item) -> Span {
@@ -64,6 +65,7 @@ fn item_span(item: &Item) -> Span {
         Item::Reference(r) => r.span,
         Item::Use(u) => u.span,
         Item::Route(r) => r.span,
+        Item::Require(r) => r.span,
     }
 }
 
@@ -137,6 +139,7 @@ pub fn collect<'a>(task: &'a ast::Task, sink: &mut Sink) -> Collected<'a> {
             Item::Reference(r) => set_once(&mut c.reference, r, item, &mut first, sink),
             Item::Use(u) => c.uses.push(u),
             Item::Route(r) => set_once(&mut c.route, r, item, &mut first, sink),
+            Item::Require(r) => c.requires.push(r),
         }
     }
     unique_names(sink, "param", c.params.iter().map(|p| &p.name));

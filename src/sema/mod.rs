@@ -23,6 +23,7 @@ mod param_value;
 mod params;
 pub(crate) use params::{about_cli_value, CLI_VALUE_NOTE};
 mod range_ends;
+mod require;
 mod unused;
 
 pub use range_ends::{

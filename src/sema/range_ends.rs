@@ -203,8 +203,12 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
                 lowering: Vec::new(),
             });
         }
-        let lowering: Vec<_> = sink
-            .into_sorted()
+        let all = sink.into_sorted();
+        // A point where a `require` does not hold lies outside what the ranges promise.
+        if all.iter().any(super::require::is_unmet) {
+            return None;
+        }
+        let lowering: Vec<_> = all
             .into_iter()
             .filter(|d| d.severity == Severity::Error && !super::param_value::is_outside_range(d))
             .collect();

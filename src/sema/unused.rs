@@ -124,6 +124,7 @@ fn used_names(task: &ast::Task) -> BTreeSet<String> {
             Item::Instance(i) => exprs.extend(i.sets.iter().filter_map(|(_, v)| value(v))),
             Item::Use(u) => exprs.extend(u.sets.iter().filter_map(|(_, v)| value(v))),
             Item::Reference(r) => exprs.extend(r.tolerances.iter().filter_map(|(_, v)| value(v))),
+            Item::Require(r) => exprs.extend([&r.lhs, &r.rhs]),
             Item::Family(_) | Item::Roles(..) | Item::Lever(_) | Item::Route(_) => {}
         }
     }
