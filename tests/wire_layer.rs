@@ -190,7 +190,8 @@ call("linear_fp8_gemv_q_b", [("x", "float8_e4m3", [1, 1536]), ("x_scale", "float
 }
 
 /// The run-time token count's tensors (`m_real = runtime`) take any buffer of at least the
-/// contract's maximum rows; a paged KV pool any page count. Their other extents stay exact.
+/// contract's maximum rows; a paged KV pool any page count; a view any extents (its DTensor
+/// holds the parent's rows). Their other extents, and every dtype, stay exact.
 #[test]
 fn layer_leading_extent_of_runtime_rows_and_paged_pools() {
     let py = wired(
@@ -198,6 +199,7 @@ fn layer_leading_extent_of_runtime_rows_and_paged_pools() {
         &[
             "stdlib/linear_bf16_runtime_m.mpk",
             "stdlib/dsv3/mla_decode.mpk",
+            "stdlib/dsv3/rope.mpk",
         ],
     );
     // stdlib/linear_bf16_runtime_m.mpk, instance o_proj(N = 7168, K = 2048), m_real = runtime
@@ -230,6 +232,14 @@ for pages in (256, 1, 4096):
 refused("mla_decode_partial", [q, ("ckv", "bfloat16", [256, 32, 576]), o, l], "ckv")
 refused("mla_decode_partial", [q, ("ckv", "float32", [256, 64, 576]), o, l], "ckv")
 refused("mla_decode_partial", [q, ("ckv", "bfloat16", [256, 64 * 576]), o, l], "ckv")
+# stdlib/dsv3/rope.mpk (m = 1, heads 16): q_pe: bf16[m, heads, 64] view(stride 192, offset
+# 128), k_pe: bf16[m, 64] view(stride 2176, offset 2048), positions: i32[m]. A view's DTensor
+# holds the parent's rows: its extents are not the view's, and only its dtype is checked.
+pos = ("positions", "int32", [1])
+for qd, kd in (([1, 16, 64], [1, 64]), ([1, 3072], [1, 2176]), ([16, 192], [1, 2176])):
+    call("rope", [("q_pe", "bfloat16", qd), ("k_pe", "bfloat16", kd), pos])
+refused("rope", [("q_pe", "float16", [1, 3072]), ("k_pe", "bfloat16", [1, 2176]), pos], "q_pe")
+refused("rope", [("q_pe", "bfloat16", [1, 3072]), ("k_pe", "bfloat16", [1, 2176]), ("positions", "int32", [2])], "positions")
 "#;
     let out = run(&py, "[]", extra);
     assert!(!out.contains("ACCEPTED"), "{out}");

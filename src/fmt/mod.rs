@@ -112,7 +112,10 @@ fn gap(before: Option<&Token>, prev: &Token, cur: &Token) -> &'static str {
     if [".", "..", "..="].iter().any(|p| is(cur, p) || is(prev, p)) {
         return "";
     }
-    if [",", ";", ":"].iter().any(|p| is(prev, p)) {
+    if [",", ";", ":", "==", "!=", "<", "<=", ">", ">="]
+        .iter()
+        .any(|p| is(prev, p))
+    {
         return " ";
     }
     // `[` opens a tensor's dims (`bf16[m, K]`), a region's stage suffix (`w[stage]`) or a held

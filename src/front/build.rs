@@ -306,13 +306,17 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
             let op_span = span_of(&op_pair);
             let op = CmpOp::parse(op_pair.as_str())?;
             let rhs = build_expr(inner.next()?, d);
-            let message = inner.find(|c| c.as_rule() == Rule::string_lit).map(|c| {
-                let text = c.as_str();
-                let m = text[1..text.len() - 1]
-                    .replace("\\\"", "\"")
-                    .replace("\\\\", "\\");
-                Spanned::new(m, span_of(&c))
-            });
+            let message = inner
+                .find(|c| c.as_rule() == Rule::string_lit)
+                .map(|c| {
+                    let text = c.as_str();
+                    let m = text[1..text.len() - 1]
+                        .replace("\\\"", "\"")
+                        .replace("\\\\", "\\");
+                    Spanned::new(m, span_of(&c))
+                })
+                // An empty message says nothing: the item's own label stands.
+                .filter(|m| !m.node.is_empty());
             Item::Require(Require {
                 lhs,
                 op,

@@ -182,7 +182,7 @@ pub(super) fn lower_instance(
     // tile.K * splits))`).
     tile(&mut cx, c);
     super::lower_stages::stages(&mut cx, c);
-    super::require::requirements(&mut cx, c, &opts.overrides);
+    super::require::requirements(&mut cx, c);
     tensors(&mut cx, c);
     super::lower_roles::roles(&mut cx, c);
     if let Some(r) = c.route {

@@ -112,6 +112,10 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
     // Each small integer range's values strictly between its ends (but `base`'s), lowered alone
     // after the ends and corners, so that an end reports a fault the two share.
     let mut inside: Vec<EndValue> = Vec::new();
+    // Each ranged integer param's step and value in `base`: where a `require` does not hold at
+    // a point of a large range, the nearest value toward `base` that keeps it is checked instead.
+    // Only a range of more than MAX_INSIDE values: a smaller one is checked at every value.
+    let mut steps: Vec<(String, i64, i64)> = Vec::new();
     for p in &c.params {
         let name = &p.name.node;
         if p.range.is_none() || p.runtime.is_some() || opts.overrides.iter().any(|(n, _)| n == name)
@@ -147,6 +151,11 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
         };
         if let Some((a, b)) = range.int_ends() {
             let step = range.step();
+            let large =
+                (i128::from(b) - i128::from(a)) / i128::from(step) >= i128::from(MAX_INSIDE);
+            if let (ParamValue::Int(n), true) = (&now, large) {
+                steps.push((name.clone(), step, *n));
+            }
             // Values a + k * step strictly between the ends, if the range has at most
             // MAX_INSIDE values (`(b - a) / step + 1`; `int_ends` puts b on the step).
             if (i128::from(b) - i128::from(a)) / i128::from(step) < i128::from(MAX_INSIDE) {
@@ -188,7 +197,9 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
             ranged.push(ends);
         }
     }
-    let lower = |at: Vec<EndValue>| {
+    // `None` where lowering there is clean or fails only on another param's range, `Err(())`
+    // where a `require` does not hold there (the point is outside what the ranges promise).
+    let lower_at = |at: Vec<EndValue>| -> Result<Option<RangeEnd>, ()> {
         let mut o = opts.clone();
         o.overrides
             .extend(at.iter().map(|e| (e.param.clone(), e.value.clone())));
@@ -197,22 +208,51 @@ pub fn lower_range_ends(file: &ast::File, opts: &SemaOptions, base: &TaskIr) -> 
         let mut sink = Sink::new();
         let ir = lower_instance(task, &c, instance, &o, &mut sink);
         if sink.error_count() == 0 {
-            return Some(RangeEnd {
+            return Ok(Some(RangeEnd {
                 at,
                 ir,
                 lowering: Vec::new(),
-            });
+            }));
         }
         let all = sink.into_sorted();
-        // A point where a `require` does not hold lies outside what the ranges promise.
         if all.iter().any(super::require::is_unmet) {
-            return None;
+            return Err(());
         }
         let lowering: Vec<_> = all
             .into_iter()
             .filter(|d| d.severity == Severity::Error && !super::param_value::is_outside_range(d))
             .collect();
-        (!lowering.is_empty()).then_some(RangeEnd { at, ir, lowering })
+        Ok((!lowering.is_empty()).then_some(RangeEnd { at, ir, lowering }))
+    };
+    // A corner where a `require` does not hold is skipped; a single point moves toward the
+    // param's value in `base`, one step at a time (at most MAX_INSIDE steps), to the nearest
+    // value that keeps every requirement: the end of the range the requirements narrow.
+    let lower = |at: Vec<EndValue>| -> Option<RangeEnd> {
+        let first = match lower_at(at.clone()) {
+            Ok(r) => return r,
+            Err(()) => at,
+        };
+        let [one] = first.as_slice() else {
+            return None;
+        };
+        let (_, step, now) = steps.iter().find(|(n, _, _)| *n == one.param)?;
+        let mut v: i64 = one.value.parse().ok()?;
+        let toward = if v < *now { *step } else { -*step };
+        for _ in 0..MAX_INSIDE {
+            v = v.checked_add(toward)?;
+            if (toward > 0 && v >= *now) || (toward < 0 && v <= *now) {
+                return None;
+            }
+            let moved = EndValue {
+                value: v.to_string(),
+                point: RangePoint::Inside,
+                ..one.clone()
+            };
+            if let Ok(r) = lower_at(vec![moved]) {
+                return r;
+            }
+        }
+        None
     };
     let mut out: Vec<RangeEnd> = ranged
         .iter()

@@ -263,6 +263,7 @@ fn check_rules(ir: TaskIr, opts: &CheckOptions, sink: &mut Sink) -> Option<Check
     grid_sync::reserved_calls(&ir, sink);
     wiring::levers(&ir, sink);
     wiring::task_slots(&ir, sink);
+    wiring::tensor_rank(&ir, sink);
     smem::target_capacity(&ir, sink);
     held::declared(&ir, sink);
     let ordinals = crate::plan::sems::allocate(&ir);

@@ -64,6 +64,36 @@ pub(super) fn task_slots(ir: &TaskIr, sink: &mut Sink) {
     }
 }
 
+/// Extents a DTensor of MPK holds (`MAX_TENSOR_DIMS` in include/mirage/config.h at de8745d9).
+pub const MAX_TENSOR_DIMS: usize = 4;
+
+/// I-H1: each tensor of a task reaches it through one of MPK's DTensors, which hold at most
+/// [`MAX_TENSOR_DIMS`] extents; a tensor of more could not be passed (E0607). A helper's tensors
+/// are its caller's pointers, not DTensors.
+pub(super) fn tensor_rank(ir: &TaskIr, sink: &mut Sink) {
+    if ir.family == Family::Helper {
+        return;
+    }
+    for t in ir.tensors.values() {
+        if t.dims.len() <= MAX_TENSOR_DIMS {
+            continue;
+        }
+        sink.push(
+            Diagnostic::error(
+                codes::TENSOR_RANK,
+                format!(
+                    "tensor `{}` has {} extents; MPK's DTensor holds {MAX_TENSOR_DIMS}",
+                    t.name,
+                    t.dims.len()
+                ),
+            )
+            .primary(t.span, format!("{} extents", t.dims.len()))
+            .note("the runtime hands a task each tensor as a DTensor (`int dim[MAX_TENSOR_DIMS]`, include/mirage/config.h): the graph cannot describe a tensor of more extents")
+            .help("merge adjacent extents (the kernel indexes the tensor row-major either way): `[a, b, c, d, e]` as `[a, b, c, d * e]`"),
+        );
+    }
+}
+
 /// Linear-family limits for pipelines (I-H5): at most tile N tokens (one activation tile per task,
 /// MMA-N under swap-AB). A tail tile (N not a multiple of 128) is the lowering's to accept or
 /// reject (`lower::linear::bind`, E0601 too).

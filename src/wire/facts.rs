@@ -73,6 +73,10 @@ pub struct LayerTensor {
     pub dims: Vec<i64>,
     /// How the leading extent is held to `dims[0]`.
     pub leading: Leading,
+    /// A row-strided view (`view(stride S, offset O)`): (S, O) in elements. Its extents are not
+    /// asserted: MPK passes a DTensor's base pointer, and the DTensor that holds the view is its
+    /// parent's storage, whose shape the contract does not state.
+    pub view: Option<(i64, i64)>,
 }
 
 /// How the layer compares a DTensor's leading extent with the contract's.
@@ -103,6 +107,7 @@ impl LayerTensor {
             dtype: t.dtype,
             dims: t.dims.clone(),
             leading,
+            view: t.view.map(|v| (v.row_stride, v.offset)),
         }
     }
 }

@@ -248,9 +248,38 @@ fn dtype_condition(p: &str, d: Dtype) -> String {
 }
 
 /// The layer's assertions on DTensor `p` (contract tensor `t`): its element type, its number of
-/// extents and each extent ([`LayerTensor`]: the kernel compiles them in). Two lines of Python,
-/// indented for the method body.
-fn shape_asserts(unit: &str, p: &str, t: &LayerTensor) -> [String; 2] {
+/// extents and each extent ([`LayerTensor`]: the kernel compiles them in), as lines of Python
+/// indented for the method body. A view's extents are not asserted: a comment says what the
+/// DTensor must hold instead.
+fn shape_asserts(unit: &str, p: &str, t: &LayerTensor) -> Vec<String> {
+    // mirage attaches every torch 8-bit float as `float8`: the format itself is not visible.
+    let unseen = match t.dtype {
+        Dtype::E4m3 | Dtype::E5m2 => " (a float8 DTensor: mirage does not tell e4m3 from e5m2)",
+        Dtype::Ue8m0 => {
+            " (a float8 or uint8 DTensor: mirage does not tell the 8-bit formats apart)"
+        }
+        _ => "",
+    };
+    let dtype = format!(
+        "        assert {}, \"{unit}: `{}` must be {}{unseen}\"",
+        dtype_condition(p, t.dtype),
+        t.name,
+        t.dtype.as_str(),
+    );
+    if let Some((stride, offset)) = t.view {
+        let dims: Vec<String> = t.dims.iter().map(|d| d.to_string()).collect();
+        return vec![
+            format!(
+                "        # `{}` is a view {}[{}]: rows {stride} elements apart, from element {offset} of each parent row. The kernel",
+                t.name,
+                t.dtype.as_str(),
+                dims.join(", ")
+            ),
+            "        # takes the view's first element as its pointer, and MPK passes a DTensor's base: pass a DTensor that".to_string(),
+            "        # starts there, with the parent's row length. Its extents are not checked here.".to_string(),
+            dtype,
+        ];
+    }
     let mut conds = vec![format!("{p}.num_dims == {}", t.dims.len())];
     for (k, d) in t.dims.iter().enumerate() {
         match (k, t.leading) {
@@ -270,18 +299,13 @@ fn shape_asserts(unit: &str, p: &str, t: &LayerTensor) -> [String; 2] {
         })
         .collect();
     let want = format!("{}[{}]", t.dtype.as_str(), extents.join(", "));
-    [
+    vec![
         format!(
             "        assert {}, \"{unit}: `{}` must be {want} (compiled into the kernel)\"",
             conds.join(" and "),
             t.name,
         ),
-        format!(
-            "        assert {}, \"{unit}: `{}` must be {}\"",
-            dtype_condition(p, t.dtype),
-            t.name,
-            t.dtype.as_str(),
-        ),
+        dtype,
     ]
 }
 

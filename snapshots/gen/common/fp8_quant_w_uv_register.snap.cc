@@ -75,10 +75,12 @@ int TaskRegister::register_fp8_quant_w_uv_task(threadblock::Graph const &bgraph,
     ):
         """mpkc wire: `fp8_quant_w_uv` (TASK_FP8_QUANT_V2 = 382); inputs x, outputs y, y_scale."""
         assert self.use_v2_runtime, "fp8_quant_w_uv is a Runtime-V2 task"
-        assert x.num_dims == 2 and x.dim(0) == 1 and x.dim(1) == 2048, "fp8_quant_w_uv: `x` must be bf16[1, 2048] (compiled into the kernel)"
+        # `x` is a view bf16[1, 2048]: rows 2048 elements apart, from element 0 of each parent row. The kernel
+        # takes the view's first element as its pointer, and MPK passes a DTensor's base: pass a DTensor that
+        # starts there, with the parent's row length. Its extents are not checked here.
         assert x.dtype == bfloat16, "fp8_quant_w_uv: `x` must be bf16"
         assert y.num_dims == 2 and y.dim(0) == 1 and y.dim(1) == 2048, "fp8_quant_w_uv: `y` must be e4m3[1, 2048] (compiled into the kernel)"
-        assert y.dtype in (float8, float8_e4m3), "fp8_quant_w_uv: `y` must be e4m3"
+        assert y.dtype in (float8, float8_e4m3), "fp8_quant_w_uv: `y` must be e4m3 (a float8 DTensor: mirage does not tell e4m3 from e5m2)"
         assert y_scale.num_dims == 2 and y_scale.dim(0) == 1 and y_scale.dim(1) == 16, "fp8_quant_w_uv: `y_scale` must be f32[1, 16] (compiled into the kernel)"
         assert y_scale.dtype == float32, "fp8_quant_w_uv: `y_scale` must be f32"
         grid_dim = (1, 1, 1)

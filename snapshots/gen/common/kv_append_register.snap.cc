@@ -76,7 +76,9 @@ int TaskRegister::register_kv_append_task(threadblock::Graph const &bgraph,
         # `ckv` is updated in place: an input, and again an output so that the task graph makes this task
         # its writer (a later op reading it waits for this one); the kernel uses its input slot.
         assert self.use_v2_runtime, "kv_append is a Runtime-V2 task"
-        assert kv.num_dims == 2 and kv.dim(0) == 1 and kv.dim(1) == 576, "kv_append: `kv` must be bf16[1, 576] (compiled into the kernel)"
+        # `kv` is a view bf16[1, 576]: rows 2176 elements apart, from element 1536 of each parent row. The kernel
+        # takes the view's first element as its pointer, and MPK passes a DTensor's base: pass a DTensor that
+        # starts there, with the parent's row length. Its extents are not checked here.
         assert kv.dtype == bfloat16, "kv_append: `kv` must be bf16"
         assert ckv.num_dims == 3 and ckv.dim(1) == 64 and ckv.dim(2) == 576, "kv_append: `ckv` must be bf16[pages, 64, 576] (compiled into the kernel)"
         assert ckv.dtype == bfloat16, "kv_append: `ckv` must be bf16"

@@ -83,9 +83,9 @@ int TaskRegister::register_linear_fp8_splitk_sum_expert_down_task(threadblock::G
         # instance its own counters and partials: two ops that may run at once must not share them.
         assert self.use_v2_runtime, "linear_fp8_splitk_sum_expert_down is a Runtime-V2 task"
         assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 512, "linear_fp8_splitk_sum_expert_down: `A` must be e4m3[16, 512] (compiled into the kernel)"
-        assert A.dtype in (float8, float8_e4m3), "linear_fp8_splitk_sum_expert_down: `A` must be e4m3"
+        assert A.dtype in (float8, float8_e4m3), "linear_fp8_splitk_sum_expert_down: `A` must be e4m3 (a float8 DTensor: mirage does not tell e4m3 from e5m2)"
         assert W.num_dims == 2 and W.dim(0) == 7168 and W.dim(1) == 512, "linear_fp8_splitk_sum_expert_down: `W` must be e4m3[7168, 512] (compiled into the kernel)"
-        assert W.dtype in (float8, float8_e4m3), "linear_fp8_splitk_sum_expert_down: `W` must be e4m3"
+        assert W.dtype in (float8, float8_e4m3), "linear_fp8_splitk_sum_expert_down: `W` must be e4m3 (a float8 DTensor: mirage does not tell e4m3 from e5m2)"
         assert A_scale.num_dims == 2 and A_scale.dim(0) == 16 and A_scale.dim(1) == 4, "linear_fp8_splitk_sum_expert_down: `A_scale` must be f32[16, 4] (compiled into the kernel)"
         assert A_scale.dtype == float32, "linear_fp8_splitk_sum_expert_down: `A_scale` must be f32"
         assert W_scale.num_dims == 2 and W_scale.dim(0) == 56 and W_scale.dim(1) == 4, "linear_fp8_splitk_sum_expert_down: `W_scale` must be f32[56, 4] (compiled into the kernel)"

@@ -83,9 +83,9 @@ int TaskRegister::register_linear_fp8_splitk_sum_shared_gate_up_task(threadblock
         # instance its own counters and partials: two ops that may run at once must not share them.
         assert self.use_v2_runtime, "linear_fp8_splitk_sum_shared_gate_up is a Runtime-V2 task"
         assert A.num_dims == 2 and A.dim(0) == 16 and A.dim(1) == 7168, "linear_fp8_splitk_sum_shared_gate_up: `A` must be e4m3[16, 7168] (compiled into the kernel)"
-        assert A.dtype in (float8, float8_e4m3), "linear_fp8_splitk_sum_shared_gate_up: `A` must be e4m3"
+        assert A.dtype in (float8, float8_e4m3), "linear_fp8_splitk_sum_shared_gate_up: `A` must be e4m3 (a float8 DTensor: mirage does not tell e4m3 from e5m2)"
         assert W.num_dims == 2 and W.dim(0) == 512 and W.dim(1) == 7168, "linear_fp8_splitk_sum_shared_gate_up: `W` must be e4m3[512, 7168] (compiled into the kernel)"
-        assert W.dtype in (float8, float8_e4m3), "linear_fp8_splitk_sum_shared_gate_up: `W` must be e4m3"
+        assert W.dtype in (float8, float8_e4m3), "linear_fp8_splitk_sum_shared_gate_up: `W` must be e4m3 (a float8 DTensor: mirage does not tell e4m3 from e5m2)"
         assert A_scale.num_dims == 2 and A_scale.dim(0) == 16 and A_scale.dim(1) == 56, "linear_fp8_splitk_sum_shared_gate_up: `A_scale` must be f32[16, 56] (compiled into the kernel)"
         assert A_scale.dtype == float32, "linear_fp8_splitk_sum_shared_gate_up: `A_scale` must be f32"
         assert W_scale.num_dims == 2 and W_scale.dim(0) == 4 and W_scale.dim(1) == 56, "linear_fp8_splitk_sum_shared_gate_up: `W_scale` must be f32[4, 56] (compiled into the kernel)"

@@ -76,7 +76,9 @@ int TaskRegister::register_qkv_a_norm_q_a_task(threadblock::Graph const &bgraph,
         # `x` is updated in place: an input, and again an output so that the task graph makes this task
         # its writer (a later op reading it waits for this one); the kernel uses its input slot.
         assert self.use_v2_runtime, "qkv_a_norm_q_a is a Runtime-V2 task"
-        assert x.num_dims == 2 and x.dim(0) == 1 and x.dim(1) == 1536, "qkv_a_norm_q_a: `x` must be bf16[1, 1536] (compiled into the kernel)"
+        # `x` is a view bf16[1, 1536]: rows 2176 elements apart, from element 0 of each parent row. The kernel
+        # takes the view's first element as its pointer, and MPK passes a DTensor's base: pass a DTensor that
+        # starts there, with the parent's row length. Its extents are not checked here.
         assert x.dtype == bfloat16, "qkv_a_norm_q_a: `x` must be bf16"
         assert w.num_dims == 1 and w.dim(0) == 1536, "qkv_a_norm_q_a: `w` must be bf16[1536] (compiled into the kernel)"
         assert w.dtype == bfloat16, "qkv_a_norm_q_a: `w` must be bf16"

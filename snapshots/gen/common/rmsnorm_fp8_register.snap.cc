@@ -81,7 +81,7 @@ int TaskRegister::register_rmsnorm_fp8_task(threadblock::Graph const &bgraph,
         assert w.num_dims == 1 and w.dim(0) == 7168, "rmsnorm_fp8: `w` must be bf16[7168] (compiled into the kernel)"
         assert w.dtype == bfloat16, "rmsnorm_fp8: `w` must be bf16"
         assert y.num_dims == 2 and y.dim(0) == 1 and y.dim(1) == 7168, "rmsnorm_fp8: `y` must be e4m3[1, 7168] (compiled into the kernel)"
-        assert y.dtype in (float8, float8_e4m3), "rmsnorm_fp8: `y` must be e4m3"
+        assert y.dtype in (float8, float8_e4m3), "rmsnorm_fp8: `y` must be e4m3 (a float8 DTensor: mirage does not tell e4m3 from e5m2)"
         assert y_scale.num_dims == 2 and y_scale.dim(0) == 1 and y_scale.dim(1) == 56, "rmsnorm_fp8: `y_scale` must be f32[1, 56] (compiled into the kernel)"
         assert y_scale.dtype == float32, "rmsnorm_fp8: `y_scale` must be f32"
         grid_dim = (1, 1, 1)

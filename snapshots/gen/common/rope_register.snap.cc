@@ -79,9 +79,13 @@ int TaskRegister::register_rope_task(threadblock::Graph const &bgraph,
         # `k_pe` is updated in place: an input, and again an output so that the task graph makes this task
         # its writer (a later op reading it waits for this one); the kernel uses its input slot.
         assert self.use_v2_runtime, "rope is a Runtime-V2 task"
-        assert q_pe.num_dims == 3 and q_pe.dim(0) == 1 and q_pe.dim(1) == 16 and q_pe.dim(2) == 64, "rope: `q_pe` must be bf16[1, 16, 64] (compiled into the kernel)"
+        # `q_pe` is a view bf16[1, 16, 64]: rows 192 elements apart, from element 128 of each parent row. The kernel
+        # takes the view's first element as its pointer, and MPK passes a DTensor's base: pass a DTensor that
+        # starts there, with the parent's row length. Its extents are not checked here.
         assert q_pe.dtype == bfloat16, "rope: `q_pe` must be bf16"
-        assert k_pe.num_dims == 2 and k_pe.dim(0) == 1 and k_pe.dim(1) == 64, "rope: `k_pe` must be bf16[1, 64] (compiled into the kernel)"
+        # `k_pe` is a view bf16[1, 64]: rows 2176 elements apart, from element 2048 of each parent row. The kernel
+        # takes the view's first element as its pointer, and MPK passes a DTensor's base: pass a DTensor that
+        # starts there, with the parent's row length. Its extents are not checked here.
         assert k_pe.dtype == bfloat16, "rope: `k_pe` must be bf16"
         assert positions.num_dims == 1 and positions.dim(0) == 1, "rope: `positions` must be i32[1] (compiled into the kernel)"
         assert positions.dtype == int32, "rope: `positions` must be i32"

@@ -78,7 +78,7 @@ int TaskRegister::register_silu_mul_fp8_shared_task(threadblock::Graph const &bg
         assert x.num_dims == 2 and x.dim(0) == 1 and x.dim(1) == 512, "silu_mul_fp8_shared: `x` must be bf16[1, 512] (compiled into the kernel)"
         assert x.dtype == bfloat16, "silu_mul_fp8_shared: `x` must be bf16"
         assert y.num_dims == 2 and y.dim(0) == 1 and y.dim(1) == 256, "silu_mul_fp8_shared: `y` must be e4m3[1, 256] (compiled into the kernel)"
-        assert y.dtype in (float8, float8_e4m3), "silu_mul_fp8_shared: `y` must be e4m3"
+        assert y.dtype in (float8, float8_e4m3), "silu_mul_fp8_shared: `y` must be e4m3 (a float8 DTensor: mirage does not tell e4m3 from e5m2)"
         assert y_scale.num_dims == 2 and y_scale.dim(0) == 1 and y_scale.dim(1) == 2, "silu_mul_fp8_shared: `y_scale` must be f32[1, 2] (compiled into the kernel)"
         assert y_scale.dtype == float32, "silu_mul_fp8_shared: `y_scale` must be f32"
         grid_dim = (1, 1, 1)

@@ -81,7 +81,7 @@ int TaskRegister::register_silu_mul_fp8_weighted_routed_task(threadblock::Graph 
         assert w.num_dims == 2 and w.dim(0) == 1 and w.dim(1) == 8, "silu_mul_fp8_weighted_routed: `w` must be f32[1, 8] (compiled into the kernel)"
         assert w.dtype == float32, "silu_mul_fp8_weighted_routed: `w` must be f32"
         assert y.num_dims == 2 and y.dim(0) == 8 and y.dim(1) == 512, "silu_mul_fp8_weighted_routed: `y` must be e4m3[8, 512] (compiled into the kernel)"
-        assert y.dtype in (float8, float8_e4m3), "silu_mul_fp8_weighted_routed: `y` must be e4m3"
+        assert y.dtype in (float8, float8_e4m3), "silu_mul_fp8_weighted_routed: `y` must be e4m3 (a float8 DTensor: mirage does not tell e4m3 from e5m2)"
         assert y_scale.num_dims == 2 and y_scale.dim(0) == 8 and y_scale.dim(1) == 4, "silu_mul_fp8_weighted_routed: `y_scale` must be f32[8, 4] (compiled into the kernel)"
         assert y_scale.dtype == float32, "silu_mul_fp8_weighted_routed: `y_scale` must be f32"
         grid_dim = (8, 1, 1)

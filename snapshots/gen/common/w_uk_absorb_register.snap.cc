@@ -76,9 +76,13 @@ int TaskRegister::register_w_uk_absorb_task(threadblock::Graph const &bgraph,
     ):
         """mpkc wire: `w_uk_absorb` (TASK_W_UK_ABSORB_V2 = 364); inputs q_nope, q_pe, w_uk, outputs q."""
         assert self.use_v2_runtime, "w_uk_absorb is a Runtime-V2 task"
-        assert q_nope.num_dims == 3 and q_nope.dim(0) == 1 and q_nope.dim(1) == 16 and q_nope.dim(2) == 128, "w_uk_absorb: `q_nope` must be bf16[1, 16, 128] (compiled into the kernel)"
+        # `q_nope` is a view bf16[1, 16, 128]: rows 192 elements apart, from element 0 of each parent row. The kernel
+        # takes the view's first element as its pointer, and MPK passes a DTensor's base: pass a DTensor that
+        # starts there, with the parent's row length. Its extents are not checked here.
         assert q_nope.dtype == bfloat16, "w_uk_absorb: `q_nope` must be bf16"
-        assert q_pe.num_dims == 3 and q_pe.dim(0) == 1 and q_pe.dim(1) == 16 and q_pe.dim(2) == 64, "w_uk_absorb: `q_pe` must be bf16[1, 16, 64] (compiled into the kernel)"
+        # `q_pe` is a view bf16[1, 16, 64]: rows 192 elements apart, from element 128 of each parent row. The kernel
+        # takes the view's first element as its pointer, and MPK passes a DTensor's base: pass a DTensor that
+        # starts there, with the parent's row length. Its extents are not checked here.
         assert q_pe.dtype == bfloat16, "w_uk_absorb: `q_pe` must be bf16"
         assert w_uk.num_dims == 3 and w_uk.dim(0) == 16 and w_uk.dim(1) == 128 and w_uk.dim(2) == 512, "w_uk_absorb: `w_uk` must be bf16[16, 128, 512] (compiled into the kernel)"
         assert w_uk.dtype == bfloat16, "w_uk_absorb: `w_uk` must be bf16"
