@@ -123,8 +123,8 @@ registry! {
     LEVER_DEFAULT_ON = "W0603", "wiring", Some("I-H7"), "a lever defaults on, which changes the default build";
     TASK_SLOTS = "E0604", "wiring", Some("I-H1"), "a task has more input or output tensors than the TaskDesc has pointer slots";
     TASK_TYPE_CLASH = "E0605", "wiring", None, "two tasks checked or built together declare one TaskType (`task_id`, or a split-K pipeline's `reduce_task_id`), or take one enum name in MPK's `enum TaskType` (`foo` and `foo_v2`)";
-    TENSOR_RANK = "E0607", "wiring", Some("I-H1"), "a task's tensor has more extents than MPK's DTensor holds (`MAX_TENSOR_DIMS`, 4)";
     LEVER_DEFAULT_CLASH = "E0606", "wiring", Some("I-H7"), "two tasks checked or built together give one lever define different defaults";
+    TENSOR_RANK = "E0607", "wiring", Some("I-H1"), "a task's tensor has more extents than MPK's DTensor holds (`MAX_TENSOR_DIMS`, 4)";
 
     NVCC_FAILED = "E0701", "tools", None, "nvcc rejected the generated code";
     PTXAS_ADVISORY = "W0702", "tools", None, "ptxas reports a potential performance loss in the generated code (e.g. serialised wgmma)";
