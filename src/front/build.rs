@@ -225,12 +225,7 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
         Rule::reference_decl => {
             let mut i = inner.skip(1);
             let language = ident(i.next()?);
-            let lit = i.next()?;
-            let text = lit.as_str();
-            let path = text[1..text.len() - 1]
-                .replace("\\\"", "\"")
-                .replace("\\\\", "\\");
-            let path = Spanned::new(path, span_of(&lit));
+            let path = string_lit(&i.next()?);
             let function = ident(i.nth(1)?);
             let tolerances = i
                 .filter(|t| t.as_rule() == Rule::ref_tol)
@@ -257,13 +252,7 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
             for c in inner.skip(1) {
                 match c.as_rule() {
                     Rule::ident => name = Some(ident(c)),
-                    Rule::string_lit => {
-                        let text = c.as_str();
-                        let path = text[1..text.len() - 1]
-                            .replace("\\\"", "\"")
-                            .replace("\\\\", "\\");
-                        from = Some(Spanned::new(path, span_of(&c)));
-                    }
+                    Rule::string_lit => from = Some(string_lit(&c)),
                     Rule::param_set => {
                         let mut j = c.into_inner().filter(|c| !is_punct(c.as_rule()));
                         let n = ident(j.next().unwrap_or_else(|| unreachable!("param_set name")));
@@ -308,13 +297,7 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
             let rhs = build_expr(inner.next()?, d);
             let message = inner
                 .find(|c| c.as_rule() == Rule::string_lit)
-                .map(|c| {
-                    let text = c.as_str();
-                    let m = text[1..text.len() - 1]
-                        .replace("\\\"", "\"")
-                        .replace("\\\\", "\\");
-                    Spanned::new(m, span_of(&c))
-                })
+                .map(|c| string_lit(&c))
                 // An empty message says nothing: the item's own label stands.
                 .filter(|m| !m.node.is_empty());
             Item::Require(Require {
@@ -328,6 +311,18 @@ fn build_item(p: Pair<'_, Rule>, d: &mut Diags) -> Option<Item> {
         }
         r => unreachable!("{r:?} in build_item"),
     })
+}
+
+/// A `string_lit`'s text without its quotes, `\\"` and `\\\\` unescaped (the only escapes the
+/// grammar admits), with the literal's span.
+fn string_lit(p: &Pair<'_, Rule>) -> Spanned<String> {
+    let text = p.as_str();
+    let inner = text
+        .get(1..text.len().saturating_sub(1))
+        .unwrap_or_default()
+        .replace("\\\"", "\"")
+        .replace("\\\\", "\\");
+    Spanned::new(inner, span_of(p))
 }
 
 pub(super) fn is_punct(r: Rule) -> bool {
@@ -612,13 +607,7 @@ fn build_granularity<'a>(
         let mut j = a.into_inner();
         let key = ident(j.next().unwrap_or_else(|| unreachable!("gran_arg key")));
         let value = j.next().map(|v| match v.as_rule() {
-            Rule::string_lit => {
-                let s = v.as_str();
-                let inner = s[1..s.len() - 1]
-                    .replace("\\\"", "\"")
-                    .replace("\\\\", "\\");
-                GranValue::Str(Spanned::new(inner, span_of(&v)))
-            }
+            Rule::string_lit => GranValue::Str(string_lit(&v)),
             _ => GranValue::Expr(build_expr(v, d)),
         });
         args.push(GranArg {

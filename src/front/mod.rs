@@ -1,6 +1,7 @@
 //! The front end: `.mpk` text → AST with byte spans (pest grammar in `grammar/mpk.pest`).
 
 pub mod ast;
+mod ast_require;
 mod bom;
 mod build;
 mod build_sync;

@@ -280,24 +280,22 @@ fn shape_asserts(unit: &str, p: &str, t: &LayerTensor) -> Vec<String> {
             dtype,
         ];
     }
+    // Each extent's condition (none for a paged pool's page count) and how the message shows it.
     let mut conds = vec![format!("{p}.num_dims == {}", t.dims.len())];
+    let mut extents = Vec::with_capacity(t.dims.len());
     for (k, d) in t.dims.iter().enumerate() {
         match (k, t.leading) {
-            (0, Leading::Any) => {}
-            (0, Leading::AtLeast) => conds.push(format!("{p}.dim(0) >= {d}")),
-            _ => conds.push(format!("{p}.dim({k}) == {d}")),
+            (0, Leading::Any) => extents.push("pages".to_string()),
+            (0, Leading::AtLeast) => {
+                conds.push(format!("{p}.dim(0) >= {d}"));
+                extents.push(format!(">= {d}"));
+            }
+            _ => {
+                conds.push(format!("{p}.dim({k}) == {d}"));
+                extents.push(d.to_string());
+            }
         }
     }
-    let extents: Vec<String> = t
-        .dims
-        .iter()
-        .enumerate()
-        .map(|(k, d)| match (k, t.leading) {
-            (0, Leading::Any) => "pages".to_string(),
-            (0, Leading::AtLeast) => format!(">= {d}"),
-            _ => d.to_string(),
-        })
-        .collect();
     let want = format!("{}[{}]", t.dtype.as_str(), extents.join(", "));
     vec![
         format!(
